@@ -1,0 +1,18 @@
+"""eer-ner: named-entity taggers trained from partially annotated text with the Expected Entity Ratio loss.
+
+Importing ``eer_plugin`` registers the AllenNLP components (readers, models, predictors, subcommands)
+when AllenNLP is installed. The mathematical core in :mod:`eer_plugin.core` never imports AllenNLP,
+so it can be used (and tested) on its own.
+"""
+import importlib.util
+import warnings
+
+__version__ = "0.1.0"
+
+# allennlp 2.10.1's trainer calls the deprecated torch.cuda.amp.autocast(...) (torch >= 2.4 warns once per site).
+warnings.filterwarnings(
+    "ignore", message=r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", category=FutureWarning
+)
+
+if importlib.util.find_spec("allennlp") is not None:  # pragma: no branch
+    from eer_plugin import _register  # noqa: F401  (registers every AllenNLP component)

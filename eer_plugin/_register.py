@@ -1,0 +1,1 @@
+"""Imports every module that registers an AllenNLP component (readers, models, predictors, commands)."""
