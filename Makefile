@@ -1,0 +1,21 @@
+# Thin wrappers: each target calls one script, so `make test` and `bash scripts/test.sh` are the same thing.
+# make test PYTEST_ARGS="-k crf"   passes arguments through to pytest.
+VENV ?= .venv
+export VENV
+PYTEST_ARGS ?=
+
+.PHONY: setup test bench demo
+
+setup:
+	bash scripts/setup_env.sh
+
+# scripts/test.sh re-checks the setup (a no-op when up to date), then runs
+# $(VENV)/bin/python -m pytest -q with HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+test: setup
+	bash scripts/test.sh $(PYTEST_ARGS)
+
+bench: setup
+	$(VENV)/bin/python benchmarks/crf_speed.py
+
+demo: setup
+	bash scripts/demo.sh
