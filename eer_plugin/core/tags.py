@@ -1,0 +1,232 @@
+"""Tag schemes: BILUO tags over entity types, conversions from IOB1 / IOB2 (BIO) / BIOUL input,
+spans <-> tags, and the grammar of valid BILUO sequences used by the constrained CRF.
+
+Spans are ``(start, end, type)`` with ``end`` exclusive, over whatever unit the tags are over
+(words or subwords).
+
+The BILUO grammar has no start/end states (paper, "Tagging Model"): the transformer's bookend
+tokens ([CLS]/[SEP], <s>/</s>) are always ``O``, so besides the transition rules a valid sequence
+may not *start* with ``I-``/``L-`` nor *end* with ``B-``/``I-``.
+"""
+from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+import torch
+
+Span = Tuple[int, int, str]
+
+OUTSIDE = "O"
+ENCODINGS = ("IOB1", "BIO", "BIOUL")
+_ENCODING_ALIASES = {"IOB1": "IOB1", "BIO": "BIO", "IOB2": "BIO", "BIOUL": "BIOUL", "BILOU": "BIOUL", "BILUO": "BIOUL"}
+
+
+class TagSequenceError(ValueError):
+    """A tag sequence that is not valid in its encoding. ``position`` is the offending index."""
+
+    def __init__(self, message: str, position: int):
+        super().__init__(message)
+        self.position = position
+
+
+def normalize_encoding(encoding: str) -> str:
+    """Returns the canonical name (``IOB1``, ``BIO`` or ``BIOUL``) of an encoding name or alias."""
+    key = encoding.upper().replace("-", "")
+    if key not in _ENCODING_ALIASES:
+        raise ValueError(
+            f"unknown tag encoding {encoding!r}; expected one of IOB1, BIO (alias IOB2), BIOUL (alias BILOU, BILUO)"
+        )
+    return _ENCODING_ALIASES[key]
+
+
+def _split(tag: str, position: int) -> Tuple[str, Optional[str]]:
+    if tag == OUTSIDE:
+        return OUTSIDE, None
+    if len(tag) < 3 or tag[1] != "-" or tag[0] not in "BILU":
+        raise TagSequenceError(f"tag {tag!r} at position {position} is not 'O' nor of the form X-TYPE", position)
+    return tag[0], tag[2:]
+
+
+def tags_to_spans(tags: Sequence[str], encoding: str) -> List[Span]:
+    """Decodes a tag sequence in ``encoding`` into spans, raising :class:`TagSequenceError` on
+    sequences that are invalid in that encoding (for example an ``I-`` that cannot continue)."""
+    encoding = normalize_encoding(encoding)
+    spans: List[Span] = []
+    start: Optional[int] = None
+    current: Optional[str] = None
+
+    def close(end: int) -> None:
+        nonlocal start, current
+        if current is not None:
+            spans.append((start, end, current))
+        start, current = None, None
+
+    for i, tag in enumerate(tags):
+        prefix, label = _split(tag, i)
+        if encoding in ("IOB1", "BIO") and prefix in ("L", "U"):
+            raise TagSequenceError(f"tag {tag!r} at position {i} is not allowed in {encoding}", i)
+        if prefix == OUTSIDE:
+            if encoding == "BIOUL" and current is not None:
+                raise TagSequenceError(f"entity {current} opened at {start} is not closed before 'O' at {i}", i)
+            close(i)
+        elif prefix == "B":
+            if encoding == "BIOUL" and current is not None:
+                raise TagSequenceError(f"entity {current} opened at {start} is not closed before {tag!r} at {i}", i)
+            # (IOB1 reserves B- for an entity right after one of the same type; a B- elsewhere is
+            # accepted there too, as every IOB1 reader does.)
+            close(i)
+            start, current = i, label
+        elif prefix == "I":
+            if current == label:
+                continue
+            if encoding in ("BIO", "BIOUL"):
+                raise TagSequenceError(f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i)
+            close(i)  # IOB1: an I- after O or another type starts an entity
+            start, current = i, label
+        elif prefix == "L":
+            if current != label:
+                raise TagSequenceError(f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i)
+            close(i + 1)
+        else:  # U
+            if current is not None:
+                raise TagSequenceError(f"entity {current} opened at {start} is not closed before {tag!r} at {i}", i)
+            spans.append((i, i + 1, label))
+    if current is not None:
+        if encoding == "BIOUL":
+            raise TagSequenceError(f"entity {current} opened at {start} is not closed at the end", len(tags))
+        close(len(tags))
+    return spans
+
+
+def spans_to_biluo(spans: Iterable[Span], length: int, fill: str = OUTSIDE) -> List[str]:
+    """Encodes non-overlapping spans as BILUO tags; positions outside every span get ``fill``."""
+    tags = [fill] * length
+    for start, end, label in sorted(spans):
+        if not 0 <= start < end <= length:
+            raise ValueError(f"span ({start}, {end}, {label}) is out of range for length {length}")
+        if any(t != fill for t in tags[start:end]):
+            raise ValueError(f"span ({start}, {end}, {label}) overlaps another span")
+        if end - start == 1:
+            tags[start] = f"U-{label}"
+        else:
+            tags[start] = f"B-{label}"
+            tags[start + 1 : end - 1] = [f"I-{label}"] * (end - start - 2)
+            tags[end - 1] = f"L-{label}"
+    return tags
+
+
+def biluo_to_spans(tags: Sequence[str]) -> List[Span]:
+    """Decodes valid BILUO tags into spans."""
+    return tags_to_spans(tags, "BIOUL")
+
+
+def to_biluo(tags: Sequence[str], encoding: str) -> List[str]:
+    """Converts a tag sequence in ``encoding`` (IOB1, BIO/IOB2 or BIOUL) into BILUO."""
+    return spans_to_biluo(tags_to_spans(tags, encoding), len(tags))
+
+
+def detect_encoding(sentences: Iterable[Sequence[str]]) -> str:
+    """Guesses the encoding of a corpus from its tags: ``BIOUL`` if any ``L-``/``U-`` occurs,
+    ``IOB1`` if some entity starts with ``I-`` (after ``O``, another type, or at a sentence start),
+    otherwise ``BIO`` (a corpus with no entity starting in ``I-`` reads the same in IOB1 and BIO)."""
+    saw_iob1 = False
+    for tags in sentences:
+        previous = OUTSIDE
+        for i, tag in enumerate(tags):
+            prefix, label = _split(tag, i)
+            if prefix in ("L", "U"):
+                return "BIOUL"
+            if prefix == "I" and (previous == OUTSIDE or previous[2:] != label):
+                saw_iob1 = True
+            previous = tag
+    return "IOB1" if saw_iob1 else "BIO"
+
+
+class BiluoScheme:
+    """BILUO tags over a fixed, ordered list of entity types.
+
+    Index 0 is always ``O``; type ``t`` (0-based, in the given order) owns indices
+    ``1 + 4t .. 4 + 4t`` for ``B-, I-, L-, U-``. ``K = 1 + 4 * len(entity_types)`` tags in all.
+    """
+
+    PREFIXES = ("B", "I", "L", "U")
+
+    def __init__(self, entity_types: Sequence[str]):
+        types = list(entity_types)
+        if len(set(types)) != len(types) or any(not t or t == OUTSIDE for t in types):
+            raise ValueError(f"entity types must be distinct, non-empty and not 'O': {types}")
+        self.entity_types: List[str] = types
+        self.labels: List[str] = [OUTSIDE] + [f"{p}-{t}" for t in types for p in self.PREFIXES]
+        self.index: Dict[str, int] = {label: i for i, label in enumerate(self.labels)}
+        self.outside_index = 0
+
+    @classmethod
+    def from_labels(cls, labels: Sequence[str]) -> "BiluoScheme":
+        """Builds the scheme whose label list equals ``labels`` (as stored in a vocabulary)."""
+        types = []
+        for label in labels:
+            if label != OUTSIDE and label[2:] not in types:
+                types.append(label[2:])
+        scheme = cls(types)
+        if list(labels) != scheme.labels:
+            raise ValueError(f"labels {list(labels)} are not in BiluoScheme order {scheme.labels}")
+        return scheme
+
+    @property
+    def num_tags(self) -> int:
+        return len(self.labels)
+
+    def __repr__(self) -> str:
+        return f"BiluoScheme({self.entity_types!r})"
+
+    def allowed_transitions(self) -> torch.Tensor:
+        """``(K, K)`` bool matrix: ``[i, j]`` is True when tag ``j`` may follow tag ``i``."""
+        allowed = torch.zeros(self.num_tags, self.num_tags, dtype=torch.bool)
+        for i, a in enumerate(self.labels):
+            for j, b in enumerate(self.labels):
+                allowed[i, j] = self._may_follow(a, b)
+        return allowed
+
+    @staticmethod
+    def _may_follow(a: str, b: str) -> bool:
+        a_prefix, a_type = (a[0], a[2:]) if a != OUTSIDE else (OUTSIDE, None)
+        b_prefix, b_type = (b[0], b[2:]) if b != OUTSIDE else (OUTSIDE, None)
+        if a_prefix in (OUTSIDE, "L", "U"):
+            return b_prefix in (OUTSIDE, "B", "U")
+        return b_prefix in ("I", "L") and a_type == b_type  # inside an entity: continue or close it
+
+    def allowed_start(self) -> torch.Tensor:
+        """``(K,)`` bool: tags a sequence may start with (``O``, ``B-``, ``U-``)."""
+        return torch.tensor([label == OUTSIDE or label[0] in "BU" for label in self.labels])
+
+    def allowed_end(self) -> torch.Tensor:
+        """``(K,)`` bool: tags a sequence may end with (``O``, ``L-``, ``U-``)."""
+        return torch.tensor([label == OUTSIDE or label[0] in "LU" for label in self.labels])
+
+    def entity_mask(self) -> torch.Tensor:
+        """``(K,)`` bool: True for every non-``O`` tag."""
+        mask = torch.ones(self.num_tags, dtype=torch.bool)
+        mask[self.outside_index] = False
+        return mask
+
+    def is_valid(self, tags: Sequence[str]) -> bool:
+        """True when ``tags`` is a valid BILUO sequence under this scheme."""
+        if any(t not in self.index for t in tags):
+            return False
+        if not tags:
+            return True
+        if not (self._may_start(tags[0]) and self._may_end(tags[-1])):
+            return False
+        return all(self._may_follow(a, b) for a, b in zip(tags, tags[1:]))
+
+    @staticmethod
+    def _may_start(tag: str) -> bool:
+        return tag == OUTSIDE or tag[0] in "BU"
+
+    @staticmethod
+    def _may_end(tag: str) -> bool:
+        return tag == OUTSIDE or tag[0] in "LU"
+
+    def encode(self, tags: Sequence[str]) -> List[int]:
+        return [self.index[t] for t in tags]
+
+    def decode(self, indices: Iterable[int]) -> List[str]:
+        return [self.labels[i] for i in indices]
