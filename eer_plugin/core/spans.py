@@ -1,0 +1,65 @@
+"""Subword tags -> word spans, and span precision/recall/F1 counts (conlleval-equivalent).
+
+Word rule: a predicted subword entity ``[s, e)`` becomes the word span from the word holding its
+first subword to the word holding its last subword. The CRF's constraints make subword tags valid
+BILUO, so spans never overlap at subword level; two of them can only land on the same word when an
+entity boundary falls inside a word, and then the earlier span is kept. Gold spans are already at
+word level, so scoring is exact-match on (start, end, type) like conlleval.
+"""
+from collections import Counter
+from typing import Dict, Iterable, List, Sequence, Tuple
+
+from eer_plugin.core.tags import biluo_to_spans
+
+Span = Tuple[int, int, str]
+
+
+def subword_spans_to_words(subword_spans: Iterable[Span], subword_to_word: Sequence[int]) -> List[Span]:
+    words: List[Span] = []
+    for start, end, label in sorted(subword_spans):
+        first, last = subword_to_word[start], subword_to_word[end - 1]
+        if first < 0 or last < 0:
+            continue  # touches a bookend token (cannot happen when bookends are forced to O)
+        if words and first < words[-1][1]:
+            continue  # overlaps the previous span after mapping to words
+        words.append((first, last + 1, label))
+    return words
+
+
+def word_spans_from_tags(subword_tags: Sequence[str], subword_to_word: Sequence[int]) -> List[Span]:
+    return subword_spans_to_words(biluo_to_spans(subword_tags), subword_to_word)
+
+
+class SpanCounts:
+    """True positives, false positives and false negatives per entity type."""
+
+    def __init__(self) -> None:
+        self.tp: Counter = Counter()
+        self.fp: Counter = Counter()
+        self.fn: Counter = Counter()
+
+    def add(self, predicted: Iterable[Span], gold: Iterable[Span]) -> None:
+        predicted, gold = set(predicted), set(gold)
+        for _, _, label in predicted & gold:
+            self.tp[label] += 1
+        for _, _, label in predicted - gold:
+            self.fp[label] += 1
+        for _, _, label in gold - predicted:
+            self.fn[label] += 1
+
+    @staticmethod
+    def prf(tp: float, fp: float, fn: float) -> Tuple[float, float, float]:
+        precision = tp / (tp + fp) if tp + fp else 0.0
+        recall = tp / (tp + fn) if tp + fn else 0.0
+        f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
+        return precision, recall, f1
+
+    def metrics(self) -> Dict[str, float]:
+        """AllenNLP-style names: ``precision-PER``, ..., ``f1-measure-overall``."""
+        out: Dict[str, float] = {}
+        for label in sorted(set(self.tp) | set(self.fp) | set(self.fn)):
+            p, r, f = self.prf(self.tp[label], self.fp[label], self.fn[label])
+            out.update({f"precision-{label}": p, f"recall-{label}": r, f"f1-measure-{label}": f})
+        p, r, f = self.prf(sum(self.tp.values()), sum(self.fp.values()), sum(self.fn.values()))
+        out.update({"precision-overall": p, "recall-overall": r, "f1-measure-overall": f})
+        return out

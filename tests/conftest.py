@@ -1,0 +1,51 @@
+"""Shared test fixtures: a tiny BERT built locally from a config (random weights, no download)."""
+import os
+import string
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+FIXTURES = REPO / "fixtures"
+CONLL_EN = REPO.parent / "shared" / "data" / "conll2003-en"
+
+
+def build_tiny_encoder(directory: Path) -> Path:
+    """A 2-layer, 32-dim BERT with a character-level WordPiece vocabulary (any text tokenizes)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizerFast
+
+    directory.mkdir(parents=True, exist_ok=True)
+    chars = string.ascii_lowercase + string.digits + string.punctuation
+    words = ["the", "of", "in", "and", "to", "said", "new", "york", "john", "smith", "london"]
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"] + list(chars) + ["##" + c for c in chars] + words
+    (directory / "vocab.txt").write_text("\n".join(vocab) + "\n")
+    tokenizer = BertTokenizerFast(vocab_file=str(directory / "vocab.txt"), do_lower_case=True, model_max_length=512)
+    tokenizer.save_pretrained(directory)
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+        intermediate_size=64, max_position_embeddings=512,
+    )
+    BertModel(config).save_pretrained(directory)
+    return directory
+
+
+@pytest.fixture(scope="session")
+def tiny_encoder(tmp_path_factory) -> str:
+    return str(build_tiny_encoder(tmp_path_factory.mktemp("tiny-bert")))
+
+
+@pytest.fixture
+def tiny_env(tiny_encoder, monkeypatch):
+    """Config variables for quick fixture runs with the tiny encoder."""
+    monkeypatch.setenv("EER_ENCODER", tiny_encoder)
+    monkeypatch.setenv("EER_EPOCHS", "2")
+    monkeypatch.setenv("EER_BATCH_SIZE", "4")
+    monkeypatch.setenv("EER_MAX_LENGTH", "128")
+    import eer_plugin  # noqa: F401  (registers components, sets the other defaults)
+
+    return tiny_encoder
+
+
+requires_conll = pytest.mark.skipif(not (CONLL_EN / "train.txt").exists(), reason="CoNLL-2003 English not present")
