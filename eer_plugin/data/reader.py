@@ -1,0 +1,152 @@
+"""AllenNLP reader: documents (CoNLL, OntoNotes or partial JSON lines) -> subword chunk instances."""
+import logging
+from typing import Dict, Iterable, List, Optional
+
+from allennlp.data import DatasetReader, Instance, Token
+from allennlp.data.fields import MetadataField, SequenceLabelField, TextField
+from allennlp.data.token_indexers import PretrainedTransformerIndexer, TokenIndexer
+from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
+from transformers import AutoTokenizer
+
+from eer_plugin.core.documents import Document
+from eer_plugin.core.formats import read_documents
+from eer_plugin.core.simulators import variant as apply_variant
+from eer_plugin.data.chunking import Chunk, chunk_document
+from eer_plugin.encoders import resolve_model_name
+
+logger = logging.getLogger(__name__)
+
+
+@TokenIndexer.register("eer_transformer")
+class EncoderIndexer(PretrainedTransformerIndexer):
+    """``pretrained_transformer`` indexer that also accepts the packaged-encoder aliases
+    (``all-MiniLM-L6-v2``), so configs and archives name the encoder, not a site-packages path."""
+
+    def __init__(self, model_name: str, **kwargs) -> None:
+        super().__init__(resolve_model_name(model_name), **kwargs)
+
+
+@TokenEmbedder.register("eer_transformer")
+class EncoderEmbedder(PretrainedTransformerEmbedder):
+    """``pretrained_transformer`` embedder with the same aliases as :class:`EncoderIndexer`."""
+
+    def __init__(self, model_name: str, **kwargs) -> None:
+        super().__init__(resolve_model_name(model_name), **kwargs)
+
+
+@DatasetReader.register("eer_documents")
+class PartialDocumentReader(DatasetReader):
+    """Reads whole documents and yields one instance per chunk of at most ``max_length`` subwords.
+
+    Registered as ``eer_documents``.
+
+    Parameters
+    ----------
+    model_name : str
+        Hugging Face model name or local directory of the encoder (fast tokenizer), or
+        ``all-MiniLM-L6-v2`` for the packaged copy.
+    format : str
+        ``auto`` (by file name/content), ``conll``, ``ontonotes`` or ``jsonl`` (partial annotations).
+    encoding : str
+        Tag encoding of CoNLL files: ``auto``, ``IOB1``, ``BIO``/``IOB2`` or ``BIOUL``.
+    sentences_per_document : int, optional
+        For CoNLL files without ``-DOCSTART-``: how many sentences make a document.
+    variant : str
+        ``all``, ``short`` (drop documents without annotation) or ``shortest`` (also drop the
+        sentences after each document's last annotation), as in the paper.
+    assume_complete : bool
+        Treat every unmarked word as observed ``O`` (the Gold and Raw baselines, and evaluation
+        data). Otherwise unmarked words are latent unless their document says ``is_complete``.
+    max_length : int
+        Subwords per chunk including the two bookend tokens (512 for BERT/RoBERTa).
+    """
+
+    def __init__(
+        self,
+        model_name: str = "all-MiniLM-L6-v2",
+        format: str = "auto",
+        encoding: str = "auto",
+        sentences_per_document: Optional[int] = None,
+        variant: str = "all",
+        assume_complete: bool = False,
+        max_length: int = 512,
+        **kwargs,
+    ) -> None:
+        super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
+        if variant not in ("all", "short", "shortest"):
+            raise ValueError(f"variant must be 'all', 'short' or 'shortest', got {variant!r}")
+        self.model_name = model_name
+        self.format = format
+        self.encoding = encoding
+        self.sentences_per_document = sentences_per_document
+        self.variant = variant
+        self.assume_complete = assume_complete
+        self.max_length = max_length
+        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(model_name), use_fast=True)
+        if not self.tokenizer.is_fast:
+            raise ValueError(f"{model_name}: a fast tokenizer is needed (word alignment)")
+        bookends = self.tokenizer.build_inputs_with_special_tokens([])
+        if len(bookends) != 2:
+            raise ValueError(f"{model_name}: expected one start and one end special token, got {bookends}")
+        self.bookends = (bookends[0], bookends[1])
+        self.max_length = min(max_length, self.tokenizer.model_max_length)
+        self._token_indexers = {"tokens": EncoderIndexer(model_name)}
+
+    # -------------------------------------------------------------- documents
+    def read_documents(self, file_path: str) -> List[Document]:
+        kwargs = {}
+        if self.sentences_per_document is not None:
+            kwargs["sentences_per_document"] = self.sentences_per_document
+        if self.encoding != "auto":
+            kwargs["encoding"] = self.encoding
+        docs = list(read_documents(file_path, format=self.format, **kwargs))
+        if self.assume_complete:
+            for doc in docs:
+                doc.is_complete = True
+        return apply_variant(docs, self.variant)
+
+    def tokenize_words(self, words: List[str]) -> List[List[int]]:
+        encoded = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+        pieces: List[List[int]] = [[] for _ in words]
+        for position, word in enumerate(encoded.word_ids()):
+            if word is not None:
+                pieces[word].append(encoded["input_ids"][position])
+        unk = self.tokenizer.unk_token_id
+        return [p if p else [unk] for p in pieces]  # a word the tokenizer drops still gets a subword
+
+    def chunk(self, doc: Document) -> List[Chunk]:
+        return chunk_document(
+            doc, self.tokenize_words, self.tokenizer.convert_ids_to_tokens, self.bookends, self.max_length
+        )
+
+    # -------------------------------------------------------------- instances
+    def _read(self, file_path: str) -> Iterable[Instance]:
+        docs = self.read_documents(file_path)
+        for doc in self.shard_iterable(docs):
+            for chunk in self.chunk(doc):
+                yield self.chunk_to_instance(chunk)
+
+    def text_to_instance(self, chunk: Chunk, with_labels: bool = True) -> Instance:  # type: ignore[override]
+        return self.chunk_to_instance(chunk, with_labels)
+
+    def chunk_to_instance(self, chunk: Chunk, with_labels: bool = True) -> Instance:
+        tokens = [Token(text=t, text_id=i, type_id=0) for t, i in zip(chunk.subword_tokens, chunk.subword_ids)]
+        text_field = TextField(tokens)
+        fields: Dict[str, object] = {"tokens": text_field}
+        metadata = {
+            "doc_id": chunk.doc_id,
+            "chunk_index": chunk.index,
+            "word_start": chunk.word_start,
+            "words": chunk.words,
+            "word_subwords": chunk.word_subwords,
+            "sentence_ends": chunk.sentence_ends,
+            "is_complete": chunk.is_complete,
+            "gold_spans": chunk.spans if chunk.is_complete else None,
+        }
+        if with_labels:
+            fields["tags"] = SequenceLabelField(chunk.labels, text_field, label_namespace="labels")
+        fields["metadata"] = MetadataField(metadata)
+        return Instance(fields)  # type: ignore[arg-type]
+
+    def apply_token_indexers(self, instance: Instance) -> None:
+        instance["tokens"].token_indexers = self._token_indexers  # type: ignore[attr-defined]

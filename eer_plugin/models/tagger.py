@@ -1,0 +1,242 @@
+"""The EER tagger: transformer -> dropout -> linear tag scores -> constrained BILUO CRF.
+
+Registered as ``eer_tagger``. One model serves every CRF approach of the paper:
+
+* **EER**: partial annotations, unmarked subwords latent, ``ratio_loss_weight > 0``;
+* **Raw** / **Gold**: a reader with ``assume_complete: true`` (every tag observed) and
+  ``ratio_loss_weight: 0``, which is ordinary CRF maximum likelihood;
+* **Raw+CD**: a Raw model decoded with ``o_cost > 0`` (settable at evaluation time with
+  ``-o '{"model.o_cost": 1.5}'``, or tuned with ``allennlp tune-o-cost``).
+"""
+import logging
+from typing import Any, Dict, List, Optional
+
+import torch
+import torch.distributed as dist
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.modules import TextFieldEmbedder
+from allennlp.nn import util
+from allennlp.training.metrics import Average, Metric
+
+from eer_plugin.core.crf import LATENT, ConstrainedCRF
+from eer_plugin.core.losses import (
+    DEFAULT_ENTITY_RATIO,
+    DEFAULT_RATIO_LOSS_WEIGHT,
+    DEFAULT_RATIO_MARGIN,
+    eer_objective,
+    expected_entity_ratio,
+)
+from eer_plugin.core.spans import SpanCounts, subword_spans_to_words
+from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans
+from eer_plugin.data.chunking import LATENT_LABEL
+
+logger = logging.getLogger(__name__)
+
+
+class WordSpanF1(Metric):
+    """Word-level span precision/recall/F1 (see :mod:`eer_plugin.core.spans`), summed over
+    workers under distributed training."""
+
+    def __init__(self, entity_types: List[str]) -> None:
+        self.entity_types = list(entity_types)
+        self.counts = SpanCounts()
+
+    def __call__(self, predicted, gold):  # type: ignore[override]
+        self.counts.add(predicted, gold)
+
+    def get_metric(self, reset: bool = False) -> Dict[str, float]:
+        counts = self.counts
+        if dist.is_available() and dist.is_initialized():
+            labels = self.entity_types
+            table = torch.tensor([[c[label] for label in labels] for c in (counts.tp, counts.fp, counts.fn)], dtype=torch.float64)
+            dist.all_reduce(table)
+            counts = SpanCounts()
+            for row, counter in zip(table.tolist(), (counts.tp, counts.fp, counts.fn)):
+                counter.update({label: int(v) for label, v in zip(labels, row) if v})
+        metrics = counts.metrics()
+        if reset:
+            self.reset()
+        return metrics
+
+    def reset(self) -> None:
+        self.counts = SpanCounts()
+
+
+@Model.register("eer_tagger")
+class EERTagger(Model):
+    """
+    Parameters
+    ----------
+    vocab : Vocabulary
+        Its ``labels`` namespace holds the BILUO tags seen in the data (and ``_`` for latent).
+    text_field_embedder : TextFieldEmbedder
+        The pretrained transformer (``eer_transformer`` or ``pretrained_transformer`` embedder).
+    entity_types : List[str], optional
+        The entity types, in the order of the tag scheme. Default: every type found in the
+        vocabulary, sorted.
+    dropout : float
+        Dropout on the encoder output before the linear tag scorer.
+    entity_ratio : float
+        ``rho`` in the paper: the expected fraction of non-``O`` subword tags.
+    ratio_margin : float
+        ``gamma`` in the paper: no penalty while ``|rho - rho_hat| <= gamma``.
+    ratio_loss_weight : float
+        ``lambda_u`` in the paper: the weight of the EER loss. 0 gives plain (partial) likelihood.
+    per_sequence_ratio : bool
+        Use the mean of per-chunk hinges instead of the hinge of the batch ratio (the paper's).
+    o_cost : float
+        ``b_O``: subtracted from the ``O`` score at every position when decoding (Raw+CD).
+    label_namespace : str
+        Vocabulary namespace of the tags.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        entity_types: Optional[List[str]] = None,
+        dropout: float = 0.2,
+        entity_ratio: float = DEFAULT_ENTITY_RATIO,
+        ratio_margin: float = DEFAULT_RATIO_MARGIN,
+        ratio_loss_weight: float = DEFAULT_RATIO_LOSS_WEIGHT,
+        per_sequence_ratio: bool = False,
+        o_cost: float = 0.0,
+        label_namespace: str = "labels",
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        self.label_namespace = label_namespace
+        labels = vocab.get_token_to_index_vocabulary(label_namespace)
+        if entity_types is None:
+            entity_types = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
+        if not entity_types:
+            raise ValueError(f"no entity types: the vocabulary namespace {label_namespace!r} has no entity tags")
+        self.scheme = BiluoScheme(entity_types)
+        # vocabulary index -> scheme index, or LATENT for "_"
+        codes = torch.full((max(len(labels), 1),), LATENT, dtype=torch.long)
+        for label, index in labels.items():
+            if label == LATENT_LABEL:
+                continue
+            if label not in self.scheme.index:
+                raise ValueError(f"label {label!r} is not a BILUO tag of the entity types {entity_types}")
+            codes[index] = self.scheme.index[label]
+        self.register_buffer("_label_codes", codes, persistent=False)
+        self.register_buffer("_entity_mask", self.scheme.entity_mask(), persistent=False)
+
+        self.text_field_embedder = text_field_embedder
+        self.dropout = torch.nn.Dropout(dropout)
+        self.tag_scorer = torch.nn.Linear(text_field_embedder.get_output_dim(), self.scheme.num_tags)
+        self.crf = ConstrainedCRF(
+            self.scheme.allowed_transitions(), self.scheme.allowed_start(), self.scheme.allowed_end()
+        )
+        self.entity_ratio = entity_ratio
+        self.ratio_margin = ratio_margin
+        self.ratio_loss_weight = ratio_loss_weight
+        self.per_sequence_ratio = per_sequence_ratio
+        self.o_cost = o_cost
+        self.span_f1 = WordSpanF1(entity_types)
+        self.rho_hat = Average()
+        self.partial_nll = Average()
+        self.ratio_loss = Average()
+
+    # ------------------------------------------------------------------ pieces
+    def emissions(self, tokens: TextFieldTensors) -> torch.Tensor:
+        """Tag scores ``(B, n, K)`` (float32 even under mixed precision)."""
+        embedded = self.text_field_embedder(tokens)
+        return self.tag_scorer(self.dropout(embedded)).float()
+
+    @staticmethod
+    def content_mask(mask: torch.Tensor) -> torch.Tensor:
+        """Mask of the real subwords without the two bookend tokens (first and last position)."""
+        lengths = mask.sum(-1, keepdim=True)
+        positions = torch.arange(mask.shape[1], device=mask.device)
+        return mask & (positions > 0) & (positions < lengths - 1)
+
+    def bookends_outside(self, mask: torch.Tensor) -> torch.Tensor:
+        """Allowed-tag mask ``(B, n, K)`` that forces ``O`` at the bookend tokens (paper: the
+        [CLS]/[SEP] ends are always ``O``; with the grammar this guarantees valid output)."""
+        allowed = torch.ones(*mask.shape, self.scheme.num_tags, dtype=torch.bool, device=mask.device)
+        bookend = mask & ~self.content_mask(mask)
+        allowed[bookend] = False
+        allowed[..., self.scheme.outside_index] |= bookend
+        return allowed
+
+    def observations(self, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        """Allowed-tag mask from vocabulary tag indices (``_`` -> any tag)."""
+        codes = self._label_codes[tags]
+        tag_range = torch.arange(self.scheme.num_tags, device=tags.device)
+        allowed = (codes.unsqueeze(-1) == tag_range) | (codes.unsqueeze(-1) == LATENT)
+        return allowed & self.bookends_outside(mask)
+
+    # ------------------------------------------------------------------ forward
+    def forward(  # type: ignore[override]
+        self,
+        tokens: TextFieldTensors,
+        tags: Optional[torch.LongTensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, Any]:
+        mask = util.get_text_field_mask(tokens)
+        emissions = self.emissions(tokens)
+        content = self.content_mask(mask)
+        output: Dict[str, Any] = {"emissions": emissions, "mask": mask}
+
+        if tags is not None:
+            allowed = self.observations(tags, mask)
+            result = eer_objective(
+                self.crf,
+                emissions,
+                mask,
+                allowed,
+                self._entity_mask,
+                ratio_mask=content,
+                entity_ratio=self.entity_ratio,
+                ratio_margin=self.ratio_margin,
+                ratio_loss_weight=self.ratio_loss_weight if self.training else 0.0,
+                per_sequence=self.per_sequence_ratio,
+            )
+            output["loss"] = result.loss
+            self.partial_nll(result.partial_nll.item())
+            self.ratio_loss(float(result.ratio_loss))
+            marginals = result.marginals
+        else:
+            marginals = None
+        if marginals is None:
+            with torch.no_grad():
+                marginals = self.crf.marginals(emissions.detach(), mask, self.bookends_outside(mask))
+        rho_hat = expected_entity_ratio(marginals.detach(), content, self._entity_mask)
+        self.rho_hat(float(rho_hat))
+        output["rho_hat"] = rho_hat
+
+        if not self.training or metadata is not None and any(m.get("gold_spans") is not None for m in metadata):
+            predicted, _ = self.crf.viterbi(
+                emissions.detach(), mask, self.bookends_outside(mask), o_cost=self.o_cost, outside_index=self.scheme.outside_index
+            )
+            output["predicted_tags"] = predicted
+            if metadata is not None:
+                output["word_spans"] = self.word_spans(predicted, mask, metadata)
+                for spans, meta in zip(output["word_spans"], metadata):
+                    if meta.get("gold_spans") is not None:
+                        self.span_f1(spans, meta["gold_spans"])
+        return output
+
+    def word_spans(self, predicted: torch.Tensor, mask: torch.Tensor, metadata: List[Dict[str, Any]]) -> List[List]:
+        """Predicted word spans per chunk (relative to the chunk's words)."""
+        spans = []
+        for row, length, meta in zip(predicted.tolist(), mask.sum(-1).tolist(), metadata):
+            subword_spans = biluo_to_spans(self.scheme.decode(row[:length]))
+            owner = [-1] * length
+            for w, (s, e) in enumerate(meta["word_subwords"]):
+                for p in range(s, e):
+                    owner[p] = w
+            spans.append(subword_spans_to_words(subword_spans, owner))
+        return spans
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = self.span_f1.get_metric(reset)
+        metrics["rho_hat"] = self.rho_hat.get_metric(reset)
+        metrics["partial_nll"] = self.partial_nll.get_metric(reset)
+        metrics["ratio_loss"] = self.ratio_loss.get_metric(reset)
+        return metrics
+
+    default_predictor = "eer_tagger"

@@ -1,0 +1,61 @@
+// Shared settings of every experiment. Each training_configs/<approach>_<variant>.jsonnet calls
+// `experiment(...)` with what differs. Variables come from the environment (allennlp passes it to
+// jsonnet); importing eer_plugin sets defaults for the ones not set, which train on the bundled
+// fixtures (see eer_plugin/encoders.py:config_defaults):
+//   EER_TRAIN_DATA, EER_DEV_DATA, EER_TEST_DATA, EER_GOLD_TRAIN_DATA  data files (CoNLL, OntoNotes or partial .jsonl)
+//   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
+//   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
+//   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE
+//   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
+local env(name) = std.extVar(name);
+local encoder = env('EER_ENCODER');
+local max_length = std.parseInt(env('EER_MAX_LENGTH'));
+local seed = std.parseInt(env('EER_SEED'));
+
+local reader(variant, assume_complete) = {
+  type: 'eer_documents',
+  model_name: encoder,
+  variant: variant,
+  assume_complete: assume_complete,
+  max_length: max_length,
+};
+
+{
+  // approach: 'eer' | 'raw' | 'gold';  variant: 'all' | 'short' | 'shortest'
+  experiment(approach, variant):: {
+    local partial = approach == 'eer',
+    local epochs = if env('EER_EPOCHS') != '' then std.parseInt(env('EER_EPOCHS'))
+                   else if variant == 'all' then 20 else 50,
+    random_seed: seed,
+    numpy_seed: seed,
+    pytorch_seed: seed,
+    dataset_reader: reader(variant, !partial),
+    // evaluation data is gold: every unmarked word is O
+    validation_dataset_reader: reader('all', true),
+    train_data_path: if approach == 'gold' then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
+    validation_data_path: env('EER_DEV_DATA'),
+    test_data_path: env('EER_TEST_DATA'),
+    evaluate_on_test: true,
+    model: {
+      type: 'eer_tagger',
+      text_field_embedder: { token_embedders: { tokens: { type: 'eer_transformer', model_name: encoder } } },
+      dropout: 0.2,
+      entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),
+      ratio_margin: std.parseJson(env('EER_RATIO_MARGIN')),
+      ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
+    },
+    data_loader: {
+      batch_sampler: { type: 'bucket', batch_size: std.parseInt(env('EER_BATCH_SIZE')), sorting_keys: ['tokens'] },
+    },
+    trainer: {
+      num_epochs: epochs,
+      patience: epochs,
+      validation_metric: '+f1-measure-overall',
+      cuda_device: std.parseInt(env('EER_CUDA_DEVICE')),
+      grad_norm: 5.0,
+      optimizer: { type: 'adamw', lr: 2e-5, weight_decay: 0.0 },
+      learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
+      checkpointer: { keep_most_recent_by_count: 1 },
+    },
+  },
+}

@@ -1,0 +1,2 @@
+// eer, all variant (see common.libsonnet)
+(import 'common.libsonnet').experiment('eer', 'all')

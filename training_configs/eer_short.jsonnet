@@ -1,0 +1,2 @@
+// eer, short variant (see common.libsonnet)
+(import 'common.libsonnet').experiment('eer', 'short')

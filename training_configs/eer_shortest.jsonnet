@@ -1,0 +1,2 @@
+// eer, shortest variant (see common.libsonnet)
+(import 'common.libsonnet').experiment('eer', 'shortest')

@@ -1,0 +1,2 @@
+// raw, all variant (see common.libsonnet)
+(import 'common.libsonnet').experiment('raw', 'all')

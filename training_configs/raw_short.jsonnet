@@ -1,0 +1,2 @@
+// raw, short variant (see common.libsonnet)
+(import 'common.libsonnet').experiment('raw', 'short')

@@ -1,0 +1,2 @@
+// raw, shortest variant (see common.libsonnet)
+(import 'common.libsonnet').experiment('raw', 'shortest')
