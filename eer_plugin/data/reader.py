@@ -106,7 +106,7 @@ class PartialDocumentReader(DatasetReader):
         return apply_variant(docs, self.variant)
 
     def tokenize_words(self, words: List[str]) -> List[List[int]]:
-        encoded = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False)
+        encoded = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
         pieces: List[List[int]] = [[] for _ in words]
         for position, word in enumerate(encoded.word_ids()):
             if word is not None:
