@@ -12,38 +12,54 @@ local encoder = env('EER_ENCODER');
 local max_length = std.parseInt(env('EER_MAX_LENGTH'));
 local seed = std.parseInt(env('EER_SEED'));
 
-local reader(variant, assume_complete) = {
+local reader(variant, assume_complete, sentence_level=false) = {
   type: 'eer_documents',
   model_name: encoder,
   variant: variant,
   assume_complete: assume_complete,
   max_length: max_length,
+  sentence_level: sentence_level,
+};
+
+local embedder = { token_embedders: { tokens: { type: 'eer_transformer', model_name: encoder } } };
+
+// The CRF tagger of every tagging approach; ratio_loss_weight 0 = plain (partial) likelihood.
+local tagger(partial) = {
+  type: 'eer_tagger',
+  text_field_embedder: embedder,
+  dropout: 0.2,
+  entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),
+  ratio_margin: std.parseJson(env('EER_RATIO_MARGIN')),
+  ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
+};
+
+// Li et al. (2021) span model with negative sampling, on sentences.
+local sns = {
+  type: 'sns_tagger',
+  text_field_embedder: embedder,
+  max_width: 10,
+  negative_rate: 0.35,
+  seed: seed,
 };
 
 {
-  // approach: 'eer' | 'raw' | 'gold';  variant: 'all' | 'short' | 'shortest'
+  // approach: 'eer' | 'raw' | 'gold' | 'sns';  variant: 'all' | 'short' | 'shortest'
   experiment(approach, variant):: {
     local partial = approach == 'eer',
+    local sentences = approach == 'sns',
     local epochs = if env('EER_EPOCHS') != '' then std.parseInt(env('EER_EPOCHS'))
                    else if variant == 'all' then 20 else 50,
     random_seed: seed,
     numpy_seed: seed,
     pytorch_seed: seed,
-    dataset_reader: reader(variant, !partial),
+    dataset_reader: reader(variant, !partial, sentences),
     // evaluation data is gold: every unmarked word is O
-    validation_dataset_reader: reader('all', true),
+    validation_dataset_reader: reader('all', true, sentences),
     train_data_path: if approach == 'gold' then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
     validation_data_path: env('EER_DEV_DATA'),
     test_data_path: env('EER_TEST_DATA'),
     evaluate_on_test: true,
-    model: {
-      type: 'eer_tagger',
-      text_field_embedder: { token_embedders: { tokens: { type: 'eer_transformer', model_name: encoder } } },
-      dropout: 0.2,
-      entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),
-      ratio_margin: std.parseJson(env('EER_RATIO_MARGIN')),
-      ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
-    },
+    model: if sentences then sns else tagger(partial),
     data_loader: {
       batch_sampler: { type: 'bucket', batch_size: std.parseInt(env('EER_BATCH_SIZE')), sorting_keys: ['tokens'] },
     },
@@ -53,7 +69,13 @@ local reader(variant, assume_complete) = {
       validation_metric: '+f1-measure-overall',
       cuda_device: std.parseInt(env('EER_CUDA_DEVICE')),
       grad_norm: 5.0,
-      optimizer: { type: 'adamw', lr: 2e-5, weight_decay: 0.0 },
+      optimizer: {
+        type: 'adamw',
+        lr: 2e-5,
+        weight_decay: 0.0,
+        // the span classifier of SNS starts from scratch: it learns at 1e-3 (the encoder at 2e-5)
+        parameter_groups: if sentences then [[['^classifier\\.'], { lr: 1e-3 }]] else [],
+      },
       learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
       checkpointer: { keep_most_recent_by_count: 1 },
     },

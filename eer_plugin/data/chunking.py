@@ -67,8 +67,11 @@ def _subword_labels(spans, negatives, word_pieces, observe_unmarked: bool) -> Li
     return labels
 
 
-def _cut_points(doc: Document, piece_counts: Sequence[int], budget: int) -> List[Tuple[int, int]]:
-    """Word ranges of the chunks: whole sentences packed greedily, long sentences cut at words."""
+def _cut_points(
+    doc: Document, piece_counts: Sequence[int], budget: int, sentence_level: bool = False
+) -> List[Tuple[int, int]]:
+    """Word ranges of the chunks: whole sentences packed greedily (one sentence per chunk when
+    ``sentence_level``), long sentences cut at words."""
     entity_at = {}
     for start, end, _ in doc.spans:
         for w in range(start + 1, end):
@@ -93,7 +96,7 @@ def _cut_points(doc: Document, piece_counts: Sequence[int], budget: int) -> List
     chunk_size = 0
     for start, end in pieces:
         size = sum(piece_counts[start:end])
-        if chunks and start in sentence_ends and chunk_size + size <= budget:
+        if chunks and not sentence_level and start in sentence_ends and chunk_size + size <= budget:
             chunks[-1] = (chunks[-1][0], end)
             chunk_size += size
         else:
@@ -109,11 +112,13 @@ def chunk_document(
     bookends: Tuple[int, int],
     max_length: int = 512,
     observe_unmarked: Optional[bool] = None,
+    sentence_level: bool = False,
 ) -> List[Chunk]:
     """Splits ``doc`` into chunks of at most ``max_length`` subwords (bookends included).
 
     ``tokenize(words)`` returns the subword ids of every word (without bookends); ``bookends`` is
     the (first, last) special token id pair. ``observe_unmarked`` defaults to ``doc.is_complete``.
+    ``sentence_level`` makes every sentence its own chunk (the SNS baseline's input).
     """
     budget = max_length - 2
     if budget < 1:
@@ -129,7 +134,7 @@ def chunk_document(
     for pieces in word_pieces:
         offsets.append(offsets[-1] + len(pieces))
     chunks = []
-    for index, (start, end) in enumerate(_cut_points(doc, [len(p) for p in word_pieces], budget)):
+    for index, (start, end) in enumerate(_cut_points(doc, [len(p) for p in word_pieces], budget, sentence_level)):
         chunk_labels = labels[offsets[start] : offsets[end]]
         spans = []
         for s, e, label in doc.spans:

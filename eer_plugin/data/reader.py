@@ -59,6 +59,8 @@ class PartialDocumentReader(DatasetReader):
         data). Otherwise unmarked words are latent unless their document says ``is_complete``.
     max_length : int
         Subwords per chunk including the two bookend tokens (512 for BERT/RoBERTa).
+    sentence_level : bool
+        One sentence per chunk instead of packing whole sentences (the SNS baseline's input).
     """
 
     def __init__(
@@ -70,6 +72,7 @@ class PartialDocumentReader(DatasetReader):
         variant: str = "all",
         assume_complete: bool = False,
         max_length: int = 512,
+        sentence_level: bool = False,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -82,6 +85,7 @@ class PartialDocumentReader(DatasetReader):
         self.variant = variant
         self.assume_complete = assume_complete
         self.max_length = max_length
+        self.sentence_level = sentence_level
         self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(model_name), use_fast=True)
         if not self.tokenizer.is_fast:
             raise ValueError(f"{model_name}: a fast tokenizer is needed (word alignment)")
@@ -116,7 +120,12 @@ class PartialDocumentReader(DatasetReader):
 
     def chunk(self, doc: Document) -> List[Chunk]:
         return chunk_document(
-            doc, self.tokenize_words, self.tokenizer.convert_ids_to_tokens, self.bookends, self.max_length
+            doc,
+            self.tokenize_words,
+            self.tokenizer.convert_ids_to_tokens,
+            self.bookends,
+            self.max_length,
+            sentence_level=self.sentence_level,
         )
 
     # -------------------------------------------------------------- instances
@@ -141,6 +150,7 @@ class PartialDocumentReader(DatasetReader):
             "word_subwords": chunk.word_subwords,
             "sentence_ends": chunk.sentence_ends,
             "is_complete": chunk.is_complete,
+            "spans": chunk.spans,  # annotated (partial) word spans of the chunk
             "gold_spans": chunk.spans if chunk.is_complete else None,
         }
         if with_labels:

@@ -1,0 +1,140 @@
+"""SNS baseline: span classification with negative sampling (Li et al. 2021), registered as
+``sns_tagger``.
+
+Every span of at most ``max_width`` words is represented from the transformer outputs at its first
+word's first subword ``h_s`` and its last word's last subword ``h_e`` as
+``[h_s; h_e; h_s - h_e; h_s * h_e]`` and classified into ``O`` or an entity type by a two-layer
+MLP. Training uses the annotated spans as positives and ``ceil(negative_rate * n)`` spans drawn
+uniformly from the unannotated spans of each ``n``-word chunk as negatives (Li et al.'s sampling;
+a span that is annotated is never drawn). Decoding keeps the most probable non-overlapping entity
+spans. The paper ran SNS on sentences (it is O(n^2)): use the reader with ``sentence_level: true``.
+Predictions are word spans per chunk, scored by the same word-level span F1 as the tagger.
+"""
+import random
+from typing import Any, Dict, List, Optional
+
+import torch
+from allennlp.data import TextFieldTensors, Vocabulary
+from allennlp.models import Model
+from allennlp.modules import TextFieldEmbedder
+from allennlp.training.metrics import Average
+
+from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
+from eer_plugin.core.tags import OUTSIDE
+from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.tagger import WordSpanF1
+
+
+@Model.register("sns_tagger")
+class SpanNegativeSampling(Model):
+    """
+    Parameters
+    ----------
+    text_field_embedder : TextFieldEmbedder
+        The pretrained transformer.
+    entity_types : List[str], optional
+        Default: every type in the vocabulary's ``labels`` namespace, sorted.
+    max_width : int
+        Longest span (in words) considered at decoding and for negatives.
+    negative_rate : float
+        Negatives per word of the chunk (Li et al.'s lambda; their code defaults to 0.35, the EER
+        authors' runs used 0.7).
+    hidden_dim : int
+        Width of the MLP's hidden layer.
+    dropout : float
+    seed : int
+        Seed of the negative sampler.
+    """
+
+    def __init__(
+        self,
+        vocab: Vocabulary,
+        text_field_embedder: TextFieldEmbedder,
+        entity_types: Optional[List[str]] = None,
+        max_width: int = 10,
+        negative_rate: float = 0.35,
+        hidden_dim: int = 256,
+        dropout: float = 0.2,
+        seed: int = 0,
+        label_namespace: str = "labels",
+        **kwargs,
+    ) -> None:
+        super().__init__(vocab, **kwargs)
+        if entity_types is None:
+            labels = vocab.get_token_to_index_vocabulary(label_namespace)
+            entity_types = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
+        self.entity_types = list(entity_types)
+        self.label_index = {label: i + 1 for i, label in enumerate(self.entity_types)}  # 0 is O
+        self.text_field_embedder = text_field_embedder
+        dim = text_field_embedder.get_output_dim()
+        self.classifier = torch.nn.Sequential(
+            torch.nn.Dropout(dropout),
+            torch.nn.Linear(4 * dim, hidden_dim),
+            torch.nn.ReLU(),
+            torch.nn.Dropout(dropout),
+            torch.nn.Linear(hidden_dim, 1 + len(self.entity_types)),
+        )
+        self.max_width = max_width
+        self.negative_rate = negative_rate
+        self.rng = random.Random(seed)
+        self.span_f1 = WordSpanF1(self.entity_types)
+        self.span_loss = Average()
+
+    def span_scores(self, encoded: torch.Tensor, row: int, word_subwords, spans) -> torch.Tensor:
+        """Label logits ``(len(spans), 1 + types)`` of word spans of chunk ``row``."""
+        starts = torch.tensor([word_subwords[s][0] for s, _ in spans], device=encoded.device)
+        ends = torch.tensor([word_subwords[e - 1][1] - 1 for _, e in spans], device=encoded.device)
+        first, last = encoded[row, starts], encoded[row, ends]
+        return self.classifier(torch.cat([first, last, first - last, first * last], -1))
+
+    def forward(  # type: ignore[override]
+        self,
+        tokens: TextFieldTensors,
+        tags: Optional[torch.LongTensor] = None,
+        metadata: Optional[List[Dict[str, Any]]] = None,
+    ) -> Dict[str, Any]:
+        if metadata is None:
+            raise ValueError("sns_tagger needs the reader's metadata (word/subword maps)")
+        encoded = self.text_field_embedder(tokens)
+        output: Dict[str, Any] = {}
+        if tags is not None and self.training:
+            losses = []
+            for row, meta in enumerate(metadata):
+                annotated = [(s, e) for s, e, _ in meta["spans"]]
+                negatives = sample_negatives(len(meta["words"]), annotated, self.negative_rate, self.max_width, self.rng)
+                spans = annotated + negatives
+                if not spans:
+                    continue
+                targets = torch.tensor(
+                    [self.label_index[label] for _, _, label in meta["spans"]] + [0] * len(negatives),
+                    device=encoded.device,
+                )
+                logits = self.span_scores(encoded, row, meta["word_subwords"], spans)
+                losses.append(torch.nn.functional.cross_entropy(logits, targets, reduction="sum"))
+            loss = torch.stack(losses).sum() / len(metadata) if losses else encoded.sum() * 0.0
+            output["loss"] = loss
+            self.span_loss(float(loss))
+        if not self.training:
+            predictions = []
+            with torch.no_grad():
+                for row, meta in enumerate(metadata):
+                    spans = enumerate_spans(len(meta["words"]), self.max_width)
+                    probabilities = self.span_scores(encoded, row, meta["word_subwords"], spans).softmax(-1)
+                    best, label = probabilities.max(-1)
+                    scored = [
+                        (p, s, e, self.entity_types[k - 1])
+                        for (s, e), p, k in zip(spans, best.tolist(), label.tolist())
+                        if k != 0
+                    ]
+                    predictions.append(greedy_decode(scored))
+                    if meta.get("gold_spans") is not None:
+                        self.span_f1(predictions[-1], meta["gold_spans"])
+            output["word_spans"] = predictions
+            if tags is not None:
+                output["loss"] = encoded.new_zeros(())
+        return output
+
+    def get_metrics(self, reset: bool = False) -> Dict[str, float]:
+        metrics = self.span_f1.get_metric(reset)
+        metrics["span_loss"] = self.span_loss.get_metric(reset)
+        return metrics
