@@ -6,7 +6,8 @@ known to hold no entity, and a flag saying whether the annotation is complete (t
 word is observed ``O``, as in gold data).
 """
 import dataclasses
-from typing import List, Optional, Tuple
+import difflib
+from typing import List, Optional, Sequence, Tuple
 
 Span = Tuple[int, int, str]  # (start, end exclusive, entity type), in words
 
@@ -82,3 +83,87 @@ class Document:
         if self.negative_spans:
             data["negative_spans"] = [[s, e] for s, e in self.negative_spans]
         return data
+
+    #: keys of the JSON object written by :meth:`to_json` and read by :meth:`from_json`
+    JSON_KEYS = ("id", "tokens", "sentence_ends", "spans", "is_complete", "negative_spans")
+
+    @classmethod
+    def from_json(cls, data: dict, source: Optional[str] = None) -> "Document":
+        """Inverse of :meth:`to_json`, checking keys and value types, then :meth:`validate`.
+
+        ``id`` and ``tokens`` are required; ``sentence_ends`` defaults to one sentence,
+        ``is_complete`` to False and ``spans`` / ``negative_spans`` to none. Unknown keys are an
+        error (so a typo such as ``"span"`` does not silently drop the annotation).
+        """
+        where = f"{source}: " if source else ""
+        if not isinstance(data, dict):
+            raise DocumentError(f"{where}expected a JSON object, got {type(data).__name__}")
+        unknown = sorted(set(data) - set(cls.JSON_KEYS))
+        if unknown:
+            raise DocumentError(where + unknown_keys_message(unknown, cls.JSON_KEYS))
+        for key in ("id", "tokens"):
+            if key not in data:
+                raise DocumentError(f"{where}missing key {key!r}")
+
+        def check(ok: bool, key: str, expected: str) -> None:
+            if not ok:
+                raise DocumentError(f"{where}{key!r} must be {expected}, got {json_repr(data[key])}")
+
+        def is_int(value) -> bool:
+            return isinstance(value, int) and not isinstance(value, bool)
+
+        check(isinstance(data["id"], str), "id", "a string")
+        tokens = data["tokens"]
+        check(isinstance(tokens, list) and all(isinstance(t, str) for t in tokens), "tokens", "a list of strings")
+        sentence_ends = data.get("sentence_ends", [len(tokens)])
+        if "sentence_ends" in data:
+            check(
+                isinstance(sentence_ends, list) and all(map(is_int, sentence_ends)), "sentence_ends", "a list of integers"
+            )
+        spans = data.get("spans", [])
+        if "spans" in data:
+            check(
+                isinstance(spans, list)
+                and all(
+                    isinstance(s, list) and len(s) == 3 and is_int(s[0]) and is_int(s[1]) and isinstance(s[2], str)
+                    for s in spans
+                ),
+                "spans",
+                "a list of [start, end, type] triples",
+            )
+        negative_spans = data.get("negative_spans", [])
+        if "negative_spans" in data:
+            check(
+                isinstance(negative_spans, list)
+                and all(isinstance(s, list) and len(s) == 2 and all(map(is_int, s)) for s in negative_spans),
+                "negative_spans",
+                "a list of [start, end] pairs",
+            )
+        is_complete = data.get("is_complete", False)
+        if "is_complete" in data:
+            check(isinstance(is_complete, bool), "is_complete", "true or false")
+        document = cls(
+            id=data["id"],
+            tokens=list(tokens),
+            sentence_ends=sentence_ends,
+            spans=[tuple(s) for s in spans],
+            is_complete=is_complete,
+            negative_spans=[tuple(s) for s in negative_spans],
+            source=source,
+        )
+        return document.validate()
+
+
+def unknown_keys_message(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """Names unknown keys, suggesting the closest known one (``'span' (did you mean 'spans'?)``)."""
+    hints = []
+    for key in unknown:
+        close = difflib.get_close_matches(key, known, n=1)
+        hints.append(f"{key!r} (did you mean {close[0]!r}?)" if close else repr(key))
+    return f"unknown key(s) {', '.join(hints)}; expected keys among {', '.join(known)}"
+
+
+def json_repr(value, limit: int = 60) -> str:
+    """A short JSON-ish rendering of ``value`` for error messages."""
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

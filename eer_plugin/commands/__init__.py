@@ -1,0 +1,1 @@
+"""AllenNLP subcommands of eer-ner."""

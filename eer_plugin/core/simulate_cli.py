@@ -1,0 +1,179 @@
+"""Command line of the annotation simulators, shared by ``allennlp eer-simulate`` and
+``python -m eer_plugin.simulate`` (this module does not import AllenNLP).
+
+::
+
+    eer-simulate {ee,nns,random,gold} INPUT OUTPUT.jsonl [--budget M] [--learning-curve]
+        [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
+        [--max-fp-length L] [--seed S] [--variant all|short|shortest]
+        [--format auto|conll|ontonotes|jsonl] [--encoding auto|IOB1|BIO|BIOUL]
+        [--sentences-per-document K]
+
+Reads INPUT (gold documents), simulates the scenario, applies the train-data variant and writes
+partial-annotation JSON lines, printing the achieved recall, precision, kept spans and touched
+documents. ``--learning-curve`` (EE) writes one file per budget of
+:data:`~eer_plugin.core.simulators.learning_curve_budgets`, named OUTPUT with ``_M<budget>``
+before the extension. Errors print one line and exit with status 2.
+"""
+import argparse
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from eer_plugin.core import simulators
+from eer_plugin.core.documents import Document, DocumentError
+from eer_plugin.core.formats import FORMATS, read_documents, write_jsonl
+
+NAME = "eer-simulate"
+DESCRIPTION = (
+    "Simulate partial annotation of a gold NER corpus: ee (Exploratory Expert), nns (Non-Native "
+    "Speaker), random (uniform drop) or gold (complete, as given). Writes partial-annotation JSON lines."
+)
+SCENARIOS = ("ee", "nns", "random", "gold")
+#: options that only make sense with some scenarios
+SCENARIO_OPTIONS = {
+    "budget": ("ee",),
+    "learning_curve": ("ee",),
+    "max_per_document": ("ee",),
+    "keep_probability": ("ee", "random"),
+    "recall": ("nns",),
+    "precision": ("nns",),
+    "max_fp_length": ("nns",),
+    "seed": ("ee", "nns", "random"),
+}
+
+
+class UsageError(ValueError):
+    """Options that do not fit together."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Adds the simulator options to ``parser`` (a top-level parser or an AllenNLP subparser)."""
+    parser.add_argument("scenario", choices=SCENARIOS, help="annotation scenario to simulate")
+    parser.add_argument("input", help="gold corpus: CoNLL column file, OntoNotes *_conll file or directory, or .jsonl")
+    parser.add_argument("output", help="output JSON-lines file")
+    ee = parser.add_argument_group("ee (Exploratory Expert)")
+    ee.add_argument("--budget", type=int, default=None, help="entity spans to annotate (default 1000)")
+    ee.add_argument(
+        "--learning-curve", action="store_true",
+        help=f"one output per budget {simulators.learning_curve_budgets}, named OUTPUT_M<budget>.jsonl",
+    )  # fmt: skip
+    ee.add_argument(
+        "--max-per-document", type=int, default=None,
+        help="most spans annotated per document (default 10; with --learning-curve 15 for 10000, as the authors)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--keep-probability", type=float, default=None,
+        help="probability of annotating each entity (ee: default 0.8; random: required)",
+    )  # fmt: skip
+    nns = parser.add_argument_group("nns (Non-Native Speaker)")
+    nns.add_argument("--recall", type=float, default=None, help="target recall (default 0.5)")
+    nns.add_argument("--precision", type=float, default=None, help="target precision (default 0.9)")
+    nns.add_argument("--max-fp-length", type=int, default=None, help="longest false positive in words (default 3)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    parser.add_argument(
+        "--variant", choices=simulators.VARIANTS, default="all", help="train-data variant of the output (default all)"
+    )
+    data = parser.add_argument_group("input")
+    data.add_argument("--format", choices=FORMATS, default="auto", help="input format (default: from name and content)")
+    data.add_argument("--encoding", default="auto", help="CoNLL tag encoding: auto, IOB1, BIO/IOB2 or BIOUL")
+    data.add_argument(
+        "--sentences-per-document", type=int, default=None,
+        help="CoNLL files without -DOCSTART-: sentences per document (default 10)",
+    )  # fmt: skip
+    return parser
+
+
+def build_parser(prog: str = NAME) -> argparse.ArgumentParser:
+    return add_arguments(argparse.ArgumentParser(prog=prog, description=DESCRIPTION))
+
+
+def learning_curve_path(output: str, budget: int) -> Path:
+    """``runs/ee.jsonl`` -> ``runs/ee_M1000.jsonl``."""
+    path = Path(output)
+    return path.with_name(f"{path.stem}_M{budget}{path.suffix}")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    for option, scenarios in SCENARIO_OPTIONS.items():
+        value = getattr(args, option)
+        if value not in (None, False) and args.scenario not in scenarios:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} does not apply to scenario {args.scenario!r} (only to {', '.join(scenarios)})")
+    if args.scenario == "random" and args.keep_probability is None:
+        raise UsageError("scenario 'random' needs --keep-probability")
+    if args.learning_curve and args.budget is not None:
+        raise UsageError("--learning-curve runs every budget; do not give --budget")
+
+
+def _simulate(args: argparse.Namespace, docs: Sequence[Document]) -> List[Tuple[Path, List[Document], Dict]]:
+    """Runs the scenario; returns ``(output path, documents, statistics)`` per output file."""
+    seed = 0 if args.seed is None else args.seed
+    if args.scenario == "ee":
+        keep = 0.8 if args.keep_probability is None else args.keep_probability
+        if args.learning_curve:
+            budgets = simulators.learning_curve_budgets
+        else:
+            budgets = (1000 if args.budget is None else args.budget,)
+        runs = []
+        for budget in budgets:
+            cap = args.max_per_document
+            if cap is None:
+                cap = simulators.learning_curve_max_per_document(budget) if args.learning_curve else 10
+            output, stats = simulators.exploratory_expert(docs, budget, keep, cap, seed)
+            path = learning_curve_path(args.output, budget) if args.learning_curve else Path(args.output)
+            runs.append((path, output, stats))
+        return runs
+    if args.scenario == "nns":
+        output, stats = simulators.non_native_speaker(
+            docs,
+            recall=0.5 if args.recall is None else args.recall,
+            precision=0.9 if args.precision is None else args.precision,
+            seed=seed,
+            max_fp_length=3 if args.max_fp_length is None else args.max_fp_length,
+        )
+    elif args.scenario == "random":
+        output, stats = simulators.random_drop(docs, args.keep_probability, seed)
+    else:
+        output, stats = simulators.gold(docs)
+    return [(Path(args.output), output, stats)]
+
+
+def run(args: argparse.Namespace) -> List[Dict]:
+    """Reads, simulates, writes and reports; returns the statistics of every output file.
+
+    Raises :class:`~eer_plugin.core.documents.DocumentError` (bad input),
+    :class:`~eer_plugin.core.simulators.SimulationError` or :class:`UsageError`.
+    """
+    _check_options(args)
+    docs = read_documents(
+        args.input, format=args.format, encoding=args.encoding, sentences_per_document=args.sentences_per_document
+    )
+    reports = []
+    for path, output, stats in _simulate(args, docs):
+        output = simulators.variant(output, args.variant)
+        written = write_jsonl(output, path)
+        stats = dict(stats, variant=args.variant, documents_written=written, output=str(path))
+        print(
+            f"{args.scenario}: recall {stats['recall']:.4f}  precision {stats['precision']:.4f}  "
+            f"kept spans {stats['kept_spans']}/{stats['gold_spans']}  false positives {stats['false_positives']}  "
+            f"documents touched {stats['documents_touched']}/{stats['documents']}  "
+            f"-> {path} ({written} documents, variant {args.variant})"
+        )
+        reports.append(stats)
+    return reports
+
+
+def run_or_exit(args: argparse.Namespace) -> None:
+    """:func:`run`, turning expected errors into one line on stderr and exit status 2."""
+    try:
+        run(args)
+    except (DocumentError, simulators.SimulationError, UsageError, OSError) as err:
+        print(f"{NAME}: error: {err}", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = NAME) -> int:
+    args = build_parser(prog).parse_args(argv)
+    run_or_exit(args)
+    return 0
