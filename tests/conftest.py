@@ -5,6 +5,8 @@ from pathlib import Path
 
 import pytest
 
+import eer_plugin  # noqa: F401  (registers the AllenNLP components and sets the config defaults)
+
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
 CONLL_EN = REPO.parent / "shared" / "data" / "conll2003-en"
@@ -43,8 +45,6 @@ def tiny_env(tiny_encoder, monkeypatch):
     monkeypatch.setenv("EER_EPOCHS", "2")
     monkeypatch.setenv("EER_BATCH_SIZE", "4")
     monkeypatch.setenv("EER_MAX_LENGTH", "128")
-    import eer_plugin  # noqa: F401  (registers components, sets the other defaults)
-
     return tiny_encoder
 
 

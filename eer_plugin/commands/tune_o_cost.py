@@ -145,6 +145,5 @@ class TuneOCost(Subcommand):
         subparser.add_argument("--batch-size", type=int, default=8)
         subparser.add_argument("--cuda-device", type=int, default=-1)
         subparser.add_argument("--output-archive", help="where to write the archive with the tuned cost")
-        subparser.add_argument("--include-package", action="append", default=[], help="additional packages to include")
         subparser.set_defaults(func=tune_o_cost)
         return subparser

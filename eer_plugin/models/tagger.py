@@ -197,7 +197,7 @@ class EERTagger(Model):
             )
             output["loss"] = result.loss
             self.partial_nll(result.partial_nll.item())
-            self.ratio_loss(float(result.ratio_loss))
+            self.ratio_loss(float(result.ratio_loss.detach()))
             marginals = result.marginals
         else:
             marginals = None
@@ -206,7 +206,6 @@ class EERTagger(Model):
                 marginals = self.crf.marginals(emissions.detach(), mask, self.bookends_outside(mask))
         rho_hat = expected_entity_ratio(marginals.detach(), content, self._entity_mask)
         self.rho_hat(float(rho_hat))
-        output["rho_hat"] = rho_hat
 
         if not self.training or metadata is not None and any(m.get("gold_spans") is not None for m in metadata):
             predicted, _ = self.crf.viterbi(
