@@ -25,7 +25,7 @@ the partial likelihood runs its constrained and unconstrained passes together in
 Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-inf`` so that
 values and gradients stay finite even when a row has no valid tagging at all.
 """
-from typing import Optional, Tuple
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 
@@ -246,11 +246,100 @@ def _gather_positions(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor
     return values.gather(1, index.view(shape).expand(index.shape + values.shape[2:]))
 
 
-def _logsumexp_last(scores: torch.Tensor) -> torch.Tensor:
-    """``logsumexp`` over the last dimension, with the exponent floored at :data:`_LOG_FLOOR`
-    (exact to rounding; see there)."""
-    top = scores.amax(-1, keepdim=True)
-    return (scores - top).clamp_(min=_LOG_FLOOR).exp_().sum(-1).log_() + top.squeeze(-1)
+#: Largest spread ``max - min`` of the allowed transition scores into one tag for which that tag
+#: shares its step of the recursion with the other tags of the same predecessor set (see
+#: :func:`_step_constants`). Terms then lie within ``exp(-30)`` of each group's largest one, so
+#: the :data:`_LOG_FLOOR` clamp changes sums by less than ``K exp(-50)`` relative; tags beyond it
+#: (never seen with learned scores) get an exact step of their own.
+_MAX_SPREAD = 30.0
+
+#: Additive mask for the predecessors outside a group: far below any score, never overflowing.
+_FAR = 1e30
+
+
+class _Steps(NamedTuple):
+    """Constants of one step of the two stacked recursions (index 0: alpha, 1: beta on reversed
+    rows), from :func:`_step_constants`, padded to common sizes ``G`` and ``C``."""
+
+    bias: torch.Tensor  # (2, G, K)
+    shift: torch.Tensor  # (2, K)
+    group: torch.Tensor  # (2, K) group of each target tag
+    slots: torch.Tensor  # (2, C) slot c = (g, x) as the flat index g * K + x
+    sources: torch.Tensor  # (2, C) predecessor x of each slot
+    slot_factors: torch.Tensor  # (2, C, K) F(x_c, y) when y is in group g_c, else 0
+    pair_slots: torch.Tensor  # (2, K, K) [x, y]: the slot (g(y), x) (0 when x -> y is not allowed)
+    pair_factors: torch.Tensor  # (2, K, K) [x, y]: F(x, y), 0 when not allowed
+
+
+def _step_constants(matrix: torch.Tensor) -> Tuple[torch.Tensor, ...]:
+    """Constants turning one step ``new(y) = phi(y) + log sum_x exp(old(x) + matrix[y, x])`` of a
+    log-space recursion into a few small batched operations and one small matrix product.
+
+    Target tags ``y`` with the same set ``P_g`` of allowed predecessors (``matrix > IMPOSSIBLE / 2``;
+    all tags if none) form a group ``g`` and, when their scores spread less than
+    :data:`_MAX_SPREAD`, share the shift ``m_g = max_{x in P_g} old(x)``:
+    ``new(y) = phi(y) + shift(y) + m_g + log sum_{x in P_g} W_g(x) F(x, y)`` with the weights
+    ``W_g(x) = exp(old(x) + bias[g, x] - m_g)`` (``bias = 0`` on ``P_g``, ``-_FAR`` elsewhere),
+    ``shift(y) = max_{x in P_g} matrix[y, x]`` and the factors ``F(x, y) = exp(matrix[y, x] -
+    shift(y))`` in ``[exp(-_MAX_SPREAD), 1]`` on ``P_g``, 0 elsewhere. A tag with a wider spread is
+    a group of its own with ``bias[g, x] = matrix[y, x]`` on ``P_g``, ``shift(y) = 0`` and factors
+    1: the exact per-target log-sum-exp. Either way the largest weight of a group is 1 and the
+    largest term of every sum is at least ``exp(-_MAX_SPREAD)``, whatever the scores ``old``.
+
+    Only the *slots* ``(g, x)`` with ``x`` in ``P_g`` carry weights (``C = K`` slots for BILUO,
+    where the predecessor sets partition the tags), so a step is one ``(C, K)`` matrix product.
+    Returns the fields of :class:`_Steps` for one direction, unpadded.
+    """
+    k = matrix.shape[0]
+    positions = torch.arange(k, device=matrix.device)
+    allowed = matrix > IMPOSSIBLE / 2  # [y, x]
+    allowed |= ~allowed.any(1, keepdim=True)
+    top = matrix.masked_fill(~allowed, float("-inf")).amax(1)
+    wide = top - matrix.masked_fill(~allowed, float("inf")).amin(1) > _MAX_SPREAD
+    key = torch.cat([allowed.long(), torch.where(wide, positions, -1)[:, None]], 1)
+    group = torch.unique(key, dim=0, return_inverse=True)[1]
+    num_groups = int(group.max()) + 1
+    representative = torch.empty(num_groups, dtype=torch.long, device=matrix.device).scatter_(0, group, positions)
+    members = allowed[representative]  # (G, K): P_g
+    rep_scores = matrix[representative]
+    bias = torch.where(members, rep_scores * wide[representative, None], torch.full_like(rep_scores, -_FAR))
+    shift = torch.where(wide, torch.zeros_like(top), top)
+    log_factors = matrix - shift[:, None] - bias[group]
+    factors = torch.where(allowed, log_factors, torch.full_like(matrix, float("-inf"))).exp().t()  # [x, y]
+    slot_group, sources = members.nonzero(as_tuple=True)
+    slot_of = torch.zeros(num_groups, k, dtype=torch.long, device=matrix.device)
+    slot_of[slot_group, sources] = torch.arange(len(sources), device=matrix.device)
+    slot_factors = factors[sources] * (group[None, :] == slot_group[:, None])
+    pair_slots = slot_of[group[None, :], positions[:, None]]
+    return bias, shift, group, slot_group * k + sources, sources, slot_factors, pair_slots, factors
+
+
+def _stacked_steps(transitions: torch.Tensor) -> _Steps:
+    """:func:`_step_constants` of both directions (``matrix[next, previous]`` is ``T^T`` for alpha
+    and ``T`` for beta), padded with empty groups (bias ``-_FAR``) and empty slots (factors 0)."""
+    parts = [_step_constants(transitions.t()), _step_constants(transitions)]
+    k = transitions.shape[0]
+    groups = max(p[0].shape[0] for p in parts)
+    slots = max(p[3].shape[0] for p in parts)
+
+    def pad(t: torch.Tensor, size: int, value: float) -> torch.Tensor:
+        return torch.cat([t, t.new_full((size - t.shape[0],) + t.shape[1:], value)])
+
+    return _Steps(
+        torch.stack([pad(p[0], groups, -_FAR) for p in parts]),
+        torch.stack([p[1] for p in parts]),
+        torch.stack([p[2] for p in parts]),
+        torch.stack([pad(p[3], slots, 0) for p in parts]),
+        torch.stack([pad(p[4], slots, 0) for p in parts]),
+        torch.stack([pad(p[5], slots, 0.0) for p in parts]),
+        torch.stack([p[6] for p in parts]),
+        torch.stack([p[7] for p in parts]),
+    )
+
+
+def _per_row(values: torch.Tensor, rows: int) -> torch.Tensor:
+    """``(2, ...)`` per-direction values repeated for the ``rows`` rows of each direction: ``(2 * rows, ...)``."""
+    return values[:, None].expand((2, rows) + values.shape[1:]).reshape((2 * rows,) + values.shape[1:])
 
 
 class _ForwardBackward(torch.autograd.Function):
@@ -260,23 +349,37 @@ class _ForwardBackward(torch.autograd.Function):
     Inputs: emissions ``phi (R, n, K)``, transitions ``T (K, K)`` (disallowed entries already at
     :data:`IMPOSSIBLE`), start/end penalties ``(K,)`` and ``lengths (R,)``.
 
-    Forward: one loop over positions runs the forward recursion ``alpha`` on the rows and, stacked
+    Forward: one loop over positions runs the forward recursion
+    ``alpha_{i+1}(b) = phi_{i+1}(b) + log sum_a exp(alpha_i(a) + T(a, b))`` on the rows and, stacked
     with it, the same recursion on the rows reversed within their lengths with ``T`` transposed,
-    which gives ``beta``. Then ``log Z = logsumexp(alpha_{L-1} + end)`` and
-    ``mu_i(y) = exp(alpha_i(y) + beta_i(y) - log Z)``.
+    which gives ``beta``. :func:`_step_constants` factorizes each step into weights
+    ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
+    predecessor set of group ``g``), one small matrix product with constant factors ``F`` giving
+    ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and ``alpha_{i+1}(b) = phi_{i+1}(b) + shift(b) +
+    m_{i,g(b)} + log s_{i+1}(b)``; ``W`` and ``s`` are kept for the backward. Then
+    ``log Z = logsumexp(alpha_{L-1} + end)`` and ``mu_i(y) = exp(alpha_i(y) + beta_i(y) - log Z)``.
+
+    The pair marginals and the conditionals follow without any further exponential:
+    ``xi_i(a, b) = p(y_i = a, y_{i+1} = b) = W_i[g(b), a] F(a, b) mu_{i+1}(b) / s_{i+1}(b)`` and
+    ``P(y_i = a | y_{i+1} = b) = W_i[g(b), a] F(a, b) / s_{i+1}(b)``, stochastic by construction
+    (the reversed rows give ``P(y_{i+1} = b | y_i = a)`` the same way).
 
     Backward, for upstream gradients ``g = dL/dlog Z`` and ``G = dL/dmu``:
 
-    * ``d log Z / d phi_i(y) = mu_i(y)``, ``d log Z / d T(a, b) = sum_i xi_i(a, b)`` with the pair
-      marginals ``xi_i(a, b) = p(y_i = a, y_{i+1} = b)``;
+    * ``d log Z / d phi_i(y) = mu_i(y)``, ``d log Z / d T(a, b) = sum_i xi_i(a, b)``;
     * with ``f(y) = sum_i G_i(y_i)`` (so ``sum G * mu = E[f]``), ``dE[f]/dtheta = Cov(f, feature)``:
       ``dE[f]/dphi_j(l) = mu_j(l) (H_j(l) + Rt_j(l) - G_j(l) - E[f])`` and
       ``dE[f]/dT(a, b) = sum_j xi_j(a, b) (H_j(a) + Rt_{j+1}(b) - E[f])``, where
       ``H_j(l) = E[sum_{t<=j} G_t(y_t) | y_j = l]`` and ``Rt_j(l) = E[sum_{t>=j} G_t(y_t) | y_j = l]``
       follow the linear recursions ``H_j = G_j + H_{j-1} P(y_{j-1} | y_j)`` and
       ``Rt_j = G_j + P(y_{j+1} | y_j) Rt_{j+1}``, run together in one loop (the second on reversed
-      rows). The conditionals are softmaxes of the pair log-marginals, hence exactly stochastic,
-      which keeps both recursions bounded whatever the scores.
+      rows), one small matrix product per step:
+      ``H_{j+1}(b) = G_{j+1}(b) + sum_a W_j[g(b), a] H_j(a) F(a, b) / s_{j+1}(b)``. Being averages
+      under stochastic conditionals, both stay bounded whatever the scores.
+    * All the sums over ``xi`` are one matrix product over steps and rows per direction:
+      ``sum_{r,i} W_i[g, a] c_i(a) mu_{i+1}(b) / s_{i+1}(b)`` at ``g = g(b)``, times ``F(a, b)``,
+      with ``c_i = g - E[f] + H_i`` on the forward rows and ``c_i = Rt`` on the reversed ones
+      (whose pairs are indexed the other way round).
     """
 
     @staticmethod
@@ -289,18 +392,42 @@ class _ForwardBackward(torch.autograd.Function):
         lengths = lengths.long()
         reverse = _reverse_index(lengths, n)
         reversed_emissions = _gather_positions(emissions, reverse)
-        # Position-major so each step reads a contiguous slice; the reduction runs over the last
-        # (contiguous) dimension: matrices[r, next, previous].
-        stacked = torch.cat([emissions, reversed_emissions], 0).transpose(0, 1).contiguous()
-        matrices = torch.cat([transitions.t().expand(rows, k, k), transitions.expand(rows, k, k)], 0)
-        score = torch.cat([emissions[:, 0] + start, reversed_emissions[:, 0] + end], 0)
-        scores = [score]
-        for emit in stacked[1:]:
-            score = _logsumexp_last(score.unsqueeze(1) + matrices) + emit
-            scores.append(score)
-        scores = torch.stack(scores, 1)
-        alpha = scores[:rows]
-        beta = _gather_positions(scores[rows:], reverse) - emissions
+        steps = _stacked_steps(transitions)
+        groups, slots = steps.bias.shape[1], steps.slots.shape[1]
+        # Position-major (n, 2R, K) so each step reads and writes contiguous slices. ``scores`` starts
+        # as phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
+        scores = torch.cat([emissions, reversed_emissions], 0).transpose(0, 1).contiguous()
+        scores[0].view(2, rows, k).add_(torch.stack([start, end])[:, None])
+        scores[1:].view(n - 1, 2, rows, k).add_(steps.shift[:, None])
+        weights = scores.new_empty(n - 1, 2, rows, slots)
+        norms = scores.new_empty(n - 1, 2, rows, k)
+        if n > 1:
+            bias = _per_row(steps.bias, rows)
+            slot_index = _per_row(steps.slots, rows)
+            group_index = _per_row(steps.group, rows)
+            full = scores.new_empty(2 * rows, groups, k)
+            full_flat = full.view(2 * rows, groups * k)
+            top = scores.new_empty(2 * rows, groups, 1)
+            top_flat = top.view(2 * rows, groups)
+            top_b = scores.new_empty(2 * rows, k)
+            log_norm = scores.new_empty(2 * rows, k)
+            score_steps = scores.unbind(0)
+            score_rows = scores.unsqueeze(2).unbind(0)
+            weight_steps = weights.view(n - 1, 2 * rows, slots).unbind(0)
+            weight_pairs = weights.unbind(0)
+            norm_pairs, norm_steps = norms.unbind(0), norms.view(n - 1, 2 * rows, k).unbind(0)
+            for i in range(n - 1):
+                torch.add(score_rows[i], bias, out=full)
+                torch.amax(full, -1, keepdim=True, out=top)
+                full.sub_(top)
+                w = torch.gather(full_flat, 1, slot_index, out=weight_steps[i])
+                w.clamp_(min=_LOG_FLOOR).exp_()
+                torch.bmm(weight_pairs[i], steps.slot_factors, out=norm_pairs[i])
+                torch.gather(top_flat, 1, group_index, out=top_b)
+                torch.log(norm_steps[i], out=log_norm)
+                score_steps[i + 1].add_(top_b).add_(log_norm)
+        alpha = scores[:, :rows].transpose(0, 1)
+        beta = _gather_positions(scores[:, rows:].transpose(0, 1), reverse) - emissions
         last = (lengths - 1).clamp(min=0)
         final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
         log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
@@ -308,7 +435,8 @@ class _ForwardBackward(torch.autograd.Function):
         log_marginals = alpha + beta - log_z[:, None, None]
         marginals = log_marginals.clamp(_LOG_FLOOR, 0).exp_()
         marginals.masked_fill_((log_marginals <= _LOG_FLOOR) | ~mask.unsqueeze(-1), 0.0)
-        ctx.save_for_backward(emissions, transitions, alpha, beta, log_z, marginals, lengths)
+        ctx.save_for_backward(log_z, marginals, lengths)
+        ctx.weights, ctx.norms, ctx.steps, ctx.reverse = weights, norms, steps, reverse
         return log_z, marginals
 
     @staticmethod
@@ -317,52 +445,62 @@ class _ForwardBackward(torch.autograd.Function):
         if ctx.empty:
             emissions_grad = grad_marginals.new_zeros(grad_marginals.shape) if ctx.needs_input_grad[0] else None
             return emissions_grad, None, None, None, None
-        emissions, transitions, alpha, beta, log_z, marginals, lengths = ctx.saved_tensors
-        rows, n, k = emissions.shape
-        mask = torch.arange(n, device=emissions.device) < lengths[:, None]
+        log_z, marginals, lengths = ctx.saved_tensors
+        weights, norms, steps, reverse = ctx.weights, ctx.norms, ctx.steps, ctx.reverse
+        rows, n, k = marginals.shape
+        slots = weights.shape[-1]
+        mask = torch.arange(n, device=marginals.device) < lengths[:, None]
         grad_emissions = grad_log_z[:, None, None] * marginals
-        grad_transitions = torch.zeros_like(transitions) if ctx.needs_input_grad[1] else None
+        need_transitions = ctx.needs_input_grad[1]
         g = grad_marginals * mask.unsqueeze(-1)
         active = g.flatten(1).ne(0).any(1).nonzero().squeeze(1)
+        num_active = len(active)
         if n == 1:
-            if len(active):
+            if num_active:
                 mu_a = marginals[active]
                 expected = (g[active] * mu_a).sum((1, 2))
                 grad_emissions[active] += mu_a * (g[active] - expected[:, None, None])
-            return grad_emissions, grad_transitions, None, None, None
+            return grad_emissions, marginals.new_zeros(k, k) if need_transitions else None, None, None, None
 
-        # Pair marginals xi_i(a, b) = exp(alpha_i(a) + T(a, b) + phi_{i+1}(b) + beta_{i+1}(b) - log Z),
-        # position-major (n-1, R, K, K); exactly 0 on pairs that reach into padding.
-        pairs = (alpha.transpose(0, 1)[:-1, :, :, None] + transitions) + (
-            (emissions + beta - log_z[:, None, None]).transpose(0, 1)[1:, :, None, :]
-        )
-        pairs.clamp_(_LOG_FLOOR, 0).exp_()
-        pairs.masked_fill_(~mask.t()[1:, :, None, None], 0.0)
-        row_weight = grad_log_z.clone()  # per-row coefficient of sum_i xi_i in dL/dT
-        if len(active):
+        inverse_norms = norms.reciprocal()  # (n-1, 2, R, K)
+        row_weight = grad_log_z.clone()  # per-row coefficient of sum_i xi_i in dL/dT (forward rows)
+        states = None
+        if num_active:
+            lo, hi = int(active[0]), int(active[-1]) + 1
+            chosen = slice(lo, hi) if hi - lo == num_active else active  # views when contiguous
             g_a = g[active]
             mu_a = marginals[active]
             expected = (g_a * mu_a).sum((1, 2))
-            pairs_a = pairs[:, active]
-            # P(y_i = a | y_{i+1} = b) and P(y_{i+1} = b | y_i = a) for the pair (i, i+1); the floor
-            # keeps real sums positive, so both are exactly stochastic, and 0 on padding pairs.
-            tiny = torch.finfo(pairs.dtype).tiny
-            previous = pairs_a / pairs_a.sum(2, keepdim=True).clamp_(min=tiny)
-            following = pairs_a / pairs_a.sum(3, keepdim=True).clamp_(min=tiny)
-            g_steps = g_a.transpose(0, 1).unsqueeze(2)  # (n, S, 1, K)
-            prefix = [g_steps[0]]
-            suffix = [g_steps[n - 1]]
-            for i in range(1, n):
-                # H_i = G_i + H_{i-1} P(y_{i-1} | y_i);  Rt_j = G_j + Rt_{j+1} P(y_{j+1} | y_j)^T
-                prefix.append(torch.baddbmm(g_steps[i], prefix[-1], previous[i - 1]))
-                suffix.append(torch.baddbmm(g_steps[n - 1 - i], suffix[-1], following[n - 1 - i].transpose(1, 2)))
-            prefix = torch.stack(prefix, 0).squeeze(2)  # (n, S, K)
-            suffix = torch.stack(suffix[::-1], 0).squeeze(2)
-            grad_emissions[active] += mu_a * (prefix + suffix - g_steps.squeeze(2) - expected[None, :, None]).transpose(0, 1)
-            if grad_transitions is not None:
-                grad_transitions += torch.einsum("isab,isa->ab", pairs_a, prefix[:-1])
-                grad_transitions += torch.einsum("isab,isb->ab", pairs_a, suffix[1:])
+            # states[j, 0] = H_j (forward rows), states[j, 1] = Rt on the reversed rows; start from G.
+            states = torch.stack([g_a, _gather_positions(g_a, reverse[active])], 0).permute(2, 0, 1, 3).contiguous()
+            state_steps = states.view(n, 2 * num_active, k).unbind(0)
+            weight_steps = weights[:, :, chosen].unbind(0)
+            inverse_steps = inverse_norms[:, :, chosen].reshape(n - 1, 2 * num_active, k).unbind(0)
+            source_index = _per_row(steps.sources, num_active)
+            weighted = states.new_empty(2 * num_active, slots)
+            weighted_pairs = weighted.view(2, num_active, slots)
+            summed = states.new_empty(2, num_active, k)
+            summed_flat = summed.view(2 * num_active, k)
+            for i in range(n - 1):
+                torch.gather(state_steps[i], 1, source_index, out=weighted)
+                weighted_pairs.mul_(weight_steps[i])
+                torch.bmm(weighted_pairs, steps.slot_factors, out=summed)
+                state_steps[i + 1].addcmul_(summed_flat, inverse_steps[i])
+            prefix = states[:, 0].transpose(0, 1)  # (S, n, K)
+            suffix = _gather_positions(states[:, 1].transpose(0, 1), reverse[active])
+            grad_emissions[active] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
             row_weight[active] -= expected
-        if grad_transitions is not None:
-            grad_transitions += torch.einsum("irab,r->ab", pairs, row_weight)
-        return grad_emissions, grad_transitions, None, None, None
+        if not need_transitions:
+            return grad_emissions, None, None, None, None
+        # sum_{i, r} W_i[slot] c_i(source) * mu_{i+1}(b) / s_{i+1}(b) per direction: one batched product.
+        coefficients = marginals.new_zeros(2, n - 1, rows, k)
+        coefficients[0] = row_weight[None, :, None]
+        if states is not None:
+            coefficients[:, :, chosen] += states[:-1].transpose(0, 1)
+        left = coefficients.gather(3, steps.sources[:, None, None, :].expand(2, n - 1, rows, slots))
+        left.mul_(weights.transpose(0, 1))
+        following = torch.stack([marginals, _gather_positions(marginals, reverse)], 0).transpose(1, 2)[:, 1:]
+        right = following * inverse_norms.transpose(0, 1)  # (2, n-1, R, K)
+        sums = torch.bmm(left.view(2, -1, slots).transpose(1, 2), right.reshape(2, -1, k))  # (2, C, K)
+        pairs = sums.gather(1, steps.pair_slots) * steps.pair_factors
+        return grad_emissions, pairs[0] + pairs[1].t(), None, None, None
