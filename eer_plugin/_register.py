@@ -3,7 +3,7 @@ from eer_plugin.encoders import install_config_defaults
 
 install_config_defaults()  # defaults of the configs' std.extVar variables (see eer_plugin/encoders.py)
 
-from eer_plugin.commands import simulate  # noqa: E402,F401
+from eer_plugin.commands import cbl, simulate  # noqa: E402,F401
 from eer_plugin.commands import tune_o_cost  # noqa: E402,F401
 from eer_plugin.data import reader  # noqa: E402,F401
 from eer_plugin.models import sns, tagger  # noqa: E402,F401

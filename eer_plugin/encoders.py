@@ -50,6 +50,7 @@ def config_defaults() -> dict:
         "EER_RATIO_MARGIN": "0.05",
         "EER_RATIO_LOSS_WEIGHT": "10",
         "EER_CUDA_DEVICE": "-1",
+        "EER_CBL_ROUND_EPOCHS": "5",
     }
 
 

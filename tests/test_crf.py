@@ -289,3 +289,24 @@ def test_property_random_shapes(batch, n, num_tags, seed, observed_fraction):
         torch.testing.assert_close(log_z[b], bf_log_z, atol=1e-5, rtol=1e-5)
         torch.testing.assert_close(marginals[b, :length], bf_marg, atol=1e-5, rtol=1e-5)
     _assert_finite_loss_and_grads(crf, scheme, emissions, mask, allowed)
+
+
+def test_soft_evidence_weights_match_enumeration():
+    """Float ``allowed``: log sum_y p(y|x) prod_i w_i(y_i), against enumeration; bool is the 0/1 case."""
+    crf, scheme = make_crf(5, seed=11)
+    gen = torch.Generator().manual_seed(11)
+    emissions = torch.randn(2, 4, 5, dtype=torch.float64, generator=gen)
+    mask = torch.ones(2, 4, dtype=torch.bool)
+    weights = torch.rand(2, 4, 5, dtype=torch.float64, generator=gen)
+    weights[0, 1] = 0.0
+    weights[0, 1, 2] = 1.0  # one position with a single allowed tag
+    pll = crf.partial_log_likelihood(emissions, mask, weights)
+    for b in range(2):
+        log_z, _, _, scores = brute_force(crf, scheme, emissions[b], 4)
+        seqs = valid_sequences(scheme, 4)
+        evidence = weights[b, torch.arange(4), seqs].prod(1)
+        expected = torch.log((torch.exp(scores - log_z) * evidence).sum())
+        torch.testing.assert_close(pll[b], expected)
+    hard = torch.rand(2, 4, 5, generator=gen) > 0.4
+    hard[..., 0] = True
+    torch.testing.assert_close(crf.partial_log_likelihood(emissions, mask, hard), crf.partial_log_likelihood(emissions, mask, hard.double()))

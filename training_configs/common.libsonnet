@@ -5,7 +5,7 @@
 //   EER_TRAIN_DATA, EER_DEV_DATA, EER_TEST_DATA, EER_GOLD_TRAIN_DATA  data files (CoNLL, OntoNotes or partial .jsonl)
 //   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
 //   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
-//   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE
+//   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
 local env(name) = std.extVar(name);
 local encoder = env('EER_ENCODER');
@@ -43,16 +43,19 @@ local sns = {
 };
 
 {
-  // approach: 'eer' | 'raw' | 'gold' | 'sns';  variant: 'all' | 'short' | 'shortest'
-  experiment(approach, variant):: {
-    local partial = approach == 'eer',
-    local sentences = approach == 'sns',
+  // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'cbl';  variant: 'all' | 'short' | 'shortest'
+  // ('cbl' configs are run with `allennlp cbl`, which reads and removes the `cbl` block)
+  experiment(approach, variant)::
+    local partial = approach == 'eer';
+    local sentences = approach == 'sns';
+    local weighted = approach == 'cbl';  // unannotated words: O with a CBL weight (soft evidence)
     local epochs = if env('EER_EPOCHS') != '' then std.parseInt(env('EER_EPOCHS'))
-                   else if variant == 'all' then 20 else 50,
+                   else if variant == 'all' then 20 else 50;
+    {
     random_seed: seed,
     numpy_seed: seed,
     pytorch_seed: seed,
-    dataset_reader: reader(variant, !partial, sentences),
+    dataset_reader: reader(variant, !(partial || weighted), sentences),
     // evaluation data is gold: every unmarked word is O
     validation_dataset_reader: reader('all', true, sentences),
     train_data_path: if approach == 'gold' then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
@@ -79,5 +82,12 @@ local sns = {
       learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
       checkpointer: { keep_most_recent_by_count: 1 },
     },
-  },
+  } + (if weighted then {
+    cbl: {
+      entity_ratio: 0.2,  // the paper used rho = 0.2 for CBL (Mayhew et al.'s gold ratio + 0.05)
+      step: 0.02,
+      clip: 0.5,
+      round_epochs: std.parseInt(env('EER_CBL_ROUND_EPOCHS')),
+    },
+  } else {}),
 }

@@ -15,7 +15,9 @@ in training *and* decoding: every quantity below sums over valid taggings only.
 Partial observations ("Supervised Marginal Tag Loss") are a boolean tensor ``allowed (B, n, K)``
 saying which tags each position may take: a one-hot row is an observed tag, an all-True row a
 latent tag, and any other set also works ("any entity tag", "O only", dictionary constraints).
-:func:`observations_to_allowed` builds it from integer observations.
+:func:`observations_to_allowed` builds it from integer observations. ``allowed`` may also be a
+float tensor of tag weights in [0, 1] (soft evidence, used by the CBL baseline): the restricted
+sum then weighs each tagging by the product of its tags' weights, ``log sum_y p(y|x) prod_i w_i(y_i)``.
 
 Batches are padded: ``mask (B, n)`` is True on the first ``length_b`` positions of row ``b``
 and False after them. Rows may have length 0 (then ``log Z = 0`` and every marginal is 0).
@@ -111,7 +113,12 @@ class ConstrainedCRF(torch.nn.Module):
             return emissions
         if allowed.shape != emissions.shape:
             raise ValueError(f"allowed has shape {tuple(allowed.shape)}, emissions {tuple(emissions.shape)}")
-        return torch.where(allowed, emissions, torch.tensor(IMPOSSIBLE, dtype=emissions.dtype))
+        impossible = torch.tensor(IMPOSSIBLE, dtype=emissions.dtype)
+        if allowed.dtype == torch.bool:
+            return torch.where(allowed, emissions, impossible)
+        # soft evidence: tag weights in [0, 1] multiply the paths' probabilities (0 = not allowed)
+        weights = allowed.to(emissions.dtype)
+        return torch.where(weights > 0, emissions + weights.clamp(min=torch.finfo(weights.dtype).tiny).log(), impossible)
 
     def _check(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if emissions.dim() != 3 or emissions.shape[-1] != self.num_tags:
@@ -253,43 +260,28 @@ def _gather_positions(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor
 #: (never seen with learned scores) get an exact step of their own.
 _MAX_SPREAD = 30.0
 
-#: Additive mask for the predecessors outside a group: far below any score, never overflowing.
+#: Additive mask for the padding of the predecessor lists: far below any score, never overflowing.
 _FAR = 1e30
 
 
 class _Steps(NamedTuple):
-    """Constants of one step of the two stacked recursions (index 0: alpha, 1: beta on reversed
-    rows), from :func:`_step_constants`, padded to common sizes ``G`` and ``C``."""
+    """Constants of one step of the two recursions run side by side on ``2K`` columns (columns
+    ``d * K + y``; direction 0: alpha, 1: beta on reversed rows), see :func:`_step_constants`."""
 
-    bias: torch.Tensor  # (2, G, K)
-    shift: torch.Tensor  # (2, K)
-    group: torch.Tensor  # (2, K) group of each target tag
-    slots: torch.Tensor  # (2, C) slot c = (g, x) as the flat index g * K + x
-    sources: torch.Tensor  # (2, C) predecessor x of each slot
-    slot_factors: torch.Tensor  # (2, C, K) F(x_c, y) when y is in group g_c, else 0
-    pair_slots: torch.Tensor  # (2, K, K) [x, y]: the slot (g(y), x) (0 when x -> y is not allowed)
-    pair_factors: torch.Tensor  # (2, K, K) [x, y]: F(x, y), 0 when not allowed
+    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g (at g * P + p)
+    bias: torch.Tensor  # (G * P,) 0, or the score of a tag with a group of its own, or -_FAR (padding)
+    width: int  # P, the longest predecessor list
+    slot_index: Optional[torch.Tensor]  # (C,) positions in (G * P) of the real predecessors (None: all)
+    slot_sources: torch.Tensor  # (C,) column of each slot's predecessor
+    slot_factors: torch.Tensor  # (C, 2K): F(x_c, y) when target column y is in the slot's group, else 0
+    target_group: torch.Tensor  # (2K,) group of each target column
+    shift: torch.Tensor  # (2K,)
+    pair_slots: torch.Tensor  # (2, K, K) [d, x, y]: the slot of the pair x -> y in direction d
+    pair_factors: torch.Tensor  # (2, K, K) [d, x, y]: F(x, y) in direction d (0 when not allowed)
 
 
-def _step_constants(matrix: torch.Tensor) -> Tuple[torch.Tensor, ...]:
-    """Constants turning one step ``new(y) = phi(y) + log sum_x exp(old(x) + matrix[y, x])`` of a
-    log-space recursion into a few small batched operations and one small matrix product.
-
-    Target tags ``y`` with the same set ``P_g`` of allowed predecessors (``matrix > IMPOSSIBLE / 2``;
-    all tags if none) form a group ``g`` and, when their scores spread less than
-    :data:`_MAX_SPREAD`, share the shift ``m_g = max_{x in P_g} old(x)``:
-    ``new(y) = phi(y) + shift(y) + m_g + log sum_{x in P_g} W_g(x) F(x, y)`` with the weights
-    ``W_g(x) = exp(old(x) + bias[g, x] - m_g)`` (``bias = 0`` on ``P_g``, ``-_FAR`` elsewhere),
-    ``shift(y) = max_{x in P_g} matrix[y, x]`` and the factors ``F(x, y) = exp(matrix[y, x] -
-    shift(y))`` in ``[exp(-_MAX_SPREAD), 1]`` on ``P_g``, 0 elsewhere. A tag with a wider spread is
-    a group of its own with ``bias[g, x] = matrix[y, x]`` on ``P_g``, ``shift(y) = 0`` and factors
-    1: the exact per-target log-sum-exp. Either way the largest weight of a group is 1 and the
-    largest term of every sum is at least ``exp(-_MAX_SPREAD)``, whatever the scores ``old``.
-
-    Only the *slots* ``(g, x)`` with ``x`` in ``P_g`` carry weights (``C = K`` slots for BILUO,
-    where the predecessor sets partition the tags), so a step is one ``(C, K)`` matrix product.
-    Returns the fields of :class:`_Steps` for one direction, unpadded.
-    """
+def _groups(matrix: torch.Tensor):
+    """Groups, predecessor sets, shifts and factors of one direction (see :func:`_step_constants`)."""
     k = matrix.shape[0]
     positions = torch.arange(k, device=matrix.device)
     allowed = matrix > IMPOSSIBLE / 2  # [y, x]
@@ -298,48 +290,74 @@ def _step_constants(matrix: torch.Tensor) -> Tuple[torch.Tensor, ...]:
     wide = top - matrix.masked_fill(~allowed, float("inf")).amin(1) > _MAX_SPREAD
     key = torch.cat([allowed.long(), torch.where(wide, positions, -1)[:, None]], 1)
     group = torch.unique(key, dim=0, return_inverse=True)[1]
-    num_groups = int(group.max()) + 1
-    representative = torch.empty(num_groups, dtype=torch.long, device=matrix.device).scatter_(0, group, positions)
+    representative = torch.empty(int(group.max()) + 1, dtype=torch.long, device=matrix.device)
+    representative.scatter_(0, group, positions)
     members = allowed[representative]  # (G, K): P_g
-    rep_scores = matrix[representative]
-    bias = torch.where(members, rep_scores * wide[representative, None], torch.full_like(rep_scores, -_FAR))
+    bias = matrix[representative] * wide[representative, None]  # on P_g
     shift = torch.where(wide, torch.zeros_like(top), top)
-    log_factors = matrix - shift[:, None] - bias[group]
-    factors = torch.where(allowed, log_factors, torch.full_like(matrix, float("-inf"))).exp().t()  # [x, y]
-    slot_group, sources = members.nonzero(as_tuple=True)
-    slot_of = torch.zeros(num_groups, k, dtype=torch.long, device=matrix.device)
-    slot_of[slot_group, sources] = torch.arange(len(sources), device=matrix.device)
-    slot_factors = factors[sources] * (group[None, :] == slot_group[:, None])
-    pair_slots = slot_of[group[None, :], positions[:, None]]
-    return bias, shift, group, slot_group * k + sources, sources, slot_factors, pair_slots, factors
+    log_factors = torch.where(allowed, matrix - shift[:, None] - bias[group], torch.full_like(matrix, float("-inf")))
+    return group, members, bias, shift, log_factors.exp().t()  # factors [x, y]
 
 
-def _stacked_steps(transitions: torch.Tensor) -> _Steps:
-    """:func:`_step_constants` of both directions (``matrix[next, previous]`` is ``T^T`` for alpha
-    and ``T`` for beta), padded with empty groups (bias ``-_FAR``) and empty slots (factors 0)."""
-    parts = [_step_constants(transitions.t()), _step_constants(transitions)]
+def _step_constants(transitions: torch.Tensor) -> _Steps:
+    """Constants turning one step ``new(y) = phi(y) + log sum_x exp(old(x) + matrix[y, x])`` of both
+    recursions (``matrix = T^T`` for alpha, ``T`` for beta) into a few small operations and one
+    small matrix product.
+
+    Target tags ``y`` with the same set ``P_g`` of allowed predecessors (``matrix > IMPOSSIBLE / 2``;
+    all tags if none) form a group ``g`` and, when their scores spread less than
+    :data:`_MAX_SPREAD`, share the shift ``m_g = max_{x in P_g} old(x)``:
+    ``new(y) = phi(y) + shift(y) + m_g + log sum_{x in P_g} W_g(x) F(x, y)`` with the weights
+    ``W_g(x) = exp(old(x) - m_g)``, ``shift(y) = max_{x in P_g} matrix[y, x]`` and the factors
+    ``F(x, y) = exp(matrix[y, x] - shift(y))`` in ``[exp(-_MAX_SPREAD), 1]`` on ``P_g``, 0
+    elsewhere. A tag with a wider spread is a group of its own whose weights include its scores,
+    ``W_g(x) = exp(old(x) + matrix[y, x] - m_g)`` with ``m_g`` the max of ``old(x) + matrix[y, x]``,
+    ``shift(y) = 0`` and factors 1: the exact per-target log-sum-exp. Either way the largest weight
+    of a group is 1 and the largest term of every sum at least ``exp(-_MAX_SPREAD)``, whatever the
+    scores ``old``, so flooring the weights at ``exp(_LOG_FLOOR)`` is exact to rounding.
+
+    The predecessor lists are padded to a common length ``P`` (bias ``-_FAR``) for the max; the
+    weights are kept only on the *slots* ``(g, x in P_g)`` when padding would waste much (BILUO:
+    the predecessor sets partition the tags, so ``C = 2K`` slots for both directions).
+    """
     k = transitions.shape[0]
-    groups = max(p[0].shape[0] for p in parts)
-    slots = max(p[3].shape[0] for p in parts)
-
-    def pad(t: torch.Tensor, size: int, value: float) -> torch.Tensor:
-        return torch.cat([t, t.new_full((size - t.shape[0],) + t.shape[1:], value)])
-
+    device = transitions.device
+    parts = [_groups(transitions.t()), _groups(transitions)]
+    counts = [p[1].shape[0] for p in parts]
+    width = max(int(p[1].sum(1).max()) for p in parts)
+    offsets = [0, counts[0]]
+    sources, bias, valid = [], [], []
+    for d, (group, members, member_bias, shift, factors) in enumerate(parts):
+        order = torch.argsort((~members).to(torch.uint8), dim=1, stable=True)[:, :width]  # members first
+        real = torch.arange(width, device=device) < members.sum(1, keepdim=True)
+        sources.append(order + d * k)
+        bias.append(torch.where(real, member_bias.gather(1, order), torch.full_like(member_bias[:, :width], -_FAR)))
+        valid.append(real)
+    sources, bias, valid = torch.cat(sources).flatten(), torch.cat(bias).flatten(), torch.cat(valid).flatten()
+    target_group = torch.cat([parts[0][0], parts[1][0] + counts[0]])
+    factors = torch.block_diag(parts[0][4], parts[1][4])  # (2K, 2K) [x column, y column]
+    slot_index = valid.nonzero().squeeze(1)
+    if len(valid) <= 4 * len(slot_index):  # little padding: keep every position as a slot
+        slot_index = torch.arange(len(valid), device=device)
+    slot_sources = sources[slot_index]
+    slot_group = slot_index // width
+    slot_factors = factors[slot_sources] * (target_group[None, :] == slot_group[:, None]) * valid[slot_index, None]
+    slot_of = torch.zeros(sum(counts), 2 * k, dtype=torch.long, device=device)
+    slot_of[slot_group[valid[slot_index]], slot_sources[valid[slot_index]]] = valid[slot_index].nonzero().squeeze(1)
+    tags = torch.arange(k, device=device)
+    pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
     return _Steps(
-        torch.stack([pad(p[0], groups, -_FAR) for p in parts]),
-        torch.stack([p[1] for p in parts]),
-        torch.stack([p[2] for p in parts]),
-        torch.stack([pad(p[3], slots, 0) for p in parts]),
-        torch.stack([pad(p[4], slots, 0) for p in parts]),
-        torch.stack([pad(p[5], slots, 0.0) for p in parts]),
-        torch.stack([p[6] for p in parts]),
-        torch.stack([p[7] for p in parts]),
+        sources,
+        bias,
+        width,
+        None if len(slot_index) == len(valid) else slot_index,
+        slot_sources,
+        slot_factors,
+        target_group,
+        torch.cat([parts[0][3], parts[1][3]]),
+        pair_slots,
+        torch.stack([parts[0][4], parts[1][4]]),
     )
-
-
-def _per_row(values: torch.Tensor, rows: int) -> torch.Tensor:
-    """``(2, ...)`` per-direction values repeated for the ``rows`` rows of each direction: ``(2 * rows, ...)``."""
-    return values[:, None].expand((2, rows) + values.shape[1:]).reshape((2 * rows,) + values.shape[1:])
 
 
 class _ForwardBackward(torch.autograd.Function):
@@ -350,10 +368,10 @@ class _ForwardBackward(torch.autograd.Function):
     :data:`IMPOSSIBLE`), start/end penalties ``(K,)`` and ``lengths (R,)``.
 
     Forward: one loop over positions runs the forward recursion
-    ``alpha_{i+1}(b) = phi_{i+1}(b) + log sum_a exp(alpha_i(a) + T(a, b))`` on the rows and, stacked
-    with it, the same recursion on the rows reversed within their lengths with ``T`` transposed,
-    which gives ``beta``. :func:`_step_constants` factorizes each step into weights
-    ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
+    ``alpha_{i+1}(b) = phi_{i+1}(b) + log sum_a exp(alpha_i(a) + T(a, b))`` on the rows and, side by
+    side with it (columns ``K..2K-1``), the same recursion on the rows reversed within their lengths
+    with ``T`` transposed, which gives ``beta``. :func:`_step_constants` factorizes each step into
+    weights ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
     predecessor set of group ``g``), one small matrix product with constant factors ``F`` giving
     ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and ``alpha_{i+1}(b) = phi_{i+1}(b) + shift(b) +
     m_{i,g(b)} + log s_{i+1}(b)``; ``W`` and ``s`` are kept for the backward. Then
@@ -372,13 +390,13 @@ class _ForwardBackward(torch.autograd.Function):
       ``dE[f]/dT(a, b) = sum_j xi_j(a, b) (H_j(a) + Rt_{j+1}(b) - E[f])``, where
       ``H_j(l) = E[sum_{t<=j} G_t(y_t) | y_j = l]`` and ``Rt_j(l) = E[sum_{t>=j} G_t(y_t) | y_j = l]``
       follow the linear recursions ``H_j = G_j + H_{j-1} P(y_{j-1} | y_j)`` and
-      ``Rt_j = G_j + P(y_{j+1} | y_j) Rt_{j+1}``, run together in one loop (the second on reversed
-      rows), one small matrix product per step:
+      ``Rt_j = G_j + P(y_{j+1} | y_j) Rt_{j+1}``, run side by side in one loop (the second on
+      reversed rows), one small matrix product per step:
       ``H_{j+1}(b) = G_{j+1}(b) + sum_a W_j[g(b), a] H_j(a) F(a, b) / s_{j+1}(b)``. Being averages
       under stochastic conditionals, both stay bounded whatever the scores.
-    * All the sums over ``xi`` are one matrix product over steps and rows per direction:
+    * All the sums over ``xi`` are one matrix product over steps and rows:
       ``sum_{r,i} W_i[g, a] c_i(a) mu_{i+1}(b) / s_{i+1}(b)`` at ``g = g(b)``, times ``F(a, b)``,
-      with ``c_i = g - E[f] + H_i`` on the forward rows and ``c_i = Rt`` on the reversed ones
+      with ``c_i = g - E[f] + H_i`` on the forward columns and ``c_i = Rt`` on the reversed ones
       (whose pairs are indexed the other way round).
     """
 
@@ -391,43 +409,38 @@ class _ForwardBackward(torch.autograd.Function):
         ctx.empty = False
         lengths = lengths.long()
         reverse = _reverse_index(lengths, n)
-        reversed_emissions = _gather_positions(emissions, reverse)
-        steps = _stacked_steps(transitions)
-        groups, slots = steps.bias.shape[1], steps.slots.shape[1]
-        # Position-major (n, 2R, K) so each step reads and writes contiguous slices. ``scores`` starts
-        # as phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
-        scores = torch.cat([emissions, reversed_emissions], 0).transpose(0, 1).contiguous()
-        scores[0].view(2, rows, k).add_(torch.stack([start, end])[:, None])
-        scores[1:].view(n - 1, 2, rows, k).add_(steps.shift[:, None])
-        weights = scores.new_empty(n - 1, 2, rows, slots)
-        norms = scores.new_empty(n - 1, 2, rows, k)
+        steps = _step_constants(transitions)
+        groups = steps.target_group.max().item() + 1 if n > 1 else 0
+        slots = len(steps.slot_sources)
+        # Position-major (n, R, 2K) so each step reads and writes contiguous slices. ``scores``
+        # starts as phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
+        scores = torch.cat([emissions, _gather_positions(emissions, reverse)], 2).transpose(0, 1).contiguous()
+        scores[0] += torch.cat([start, end])
+        scores[1:] += steps.shift
+        weights = scores.new_empty(n - 1, rows, slots)
+        norms = scores.new_empty(n - 1, rows, 2 * k)
         if n > 1:
-            bias = _per_row(steps.bias, rows)
-            slot_index = _per_row(steps.slots, rows)
-            group_index = _per_row(steps.group, rows)
-            full = scores.new_empty(2 * rows, groups, k)
-            full_flat = full.view(2 * rows, groups * k)
-            top = scores.new_empty(2 * rows, groups, 1)
-            top_flat = top.view(2 * rows, groups)
-            top_b = scores.new_empty(2 * rows, k)
-            log_norm = scores.new_empty(2 * rows, k)
-            score_steps = scores.unbind(0)
-            score_rows = scores.unsqueeze(2).unbind(0)
-            weight_steps = weights.view(n - 1, 2 * rows, slots).unbind(0)
-            weight_pairs = weights.unbind(0)
-            norm_pairs, norm_steps = norms.unbind(0), norms.view(n - 1, 2 * rows, k).unbind(0)
+            padded = scores.new_empty(rows, len(steps.sources)) if steps.slot_index is not None else None
+            top = scores.new_empty(rows, groups, 1)
+            top_flat = top.view(rows, groups)
+            top_b = scores.new_empty(rows, 2 * k)
+            log_norm = scores.new_empty(rows, 2 * k)
+            score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
             for i in range(n - 1):
-                torch.add(score_rows[i], bias, out=full)
-                torch.amax(full, -1, keepdim=True, out=top)
-                full.sub_(top)
-                w = torch.gather(full_flat, 1, slot_index, out=weight_steps[i])
+                p = weight_steps[i] if padded is None else padded
+                torch.index_select(score_steps[i], 1, steps.sources, out=p)
+                p.add_(steps.bias)
+                p3 = p.view(rows, groups, steps.width)
+                torch.amax(p3, -1, keepdim=True, out=top)
+                p3.sub_(top)
+                w = p if padded is None else torch.index_select(p, 1, steps.slot_index, out=weight_steps[i])
                 w.clamp_(min=_LOG_FLOOR).exp_()
-                torch.bmm(weight_pairs[i], steps.slot_factors, out=norm_pairs[i])
-                torch.gather(top_flat, 1, group_index, out=top_b)
+                torch.mm(w, steps.slot_factors, out=norm_steps[i])
+                torch.index_select(top_flat, 1, steps.target_group, out=top_b)
                 torch.log(norm_steps[i], out=log_norm)
                 score_steps[i + 1].add_(top_b).add_(log_norm)
-        alpha = scores[:, :rows].transpose(0, 1)
-        beta = _gather_positions(scores[:, rows:].transpose(0, 1), reverse) - emissions
+        alpha = scores[:, :, :k].transpose(0, 1)
+        beta = _gather_positions(scores[:, :, k:].transpose(0, 1), reverse) - emissions
         last = (lengths - 1).clamp(min=0)
         final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
         log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
@@ -462,8 +475,8 @@ class _ForwardBackward(torch.autograd.Function):
                 grad_emissions[active] += mu_a * (g[active] - expected[:, None, None])
             return grad_emissions, marginals.new_zeros(k, k) if need_transitions else None, None, None, None
 
-        inverse_norms = norms.reciprocal()  # (n-1, 2, R, K)
-        row_weight = grad_log_z.clone()  # per-row coefficient of sum_i xi_i in dL/dT (forward rows)
+        inverse_norms = norms.reciprocal()  # (n-1, R, 2K)
+        row_weight = grad_log_z.clone()  # per-row coefficient of sum_i xi_i in dL/dT (forward columns)
         states = None
         if num_active:
             lo, hi = int(active[0]), int(active[-1]) + 1
@@ -471,36 +484,32 @@ class _ForwardBackward(torch.autograd.Function):
             g_a = g[active]
             mu_a = marginals[active]
             expected = (g_a * mu_a).sum((1, 2))
-            # states[j, 0] = H_j (forward rows), states[j, 1] = Rt on the reversed rows; start from G.
-            states = torch.stack([g_a, _gather_positions(g_a, reverse[active])], 0).permute(2, 0, 1, 3).contiguous()
-            state_steps = states.view(n, 2 * num_active, k).unbind(0)
-            weight_steps = weights[:, :, chosen].unbind(0)
-            inverse_steps = inverse_norms[:, :, chosen].reshape(n - 1, 2 * num_active, k).unbind(0)
-            source_index = _per_row(steps.sources, num_active)
-            weighted = states.new_empty(2 * num_active, slots)
-            weighted_pairs = weighted.view(2, num_active, slots)
-            summed = states.new_empty(2, num_active, k)
-            summed_flat = summed.view(2 * num_active, k)
+            # states[j, :, :K] = H_j, states[j, :, K:] = Rt on the reversed rows; both start from G.
+            states = torch.cat([g_a, _gather_positions(g_a, reverse[active])], 2).transpose(0, 1).contiguous()
+            state_steps = states.unbind(0)
+            weight_steps = weights[:, chosen].unbind(0)
+            inverse_steps = inverse_norms[:, chosen].unbind(0)
+            weighted = states.new_empty(num_active, slots)
+            summed = states.new_empty(num_active, 2 * k)
             for i in range(n - 1):
-                torch.gather(state_steps[i], 1, source_index, out=weighted)
-                weighted_pairs.mul_(weight_steps[i])
-                torch.bmm(weighted_pairs, steps.slot_factors, out=summed)
-                state_steps[i + 1].addcmul_(summed_flat, inverse_steps[i])
-            prefix = states[:, 0].transpose(0, 1)  # (S, n, K)
-            suffix = _gather_positions(states[:, 1].transpose(0, 1), reverse[active])
+                torch.index_select(state_steps[i], 1, steps.slot_sources, out=weighted)
+                weighted.mul_(weight_steps[i])
+                torch.mm(weighted, steps.slot_factors, out=summed)
+                state_steps[i + 1].addcmul_(summed, inverse_steps[i])
+            prefix = states[:, :, :k].transpose(0, 1)  # (S, n, K)
+            suffix = _gather_positions(states[:, :, k:].transpose(0, 1), reverse[active])
             grad_emissions[active] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
             row_weight[active] -= expected
         if not need_transitions:
             return grad_emissions, None, None, None, None
-        # sum_{i, r} W_i[slot] c_i(source) * mu_{i+1}(b) / s_{i+1}(b) per direction: one batched product.
-        coefficients = marginals.new_zeros(2, n - 1, rows, k)
-        coefficients[0] = row_weight[None, :, None]
+        # sum_{i, r} W_i[slot] c_i(source) * mu_{i+1}(b) / s_{i+1}(b): one product over steps and rows.
+        coefficients = marginals.new_zeros(n - 1, rows, 2 * k)
+        coefficients[:, :, :k] = row_weight[None, :, None]
         if states is not None:
-            coefficients[:, :, chosen] += states[:-1].transpose(0, 1)
-        left = coefficients.gather(3, steps.sources[:, None, None, :].expand(2, n - 1, rows, slots))
-        left.mul_(weights.transpose(0, 1))
-        following = torch.stack([marginals, _gather_positions(marginals, reverse)], 0).transpose(1, 2)[:, 1:]
-        right = following * inverse_norms.transpose(0, 1)  # (2, n-1, R, K)
-        sums = torch.bmm(left.view(2, -1, slots).transpose(1, 2), right.reshape(2, -1, k))  # (2, C, K)
-        pairs = sums.gather(1, steps.pair_slots) * steps.pair_factors
+            coefficients[:, chosen] += states[:-1]
+        left = coefficients.index_select(2, steps.slot_sources).mul_(weights)
+        following = torch.cat([marginals, _gather_positions(marginals, reverse)], 2).transpose(0, 1)[1:]
+        right = inverse_norms.mul_(following)  # (n-1, R, 2K), contiguous
+        sums = torch.mm(left.view(-1, slots).t(), right.view(-1, 2 * k))  # (C, 2K)
+        pairs = sums.view(slots, 2, k).transpose(0, 1).gather(1, steps.pair_slots) * steps.pair_factors
         return grad_emissions, pairs[0] + pairs[1].t(), None, None, None

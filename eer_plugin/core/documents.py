@@ -30,6 +30,8 @@ class Document:
     negative_spans: List[Tuple[int, int]] = dataclasses.field(default_factory=list)
     #: where the document came from, e.g. ``"train.txt:1043"`` (used in error messages)
     source: Optional[str] = None
+    #: optional per-word weight of ``O`` for unannotated words (soft evidence; the CBL baseline)
+    o_weights: Optional[List[float]] = None
 
     def __post_init__(self):
         self.spans = sorted((int(s), int(e), str(t)) for s, e, t in self.spans)
@@ -58,6 +60,10 @@ class Document:
             if not label or label == "O":
                 raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}) has no entity type")
             previous_end = end
+        if self.o_weights is not None and (
+            len(self.o_weights) != n or not all(0.0 <= float(w) <= 1.0 for w in self.o_weights)
+        ):
+            raise DocumentError(f"{where}document {self.id!r}: o_weights must be {n} numbers in [0, 1]")
         for start, end in self.negative_spans:
             if not 0 <= start < end <= n:
                 raise DocumentError(f"{where}document {self.id!r}: negative span ({start}, {end}) is out of range [0, {n})")
@@ -82,10 +88,12 @@ class Document:
         }
         if self.negative_spans:
             data["negative_spans"] = [[s, e] for s, e in self.negative_spans]
+        if self.o_weights is not None:
+            data["o_weights"] = [float(w) for w in self.o_weights]
         return data
 
     #: keys of the JSON object written by :meth:`to_json` and read by :meth:`from_json`
-    JSON_KEYS = ("id", "tokens", "sentence_ends", "spans", "is_complete", "negative_spans")
+    JSON_KEYS = ("id", "tokens", "sentence_ends", "spans", "is_complete", "negative_spans", "o_weights")
 
     @classmethod
     def from_json(cls, data: dict, source: Optional[str] = None) -> "Document":
@@ -142,6 +150,13 @@ class Document:
         is_complete = data.get("is_complete", False)
         if "is_complete" in data:
             check(isinstance(is_complete, bool), "is_complete", "true or false")
+        o_weights = data.get("o_weights")
+        if o_weights is not None:
+            check(
+                isinstance(o_weights, list) and all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in o_weights),
+                "o_weights",
+                "a list of numbers",
+            )
         document = cls(
             id=data["id"],
             tokens=list(tokens),
@@ -150,6 +165,7 @@ class Document:
             is_complete=is_complete,
             negative_spans=[tuple(s) for s in negative_spans],
             source=source,
+            o_weights=o_weights,
         )
         return document.validate()
 

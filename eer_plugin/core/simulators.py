@@ -290,4 +290,5 @@ def _cut_after_last_span(document: Document) -> Document:
         tokens=document.tokens[:cut],
         sentence_ends=[end for end in document.sentence_ends if end <= cut],
         negative_spans=[(s, min(e, cut)) for s, e in document.negative_spans if s < cut],
+        o_weights=None if document.o_weights is None else document.o_weights[:cut],
     )

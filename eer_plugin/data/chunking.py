@@ -38,6 +38,8 @@ class Chunk:
     spans: List[Tuple[int, int, str]]
     is_complete: bool
     sentence_ends: List[int]  # relative to the chunk
+    #: O weight (soft evidence) per subword, from the document's per-word ``o_weights`` (CBL)
+    o_weights: Optional[List[float]] = None
 
     def subword_to_word(self) -> List[int]:
         owner = [-1] * len(self.subword_ids)
@@ -147,6 +149,9 @@ def chunk_document(
                 )
                 logger.warning("%s: entity (%d, %d, %s) of document %s is cut by a chunk boundary", doc.source, s, e, label, doc.id)
         ids = [bookends[0]] + [i for pieces in word_pieces[start:end] for i in pieces] + [bookends[1]]
+        weights = None
+        if doc.o_weights is not None:
+            weights = [1.0] + [doc.o_weights[w] for w in range(start, end) for _ in word_pieces[w]] + [1.0]
         word_subwords = [(offsets[w] - offsets[start] + 1, offsets[w + 1] - offsets[start] + 1) for w in range(start, end)]
         chunks.append(
             Chunk(
@@ -161,6 +166,7 @@ def chunk_document(
                 spans=spans,
                 is_complete=doc.is_complete,
                 sentence_ends=[e - start for e in doc.sentence_ends if start < e <= end],
+                o_weights=weights,
             )
         )
     return chunks

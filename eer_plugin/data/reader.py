@@ -3,9 +3,10 @@ import logging
 from typing import Dict, Iterable, List, Optional
 
 from allennlp.data import DatasetReader, Instance, Token
-from allennlp.data.fields import MetadataField, SequenceLabelField, TextField
+from allennlp.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 from allennlp.data.token_indexers import PretrainedTransformerIndexer, TokenIndexer
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
+import torch
 from transformers import AutoTokenizer
 
 from eer_plugin.core.documents import Document
@@ -155,6 +156,8 @@ class PartialDocumentReader(DatasetReader):
         }
         if with_labels:
             fields["tags"] = SequenceLabelField(chunk.labels, text_field, label_namespace="labels")
+            if chunk.o_weights is not None:
+                fields["o_weights"] = TensorField(torch.tensor(chunk.o_weights, dtype=torch.float32))
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)  # type: ignore[arg-type]
 

@@ -162,12 +162,22 @@ class EERTagger(Model):
         allowed[..., self.scheme.outside_index] |= bookend
         return allowed
 
-    def observations(self, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Allowed-tag mask from vocabulary tag indices (``_`` -> any tag)."""
+    def observations(
+        self, tags: torch.Tensor, mask: torch.Tensor, o_weights: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
+        """Allowed-tag mask from vocabulary tag indices (``_`` -> any tag). With ``o_weights``
+        (CBL), a latent subword becomes soft evidence: weight ``w`` for ``O`` and ``1 - w`` for
+        every entity tag (a float tensor, see :class:`ConstrainedCRF`)."""
         codes = self._label_codes[tags]
         tag_range = torch.arange(self.scheme.num_tags, device=tags.device)
-        allowed = (codes.unsqueeze(-1) == tag_range) | (codes.unsqueeze(-1) == LATENT)
-        return allowed & self.bookends_outside(mask)
+        latent = codes == LATENT
+        allowed = ((codes.unsqueeze(-1) == tag_range) | latent.unsqueeze(-1)) & self.bookends_outside(mask)
+        if o_weights is None:
+            return allowed
+        evidence = torch.where(
+            self._entity_mask, (1.0 - o_weights).unsqueeze(-1), o_weights.unsqueeze(-1)
+        ).clamp(0.0, 1.0)
+        return torch.where(latent.unsqueeze(-1), evidence, torch.ones_like(evidence)) * allowed
 
     # ------------------------------------------------------------------ forward
     def forward(  # type: ignore[override]
@@ -175,6 +185,7 @@ class EERTagger(Model):
         tokens: TextFieldTensors,
         tags: Optional[torch.LongTensor] = None,
         metadata: Optional[List[Dict[str, Any]]] = None,
+        o_weights: Optional[torch.Tensor] = None,
     ) -> Dict[str, Any]:
         mask = util.get_text_field_mask(tokens)
         emissions = self.emissions(tokens)
@@ -182,7 +193,7 @@ class EERTagger(Model):
         output: Dict[str, Any] = {"emissions": emissions, "mask": mask}
 
         if tags is not None:
-            allowed = self.observations(tags, mask)
+            allowed = self.observations(tags, mask, o_weights)
             result = eer_objective(
                 self.crf,
                 emissions,
