@@ -27,6 +27,7 @@ the partial likelihood runs its constrained and unconstrained passes together in
 Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-inf`` so that
 values and gradients stay finite even when a row has no valid tagging at all.
 """
+import math
 from typing import NamedTuple, Optional, Tuple
 
 import torch
@@ -249,8 +250,16 @@ def _reverse_index(lengths: torch.Tensor, n: int) -> torch.Tensor:
 
 def _gather_positions(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     """``values[r, index[r, i]]`` for ``values`` of shape ``(R, n, ...)``."""
-    shape = index.shape + (1,) * (values.dim() - 2)
-    return values.gather(1, index.view(shape).expand(index.shape + values.shape[2:]))
+    rows, n = values.shape[:2]
+    flat = (index + n * torch.arange(rows, device=index.device)[:, None]).flatten()
+    return values.reshape((rows * n,) + values.shape[2:]).index_select(0, flat).view(index.shape + values.shape[2:])
+
+
+def _gather_steps(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+    """``values[index[r, i], r]`` for position-major ``values`` of shape ``(n, R, ...)``: ``(R, n, ...)``."""
+    n, rows = values.shape[:2]
+    flat = (rows * index + torch.arange(rows, device=index.device)[:, None]).flatten()
+    return values.reshape((n * rows,) + values.shape[2:]).index_select(0, flat).view(index.shape + values.shape[2:])
 
 
 #: Largest spread ``max - min`` of the allowed transition scores into one tag for which that tag
@@ -264,39 +273,88 @@ _MAX_SPREAD = 30.0
 _FAR = 1e30
 
 
-class _Steps(NamedTuple):
-    """Constants of one step of the two recursions run side by side on ``2K`` columns (columns
-    ``d * K + y``; direction 0: alpha, 1: beta on reversed rows), see :func:`_step_constants`."""
+class _Structure(NamedTuple):
+    """The index structure of :func:`_step_constants`; depends only on which transitions are allowed
+    and which target tags have a wide spread, so it is cached."""
 
     sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g (at g * P + p)
-    bias: torch.Tensor  # (G * P,) 0, or the score of a tag with a group of its own, or -_FAR (padding)
+    base_bias: torch.Tensor  # (G * P,) float64: 0 on real predecessors, -_FAR on the padding
+    wide_entries: torch.Tensor  # positions in (G * P) of the predecessors of wide tags ...
+    wide_scores: torch.Tensor  # ... and the flat index of their scores in matrices (2, K, K)
     width: int  # P, the longest predecessor list
-    slot_index: Optional[torch.Tensor]  # (C,) positions in (G * P) of the real predecessors (None: all)
+    slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots, the real predecessors
     slot_sources: torch.Tensor  # (C,) column of each slot's predecessor
-    slot_factors: torch.Tensor  # (C, 2K): F(x_c, y) when target column y is in the slot's group, else 0
+    slot_targets: torch.Tensor  # (C, 2K) bool: target column y is in the slot's group
     target_group: torch.Tensor  # (2K,) group of each target column
-    shift: torch.Tensor  # (2K,)
     pair_slots: torch.Tensor  # (2, K, K) [d, x, y]: the slot of the pair x -> y in direction d
+
+
+class _Steps(NamedTuple):
+    """Constants of one step of the two recursions run side by side on ``2K`` columns (column
+    ``d * K + y``; direction 0: alpha, 1: beta on reversed rows), see :func:`_step_constants`."""
+
+    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g
+    bias: torch.Tensor  # (G * P,) 0, or the score of a tag with a group of its own, or -_FAR (padding)
+    width: int  # P
+    slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots
+    slot_sources: torch.Tensor  # (C,)
+    slot_factors: torch.Tensor  # (C, 2K): F(x_c, y) when target column y is in the slot's group, else 0
+    target_group: torch.Tensor  # (2K,)
+    shift: torch.Tensor  # (2K,)
+    pair_slots: torch.Tensor  # (2, K, K)
     pair_factors: torch.Tensor  # (2, K, K) [d, x, y]: F(x, y) in direction d (0 when not allowed)
 
 
-def _groups(matrix: torch.Tensor):
-    """Groups, predecessor sets, shifts and factors of one direction (see :func:`_step_constants`)."""
-    k = matrix.shape[0]
-    positions = torch.arange(k, device=matrix.device)
-    allowed = matrix > IMPOSSIBLE / 2  # [y, x]
-    allowed |= ~allowed.any(1, keepdim=True)
-    top = matrix.masked_fill(~allowed, float("-inf")).amax(1)
-    wide = top - matrix.masked_fill(~allowed, float("inf")).amin(1) > _MAX_SPREAD
-    key = torch.cat([allowed.long(), torch.where(wide, positions, -1)[:, None]], 1)
-    group = torch.unique(key, dim=0, return_inverse=True)[1]
-    representative = torch.empty(int(group.max()) + 1, dtype=torch.long, device=matrix.device)
-    representative.scatter_(0, group, positions)
-    members = allowed[representative]  # (G, K): P_g
-    bias = matrix[representative] * wide[representative, None]  # on P_g
-    shift = torch.where(wide, torch.zeros_like(top), top)
-    log_factors = torch.where(allowed, matrix - shift[:, None] - bias[group], torch.full_like(matrix, float("-inf")))
-    return group, members, bias, shift, log_factors.exp().t()  # factors [x, y]
+_STRUCTURES: "dict" = {}
+
+
+def _step_structure(allowed: torch.Tensor, wide: torch.Tensor) -> _Structure:
+    """:class:`_Structure` for ``allowed (2, K, K)`` ([d, y, x]) and ``wide (2, K)``, cached."""
+    key = (allowed.cpu().numpy().tobytes(), wide.cpu().numpy().tobytes(), allowed.shape[1], str(allowed.device))
+    if key in _STRUCTURES:
+        return _STRUCTURES[key]
+    k = allowed.shape[1]
+    device = allowed.device
+    tags = torch.arange(k, device=device)
+    sources, valid, wide_entries, wide_scores, target_group = [], [], [], [], []
+    parts = []
+    for d in (0, 1):
+        # group: the targets with the same predecessor set, except that a wide tag has its own
+        key_rows = torch.cat([allowed[d].long(), torch.where(wide[d], tags, -1)[:, None]], 1)
+        group = torch.unique(key_rows, dim=0, return_inverse=True)[1]
+        representative = torch.empty(int(group.max()) + 1, dtype=torch.long, device=device)
+        representative.scatter_(0, group, tags)
+        parts.append((group, representative, allowed[d][representative]))  # members (G_d, K): P_g
+    width = max(int(members.sum(1).max()) for _, _, members in parts)
+    offset = 0
+    for d, (group, representative, members) in enumerate(parts):
+        order = torch.argsort((~members).to(torch.uint8), dim=1, stable=True)[:, :width]  # members first
+        real = torch.arange(width, device=device) < members.sum(1, keepdim=True)
+        sources.append(order + d * k)
+        valid.append(real)
+        is_wide = real & wide[d][representative][:, None]
+        wide_entries.append((is_wide.flatten().nonzero().squeeze(1) + offset * width))
+        wide_scores.append((d * k * k + representative[:, None] * k + order)[is_wide])
+        target_group.append(group + offset)
+        offset += len(representative)
+    sources, valid = torch.cat(sources).flatten(), torch.cat(valid).flatten()
+    target_group = torch.cat(target_group)
+    slot_index = valid.nonzero().squeeze(1)
+    slot_sources = sources[slot_index]
+    slot_group = slot_index // width
+    slot_targets = target_group[None, :] == slot_group[:, None]
+    slot_of = torch.zeros(offset, 2 * k, dtype=torch.long, device=device)
+    slot_of[slot_group, slot_sources] = torch.arange(len(slot_index), device=device)
+    pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
+    base_bias = torch.where(valid, 0.0, -_FAR).to(torch.float64)
+    structure = _Structure(
+        sources, base_bias, torch.cat(wide_entries), torch.cat(wide_scores), width,
+        slot_index, slot_sources, slot_targets, target_group, pair_slots,
+    )
+    if len(_STRUCTURES) >= 16:
+        _STRUCTURES.clear()
+    _STRUCTURES[key] = structure
+    return structure
 
 
 def _step_constants(transitions: torch.Tensor) -> _Steps:
@@ -317,46 +375,27 @@ def _step_constants(transitions: torch.Tensor) -> _Steps:
     scores ``old``, so flooring the weights at ``exp(_LOG_FLOOR)`` is exact to rounding.
 
     The predecessor lists are padded to a common length ``P`` (bias ``-_FAR``) for the max; the
-    weights are kept only on the *slots* ``(g, x in P_g)`` when padding would waste much (BILUO:
-    the predecessor sets partition the tags, so ``C = 2K`` slots for both directions).
+    weights are kept only on the ``C`` *slots* ``(g, x in P_g)`` (BILUO: the predecessor sets
+    partition the tags, so ``C = 2K`` slots for both directions).
     """
     k = transitions.shape[0]
-    device = transitions.device
-    parts = [_groups(transitions.t()), _groups(transitions)]
-    counts = [p[1].shape[0] for p in parts]
-    width = max(int(p[1].sum(1).max()) for p in parts)
-    offsets = [0, counts[0]]
-    sources, bias, valid = [], [], []
-    for d, (group, members, member_bias, shift, factors) in enumerate(parts):
-        order = torch.argsort((~members).to(torch.uint8), dim=1, stable=True)[:, :width]  # members first
-        real = torch.arange(width, device=device) < members.sum(1, keepdim=True)
-        sources.append(order + d * k)
-        bias.append(torch.where(real, member_bias.gather(1, order), torch.full_like(member_bias[:, :width], -_FAR)))
-        valid.append(real)
-    sources, bias, valid = torch.cat(sources).flatten(), torch.cat(bias).flatten(), torch.cat(valid).flatten()
-    target_group = torch.cat([parts[0][0], parts[1][0] + counts[0]])
-    factors = torch.block_diag(parts[0][4], parts[1][4])  # (2K, 2K) [x column, y column]
-    slot_index = valid.nonzero().squeeze(1)
-    if len(valid) <= 4 * len(slot_index):  # little padding: keep every position as a slot
-        slot_index = torch.arange(len(valid), device=device)
-    slot_sources = sources[slot_index]
-    slot_group = slot_index // width
-    slot_factors = factors[slot_sources] * (target_group[None, :] == slot_group[:, None]) * valid[slot_index, None]
-    slot_of = torch.zeros(sum(counts), 2 * k, dtype=torch.long, device=device)
-    slot_of[slot_group[valid[slot_index]], slot_sources[valid[slot_index]]] = valid[slot_index].nonzero().squeeze(1)
-    tags = torch.arange(k, device=device)
-    pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
+    matrices = torch.stack([transitions.t(), transitions])  # (2, K, K): [d, y, x]
+    allowed = matrices > IMPOSSIBLE / 2
+    allowed |= ~allowed.any(2, keepdim=True)  # no allowed predecessor: keep the IMPOSSIBLE scores of all
+    top = matrices.masked_fill(~allowed, float("-inf")).amax(2)
+    wide = top - matrices.masked_fill(~allowed, float("inf")).amin(2) > _MAX_SPREAD
+    structure = _step_structure(allowed, wide)
+    shift = torch.where(wide, torch.zeros_like(top), top)
+    log_factors = torch.where(allowed, matrices - shift[:, :, None], torch.full_like(matrices, float("-inf")))
+    log_factors = torch.where(wide[:, :, None] & allowed, torch.zeros_like(matrices), log_factors)
+    factors = log_factors.exp().transpose(1, 2)  # (2, K, K): [d, x, y]
+    bias = structure.base_bias.to(transitions.dtype)
+    if len(structure.wide_entries):
+        bias = bias.index_put((structure.wide_entries,), matrices.flatten()[structure.wide_scores])
+    slot_factors = torch.block_diag(factors[0], factors[1])[structure.slot_sources] * structure.slot_targets
     return _Steps(
-        sources,
-        bias,
-        width,
-        None if len(slot_index) == len(valid) else slot_index,
-        slot_sources,
-        slot_factors,
-        target_group,
-        torch.cat([parts[0][3], parts[1][3]]),
-        pair_slots,
-        torch.stack([parts[0][4], parts[1][4]]),
+        structure.sources, bias, structure.width, structure.slot_index, structure.slot_sources, slot_factors,
+        structure.target_group, shift.flatten(), structure.pair_slots, factors,
     )
 
 
@@ -420,27 +459,26 @@ class _ForwardBackward(torch.autograd.Function):
         weights = scores.new_empty(n - 1, rows, slots)
         norms = scores.new_empty(n - 1, rows, 2 * k)
         if n > 1:
-            padded = scores.new_empty(rows, len(steps.sources)) if steps.slot_index is not None else None
+            padded = scores.new_empty(rows, len(steps.sources))
+            padded_groups = padded.view(rows, groups, steps.width)
             top = scores.new_empty(rows, groups, 1)
             top_flat = top.view(rows, groups)
             top_b = scores.new_empty(rows, 2 * k)
             log_norm = scores.new_empty(rows, 2 * k)
             score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
             for i in range(n - 1):
-                p = weight_steps[i] if padded is None else padded
-                torch.index_select(score_steps[i], 1, steps.sources, out=p)
-                p.add_(steps.bias)
-                p3 = p.view(rows, groups, steps.width)
-                torch.amax(p3, -1, keepdim=True, out=top)
-                p3.sub_(top)
-                w = p if padded is None else torch.index_select(p, 1, steps.slot_index, out=weight_steps[i])
+                torch.index_select(score_steps[i], 1, steps.sources, out=padded)
+                padded.add_(steps.bias)
+                torch.amax(padded_groups, -1, keepdim=True, out=top)
+                padded_groups.sub_(top)
+                w = torch.index_select(padded, 1, steps.slot_index, out=weight_steps[i])
                 w.clamp_(min=_LOG_FLOOR).exp_()
                 torch.mm(w, steps.slot_factors, out=norm_steps[i])
                 torch.index_select(top_flat, 1, steps.target_group, out=top_b)
                 torch.log(norm_steps[i], out=log_norm)
                 score_steps[i + 1].add_(top_b).add_(log_norm)
         alpha = scores[:, :, :k].transpose(0, 1)
-        beta = _gather_positions(scores[:, :, k:].transpose(0, 1), reverse) - emissions
+        beta = _gather_steps(scores, reverse)[:, :, k:] - emissions
         last = (lengths - 1).clamp(min=0)
         final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
         log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
@@ -497,7 +535,7 @@ class _ForwardBackward(torch.autograd.Function):
                 torch.mm(weighted, steps.slot_factors, out=summed)
                 state_steps[i + 1].addcmul_(summed, inverse_steps[i])
             prefix = states[:, :, :k].transpose(0, 1)  # (S, n, K)
-            suffix = _gather_positions(states[:, :, k:].transpose(0, 1), reverse[active])
+            suffix = _gather_steps(states, reverse[active])[:, :, k:]
             grad_emissions[active] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
             row_weight[active] -= expected
         if not need_transitions:
@@ -507,9 +545,12 @@ class _ForwardBackward(torch.autograd.Function):
         coefficients[:, :, :k] = row_weight[None, :, None]
         if states is not None:
             coefficients[:, chosen] += states[:-1]
-        left = coefficients.index_select(2, steps.slot_sources).mul_(weights)
+        # Floored weights (the dead predecessors) become exact zeros, which keeps the products of
+        # small numbers below from turning into slow denormals (a change below exp(_LOG_FLOOR)).
+        weights = weights.view(-1, slots).masked_fill(weights.view(-1, slots) <= math.exp(_LOG_FLOOR), 0.0)
+        left = coefficients.view(-1, 2 * k).index_select(1, steps.slot_sources).mul_(weights)
         following = torch.cat([marginals, _gather_positions(marginals, reverse)], 2).transpose(0, 1)[1:]
         right = inverse_norms.mul_(following)  # (n-1, R, 2K), contiguous
-        sums = torch.mm(left.view(-1, slots).t(), right.view(-1, 2 * k))  # (C, 2K)
+        sums = torch.mm(left.t(), right.view(-1, 2 * k))  # (C, 2K)
         pairs = sums.view(slots, 2, k).transpose(0, 1).gather(1, steps.pair_slots) * steps.pair_factors
         return grad_emissions, pairs[0] + pairs[1].t(), None, None, None
