@@ -269,7 +269,7 @@ def _gather_steps(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
 #: (never seen with learned scores) get an exact step of their own.
 _MAX_SPREAD = 30.0
 
-#: Additive mask for the padding of the predecessor lists: far below any score, never overflowing.
+#: Score of the padding of the predecessor lists: far below any score, never overflowing.
 _FAR = 1e30
 
 
@@ -277,8 +277,7 @@ class _Structure(NamedTuple):
     """The index structure of :func:`_step_constants`; depends only on which transitions are allowed
     and which target tags have a wide spread, so it is cached."""
 
-    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g (at g * P + p)
-    base_bias: torch.Tensor  # (G * P,) float64: 0 on real predecessors, -_FAR on the padding
+    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g (at g * P + p); 2K: padding
     wide_entries: torch.Tensor  # positions in (G * P) of the predecessors of wide tags ...
     wide_scores: torch.Tensor  # ... and the flat index of their scores in matrices (2, K, K)
     width: int  # P, the longest predecessor list
@@ -293,8 +292,8 @@ class _Steps(NamedTuple):
     """Constants of one step of the two recursions run side by side on ``2K`` columns (column
     ``d * K + y``; direction 0: alpha, 1: beta on reversed rows), see :func:`_step_constants`."""
 
-    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g
-    bias: torch.Tensor  # (G * P,) 0, or the score of a tag with a group of its own, or -_FAR (padding)
+    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g; 2K (always -_FAR): padding
+    bias: Optional[torch.Tensor]  # (G * P,) the scores of the tags with a group of their own, else 0 (None: all 0)
     width: int  # P
     slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots
     slot_sources: torch.Tensor  # (C,)
@@ -330,7 +329,7 @@ def _step_structure(allowed: torch.Tensor, wide: torch.Tensor) -> _Structure:
     for d, (group, representative, members) in enumerate(parts):
         order = torch.argsort((~members).to(torch.uint8), dim=1, stable=True)[:, :width]  # members first
         real = torch.arange(width, device=device) < members.sum(1, keepdim=True)
-        sources.append(order + d * k)
+        sources.append(torch.where(real, order + d * k, 2 * k))
         valid.append(real)
         is_wide = real & wide[d][representative][:, None]
         wide_entries.append((is_wide.flatten().nonzero().squeeze(1) + offset * width))
@@ -346,9 +345,8 @@ def _step_structure(allowed: torch.Tensor, wide: torch.Tensor) -> _Structure:
     slot_of = torch.zeros(offset, 2 * k, dtype=torch.long, device=device)
     slot_of[slot_group, slot_sources] = torch.arange(len(slot_index), device=device)
     pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
-    base_bias = torch.where(valid, 0.0, -_FAR).to(torch.float64)
     structure = _Structure(
-        sources, base_bias, torch.cat(wide_entries), torch.cat(wide_scores), width,
+        sources, torch.cat(wide_entries), torch.cat(wide_scores), width,
         slot_index, slot_sources, slot_targets, target_group, pair_slots,
     )
     if len(_STRUCTURES) >= 16:
@@ -374,7 +372,7 @@ def _step_constants(transitions: torch.Tensor) -> _Steps:
     of a group is 1 and the largest term of every sum at least ``exp(-_MAX_SPREAD)``, whatever the
     scores ``old``, so flooring the weights at ``exp(_LOG_FLOOR)`` is exact to rounding.
 
-    The predecessor lists are padded to a common length ``P`` (bias ``-_FAR``) for the max; the
+    The predecessor lists are padded to a common length ``P`` (with a ``-_FAR`` column) for the max; the
     weights are kept only on the ``C`` *slots* ``(g, x in P_g)`` (BILUO: the predecessor sets
     partition the tags, so ``C = 2K`` slots for both directions).
     """
@@ -389,9 +387,10 @@ def _step_constants(transitions: torch.Tensor) -> _Steps:
     log_factors = torch.where(allowed, matrices - shift[:, :, None], torch.full_like(matrices, float("-inf")))
     log_factors = torch.where(wide[:, :, None] & allowed, torch.zeros_like(matrices), log_factors)
     factors = log_factors.exp().transpose(1, 2)  # (2, K, K): [d, x, y]
-    bias = structure.base_bias.to(transitions.dtype)
+    bias = None
     if len(structure.wide_entries):
-        bias = bias.index_put((structure.wide_entries,), matrices.flatten()[structure.wide_scores])
+        bias = transitions.new_zeros(len(structure.sources))
+        bias[structure.wide_entries] = matrices.flatten()[structure.wide_scores]
     slot_factors = torch.block_diag(factors[0], factors[1])[structure.slot_sources] * structure.slot_targets
     return _Steps(
         structure.sources, bias, structure.width, structure.slot_index, structure.slot_sources, slot_factors,
@@ -451,11 +450,13 @@ class _ForwardBackward(torch.autograd.Function):
         steps = _step_constants(transitions)
         groups = steps.target_group.max().item() + 1 if n > 1 else 0
         slots = len(steps.slot_sources)
-        # Position-major (n, R, 2K) so each step reads and writes contiguous slices. ``scores``
-        # starts as phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
-        scores = torch.cat([emissions, _gather_positions(emissions, reverse)], 2).transpose(0, 1).contiguous()
-        scores[0] += torch.cat([start, end])
-        scores[1:] += steps.shift
+        # Position-major (n, R, 2K + 1) so each step reads and writes contiguous slices; the last
+        # column stays at -_FAR for the padding of the predecessor lists. ``scores`` starts as
+        # phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
+        far = emissions.new_full((rows, n, 1), -_FAR)
+        scores = torch.cat([emissions, _gather_positions(emissions, reverse), far], 2).transpose(0, 1).contiguous()
+        scores[0, :, : 2 * k] += torch.cat([start, end])
+        scores[1:, :, : 2 * k] += steps.shift
         weights = scores.new_empty(n - 1, rows, slots)
         norms = scores.new_empty(n - 1, rows, 2 * k)
         if n > 1:
@@ -466,9 +467,11 @@ class _ForwardBackward(torch.autograd.Function):
             top_b = scores.new_empty(rows, 2 * k)
             log_norm = scores.new_empty(rows, 2 * k)
             score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
+            target_steps = scores[:, :, : 2 * k].unbind(0)
             for i in range(n - 1):
                 torch.index_select(score_steps[i], 1, steps.sources, out=padded)
-                padded.add_(steps.bias)
+                if steps.bias is not None:
+                    padded.add_(steps.bias)
                 torch.amax(padded_groups, -1, keepdim=True, out=top)
                 padded_groups.sub_(top)
                 w = torch.index_select(padded, 1, steps.slot_index, out=weight_steps[i])
@@ -476,9 +479,9 @@ class _ForwardBackward(torch.autograd.Function):
                 torch.mm(w, steps.slot_factors, out=norm_steps[i])
                 torch.index_select(top_flat, 1, steps.target_group, out=top_b)
                 torch.log(norm_steps[i], out=log_norm)
-                score_steps[i + 1].add_(top_b).add_(log_norm)
+                target_steps[i + 1].add_(top_b).add_(log_norm)
         alpha = scores[:, :, :k].transpose(0, 1)
-        beta = _gather_steps(scores, reverse)[:, :, k:] - emissions
+        beta = _gather_steps(scores, reverse)[:, :, k : 2 * k] - emissions
         last = (lengths - 1).clamp(min=0)
         final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
         log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
@@ -519,11 +522,11 @@ class _ForwardBackward(torch.autograd.Function):
         if num_active:
             lo, hi = int(active[0]), int(active[-1]) + 1
             chosen = slice(lo, hi) if hi - lo == num_active else active  # views when contiguous
-            g_a = g[active]
-            mu_a = marginals[active]
+            g_a = g[chosen]
+            mu_a = marginals[chosen]
             expected = (g_a * mu_a).sum((1, 2))
             # states[j, :, :K] = H_j, states[j, :, K:] = Rt on the reversed rows; both start from G.
-            states = torch.cat([g_a, _gather_positions(g_a, reverse[active])], 2).transpose(0, 1).contiguous()
+            states = torch.cat([g_a, _gather_positions(g_a, reverse[chosen])], 2).transpose(0, 1).contiguous()
             state_steps = states.unbind(0)
             weight_steps = weights[:, chosen].unbind(0)
             inverse_steps = inverse_norms[:, chosen].unbind(0)
@@ -535,9 +538,9 @@ class _ForwardBackward(torch.autograd.Function):
                 torch.mm(weighted, steps.slot_factors, out=summed)
                 state_steps[i + 1].addcmul_(summed, inverse_steps[i])
             prefix = states[:, :, :k].transpose(0, 1)  # (S, n, K)
-            suffix = _gather_steps(states, reverse[active])[:, :, k:]
-            grad_emissions[active] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
-            row_weight[active] -= expected
+            suffix = _gather_steps(states, reverse[chosen])[:, :, k:]
+            grad_emissions[chosen] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
+            row_weight[chosen] -= expected
         if not need_transitions:
             return grad_emissions, None, None, None, None
         # sum_{i, r} W_i[slot] c_i(source) * mu_{i+1}(b) / s_{i+1}(b): one product over steps and rows.
