@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# benchmarks/conll_real_runs.sh — the real CPU runs behind the numbers in docs: CoNLL-2003 English,
+# EE-1000 (seed 0), the packaged all-MiniLM-L6-v2 encoder, fewer epochs than the paper (EPOCHS).
+#   OUT=/tmp/eer-runs EPOCHS=10 bash benchmarks/conll_real_runs.sh [eer_short raw_shortest raw_cd sns_shortest cbl_shortest]
+# Needs ../shared/data/conll2003-en (never copied into the repo). Writes OUT/summary.tsv:
+# run, wall seconds, test P/R/F1, final training rho_hat.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$ROOT"
+DATA="${DATA:-$ROOT/../shared/data/conll2003-en}"
+OUT="$(realpath -m "${OUT:-$ROOT/runs/conll}")"
+export EER_EPOCHS="${EPOCHS:-10}" EER_BATCH_SIZE="${BATCH_SIZE:-8}" EER_SEED="${SEED:-0}"
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+ALLENNLP="$ROOT/.venv/bin/allennlp"
+PY="$ROOT/.venv/bin/python"
+mkdir -p "$OUT"
+[ -f "$OUT/ee1000_s0.jsonl" ] || "$ALLENNLP" eer-simulate ee "$DATA/train.txt" "$OUT/ee1000_s0.jsonl" --budget 1000 --seed 0
+export EER_TRAIN_DATA="$OUT/ee1000_s0.jsonl" EER_DEV_DATA="$DATA/dev.txt" EER_TEST_DATA="$DATA/test.txt"
+export EER_GOLD_TRAIN_DATA="$DATA/train.txt"
+
+record() {  # name seconds serialization_dir
+  "$PY" - "$@" >> "$OUT/summary.tsv" <<'PY'
+import json, sys
+name, seconds, directory = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+m = json.load(open(f"{directory}/metrics.json"))
+print("\t".join([name, f"{seconds:.0f}", *(f"{m.get(k, float('nan')):.4f}" for k in
+      ("test_precision-overall", "test_recall-overall", "test_f1-measure-overall", "training_rho_hat", "test_rho_hat"))]))
+PY
+}
+
+train() {  # name config
+  local name=$1 config=$2 start
+  [ -f "$OUT/$name/metrics.json" ] && { echo "== $name: done already"; return; }
+  rm -rf "$OUT/$name"; start=$(date +%s)
+  echo "== $name: allennlp train training_configs/$config ($EER_EPOCHS epochs)"
+  "$ALLENNLP" train "training_configs/$config" -s "$OUT/$name" --include-package eer_plugin > "$OUT/$name.log" 2>&1
+  record "$name" $(( $(date +%s) - start )) "$OUT/$name"
+}
+
+[ -f "$OUT/summary.tsv" ] || printf "run\tseconds\ttest_P\ttest_R\ttest_F1\ttrain_rho_hat\ttest_rho_hat\n" > "$OUT/summary.tsv"
+for run in "${@:-eer_short raw_shortest raw_cd sns_shortest}"; do
+  for r in $run; do
+    case $r in
+      raw_cd)
+        train raw_shortest raw_shortest.jsonnet
+        [ -f "$OUT/raw_shortest/o_cost.json" ] || { start=$(date +%s)
+          "$ALLENNLP" tune-o-cost "$OUT/raw_shortest/model.tar.gz" "$DATA/dev.txt" --test-file "$DATA/test.txt" --include-package eer_plugin > "$OUT/raw_cd.log" 2>&1
+          echo "raw_cd tuning seconds: $(( $(date +%s) - start ))" >> "$OUT/raw_cd.log"; }
+        tail -4 "$OUT/raw_cd.log";;
+      *) train "$r" "$r.jsonnet";;
+    esac
+  done
+done
+column -t "$OUT/summary.tsv"
