@@ -51,6 +51,8 @@ def config_defaults() -> dict:
         "EER_RATIO_LOSS_WEIGHT": "10",
         "EER_CUDA_DEVICE": "-1",
         "EER_CBL_ROUND_EPOCHS": "5",
+        "EER_WORD_VECTORS": "",  # CBL-LSTM: optional GloVe/fastText text file
+        "EER_WORD_DIM": "100",  # CBL-LSTM: word embedding size (must match EER_WORD_VECTORS)
     }
 
 

@@ -59,3 +59,26 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     assert 0.0 in weights and min(weights) >= 0.0 and max(weights) <= 1.0
     model = load_archive(str(tmp_path / "cbl" / "final" / "model.tar.gz")).model
     assert model.scheme.entity_types == ["LOC", "MISC", "ORG", "PER"]
+
+
+def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
+    """CBL-LSTM: word-level positions (no subword tokenizer), BiLSTM over trainable embeddings."""
+    from allennlp.common import Params
+    from allennlp.models.archival import load_archive
+
+    from conftest import FIXTURES, REPO
+    from eer_plugin.commands.cbl import run_cbl
+
+    monkeypatch.setenv("EER_EPOCHS", "1")
+    monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
+    params = Params.from_file(str(REPO / "training_configs" / "cbl_lstm_shortest.jsonnet"))
+    log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
+    assert log["rounds"]
+    archive = load_archive(str(tmp_path / "cbl" / "final" / "model.tar.gz"))
+    reader = archive.validation_dataset_reader
+    instances = list(reader.read(str(FIXTURES / "conll2003_tiny_dev.txt")))
+    meta = instances[0]["metadata"].metadata
+    assert len(instances[0]["tokens"]) == len(meta["words"]) + 2  # one position per word plus bookends
+    assert archive.model.encoder is not None
+    outputs = archive.model.forward_on_instances(instances)
+    assert len(outputs) == len(instances)

@@ -6,19 +6,21 @@
 //   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
 //   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
 //   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
+//   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
 local env(name) = std.extVar(name);
 local encoder = env('EER_ENCODER');
 local max_length = std.parseInt(env('EER_MAX_LENGTH'));
 local seed = std.parseInt(env('EER_SEED'));
 
-local reader(variant, assume_complete, sentence_level=false) = {
+local reader(variant, assume_complete, sentence_level=false, words=false) = {
   type: 'eer_documents',
-  model_name: encoder,
+  model_name: if words then 'words' else encoder,
   variant: variant,
   assume_complete: assume_complete,
   max_length: max_length,
   sentence_level: sentence_level,
+  [if words then 'token_indexers']: { tokens: { type: 'single_id', lowercase_tokens: true } },
 };
 
 local embedder = { token_embedders: { tokens: { type: 'eer_transformer', model_name: encoder } } };
@@ -33,6 +35,21 @@ local tagger(partial) = {
   ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
 };
 
+// CBL-LSTM's tagger: a BiLSTM over trainable word embeddings (optionally initialised from
+// EER_WORD_VECTORS, a GloVe/fastText text file), as in Mayhew et al.'s BiLSTM-CRF.
+local lstm_tagger = {
+  type: 'eer_tagger',
+  text_field_embedder: { token_embedders: { tokens: {
+    type: 'embedding',
+    embedding_dim: std.parseInt(env('EER_WORD_DIM')),
+    trainable: true,
+    [if env('EER_WORD_VECTORS') != '' then 'pretrained_file']: env('EER_WORD_VECTORS'),
+  } } },
+  encoder: { type: 'lstm', input_size: std.parseInt(env('EER_WORD_DIM')), hidden_size: 100, bidirectional: true },
+  dropout: 0.5,
+  ratio_loss_weight: 0,
+};
+
 // Li et al. (2021) span model with negative sampling, on sentences.
 local sns = {
   type: 'sns_tagger',
@@ -43,26 +60,28 @@ local sns = {
 };
 
 {
-  // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'cbl';  variant: 'all' | 'short' | 'shortest'
-  // ('cbl' configs are run with `allennlp cbl`, which reads and removes the `cbl` block)
+  // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'cbl' | 'cbl_lstm';  variant: 'all' | 'short' | 'shortest'
+  // ('cbl*' configs are run with `allennlp cbl`, which reads and removes the `cbl` block)
   experiment(approach, variant)::
     local partial = approach == 'eer';
     local sentences = approach == 'sns';
-    local weighted = approach == 'cbl';  // unannotated words: O with a CBL weight (soft evidence)
+    local lstm = approach == 'cbl_lstm';
+    local weighted = approach == 'cbl' || lstm;  // unannotated words: O with a CBL weight (soft evidence)
+    // the paper: 20 epochs (all), 50 (short, shortest); CBL-LSTM uses Mayhew et al.'s 45
     local epochs = if env('EER_EPOCHS') != '' then std.parseInt(env('EER_EPOCHS'))
-                   else if variant == 'all' then 20 else 50;
+                   else if lstm then 45 else if variant == 'all' then 20 else 50;
     {
     random_seed: seed,
     numpy_seed: seed,
     pytorch_seed: seed,
-    dataset_reader: reader(variant, !(partial || weighted), sentences),
+    dataset_reader: reader(variant, !(partial || weighted), sentences, lstm),
     // evaluation data is gold: every unmarked word is O
-    validation_dataset_reader: reader('all', true, sentences),
+    validation_dataset_reader: reader('all', true, sentences, lstm),
     train_data_path: if approach == 'gold' then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
     validation_data_path: env('EER_DEV_DATA'),
     test_data_path: env('EER_TEST_DATA'),
     evaluate_on_test: true,
-    model: if sentences then sns else tagger(partial),
+    model: if sentences then sns else if lstm then lstm_tagger else tagger(partial),
     data_loader: {
       batch_sampler: { type: 'bucket', batch_size: std.parseInt(env('EER_BATCH_SIZE')), sorting_keys: ['tokens'] },
     },
@@ -74,7 +93,7 @@ local sns = {
       grad_norm: 5.0,
       optimizer: {
         type: 'adamw',
-        lr: 2e-5,
+        lr: if lstm then 1e-3 else 2e-5,  // CBL-LSTM: Mayhew et al.'s 1e-3
         weight_decay: 0.0,
         // the span classifier of SNS starts from scratch: it learns at 1e-3 (the encoder at 2e-5)
         parameter_groups: if sentences then [[['^classifier\\.'], { lr: 1e-3 }]] else [],

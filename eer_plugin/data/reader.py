@@ -17,6 +17,11 @@ from eer_plugin.encoders import resolve_model_name
 
 logger = logging.getLogger(__name__)
 
+#: ``model_name`` that turns subword tokenization off (one position per word)
+WORDS = "words"
+#: text of the bookend positions in word-level mode
+BOOKEND = "@@bookend@@"
+
 
 @TokenIndexer.register("eer_transformer")
 class EncoderIndexer(PretrainedTransformerIndexer):
@@ -45,7 +50,8 @@ class PartialDocumentReader(DatasetReader):
     ----------
     model_name : str
         Hugging Face model name or local directory of the encoder (fast tokenizer), or
-        ``all-MiniLM-L6-v2`` for the packaged copy.
+        ``all-MiniLM-L6-v2`` for the packaged copy; ``words`` for no subword tokenization (one
+        position per word, for word-embedding encoders such as CBL-LSTM's BiLSTM).
     format : str
         ``auto`` (by file name/content), ``conll``, ``ontonotes`` or ``jsonl`` (partial annotations).
     encoding : str
@@ -62,6 +68,9 @@ class PartialDocumentReader(DatasetReader):
         Subwords per chunk including the two bookend tokens (512 for BERT/RoBERTa).
     sentence_level : bool
         One sentence per chunk instead of packing whole sentences (the SNS baseline's input).
+    token_indexers : Dict[str, TokenIndexer], optional
+        Default: the encoder's ``eer_transformer`` indexer under the key ``tokens``; with
+        ``model_name: words`` e.g. ``{"tokens": {"type": "single_id", "lowercase_tokens": true}}``.
     """
 
     def __init__(
@@ -74,6 +83,7 @@ class PartialDocumentReader(DatasetReader):
         assume_complete: bool = False,
         max_length: int = 512,
         sentence_level: bool = False,
+        token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -87,15 +97,22 @@ class PartialDocumentReader(DatasetReader):
         self.assume_complete = assume_complete
         self.max_length = max_length
         self.sentence_level = sentence_level
-        self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(model_name), use_fast=True)
-        if not self.tokenizer.is_fast:
-            raise ValueError(f"{model_name}: a fast tokenizer is needed (word alignment)")
-        bookends = self.tokenizer.build_inputs_with_special_tokens([])
-        if len(bookends) != 2:
-            raise ValueError(f"{model_name}: expected one start and one end special token, got {bookends}")
-        self.bookends = (bookends[0], bookends[1])
-        self.max_length = min(max_length, self.tokenizer.model_max_length)
-        self._token_indexers = {"tokens": EncoderIndexer(model_name)}
+        self.word_level = model_name == WORDS
+        if self.word_level:
+            if token_indexers is None:
+                raise ValueError("model_name 'words' needs token_indexers (e.g. a single_id indexer)")
+            self.tokenizer = None
+            self.bookends = (0, 0)
+        else:
+            self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(model_name), use_fast=True)
+            if not self.tokenizer.is_fast:
+                raise ValueError(f"{model_name}: a fast tokenizer is needed (word alignment)")
+            bookends = self.tokenizer.build_inputs_with_special_tokens([])
+            if len(bookends) != 2:
+                raise ValueError(f"{model_name}: expected one start and one end special token, got {bookends}")
+            self.bookends = (bookends[0], bookends[1])
+            self.max_length = min(max_length, self.tokenizer.model_max_length)
+        self._token_indexers = token_indexers or {"tokens": EncoderIndexer(model_name)}
 
     # -------------------------------------------------------------- documents
     def read_documents(self, file_path: str) -> List[Document]:
@@ -111,6 +128,8 @@ class PartialDocumentReader(DatasetReader):
         return apply_variant(docs, self.variant)
 
     def tokenize_words(self, words: List[str]) -> List[List[int]]:
+        if self.word_level:
+            return [[0] for _ in words]
         encoded = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
         pieces: List[List[int]] = [[] for _ in words]
         for position, word in enumerate(encoded.word_ids()):
@@ -120,14 +139,14 @@ class PartialDocumentReader(DatasetReader):
         return [p if p else [unk] for p in pieces]  # a word the tokenizer drops still gets a subword
 
     def chunk(self, doc: Document) -> List[Chunk]:
-        return chunk_document(
-            doc,
-            self.tokenize_words,
-            self.tokenizer.convert_ids_to_tokens,
-            self.bookends,
-            self.max_length,
-            sentence_level=self.sentence_level,
+        convert = (lambda ids: [BOOKEND] * len(ids)) if self.word_level else self.tokenizer.convert_ids_to_tokens
+        chunks = chunk_document(
+            doc, self.tokenize_words, convert, self.bookends, self.max_length, sentence_level=self.sentence_level
         )
+        if self.word_level:  # one position per word: the tokens are the words themselves
+            for chunk in chunks:
+                chunk.subword_tokens = [BOOKEND] + chunk.words + [BOOKEND]
+        return chunks
 
     # -------------------------------------------------------------- instances
     def _read(self, file_path: str) -> Iterable[Instance]:

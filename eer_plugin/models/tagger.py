@@ -15,7 +15,7 @@ import torch
 import torch.distributed as dist
 from allennlp.data import TextFieldTensors, Vocabulary
 from allennlp.models import Model
-from allennlp.modules import TextFieldEmbedder
+from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import util
 from allennlp.training.metrics import Average, Metric
 
@@ -71,7 +71,10 @@ class EERTagger(Model):
     vocab : Vocabulary
         Its ``labels`` namespace holds the BILUO tags seen in the data (and ``_`` for latent).
     text_field_embedder : TextFieldEmbedder
-        The pretrained transformer (``eer_transformer`` or ``pretrained_transformer`` embedder).
+        The pretrained transformer (``eer_transformer`` or ``pretrained_transformer`` embedder),
+        or word embeddings.
+    encoder : Seq2SeqEncoder, optional
+        Applied to the embeddings before scoring (e.g. the BiLSTM of CBL-LSTM).
     entity_types : List[str], optional
         The entity types, in the order of the tag scheme. Default: every type found in the
         vocabulary, sorted.
@@ -95,6 +98,7 @@ class EERTagger(Model):
         self,
         vocab: Vocabulary,
         text_field_embedder: TextFieldEmbedder,
+        encoder: Optional[Seq2SeqEncoder] = None,
         entity_types: Optional[List[str]] = None,
         dropout: float = 0.2,
         entity_ratio: float = DEFAULT_ENTITY_RATIO,
@@ -125,8 +129,10 @@ class EERTagger(Model):
         self.register_buffer("_entity_mask", self.scheme.entity_mask(), persistent=False)
 
         self.text_field_embedder = text_field_embedder
+        self.encoder = encoder
         self.dropout = torch.nn.Dropout(dropout)
-        self.tag_scorer = torch.nn.Linear(text_field_embedder.get_output_dim(), self.scheme.num_tags)
+        output_dim = encoder.get_output_dim() if encoder is not None else text_field_embedder.get_output_dim()
+        self.tag_scorer = torch.nn.Linear(output_dim, self.scheme.num_tags)
         self.crf = ConstrainedCRF(
             self.scheme.allowed_transitions(), self.scheme.allowed_start(), self.scheme.allowed_end()
         )
@@ -144,6 +150,8 @@ class EERTagger(Model):
     def emissions(self, tokens: TextFieldTensors) -> torch.Tensor:
         """Tag scores ``(B, n, K)`` (float32 even under mixed precision)."""
         embedded = self.text_field_embedder(tokens)
+        if self.encoder is not None:
+            embedded = self.encoder(self.dropout(embedded), util.get_text_field_mask(tokens))
         return self.tag_scorer(self.dropout(embedded)).float()
 
     @staticmethod
