@@ -18,6 +18,7 @@ It is a benchmark, not a test: it always exits 0.
 """
 import argparse
 import json
+import os
 import platform
 import resource
 import statistics
@@ -164,7 +165,8 @@ def main():
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
     print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {platform.processor() or platform.machine()}, "
-          f"python {platform.python_version()}; median of {max(args.reps, 7)} reps after {args.warmup} warm-up")
+          f"python {platform.python_version()}; median of {max(args.reps, 7)} reps after {args.warmup} warm-up; "
+          f"load average {os.getloadavg()[0]:.1f} (other processes skew timings)")
     results = []
     for spec in args.lattices.split(","):
         try:

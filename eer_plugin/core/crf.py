@@ -272,6 +272,8 @@ _MAX_SPREAD = 30.0
 #: Score of the padding of the predecessor lists: far below any score, never overflowing.
 _FAR = 1e30
 
+_LOG2E = 1.0 / math.log(2.0)
+
 
 class _Structure(NamedTuple):
     """The index structure of :func:`_step_constants`; depends only on which transitions are allowed
@@ -457,6 +459,9 @@ class _ForwardBackward(torch.autograd.Function):
         scores = torch.cat([emissions, _gather_positions(emissions, reverse), far], 2).transpose(0, 1).contiguous()
         scores[0, :, : 2 * k] += torch.cat([start, end])
         scores[1:, :, : 2 * k] += steps.shift
+        # The loop works in base-2 logarithms: ``exp2``/``log2`` stay single-threaded on small
+        # tensors, where ``exp``/``log`` may fork threads at every step.
+        scores.mul_(_LOG2E)
         weights = scores.new_empty(n - 1, rows, slots)
         norms = scores.new_empty(n - 1, rows, 2 * k)
         if n > 1:
@@ -468,18 +473,20 @@ class _ForwardBackward(torch.autograd.Function):
             log_norm = scores.new_empty(rows, 2 * k)
             score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
             target_steps = scores[:, :, : 2 * k].unbind(0)
+            bias = None if steps.bias is None else steps.bias * _LOG2E
             for i in range(n - 1):
                 torch.index_select(score_steps[i], 1, steps.sources, out=padded)
-                if steps.bias is not None:
-                    padded.add_(steps.bias)
+                if bias is not None:
+                    padded.add_(bias)
                 torch.amax(padded_groups, -1, keepdim=True, out=top)
                 padded_groups.sub_(top)
                 w = torch.index_select(padded, 1, steps.slot_index, out=weight_steps[i])
-                w.clamp_(min=_LOG_FLOOR).exp_()
+                w.clamp_(min=_LOG_FLOOR * _LOG2E).exp2_()
                 torch.mm(w, steps.slot_factors, out=norm_steps[i])
                 torch.index_select(top_flat, 1, steps.target_group, out=top_b)
-                torch.log(norm_steps[i], out=log_norm)
+                torch.log2(norm_steps[i], out=log_norm)
                 target_steps[i + 1].add_(top_b).add_(log_norm)
+        scores.mul_(math.log(2.0))
         alpha = scores[:, :, :k].transpose(0, 1)
         beta = _gather_steps(scores, reverse)[:, :, k : 2 * k] - emissions
         last = (lengths - 1).clamp(min=0)
