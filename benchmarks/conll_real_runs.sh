@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # benchmarks/conll_real_runs.sh — the real CPU runs behind the numbers in docs: CoNLL-2003 English,
 # EE-1000 (seed 0), the packaged all-MiniLM-L6-v2 encoder, fewer epochs than the paper (EPOCHS).
-#   OUT=/tmp/eer-runs EPOCHS=10 bash benchmarks/conll_real_runs.sh [eer_short raw_shortest raw_cd sns_shortest cbl_shortest]
+#   OUT=/tmp/eer-runs EPOCHS=10 bash benchmarks/conll_real_runs.sh [eer_short raw_shortest raw_cd sns_shortest cbl_bert_shortest]
 # Needs ../shared/data/conll2003-en (never copied into the repo). Writes OUT/summary.tsv:
 # run, wall seconds, test P/R/F1, final training rho_hat.
 set -euo pipefail
@@ -10,6 +10,7 @@ cd "$ROOT"
 DATA="${DATA:-$ROOT/../shared/data/conll2003-en}"
 OUT="$(realpath -m "${OUT:-$ROOT/runs/conll}")"
 export EER_EPOCHS="${EPOCHS:-10}" EER_BATCH_SIZE="${BATCH_SIZE:-8}" EER_SEED="${SEED:-0}"
+export EER_CBL_ROUND_EPOCHS="${CBL_ROUND_EPOCHS:-5}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 ALLENNLP="$ROOT/.venv/bin/allennlp"
 PY="$ROOT/.venv/bin/python"
@@ -47,6 +48,11 @@ for run in "${@:-eer_short raw_shortest raw_cd sns_shortest}"; do
           "$ALLENNLP" tune-o-cost "$OUT/raw_shortest/model.tar.gz" "$DATA/dev.txt" --test-file "$DATA/test.txt" --include-package eer_plugin > "$OUT/raw_cd.log" 2>&1
           echo "raw_cd tuning seconds: $(( $(date +%s) - start ))" >> "$OUT/raw_cd.log"; }
         tail -4 "$OUT/raw_cd.log";;
+      cbl_*)
+        [ -f "$OUT/$r/final/metrics.json" ] || { rm -rf "$OUT/$r"; start=$(date +%s)
+          echo "== $r: allennlp cbl training_configs/$r.jsonnet (rounds: $EER_CBL_ROUND_EPOCHS epochs, final: $EER_EPOCHS)"
+          "$ALLENNLP" cbl "training_configs/$r.jsonnet" -s "$OUT/$r" --include-package eer_plugin > "$OUT/$r.log" 2>&1
+          record "$r" $(( $(date +%s) - start )) "$OUT/$r/final"; };;
       *) train "$r" "$r.jsonnet";;
     esac
   done
