@@ -414,8 +414,9 @@ class _ForwardBackward(torch.autograd.Function):
     with ``T`` transposed, which gives ``beta``. :func:`_step_constants` factorizes each step into
     weights ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
     predecessor set of group ``g``; floored at ``exp(_LOG_FLOOR)``), one small matrix product with
-    constant factors ``F`` giving ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and ``alpha_{i+1}(b) = phi_{i+1}(b) + shift(b) +
-    m_{i,g(b)} + log s_{i+1}(b)``; ``W`` and ``s`` are kept for the backward. Then
+    constant factors ``F`` giving ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and
+    ``alpha_{i+1}(b) = phi_{i+1}(b) + shift(b) + m_{i,g(b)} + log s_{i+1}(b)``; ``W`` and ``s`` are
+    kept for the backward. Then
     ``log Z = logsumexp(alpha_{L-1} + end)`` and ``mu_i(y) = exp(alpha_i(y) + beta_i(y) - log Z)``.
 
     The pair marginals and the conditionals follow without any further exponential:
