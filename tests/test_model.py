@@ -17,17 +17,20 @@ def train(config: str, serialization_dir: Path, overrides: str = ""):
     return train_model_from_file(str(REPO / "training_configs" / config), str(serialization_dir), overrides=overrides)
 
 
+def trained_run(tmp_path_factory, tiny_encoder, config: str, epochs: int, overrides: str = ""):
+    mp = pytest.MonkeyPatch()
+    mp.setenv("EER_ENCODER", tiny_encoder)
+    mp.setenv("EER_EPOCHS", str(epochs))
+    mp.setenv("EER_MAX_LENGTH", "128")
+    directory = tmp_path_factory.mktemp(config.split(".")[0])
+    yield train(config, directory, overrides), directory
+    mp.undo()
+
+
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory, tiny_encoder):
     """One EER model trained a few epochs on the partial fixture, archived."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("EER_ENCODER", tiny_encoder)
-    mp.setenv("EER_EPOCHS", "3")
-    mp.setenv("EER_MAX_LENGTH", "128")
-    directory = tmp_path_factory.mktemp("eer-run")
-    model = train("eer_short.jsonnet", directory)
-    yield model, directory
-    mp.undo()
+    yield from trained_run(tmp_path_factory, tiny_encoder, "eer_short.jsonnet", 3)
 
 
 @pytest.mark.parametrize("config", [c.name for c in CONFIGS])
@@ -111,14 +114,7 @@ def test_eer_loss_differs_from_supervised_on_partial_data(trained):
 @pytest.fixture(scope="module")
 def raw_trained(tmp_path_factory, tiny_encoder):
     """A Raw model (unmarked words observed as O): it under-predicts entities, the Raw+CD setting."""
-    mp = pytest.MonkeyPatch()
-    mp.setenv("EER_ENCODER", tiny_encoder)
-    mp.setenv("EER_EPOCHS", "10")
-    mp.setenv("EER_MAX_LENGTH", "128")
-    directory = tmp_path_factory.mktemp("raw-run")
-    model = train("raw_all.jsonnet", directory, overrides='{"trainer.optimizer.lr": 1e-3}')
-    yield model, directory
-    mp.undo()
+    yield from trained_run(tmp_path_factory, tiny_encoder, "raw_all.jsonnet", 10, '{"trainer.optimizer.lr": 1e-3}')
 
 
 def test_o_cost_increases_recall_monotonically(raw_trained):

@@ -14,16 +14,30 @@ from eer_plugin.core.tags import biluo_to_spans
 Span = Tuple[int, int, str]
 
 
-def subword_spans_to_words(subword_spans: Iterable[Span], subword_to_word: Sequence[int]) -> List[Span]:
-    words: List[Span] = []
-    for start, end, label in sorted(subword_spans):
+def subword_owners(word_subwords: Sequence[Tuple[int, int]], length: int) -> List[int]:
+    """Word index of every subword position (-1 for bookends), from each word's [start, end) range."""
+    owners = [-1] * length
+    for word, (start, end) in enumerate(word_subwords):
+        owners[start:end] = [word] * (end - start)
+    return owners
+
+
+def map_to_words(subword_spans: Sequence[Span], subword_to_word: Sequence[int]) -> List[Tuple[int, Span]]:
+    """``(index in subword_spans, word span)`` of the subword spans kept by the word rule above."""
+    kept: List[Tuple[int, Span]] = []
+    for index in sorted(range(len(subword_spans)), key=lambda i: subword_spans[i]):
+        start, end, label = subword_spans[index]
         first, last = subword_to_word[start], subword_to_word[end - 1]
         if first < 0 or last < 0:
             continue  # touches a bookend token (cannot happen when bookends are forced to O)
-        if words and first < words[-1][1]:
+        if kept and first < kept[-1][1][1]:
             continue  # overlaps the previous span after mapping to words
-        words.append((first, last + 1, label))
-    return words
+        kept.append((index, (first, last + 1, label)))
+    return kept
+
+
+def subword_spans_to_words(subword_spans: Sequence[Span], subword_to_word: Sequence[int]) -> List[Span]:
+    return [span for _, span in map_to_words(list(subword_spans), subword_to_word)]
 
 
 def word_spans_from_tags(subword_tags: Sequence[str], subword_to_word: Sequence[int]) -> List[Span]:

@@ -14,6 +14,7 @@ import logging
 from typing import Callable, List, Optional, Sequence, Tuple
 
 from eer_plugin.core.documents import Document
+from eer_plugin.core.spans import subword_owners
 from eer_plugin.core.tags import OUTSIDE
 
 logger = logging.getLogger(__name__)
@@ -42,11 +43,7 @@ class Chunk:
     o_weights: Optional[List[float]] = None
 
     def subword_to_word(self) -> List[int]:
-        owner = [-1] * len(self.subword_ids)
-        for w, (s, e) in enumerate(self.word_subwords):
-            for p in range(s, e):
-                owner[p] = w
-        return owner
+        return subword_owners(self.word_subwords, len(self.subword_ids))
 
 
 def _subword_labels(spans, negatives, word_pieces, observe_unmarked: bool) -> List[str]:

@@ -27,7 +27,7 @@ from eer_plugin.core.losses import (
     eer_objective,
     expected_entity_ratio,
 )
-from eer_plugin.core.spans import SpanCounts, subword_spans_to_words
+from eer_plugin.core.spans import SpanCounts, subword_owners, subword_spans_to_words
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans
 from eer_plugin.data.chunking import LATENT_LABEL
 
@@ -243,11 +243,7 @@ class EERTagger(Model):
         spans = []
         for row, length, meta in zip(predicted.tolist(), mask.sum(-1).tolist(), metadata):
             subword_spans = biluo_to_spans(self.scheme.decode(row[:length]))
-            owner = [-1] * length
-            for w, (s, e) in enumerate(meta["word_subwords"]):
-                for p in range(s, e):
-                    owner[p] = w
-            spans.append(subword_spans_to_words(subword_spans, owner))
+            spans.append(subword_spans_to_words(subword_spans, subword_owners(meta["word_subwords"], length)))
         return spans
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:

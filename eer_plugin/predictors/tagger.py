@@ -26,7 +26,8 @@ from allennlp.predictors import Predictor
 
 from eer_plugin.core.crf import observations_to_allowed
 from eer_plugin.core.documents import Document
-from eer_plugin.core.tags import spans_to_biluo, tags_to_spans
+from eer_plugin.core.spans import map_to_words, subword_owners
+from eer_plugin.core.tags import biluo_to_spans, spans_to_biluo
 
 TOKEN_PATTERN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
 SENTENCE_FINAL = {".", "!", "?"}
@@ -111,20 +112,13 @@ class DocumentTaggerPredictor(Predictor):
             emissions, mask = output["emissions"], output["mask"]
             predicted = output["predicted_tags"][0, : int(mask.sum())].tolist()
             meta = instance["metadata"].metadata  # type: ignore[attr-defined]
-            owner = [-1] * len(predicted)
-            for w, (s, e) in enumerate(meta["word_subwords"]):
-                for p in range(s, e):
-                    owner[p] = w
-            subword_spans = tags_to_spans(model.scheme.decode(predicted), "BIOUL")  # type: ignore[attr-defined]
+            owners = subword_owners(meta["word_subwords"], len(predicted))
+            subword_spans = biluo_to_spans(model.scheme.decode(predicted))  # type: ignore[attr-defined]
             probabilities = self._span_probabilities(emissions, mask, subword_spans)
-        spans, last_end = [], 0
-        for (s, e, label), probability in zip(subword_spans, probabilities):
-            first, last = owner[s], owner[e - 1]
-            if first < 0 or first < last_end:
-                continue
-            spans.append({"type": label, "start": first, "end": last + 1, "probability": probability})
-            last_end = last + 1
-        return spans
+        return [
+            {"type": label, "start": start, "end": end, "probability": probabilities[index]}
+            for index, (start, end, label) in map_to_words(subword_spans, owners)
+        ]
 
     def _span_probabilities(self, emissions, mask, subword_spans) -> List[float]:
         """p(exactly this span has this type | x) = Z(span forced) / Z, one batched CRF pass."""
