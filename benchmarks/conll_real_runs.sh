@@ -58,3 +58,35 @@ for run in "${@:-eer_short raw_shortest raw_cd sns_shortest}"; do
   done
 done
 column -t "$OUT/summary.tsv"
+# Markdown report rendered from summary.tsv and the runs' own files (no number typed by hand)
+"$PY" - "$OUT" "$EER_EPOCHS" > "$OUT/summary.md" <<'PY'
+import csv, json, os, platform, sys
+from pathlib import Path
+out, epochs = Path(sys.argv[1]), sys.argv[2]
+rows = list(csv.DictReader(open(out / "summary.tsv"), delimiter="\t"))
+print("# CoNLL-2003 English, EE-1000 (seed 0), all-MiniLM-L6-v2 on CPU\n")
+print(f"Produced by `benchmarks/conll_real_runs.sh` on {platform.node() or 'this machine'} "
+      f"({os.cpu_count()} CPU cores, {platform.processor() or platform.machine()}); word-level test span scores.\n")
+print("| run | wall time (s) | epochs | test P | test R | test F1 | final training rho_hat |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for r in rows:
+    run_dir = out / r["run"] / ("final" if r["run"].startswith("cbl_") else "")
+    config = json.load(open(run_dir / "config.json")) if (run_dir / "config.json").exists() else {}
+    n = config.get("trainer", {}).get("num_epochs", "?")
+    print(f"| {r['run']} | {r['seconds']} | {n} | {float(r['test_P']):.3f} | {float(r['test_R']):.3f} | "
+          f"{float(r['test_F1']):.3f} | {float(r['train_rho_hat']):.3f} |")
+cd = out / "raw_shortest" / "o_cost.json"
+if cd.exists():
+    report = json.load(open(cd))
+    t = report.get("test", {})
+    print(f"\nRaw+CD-shortest: O-cost {report['o_cost']:.4g} tuned on dev ({len(report['evaluations'])} GP evaluations); "
+          f"dev F1 {report['dev_f1']:.3f} (without cost {report['dev_f1_without_cost']:.3f}); "
+          f"test P {t.get('precision-overall', float('nan')):.3f} R {t.get('recall-overall', float('nan')):.3f} "
+          f"F1 {t.get('f1-measure-overall', float('nan')):.3f} (without cost {report['test_without_cost']['f1-measure-overall']:.3f}).")
+for r in rows:
+    if r["run"].startswith("cbl_"):
+        log = json.load(open(out / r["run"] / "cbl_rounds.json"))
+        print(f"\n{r['run']}: {len(log['rounds'])} binary rounds (annotated ratio {log['annotated_ratio']:.3f} -> {log['entity_ratio']}), "
+              f"total {log['total_seconds']:.0f} s, final model {log['final_seconds']:.0f} s.")
+PY
+cat "$OUT/summary.md"
