@@ -4,11 +4,7 @@
 # fixture dev set, and tag an example document given as raw text. A few minutes on a 2-core CPU.
 #   OUT=runs/demo EER_EPOCHS=10 bash scripts/demo.sh
 set -euo pipefail
-ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-cd "$ROOT"
-export VENV="$(realpath -m "${VENV:-$ROOT/.venv}")"
-bash scripts/setup_env.sh
-export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 export EER_EPOCHS="${EER_EPOCHS:-10}"
 OUT="${OUT:-runs/demo}"
 ALLENNLP="$VENV/bin/allennlp"
@@ -30,5 +26,6 @@ for line in open(f"{out}/predictions.jsonl"):
     doc = json.loads(line)
     print(f"document {doc['id']!r}: {len(doc['tokens'])} tokens, {len(doc['spans'])} entities")
     for span in doc["spans"]:
-        print(f"  {span['type']:5s} {span['text']!r} chars {span['char_start']}-{span['char_end']} p={span['probability']:.2f}")
+        where = f"chars {span['char_start']}-{span['char_end']}" if "char_start" in span else f"words {span['start']}-{span['end']}"
+        print(f"  {span['type']:5s} {span['text']!r} {where} p={span['probability']:.2f}")
 PY
