@@ -84,6 +84,12 @@ if cd.exists():
           f"test P {t.get('precision-overall', float('nan')):.3f} R {t.get('recall-overall', float('nan')):.3f} "
           f"F1 {t.get('f1-measure-overall', float('nan')):.3f} (without cost {report['test_without_cost']['f1-measure-overall']:.3f}).")
 for r in rows:
+    epochs_files = sorted((out / r["run"]).glob("metrics_epoch_*.json"), key=lambda f: int(f.stem.split("_")[-1]))
+    if r["run"].startswith("eer_") and epochs_files:
+        print(f"\n{r['run']} per epoch (training rho_hat, dev F1): " + ", ".join(
+            f"{json.load(open(f))['training_rho_hat']:.3f}/{json.load(open(f))['validation_f1-measure-overall']:.3f}"
+            for f in epochs_files) + ".")
+for r in rows:
     if r["run"].startswith("cbl_"):
         log = json.load(open(out / r["run"] / "cbl_rounds.json"))
         print(f"\n{r['run']}: {len(log['rounds'])} binary rounds (annotated ratio {log['annotated_ratio']:.3f} -> {log['entity_ratio']}), "
