@@ -60,7 +60,7 @@ done
 column -t "$OUT/summary.tsv"
 # Markdown report rendered from summary.tsv and the runs' own files (no number typed by hand)
 "$PY" - "$OUT" "$EER_EPOCHS" > "$OUT/summary.md" <<'PY'
-import csv, json, os, platform, sys
+import csv, json, math, os, platform, sys
 from pathlib import Path
 out, epochs = Path(sys.argv[1]), sys.argv[2]
 rows = list(csv.DictReader(open(out / "summary.tsv"), delimiter="\t"))
@@ -73,8 +73,10 @@ for r in rows:
     run_dir = out / r["run"] / ("final" if r["run"].startswith("cbl_") else "")
     config = json.load(open(run_dir / "config.json")) if (run_dir / "config.json").exists() else {}
     n = config.get("trainer", {}).get("num_epochs", "?")
+    rho = float(r["train_rho_hat"])
+    rho_text = "n/a (span model)" if math.isnan(rho) else f"{rho:.3f}"
     print(f"| {r['run']} | {r['seconds']} | {n} | {float(r['test_P']):.3f} | {float(r['test_R']):.3f} | "
-          f"{float(r['test_F1']):.3f} | {float(r['train_rho_hat']):.3f} |")
+          f"{float(r['test_F1']):.3f} | {rho_text} |")
 cd = out / "raw_shortest" / "o_cost.json"
 if cd.exists():
     report = json.load(open(cd))
