@@ -37,9 +37,6 @@ Counts = Dict[str, List[int]]
 
 def predict_document_spans(model, reader, docs: Sequence[Document], batch_size: int = 8, cuda_device: int = -1) -> Dict[str, set]:
     """Predicted word spans of every document (document positions), keyed by document id."""
-    from allennlp.data import Batch
-    from allennlp.nn import util
-
     chunks = [chunk for doc in docs for chunk in reader.chunk(doc)]
     predicted: Dict[str, set] = {doc.id: set() for doc in docs}
     model.eval()
@@ -47,11 +44,7 @@ def predict_document_spans(model, reader, docs: Sequence[Document], batch_size: 
         for start in range(0, len(chunks), batch_size):
             part = chunks[start : start + batch_size]
             instances = [reader.chunk_to_instance(chunk, with_labels=False) for chunk in part]
-            for instance in instances:
-                reader.apply_token_indexers(instance)
-            batch = Batch(instances)
-            batch.index_instances(model.vocab)
-            tensors = util.move_to_device(batch.as_tensor_dict(), cuda_device)
+            tensors = reader.tensorize(instances, model.vocab, cuda_device)
             output = model(tokens=tensors["tokens"], metadata=tensors["metadata"])
             for chunk, spans in zip(part, output["word_spans"]):
                 offset = chunk.word_start

@@ -22,7 +22,7 @@ import torch
 from allennlp.commands.subcommand import Subcommand
 from allennlp.commands.train import train_model
 from allennlp.common import Params
-from allennlp.data import Batch, DatasetReader
+from allennlp.data import DatasetReader
 from allennlp.nn import util
 from tqdm import tqdm
 
@@ -42,11 +42,7 @@ def word_entity_probabilities(model, reader, docs: List[Document], batch_size: i
         for start in tqdm(range(0, len(chunks), batch_size), desc="scoring training words"):
             part = chunks[start : start + batch_size]
             instances = [reader.chunk_to_instance(chunk, with_labels=False) for _, chunk in part]
-            for instance in instances:
-                reader.apply_token_indexers(instance)
-            batch = Batch(instances)
-            batch.index_instances(model.vocab)
-            tensors = util.move_to_device(batch.as_tensor_dict(), model._get_prediction_device())
+            tensors = reader.tensorize(instances, model.vocab, model._get_prediction_device())
             mask = util.get_text_field_mask(tensors["tokens"])
             emissions = model.emissions(tensors["tokens"])
             marginals = model.crf.marginals(emissions, mask, model.bookends_outside(mask))

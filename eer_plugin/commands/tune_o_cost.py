@@ -19,7 +19,6 @@ from typing import Dict, List, Tuple
 
 import torch
 from allennlp.commands.subcommand import Subcommand
-from allennlp.data import Batch
 from allennlp.models.archival import CONFIG_NAME, load_archive
 from allennlp.nn import util
 from tqdm import tqdm
@@ -40,11 +39,7 @@ class CachedDecoder:
         with torch.no_grad():
             for start in tqdm(range(0, len(instances), batch_size), desc=f"encoding {Path(path).name}"):
                 chunk = instances[start : start + batch_size]
-                for instance in chunk:
-                    reader.apply_token_indexers(instance)
-                batch = Batch(chunk)
-                batch.index_instances(model.vocab)
-                tensors = util.move_to_device(batch.as_tensor_dict(), cuda_device)
+                tensors = reader.tensorize(chunk, model.vocab, cuda_device)
                 mask = util.get_text_field_mask(tensors["tokens"])
                 emissions = model.emissions(tensors["tokens"])
                 self.batches.append((emissions, mask, [i["metadata"].metadata for i in chunk]))

@@ -2,10 +2,11 @@
 import logging
 from typing import Dict, Iterable, List, Optional
 
-from allennlp.data import DatasetReader, Instance, Token
+from allennlp.data import Batch, DatasetReader, Instance, Token
 from allennlp.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 from allennlp.data.token_indexers import PretrainedTransformerIndexer, TokenIndexer
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
+from allennlp.nn import util
 import torch
 from transformers import AutoTokenizer
 
@@ -179,6 +180,14 @@ class PartialDocumentReader(DatasetReader):
                 fields["o_weights"] = TensorField(torch.tensor(chunk.o_weights, dtype=torch.float32))
         fields["metadata"] = MetadataField(metadata)
         return Instance(fields)  # type: ignore[arg-type]
+
+    def tensorize(self, instances: List[Instance], vocab, device: int = -1) -> Dict[str, object]:
+        """The model's input tensors for ``instances`` (a batch), on ``device``."""
+        for instance in instances:
+            self.apply_token_indexers(instance)
+        batch = Batch(instances)
+        batch.index_instances(vocab)
+        return util.move_to_device(batch.as_tensor_dict(), device)
 
     def apply_token_indexers(self, instance: Instance) -> None:
         instance["tokens"].token_indexers = self._token_indexers  # type: ignore[attr-defined]

@@ -171,7 +171,11 @@ class EERTagger(Model):
         return allowed
 
     def observations(
-        self, tags: torch.Tensor, mask: torch.Tensor, o_weights: Optional[torch.Tensor] = None
+        self,
+        tags: torch.Tensor,
+        mask: torch.Tensor,
+        o_weights: Optional[torch.Tensor] = None,
+        bookends: Optional[torch.Tensor] = None,
     ) -> torch.Tensor:
         """Allowed-tag mask from vocabulary tag indices (``_`` -> any tag). With ``o_weights``
         (CBL), a latent subword becomes soft evidence: weight ``w`` for ``O`` and ``1 - w`` for
@@ -179,7 +183,9 @@ class EERTagger(Model):
         codes = self._label_codes[tags]
         tag_range = torch.arange(self.scheme.num_tags, device=tags.device)
         latent = codes == LATENT
-        allowed = ((codes.unsqueeze(-1) == tag_range) | latent.unsqueeze(-1)) & self.bookends_outside(mask)
+        if bookends is None:
+            bookends = self.bookends_outside(mask)
+        allowed = ((codes.unsqueeze(-1) == tag_range) | latent.unsqueeze(-1)) & bookends
         if o_weights is None:
             return allowed
         evidence = torch.where(
@@ -198,10 +204,11 @@ class EERTagger(Model):
         mask = util.get_text_field_mask(tokens)
         emissions = self.emissions(tokens)
         content = self.content_mask(mask)
+        bookends = self.bookends_outside(mask)
         output: Dict[str, Any] = {"emissions": emissions, "mask": mask}
 
         if tags is not None:
-            allowed = self.observations(tags, mask, o_weights)
+            allowed = self.observations(tags, mask, o_weights, bookends)
             result = eer_objective(
                 self.crf,
                 emissions,
@@ -222,13 +229,13 @@ class EERTagger(Model):
             marginals = None
         if marginals is None:
             with torch.no_grad():
-                marginals = self.crf.marginals(emissions.detach(), mask, self.bookends_outside(mask))
+                marginals = self.crf.marginals(emissions.detach(), mask, bookends)
         rho_hat = expected_entity_ratio(marginals.detach(), content, self._entity_mask)
         self.rho_hat(float(rho_hat))
 
         if not self.training or metadata is not None and any(m.get("gold_spans") is not None for m in metadata):
             predicted, _ = self.crf.viterbi(
-                emissions.detach(), mask, self.bookends_outside(mask), o_cost=self.o_cost, outside_index=self.scheme.outside_index
+                emissions.detach(), mask, bookends, o_cost=self.o_cost, outside_index=self.scheme.outside_index
             )
             output["predicted_tags"] = predicted
             if metadata is not None:

@@ -104,10 +104,9 @@ class DocumentTaggerPredictor(Predictor):
     def _chunk_spans(self, instance: Instance) -> List[Dict[str, Any]]:
         """Word spans of one chunk with their CRF marginal probability."""
         model = self._model
-        dataset = [instance]
         with torch.no_grad():
             model.eval()
-            batch = self._batch(dataset)
+            batch = self._dataset_reader.tensorize([instance], model.vocab, self.cuda_device)  # type: ignore[attr-defined]
             output = model(**batch)
             emissions, mask = output["emissions"], output["mask"]
             predicted = output["predicted_tags"][0, : int(mask.sum())].tolist()
@@ -136,16 +135,6 @@ class DocumentTaggerPredictor(Predictor):
         log_z = model.crf.log_partition(emissions, mask, bookends)  # type: ignore[attr-defined]
         forced = model.crf.log_partition(emissions.expand(rows, -1, -1), mask.expand(rows, -1), allowed)  # type: ignore[attr-defined]
         return torch.exp(forced - log_z).clamp(max=1.0).tolist()
-
-    def _batch(self, instances: List[Instance]) -> Dict[str, Any]:
-        from allennlp.data import Batch
-        from allennlp.nn import util
-
-        for instance in instances:
-            self._dataset_reader.apply_token_indexers(instance)
-        batch = Batch(instances)
-        batch.index_instances(self._model.vocab)
-        return util.move_to_device(batch.as_tensor_dict(), self.cuda_device)
 
     def dump_line(self, outputs: JsonDict) -> str:
         if self.output_format == "json":
