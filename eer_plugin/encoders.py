@@ -44,6 +44,7 @@ def config_defaults() -> dict:
         "EER_ENCODER": "all-MiniLM-L6-v2",
         "EER_EPOCHS": "",  # empty: the paper's 20 (all) / 50 (short, shortest)
         "EER_BATCH_SIZE": "4",
+        "EER_LEARNING_RATE": "2e-5",  # peak of the slanted triangular schedule (the paper's 2e-5)
         "EER_SEED": "0",
         "EER_MAX_LENGTH": "512",
         "EER_ENTITY_RATIO": "0.15",

@@ -166,8 +166,87 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert [r.approach for r in smoke.runs] == ["raw_shortest", "eer_short"]
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
-    assert conll.seeds == [0, 1, 2] and conll.env["EER_EPOCHS"] == "10" and conll.reference == "sns_shortest"
-    assert len(conll.runs) == 3 + 2 * 7 * 3
+    assert conll.seeds == [0] and conll.reference == "sns_shortest"
+    assert len(conll.runs) == 1 + 2 * 7 + 10  # gold, EE and NNS x 7, the learning curve's new runs
+    runner = Runner(conll, "/tmp/unused-benchmark-dir")
+    settings = {r.name.split("/all-MiniLM")[0]: runner.settings(r) for r in conll.runs}
+    # epochs by data size: 2 on (nearly) the whole corpus (gold, EE all, every NNS variant), 10 on EE short/shortest
+    epochs = {name: s["EER_EPOCHS"] for name, s in settings.items()}
+    assert epochs["eng-c/gold/gold"] == epochs["eng-c/EE/eer_all"] == epochs["eng-c/NNS/eer_shortest"] == "2"
+    assert epochs["eng-c/EE/eer_short"] == epochs["eng-c/EE/sns_shortest"] == epochs["eng-c/EE-100/raw_shortest"] == "10"
+    assert {s["EER_CBL_ROUND_EPOCHS"] for n, s in settings.items() if "/NNS/" in n} == {"1"}
+    assert settings["eng-c/EE/cbl_bert_shortest"]["EER_CBL_ROUND_EPOCHS"] == "3"
+    assert {s["EER_LEARNING_RATE"] for s in settings.values()} == {"5e-5"}
+
+
+def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
+    data = plan_data(
+        scenarios=[{"name": "EE-15", "type": "ee", "budget": 15}, {"name": "N", "type": "nns", "epochs": {"short": 3}, "env": {"EER_BATCH_SIZE": 2}}],
+        approaches=["gold", "raw_shortest", "eer_short", "eer_all"],
+        epochs={"all": 2, "short": 7},
+    )
+    plan = parse_plan(data).expand()
+    runner = Runner(plan, str(tmp_path / "out"))
+    got = {(r.scenario_name, r.approach): runner.environment(r) for r in plan.runs}
+    assert got[("gold", "gold")]["EER_EPOCHS"] == "2" and got[("EE-15", "eer_all")]["EER_EPOCHS"] == "2"
+    assert got[("EE-15", "eer_short")]["EER_EPOCHS"] == "7" and got[("N", "eer_short")]["EER_EPOCHS"] == "3"
+    assert got[("EE-15", "raw_shortest")]["EER_EPOCHS"] == ""  # not given: the config's default (50)
+    assert got[("N", "eer_all")]["EER_BATCH_SIZE"] == "2" and got[("EE-15", "eer_all")]["EER_BATCH_SIZE"] == "4"
+    assert plan.epochs_description() == "2 (all), 7 (short), default (shortest) (scenario N: 2 (all), 3 (short), default (shortest))"
+    assert benchmark.epochs_text({"all": 5, "short": 5, "shortest": 5}) == "5"
+    with pytest.raises(PlanError, match=r"'epochs': unknown variant 'longest'; expected all, short, shortest"):
+        parse_plan(plan_data(epochs={"longest": 3}))
+    with pytest.raises(PlanError, match=r"'epochs' must be a positive integer or a mapping like"):
+        parse_plan(plan_data(epochs=0))
+    with pytest.raises(PlanError, match=r"scenario 'N': env: EER_SEED is set by the runner"):
+        parse_plan(plan_data(scenarios=[{"name": "N", "type": "nns", "env": {"EER_SEED": 3}}]))
+    with pytest.raises(PlanError, match=r"scenario 'N': set epochs with the scenario's 'epochs'"):
+        parse_plan(plan_data(scenarios=[{"name": "N", "type": "nns", "env": {"EER_EPOCHS": 3}}]))
+    # --runs selects units by run name (shell patterns); no match is an error
+    plan_file = tmp_path / "plan.json"
+    plan_file.write_text(json.dumps(data))
+    assert benchmark.main([str(plan_file), "-o", str(tmp_path / "out"), "--dry-run", "--runs", "fx/N/*"]) == 0
+    printed = capsys.readouterr().out
+    assert "fx/N/eer_short/" in printed and "fx/EE-15/" not in printed and "fx/gold/" not in printed
+    assert benchmark.main([str(plan_file), "-o", str(tmp_path / "out"), "--runs", "fx/NNS/*"]) == 2
+    assert "no run of the plan matches --runs fx/NNS/*; run names look like fx/gold/gold/all-MiniLM-L6-v2/seed0" in capsys.readouterr().err
+
+
+def test_paper_table_is_read_from_the_latex_source():
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from render_results import paper_table, paper_value
+
+    tex = r"""\begin{table*}\begin{tabular}{ll|c}
+\toprule
+Approach / Language & eng-c & avg\\
+\midrule
+Gold-BERT-all & 92.7 & 85.6\\
+& \multicolumn{2}{c}{Non-Native Speaker Scenario (NNS): Recall=$50\%$ } \\
+\cmidrule{2-3}
+EER-BERT-all & \textbf{88.0} & 75.8\\
+& \multicolumn{2}{c}{Exploratory Expert Scenario (EE): $1,000$ Annotations } \\
+Raw-BERT-all      & 0.4  & 02.6 \\
+EER-BERT-short    & \textbf{89.0}$^\dagger$ & \:\,\textbf{71.7}$^\dagger$\\
+\bottomrule
+\end{tabular}
+\caption{x}
+\label{table:benchmark}
+\end{table*}"""
+    columns, rows = paper_table(tex)
+    assert columns == ["eng-c", "avg"]
+    assert rows[("", "Gold-BERT-all")] == {"eng-c": 92.7, "avg": 85.6}
+    assert rows[("ee", "EER-BERT-short")] == {"eng-c": 89.0, "avg": 71.7} and rows[("ee", "Raw-BERT-all")]["avg"] == 2.6
+    assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
+    assert paper_value(rows, "nns", "eer_short", "eng-c") == (88.0, "EER-BERT-all")  # NNS: the -all row
+    assert paper_value(rows, None, "gold", "avg") == (85.6, "Gold-BERT-all")
+    assert paper_value(rows, "ee", "sns_shortest", "eng-c") == (None, "")
+    paper = REPO.parent / "shared" / "paper" / "eer-paper.tex"
+    if paper.exists():  # the real table: 7 data sets + avg, EER-short on eng-c = 89.0
+        columns, rows = paper_table(paper.read_text())
+        assert columns[0] == "eng-c" and columns[-1] == "avg" and len(columns) == 8
+        assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
 
 
 # ----------------------------------------------------------------------------------- end to end

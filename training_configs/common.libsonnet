@@ -5,6 +5,7 @@
 //   EER_TRAIN_DATA, EER_DEV_DATA, EER_TEST_DATA, EER_GOLD_TRAIN_DATA  data files (CoNLL, OntoNotes or partial .jsonl)
 //   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
 //   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
+//   EER_LEARNING_RATE  peak learning rate of the transformer taggers (the paper's 2e-5)
 //   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
 //   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
@@ -93,7 +94,7 @@ local sns = {
       grad_norm: 5.0,
       optimizer: {
         type: 'adamw',
-        lr: if lstm then 1e-3 else 2e-5,  // CBL-LSTM: Mayhew et al.'s 1e-3
+        lr: if lstm then 1e-3 else std.parseJson(env('EER_LEARNING_RATE')),  // CBL-LSTM: Mayhew et al.'s 1e-3
         weight_decay: 0.0,
         // the span classifier of SNS starts from scratch: it learns at 1e-3 (the encoder at 2e-5)
         parameter_groups: if sentences then [[['^classifier\\.'], { lr: 1e-3 }]] else [],

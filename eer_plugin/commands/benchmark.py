@@ -33,6 +33,7 @@ Outputs: ``OUTDIR/results.csv`` (one row per run of the plan, whatever its statu
 import argparse
 import csv
 import dataclasses
+import fnmatch
 import io
 import json
 import math
@@ -79,7 +80,7 @@ CONTROLLED_VARIABLES = {
 }
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
-    "EER_EPOCHS", "EER_BATCH_SIZE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
+    "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
     "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS",
 )  # fmt: skip
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
@@ -137,6 +138,8 @@ class Scenario:
     name: str
     type: str
     params: Tuple[Tuple[str, Any], ...] = ()
+    env: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this scenario's runs (over the plan's)
+    epochs: Tuple[Tuple[str, int], ...] = ()  # variant -> epochs of this scenario's runs (over the plan's)
 
     def get(self, key: str) -> Any:
         return dict(self.params)[key]
@@ -230,6 +233,7 @@ class Plan:
     encoder_slugs: Dict[str, str]
     seeds: List[int]
     env: Dict[str, str]
+    epochs: Dict[str, int]  # variant -> epochs (empty: the config's defaults); scenarios may override
     reference: Optional[str]
     ratio_grid: Optional[Dict[str, Any]]
     learning_curve: Optional[Dict[str, Any]]
@@ -241,6 +245,23 @@ class Plan:
 
     def dataset_env(self, dataset: Dataset) -> Dict[str, str]:
         return {**config_defaults(), **self.env, **dict(dataset.env)}
+
+    def run_env(self, dataset: Dataset, scenario: Optional[Scenario], variant: str) -> Dict[str, str]:
+        """The EER_* settings of a run: config defaults < plan env < dataset env < scenario env, and
+        EER_EPOCHS from the scenario's or the plan's ``epochs`` for the run's variant."""
+        env = self.dataset_env(dataset)
+        epochs = dict(self.epochs)
+        if scenario is not None:
+            env.update(dict(scenario.env))
+            epochs.update(dict(scenario.epochs))
+        if variant in epochs:
+            env["EER_EPOCHS"] = str(epochs[variant])
+        return env
+
+    def epochs_description(self) -> str:
+        text = epochs_text(self.epochs)
+        overrides = [f"{s.name}: {epochs_text({**self.epochs, **dict(s.epochs)})}" for s in self.scenarios if s.epochs]
+        return text + (f" (scenario {'; '.join(overrides)})" if overrides else "")
 
     def base_ratio(self, dataset: Dataset) -> Tuple[float, float]:
         env = self.dataset_env(dataset)
@@ -431,7 +452,7 @@ def _scenario(data: Any, index: int) -> Scenario:
     _require(name != GOLD_SCENARIO, f"{where}: the name 'gold' is reserved for the gold approach's runs")
     _require(kind in SCENARIO_TYPES, f"{where}: unknown type {kind!r}; expected one of {', '.join(SCENARIO_TYPES)}")
     defaults = SCENARIO_PARAMETERS[kind]
-    _check_keys(data, ["name", "type", *defaults], where)
+    _check_keys(data, ["name", "type", "env", "epochs", *defaults], where)
     params = {}
     for key, default in defaults.items():
         value = data.get(key, default)
@@ -442,7 +463,39 @@ def _scenario(data: Any, index: int) -> Scenario:
             _require(isinstance(value, (int, float)) and 0 < value <= 1, f"{where}: {key!r} must be a number in (0, 1], got {value!r}")
             value = float(value)
         params[key] = value
-    return Scenario(name, kind, tuple(sorted(params.items())))
+    env = _env(data.get("env", {}), f"{where}: env")
+    _require("EER_EPOCHS" not in env, f"{where}: set epochs with the scenario's 'epochs', not env.EER_EPOCHS")
+    epochs = _epochs(data["epochs"], f"{where}: 'epochs'") if "epochs" in data else {}
+    return Scenario(name, kind, tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
+
+
+def _epochs(value: Any, where: str) -> Dict[str, int]:
+    """``epochs`` of a plan or scenario: one positive integer for every variant, or a mapping from
+    variant (all, short, shortest) to a positive integer (a variant left out keeps the config default,
+    the paper's 20 for all and 50 for short and shortest)."""
+    def positive(number: Any) -> bool:
+        return isinstance(number, int) and not isinstance(number, bool) and number >= 1
+
+    if isinstance(value, dict):
+        for key, number in value.items():
+            _require(key in VARIANTS, f"{where}: unknown variant {key!r}; expected {', '.join(VARIANTS)}")
+            _require(positive(number), f"{where}: {key!r} must be a positive integer, got {number!r}")
+        return dict(value)
+    _require(positive(value), f"{where} must be a positive integer or a mapping like {{all: 2, short: 10, shortest: 10}}, got {value!r}")
+    return {variant: value for variant in VARIANTS}
+
+
+def epochs_text(epochs: Mapping[str, int]) -> str:
+    """``{all: 2, short: 10, shortest: 10}`` -> ``'2 (all), 10 (short, shortest)'``; ``{}`` -> the config default."""
+    if not epochs:
+        return "config default (20 all / 50 short, shortest)"
+    values = {epochs.get(v) for v in VARIANTS}
+    if len(values) == 1 and None not in values:
+        return str(values.pop())
+    groups: Dict[Any, List[str]] = {}
+    for variant in VARIANTS:
+        groups.setdefault(epochs.get(variant, "default"), []).append(variant)
+    return ", ".join(f"{number} ({', '.join(names)})" for number, names in groups.items())
 
 
 def _approaches(values: Any, where: str) -> List[str]:
@@ -504,13 +557,17 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         f"'seeds' must be a non-empty list of non-negative integers, got {seeds!r}",
     )
     _require(len(set(seeds)) == len(seeds), "'seeds' lists a seed twice")
+    epochs: Dict[str, int] = {}
     if "epochs" in data:
-        epochs = data["epochs"]
-        _require(isinstance(epochs, int) and not isinstance(epochs, bool) and epochs >= 1, f"'epochs' must be a positive integer, got {epochs!r}")
-        _require(env.get("EER_EPOCHS", str(epochs)) == str(epochs), "set epochs either with 'epochs' or with env.EER_EPOCHS, not both")
-        env["EER_EPOCHS"] = str(epochs)
+        _require("EER_EPOCHS" not in env, "set epochs either with 'epochs' or with env.EER_EPOCHS, not both")
+        epochs = _epochs(data["epochs"], "'epochs'")
+    elif "EER_EPOCHS" in env:
+        _require(env["EER_EPOCHS"].isdigit() and int(env["EER_EPOCHS"]) >= 1, f"env: EER_EPOCHS must be a positive integer, got {env['EER_EPOCHS']!r}")
+        epochs = _epochs(int(env.pop("EER_EPOCHS")), "env: EER_EPOCHS")
     for key in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN"):
-        for where, values in [("env", env)] + [(f"dataset {d.name!r}: env", dict(d.env)) for d in datasets]:
+        places = [("env", env)] + [(f"dataset {d.name!r}: env", dict(d.env)) for d in datasets]
+        places += [(f"scenario {s.name!r}: env", dict(s.env)) for s in scenarios]
+        for where, values in places:
             if key in values:
                 try:
                     float(values[key])
@@ -588,7 +645,7 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         _require(isinstance(bootstrap["seed"], int), "bootstrap: 'seed' must be an integer")
     return Plan(
         path=str(path), name=str(data.get("name") or Path(path).stem), datasets=datasets, scenarios=scenarios,
-        approaches=approaches, encoders=encoders, encoder_slugs=slugs, seeds=list(seeds), env=env,
+        approaches=approaches, encoders=encoders, encoder_slugs=slugs, seeds=list(seeds), env=env, epochs=epochs,
         reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=bootstrap,
     )  # fmt: skip
 
@@ -684,7 +741,7 @@ class Runner:
         """The subprocess environment: the caller's environment without any EER_* variable, the
         config defaults, the plan's env, the dataset's env, then the run's own settings."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
-        env.update(self.plan.dataset_env(run.dataset))
+        env.update(self.plan.run_env(run.dataset, run.scenario, run.variant))
         env.update(
             EER_TRAIN_DATA=str(self.data_path(run)) if run.scenario is not None else run.dataset.train,
             EER_GOLD_TRAIN_DATA=run.dataset.train,
@@ -1405,7 +1462,7 @@ class Report:
         md.append(
             f"Plan `{plan.path}`; {len(plan.runs)} runs: {status['done']} finished, {status['failed']} failed, "
             f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {', '.join(map(str, plan.seeds))}; "
-            f"epochs {plan.env.get('EER_EPOCHS') or 'config default (20 all / 50 short, shortest)'}. "
+            f"epochs {plan.epochs_description()}. "
             "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
         )  # fmt: skip
         md += ["", "## Test F1", ""]
@@ -1487,6 +1544,14 @@ def select_shard(units: List[List[Run]], shard: Optional[Tuple[int, int]]) -> Li
     return [(position, unit) for position, unit in enumerate(units) if position % count == index]
 
 
+def select_runs(units: List[Tuple[int, List[Run]]], patterns: Optional[Sequence[str]]) -> List[Tuple[int, List[Run]]]:
+    """The units with a run whose name (``dataset/scenario/approach/encoder/seedK``) matches one of
+    the shell patterns (all units when there are none)."""
+    if not patterns:
+        return units
+    return [(i, unit) for i, unit in units if any(fnmatch.fnmatchcase(run.name, p) for run in unit for p in patterns)]
+
+
 def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo=print) -> None:
     for position, unit in units:
         for run in unit:
@@ -1513,8 +1578,14 @@ def run_benchmark(args: argparse.Namespace) -> int:
         keep_checkpoints=args.keep_checkpoints,
     )  # fmt: skip
     units = plan.units()
-    selected = select_shard(units, args.shard)
-    shard_text = f" (shard {args.shard[0]}/{args.shard[1]}: {len(selected)} of {len(units)} units)" if args.shard else ""
+    selected = select_runs(select_shard(units, args.shard), args.runs)
+    if args.runs and not selected:
+        print(f"eer-benchmark: error: no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}", file=sys.stderr)
+        return 2
+    shard_text = f" (shard {args.shard[0]}/{args.shard[1]})" if args.shard else ""
+    shard_text += f" (--runs: {len(selected)} of {len(units)} units)" if args.runs else ""
+    if args.shard and not args.runs:
+        shard_text = f" (shard {args.shard[0]}/{args.shard[1]}: {len(selected)} of {len(units)} units)"
     echo(f"plan {plan.path}: {len(plan.runs)} runs{shard_text} -> {runner.outdir}")
     if args.dry_run:
         dry_run(plan, runner, selected, echo)
@@ -1553,6 +1624,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--shard", type=parse_shard, default=None,
         help="i/n: run only the units whose index %% n == i (split a plan across machines sharing OUTDIR)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--runs", nargs="+", metavar="PATTERN", default=None,
+        help="run only the runs whose name matches a shell pattern, e.g. 'eng-c/EE/*' (names: dataset/scenario/approach/encoder/seedK)",
     )  # fmt: skip
     parser.add_argument("--retries", type=int, default=1, help="retries of a failing run before it is recorded as failed (default 1)")
     parser.add_argument(

@@ -1,0 +1,176 @@
+"""Write ``docs/results.md`` (and its plots) from a benchmark directory: the runner's report
+(``allennlp eer-benchmark --report-only``) with the exact command, the hardware and software, and
+the paper's numbers beside ours, read from the paper's LaTeX source. Nothing here is typed by hand::
+
+    python benchmarks/render_results.py PLAN OUTDIR --command "bash benchmarks/results.sh" \\
+        [--paper ../shared/paper/eer-paper.tex] [--docs docs]
+"""
+import argparse
+import os
+import platform
+import re
+import shutil
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+# a paper table row label -> our approach name: "EER-BERT-short" -> "eer_short", "Gold-BERT-all" -> "gold"
+PAPER_FAMILIES = {"Gold": "gold", "Raw": "raw", "Raw+CD": "raw_cd", "CBL": "cbl_bert", "SNS": "sns", "EER": "eer"}
+PAPER_BLOCKS = {"Non-Native Speaker": "nns", "Exploratory Expert": "ee"}
+
+
+def _latex_cell(text: str) -> Optional[float]:
+    """``\\textbf{89.0}$^\\dagger$`` -> 89.0; ``02.6`` -> 2.6; a cell without a number -> None."""
+    match = re.search(r"\d+(?:\.\d+)?", re.sub(r"\\[a-z]+|[{}$^:,\\]", " ", text))
+    return float(match.group(0)) if match else None
+
+
+def paper_table(tex: str) -> Tuple[List[str], Dict[Tuple[str, str], Dict[str, float]]]:
+    """The benchmark table of the paper (``\\label{table:benchmark}``): its dataset columns and
+    ``{(block, row label): {column: F1}}`` with block ``''`` (gold rows), ``'nns'`` or ``'ee'``."""
+    end = tex.index(r"\label{table:benchmark}")
+    start = tex.rindex(r"\begin{tabular}", 0, end)
+    body = tex[start:tex.index(r"\end{tabular}", start)]
+    body = re.sub(r"^\\begin\{tabular\}\{[^}]*\}", "", body)
+    columns: List[str] = []
+    rows: Dict[Tuple[str, str], Dict[str, float]] = {}
+    block = ""
+    for line in body.split(r"\\"):
+        line = re.sub(r"\\(toprule|midrule|bottomrule|rule\{[^}]*\}\{[^}]*\}|cmidrule\{[^}]*\})", "", line).strip()
+        if not line:
+            continue
+        if r"\multicolumn" in line:
+            block = next((code for text, code in PAPER_BLOCKS.items() if text in line), block)
+            continue
+        cells = [c.strip() for c in line.split("&")]
+        if not columns:
+            columns = cells[1:]
+            continue
+        rows[(block, cells[0])] = {c: v for c, cell in zip(columns, cells[1:]) if (v := _latex_cell(cell)) is not None}
+    return columns, rows
+
+
+def paper_row_label(approach: str) -> Tuple[str, str]:
+    """``eer_short`` -> (``'EER'``, ``'short'``); ``gold`` -> (``'Gold'``, ``'all'``)."""
+    from eer_plugin.commands.benchmark import split_approach
+
+    family, variant = split_approach(approach)
+    paper_family = next(name for name, ours in PAPER_FAMILIES.items() if ours == family)
+    return paper_family, variant
+
+
+def paper_value(rows, scenario_type: Optional[str], approach: str, column: str) -> Tuple[Optional[float], str]:
+    """The paper's F1 for our approach in a scenario block, and the paper row it comes from: the same
+    approach, or (the paper's NNS block has only ``-all`` rows) the same family's ``all`` row."""
+    family, variant = paper_row_label(approach)
+    block = "" if approach == "gold" else scenario_type
+    for wanted in (variant, "all"):
+        label = f"{family}-BERT-{wanted}"
+        if (block, label) in rows and column in rows[(block, label)]:
+            return rows[(block, label)][column], label
+    return None, ""
+
+
+def hardware() -> List[str]:
+    import torch
+    import transformers
+
+    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
+    memory = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
+    return [
+        f"- CPU: {cpu}, {os.cpu_count()} cores visible; {memory / 2**20:.0f} GiB memory; no GPU (`cuda_device` -1)",
+        f"- {platform.system()} {platform.release()}, Python {platform.python_version()}, torch {torch.__version__}, "
+        f"transformers {transformers.__version__}, one run at a time (`--jobs 1`, {torch.get_num_threads()} torch threads)",
+    ]
+
+
+def comparison(plan, report, rows, dataset: str, column: str) -> str:
+    """Our F1 next to the paper's for the plan's rows on one dataset."""
+    from eer_plugin.commands.benchmark import GOLD_SCENARIO, _mean, _points, _table, approach_label
+
+    lines = []
+    for scenario, specs in report.row_specs():
+        scenario_name = scenario.name if scenario else GOLD_SCENARIO
+        for _, approach, encoder in specs:
+            done = report.done(dataset, scenario_name, approach, encoder)
+            ours = _points(_mean([r["f1"] for r in done.values()])) if done else "not run"
+            value, label = paper_value(rows, scenario.type if scenario else None, approach, column)
+            epochs = sorted({str(r.get("settings", {}).get("EER_EPOCHS", "")) for r in done.values()})
+            seconds = sum(r.get("seconds") or 0 for r in done.values())
+            lines.append([
+                scenario.name if scenario else "–", approach_label(approach), ours, ", ".join(epochs) or "–",
+                f"{seconds / 60:.1f}" if done else "–", f"{value:.1f}" if value is not None else "–", label or "–",
+            ])  # fmt: skip
+    header = ["scenario", "approach", f"ours: {dataset} F1", "epochs", "wall (min)", f"paper: {column} F1", "paper row"]
+    return _table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
+
+
+def render(plan_path: str, outdir: str, command: str, paper: str, docs: str, dataset_column: Dict[str, str]) -> Path:
+    from eer_plugin.commands.benchmark import Report, Runner, load_plan
+
+    plan = load_plan(plan_path, check_files=False)
+    runner = Runner(plan, outdir)
+    report = Report(plan, runner)
+    written = report.write()
+    docs_dir = Path(docs)
+    docs_dir.mkdir(parents=True, exist_ok=True)
+    body = Path(written["md"]).read_text().split("\n")
+    body = body[1:] if body and body[0].startswith("# ") else body
+    text = "\n".join(body)
+    for key in ("learning_curve_png", "rho_hat_png"):
+        if key in written:
+            source = Path(written[key])
+            target = docs_dir / f"results_{source.name}"
+            shutil.copyfile(source, target)
+            text = text.replace(f"]({source.name})", f"]({target.name})")
+    _, rows = paper_table(Path(paper).read_text())
+    parts = [
+        f"# Results: {plan.name}",
+        "",
+        "Generated by `benchmarks/render_results.py` from the run directories of `allennlp eer-benchmark`; "
+        "no number in this file is typed by hand (the paper's numbers are read from its LaTeX source).",
+        "",
+        "## How it was produced",
+        "",
+        "```",
+        command,
+        "```",
+        "",
+        f"Plan: `{os.path.relpath(plan_path, ROOT)}` (its header comment explains every reduction against the paper).",
+        "",
+        *hardware(),
+        "",
+        "## Ours next to the paper",
+        "",
+        "The paper: RoBERTa-base on a V100 GPU, 20 epochs (all) / 50 (short, shortest), batch 14, learning rate 2e-5. "
+        "Ours: the small uncased all-MiniLM-L6-v2 (22M parameters) on CPU, with the epochs of the table. "
+        "The paper's NNS block reports `-all` variants only, so our NNS rows are set beside the same approach's `-all` row.",
+        "",
+    ]
+    for dataset in plan.datasets:
+        parts += [comparison(plan, report, rows, dataset.name, dataset_column.get(dataset.name, dataset.name)), ""]
+    parts.append(text)
+    target = docs_dir / "results.md"
+    target.write_text("\n".join(parts).rstrip() + "\n")
+    return target
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("plan")
+    parser.add_argument("outdir")
+    parser.add_argument("--command", required=True, help="the exact command(s) that produced OUTDIR, quoted into the file")
+    parser.add_argument("--paper", default=str(ROOT.parent / "shared" / "paper" / "eer-paper.tex"))
+    parser.add_argument("--docs", default=str(ROOT / "docs"))
+    parser.add_argument("--column", action="append", default=[], metavar="DATASET=PAPER_COLUMN", help="e.g. eng-c=eng-c (default: same name)")
+    args = parser.parse_args(argv)
+    columns = dict(item.split("=", 1) for item in args.column)
+    print(render(args.plan, args.outdir, args.command, args.paper, args.docs, columns))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
