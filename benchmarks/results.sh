@@ -1,22 +1,29 @@
 #!/usr/bin/env bash
 # benchmarks/results.sh — the real CPU benchmark behind docs/results.md: the plan
 # benchmarks/plans/conll_en_minilm.jsonnet (CoNLL-2003 English from ../shared/data/conll2003-en,
-# the packaged all-MiniLM-L6-v2), then docs/results.md and its plots.
+# the packaged all-MiniLM-L6-v2), then docs/results.md and its plots and CSV files (docs/results/).
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
-# The runs are started in order of importance (Gold and EE first, then the NNS baselines and EER,
-# then the learning curve); the last call runs whatever is left of the plan.
+# The runs are started in order of importance (Gold and EE first, then the NNS baselines and EER-short,
+# then the learning curve); the last step runs whatever is left of the plan. Stop it at any time:
+# finished runs are kept, and the rendered file says which runs have not finished.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PLAN="${PLAN:-benchmarks/plans/conll_en_minilm.jsonnet}"
 OUT="$(realpath -m "${OUT:-$ROOT/runs/bench-conll}")"
 export PATH="$ROOT/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
-bench() { allennlp eer-benchmark "$PLAN" -o "$OUT" "$@"; }
-if [ -z "${RENDER_ONLY:-}" ]; then
-  bench --runs 'eng-c/gold/*' 'eng-c/EE/*'
-  bench --runs 'eng-c/NNS/raw_*' 'eng-c/NNS/eer_short/*' 'eng-c/NNS/sns_shortest/*'
-  bench --runs 'eng-c/EE-*' 'eng-c/Exh-*'
-  bench
-fi
-python benchmarks/render_results.py "$PLAN" "$OUT" --command "OUT=$OUT bash benchmarks/results.sh   # runs: allennlp eer-benchmark $PLAN -o $OUT (by priority, see the script)"
+STEPS=(
+  "--runs 'eng-c/gold/*' 'eng-c/EE/*'"
+  "--runs 'eng-c/NNS/raw_*' 'eng-c/NNS/eer_short/*' 'eng-c/NNS/sns_shortest/*'"
+  "--runs 'eng-c/EE-*' 'eng-c/Exh-*'"
+  ""
+)
+COMMANDS=(--command "OUT=$OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")
+for step in "${STEPS[@]}"; do
+  COMMANDS+=(--command "allennlp eer-benchmark $PLAN -o $OUT $step")
+  if [ -z "${RENDER_ONLY:-}" ]; then
+    eval "allennlp eer-benchmark \"\$PLAN\" -o \"\$OUT\" $step"
+  fi
+done
+python benchmarks/render_results.py "$PLAN" "$OUT" "${COMMANDS[@]}"
