@@ -310,3 +310,55 @@ def test_soft_evidence_weights_match_enumeration():
     hard = torch.rand(2, 4, 5, generator=gen) > 0.4
     hard[..., 0] = True
     torch.testing.assert_close(crf.partial_log_likelihood(emissions, mask, hard), crf.partial_log_likelihood(emissions, mask, hard.double()))
+
+
+# ----------------------------------------------------------------------------------- reference
+def test_reference_forward_algorithm_matches_enumeration():
+    for num_tags, seed in [(5, 0), (9, 1)]:
+        crf, scheme = make_crf(num_tags, seed)
+        emissions, mask, lengths, allowed = random_batch(num_tags, batch=4, n=5, seed=seed)
+        ref = crf.reference_log_partition(emissions, mask)
+        ref_obs = crf.reference_log_partition(emissions, mask, allowed)
+        for b in range(4):
+            length = int(lengths[b])
+            torch.testing.assert_close(ref[b], brute_force(crf, scheme, emissions[b], length)[0], atol=1e-9, rtol=1e-9)
+            bf_obs = brute_force(crf, scheme, emissions[b], length, allowed[b, :length])[0]
+            torch.testing.assert_close(ref_obs[b], bf_obs, atol=1e-9, rtol=1e-9)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_fast_path_matches_reference_on_long_lattices(seed):
+    """17 BILUO tags (4 types), 70 positions, ragged rows: too big to enumerate, so the optimized
+    forward-backward is checked against the textbook recursion, values and gradients of the loss."""
+    scheme = BiluoScheme(["PER", "LOC", "ORG", "MISC"])
+    k, n, batch = scheme.num_tags, 70, 5
+    gen = torch.Generator().manual_seed(seed)
+    crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end()).double()
+    with torch.no_grad():
+        crf.transitions.copy_(torch.randn(k, k, generator=gen, dtype=torch.float64))
+    emissions = (torch.randn(batch, n, k, generator=gen, dtype=torch.float64) * 3).requires_grad_()
+    lengths = torch.tensor([n, 1, 0, 37, n - 1])
+    mask = torch.arange(n) < lengths[:, None]
+    # observations: reveal 30% of the tags of a valid tagging (Viterbi of unrelated scores)
+    truth, _ = crf.viterbi(torch.randn(batch, n, k, generator=gen, dtype=torch.float64), mask)
+    observations = torch.where(torch.rand(batch, n, generator=gen) < 0.3, truth, torch.full_like(truth, LATENT))
+    allowed = observations_to_allowed(observations, k)
+
+    log_z = crf.reference_log_partition(emissions, mask)
+    (ref_marginals,) = torch.autograd.grad(log_z.sum(), emissions, create_graph=True)
+    ref_pll = crf.reference_log_partition(emissions, mask, allowed) - log_z
+    pll, marginals = crf.partial_log_likelihood_and_marginals(emissions, mask, allowed)
+    torch.testing.assert_close(crf.log_partition(emissions, mask), log_z, atol=1e-9, rtol=1e-9)
+    torch.testing.assert_close(pll, ref_pll, atol=1e-9, rtol=1e-9)
+    torch.testing.assert_close(marginals, ref_marginals, atol=1e-9, rtol=1e-9)
+    entity = scheme.entity_mask()
+
+    def loss(pll_, marginals_):  # the EER objective's two terms, with an active hinge
+        rho_hat = (marginals_[..., entity].sum(-1) * mask).sum() / mask.sum()
+        return -pll_.sum() + 10 * torch.relu((rho_hat - 0.05).abs() - 0.01)
+
+    ours = torch.autograd.grad(loss(pll, marginals), [emissions, crf.transitions])
+    reference = torch.autograd.grad(loss(ref_pll, ref_marginals), [emissions, crf.transitions])
+    for a, b in zip(ours, reference):
+        assert torch.isfinite(a).all()
+        torch.testing.assert_close(a, b, atol=1e-8, rtol=1e-8)
