@@ -118,6 +118,30 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
     return _table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 
 
+def differences(plan, report, rows, dataset: str, column: str) -> str:
+    """The paper's claims as differences: each EER approach of the plan minus each baseline, in F1
+    points, ours and the paper's (from the rows :func:`comparison` sets side by side)."""
+    from eer_plugin.commands.benchmark import _mean, _table, approach_label, split_approach
+
+    eer = [a for a in plan.approaches if split_approach(a)[0] == "eer" and a != "eer_all"]
+    baselines = [a for a in plan.approaches if split_approach(a)[0] not in ("eer", "gold")]
+    lines = []
+    for scenario in plan.scenarios:
+        for ours_approach in eer:
+            for baseline in baselines:
+                values = []
+                for approach in (ours_approach, baseline):
+                    done = report.done(dataset, scenario.name, approach, plan.encoders[0])
+                    values.append(_mean([r["f1"] for r in done.values()]) * 100 if done else None)
+                paper = [paper_value(rows, scenario.type, a, column)[0] for a in (ours_approach, baseline)]
+                ours_text = f"{values[0] - values[1]:+.1f}" if None not in values else "–"
+                paper_text = f"{paper[0] - paper[1]:+.1f}" if None not in paper else "–"
+                agree = "–" if "–" in (ours_text, paper_text) else ("yes" if (values[0] - values[1]) * (paper[0] - paper[1]) > 0 else "no")
+                lines.append([scenario.name, f"{approach_label(ours_approach)} − {approach_label(baseline)}", ours_text, paper_text, agree])
+    header = ["scenario", "difference", f"ours ({dataset}, F1 points)", f"paper ({column})", "same sign"]
+    return _table(header, lines, ["l", "l", "r", "r", "l"])
+
+
 def render(plan_path: str, outdir: str, commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str]) -> Path:
     from eer_plugin.commands.benchmark import Report, Runner, load_plan
 
@@ -168,7 +192,15 @@ def render(plan_path: str, outdir: str, commands: List[str], paper: str, docs: s
         "",
     ]
     for dataset in plan.datasets:
-        parts += [comparison(plan, report, rows, dataset.name, dataset_column.get(dataset.name, dataset.name)), ""]
+        column = dataset_column.get(dataset.name, dataset.name)
+        parts += [comparison(plan, report, rows, dataset.name, column), ""]
+        parts += [
+            "Does the paper's ordering hold here? EER (short, shortest) minus each baseline, in F1 points, "
+            "ours next to the paper's (NNS: the paper's -all rows; the significance of ours is in \"Significance\" below):",
+            "",
+            differences(plan, report, rows, dataset.name, column),
+            "",
+        ]
     parts.append(text)
     target = docs_dir / "results.md"
     target.write_text("\n".join(parts).rstrip() + "\n")
