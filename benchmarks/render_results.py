@@ -64,10 +64,12 @@ def paper_row_label(approach: str) -> Tuple[str, str]:
 
 def paper_value(rows, scenario_type: Optional[str], approach: str, column: str) -> Tuple[Optional[float], str]:
     """The paper's F1 for our approach in a scenario block, and the paper row it comes from: the same
-    approach, or (the paper's NNS block has only ``-all`` rows) the same family's ``all`` row."""
+    approach, or, when the block has no row of that variant at all (the paper's NNS block has only
+    ``-all`` rows), the same family's ``all`` row."""
     family, variant = paper_row_label(approach)
     block = "" if approach == "gold" else scenario_type
-    for wanted in (variant, "all"):
+    block_variants = {label.rsplit("-", 1)[-1] for (b, label) in rows if b == block}
+    for wanted in (variant,) if variant in block_variants else ("all",):
         label = f"{family}-BERT-{wanted}"
         if (block, label) in rows and column in rows[(block, label)]:
             return rows[(block, label)][column], label

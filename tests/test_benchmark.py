@@ -16,6 +16,25 @@ TRAIN, DEV = str(FIXTURES / "conll2003_tiny.txt"), str(FIXTURES / "conll2003_tin
 SMOKE_PLAN = REPO / "benchmarks" / "plans" / "fixture_smoke.jsonnet"
 
 
+PAPER_TABLE = r"""\begin{table*}\begin{tabular}{ll|c}
+\toprule
+Approach / Language & eng-c & avg\\
+\midrule
+Gold-BERT-all & 92.7 & 85.6\\
+& \multicolumn{2}{c}{Non-Native Speaker Scenario (NNS): Recall=$50\%$ } \\
+\cmidrule{2-3}
+EER-BERT-all & \textbf{88.0} & 75.8\\
+& \multicolumn{2}{c}{Exploratory Expert Scenario (EE): $1,000$ Annotations } \\
+Raw-BERT-all      & 0.4  & 02.6 \\
+Raw-BERT-shortest & 80.7 & 65.0\\
+EER-BERT-short    & \textbf{89.0}$^\dagger$ & \:\,\textbf{71.7}$^\dagger$\\
+\bottomrule
+\end{tabular}
+\caption{x}
+\label{table:benchmark}
+\end{table*}"""
+
+
 def plan_data(**changes):
     data = {
         "datasets": [{"name": "fx", "train": TRAIN, "dev": DEV, "test": DEV}],
@@ -218,22 +237,7 @@ def test_paper_table_is_read_from_the_latex_source():
     sys.path.insert(0, str(REPO / "benchmarks"))
     from render_results import paper_table, paper_value
 
-    tex = r"""\begin{table*}\begin{tabular}{ll|c}
-\toprule
-Approach / Language & eng-c & avg\\
-\midrule
-Gold-BERT-all & 92.7 & 85.6\\
-& \multicolumn{2}{c}{Non-Native Speaker Scenario (NNS): Recall=$50\%$ } \\
-\cmidrule{2-3}
-EER-BERT-all & \textbf{88.0} & 75.8\\
-& \multicolumn{2}{c}{Exploratory Expert Scenario (EE): $1,000$ Annotations } \\
-Raw-BERT-all      & 0.4  & 02.6 \\
-EER-BERT-short    & \textbf{89.0}$^\dagger$ & \:\,\textbf{71.7}$^\dagger$\\
-\bottomrule
-\end{tabular}
-\caption{x}
-\label{table:benchmark}
-\end{table*}"""
+    tex = PAPER_TABLE
     columns, rows = paper_table(tex)
     assert columns == ["eng-c", "avg"]
     assert rows[("", "Gold-BERT-all")] == {"eng-c": 92.7, "avg": 85.6}
@@ -241,7 +245,8 @@ EER-BERT-short    & \textbf{89.0}$^\dagger$ & \:\,\textbf{71.7}$^\dagger$\\
     assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
     assert paper_value(rows, "nns", "eer_short", "eng-c") == (88.0, "EER-BERT-all")  # NNS: the -all row
     assert paper_value(rows, None, "gold", "avg") == (85.6, "Gold-BERT-all")
-    assert paper_value(rows, "ee", "sns_shortest", "eng-c") == (None, "")
+    assert paper_value(rows, "ee", "sns_shortest", "eng-c") == (None, "")  # no fallback: EE has -shortest rows
+    assert paper_value(rows, "ee", "raw_shortest", "eng-c") == (80.7, "Raw-BERT-shortest")
     paper = REPO.parent / "shared" / "paper" / "eer-paper.tex"
     if paper.exists():  # the real table: 7 data sets + avg, EER-short on eng-c = 89.0
         columns, rows = paper_table(paper.read_text())
@@ -300,6 +305,23 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     assert benchmark.main([str(SMOKE_PLAN), "-o", str(out), "--dry-run", "--shard", "1/2"]) == 0
     printed = capsys.readouterr().out
     assert "unit    1  done     fixture/EE-15/eer_short/" in printed and "raw_shortest/" not in printed
+
+    # docs/results.md of these runs: the command, the hardware, our F1 beside the paper's (read from LaTeX)
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from render_results import render
+
+    tex = tmp_path / "paper.tex"
+    tex.write_text(PAPER_TABLE + "\nSetup. We used a learning rate of $2\\times 10^{-5}$ with a schedule.")
+    docs = render(str(SMOKE_PLAN), str(out), ["bash run-it.sh"], str(tex), str(tmp_path / "docs"), {"fixture": "eng-c"})
+    text = docs.read_text()
+    f1 = {r["approach"]: 100 * float(r["f1"]) for r in rows}
+    assert "```\nbash run-it.sh\n```" in text and "torch 2." in text and '"We used a learning rate of 2x10^-5' in text
+    assert f"| EE-15 | EER-short | {f1['eer_short']:.1f} | 1 |" in text and "| 89.0 | EER-BERT-short |" in text
+    assert f"| EE-15 | EER-short − Raw-shortest | {f1['eer_short'] - f1['raw_shortest']:+.1f} | +8.3 |" in text
+    assert (tmp_path / "docs" / "results" / "rho_hat_over_epochs.png").exists() and "](results/rho_hat_over_epochs.png)" in text
+    assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (out / "results.csv").read_text()
 
 
 def test_failing_run_is_retried_then_reported(tiny_encoder, tmp_path, capsys):
