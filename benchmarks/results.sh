@@ -5,7 +5,7 @@
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
 # The runs are started in order of importance (Gold and EE first, then the NNS baselines and EER-short,
-# then the learning curve); the last step runs whatever is left of the plan. Stop it at any time:
+# then the learning curve, the other NNS EER variants); the last step runs whatever is left of the plan. Stop it at any time:
 # finished runs are kept, and the rendered file says which runs have not finished.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -17,6 +17,7 @@ STEPS=(
   "--runs 'eng-c/gold/*' 'eng-c/EE/*'"
   "--runs 'eng-c/NNS/raw_*' 'eng-c/NNS/eer_short/*' 'eng-c/NNS/sns_shortest/*'"
   "--runs 'eng-c/EE-*' 'eng-c/Exh-*'"
+  "--runs 'eng-c/NNS/eer_*'"
   ""
 )
 COMMANDS=(--command "OUT=$OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")
