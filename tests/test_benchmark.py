@@ -462,3 +462,58 @@ def test_every_approach_and_analysis_on_the_fixture(tiny_encoder, tmp_path):
     for section in ["## Test F1", "## Significance", "## Wall time", "## EER hyperparameters", "## Learning curves", "## Convergence"]:
         assert section in report
     assert (out / "learning_curve.png").exists() and (out / "learning_curve.csv").exists()
+
+
+def test_sigterm_stops_the_benchmark_without_retry_or_failure(tiny_encoder, tmp_path):
+    """`kill <runner>` (SIGTERM to the runner alone, as a batch scheduler sends it) stops like Ctrl-C:
+    the running run's subprocess is killed, nothing is retried or recorded as failed, exit 130.
+    (AllenNLP's `allennlp` entry point installs a SIGTERM handler raising an ordinary exception,
+    which the runner used to take for a failing run and retry.)"""
+    import os
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"datasets: [{{name: fx, train: {TRAIN}, dev: {DEV}, test: {DEV}}}]\n"
+        "scenarios: [{name: EE-15, type: ee, budget: 15}]\napproaches: [eer_short]\nepochs: 200\n"
+        f"env: {{EER_ENCODER: {tiny_encoder}, EER_MAX_LENGTH: 128}}\n"
+    )
+    out = tmp_path / "bench"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(out)],
+        cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    log = out / "logs" / "fx" / "EE-15" / "eer_short" / Path(tiny_encoder).name / "seed0.log"
+    deadline = time.time() + 180
+    while time.time() < deadline and not (log.exists() and "Epoch 1/" in log.read_text()):
+        time.sleep(0.5)
+    assert log.exists() and "Epoch 1/" in log.read_text(), "the run did not start training"
+    runner.send_signal(signal.SIGTERM)
+    try:
+        stdout, stderr = runner.communicate(timeout=60)
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+            for pid in [p for p in os.listdir("/proc") if p.isdigit() and str(out) in _cmdline(p)]:
+                os.kill(int(pid), signal.SIGKILL)
+    assert runner.returncode == 130, stderr[-2000:]
+    assert "interrupted; finished runs are kept" in stderr
+    text = log.read_text()
+    assert "attempt 1 of 2" in text and "attempt 2" not in text
+    run_dir = out / "runs" / "fx" / "EE-15" / "eer_short" / Path(tiny_encoder).name / "seed0"
+    assert not (run_dir / "FAILED.json").exists() and not (run_dir / "DONE").exists()
+    time.sleep(1)
+    children = [p for p in os.listdir("/proc") if p.isdigit() and str(run_dir) in _cmdline(p)]
+    assert children == [], "the run's training subprocess outlived the runner"
+
+
+def _cmdline(pid: str) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode(errors="replace")
+    except OSError:
+        return ""

@@ -40,6 +40,7 @@ import math
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -692,7 +693,8 @@ class Runner:
         self._progress = None
         self._counter = 0
         self._total = 0
-        self._stopping = False  # set on Ctrl-C: no retry, no new run, no failure record
+        self._stopping = False  # set on Ctrl-C / SIGTERM: no retry, no new run, no failure record
+        self._children: set = set()  # running subprocesses of runs
 
     # ------------------------------------------------------------------ paths and state
     def run_dir(self, run: Run) -> Path:
@@ -783,7 +785,18 @@ class Runner:
         with open(log, "a") as handle:
             handle.write(f"\n--- {step}: {' '.join(command)}\n")
             handle.flush()
-            code = subprocess.call(command, env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT))
+            process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT))
+            with self._lock:
+                self._children.add(process)
+            try:
+                code = process.wait()
+            except BaseException:  # interrupted (Ctrl-C, SIGTERM): the run's subprocess stops with us
+                process.kill()
+                process.wait()
+                raise
+            finally:
+                with self._lock:
+                    self._children.discard(process)
             seconds = time.time() - started
             handle.write(f"--- {step}: exit status {code} after {seconds:.1f} s\n")
         if code != 0:
@@ -984,7 +997,10 @@ class Runner:
                         for future in futures:
                             future.result()
                     except KeyboardInterrupt:
-                        self._stopping = True  # the runs' subprocesses got the same Ctrl-C
+                        self._stopping = True
+                        with self._lock:  # a Ctrl-C reached them already; a SIGTERM to us alone did not
+                            for process in self._children:
+                                process.kill()
                         pool.shutdown(wait=True, cancel_futures=True)
                         raise
         finally:
@@ -1566,6 +1582,10 @@ def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo
     echo(f"{runs} runs in {len(units)} units (dry run: nothing was run)")
 
 
+def _interrupt(signum, frame):
+    raise KeyboardInterrupt
+
+
 def run_benchmark(args: argparse.Namespace) -> int:
     echo = print
     try:
@@ -1602,11 +1622,19 @@ def run_benchmark(args: argparse.Namespace) -> int:
         runner.outdir.mkdir(parents=True, exist_ok=True)
         _write_atomic(runner.outdir / "plan.json", json.dumps(read_plan_file(args.plan), indent=1))
         started = time.time()
+        # SIGTERM (kill, a batch scheduler) stops like Ctrl-C: running runs are killed and run again
+        # next time; never retried or recorded as failed (AllenNLP's own handler raises an ordinary
+        # exception, which would look like a failing run).
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
         try:
             runner.run_units([unit for _, unit in selected])
         except KeyboardInterrupt:
             print("eer-benchmark: interrupted; finished runs are kept: run the same command to continue", file=sys.stderr)
             return 130
+        finally:
+            if in_main_thread:
+                signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
         echo(f"ran for {_duration(time.time() - started)}")
     written = Report(plan, runner).write()
     records = [runner.record(run) for run in plan.runs]
