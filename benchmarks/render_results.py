@@ -12,7 +12,7 @@ import re
 import shutil
 import sys
 from pathlib import Path
-from typing import Dict, List, Optional, Tuple
+from typing import Dict, List, Optional, Sequence, Tuple
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -144,7 +144,9 @@ def differences(plan, report, rows, dataset: str, column: str) -> str:
     return _table(header, lines, ["l", "l", "r", "r", "l"])
 
 
-def render(plan_path: str, outdir: str, commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str]) -> Path:
+def render(
+    plan_path: str, outdir: str, commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str], notes: Sequence[str] = (),
+) -> Path:
     from eer_plugin.commands.benchmark import Report, Runner, load_plan
 
     plan = load_plan(plan_path, check_files=False)
@@ -183,6 +185,7 @@ def render(plan_path: str, outdir: str, commands: List[str], paper: str, docs: s
         "",
         *hardware(runner),
         "",
+        *([f"- Note: {note}" for note in notes] + [""] if notes else []),
         "## Ours next to the paper",
         "",
         f"The paper (RoBERTa-base for English, on a GPU): {paper_settings(tex)}",
@@ -216,10 +219,11 @@ def main(argv=None) -> int:
     parser.add_argument("--command", action="append", required=True, help="a command that produced OUTDIR, quoted into the file (repeatable)")
     parser.add_argument("--paper", default=str(ROOT.parent / "shared" / "paper" / "eer-paper.tex"))
     parser.add_argument("--docs", default=str(ROOT / "docs"))
+    parser.add_argument("--note", action="append", default=[], help="a remark on how the runs went (e.g. a run that shared the CPU), quoted into the file")
     parser.add_argument("--column", action="append", default=[], metavar="DATASET=PAPER_COLUMN", help="e.g. eng-c=eng-c (default: same name)")
     args = parser.parse_args(argv)
     columns = dict(item.split("=", 1) for item in args.column)
-    print(render(args.plan, args.outdir, args.command, args.paper, args.docs, columns))
+    print(render(args.plan, args.outdir, args.command, args.paper, args.docs, columns, args.note))
     return 0
 
 

@@ -4,6 +4,7 @@
 # the packaged all-MiniLM-L6-v2), then docs/results.md and its plots and CSV files (docs/results/).
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
+#   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
 # The runs are started in order of importance (Gold and EE first, then the NNS baselines and EER-short,
 # then the learning curve, the other NNS EER variants); the last step runs whatever is left of the plan. Stop it at any time:
 # finished runs are kept, and the rendered file says which runs have not finished.
@@ -27,4 +28,7 @@ for step in "${STEPS[@]}"; do
     eval "allennlp eer-benchmark \"\$PLAN\" -o \"\$OUT\" $step"
   fi
 done
-python benchmarks/render_results.py "$PLAN" "$OUT" "${COMMANDS[@]}"
+# RESULTS_NOTES: remarks on how the runs went, one per line (e.g. a run that shared the CPU with another job)
+NOTES=()
+while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done <<< "${RESULTS_NOTES:-}"
+python benchmarks/render_results.py "$PLAN" "$OUT" "${COMMANDS[@]}" "${NOTES[@]}"
