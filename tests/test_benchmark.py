@@ -186,7 +186,10 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
     assert conll.seeds == [0] and conll.reference == "sns_shortest"
-    assert len(conll.runs) == 1 + 2 * 7 + 10  # gold, EE and NNS x 7, the learning curve's new runs
+    assert len(conll.runs) == 1 + 2 * 7 + 4 + 10  # gold, EE and NNS x 7, the ratio grid's and the learning curve's new runs
+    grid = sorted(r.ratio for r in conll.runs if r.ratio)
+    assert grid == [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]  # (0.15, 0.05) is the benchmark's EER-short run
+    assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
     runner = Runner(conll, "/tmp/unused-benchmark-dir")
     settings = {r.name.split("/all-MiniLM")[0]: runner.settings(r) for r in conll.runs}
     # epochs by data size: 2 on (nearly) the whole corpus (gold, EE all, every NNS variant), 10 on EE short/shortest

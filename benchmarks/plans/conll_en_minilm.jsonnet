@@ -27,6 +27,8 @@ local data = '../shared/data/conll2003-en/';
   env: { EER_BATCH_SIZE: '4', EER_LEARNING_RATE: '5e-5', EER_CBL_ROUND_EPOCHS: '3' },
   reference: 'sns_shortest',  // the paper's significance marks: better than SNS-shortest (99% paired bootstrap)
   bootstrap: { resamples: 100000, confidence: 0.99, seed: 0 },
+  // the paper's "Varying EER HPs" table (EER-short on EE, [rho - gamma, rho + gamma]), one seed, a subset of its settings
+  ratio_grid: { approach: 'eer_short', scenarios: ['EE'], settings: [[0.15, 0.05], [0.15, 0.0], [0.3, 0.0], [0.25, 0.05], [0.05, 0.05]] },
   // EE vs exhaustive annotation at small budgets (the paper: 100 ... 10,000 and 5 seeds)
   learning_curve: { budgets: [100, 500, 1000], approaches: ['eer_short', 'raw_shortest'] },
 }
