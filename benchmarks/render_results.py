@@ -53,6 +53,56 @@ def paper_table(tex: str) -> Tuple[List[str], Dict[Tuple[str, str], Dict[str, fl
     return columns, rows
 
 
+def paper_robustness(tex: str) -> Dict[Tuple[float, float], Dict[str, object]]:
+    """The paper's EER hyperparameter table (``\\label{table:robustness}``, EER-short on CoNLL English EE):
+    ``{(rho - gamma, rho + gamma): {"f1": [per sample...], "avg": mean, "mark": "*"/"†"/""}}``."""
+    if r"\label{table:robustness}" not in tex:
+        return {}
+    end = tex.index(r"\label{table:robustness}")
+    start = tex.rindex(r"\begin{tabular}", 0, end)
+    body = tex[start:tex.index(r"\end{tabular}", start)]
+    rows: Dict[Tuple[float, float], Dict[str, object]] = {}
+    for line in body.split(r"\\"):
+        match = re.match(r"\s*(?:\\midrule\s*)?\$\[([\d.]+),\s*([\d.]+)\]\^?(\\dagger|\*)?\$\s*&(.*)", line.strip(), re.S)
+        if not match:
+            continue
+        values = [float(v) for v in re.findall(r"\d+\.\d+", match.group(4))]
+        mark = {"\\dagger": "†", "*": "*"}.get(match.group(3) or "", "")
+        rows[(float(match.group(1)), float(match.group(2)))] = {"f1": values[:-1], "avg": values[-1], "mark": mark}
+    return rows
+
+
+def ratio_comparison(report, tex: str) -> str:
+    """Our EER hyperparameter grid beside the paper's table "Varying EER HPs", setting by setting
+    (matched on the interval ``[rho - gamma, rho + gamma]``)."""
+    from eer_plugin.commands.benchmark import _mean, _points, _table, approach_label
+
+    plan = report.plan
+    if not plan.ratio_entries:
+        return ""
+    paper = paper_robustness(tex)
+    lines, stars = [], []
+    for (dataset, scenario, encoder), setting, run in plan.ratio_entries:
+        record = report.records[run.key]
+        done = record.get("status") == "done"
+        rho, gamma = setting
+        interval = (round(rho - gamma, 2), round(rho + gamma, 2))
+        theirs = paper.get(interval)
+        if done and record.get("rho_star") is not None:
+            stars.append(record["rho_star"])
+        lines.append([
+            dataset, scenario, f"[{interval[0]:.2f}, {interval[1]:.2f}]" + ("†" if run.ratio is None else ""),
+            _points(record["f1"]) if done else "not run", f"{record['rho_hat']:.3f}" if done and record.get("rho_hat") is not None else "–",
+            f"{theirs['avg']:.1f}" + str(theirs["mark"]) if theirs else "–",
+        ])  # fmt: skip
+    star = next((k for k, v in paper.items() if v["mark"] == "*"), None)
+    header = ["dataset", "scenario", "[rho - gamma, rho + gamma]", f"ours: {approach_label(plan.ratio_grid['approach'])} F1", "ours: final rho_hat", "paper: F1 (mean of 3 samples)"]
+    notes = (
+        f"Ours: one seed; rho* (gold subword entity ratio of our training data) = {_mean(stars):.3f}. " if stars else "Ours: one seed. "
+    ) + (f"Paper: EER-BERT-short on CoNLL English EE, three sampled data sets; * marks its rho = rho* setting [{star[0]:.2f}, {star[1]:.2f}]; " if star else "") + "† the benchmark setting."
+    return _table(header, lines, ["l", "l", "l", "r", "r", "r"]) + "\n\n" + notes
+
+
 def paper_row_label(approach: str) -> Tuple[str, str]:
     """``eer_short`` -> (``'EER'``, ``'short'``); ``gold`` -> (``'Gold'``, ``'all'``)."""
     from eer_plugin.commands.benchmark import split_approach
@@ -204,6 +254,15 @@ def render(
             "ours next to the paper's (NNS: the paper's -all rows; the significance of ours is in \"Significance\" below):",
             "",
             differences(plan, report, rows, dataset.name, column),
+            "",
+        ]
+    grid = ratio_comparison(report, tex)
+    if grid:
+        parts += [
+            "EER hyperparameters: our grid beside the paper's table \"Varying EER HPs\" (its finding: settings with "
+            "rho + gamma above rho* do much worse, the low end of the interval matters little):",
+            "",
+            grid,
             "",
         ]
     parts.append(text)

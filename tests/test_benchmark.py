@@ -257,6 +257,47 @@ def test_paper_table_is_read_from_the_latex_source():
         assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
 
 
+PAPER_ROBUSTNESS = r"""\begin{table}[H]\begin{tabular}{lcccc}
+\toprule
+$[\rho-\gamma, \rho+\gamma]$& RS0 & RS1 & RS2 & Avg.\\
+\midrule
+$[0.23,0.23]^*$ & 86.8 & 87.4 & 87.0 & 87.1\\
+$[0.30,0.30]$  & 79.1 & 79.4 & 79.7 & 79.4\\
+$[0.10,0.20]^\dagger$ & 87.6 & 88.2 & 87.8 & 87.9\\
+\bottomrule
+\end{tabular}
+\label{table:robustness}
+\end{table}"""
+
+
+def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from render_results import paper_robustness, ratio_comparison
+
+    paper = paper_robustness(PAPER_ROBUSTNESS)
+    assert paper == {
+        (0.23, 0.23): {"f1": [86.8, 87.4, 87.0], "avg": 87.1, "mark": "*"},
+        (0.3, 0.3): {"f1": [79.1, 79.4, 79.7], "avg": 79.4, "mark": ""},
+        (0.1, 0.2): {"f1": [87.6, 88.2, 87.8], "avg": 87.9, "mark": "†"},
+    }
+    assert paper_robustness(PAPER_TABLE) == {}
+    plan = parse_plan(plan_data(ratio_grid=[[0.15, 0.05], [0.3, 0.0], [0.05, 0.0]])).expand()
+    report = benchmark.Report(plan, Runner(plan, str(tmp_path / "out")))
+    high = next(run for _, setting, run in plan.ratio_entries if setting == (0.3, 0.0))
+    report.records[high.key] = {**report.records[high.key], "status": "done", "f1": 0.612, "rho_hat": 0.287, "rho_star": 0.2}
+    lines = ratio_comparison(report, PAPER_ROBUSTNESS).split("\n")
+    assert lines[2] == "| fx | EE-15 | [0.10, 0.20]† | not run | – | 87.9† |"  # the benchmark's own EER-short run
+    assert lines[3] == "| fx | EE-15 | [0.30, 0.30] | 61.2 | 0.287 | 79.4 |"
+    assert lines[4] == "| fx | EE-15 | [0.05, 0.05] | not run | – | – |"  # not in the paper's table
+    assert "rho* (gold subword entity ratio of our training data) = 0.200" in lines[-1]
+    assert "rho = rho* setting [0.23, 0.23]" in lines[-1]
+    if (REPO.parent / "shared" / "paper" / "eer-paper.tex").exists():
+        real = paper_robustness((REPO.parent / "shared" / "paper" / "eer-paper.tex").read_text())
+        assert len(real) == 7 and real[(0.1, 0.2)]["avg"] == 87.9 and real[(0.3, 0.3)]["f1"] == [79.1, 79.4, 79.7]
+
+
 # ----------------------------------------------------------------------------------- end to end
 def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path, capsys):
     """The committed smoke plan with the tiny encoder: two runs in parallel, then a resume."""
