@@ -445,6 +445,10 @@ def test_report_layout_on_fabricated_runs(tmp_path):
         if run.key == ("b", "NNS", "sns_shortest", "all-MiniLM-L6-v2", 1, None):
             continue  # not run yet
         fabricate(runner, run, quality, rho_hat=0.18 + 0.01 * run.seed, rho_star=0.22)
+    for seed, touched in ((0, 3), (1, 4)):  # the simulator's statistics of the learning curve's EE-15 data of data set a
+        stats = runner.outdir / "data" / "a" / "EE" / f"seed{seed}.stats.json"
+        stats.parent.mkdir(parents=True, exist_ok=True)
+        stats.write_text(json.dumps({"recall": 0.1, "precision": 1.0, "documents_touched": touched}))
     written = Report(plan, runner).write()
     report = Path(written["md"]).read_text()
     lines = report.splitlines()
@@ -472,6 +476,9 @@ def test_report_layout_on_fabricated_runs(tmp_path):
     assert {(r["scheme"], r["budget"]) for r in curve} == {("EE", "5"), ("EE", "15"), ("Exhaustive", "5"), ("Exhaustive", "15")}
     ee15 = next(r for r in curve if (r["dataset"], r["scheme"], r["budget"]) == ("a", "EE", "15"))  # = the benchmark runs
     assert float(ee15["mean_f1"]) == pytest.approx(mean / 100) and float(ee15["std_error"]) == pytest.approx(std / 100 / 2 ** 0.5)
+    assert float(ee15["documents_annotated"]) == 3.5 and next(r for r in curve if r["scheme"] == "Exhaustive")["documents_annotated"] == ""
+    assert "| documents annotated (EE, mean over seeds) | – | 3.5 |" in report
+    assert "| documents annotated (Exhaustive, mean over seeds) | – | – |" in report
     assert Path(written["learning_curve_png"]).stat().st_size > 1000 and Path(written["rho_hat_png"]).stat().st_size > 1000
     # convergence: |rho_hat - rho*| averaged over the EER runs
     assert re.search(r"\| a \| EE \| EER-short \| 0.15 ± 0.05 \| 2 \| 0.185 \| 0.220 \| 0.035 \| 0.020 \|", report)

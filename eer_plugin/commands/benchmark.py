@@ -1284,6 +1284,7 @@ class Report:
             return "", []
         cells: Dict[Tuple, List[float]] = {}
         expected: Dict[Tuple, int] = {}
+        documents: Dict[Tuple, Dict[int, int]] = {}  # (dataset, scheme, budget) -> seed -> documents annotated
         for dataset, scheme, budget, run in self.plan.lc_entries:
             key = (dataset, scheme, run.approach, run.encoder, budget)
             expected[key] = expected.get(key, 0) + 1
@@ -1291,13 +1292,18 @@ class Report:
             cells.setdefault(key, [])
             if record.get("status") == "done":
                 cells[key].append(record["f1"])
+            stats = _read_json(self.runner.outdir / "data" / dataset / run.scenario_name / f"seed{run.seed}.stats.json")
+            if stats and "documents_touched" in stats:
+                documents.setdefault((dataset, scheme, budget), {})[run.seed] = stats["documents_touched"]
         rows = []
         for (dataset, scheme, approach, encoder, budget), values in cells.items():
+            docs = list(documents.get((dataset, scheme, budget), {}).values())
             rows.append({
                 "dataset": dataset, "scheme": "EE" if scheme == "ee" else "Exhaustive", "approach": approach, "encoder": encoder,
                 "budget": budget, "seeds_done": len(values), "seeds_planned": expected[(dataset, scheme, approach, encoder, budget)],
                 "mean_f1": _mean(values) if values else None, "std_error": _stderr(values) if values else None,
                 "f1_per_seed": " ".join(f"{v:.4f}" for v in values),
+                "documents_annotated": _mean(docs) if docs else None,
             })  # fmt: skip
         budgets = self.plan.learning_curve["budgets"]
         parts = []
@@ -1312,6 +1318,13 @@ class Report:
                         line.append("–")
                     else:
                         line.append(f"{100 * r['mean_f1']:.1f} ± {100 * r['std_error']:.1f}" if r["seeds_done"] > 1 else _points(r["mean_f1"]))
+                table_rows.append(line)
+            # how many documents carry the budget's annotations: the data the short/shortest variants train on
+            for scheme in dict.fromkeys(r["scheme"] for r in rows if r["dataset"] == dataset):
+                line = [f"documents annotated ({scheme}, mean over seeds)"]
+                for budget in budgets:
+                    docs = next((x["documents_annotated"] for x in rows if (x["dataset"], x["scheme"], x["budget"]) == (dataset, scheme, budget)), None)
+                    line.append("–" if docs is None else f"{docs:g}")
                 table_rows.append(line)
             parts.append(f"**{dataset}** (test F1, mean ± standard error over seeds)\n\n" + _table(["annotation + training", *map(str, budgets)], table_rows))
         return "\n\n".join(parts), rows
@@ -1519,7 +1532,7 @@ class Report:
             md += ["## EER hyperparameters (rho, gamma)", "", "Test F1 × 100 per seed.", "", grid, ""]
         curve, curve_rows = self.learning_curve()
         if curve:
-            fields = ["dataset", "scheme", "approach", "encoder", "budget", "seeds_done", "seeds_planned", "mean_f1", "std_error", "f1_per_seed"]
+            fields = ["dataset", "scheme", "approach", "encoder", "budget", "seeds_done", "seeds_planned", "mean_f1", "std_error", "f1_per_seed", "documents_annotated"]
             buffer = io.StringIO()
             writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
             writer.writeheader()
