@@ -103,6 +103,15 @@ def ratio_comparison(report, tex: str) -> str:
     return _table(header, lines, ["l", "l", "l", "r", "r", "r"]) + "\n\n" + notes
 
 
+def paper_convergence(tex: str) -> str:
+    """The paper's sentence on the convergence of rho_hat (its MAE against rho*), markup removed."""
+    text = re.sub(r"\\(rho|gamma)\b", r"\1", re.sub(r"\\rhohat", "rho_hat", tex)).replace("^", "")
+    match = re.search(r"[^.]*mean absolute error of only[^.]*\.[^.]*\.[^)]*\)", text)
+    if not match:
+        return ""
+    return re.sub(r"\s+", " ", re.sub(r"[$~{}]|\\[a-z]+", lambda m: "" if m.group(0) in "$~{}" else " ", match.group(0))).strip()
+
+
 def paper_row_label(approach: str) -> Tuple[str, str]:
     """``eer_short`` -> (``'EER'``, ``'short'``); ``gold`` -> (``'Gold'``, ``'all'``)."""
     from eer_plugin.commands.benchmark import split_approach
@@ -263,6 +272,13 @@ def render(
             "rho + gamma above rho* do much worse, the low end of the interval matters little):",
             "",
             grid,
+            "",
+        ]
+    said = paper_convergence(tex)
+    if said and report.plan.scenarios:
+        parts += [
+            f"Convergence of rho_hat: the paper: \"{said}\" Ours: the row \"EER-short, EE scenarios, benchmark setting\" "
+            "in \"Convergence of rho_hat towards rho*\" below.",
             "",
         ]
     parts.append(text)

@@ -298,6 +298,23 @@ def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
         assert len(real) == 7 and real[(0.1, 0.2)]["avg"] == 87.9 and real[(0.3, 0.3)]["f1"] == [79.1, 79.4, 79.7]
 
 
+def test_papers_convergence_sentence_is_quoted_without_markup():
+    import sys
+
+    sys.path.insert(0, str(REPO / "benchmarks"))
+    from render_results import paper_convergence
+
+    tex = (
+        "Intro. We tested this by taking $\\rhohat$ of the models with respect to the true $\\rho^*$, resulting in "
+        "mean absolute error of only $0.018$. This is closer than $0.2$ (the error then would be $0.048$). Next."
+    )
+    assert paper_convergence(tex) == (
+        "We tested this by taking rho_hat of the models with respect to the true rho*, resulting in "
+        "mean absolute error of only 0.018. This is closer than 0.2 (the error then would be 0.048)"
+    )
+    assert paper_convergence("no such sentence.") == ""
+
+
 # ----------------------------------------------------------------------------------- end to end
 def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path, capsys):
     """The committed smoke plan with the tiny encoder: two runs in parallel, then a resume."""
@@ -482,6 +499,8 @@ def test_report_layout_on_fabricated_runs(tmp_path):
     assert Path(written["learning_curve_png"]).stat().st_size > 1000 and Path(written["rho_hat_png"]).stat().st_size > 1000
     # convergence: |rho_hat - rho*| averaged over the EER runs
     assert re.search(r"\| a \| EE \| EER-short \| 0.15 ± 0.05 \| 2 \| 0.185 \| 0.220 \| 0.035 \| 0.020 \|", report)
+    # the paper's MAE: EER-short on the EE scenarios in the benchmark setting only (not the grid or the learning curve)
+    assert "| **EER-short, EE scenarios, benchmark setting** (the paper's comparison) |  |  |  | 4 |  |  | **0.035** | **0.020** |" in report
     rows = read_csv(written["csv"])
     assert len(rows) == len(plan.runs)
     assert {r["status"] for r in rows} == {"done", "failed", "missing"}
