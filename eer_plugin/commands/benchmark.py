@@ -704,7 +704,11 @@ class Runner:
         return self.outdir / "logs" / run.rel.parent / f"{run.rel.name}.log"
 
     def data_path(self, run: Run) -> Path:
-        return self.outdir / "data" / run.dataset.name / run.scenario_name / f"seed{run.seed}.jsonl"
+        return self.simulated_path(run.dataset.name, run.scenario_name, run.seed)
+
+    def simulated_path(self, dataset: str, scenario: str, seed: int, suffix: str = ".jsonl") -> Path:
+        """The simulated partial training data of a scenario (``.jsonl``) or its statistics (``.stats.json``)."""
+        return self.outdir / "data" / dataset / scenario / f"seed{seed}{suffix}"
 
     def record(self, run: Run) -> dict:
         """The run's state on disk: its result (``done``), its failure record (``failed``) or ``missing``."""
@@ -823,7 +827,7 @@ class Runner:
                 stats = dict(stats, scenario=run.scenario_name, type=run.scenario.type, params=dict(run.scenario.params), seed=run.seed)
                 temporary = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
                 write_jsonl(docs, temporary)
-                _write_atomic(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))
+                _write_atomic(self.simulated_path(*key, suffix=".stats.json"), json.dumps(stats, indent=1))
                 os.replace(temporary, path)
                 self.echo(
                     f"simulated {run.dataset.name}/{run.scenario_name}/seed{run.seed}: recall {stats['recall']:.3f}, "
@@ -1175,7 +1179,7 @@ class Report:
         recalls, precisions = [], []
         for dataset in self.plan.datasets:
             for seed in self.plan.seeds:
-                stats = _read_json(self.runner.outdir / "data" / dataset.name / scenario.name / f"seed{seed}.stats.json")
+                stats = _read_json(self.runner.simulated_path(dataset.name, scenario.name, seed, ".stats.json"))
                 if stats:
                     recalls.append(stats["recall"])
                     precisions.append(stats["precision"])
@@ -1292,12 +1296,13 @@ class Report:
             cells.setdefault(key, [])
             if record.get("status") == "done":
                 cells[key].append(record["f1"])
-            stats = _read_json(self.runner.outdir / "data" / dataset / run.scenario_name / f"seed{run.seed}.stats.json")
-            if stats and "documents_touched" in stats:
-                documents.setdefault((dataset, scheme, budget), {})[run.seed] = stats["documents_touched"]
+            seeds = documents.setdefault((dataset, scheme, budget), {})
+            if run.seed not in seeds:  # one statistics file per data set, scenario and seed, shared by the approaches
+                stats = _read_json(self.runner.simulated_path(dataset, run.scenario_name, run.seed, ".stats.json"))
+                seeds[run.seed] = stats.get("documents_touched") if stats else None
         rows = []
         for (dataset, scheme, approach, encoder, budget), values in cells.items():
-            docs = list(documents.get((dataset, scheme, budget), {}).values())
+            docs = [n for n in documents[(dataset, scheme, budget)].values() if n is not None]
             rows.append({
                 "dataset": dataset, "scheme": "EE" if scheme == "ee" else "Exhaustive", "approach": approach, "encoder": encoder,
                 "budget": budget, "seeds_done": len(values), "seeds_planned": expected[(dataset, scheme, approach, encoder, budget)],
@@ -1626,10 +1631,12 @@ def run_benchmark(args: argparse.Namespace) -> int:
     if args.runs and not selected:
         print(f"eer-benchmark: error: no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}", file=sys.stderr)
         return 2
-    shard_text = f" (shard {args.shard[0]}/{args.shard[1]})" if args.shard else ""
-    shard_text += f" (--runs: {len(selected)} of {len(units)} units)" if args.runs else ""
-    if args.shard and not args.runs:
-        shard_text = f" (shard {args.shard[0]}/{args.shard[1]}: {len(selected)} of {len(units)} units)"
+    count = f"{len(selected)} of {len(units)} units"
+    shard = f"shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""
+    if args.runs:
+        shard_text = (f" ({shard})" if shard else "") + f" (--runs: {count})"
+    else:
+        shard_text = f" ({shard}: {count})" if shard else ""
     echo(f"plan {plan.path}: {len(plan.runs)} runs{shard_text} -> {runner.outdir}")
     if args.dry_run:
         dry_run(plan, runner, selected, echo)
