@@ -156,20 +156,71 @@ def test_conll_unknown_encoding():
     raises_at(CONLL2003, None, "unknown tag encoding 'BIOES'", read_conll, CONLL2003, encoding="BIOES")
 
 
-def test_conll_non_utf8_bytes(tmp_path):
+def test_conll_non_utf8_bytes_read_as_latin1_with_a_warning(tmp_path, caplog):
     path = tmp_path / "latin1.txt"
-    path.write_bytes("EU B-ORG\n\nM\u00fcller B-PER\n".encode("utf-8") + "Jos\u00e9 I-PER\n".encode("latin-1"))
-    error = raises_at(path, 4, "invalid UTF-8 byte 0xe9 at byte 3 of the line", read_conll, path)
-    assert "(byte 27 of the file)" in str(error)
+    path.write_bytes("EU B-ORG\n\nMuller B-PER\n".encode("utf-8") + "Jos\u00e9 I-PER\n".encode("latin-1"))
+    docs = read_conll(path)
+    assert docs[0].tokens == ["EU", "Muller", "Jos\u00e9"] and docs[0].spans == [(0, 1, "ORG"), (1, 3, "PER")]
+    assert "is not valid UTF-8 (byte 0xe9 on line 4); reading it as latin-1" in caplog.text
+    # an explicit encoding: no fallback, the bad byte is located
+    error = raises_at(path, 4, "invalid UTF-8 byte 0xe9 at byte 3 of the line", read_conll, path, file_encoding="utf-8")
+    assert "(byte 26 of the file)" in str(error) and "--file-encoding" in str(error)
+    assert read_conll(path, file_encoding="latin-1")[0].tokens[2] == "Jos\u00e9"
+    assert read_documents(path, file_encoding="latin-1")[0].tokens[2] == "Jos\u00e9"
+    raises_at(path, None, "unknown file encoding 'klingon'", read_conll, path, file_encoding="klingon")
 
 
-def test_conll_empty_document(tmp_path):
+def test_conll2002_latin1_distribution(tmp_path, caplog):
+    """The CoNLL-2002 Spanish files as distributed: latin-1, no -DOCSTART-."""
+    text = "Sao B-LOC\nPaulo I-LOC\n( O\nBrasil B-LOC\n) O\n. O\n\nLa O\nAgencia B-ORG\nEFE I-ORG\nespa\u00f1ola O\n"
+    path = tmp_path / "esp.train"
+    path.write_bytes(text.encode("latin-1"))
+    docs = read_documents(path)
+    assert docs[0].tokens[-1] == "espa\u00f1ola" and docs[0].spans[-1] == (7, 9, "ORG")
+    assert caplog.text.count("reading it as latin-1") == 1  # detection does not warn twice
+
+
+def test_conll_empty_document(tmp_path, caplog):
     path = write(tmp_path, "empty.txt", "-DOCSTART- -X- -X- O\n\n-DOCSTART- -X- -X- O\n\nEU NNP I-NP I-ORG\n")
     raises_at(path, 1, "empty document: -DOCSTART- is followed by no tokens", read_conll, path)
-    trailing = write(tmp_path, "trailing.txt", "-DOCSTART- -X- -X- O\n\nEU NNP I-NP I-ORG\n\n-DOCSTART- -X- -X- O\n\n")
-    raises_at(trailing, 5, "empty document", read_conll, trailing)
     blank = write(tmp_path, "blank.txt", "\n\n")
     raises_at(blank, None, "no tokens found", read_conll, blank)
+    only = write(tmp_path, "only.txt", "-DOCSTART- -X- -X- O\n\n")
+    raises_at(only, None, "no tokens found", read_conll, only)
+
+
+def test_conll_docstart_ending_documents(tmp_path, caplog):
+    """-DOCSTART- lines after each document instead of before: the trailing empty document is
+    dropped with a warning."""
+    trailing = write(tmp_path, "trailing.txt", "-DOCSTART- -X- -X- O\n\nEU NNP I-NP I-ORG\n\n-DOCSTART- -X- -X- O\n\n")
+    docs = read_conll(trailing)
+    assert [d.tokens for d in docs] == [["EU"]]
+    assert f"{trailing}:5: -DOCSTART- at the end of the file is followed by no tokens; dropping" in caplog.text
+    ending = write(tmp_path, "ending.txt", "EU B-ORG\nrejects O\n\n-DOCSTART- O\n\nPeter B-PER\n\nBlackburn B-PER\n\n-DOCSTART- O\n")
+    docs = read_conll(ending)
+    assert [d.tokens for d in docs] == [["EU", "rejects"], ["Peter", "Blackburn"]]
+    assert [d.sentence_ends for d in docs] == [[2], [1, 2]] and docs[1].spans == [(0, 1, "PER"), (1, 2, "PER")]
+
+
+@pytest.mark.parametrize("newline", ["\r", "\r\n", "\u2028", "\u2029"])
+def test_conll_line_endings(tmp_path, newline):
+    lines = ["-DOCSTART- O", "", "EU B-ORG", "rejects O", "", "Peter B-PER", "Blackburn I-PER", ""]
+    path = tmp_path / "endings.txt"
+    path.write_bytes(newline.join(lines).encode("utf-8"))
+    docs = read_documents(path)
+    assert docs[0].tokens == ["EU", "rejects", "Peter", "Blackburn"] and docs[0].sentence_ends == [2, 4]
+    assert docs[0].spans == [(0, 1, "ORG"), (2, 4, "PER")]
+    bad = tmp_path / "bad.txt"
+    bad.write_bytes(newline.join(["EU B-ORG", "rejects O", "calls X-Y"]).encode("utf-8"))
+    raises_at(bad, 3, "expected a tag", read_conll, bad)
+
+
+def test_jsonl_line_endings_keep_u2028_inside_strings(tmp_path):
+    line = json.dumps({"id": "a\u2028b", "tokens": ["x"]}, ensure_ascii=False)
+    assert "\u2028" in line
+    path = tmp_path / "cr.jsonl"
+    path.write_bytes((line + "\r" + json.dumps({"id": "c", "tokens": ["y"]}) + "\r").encode("utf-8"))
+    assert [d.id for d in read_jsonl(path)] == ["a\u2028b", "c"]
 
 
 def test_missing_file(tmp_path):
@@ -319,9 +370,11 @@ def test_jsonl_bad_json_and_types(tmp_path):
 
 
 def test_jsonl_non_utf8(tmp_path):
+    """JSON lines must be UTF-8 (RFC 8259): no latin-1 fallback unless asked for."""
     path = tmp_path / "bytes.jsonl"
     path.write_bytes(json.dumps(GOOD).encode() + b'\n{"id": "caf\xe9", "tokens": ["a"]}\n')
     raises_at(path, 2, "invalid UTF-8 byte 0xe9 at byte 11 of the line", read_jsonl, path)
+    assert read_jsonl(path, file_encoding="latin-1")[1].id == "caf\u00e9"
 
 
 def test_write_jsonl_validates_and_leaves_no_partial_file(tmp_path):

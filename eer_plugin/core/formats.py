@@ -14,7 +14,9 @@ Formats:
 Every reader reads the whole input before returning, and any problem raises :class:`FormatError`
 naming the file, the line and what was expected, so a corpus is never half-read silently.
 """
+import codecs
 import json
+import logging
 import os
 import re
 from pathlib import Path
@@ -24,6 +26,7 @@ from eer_plugin.core.documents import Document, DocumentError, Span, unknown_key
 from eer_plugin.core.tags import OUTSIDE, TagSequenceError, detect_encoding, normalize_encoding, tags_to_spans
 
 PathLike = Union[str, "os.PathLike[str]"]
+logger = logging.getLogger(__name__)
 
 #: sentences grouped into one document when a CoNLL file has no ``-DOCSTART-`` line
 DEFAULT_SENTENCES_PER_DOCUMENT = 10
@@ -47,30 +50,72 @@ class FormatError(DocumentError):
 
 
 # --------------------------------------------------------------------------------------- lines
-def _read_lines(path: PathLike) -> Iterator[Tuple[int, str]]:
-    """Yields ``(line number, text without the line break)``, decoding UTF-8 line by line so that a
-    bad byte is reported with its line and offset. A leading byte-order mark is dropped."""
+#: ``file_encoding`` value that reads UTF-8 and falls back to latin-1 for column files that are not valid UTF-8
+AUTO_FILE_ENCODING = "auto"
+#: line breaks of column files: LF, CRLF, CR alone (old Mac files) and the Unicode line/paragraph separators
+_LINE_BREAKS = re.compile("\r\n|\r|\n|\u2028|\u2029")
+#: line breaks of JSON lines files (U+2028 may stand unescaped inside a JSON string, a raw CR may not)
+_JSON_LINE_BREAKS = re.compile("\r\n|\r|\n")
+
+
+def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
+    """(1-based line number, byte offset within that line) of a byte offset, lines split at LF/CR."""
+    line_start = max(data.rfind(b"\n", 0, offset), data.rfind(b"\r", 0, offset)) + 1
+    line = 1 + len(re.findall(rb"\r\n|\r|\n", data[:line_start]))
+    return line, offset - line_start
+
+
+def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True) -> str:
+    """The text of ``path`` decoded with ``file_encoding`` (any Python codec name, e.g. ``latin-1``).
+
+    ``auto`` reads UTF-8 (a leading byte-order mark is dropped); when the bytes are not valid UTF-8
+    and ``fallback`` is true, the file is read as latin-1 (ISO-8859-1, the encoding of the CoNLL-2002
+    Spanish/Dutch distribution) and a warning says so. Without the fallback, or with an explicit
+    encoding, an undecodable byte raises :class:`FormatError` naming its line and offset.
+    """
     try:
         data = Path(path).read_bytes()
     except OSError as err:
         raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
-    file_offset = 0
-    for number, raw in enumerate(data.split(b"\n"), start=1):
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as err:
-            raise FormatError(
-                f"invalid UTF-8 byte 0x{raw[err.start]:02x} at byte {err.start} of the line "
-                f"(byte {file_offset + err.start} of the file); expected UTF-8 text",
-                path,
-                number,
-            ) from None
-        if number == 1 and text.startswith("\ufeff"):
-            text = text[1:]
-        file_offset += len(raw) + 1
-        if text.endswith("\r"):
-            text = text[:-1]
-        yield number, text
+    codec = "utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        raise FormatError(f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path) from None
+    try:
+        text = data.decode(codec)
+    except UnicodeDecodeError as err:
+        line, column = _line_of_byte(data, err.start)
+        if file_encoding == AUTO_FILE_ENCODING and fallback:
+            logger.warning(
+                "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
+                "(set file_encoding / --file-encoding to choose another encoding)",
+                path, data[err.start], line,
+            )
+            return data.decode("latin-1")
+        name = "UTF-8" if codecs.lookup(codec).name == "utf-8" else codec
+        hint = "" if file_encoding == AUTO_FILE_ENCODING and fallback else " (set file_encoding / --file-encoding, e.g. latin-1)"
+        raise FormatError(
+            f"invalid {name} byte 0x{data[err.start]:02x} at byte {column} of the line "
+            f"(byte {err.start} of the file); expected {name} text{hint}",
+            path,
+            line,
+        ) from None
+    return text[1:] if text.startswith("\ufeff") else text
+
+
+def _read_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False) -> Iterator[Tuple[int, str]]:
+    """Yields ``(line number, text without the line break)`` of the whole decoded file (see
+    :func:`decode_file`; JSON lines files must be UTF-8 unless ``file_encoding`` says otherwise,
+    so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and in column files also at
+    U+2028 / U+2029."""
+    text = decode_file(path, file_encoding, fallback=not json_lines)
+    breaks = _JSON_LINE_BREAKS if json_lines else _LINE_BREAKS
+    lines = breaks.split(text)
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines, start=1):
+        yield number, line
 
 
 # --------------------------------------------------------------------------------------- CoNLL
@@ -102,6 +147,7 @@ def read_conll(
     encoding: str = "auto",
     sentences_per_document: Optional[int] = None,
     tag_column: int = -1,
+    file_encoding: str = AUTO_FILE_ENCODING,
 ) -> List[Document]:
     """Reads a CoNLL column file into complete (gold) documents.
 
@@ -122,7 +168,14 @@ def read_conll(
         lines, which then delimit the documents.
     tag_column :
         Index of the tag column (Python-style, negative counts from the end).
+    file_encoding :
+        Character encoding of the file: ``auto`` (UTF-8, or latin-1 with a warning when the file is
+        not valid UTF-8, as the CoNLL-2002 distribution) or a codec name (``latin-1``, ``cp1252``).
 
+    Lines end at LF, CRLF, a lone CR or U+2028/U+2029. ``-DOCSTART-`` lines may start documents
+    (CoNLL-2003) or end them (some distributions): tokens before the first one form a document,
+    and a ``-DOCSTART-`` followed by no token at the end of the file is dropped with a warning
+    (an empty document elsewhere is an error).
     Every token line must have the same number of columns as the first one (``-DOCSTART-`` lines
     are exempt: CoNLL-2002 Dutch writes ``-DOCSTART- -DOCSTART- O``). Documents get ids
     ``<file stem>-<index>`` (zero-padded) and sources ``<file>:<line of their first line>``.
@@ -134,7 +187,13 @@ def read_conll(
     if sentences_per_document is not None and sentences_per_document < 1:
         raise FormatError(f"sentences_per_document must be at least 1, got {sentences_per_document}", path)
 
-    documents = _read_conll_documents(path, tag_column)
+    documents = _read_conll_documents(path, tag_column, file_encoding)
+    if documents and documents[-1].starts_with_docstart and not documents[-1].sentences:
+        logger.warning(
+            "%s:%d: %s at the end of the file is followed by no tokens; dropping that empty document",
+            path, documents[-1].line, DOCSTART,
+        )
+        documents.pop()
     if not documents:
         raise FormatError("no tokens found; expected CoNLL column lines 'token ... tag'", path)
     for document in documents:
@@ -153,13 +212,13 @@ def read_conll(
     ]
 
 
-def _read_conll_documents(path: PathLike, tag_column: int) -> List[_ConllDocument]:
+def _read_conll_documents(path: PathLike, tag_column: int, file_encoding: str = AUTO_FILE_ENCODING) -> List[_ConllDocument]:
     """Splits a column file into documents (at ``-DOCSTART-``) and sentences, checking columns
     and tag shapes."""
     documents: List[_ConllDocument] = []
     sentence: Optional[_Sentence] = None
     columns: Optional[Tuple[int, int]] = None  # (column count, line that set it)
-    for number, text in _read_lines(path):
+    for number, text in _read_lines(path, file_encoding):
         fields = text.split()
         if not fields:
             sentence = None
@@ -239,7 +298,7 @@ def is_ontonotes_file(path: PathLike) -> bool:
     return Path(path).name.endswith("_conll")
 
 
-def read_ontonotes(path_or_dir: PathLike) -> List[Document]:
+def read_ontonotes(path_or_dir: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[Document]:
     """Reads OntoNotes 5 CoNLL-2012 files (a file, or every ``*_conll`` file below a directory in
     sorted path order) into complete documents, one per ``(document, part)``.
 
@@ -257,7 +316,7 @@ def read_ontonotes(path_or_dir: PathLike) -> List[Document]:
     documents: List[Document] = []
     seen: Dict[str, str] = {}
     for file in files:
-        for document in _read_ontonotes_file(file):
+        for document in _read_ontonotes_file(file, file_encoding):
             if document.id in seen:
                 raise FormatError(f"document {document.id!r} appears twice (first at {seen[document.id]})", file)
             seen[document.id] = str(document.source)
@@ -265,7 +324,7 @@ def read_ontonotes(path_or_dir: PathLike) -> List[Document]:
     return documents
 
 
-def _read_ontonotes_file(path: Path) -> Iterator[Document]:
+def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[Document]:
     begin_line: Optional[int] = None
     doc_id = ""
     tokens: List[str] = []
@@ -285,7 +344,7 @@ def _read_ontonotes_file(path: Path) -> Iterator[Document]:
         if tokens and (not sentence_ends or sentence_ends[-1] != len(tokens)):
             sentence_ends.append(len(tokens))
 
-    for number, text in _read_lines(path):
+    for number, text in _read_lines(path, file_encoding):
         stripped = text.strip()
         if stripped.startswith("#begin document"):
             match = _BEGIN_DOCUMENT.match(stripped)
@@ -361,7 +420,7 @@ def _read_ontonotes_file(path: Path) -> Iterator[Document]:
 AUTHORS_JSON_KEYS = ("uid", "id", "tokens", "sentence_ends", "gold_annotations", "is_complete")
 
 
-def read_jsonl(path: PathLike) -> List[Document]:
+def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[Document]:
     """Reads partial-annotation JSON lines, one document per line (blank lines are skipped)::
 
         {"id": "doc-1", "tokens": ["Peter", "Blackburn", "said", "."], "sentence_ends": [4],
@@ -375,7 +434,7 @@ def read_jsonl(path: PathLike) -> List[Document]:
     """
     documents: List[Document] = []
     first_line: Dict[str, int] = {}
-    for number, text in _read_lines(path):
+    for number, text in _read_lines(path, file_encoding, json_lines=True):
         if not text.strip():
             continue
         try:
@@ -451,7 +510,7 @@ def write_jsonl(documents: Iterable[Document], path: PathLike) -> int:
 
 
 # --------------------------------------------------------------------------------------- dispatch
-def detect_format(path: PathLike) -> str:
+def detect_format(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> str:
     """``jsonl``, ``ontonotes`` or ``conll`` from the path: a directory or ``*_conll`` name is
     OntoNotes, ``.jsonl``/``.json`` is JSON lines; otherwise the first non-blank line decides
     (``{`` → jsonl, ``#begin document`` → ontonotes, anything else → conll)."""
@@ -460,8 +519,17 @@ def detect_format(path: PathLike) -> str:
         return "ontonotes"
     if p.suffix in (".jsonl", ".json"):
         return "jsonl"
-    for _, text in _read_lines(p):
-        stripped = text.strip()
+    try:
+        data = p.read_bytes()
+    except OSError as err:
+        raise FormatError(f"cannot read file: {err.strerror or err}", p) from None
+    codec = "utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding
+    try:
+        text = data.decode(codec, errors="replace")  # only sniffed here; the reader reports bad bytes
+    except LookupError:
+        raise FormatError(f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", p) from None
+    for line in _LINE_BREAKS.split(text.lstrip("\ufeff")):
+        stripped = line.strip()
         if stripped:
             if stripped.startswith("{"):
                 return "jsonl"
@@ -477,19 +545,24 @@ def read_documents(
     encoding: str = "auto",
     sentences_per_document: Optional[int] = None,
     tag_column: int = -1,
+    file_encoding: str = AUTO_FILE_ENCODING,
 ) -> List[Document]:
     """Reads ``path`` in ``format`` (``auto`` uses :func:`detect_format`).
 
     ``encoding``, ``sentences_per_document`` and ``tag_column`` are the options of
     :func:`read_conll`; the other formats carry their own annotation and ignore them, so one
     reader configuration can read a JSON-lines training file and a CoNLL dev file.
+    ``file_encoding`` is the character encoding of every format (see :func:`decode_file`).
     """
     if format not in FORMATS:
         raise FormatError(f"unknown format {format!r}; expected one of {', '.join(FORMATS)}", path)
     if format == "auto":
-        format = detect_format(path)
+        format = detect_format(path, file_encoding)
     if format == "jsonl":
-        return read_jsonl(path)
+        return read_jsonl(path, file_encoding)
     if format == "ontonotes":
-        return read_ontonotes(path)
-    return read_conll(path, encoding=encoding, sentences_per_document=sentences_per_document, tag_column=tag_column)
+        return read_ontonotes(path, file_encoding)
+    return read_conll(
+        path, encoding=encoding, sentences_per_document=sentences_per_document, tag_column=tag_column,
+        file_encoding=file_encoding,
+    )  # fmt: skip

@@ -72,6 +72,9 @@ class PartialDocumentReader(DatasetReader):
     token_indexers : Dict[str, TokenIndexer], optional
         Default: the encoder's ``eer_transformer`` indexer under the key ``tokens``; with
         ``model_name: words`` e.g. ``{"tokens": {"type": "single_id", "lowercase_tokens": true}}``.
+    file_encoding : str
+        Character encoding of the data files: ``auto`` (UTF-8; a column file that is not valid
+        UTF-8 is read as latin-1, with a warning in the log) or a codec name such as ``latin-1``.
     """
 
     def __init__(
@@ -85,6 +88,7 @@ class PartialDocumentReader(DatasetReader):
         max_length: int = 512,
         sentence_level: bool = False,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
+        file_encoding: str = "auto",
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
@@ -98,6 +102,7 @@ class PartialDocumentReader(DatasetReader):
         self.assume_complete = assume_complete
         self.max_length = max_length
         self.sentence_level = sentence_level
+        self.file_encoding = file_encoding
         self.word_level = model_name == WORDS
         if self.word_level:
             if token_indexers is None:
@@ -122,6 +127,8 @@ class PartialDocumentReader(DatasetReader):
             kwargs["sentences_per_document"] = self.sentences_per_document
         if self.encoding != "auto":
             kwargs["encoding"] = self.encoding
+        if self.file_encoding != "auto":
+            kwargs["file_encoding"] = self.file_encoding
         docs = list(read_documents(file_path, format=self.format, **kwargs))
         if self.assume_complete:
             for doc in docs:
