@@ -5,7 +5,17 @@
 //   EER_TRAIN_DATA, EER_DEV_DATA, EER_TEST_DATA, EER_GOLD_TRAIN_DATA  data files (CoNLL, OntoNotes or partial .jsonl)
 //   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
 //   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
-//   EER_LEARNING_RATE  peak learning rate of the transformer taggers (the paper's 2e-5)
+//   EER_LEARNING_RATE  peak learning rate of the pretrained encoder (the paper's 2e-5)
+//   EER_HEAD_LEARNING_RATE  peak learning rate of every freshly initialised part, in every approach:
+//                      the CRF taggers' linear scorer and transitions, SNS's span classifier, CBL's taggers,
+//                      CBL-LSTM's word embeddings and BiLSTM (default 1e-3)
+//   EER_MIN_STEPS      least number of optimizer steps (0: the epochs decide); small data get more epochs
+//   EER_PRECISION      fp32 | bf16: the encoder's precision (the CRF and the losses stay float32)
+//   EER_RATIO_INIT     eer | all | none: which CRF taggers start ratio-calibrated (the O bias set so that
+//                      the untrained model's rho_hat = rho on a sample of the training chunks)
+//   EER_TRAIN_CONSTRAINTS, EER_RATIO_BOOKENDS, EER_PER_SEQUENCE_RATIO  ablations toward the authors' training:
+//                      grammar constraints in the training loss (true), bookends counted in rho_hat (false),
+//                      the per-sequence ratio hinge (false)
 //   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
 //   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
@@ -13,6 +23,12 @@ local env(name) = std.extVar(name);
 local encoder = env('EER_ENCODER');
 local max_length = std.parseInt(env('EER_MAX_LENGTH'));
 local seed = std.parseInt(env('EER_SEED'));
+local head_lr = std.parseJson(env('EER_HEAD_LEARNING_RATE'));
+local precision = env('EER_PRECISION');
+local flag(name) =
+  local value = std.asciiLower(env(name));
+  if value == 'true' then true else if value == 'false' then false
+  else error name + ' must be true or false, got ' + value;
 
 local reader(variant, assume_complete, sentence_level=false, words=false) = {
   type: 'eer_documents',
@@ -26,6 +42,12 @@ local reader(variant, assume_complete, sentence_level=false, words=false) = {
 
 local embedder = { token_embedders: { tokens: { type: 'eer_transformer', model_name: encoder } } };
 
+// What each model learns at the head learning rate: everything that is not the pretrained encoder.
+local head_parameters = {
+  crf: ['^tag_scorer\\.', '^crf\\.'],
+  sns: ['^classifier\\.'],
+};
+
 // The CRF tagger of every tagging approach; ratio_loss_weight 0 = plain (partial) likelihood.
 local tagger(partial) = {
   type: 'eer_tagger',
@@ -34,6 +56,10 @@ local tagger(partial) = {
   entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),
   ratio_margin: std.parseJson(env('EER_RATIO_MARGIN')),
   ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
+  per_sequence_ratio: flag('EER_PER_SEQUENCE_RATIO'),
+  ratio_counts_bookends: flag('EER_RATIO_BOOKENDS'),
+  train_constraints: flag('EER_TRAIN_CONSTRAINTS'),
+  precision: precision,
 };
 
 // CBL-LSTM's tagger: a BiLSTM over trainable word embeddings (optionally initialised from
@@ -58,7 +84,16 @@ local sns = {
   max_width: 10,
   negative_rate: 0.35,
   seed: seed,
+  precision: precision,
 };
+
+// EER_RATIO_INIT: 'eer' calibrates the EER taggers' start, 'all' every CRF tagger (not SNS's span model)
+local ratio_init(approach) =
+  local setting = env('EER_RATIO_INIT');
+  if setting == 'eer' then approach == 'eer'
+  else if setting == 'all' then approach != 'sns'
+  else if setting == 'none' then false
+  else error 'EER_RATIO_INIT must be eer, all or none, got ' + setting;
 
 {
   // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'cbl' | 'cbl_lstm';  variant: 'all' | 'short' | 'shortest'
@@ -87,20 +122,24 @@ local sns = {
       batch_sampler: { type: 'bucket', batch_size: std.parseInt(env('EER_BATCH_SIZE')), sorting_keys: ['tokens'] },
     },
     trainer: {
+      type: 'eer',  // gradient_descent + min_steps (eer_plugin/training/trainer.py)
       num_epochs: epochs,
+      min_steps: std.parseInt(env('EER_MIN_STEPS')),
       patience: epochs,
       validation_metric: '+f1-measure-overall',
       cuda_device: std.parseInt(env('EER_CUDA_DEVICE')),
       grad_norm: 5.0,
       optimizer: {
         type: 'adamw',
-        lr: if lstm then 1e-3 else std.parseJson(env('EER_LEARNING_RATE')),  // CBL-LSTM: Mayhew et al.'s 1e-3
+        // the pretrained encoder at EER_LEARNING_RATE; every freshly initialised part at EER_HEAD_LEARNING_RATE
+        // (CBL-LSTM has no pretrained part: Mayhew et al.'s 1e-3 is the default head rate)
+        lr: if lstm then head_lr else std.parseJson(env('EER_LEARNING_RATE')),
         weight_decay: 0.0,
-        // the span classifier of SNS starts from scratch: it learns at 1e-3 (the encoder at 2e-5)
-        parameter_groups: if sentences then [[['^classifier\\.'], { lr: 1e-3 }]] else [],
+        parameter_groups: if lstm then [] else [[head_parameters[if sentences then 'sns' else 'crf'], { lr: head_lr }]],
       },
       learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
       checkpointer: { keep_most_recent_by_count: 1 },
+      callbacks: if ratio_init(approach) then [{ type: 'eer_ratio_init' }] else [],
     },
   } + (if weighted then {
     cbl: {

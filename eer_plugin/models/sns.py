@@ -22,6 +22,7 @@ from allennlp.training.metrics import Average
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.precision import check_precision, encoder_autocast
 from eer_plugin.models.tagger import WordSpanF1
 
 
@@ -44,6 +45,9 @@ class SpanNegativeSampling(Model):
     dropout : float
     seed : int
         Seed of the negative sampler.
+    precision : str
+        ``fp32`` or ``bf16``: the precision of the encoder (see :mod:`eer_plugin.models.precision`);
+        the span classifier always runs in float32.
     """
 
     def __init__(
@@ -56,6 +60,7 @@ class SpanNegativeSampling(Model):
         hidden_dim: int = 256,
         dropout: float = 0.2,
         seed: int = 0,
+        precision: str = "fp32",
         label_namespace: str = "labels",
         **kwargs,
     ) -> None:
@@ -77,6 +82,7 @@ class SpanNegativeSampling(Model):
         self.max_width = max_width
         self.negative_rate = negative_rate
         self.rng = random.Random(seed)
+        self.precision = check_precision(precision)
         self.span_f1 = WordSpanF1(self.entity_types)
         self.span_loss = Average()
 
@@ -95,7 +101,9 @@ class SpanNegativeSampling(Model):
     ) -> Dict[str, Any]:
         if metadata is None:
             raise ValueError("sns_tagger needs the reader's metadata (word/subword maps)")
-        encoded = self.text_field_embedder(tokens)
+        with encoder_autocast(self.precision, self.classifier[1].weight.device):
+            encoded = self.text_field_embedder(tokens)
+        encoded = encoded.float()
         output: Dict[str, Any] = {}
         if tags is not None and self.training:
             losses = []
@@ -113,7 +121,7 @@ class SpanNegativeSampling(Model):
                 losses.append(torch.nn.functional.cross_entropy(logits, targets, reduction="sum"))
             loss = torch.stack(losses).sum() / len(metadata) if losses else encoded.sum() * 0.0
             output["loss"] = loss
-            self.span_loss(float(loss))
+            self.span_loss(float(loss.detach()))
         if not self.training:
             predictions = []
             with torch.no_grad():

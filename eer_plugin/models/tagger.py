@@ -30,6 +30,7 @@ from eer_plugin.core.losses import (
 from eer_plugin.core.spans import SpanCounts, subword_owners, subword_spans_to_words
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans
 from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.precision import check_precision, encoder_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,15 @@ class EERTagger(Model):
         ``lambda_u`` in the paper: the weight of the EER loss. 0 gives plain (partial) likelihood.
     per_sequence_ratio : bool
         Use the mean of per-chunk hinges instead of the hinge of the batch ratio (the paper's).
+    ratio_counts_bookends : bool
+        Count the two bookend tokens of every chunk in ``rho_hat`` (as the authors' code did).
+        Default: they are not counted, since they are always ``O``.
+    train_constraints : bool
+        Apply the BILUO grammar constraints in the training loss too (default). ``False`` trains
+        an unconstrained CRF and applies the constraints only when decoding, as the authors did.
+    precision : str
+        ``fp32`` or ``bf16``: the precision of the encoder (see :mod:`eer_plugin.models.precision`);
+        the scorer, the CRF and the losses always run in float32.
     o_cost : float
         ``b_O``: subtracted from the ``O`` score at every position when decoding (Raw+CD).
     label_namespace : str
@@ -105,6 +115,9 @@ class EERTagger(Model):
         ratio_margin: float = DEFAULT_RATIO_MARGIN,
         ratio_loss_weight: float = DEFAULT_RATIO_LOSS_WEIGHT,
         per_sequence_ratio: bool = False,
+        ratio_counts_bookends: bool = False,
+        train_constraints: bool = True,
+        precision: str = "fp32",
         o_cost: float = 0.0,
         label_namespace: str = "labels",
         **kwargs,
@@ -140,7 +153,12 @@ class EERTagger(Model):
         self.ratio_margin = ratio_margin
         self.ratio_loss_weight = ratio_loss_weight
         self.per_sequence_ratio = per_sequence_ratio
+        self.ratio_counts_bookends = ratio_counts_bookends
+        self.train_constraints = train_constraints
+        self.precision = check_precision(precision)
         self.o_cost = o_cost
+        #: False skips the marginals behind the ``rho_hat`` metric when no tags are given (prediction)
+        self.track_rho_hat = True
         self.span_f1 = WordSpanF1(entity_types)
         self.rho_hat = Average()
         self.partial_nll = Average()
@@ -148,11 +166,33 @@ class EERTagger(Model):
 
     # ------------------------------------------------------------------ pieces
     def emissions(self, tokens: TextFieldTensors) -> torch.Tensor:
-        """Tag scores ``(B, n, K)`` (float32 even under mixed precision)."""
-        embedded = self.text_field_embedder(tokens)
+        """Tag scores ``(B, n, K)``, in float32 whatever the encoder's precision."""
+        device = self.tag_scorer.weight.device
+        with encoder_autocast(self.precision, device):
+            embedded = self.text_field_embedder(tokens)
+        embedded = embedded.float()
         if self.encoder is not None:
             embedded = self.encoder(self.dropout(embedded), util.get_text_field_mask(tokens))
         return self.tag_scorer(self.dropout(embedded)).float()
+
+    def ratio_mask(self, mask: torch.Tensor) -> torch.Tensor:
+        """The positions counted in ``rho_hat``: the content subwords (bookends too with
+        ``ratio_counts_bookends``)."""
+        return mask.bool() if self.ratio_counts_bookends else self.content_mask(mask)
+
+    def training_crf(self) -> ConstrainedCRF:
+        """The CRF of the training loss: ``self.crf``, or with ``train_constraints=False`` a CRF
+        without grammar constraints that shares its transition scores."""
+        if self.train_constraints:
+            return self.crf
+        free = self.__dict__.get("_free_crf")
+        transitions = self.crf.transitions
+        if free is None or free.allowed_transitions.device != transitions.device:
+            num_tags = self.scheme.num_tags
+            free = ConstrainedCRF(torch.ones(num_tags, num_tags, dtype=torch.bool)).to(transitions.device)
+            self.__dict__["_free_crf"] = free  # not a submodule: owns no parameter of its own
+        free.transitions = transitions
+        return free
 
     @staticmethod
     def content_mask(mask: torch.Tensor) -> torch.Tensor:
@@ -203,19 +243,19 @@ class EERTagger(Model):
     ) -> Dict[str, Any]:
         mask = util.get_text_field_mask(tokens)
         emissions = self.emissions(tokens)
-        content = self.content_mask(mask)
+        counted = self.ratio_mask(mask)
         bookends = self.bookends_outside(mask)
         output: Dict[str, Any] = {"emissions": emissions, "mask": mask}
 
         if tags is not None:
             allowed = self.observations(tags, mask, o_weights, bookends)
             result = eer_objective(
-                self.crf,
+                self.training_crf() if self.training else self.crf,
                 emissions,
                 mask,
                 allowed,
                 self._entity_mask,
-                ratio_mask=content,
+                ratio_mask=counted,
                 entity_ratio=self.entity_ratio,
                 ratio_margin=self.ratio_margin,
                 ratio_loss_weight=self.ratio_loss_weight if self.training else 0.0,
@@ -227,11 +267,11 @@ class EERTagger(Model):
             marginals = result.marginals
         else:
             marginals = None
-        if marginals is None:
+        if marginals is None and (tags is not None or self.track_rho_hat):
             with torch.no_grad():
                 marginals = self.crf.marginals(emissions.detach(), mask, bookends)
-        rho_hat = expected_entity_ratio(marginals.detach(), content, self._entity_mask)
-        self.rho_hat(float(rho_hat))
+        if marginals is not None:
+            self.rho_hat(float(expected_entity_ratio(marginals.detach(), counted, self._entity_mask)))
 
         if not self.training or metadata is not None and any(m.get("gold_spans") is not None for m in metadata):
             predicted, _ = self.crf.viterbi(

@@ -1,0 +1,94 @@
+"""Ratio-calibrated start: the ``O`` bias that gives an untrained tagger the prior entity ratio.
+
+An untrained BILUO tagger spreads its mass over 17 tags, 16 of them entity tags, so its expected
+entity ratio ``rho_hat`` starts near 0.85 while the prior ``rho`` (``entity_ratio``) is about
+0.15. The ratio term's pull on each latent token is about ``lambda_u / (tokens in the batch)``:
+too weak to undo such a start within a short budget. Before the first step we therefore shift the
+``O`` score of every position by one constant ``b`` (the ``O`` entry of the tag scorer's bias),
+chosen on the model's *real* initial scores of a sample of training chunks so that
+
+    rho_hat(b) = sum_i sum_{y != O} p_b(y_i = y | x) / #positions  ==  rho.
+
+``rho_hat(b)`` is non-increasing in ``b``: ``d E[#O] / d b = Var(#O) >= 0`` for a CRF whose ``O``
+scores all move by ``b``. So a bisection finds ``b`` to any precision.
+"""
+from typing import NamedTuple, Sequence
+
+import torch
+
+from eer_plugin.core.crf import ConstrainedCRF
+from eer_plugin.core.losses import expected_entity_counts
+
+
+class RatioBatch(NamedTuple):
+    """One batch of the calibration sample."""
+
+    emissions: torch.Tensor  # (B, n, K) initial tag scores
+    mask: torch.Tensor  # (B, n) real positions
+    ratio_mask: torch.Tensor  # (B, n) positions counted in rho_hat (bookends excluded)
+
+
+class Calibration(NamedTuple):
+    outside_shift: float  # b, added to the O score of every position
+    ratio_before: float  # rho_hat of the sample at b = 0
+    ratio_after: float  # rho_hat of the sample at b
+    positions: int  # positions counted
+
+
+@torch.no_grad()
+def sample_ratio(crf: ConstrainedCRF, batches: Sequence[RatioBatch], entity_mask: torch.Tensor, outside_index: int,
+                 outside_shift: float = 0.0) -> float:
+    """``rho_hat`` of the whole sample (expected entity tags / counted positions, pooled over
+    batches) when every ``O`` score is raised by ``outside_shift``; the model's unrestricted
+    marginals, as in the training loss."""
+    entities, positions = 0.0, 0.0
+    for batch in batches:
+        emissions = batch.emissions.clone()
+        emissions[..., outside_index] += outside_shift
+        marginals = crf.marginals(emissions, batch.mask)
+        entities += float(expected_entity_counts(marginals, batch.ratio_mask, entity_mask).sum())
+        positions += float(batch.ratio_mask.sum())
+    if positions == 0:
+        raise ValueError("the calibration sample has no counted position (every chunk is empty)")
+    return entities / positions
+
+
+def calibrate_outside_shift(
+    crf: ConstrainedCRF,
+    batches: Sequence[RatioBatch],
+    entity_mask: torch.Tensor,
+    outside_index: int,
+    target_ratio: float,
+    tolerance: float = 1e-3,
+    max_iterations: int = 100,
+) -> Calibration:
+    """The shift ``b`` of the ``O`` scores with ``|rho_hat(b) - target_ratio| <= tolerance``
+    (bisection on the monotone ``rho_hat(b)``; the bracket doubles until it holds the target).
+
+    ``target_ratio`` must lie strictly between 0 and 1.
+    """
+    if not 0.0 < target_ratio < 1.0:
+        raise ValueError(f"the target entity ratio must be in (0, 1), got {target_ratio}")
+
+    def ratio(shift: float) -> float:
+        return sample_ratio(crf, batches, entity_mask, outside_index, shift)
+
+    before = ratio(0.0)
+    low, high = -1.0, 1.0  # rho_hat(low) >= target >= rho_hat(high) once bracketed
+    while ratio(low) < target_ratio and low > -1e4:
+        low *= 2
+    while ratio(high) > target_ratio and high < 1e4:
+        high *= 2
+    shift, value = 0.0, before
+    for _ in range(max_iterations):
+        if abs(value - target_ratio) <= tolerance:
+            break
+        shift = (low + high) / 2
+        value = ratio(shift)
+        if value > target_ratio:
+            low = shift
+        else:
+            high = shift
+    positions = int(sum(float(batch.ratio_mask.sum()) for batch in batches))
+    return Calibration(shift, before, value, positions)
+

@@ -1,0 +1,1 @@
+"""Training components registered with AllenNLP: the step-budget trainer, the ratio-calibrated start, checkpointing."""

@@ -1,0 +1,59 @@
+"""The ``eer`` trainer: AllenNLP's gradient-descent trainer with a budget in optimizer steps.
+
+Registered as ``eer`` (``trainer: {type: 'eer', min_steps: N, ...}``); every other argument is the
+``gradient_descent`` trainer's. With ``min_steps`` a small training set gets more epochs: the number
+of epochs becomes ``max(num_epochs, ceil(min_steps / optimizer steps per epoch))``, decided before
+the learning-rate schedule is built, so the schedule spans the whole budget. A comparison whose
+runs share ``min_steps`` gives every run at least that many updates, whatever the size of its data.
+"""
+import inspect
+import logging
+import math
+
+from allennlp.training import GradientDescentTrainer, Trainer
+
+logger = logging.getLogger(__name__)
+
+
+def epochs_for_budget(num_epochs: int, min_steps: int, batches_per_epoch: int, accumulation_steps: int = 1) -> int:
+    """``num_epochs`` raised so that ``epochs * ceil(batches / accumulation) >= min_steps``."""
+    steps_per_epoch = math.ceil(batches_per_epoch / max(accumulation_steps, 1))
+    if min_steps <= 0 or steps_per_epoch <= 0:
+        return num_epochs
+    return max(num_epochs, math.ceil(min_steps / steps_per_epoch))
+
+
+@Trainer.register("eer", constructor="from_partial_objects")
+class EERTrainer(GradientDescentTrainer):
+    @classmethod
+    def from_partial_objects(cls, min_steps: int = 0, **kwargs) -> Trainer:  # type: ignore[override]
+        """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide)."""
+        data_loader = kwargs["data_loader"]
+        num_epochs = kwargs.get("num_epochs", 20)
+        accumulation = kwargs.get("num_gradient_accumulation_steps", 1)
+        if min_steps > 0:
+            batches = len(data_loader)
+            epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
+            logger.info(
+                "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
+                min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
+            )
+            kwargs["num_epochs"] = epochs
+            patience = kwargs.get("patience")
+            if patience is not None and patience >= num_epochs:  # "never stop early" stays so
+                kwargs["patience"] = epochs
+        return super().from_partial_objects(**kwargs)
+
+
+def _signature_with_budget() -> inspect.Signature:
+    """The parent constructor's signature plus ``min_steps``, so that AllenNLP's ``FromParams``
+    (which reads the signature) builds every ``Lazy`` argument exactly as for ``gradient_descent``."""
+    parent = inspect.signature(GradientDescentTrainer.from_partial_objects.__func__)  # (cls, model, ...)
+    parameters = [p for p in parent.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+    budget = inspect.Parameter("min_steps", inspect.Parameter.KEYWORD_ONLY, default=0, annotation=int)
+    keyword = [p for p in parameters if p.kind == inspect.Parameter.KEYWORD_ONLY]
+    positional = [p for p in parameters if p.kind != inspect.Parameter.KEYWORD_ONLY]
+    return parent.replace(parameters=positional + keyword + [budget])
+
+
+EERTrainer.from_partial_objects.__func__.__signature__ = _signature_with_budget()  # type: ignore[attr-defined]

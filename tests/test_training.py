@@ -1,0 +1,249 @@
+"""Training settings of issue 11: one head learning rate for every approach, the ratio-calibrated
+start, step budgets, the ablation switches and the encoder's precision."""
+import json
+import re
+
+import pytest
+import torch
+
+from conftest import FIXTURES, REPO
+
+from eer_plugin.core.calibration import RatioBatch, calibrate_outside_shift, sample_ratio
+from eer_plugin.core.crf import ConstrainedCRF
+from eer_plugin.core.tags import BiluoScheme
+from eer_plugin.training.trainer import epochs_for_budget
+
+CONFIGS = sorted(c.name for c in (REPO / "training_configs").glob("*.jsonnet"))
+
+
+def _scheme_and_crf(types=("PER", "LOC")):
+    scheme = BiluoScheme(list(types))
+    crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end())
+    return scheme, crf
+
+
+# ---------------------------------------------------------------- calibration (core)
+@pytest.mark.parametrize("target", [0.05, 0.15, 0.3, 0.6])
+def test_calibration_reaches_the_target_ratio_on_ragged_batches(target):
+    scheme, crf = _scheme_and_crf()
+    torch.manual_seed(0)
+    batches = []
+    for lengths in ([7, 3, 5], [9, 2]):
+        n = max(lengths)
+        mask = torch.arange(n) < torch.tensor(lengths).unsqueeze(1)
+        ratio_mask = mask & (torch.arange(n) > 0) & (torch.arange(n) < torch.tensor(lengths).unsqueeze(1) - 1)
+        emissions = torch.randn(len(lengths), n, scheme.num_tags) * 3
+        batches.append(RatioBatch(emissions, mask, ratio_mask))
+    entity_mask = scheme.entity_mask()
+    result = calibrate_outside_shift(crf, batches, entity_mask, scheme.outside_index, target, tolerance=1e-4)
+    assert abs(result.ratio_after - target) <= 1e-4
+    # the reported ratios are those of the sample, recomputed independently
+    assert sample_ratio(crf, batches, entity_mask, scheme.outside_index) == pytest.approx(result.ratio_before)
+    shifted = sample_ratio(crf, batches, entity_mask, scheme.outside_index, result.outside_shift)
+    assert shifted == pytest.approx(result.ratio_after)
+    assert result.positions == sum(int(b.ratio_mask.sum()) for b in batches)
+
+
+def test_the_ratio_falls_as_the_outside_score_rises():
+    scheme, crf = _scheme_and_crf(("A",))
+    torch.manual_seed(1)
+    mask = torch.ones(2, 6, dtype=torch.bool)
+    batch = [RatioBatch(torch.randn(2, 6, scheme.num_tags), mask, mask)]
+    ratios = [sample_ratio(crf, batch, scheme.entity_mask(), scheme.outside_index, b) for b in range(-6, 7)]
+    assert all(a >= b for a, b in zip(ratios, ratios[1:])) and ratios[0] > 0.9 and ratios[-1] < 0.05
+
+
+def test_calibration_rejects_impossible_targets():
+    scheme, crf = _scheme_and_crf()
+    mask = torch.ones(1, 4, dtype=torch.bool)
+    batch = [RatioBatch(torch.zeros(1, 4, scheme.num_tags), mask, mask)]
+    for target in (0.0, 1.0, -0.1):
+        with pytest.raises(ValueError, match="target entity ratio"):
+            calibrate_outside_shift(crf, batch, scheme.entity_mask(), scheme.outside_index, target)
+    with pytest.raises(ValueError, match="no counted position"):
+        sample_ratio(crf, [RatioBatch(batch[0].emissions, mask, mask & False)], scheme.entity_mask(), 0)
+
+
+# ---------------------------------------------------------------- models built from the configs
+def _model_and_batches(config, tiny_encoder=None, data=FIXTURES / "conll2003_tiny_partial.jsonl", batch_size=4):
+    """The untrained model of ``config`` and its training data as tensor batches."""
+    from allennlp.common import Params
+    from allennlp.data import Batch, DatasetReader, Vocabulary
+    from allennlp.models import Model
+
+    params = Params.from_file(str(REPO / "training_configs" / config))
+    reader = DatasetReader.from_params(params.pop("dataset_reader"))
+    instances = list(reader.read(str(data)))
+    vocab = Vocabulary.from_instances(instances)
+    torch.manual_seed(0)
+    model = Model.from_params(vocab=vocab, params=params.pop("model"))
+    batches = []
+    for start in range(0, len(instances), batch_size):
+        batch = Batch(instances[start:start + batch_size])
+        batch.index_instances(vocab)
+        batches.append(batch.as_tensor_dict())
+    return model, batches
+
+
+def test_an_untrained_eer_model_starts_at_rho(monkeypatch):
+    """The packaged MiniLM's real initial scores: rho_hat of the model (evaluation forward, the
+    tagger's own metric) equals rho within 0.01 after calibration; far from it before."""
+    from eer_plugin.training.ratio_init import calibrate_tagger
+
+    monkeypatch.setenv("EER_MAX_LENGTH", "128")
+    model, batches = _model_and_batches("eer_short.jsonnet")
+
+    def model_rho_hat():
+        model.eval()
+        model.get_metrics(reset=True)
+        with torch.no_grad():
+            for batch in batches:
+                model(tokens=batch["tokens"], metadata=batch["metadata"])
+        return model.get_metrics(reset=True)["rho_hat"]
+
+    before = model_rho_hat()
+    result = calibrate_tagger(model, batches)
+    after = model_rho_hat()
+    assert abs(before - model.entity_ratio) > 0.2  # an untrained BILUO tagger sits far from rho
+    assert result.ratio_before == pytest.approx(before, abs=0.02)
+    assert abs(result.ratio_after - model.entity_ratio) <= 1e-3
+    assert abs(after - model.entity_ratio) <= 0.01, (before, after)
+    assert not model.training  # calibrate_tagger restores the mode it found (evaluation here)
+
+
+def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path):
+    from allennlp.commands.train import train_model_from_file
+
+    monkeypatch.setenv("EER_EPOCHS", "1")
+    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "out"))
+    record = json.loads((tmp_path / "out" / "ratio_init.json").read_text())
+    assert abs(record["ratio_after"] - 0.15) <= 1e-3 and record["entity_ratio"] == 0.15
+    assert record["ratio_before"] > 0.5 and record["outside_shift"] > 0
+    monkeypatch.setenv("EER_RATIO_INIT", "none")
+    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "plain"))
+    assert not (tmp_path / "plain" / "ratio_init.json").exists()
+
+
+@pytest.mark.parametrize("setting, calibrated", [("eer", {"eer"}), ("all", {"eer", "raw", "gold", "cbl_bert", "cbl_lstm"}), ("none", set())])
+def test_ratio_init_setting_selects_the_approaches(setting, calibrated, monkeypatch):
+    from allennlp.common import Params
+
+    monkeypatch.setenv("EER_RATIO_INIT", setting)
+    for config in CONFIGS:
+        params = Params.from_file(str(REPO / "training_configs" / config)).as_dict()
+        approach = re.sub(r"_(all|short|shortest)$", "", config[: -len(".jsonnet")])
+        assert (params["trainer"]["callbacks"] == [{"type": "eer_ratio_init"}]) == (approach in calibrated), config
+
+
+# ---------------------------------------------------------------- one head learning rate
+@pytest.mark.parametrize("config", CONFIGS)
+def test_one_head_learning_rate_reaches_every_fresh_parameter(config, tiny_env, monkeypatch):
+    """Every parameter that is not the pretrained encoder learns at EER_HEAD_LEARNING_RATE, the
+    encoder at EER_LEARNING_RATE, in every approach (the optimizer AllenNLP builds from the config)."""
+    from allennlp.common import Params
+    from allennlp.training.optimizers import Optimizer
+
+    monkeypatch.setenv("EER_HEAD_LEARNING_RATE", "7e-4")
+    monkeypatch.setenv("EER_LEARNING_RATE", "3e-5")
+    model, _ = _model_and_batches(config)
+    optimizer_params = Params.from_file(str(REPO / "training_configs" / config)).pop("trainer").pop("optimizer")
+    named = [[n, p] for n, p in model.named_parameters() if p.requires_grad]
+    optimizer = Optimizer.from_params(model_parameters=named, params=optimizer_params)
+    rate = {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]}
+    pretrained = "embedding" not in config and "lstm" not in config
+    for name, parameter in named:
+        if pretrained and name.startswith("text_field_embedder."):
+            assert rate[id(parameter)] == 3e-5, name
+        else:
+            assert rate[id(parameter)] == 7e-4, name
+    assert any(rate[id(p)] == 7e-4 for _, p in named)
+
+
+# ---------------------------------------------------------------- step budgets
+def test_epochs_for_budget():
+    assert epochs_for_budget(10, 0, 5) == 10
+    assert epochs_for_budget(10, 30, 5) == 10
+    assert epochs_for_budget(2, 30, 5) == 6
+    assert epochs_for_budget(2, 31, 5) == 7
+    assert epochs_for_budget(1, 10, 5, accumulation_steps=2) == 4  # 3 optimizer steps per epoch
+    assert epochs_for_budget(3, 100, 0) == 3
+
+
+def test_min_steps_raises_the_epochs_and_the_schedule(tiny_env, monkeypatch, tmp_path):
+    from allennlp.commands.train import train_model_from_file
+
+    monkeypatch.setenv("EER_EPOCHS", "1")
+    monkeypatch.setenv("EER_BATCH_SIZE", "16")
+    monkeypatch.setenv("EER_MIN_STEPS", "3")
+    monkeypatch.setenv("EER_RATIO_INIT", "none")
+    _, batches = _model_and_batches("eer_short.jsonnet", batch_size=16)
+    expected = epochs_for_budget(1, 3, len(batches))
+    assert expected > 1
+    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "out"))
+    assert len(list(tmp_path.glob("out/metrics_epoch_*.json"))) == expected
+
+
+# ---------------------------------------------------------------- ablation switches and precision
+def _tagger_batch(monkeypatch, **settings):
+    monkeypatch.setenv("EER_MAX_LENGTH", "128")
+    for key, value in settings.items():
+        monkeypatch.setenv(key, value)
+    model, batches = _model_and_batches("eer_short.jsonnet")
+    model.dropout.p = 0.0
+    return model, batches[0]
+
+
+def test_training_without_constraints_uses_a_free_crf_with_shared_transitions(tiny_env, monkeypatch):
+    from eer_plugin.core.losses import eer_objective
+    from allennlp.nn import util
+
+    model, batch = _tagger_batch(monkeypatch, EER_TRAIN_CONSTRAINTS="false")
+    assert not model.train_constraints
+    model.train()
+    torch.manual_seed(0)  # the same dropout masks inside the encoder for both computations
+    loss = model(**batch)["loss"]
+    free = model.training_crf()
+    assert free is not model.crf and free.transitions is model.crf.transitions and bool(free.allowed_transitions.all())
+    assert not any(p is free.transitions for n, p in model.named_parameters() if not n.startswith("crf."))
+    mask = util.get_text_field_mask(batch["tokens"])
+    torch.manual_seed(0)
+    emissions = model.emissions(batch["tokens"])
+    allowed = model.observations(batch["tags"], mask)
+    counted = model.ratio_mask(mask)
+    expected = eer_objective(free, emissions, mask, allowed, model._entity_mask, counted, 0.15, 0.05, 10.0).loss
+    constrained = eer_objective(model.crf, emissions, mask, allowed, model._entity_mask, counted, 0.15, 0.05, 10.0).loss
+    assert loss.item() == pytest.approx(expected.item(), rel=1e-5)
+    assert loss.item() != pytest.approx(constrained.item(), rel=1e-5)  # more taggings in Z without the grammar
+    loss.backward()
+    assert model.crf.transitions.grad is not None and model.crf.transitions.grad.abs().sum() > 0
+    model.eval()  # decoding keeps the grammar: every predicted tagging is valid BILUO
+    with torch.no_grad():
+        predicted = model(tokens=batch["tokens"], metadata=batch["metadata"])["predicted_tags"]
+    score = model.crf.sequence_score(torch.zeros_like(emissions), predicted, mask)
+    assert bool((score > -1e3).all())
+
+
+def test_bookends_counted_in_rho_hat_switch(tiny_env, monkeypatch):
+    from allennlp.nn import util
+
+    model, batch = _tagger_batch(monkeypatch, EER_RATIO_BOOKENDS="true")
+    mask = util.get_text_field_mask(batch["tokens"])
+    assert model.ratio_counts_bookends and torch.equal(model.ratio_mask(mask), mask.bool())
+    model.ratio_counts_bookends = False
+    assert int(model.ratio_mask(mask).sum()) == int(mask.sum()) - 2 * mask.shape[0]
+
+
+def test_bf16_encoder_keeps_float32_scores(tiny_env, monkeypatch):
+    model, batch = _tagger_batch(monkeypatch)
+    model.eval()
+    with torch.no_grad():
+        full = model.emissions(batch["tokens"])
+        model.precision = "bf16"
+        half = model.emissions(batch["tokens"])
+    assert full.dtype == half.dtype == torch.float32
+    assert torch.allclose(full, half, atol=0.1, rtol=0.05) and not torch.equal(full, half)
+    model.train()
+    model(**batch)["loss"].backward()  # trains under autocast
+    assert model.tag_scorer.weight.grad.dtype == torch.float32
+    with pytest.raises(ValueError, match="EER_PRECISION"):
+        _tagger_batch(monkeypatch, EER_PRECISION="fp16")
