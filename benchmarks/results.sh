@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # benchmarks/results.sh — the real CPU benchmark behind docs/results.md: the plan
 # benchmarks/plans/conll_en_minilm.jsonnet (CoNLL-2003 English from ../shared/data/conll2003-en,
-# the packaged all-MiniLM-L6-v2), then docs/results.md and its plots and CSV files (docs/results/).
+# the packaged all-MiniLM-L6-v2), then docs/results.md and its plots and CSV files (docs/results/),
+# written by `allennlp eer-benchmark --report-only --docs docs` (eer_plugin/benchmark/docs.py).
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
 #   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
@@ -13,6 +14,7 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 PLAN="${PLAN:-benchmarks/plans/conll_en_minilm.jsonnet}"
 OUT="$(realpath -m "${OUT:-$ROOT/runs/bench-conll}")"
+SHOWN_OUT="$(realpath -m --relative-to="$ROOT" "$OUT")"  # docs/results.md names no absolute path of this machine
 export PATH="$ROOT/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 STEPS=(
   "--runs 'eng-c/gold/*' 'eng-c/EE/*'"
@@ -21,9 +23,9 @@ STEPS=(
   "--runs 'eng-c/NNS/eer_*'"
   ""
 )
-COMMANDS=(--command "OUT=$OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")
+COMMANDS=(--command "OUT=$SHOWN_OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")
 for step in "${STEPS[@]}"; do
-  COMMANDS+=(--command "allennlp eer-benchmark $PLAN -o $OUT $step")
+  COMMANDS+=(--command "allennlp eer-benchmark $PLAN -o $SHOWN_OUT $step")
   if [ -z "${RENDER_ONLY:-}" ]; then
     eval "allennlp eer-benchmark \"\$PLAN\" -o \"\$OUT\" $step"
   fi
@@ -31,4 +33,5 @@ done
 # RESULTS_NOTES: remarks on how the runs went, one per line (e.g. a run that shared the CPU with another job)
 NOTES=()
 while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done <<< "${RESULTS_NOTES:-}"
-python benchmarks/render_results.py "$PLAN" "$OUT" "${COMMANDS[@]}" "${NOTES[@]}"
+# the report of OUT and docs/results.md (with the paper's numbers beside ours), one code path: eer_plugin/benchmark/
+allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs docs "${COMMANDS[@]}" "${NOTES[@]}"

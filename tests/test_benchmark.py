@@ -10,7 +10,8 @@ import pytest
 
 from conftest import FIXTURES, REPO
 from eer_plugin.commands import benchmark
-from eer_plugin.commands.benchmark import PlanError, Report, Runner, load_plan, parse_plan, parse_shard
+from eer_plugin.benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
+from eer_plugin.commands.benchmark import parse_shard
 
 TRAIN, DEV = str(FIXTURES / "conll2003_tiny.txt"), str(FIXTURES / "conll2003_tiny_dev.txt")
 SMOKE_PLAN = REPO / "benchmarks" / "plans" / "fixture_smoke.jsonnet"
@@ -169,9 +170,9 @@ def test_runs_units_shards_and_shared_runs():
     assert pairs and all([r.approach for r in u] == ["raw_shortest", "raw_cd_shortest"] for u in pairs)
     assert all(len(u) == 1 for u in units if u[0].approach == "raw_cd_short")
     # shards partition the units deterministically
-    shards = [benchmark.select_shard(units, (i, 3)) for i in range(3)]
+    shards = [select_shard(units, (i, 3)) for i in range(3)]
     assert sorted(p for shard in shards for p, _ in shard) == list(range(len(units)))
-    assert benchmark.select_shard(units, (1, 3)) == shards[1]
+    assert select_shard(units, (1, 3)) == shards[1]
     runner = Runner(plan, "/tmp/unused-benchmark-dir")
     raw_cd = next(r for r in plan.runs if r.approach == "raw_cd_short")
     assert [c[1] for c in runner.commands(raw_cd)] == ["train", "tune-o-cost"]
@@ -215,7 +216,7 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     assert got[("EE-15", "raw_shortest")]["EER_EPOCHS"] == ""  # not given: the config's default (50)
     assert got[("N", "eer_all")]["EER_BATCH_SIZE"] == "2" and got[("EE-15", "eer_all")]["EER_BATCH_SIZE"] == "4"
     assert plan.epochs_description() == "2 (all), 7 (short), default (shortest) (scenario N: 2 (all), 3 (short), default (shortest))"
-    assert benchmark.epochs_text({"all": 5, "short": 5, "shortest": 5}) == "5"
+    assert epochs_text({"all": 5, "short": 5, "shortest": 5}) == "5"
     with pytest.raises(PlanError, match=r"'epochs': unknown variant 'longest'; expected all, short, shortest"):
         parse_plan(plan_data(epochs={"longest": 3}))
     with pytest.raises(PlanError, match=r"'epochs' must be a positive integer or a mapping like"):
@@ -235,10 +236,7 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
 
 
 def test_paper_table_is_read_from_the_latex_source():
-    import sys
-
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from render_results import paper_table, paper_value
+    from eer_plugin.benchmark.paper import paper_table, paper_value
 
     tex = PAPER_TABLE
     columns, rows = paper_table(tex)
@@ -271,10 +269,8 @@ $[0.10,0.20]^\dagger$ & 87.6 & 88.2 & 87.8 & 87.9\\
 
 
 def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
-    import sys
-
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from render_results import paper_robustness, ratio_comparison
+    from eer_plugin.benchmark.docs import ratio_comparison
+    from eer_plugin.benchmark.paper import paper_robustness
 
     paper = paper_robustness(PAPER_ROBUSTNESS)
     assert paper == {
@@ -284,7 +280,7 @@ def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
     }
     assert paper_robustness(PAPER_TABLE) == {}
     plan = parse_plan(plan_data(ratio_grid=[[0.15, 0.05], [0.3, 0.0], [0.05, 0.0]])).expand()
-    report = benchmark.Report(plan, Runner(plan, str(tmp_path / "out")))
+    report = Report(plan, Runner(plan, str(tmp_path / "out")))
     high = next(run for _, setting, run in plan.ratio_entries if setting == (0.3, 0.0))
     report.records[high.key] = {**report.records[high.key], "status": "done", "f1": 0.612, "rho_hat": 0.287, "rho_star": 0.2}
     lines = ratio_comparison(report, PAPER_ROBUSTNESS).split("\n")
@@ -299,10 +295,7 @@ def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
 
 
 def test_papers_convergence_sentence_is_quoted_without_markup():
-    import sys
-
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from render_results import paper_convergence
+    from eer_plugin.benchmark.paper import paper_convergence
 
     tex = (
         "Intro. We tested this by taking $\\rhohat$ of the models with respect to the true $\\rho^*$, resulting in "
@@ -368,10 +361,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     assert "unit    1  done     fixture/EE-15/eer_short/" in printed and "raw_shortest/" not in printed
 
     # docs/results.md of these runs: the command, the hardware, our F1 beside the paper's (read from LaTeX)
-    import sys
-
-    sys.path.insert(0, str(REPO / "benchmarks"))
-    from render_results import render
+    from eer_plugin.benchmark.docs import render
 
     tex = tmp_path / "paper.tex"
     tex.write_text(PAPER_TABLE + "\nSetup. We used a learning rate of $2\\times 10^{-5}$ with a schedule.")

@@ -1,0 +1,48 @@
+"""The benchmark behind ``allennlp eer-benchmark``: run a plan (the paper's results table and
+analyses) and write the tables. One module per concern:
+
+- :mod:`~eer_plugin.benchmark.plan`: the data model (data sets, scenarios, runs) and the expansion of
+  a plan into its runs; :mod:`~eer_plugin.benchmark.parse`: reading and checking plan files;
+- :mod:`~eer_plugin.benchmark.runner`: execution (subprocesses, resume, retries, jobs, shards);
+- :mod:`~eer_plugin.benchmark.report`: ``results.md`` and ``results.csv`` (main table, bootstrap,
+  wall time), with :mod:`~eer_plugin.benchmark.studies` (ratio grid, learning curve),
+  :mod:`~eer_plugin.benchmark.convergence` (rho_hat against rho* and the band) and
+  :mod:`~eer_plugin.benchmark.plots`;
+- :mod:`~eer_plugin.benchmark.docs`: ``docs/results.md``, the report with the paper's numbers beside
+  ours (read from the paper's LaTeX by :mod:`~eer_plugin.benchmark.paper`).
+
+The command line is :mod:`eer_plugin.commands.benchmark`::
+
+    allennlp eer-benchmark PLAN -o OUTDIR [--jobs N] [--shard i/n] [--dry-run] [--report-only] [--docs DIR]
+
+PLAN is a jsonnet, JSON or YAML file (see README, "Reproducing the benchmark table")::
+
+    {datasets: [{name: 'eng-c', train: '...', dev: '...', test: '...'}],
+     scenarios: [{name: 'EE', type: 'ee', budget: 1000}, {name: 'NNS', type: 'nns'}],
+     approaches: ['gold', 'raw_shortest', 'raw_cd_shortest', 'cbl_bert_shortest', 'sns_shortest',
+                  'eer_all', 'eer_short', 'eer_shortest'],
+     encoders: ['all-MiniLM-L6-v2'], seeds: [0, 1, 2], epochs: 10, env: {EER_BATCH_SIZE: '8'},
+     reference: 'sns_shortest',                     // significance marks vs this approach
+     ratio_grid: [[0.15, 0.15], [0.15, 0.0]],       // (rho, gamma) of eer_short
+     learning_curve: {budgets: [100, 500, 1000], approaches: ['eer_short', 'raw_shortest']}}
+
+A *run* is (dataset, scenario, approach, encoder, seed) plus, for the ratio grid, a (rho, gamma)
+setting. Each run is an ordinary AllenNLP serialization directory
+``OUTDIR/runs/<dataset>/<scenario>/<approach>/<encoder>/seed<k>`` made by a subprocess
+(``allennlp train``, ``allennlp cbl``, ``allennlp tune-o-cost``), followed by a per-document
+evaluation on the test data (:mod:`eer_plugin.evaluation`). Simulated partial training data is
+written once per (dataset, scenario, seed) to ``OUTDIR/data``.
+
+Outputs: ``OUTDIR/results.csv`` (one row per run of the plan, whatever its status) and
+``OUTDIR/results.md`` (the tables), plus ``learning_curve.csv/.png`` and
+``rho_hat_over_epochs.png`` when the plan asks for those analyses.
+"""
+from eer_plugin.benchmark.parse import load_plan, parse_plan, read_plan_file
+from eer_plugin.benchmark.plan import Plan, PlanError, Run, epochs_text
+from eer_plugin.benchmark.report import Report
+from eer_plugin.benchmark.runner import Runner, StepFailed, dry_run, select_runs, select_shard
+
+__all__ = [
+    "Plan", "PlanError", "Report", "Run", "Runner", "StepFailed", "dry_run", "epochs_text", "load_plan", "parse_plan",
+    "read_plan_file", "select_runs", "select_shard",
+]  # fmt: skip

@@ -1,0 +1,288 @@
+"""The plan language: reading a plan file (jsonnet, JSON or YAML) and checking every key, with errors
+(:class:`~eer_plugin.benchmark.plan.PlanError`) that name the key, what was expected and the fix."""
+import json
+import os
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Sequence
+
+from eer_plugin.benchmark.plan import (
+    GOLD_SCENARIO, KNOWN_APPROACHES, SCENARIO_PARAMETERS, SCENARIO_TYPES, VARIANTS, Dataset, Plan, PlanError, Scenario,
+    slug, split_approach,
+)  # fmt: skip
+from eer_plugin.encoders import config_defaults
+
+PLAN_KEYS = (
+    "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
+    "reference", "ratio_grid", "learning_curve", "bootstrap",
+)  # fmt: skip
+#: EER_* variables the plan sets through its own keys, not through ``env``
+CONTROLLED_VARIABLES = {
+    "EER_TRAIN_DATA": "datasets[].train (simulated per scenario)",
+    "EER_GOLD_TRAIN_DATA": "datasets[].train",
+    "EER_DEV_DATA": "datasets[].dev",
+    "EER_TEST_DATA": "datasets[].test",
+    "EER_SEED": "seeds",
+}
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
+
+
+def read_plan_file(path: str) -> Any:
+    """A plan file as Python data: ``.yaml``/``.yml`` with PyYAML, anything else as jsonnet (which
+    includes JSON; ``std.extVar(NAME)`` reads environment variables)."""
+    p = Path(path)
+    if not p.is_file():
+        raise PlanError(f"plan file not found: {p}")
+    if p.suffix in (".yaml", ".yml"):
+        import yaml
+
+        try:
+            return yaml.safe_load(p.read_text())
+        except yaml.YAMLError as err:
+            raise PlanError(f"{p}: invalid YAML: {err}") from None
+    import _jsonnet
+
+    try:
+        text = _jsonnet.evaluate_file(str(p), ext_vars={k: v for k, v in os.environ.items()})
+    except RuntimeError as err:
+        raise PlanError(f"{p}: invalid jsonnet: {err}") from None
+    return json.loads(text)
+
+
+def load_plan(path: str, check_files: bool = True) -> Plan:
+    """Reads and validates a plan (relative data paths are relative to the current directory)."""
+    return parse_plan(read_plan_file(path), str(path), check_files).expand()
+
+
+def _require(condition: bool, message: str) -> None:
+    if not condition:
+        raise PlanError(message)
+
+
+def _check_keys(data: Mapping, allowed: Sequence[str], where: str) -> None:
+    unknown = [k for k in data if k not in allowed]
+    _require(not unknown, f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; expected {', '.join(allowed)}")
+
+
+def _names(values, where: str) -> List[str]:
+    _require(isinstance(values, list) and all(isinstance(v, str) for v in values), f"{where} must be a list of names")
+    return list(values)
+
+
+def _env(data: Any, where: str) -> Dict[str, str]:
+    _require(isinstance(data, dict), f"{where} must be a mapping of environment variables to values")
+    env = {}
+    for key, value in data.items():
+        _require(isinstance(key, str) and bool(key), f"{where}: variable names must be strings")
+        _require(
+            key not in CONTROLLED_VARIABLES,
+            f"{where}: {key} is set by the runner from the plan's {CONTROLLED_VARIABLES.get(key)}; do not set it in env",
+        )
+        _require(value is not None and not isinstance(value, (dict, list)), f"{where}: {key} must be a string or number")
+        env[key] = str(value).lower() if isinstance(value, bool) else str(value)
+    return env
+
+
+def _resolve(path: Any, where: str, check: bool) -> str:
+    _require(isinstance(path, str) and bool(path), f"{where} must be a file path")
+    resolved = Path(path).expanduser()
+    if not resolved.is_absolute():
+        resolved = Path.cwd() / resolved
+    resolved = Path(os.path.normpath(resolved))
+    if check and not resolved.exists():
+        raise PlanError(f"{where}: file not found: {resolved} (relative paths are relative to the current directory {Path.cwd()})")
+    return str(resolved)
+
+
+def _scenario(data: Any, index: int) -> Scenario:
+    where = f"scenarios[{index}]"
+    _require(isinstance(data, dict), f"{where} must be a mapping with 'name' and 'type'")
+    name, kind = data.get("name"), data.get("type")
+    _require(isinstance(name, str) and bool(NAME_PATTERN.match(name or "")), f"{where}: 'name' must be a name like 'EE-1000' (letters, digits, . _ + -), got {name!r}")
+    where = f"scenario {name!r}"
+    _require(name != GOLD_SCENARIO, f"{where}: the name 'gold' is reserved for the gold approach's runs")
+    _require(kind in SCENARIO_TYPES, f"{where}: unknown type {kind!r}; expected one of {', '.join(SCENARIO_TYPES)}")
+    defaults = SCENARIO_PARAMETERS[kind]
+    _check_keys(data, ["name", "type", "env", "epochs", *defaults], where)
+    params = {}
+    for key, default in defaults.items():
+        value = data.get(key, default)
+        _require(value is not None, f"{where}: type {kind!r} needs {key!r}")
+        if key in ("budget", "max_per_document", "max_fp_length"):
+            _require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, f"{where}: {key!r} must be a positive integer, got {value!r}")
+        else:
+            _require(isinstance(value, (int, float)) and 0 < value <= 1, f"{where}: {key!r} must be a number in (0, 1], got {value!r}")
+            value = float(value)
+        params[key] = value
+    env = _env(data.get("env", {}), f"{where}: env")
+    _require("EER_EPOCHS" not in env, f"{where}: set epochs with the scenario's 'epochs', not env.EER_EPOCHS")
+    epochs = _epochs(data["epochs"], f"{where}: 'epochs'") if "epochs" in data else {}
+    return Scenario(name, kind, tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
+
+
+def _epochs(value: Any, where: str) -> Dict[str, int]:
+    """``epochs`` of a plan or scenario: one positive integer for every variant, or a mapping from
+    variant (all, short, shortest) to a positive integer (a variant left out keeps the config default,
+    the paper's 20 for all and 50 for short and shortest)."""
+    def positive(number: Any) -> bool:
+        return isinstance(number, int) and not isinstance(number, bool) and number >= 1
+
+    if isinstance(value, dict):
+        for key, number in value.items():
+            _require(key in VARIANTS, f"{where}: unknown variant {key!r}; expected {', '.join(VARIANTS)}")
+            _require(positive(number), f"{where}: {key!r} must be a positive integer, got {number!r}")
+        return dict(value)
+    _require(positive(value), f"{where} must be a positive integer or a mapping like {{all: 2, short: 10, shortest: 10}}, got {value!r}")
+    return {variant: value for variant in VARIANTS}
+
+
+def _approaches(values: Any, where: str) -> List[str]:
+    names = _names(values, where)
+    for name in names:
+        _require(name in KNOWN_APPROACHES, f"{where}: unknown approach {name!r}; known approaches: {', '.join(KNOWN_APPROACHES)}")
+    _require(len(set(names)) == len(names), f"{where}: an approach is listed twice")
+    return names
+
+
+def parse_plan(data: Any, path: str = "<plan>", check_files: bool = True) -> Plan:
+    """Validates plan data (see the module docstring); errors are :class:`PlanError` naming the key."""
+    try:
+        return _parse_plan(data, path, check_files)
+    except PlanError as err:
+        raise PlanError(f"plan {path}: {err}") from None
+
+
+def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
+    _require(isinstance(data, dict), "the plan must be a mapping (jsonnet/JSON object or YAML mapping)")
+    _check_keys(data, PLAN_KEYS, "plan")
+    env = _env(data.get("env", {}), "env")
+
+    datasets: List[Dataset] = []
+    _require(isinstance(data.get("datasets"), list) and data["datasets"], "'datasets' must be a non-empty list of {name, train, dev, test}")
+    for index, item in enumerate(data["datasets"]):
+        _require(isinstance(item, dict), f"datasets[{index}] must be a mapping with name, train, dev, test")
+        name = item.get("name")
+        _require(isinstance(name, str) and bool(NAME_PATTERN.match(name or "")), f"datasets[{index}]: 'name' must be a name like 'eng-c', got {name!r}")
+        where = f"dataset {name!r}"
+        _check_keys(item, ["name", "train", "dev", "test", "env"], where)
+        for key in ("train", "dev", "test"):
+            _require(key in item, f"{where}: missing key {key!r} (a gold data file)")
+        files = {key: _resolve(item[key], f"{where}: {key!r}", check_files) for key in ("train", "dev", "test")}
+        dataset_env = _env(item.get("env", {}), f"{where}: env")
+        datasets.append(Dataset(name, files["train"], files["dev"], files["test"], tuple(sorted(dataset_env.items()))))
+    _require(len({d.name for d in datasets}) == len(datasets), "two datasets have the same name")
+
+    _require("approaches" in data, f"'approaches' is missing; known approaches: {', '.join(KNOWN_APPROACHES)}")
+    approaches = _approaches(data["approaches"], "approaches")
+    _require(bool(approaches), "'approaches' is empty")
+    scenarios = [_scenario(item, i) for i, item in enumerate(data.get("scenarios") or [])]
+    _require(len({s.name for s in scenarios}) == len(scenarios), "two scenarios have the same name")
+    _require(bool(scenarios) or approaches == ["gold"], "'scenarios' is empty, but approaches other than 'gold' need one")
+
+    if "encoders" in data:
+        _require("EER_ENCODER" not in env, "set the encoder either with 'encoders' or with env.EER_ENCODER, not both")
+        encoders = _names(data["encoders"], "encoders")
+        _require(bool(encoders), "'encoders' is empty")
+    else:
+        encoders = [env.pop("EER_ENCODER", config_defaults()["EER_ENCODER"])]
+    env.pop("EER_ENCODER", None)
+    slugs = {e: slug(e) for e in encoders}
+    _require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
+
+    seeds = data.get("seeds", [0])
+    _require(
+        isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds),
+        f"'seeds' must be a non-empty list of non-negative integers, got {seeds!r}",
+    )
+    _require(len(set(seeds)) == len(seeds), "'seeds' lists a seed twice")
+    epochs: Dict[str, int] = {}
+    if "epochs" in data:
+        _require("EER_EPOCHS" not in env, "set epochs either with 'epochs' or with env.EER_EPOCHS, not both")
+        epochs = _epochs(data["epochs"], "'epochs'")
+    elif "EER_EPOCHS" in env:
+        _require(env["EER_EPOCHS"].isdigit() and int(env["EER_EPOCHS"]) >= 1, f"env: EER_EPOCHS must be a positive integer, got {env['EER_EPOCHS']!r}")
+        epochs = _epochs(int(env.pop("EER_EPOCHS")), "env: EER_EPOCHS")
+    for key in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN"):
+        places = [("env", env)] + [(f"dataset {d.name!r}: env", dict(d.env)) for d in datasets]
+        places += [(f"scenario {s.name!r}: env", dict(s.env)) for s in scenarios]
+        for where, values in places:
+            if key in values:
+                try:
+                    float(values[key])
+                except ValueError:
+                    raise PlanError(f"{where}: {key} must be a number, got {values[key]!r}") from None
+
+    reference = data.get("reference")
+    if reference is not None:
+        _require(isinstance(reference, str) and reference in KNOWN_APPROACHES, f"'reference': unknown approach {reference!r}; known approaches: {', '.join(KNOWN_APPROACHES)}")
+        _require(reference in approaches and reference != "gold", f"'reference' {reference!r} must be one of the plan's approaches other than gold")
+
+    dataset_names, scenario_names = [d.name for d in datasets], [s.name for s in scenarios]
+
+    def subset(values, known, where):
+        if values is None:
+            return None
+        names = _names(values, where)
+        for name in names:
+            _require(name in known, f"{where}: unknown name {name!r}; the plan has {', '.join(known)}")
+        return names
+
+    grid = data.get("ratio_grid")
+    if grid is not None:
+        if isinstance(grid, list):
+            grid = {"settings": grid}
+        _require(isinstance(grid, dict), "'ratio_grid' must be a list of [rho, gamma] pairs or a mapping with 'settings'")
+        _check_keys(grid, ["settings", "approach", "datasets", "scenarios"], "ratio_grid")
+        settings = grid.get("settings")
+        _require(isinstance(settings, list) and settings, "ratio_grid: 'settings' must be a non-empty list of [rho, gamma] pairs")
+        pairs = []
+        for pair in settings:
+            _require(
+                isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
+                and 0 <= pair[0] <= 1 and pair[1] >= 0,
+                f"ratio_grid: each setting must be [rho, gamma] with 0 <= rho <= 1 and gamma >= 0, got {pair!r}",
+            )  # fmt: skip
+            pairs.append((float(pair[0]), float(pair[1])))
+        approach = grid.get("approach", "eer_short")
+        _require(approach in KNOWN_APPROACHES and split_approach(approach)[0] == "eer", f"ratio_grid: 'approach' must be an EER approach (eer_all, eer_short, eer_shortest), got {approach!r}")
+        _require(bool(scenarios), "ratio_grid needs a scenario")
+        grid = {
+            "settings": pairs, "approach": approach,
+            "datasets": subset(grid.get("datasets"), dataset_names, "ratio_grid.datasets"),
+            "scenarios": subset(grid.get("scenarios"), scenario_names, "ratio_grid.scenarios"),
+        }  # fmt: skip
+
+    curve = data.get("learning_curve")
+    if curve is not None:
+        _require(isinstance(curve, dict), "'learning_curve' must be a mapping with 'budgets' and 'approaches'")
+        _check_keys(curve, ["budgets", "approaches", "datasets", "schemes", "keep_probability"], "learning_curve")
+        budgets = curve.get("budgets")
+        _require(
+            isinstance(budgets, list) and budgets and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in budgets),
+            f"learning_curve: 'budgets' must be a non-empty list of positive integers, got {budgets!r}",
+        )
+        lc_approaches = _approaches(curve.get("approaches", ["eer_short", "raw_shortest"]), "learning_curve.approaches")
+        _require("gold" not in lc_approaches, "learning_curve.approaches: 'gold' ignores the budget; put it in 'approaches' (it is drawn as a line)")
+        schemes = _names(curve.get("schemes", ["ee", "exhaustive"]), "learning_curve.schemes")
+        for scheme in schemes:
+            _require(scheme in ("ee", "exhaustive"), f"learning_curve.schemes: unknown scheme {scheme!r}; expected 'ee' or 'exhaustive'")
+        keep = curve.get("keep_probability", 0.8)
+        _require(isinstance(keep, (int, float)) and 0 < keep <= 1, f"learning_curve: 'keep_probability' must be in (0, 1], got {keep!r}")
+        curve = {
+            "budgets": sorted(set(budgets)), "approaches": lc_approaches, "schemes": schemes, "keep_probability": float(keep),
+            "datasets": subset(curve.get("datasets"), dataset_names, "learning_curve.datasets"),
+        }  # fmt: skip
+
+    bootstrap = {"resamples": 100_000, "confidence": 0.99, "seed": 0}
+    if data.get("bootstrap") is not None:
+        _require(isinstance(data["bootstrap"], dict), "'bootstrap' must be a mapping with resamples, confidence, seed")
+        _check_keys(data["bootstrap"], list(bootstrap), "bootstrap")
+        bootstrap.update(data["bootstrap"])
+        _require(isinstance(bootstrap["resamples"], int) and bootstrap["resamples"] >= 1, "bootstrap: 'resamples' must be a positive integer")
+        _require(isinstance(bootstrap["confidence"], float) and 0 < bootstrap["confidence"] < 1, "bootstrap: 'confidence' must be in (0, 1)")
+        _require(isinstance(bootstrap["seed"], int), "bootstrap: 'seed' must be an integer")
+    return Plan(
+        path=str(path), name=str(data.get("name") or Path(path).stem), datasets=datasets, scenarios=scenarios,
+        approaches=approaches, encoders=encoders, encoder_slugs=slugs, seeds=list(seeds), env=env, epochs=epochs,
+        reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=bootstrap,
+    )  # fmt: skip

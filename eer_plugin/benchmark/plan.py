@@ -1,0 +1,320 @@
+"""The data model of a benchmark plan: data sets, annotation scenarios, runs, and the expansion of a
+validated plan into its runs (benchmark table, ratio grid, learning curve), each run once.
+
+Parsing and validation of plan files is in :mod:`eer_plugin.benchmark.parse`."""
+import dataclasses
+import re
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+from eer_plugin.encoders import config_defaults
+
+FAMILIES = ("raw", "raw_cd", "cbl_lstm", "cbl_bert", "sns", "eer")
+CBL_FAMILIES = ("cbl_lstm", "cbl_bert")  # run with `allennlp cbl`; the final model is in <run>/final
+VARIANTS = ("all", "short", "shortest")
+KNOWN_APPROACHES = ("gold",) + tuple(f"{family}_{variant}" for family in FAMILIES for variant in VARIANTS)
+FAMILY_LABELS = {
+    "gold": "Gold", "raw": "Raw", "raw_cd": "Raw+CD", "cbl_lstm": "CBL-LSTM", "cbl_bert": "CBL-BERT", "sns": "SNS", "eer": "EER",
+}  # fmt: skip
+SCENARIO_TYPES = ("ee", "nns", "random", "gold")
+#: parameters of each scenario type and their defaults (None: required)
+SCENARIO_PARAMETERS: Dict[str, Dict[str, Any]] = {
+    "ee": {"budget": 1000, "keep_probability": 0.8, "max_per_document": 10},
+    "nns": {"recall": 0.5, "precision": 0.9, "max_fp_length": 3},
+    "random": {"keep_probability": None},
+    "gold": {},
+}
+GOLD_SCENARIO = "gold"  # directory of the gold approach's runs (it ignores the scenario)
+EXHAUSTIVE_MAX_PER_DOCUMENT = 1_000_000_000
+
+
+class PlanError(ValueError):
+    """An invalid benchmark plan; the message names the key and what was expected."""
+
+
+def split_approach(approach: str) -> Tuple[str, str]:
+    """``raw_cd_shortest`` -> ``("raw_cd", "shortest")``; ``gold`` -> ``("gold", "all")``."""
+    if approach == "gold":
+        return "gold", "all"
+    family, _, variant = approach.rpartition("_")
+    return family, variant
+
+
+def approach_label(approach: str) -> str:
+    family, variant = split_approach(approach)
+    return f"{FAMILY_LABELS[family]}-{variant}"
+
+
+def slug(text: str) -> str:
+    """A directory name for an encoder name or path (its last component)."""
+    return re.sub(r"[^A-Za-z0-9._+-]+", "_", text.rstrip("/").split("/")[-1]) or "encoder"
+
+
+def number_text(value: float) -> str:
+    return f"{float(value):g}"
+
+
+@dataclasses.dataclass(frozen=True)
+class Dataset:
+    name: str
+    train: str
+    dev: str
+    test: str
+    env: Tuple[Tuple[str, str], ...] = ()
+
+
+@dataclasses.dataclass(frozen=True)
+class Scenario:
+    name: str
+    type: str
+    params: Tuple[Tuple[str, Any], ...] = ()
+    env: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this scenario's runs (over the plan's)
+    epochs: Tuple[Tuple[str, int], ...] = ()  # variant -> epochs of this scenario's runs (over the plan's)
+
+    def get(self, key: str) -> Any:
+        return dict(self.params)[key]
+
+    @property
+    def spec(self) -> Tuple:
+        return (self.type, self.params)
+
+    def describe(self) -> str:
+        p = dict(self.params)
+        if self.type == "ee":
+            text = f"Exploratory Expert (EE): {p['budget']:,} annotations"
+            extras = []
+            if p["keep_probability"] != 0.8:
+                extras.append(f"keep probability {p['keep_probability']:g}")
+            if p["max_per_document"] != 10:
+                extras.append(
+                    "whole documents" if p["max_per_document"] >= EXHAUSTIVE_MAX_PER_DOCUMENT
+                    else f"at most {p['max_per_document']} per document"
+                )  # fmt: skip
+            return text + (f" ({', '.join(extras)})" if extras else "")
+        if self.type == "nns":
+            return f"Non-Native Speaker (NNS): recall {p['recall']:.0%}, precision {p['precision']:.0%}"
+        if self.type == "random":
+            return f"uniform drop: each entity kept with probability {p['keep_probability']:g}"
+        return "complete annotation"
+
+    def simulate(self, docs, seed: int):
+        from eer_plugin.core import simulators
+
+        p = dict(self.params)
+        if self.type == "ee":
+            return simulators.exploratory_expert(docs, p["budget"], p["keep_probability"], p["max_per_document"], seed)
+        if self.type == "nns":
+            return simulators.non_native_speaker(docs, p["recall"], p["precision"], seed, p["max_fp_length"])
+        if self.type == "random":
+            return simulators.random_drop(docs, p["keep_probability"], seed)
+        return simulators.gold(docs)
+
+
+@dataclasses.dataclass(eq=False)
+class Run:
+    dataset: Dataset
+    scenario: Optional[Scenario]  # None for the gold approach
+    approach: str
+    encoder: str
+    encoder_slug: str
+    seed: int
+    ratio: Optional[Tuple[float, float]] = None  # (rho, gamma) when it differs from the plan's
+    studies: List[str] = dataclasses.field(default_factory=list)
+
+    @property
+    def scenario_name(self) -> str:
+        return self.scenario.name if self.scenario is not None else GOLD_SCENARIO
+
+    @property
+    def key(self) -> Tuple:
+        return (self.dataset.name, self.scenario_name, self.approach, self.encoder, self.seed, self.ratio)
+
+    @property
+    def family(self) -> str:
+        return split_approach(self.approach)[0]
+
+    @property
+    def variant(self) -> str:
+        return split_approach(self.approach)[1]
+
+    @property
+    def approach_dir(self) -> str:
+        if self.ratio is None:
+            return self.approach
+        return f"{self.approach}_rho{number_text(self.ratio[0])}_gamma{number_text(self.ratio[1])}"
+
+    @property
+    def rel(self) -> Path:
+        return Path(self.dataset.name) / self.scenario_name / self.approach_dir / self.encoder_slug / f"seed{self.seed}"
+
+    @property
+    def name(self) -> str:
+        return str(self.rel)
+
+
+@dataclasses.dataclass
+class Plan:
+    path: str
+    name: str
+    datasets: List[Dataset]
+    scenarios: List[Scenario]
+    approaches: List[str]
+    encoders: List[str]
+    encoder_slugs: Dict[str, str]
+    seeds: List[int]
+    env: Dict[str, str]
+    epochs: Dict[str, int]  # variant -> epochs (empty: the config's defaults); scenarios may override
+    reference: Optional[str]
+    ratio_grid: Optional[Dict[str, Any]]
+    learning_curve: Optional[Dict[str, Any]]
+    bootstrap: Dict[str, Any]
+    # filled by expand()
+    runs: List[Run] = dataclasses.field(default_factory=list)
+    ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
+    lc_entries: List[Tuple[str, str, int, Run]] = dataclasses.field(default_factory=list)
+
+    def dataset_env(self, dataset: Dataset) -> Dict[str, str]:
+        return {**config_defaults(), **self.env, **dict(dataset.env)}
+
+    def run_env(self, dataset: Dataset, scenario: Optional[Scenario], variant: str) -> Dict[str, str]:
+        """The EER_* settings of a run: config defaults < plan env < dataset env < scenario env, and
+        EER_EPOCHS from the scenario's or the plan's ``epochs`` for the run's variant."""
+        env = self.dataset_env(dataset)
+        epochs = dict(self.epochs)
+        if scenario is not None:
+            env.update(dict(scenario.env))
+            epochs.update(dict(scenario.epochs))
+        if variant in epochs:
+            env["EER_EPOCHS"] = str(epochs[variant])
+        return env
+
+    def epochs_description(self) -> str:
+        text = epochs_text(self.epochs)
+        overrides = [f"{s.name}: {epochs_text({**self.epochs, **dict(s.epochs)})}" for s in self.scenarios if s.epochs]
+        return text + (f" (scenario {'; '.join(overrides)})" if overrides else "")
+
+    def base_ratio(self, dataset: Dataset) -> Tuple[float, float]:
+        env = self.dataset_env(dataset)
+        return float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])
+
+    # ------------------------------------------------------------------ expansion
+    def expand(self) -> "Plan":
+        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve), each once."""
+        by_key: Dict[Tuple, Run] = {}
+        runs: List[Run] = []
+
+        def add(dataset, scenario, approach, encoder, seed, study, ratio=None) -> Run:
+            if ratio is not None and tuple(ratio) == self.base_ratio(dataset):
+                ratio = None
+            run = Run(dataset, scenario, approach, encoder, self.encoder_slugs[encoder], seed, ratio)
+            existing = by_key.get(run.key)
+            if existing is None:
+                by_key[run.key] = existing = run
+                runs.append(run)
+            if study not in existing.studies:
+                existing.studies.append(study)
+            return existing
+
+        for dataset in self.datasets:
+            if "gold" in self.approaches:
+                for encoder in self.encoders:
+                    for seed in self.seeds:
+                        add(dataset, None, "gold", encoder, seed, "benchmark")
+            for scenario in self.scenarios:
+                for approach in self.approaches:
+                    if approach == "gold":
+                        continue
+                    for encoder in self.encoders:
+                        for seed in self.seeds:
+                            add(dataset, scenario, approach, encoder, seed, "benchmark")
+        grid = self.ratio_grid
+        if grid:
+            for dataset in self._datasets(grid["datasets"]):
+                for scenario in self._scenarios(grid["scenarios"]):
+                    for encoder in self.encoders:
+                        for rho, gamma in grid["settings"]:
+                            for seed in self.seeds:
+                                run = add(dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma))
+                                self.ratio_entries.append(((dataset.name, scenario.name, encoder), (rho, gamma), run))
+        curve = self.learning_curve
+        if curve:
+            by_spec = {s.spec: s for s in self.scenarios}
+            names = {s.name for s in self.scenarios}
+            for dataset in self._datasets(curve["datasets"]):
+                for scheme in curve["schemes"]:
+                    for budget in curve["budgets"]:
+                        scenario = self._curve_scenario(scheme, budget, curve["keep_probability"], by_spec, names)
+                        for approach in curve["approaches"]:
+                            for encoder in self.encoders:
+                                for seed in self.seeds:
+                                    run = add(dataset, scenario, approach, encoder, seed, "learning_curve")
+                                    self.lc_entries.append((dataset.name, scheme, budget, run))
+        self.runs = runs
+        return self
+
+    def _curve_scenario(self, scheme, budget, keep, by_spec, names) -> Scenario:
+        from eer_plugin.core.simulators import learning_curve_max_per_document
+
+        if scheme == "ee":
+            params = {"budget": budget, "keep_probability": keep, "max_per_document": learning_curve_max_per_document(budget)}
+            name = f"EE-{budget}"
+        else:  # exhaustive: linear annotation of whole documents in random order
+            params = {"budget": budget, "keep_probability": 1.0, "max_per_document": EXHAUSTIVE_MAX_PER_DOCUMENT}
+            name = f"Exh-{budget}"
+        scenario = Scenario(name, "ee", tuple(sorted(params.items())))
+        if scenario.spec in by_spec:
+            return by_spec[scenario.spec]  # the same data as a benchmark scenario: share its runs
+        if name in names:
+            scenario = dataclasses.replace(scenario, name=f"{name}-lc")
+        by_spec[scenario.spec] = scenario
+        return scenario
+
+    def _datasets(self, names: Optional[List[str]]) -> List[Dataset]:
+        return [d for d in self.datasets if names is None or d.name in names]
+
+    def _scenarios(self, names: Optional[List[str]]) -> List[Scenario]:
+        if names is not None:
+            return [s for s in self.scenarios if s.name in names]
+        ee = [s for s in self.scenarios if s.type == "ee"]
+        return ee or list(self.scenarios)
+
+    def units(self) -> List[List[Run]]:
+        """Runs grouped into independent units, in run order: a ``raw_cd_<v>`` run joins the unit of
+        the ``raw_<v>`` run it tunes (when the plan has that run), so the two never run apart."""
+        by_key = {run.key: run for run in self.runs}
+        units: List[List[Run]] = []
+        unit_of: Dict[Tuple, List[Run]] = {}
+        for run in self.runs:
+            if run.key in unit_of:
+                continue
+            unit = [run]
+            unit_of[run.key] = unit
+            if run.family in ("raw", "raw_cd"):
+                partner_approach = f"raw_cd_{run.variant}" if run.family == "raw" else f"raw_{run.variant}"
+                partner_key = (run.key[0], run.key[1], partner_approach) + run.key[3:]
+                partner = by_key.get(partner_key)
+                if partner is not None and partner.key not in unit_of:
+                    unit.append(partner)
+                    unit_of[partner.key] = unit
+            unit.sort(key=lambda r: r.family != "raw")  # the raw run first
+            units.append(unit)
+        return units
+
+    def raw_partner(self, run: Run) -> Optional[Run]:
+        """The plan's ``raw_<v>`` run that a ``raw_cd_<v>`` run tunes, if the plan has it."""
+        key = (run.key[0], run.key[1], f"raw_{run.variant}") + run.key[3:]
+        return next((r for r in self.runs if r.key == key), None)
+
+
+def epochs_text(epochs: Mapping[str, int]) -> str:
+    """``{all: 2, short: 10, shortest: 10}`` -> ``'2 (all), 10 (short, shortest)'``; ``{}`` -> the config default."""
+    if not epochs:
+        return "config default (20 all / 50 short, shortest)"
+    values = {epochs.get(v) for v in VARIANTS}
+    if len(values) == 1 and None not in values:
+        return str(values.pop())
+    groups: Dict[Any, List[str]] = {}
+    for variant in VARIANTS:
+        groups.setdefault(epochs.get(variant, "default"), []).append(variant)
+    return ", ".join(f"{number} ({', '.join(names)})" for number, names in groups.items())
+

@@ -1,0 +1,317 @@
+"""The benchmark report: ``OUTDIR/results.md`` (the paper-style F1 table with significance marks,
+the bootstrap table, wall times, and the analyses of :mod:`~eer_plugin.benchmark.studies`,
+:mod:`~eer_plugin.benchmark.convergence` and :mod:`~eer_plugin.benchmark.plots`) and
+``OUTDIR/results.csv`` (one row per run of the plan, whatever its status). Every number comes from
+the runs' result files."""
+import csv
+import io
+from typing import Any, Dict, List, Optional, Tuple
+
+from eer_plugin.benchmark import convergence, plots, studies
+from eer_plugin.benchmark.plan import GOLD_SCENARIO, KNOWN_APPROACHES, Plan, Scenario, approach_label
+from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.tables import (
+    duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
+)  # fmt: skip
+
+CSV_COLUMNS = (
+    "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
+    "seconds", "run_dir", "log", "study", "entity_ratio", "ratio_margin", "rho_star", "tp", "fp", "fn",
+    "eval_seconds", "o_cost", "error",
+)  # fmt: skip
+
+
+class Report:
+    """Tables of a benchmark directory (every number comes from the runs' result files)."""
+
+    def __init__(self, plan: Plan, runner: Runner):
+        self.plan = plan
+        self.runner = runner
+        self.records = {run.key: runner.record(run) for run in plan.runs}
+        self.by_key = {run.key: run for run in plan.runs}
+        self._counts: Dict[Tuple, Optional[dict]] = {}
+        self.bootstraps: List[dict] = []
+
+    # ------------------------------------------------------------------ access
+    def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None) -> Optional[dict]:
+        return self.records.get((dataset, scenario, approach, encoder, seed, ratio))
+
+    def done(self, dataset, scenario, approach, encoder, ratio=None) -> Dict[int, dict]:
+        """Seed -> result of the finished runs of one cell."""
+        out = {}
+        for seed in self.plan.seeds:
+            record = self.lookup(dataset, scenario, approach, encoder, seed, ratio)
+            if record and record.get("status") == "done":
+                out[seed] = record
+        return out
+
+    def cell_status(self, dataset, scenario, approach, encoder, ratio=None) -> Dict[str, int]:
+        counts = {"done": 0, "failed": 0, "missing": 0}
+        for seed in self.plan.seeds:
+            record = self.lookup(dataset, scenario, approach, encoder, seed, ratio)
+            if record is not None:
+                counts[record.get("status", "missing")] = counts.get(record.get("status", "missing"), 0) + 1
+        return counts
+
+    def doc_counts(self, key: Tuple) -> Optional[dict]:
+        if key not in self._counts:
+            data = read_json(self.runner.run_dir(self.by_key[key]) / "doc_counts.json")
+            self._counts[key] = data["counts"] if data else None
+        return self._counts[key]
+
+    def pair_counts(self, dataset, scenario, approach, encoder):
+        """Per-document counts of ``approach`` and the reference, summed over their common seeds."""
+        from eer_plugin.core.bootstrap import sum_over_runs
+
+        reference = self.plan.reference
+        mine, theirs = self.done(dataset, scenario, approach, encoder), self.done(dataset, scenario, reference, encoder)
+        seeds = sorted(set(mine) & set(theirs))
+        a = [self.doc_counts((dataset, scenario, approach, encoder, s, None)) for s in seeds]
+        b = [self.doc_counts((dataset, scenario, reference, encoder, s, None)) for s in seeds]
+        if not seeds or any(c is None for c in a + b):
+            return None, seeds
+        return (sum_over_runs(a), sum_over_runs(b)), seeds
+
+    # ------------------------------------------------------------------ main table
+    def row_specs(self) -> List[Tuple[Optional[Scenario], List[Tuple[str, str]]]]:
+        """Groups of (label, approach, encoder) rows: gold first, then one group per scenario."""
+        multi = len(self.plan.encoders) > 1
+
+        def label(approach, encoder):
+            return approach_label(approach) + (f" ({self.plan.encoder_slugs[encoder]})" if multi else "")
+
+        groups = []
+        if "gold" in self.plan.approaches:
+            groups.append((None, [(label("gold", e), "gold", e) for e in self.plan.encoders]))
+        for scenario in self.plan.scenarios:
+            rows = [(label(a, e), a, e) for a in self.plan.approaches if a != "gold" for e in self.plan.encoders]
+            groups.append((scenario, rows))
+        return groups
+
+    def significance(self, scenario: Scenario, approach: str, encoder: str, dataset: Optional[str]) -> Optional[dict]:
+        """Bootstrap of ``approach`` vs the reference on one dataset (or pooled over all, ``None``)."""
+        from eer_plugin.core.bootstrap import paired_bootstrap, pooled_bootstrap
+
+        if self.plan.reference is None or approach in (self.plan.reference, "gold"):
+            return None
+        settings = dict(n_resamples=self.plan.bootstrap["resamples"], confidence=self.plan.bootstrap["confidence"], seed=self.plan.bootstrap["seed"])
+        names = [dataset] if dataset is not None else [d.name for d in self.plan.datasets]
+        pairs, seeds = [], {}
+        for name in names:
+            pair, common = self.pair_counts(name, scenario.name, approach, encoder)
+            if pair is None:
+                return None
+            pairs.append(pair)
+            seeds[name] = common
+        result = paired_bootstrap(*pairs[0], **settings) if len(pairs) == 1 else pooled_bootstrap(pairs, **settings)
+        result.update(scenario=scenario.name, approach=approach, encoder=encoder, dataset=dataset or "pooled", seeds=seeds)
+        self.bootstraps.append(result)
+        return result
+
+    def main_table(self) -> str:
+        datasets = [d.name for d in self.plan.datasets]
+        header = ["Approach / dataset", *datasets, "avg"]
+        lines = []
+        for scenario, rows in self.row_specs():
+            scenario_name = scenario.name if scenario else GOLD_SCENARIO
+            if scenario is not None:
+                lines.append([f"**{scenario.name}**: {scenario.describe()}{self._achieved(scenario)}"] + [""] * (len(header) - 1))
+            cells: Dict[Tuple[int, int], Tuple[Optional[float], str, str]] = {}
+            for r, (_, approach, encoder) in enumerate(rows):
+                per_seed_avg: Dict[int, List[float]] = {}
+                for c, dataset in enumerate(datasets):
+                    done = self.done(dataset, scenario_name, approach, encoder)
+                    values = [done[s]["f1"] for s in sorted(done)]
+                    for s in done:
+                        per_seed_avg.setdefault(s, []).append(done[s]["f1"])
+                    mark = ""
+                    if scenario is not None and values:
+                        test = self.significance(scenario, approach, encoder, dataset)
+                        mark = self._mark(test)
+                    cells[(r, c)] = (mean(values) if values else None, mean_sd_cell(values, self.cell_status(dataset, scenario_name, approach, encoder)), mark)
+                complete = [v for s, v in per_seed_avg.items() if len(v) == len(datasets)]
+                averages = [mean(v) for v in complete]
+                mark = ""
+                if averages and scenario is not None and len(datasets) > 1:
+                    mark = self._mark(self.significance(scenario, approach, encoder, None))
+                elif averages and scenario is not None:
+                    mark = cells[(r, 0)][2]
+                cells[(r, len(datasets))] = (mean(averages) if averages else None, mean_sd_cell(averages, None), mark)
+            for c in range(len(datasets) + 1):
+                best = max((cells[(r, c)][0] for r in range(len(rows)) if cells[(r, c)][0] is not None), default=None)
+                for r in range(len(rows)):
+                    value, text, mark = cells[(r, c)]
+                    bold = best is not None and value is not None and abs(value - best) < 1e-12 and len(rows) > 1
+                    cells[(r, c)] = (value, f"**{text}**{mark}" if bold else f"{text}{mark}", mark)
+            for r, (label, _, _) in enumerate(rows):
+                lines.append([label] + [cells[(r, c)][1] for c in range(len(datasets) + 1)])
+        return markdown_table(header, lines)
+
+    def _achieved(self, scenario: Scenario) -> str:
+        recalls, precisions = [], []
+        for dataset in self.plan.datasets:
+            for seed in self.plan.seeds:
+                stats = read_json(self.runner.simulated_path(dataset.name, scenario.name, seed, ".stats.json"))
+                if stats:
+                    recalls.append(stats["recall"])
+                    precisions.append(stats["precision"])
+        if not recalls:
+            return ""
+        return f" (simulated data: recall {mean(recalls):.3f}, precision {mean(precisions):.3f}, mean over data sets and seeds)"
+
+    @staticmethod
+    def _mark(test: Optional[dict]) -> str:
+        if not test or not test["significant"]:
+            return ""
+        return "†" if test["delta"] > 0 else "‡"
+
+    # ------------------------------------------------------------------ other sections
+    def bootstrap_table(self) -> str:
+        if not self.bootstraps:
+            return ""
+        confidence = self.plan.bootstrap["confidence"]
+        rows = []
+        for b in self.bootstraps:
+            label = approach_label(b["approach"]) + (f" ({self.plan.encoder_slugs[b['encoder']]})" if len(self.plan.encoders) > 1 else "")
+            seeds = sorted({s for v in b["seeds"].values() for s in v})
+            rows.append([
+                b["scenario"], label, b["dataset"], ",".join(map(str, seeds)), str(b["n_documents"]),
+                points(b["f1_a"], 2), points(b["f1_b"], 2), f"{100 * b['delta']:+.2f}",
+                f"[{100 * b['ci_low']:+.2f}, {100 * b['ci_high']:+.2f}]", f"{b['p_value']:.4f}",
+                ("yes, better" if b["delta"] > 0 else "yes, worse") if b["significant"] else "no",
+            ])  # fmt: skip
+        header = [
+            "scenario", "approach", "dataset", "seeds", "docs", "F1", f"F1 {approach_label(self.plan.reference)}", "Δ",
+            f"{confidence:.0%} CI of Δ", "p", "significant",
+        ]  # fmt: skip
+        return markdown_table(header, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "l"])
+
+    def time_table(self) -> Tuple[str, float]:
+        per_approach: Dict[str, List[dict]] = {}
+        total = 0.0
+        for run in self.plan.runs:
+            record = self.records[run.key]
+            if record.get("status") != "done":
+                continue
+            per_approach.setdefault(run.approach, []).append(record)
+            total += float(record.get("own_seconds", record["seconds"])) + float(record.get("eval_seconds") or 0)
+        rows = []
+        for approach in KNOWN_APPROACHES:
+            records = per_approach.get(approach)
+            if not records:
+                continue
+            seconds = [float(r["seconds"]) for r in records]
+            evals = [float(r.get("eval_seconds") or 0) for r in records]
+            rows.append([approach_label(approach), str(len(records)), duration(mean(seconds)), duration(sum(seconds)), duration(mean(evals))])
+        header = ["approach", "finished runs", "training time per run", "training time, total", "test evaluation per run"]
+        return (markdown_table(header, rows) if rows else ""), total
+
+    # ------------------------------------------------------------------ outputs
+    def csv_rows(self) -> List[Dict[str, Any]]:
+        rows = []
+        for run in self.plan.runs:
+            record = self.records[run.key]
+            rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
+            row = {
+                "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
+                "seed": run.seed, "status": record.get("status", "missing"), "run_dir": str(self.runner.run_dir(run)),
+                "log": record.get("log") or str(self.runner.log_path(run)), "study": ";".join(run.studies),
+                "entity_ratio": rho, "ratio_margin": gamma, "error": record.get("error", ""),
+            }  # fmt: skip
+            for key in ("precision", "recall", "f1", "rho_hat", "seconds", "rho_star", "tp", "fp", "fn", "eval_seconds", "o_cost"):
+                value = record.get(key)
+                row[key] = "" if value is None else value
+            rows.append(row)
+        return rows
+
+    def write(self) -> Dict[str, str]:
+        outdir = self.runner.outdir
+        outdir.mkdir(parents=True, exist_ok=True)
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(self.csv_rows())
+        write_atomic(outdir / "results.csv", buffer.getvalue())
+        written = {"csv": str(outdir / "results.csv")}
+
+        status = {"done": 0, "failed": 0, "missing": 0}
+        for record in self.records.values():
+            status[record.get("status", "missing")] = status.get(record.get("status", "missing"), 0) + 1
+        plan = self.plan
+        md = [f"# Benchmark: {plan.name}", ""]
+        md.append(
+            f"Plan `{plan.path}`; {len(plan.runs)} runs: {status['done']} finished, {status['failed']} failed, "
+            f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {', '.join(map(str, plan.seeds))}; "
+            f"epochs {plan.epochs_description()}. "
+            "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
+        )  # fmt: skip
+        md += ["", "## Test F1", ""]
+        seeds_text = "mean ± standard deviation over seeds" if len(plan.seeds) > 1 else "one seed"
+        md.append(
+            f"Word-level span F1 × 100 on each data set's test file ({seeds_text}); **bold**: best of its scenario group. "
+            "The Gold row is trained on the complete annotation and does not depend on the scenario. "
+            "avg: mean over the data sets (only when every data set has a result)."
+        )
+        main_table = self.main_table()
+        if plan.reference:
+            confidence = plan.bootstrap["confidence"]
+            md.append(
+                f"† / ‡: significantly better / worse than {approach_label(plan.reference)} (paired percentile bootstrap over test "
+                f"documents, {plan.bootstrap['resamples']:,} resamples, the two-sided {confidence:.0%} interval of the F1 difference "
+                "excludes 0; with several seeds the per-document counts are summed over the seeds both runs finished; "
+                "avg: the data sets' documents pooled)."
+            )
+        md += ["", main_table, ""]
+        failed = [(run, self.records[run.key]) for run in plan.runs if self.records[run.key].get("status") == "failed"]
+        if failed:
+            md += ["### Failed runs", ""]
+            md += [f"- `{run.name}`: {record.get('error')} (log `{record.get('log')}`)" for run, record in failed]
+            md.append("")
+        boot = self.bootstrap_table()
+        if boot:
+            md += ["## Significance (paired bootstrap)", "", f"Δ = F1(approach) − F1({approach_label(plan.reference)}), in F1 points; p: two-sided bootstrap share.", "", boot, ""]
+        times, total = self.time_table()
+        if times:
+            md += [
+                "## Wall time", "",
+                f"Compute time of the finished runs: {duration(total)} (training, decoding-cost search and test evaluation of "
+                "every run directory once; runs in parallel with --jobs take less elapsed time). Training time per run is the "
+                "wall time of its training subprocess(es); Raw+CD includes the training of its Raw model.", "", times, "",
+            ]  # fmt: skip
+        grid = studies.ratio_grid_table(self)
+        if grid:
+            md += ["## EER hyperparameters (rho, gamma)", "", "Test F1 × 100 per seed.", "", grid, ""]
+        curve, curve_rows = studies.learning_curve(self)
+        if curve:
+            fields = ["dataset", "scheme", "approach", "encoder", "budget", "seeds_done", "seeds_planned", "mean_f1", "std_error", "f1_per_seed", "documents_annotated"]
+            buffer = io.StringIO()
+            writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
+            writer.writeheader()
+            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in curve_rows)
+            write_atomic(outdir / "learning_curve.csv", buffer.getvalue())
+            written["learning_curve_csv"] = str(outdir / "learning_curve.csv")
+            md += [
+                "## Learning curves: EE vs exhaustive annotation", "",
+                "EE: the Exploratory Expert with the given budget; Exhaustive: whole documents annotated completely, in "
+                "random order, until the budget is spent (EE with keep probability 1 and no per-document cap).", "", curve, "",
+                "Data: `learning_curve.csv`.",
+            ]  # fmt: skip
+            if plots.plot_learning_curve(self, curve_rows, outdir / "learning_curve.png"):
+                written["learning_curve_png"] = str(outdir / "learning_curve.png")
+                md += ["", "![learning curve](learning_curve.png)"]
+            md.append("")
+        convergence_table = convergence.convergence(self)
+        if convergence_table:
+            md += [
+                "## Convergence of rho_hat towards rho*", "",
+                "Final training rho_hat of every finished EER run against rho*, the share of entity subword tags in the gold "
+                "annotation of the documents the run trained on (its train-data variant, tokenized by its encoder). "
+                "MAE(rho + gamma, rho*) is the error of a model that would just settle at the top of the interval.", "",
+                convergence_table, "",
+            ]  # fmt: skip
+            if plots.plot_rho_hat(self, outdir / "rho_hat_over_epochs.png"):
+                written["rho_hat_png"] = str(outdir / "rho_hat_over_epochs.png")
+                md += ["![rho_hat over epochs](rho_hat_over_epochs.png)", ""]
+        write_atomic(outdir / "results.md", "\n".join(md))
+        written["md"] = str(outdir / "results.md")
+        return written

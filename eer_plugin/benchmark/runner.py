@@ -1,0 +1,400 @@
+"""Execution of a plan's runs: the subprocesses of a run (``allennlp train`` / ``cbl`` /
+``tune-o-cost``, then the per-document test evaluation), simulated training data, resume (``DONE``
+markers), retries and failure records, parallel jobs, shards and interruption (Ctrl-C, SIGTERM).
+
+A run is finished when its ``DONE`` marker exists (written last, atomically); finished runs are
+skipped, so an interrupted benchmark resumes where it stopped. A failing run is retried, then
+recorded as failed (``FAILED.json``, its log under ``OUTDIR/logs``) and retried on the next invocation."""
+import fnmatch
+import json
+import os
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+
+from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
+from eer_plugin.benchmark.tables import read_json, write_atomic
+from eer_plugin.encoders import REPO_ROOT
+
+CONFIG_DIR = REPO_ROOT / "training_configs"
+#: settings compared between a finished run and the current plan (a mismatch is an error)
+COMPARED_SETTINGS = (
+    "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
+    "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS",
+)  # fmt: skip
+
+
+class StepFailed(RuntimeError):
+    """A subprocess of a run exited with a non-zero status (or a run could not be set up)."""
+
+
+class Runner:
+    """Executes the runs of a plan under ``outdir`` and reads their state back from disk."""
+
+    def __init__(
+        self, plan: Plan, outdir: str, jobs: int = 1, threads: Optional[int] = None, retries: int = 1, echo=print,
+        keep_checkpoints: bool = False,
+    ):  # fmt: skip
+        self.plan = plan
+        self.keep_checkpoints = keep_checkpoints
+        self.outdir = Path(outdir).resolve()
+        self.jobs = max(1, jobs)
+        self.threads = threads or max(1, (os.cpu_count() or 1) // self.jobs)
+        self.retries = retries
+        self.echo = echo
+        self._lock = threading.Lock()
+        self._gold_cache: Dict[str, list] = {}
+        self._data_errors: Dict[Tuple, str] = {}
+        self._progress = None
+        self._counter = 0
+        self._total = 0
+        self._stopping = False  # set on Ctrl-C / SIGTERM: no retry, no new run, no failure record
+        self._children: set = set()  # running subprocesses of runs
+
+    # ------------------------------------------------------------------ paths and state
+    def run_dir(self, run: Run) -> Path:
+        return self.outdir / "runs" / run.rel
+
+    def log_path(self, run: Run) -> Path:
+        return self.outdir / "logs" / run.rel.parent / f"{run.rel.name}.log"
+
+    def data_path(self, run: Run) -> Path:
+        return self.simulated_path(run.dataset.name, run.scenario_name, run.seed)
+
+    def simulated_path(self, dataset: str, scenario: str, seed: int, suffix: str = ".jsonl") -> Path:
+        """The simulated partial training data of a scenario (``.jsonl``) or its statistics (``.stats.json``)."""
+        return self.outdir / "data" / dataset / scenario / f"seed{seed}{suffix}"
+
+    def record(self, run: Run) -> dict:
+        """The run's state on disk: its result (``done``), its failure record (``failed``) or ``missing``."""
+        directory = self.run_dir(run)
+        if (directory / "DONE").exists():
+            result = read_json(directory / "result.json")
+            if result is not None:
+                return result
+        failure = read_json(directory / "FAILED.json")
+        if failure is not None:
+            return failure
+        return {"status": "missing", "run_dir": str(directory), "log": str(self.log_path(run))}
+
+    def is_done(self, run: Run) -> bool:
+        return (self.run_dir(run) / "DONE").exists()
+
+    def settings(self, run: Run) -> Dict[str, str]:
+        env = self.environment(run, for_settings=True)
+        return {key: env.get(key, "") for key in COMPARED_SETTINGS}
+
+    def stale_runs(self, runs: Iterable[Run]) -> List[str]:
+        """Finished runs whose recorded settings differ from the plan's (e.g. other epochs)."""
+        stale = []
+        for run in runs:
+            if not self.is_done(run):
+                continue
+            recorded = (self.record(run).get("settings") or {})
+            current = self.settings(run)
+            diff = [f"{k} {recorded.get(k)!r} (now {v!r})" for k, v in current.items() if k in recorded and recorded[k] != v]
+            if diff:
+                stale.append(f"{run.name}: {', '.join(diff)}")
+        return stale
+
+    # ------------------------------------------------------------------ environment and commands
+    def environment(self, run: Run, for_settings: bool = False) -> Dict[str, str]:
+        """The subprocess environment: the caller's environment without any EER_* variable, the
+        config defaults, the plan's env, the dataset's env, then the run's own settings."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+        env.update(self.plan.run_env(run.dataset, run.scenario, run.variant))
+        env.update(
+            EER_TRAIN_DATA=str(self.data_path(run)) if run.scenario is not None else run.dataset.train,
+            EER_GOLD_TRAIN_DATA=run.dataset.train,
+            EER_DEV_DATA=run.dataset.dev,
+            EER_TEST_DATA=run.dataset.test,
+            EER_ENCODER=run.encoder,
+            EER_SEED=str(run.seed),
+        )
+        if run.ratio is not None:
+            env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (number_text(v) for v in run.ratio)
+        if not for_settings:
+            for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+                if key not in self.plan.env:
+                    env[key] = str(self.threads)
+            env.setdefault("TOKENIZERS_PARALLELISM", "false")
+            env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def commands(self, run: Run) -> List[List[str]]:
+        """The main commands of a run (for --dry-run; see :meth:`_attempt` for the whole sequence)."""
+        directory = self.run_dir(run)
+        include = ["--include-package", "eer_plugin"]
+        if run.family in CBL_FAMILIES:
+            return [["allennlp", "cbl", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
+        if run.family == "raw_cd":
+            partner = self.plan.raw_partner(run)
+            raw_dir = self.run_dir(partner) if partner else directory / "raw"
+            commands = [] if partner else [["allennlp", "train", str(CONFIG_DIR / f"raw_{run.variant}.jsonnet"), "-s", str(raw_dir), *include]]
+            return commands + [[
+                "allennlp", "tune-o-cost", str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
+                "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), *include,
+            ]]  # fmt: skip
+        return [["allennlp", "train", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
+
+    def _subprocess(self, command: List[str], env: Dict[str, str], log: Path, step: str) -> float:
+        if command[0] == "allennlp":
+            command = [sys.executable, "-m", "allennlp", *command[1:]]
+        started = time.time()
+        with open(log, "a") as handle:
+            handle.write(f"\n--- {step}: {' '.join(command)}\n")
+            handle.flush()
+            process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT))
+            with self._lock:
+                self._children.add(process)
+            try:
+                code = process.wait()
+            except BaseException:  # interrupted (Ctrl-C, SIGTERM): the run's subprocess stops with us
+                process.kill()
+                process.wait()
+                raise
+            finally:
+                with self._lock:
+                    self._children.discard(process)
+            seconds = time.time() - started
+            handle.write(f"--- {step}: exit status {code} after {seconds:.1f} s\n")
+        if code != 0:
+            raise StepFailed(f"{step} exited with status {code}")
+        return seconds
+
+    # ------------------------------------------------------------------ data
+    def prepare_data(self, runs: Iterable[Run]) -> None:
+        """Simulates the partial training data of every (dataset, scenario, seed) the runs need."""
+        from eer_plugin.core.formats import read_documents, write_jsonl
+
+        needed: Dict[Path, Run] = {}
+        for run in runs:
+            if run.scenario is not None and not self.is_done(run):
+                needed.setdefault(self.data_path(run), run)
+        for path, run in needed.items():
+            if path.exists():
+                continue
+            key = (run.dataset.name, run.scenario_name, run.seed)
+            try:
+                if run.dataset.name not in self._gold_cache:
+                    self._gold_cache[run.dataset.name] = read_documents(run.dataset.train)
+                docs, stats = run.scenario.simulate(self._gold_cache[run.dataset.name], run.seed)
+                stats = dict(stats, scenario=run.scenario_name, type=run.scenario.type, params=dict(run.scenario.params), seed=run.seed)
+                temporary = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
+                write_jsonl(docs, temporary)
+                write_atomic(self.simulated_path(*key, suffix=".stats.json"), json.dumps(stats, indent=1))
+                os.replace(temporary, path)
+                self.echo(
+                    f"simulated {run.dataset.name}/{run.scenario_name}/seed{run.seed}: recall {stats['recall']:.3f}, "
+                    f"precision {stats['precision']:.3f}, {stats['kept_spans']} spans in {stats['documents_touched']} documents"
+                )
+            except Exception as err:  # noqa: BLE001 - a failed simulation fails its runs, not the benchmark
+                self._data_errors[key] = f"simulating {run.dataset.name}/{run.scenario_name}/seed{run.seed} failed: {err}"
+                self.echo(self._data_errors[key])
+
+    # ------------------------------------------------------------------ one run
+    def _attempt(self, run: Run, log: Path) -> dict:
+        directory = self.run_dir(run)
+        env = self.environment(run)
+        own_seconds = 0.0
+        extra: Dict[str, Any] = {}
+        if run.family == "raw_cd":
+            partner = self.plan.raw_partner(run)
+            directory.mkdir(parents=True, exist_ok=True)
+            if partner is not None:
+                partner_record = self.record(partner)
+                if partner_record.get("status") != "done":
+                    raise StepFailed(f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {self.log_path(partner)})")
+                raw_dir, raw_seconds = self.run_dir(partner), float(partner_record["seconds"])
+            else:
+                raw_dir = directory / "raw"
+                raw_seconds = self._subprocess(self.commands(run)[0], env, log, f"train raw_{run.variant}")
+                own_seconds += raw_seconds
+            tune = self.commands(run)[-1]
+            tune_seconds = self._subprocess(tune, env, log, "tune-o-cost")
+            own_seconds += tune_seconds
+            seconds = raw_seconds + tune_seconds
+            shutil.copyfile(raw_dir / "o_cost.json", directory / "o_cost.json")
+            extra["o_cost"] = json.loads((directory / "o_cost.json").read_text())["o_cost"]
+            extra["raw_seconds"], extra["tune_seconds"], extra["raw_dir"] = raw_seconds, tune_seconds, str(raw_dir)
+            archive, metrics_path = directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
+        else:
+            cbl = run.family in CBL_FAMILIES
+            seconds = own_seconds = self._subprocess(self.commands(run)[0], env, log, "cbl" if cbl else "train")
+            final = directory / "final" if cbl else directory
+            archive, metrics_path = final / "model.tar.gz", final / "metrics.json"
+        evaluate = [
+            sys.executable, "-m", "eer_plugin.evaluation", str(archive), run.dataset.test, "-o", str(directory / "doc_counts.json"),
+        ]  # fmt: skip
+        if run.family == "eer":
+            evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
+        eval_seconds = self._subprocess(evaluate, env, log, "per-document evaluation")
+        counts = json.loads((directory / "doc_counts.json").read_text())
+        metrics = read_json(metrics_path) or {}
+        summary = counts["summary"]
+        ratio = counts.get("ratio", {})
+        rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
+        return {
+            "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
+            "seed": run.seed, "status": "done",
+            "precision": summary["precision"], "recall": summary["recall"], "f1": summary["f1"],
+            "tp": summary["tp"], "fp": summary["fp"], "fn": summary["fn"],
+            "rho_hat": metrics.get("training_rho_hat"), "rho_star": ratio.get("rho_star"), "rho_star_words": ratio.get("rho_star_words"),
+            "entity_ratio": rho, "ratio_margin": gamma,
+            "seconds": seconds, "own_seconds": own_seconds, "eval_seconds": eval_seconds,
+            "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
+            "run_dir": str(directory), "log": str(log), "archive": str(archive), "settings": self.settings(run),
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **extra,
+        }  # fmt: skip
+
+    def execute(self, run: Run) -> dict:
+        """Runs one run (skipping it when done), retrying a failure ``self.retries`` times."""
+        if self.is_done(run):
+            return self.record(run)
+        directory, log = self.run_dir(run), self.log_path(run)
+        log.parent.mkdir(parents=True, exist_ok=True)
+        attempts = self.retries + 1
+        error = ""
+        data_error = self._data_errors.get((run.dataset.name, run.scenario_name, run.seed))
+        for attempt in range(1, attempts + 1):
+            if self._stopping:
+                return self.record(run)
+            if directory.exists():
+                shutil.rmtree(directory)
+            with open(log, "a") as handle:
+                handle.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {run.name}: attempt {attempt} of {attempts}\n")
+                if data_error:
+                    handle.write(data_error + "\n")
+            if data_error:
+                error = data_error
+                break  # deterministic: no retry
+            try:
+                result = self._attempt(run, log)
+            except Exception as err:  # noqa: BLE001 - any failure of a run is recorded, never raised
+                if self._stopping:  # interrupted: the next invocation starts this run again
+                    return self.record(run)
+                error = f"{type(err).__name__}: {err}" if not isinstance(err, StepFailed) else str(err)
+                with open(log, "a") as handle:
+                    handle.write(f"=== attempt {attempt} failed: {error}\n")
+                if attempt < attempts:
+                    self._status(f"retry  {run.name}: {error} (log {log})")
+                continue
+            if not self.keep_checkpoints:
+                self._remove_checkpoints(directory, log)
+            write_atomic(directory / "result.json", json.dumps(result, indent=1))
+            write_atomic(directory / "DONE", time.strftime("%Y-%m-%d %H:%M:%S\n"))
+            return result
+        failure = {
+            "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
+            "seed": run.seed, "status": "failed", "error": error, "attempts": attempts if not data_error else 1,
+            "run_dir": str(directory), "log": str(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+        }  # fmt: skip
+        write_atomic(directory / "FAILED.json", json.dumps(failure, indent=1))
+        return failure
+
+    @staticmethod
+    def _remove_checkpoints(directory: Path, log: Path) -> None:
+        """Deletes what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz
+        and best.th): trainer checkpoints, and the CBL rounds' best.th. A CBL run on MiniLM would
+        otherwise keep several GB."""
+        patterns = ["**/model_state_e*.th", "**/training_state_e*.th", "round_*/best.th"]
+        freed = 0
+        for pattern in patterns:
+            for file in directory.glob(pattern):
+                freed += file.stat().st_size
+                file.unlink()
+        with open(log, "a") as handle:
+            handle.write(f"--- removed trainer checkpoints: {freed / 2**20:.1f} MB\n")
+
+    def _status(self, message: str) -> None:
+        with self._lock:
+            if self._progress is not None:
+                self._progress.write(message)
+            else:
+                self.echo(message)
+
+    def _execute_unit(self, unit: List[Run]) -> None:
+        for run in unit:
+            if self.is_done(run) or self._stopping:
+                continue
+            with self._lock:
+                self._counter += 1
+                number = self._counter
+            tag = f"[{number}/{self._total}]"
+            self._status(f"start  {tag} {run.name}")
+            started = time.time()
+            result = self.execute(run)
+            if result["status"] == "done":
+                self._status(f"done   {tag} {run.name}: test F1 {100 * result['f1']:.2f} ({time.time() - started:.0f} s)")
+            elif result["status"] == "failed":
+                self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {result['log']})")
+            else:
+                self._status(f"stopped {tag} {run.name} (interrupted; it runs again next time)")
+            with self._lock:
+                if self._progress is not None:
+                    self._progress.update()
+
+    def run_units(self, units: List[List[Run]]) -> None:
+        from tqdm import tqdm
+
+        pending = [unit for unit in units if any(not self.is_done(r) for r in unit)]
+        total_runs = sum(len(unit) for unit in units)
+        self._total = sum(1 for unit in pending for r in unit if not self.is_done(r))
+        self.echo(f"{total_runs - self._total} of {total_runs} runs done already; running {self._total} with {self.jobs} job(s), {self.threads} thread(s) each")
+        if not pending:
+            return
+        self.prepare_data([r for unit in pending for r in unit])
+        self._progress = tqdm(total=self._total, desc="benchmark runs", unit="run", file=sys.stderr)
+        try:
+            if self.jobs == 1:
+                for unit in pending:
+                    self._execute_unit(unit)
+            else:
+                with ThreadPoolExecutor(max_workers=self.jobs) as pool:
+                    futures = [pool.submit(self._execute_unit, unit) for unit in pending]
+                    try:
+                        for future in futures:
+                            future.result()
+                    except KeyboardInterrupt:
+                        self._stopping = True
+                        with self._lock:  # a Ctrl-C reached them already; a SIGTERM to us alone did not
+                            for process in self._children:
+                                process.kill()
+                        pool.shutdown(wait=True, cancel_futures=True)
+                        raise
+        finally:
+            self._progress.close()
+            self._progress = None
+
+
+def select_shard(units: List[List[Run]], shard: Optional[Tuple[int, int]]) -> List[Tuple[int, List[Run]]]:
+    """``(unit index, unit)`` of the units of shard ``i/n``: those whose index % n == i."""
+    index, count = shard if shard is not None else (0, 1)
+    return [(position, unit) for position, unit in enumerate(units) if position % count == index]
+
+
+def select_runs(units: List[Tuple[int, List[Run]]], patterns: Optional[Sequence[str]]) -> List[Tuple[int, List[Run]]]:
+    """The units with a run whose name (``dataset/scenario/approach/encoder/seedK``) matches one of
+    the shell patterns (all units when there are none)."""
+    if not patterns:
+        return units
+    return [(i, unit) for i, unit in units if any(fnmatch.fnmatchcase(run.name, p) for run in unit for p in patterns)]
+
+
+def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo=print) -> None:
+    for position, unit in units:
+        for run in unit:
+            state = runner.record(run).get("status")
+            echo(f"unit {position:4d}  {state:7s}  {run.name}  (studies: {', '.join(run.studies)})")
+            env = runner.environment(run, for_settings=True)
+            settings = " ".join(f"{k}={env[k]}" for k in ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN"))
+            echo(f"             {settings}")
+            for command in runner.commands(run):
+                echo("             " + " ".join(command))
+    runs = sum(len(u) for _, u in units)
+    echo(f"{runs} runs in {len(units)} units (dry run: nothing was run)")
