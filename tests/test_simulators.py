@@ -11,7 +11,8 @@ from typing import Dict, List
 import pytest
 
 from conftest import CONLL_EN, FIXTURES, REPO, requires_conll
-from eer_plugin.core import simulate_cli, simulators
+from eer_plugin.commands import simulate_cli
+from eer_plugin.core import simulators
 from eer_plugin.core.documents import Document
 from eer_plugin.core.formats import read_conll, read_jsonl
 from eer_plugin.core.simulators import (

@@ -1,11 +1,11 @@
 """``allennlp eer-simulate``: simulate partial annotation of a gold corpus (paper, "Simulated
-Annotation Scenarios"). A thin wrapper of :mod:`eer_plugin.core.simulate_cli`, which also runs
+Annotation Scenarios"). A thin wrapper of :mod:`eer_plugin.commands.simulate_cli`, which also runs
 without AllenNLP as ``python -m eer_plugin.simulate``."""
 import argparse
 
 from allennlp.commands.subcommand import Subcommand
 
-from eer_plugin.core import simulate_cli
+from eer_plugin.commands import simulate_cli
 
 
 @Subcommand.register(simulate_cli.NAME)

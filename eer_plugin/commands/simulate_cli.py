@@ -1,5 +1,6 @@
-"""Command line of the annotation simulators, shared by ``allennlp eer-simulate`` and
-``python -m eer_plugin.simulate`` (this module does not import AllenNLP).
+"""Command line of the annotation simulators (:mod:`eer_plugin.core.simulators`), shared by
+``allennlp eer-simulate`` (:mod:`eer_plugin.commands.simulate`) and ``python -m eer_plugin.simulate``.
+This module does not import AllenNLP.
 
 ::
 
