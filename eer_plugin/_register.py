@@ -3,6 +3,12 @@ from eer_plugin.encoders import install_config_defaults
 
 install_config_defaults()  # defaults of the configs' std.extVar variables (see eer_plugin/encoders.py)
 
+from eer_plugin import archive, errors  # noqa: E402
+
+archive.install()  # checked extraction and weights-only loading of model archives, inside AllenNLP too
+errors.install_excepthook()  # an uncaught eer_plugin.errors.UserError prints one line, no traceback
+errors.install_unknown_type_check()  # evaluation data with a type the model never saw: a clear error
+
 from eer_plugin.commands import cbl, simulate  # noqa: E402,F401
 from eer_plugin.commands import tune_o_cost  # noqa: E402,F401
 from eer_plugin.data import reader  # noqa: E402,F401

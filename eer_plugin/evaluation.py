@@ -29,6 +29,7 @@ import torch
 from eer_plugin.core.documents import Document
 from eer_plugin.core.formats import read_documents
 from eer_plugin.core.spans import SpanCounts
+from eer_plugin.errors import check_entity_types
 
 logger = logging.getLogger(__name__)
 
@@ -64,10 +65,13 @@ def counts_per_document(docs: Sequence[Document], predicted: Dict[str, set]) -> 
 
 
 def load_model(archive_path: str, o_cost: Optional[float] = None, cuda_device: int = -1):
-    """``(model, validation reader)`` of an archive; ``o_cost`` sets the tagger's decoding O-cost."""
-    from allennlp.models.archival import load_archive
+    """``(model, validation reader)`` of an archive; ``o_cost`` sets the tagger's decoding O-cost.
 
-    archive = load_archive(archive_path, cuda_device=cuda_device)
+    The archive is opened by :func:`eer_plugin.archive.load_model_archive` (checked extraction,
+    weights-only loading, one clear error for a missing or broken archive)."""
+    from eer_plugin.archive import load_model_archive
+
+    archive = load_model_archive(archive_path, cuda_device=cuda_device)
     model = archive.model
     if o_cost is not None:
         if not hasattr(model, "o_cost"):
@@ -82,6 +86,7 @@ def document_counts(
     """Per-document ``[tp, fp, fn]`` of an archived model on gold data (see the module docstring)."""
     model, reader, _ = load_model(archive_path, o_cost, cuda_device)
     docs = reader.read_documents(data_path)
+    check_entity_types(model, docs, data_path)
     return counts_per_document(docs, predict_document_spans(model, reader, docs, batch_size, cuda_device))
 
 
@@ -159,6 +164,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     started = time.time()
     model, reader, archive = load_model(args.archive, args.o_cost, args.cuda_device)
     docs = reader.read_documents(args.data)
+    check_entity_types(model, docs, args.data)
     counts = counts_per_document(docs, predict_document_spans(model, reader, docs, args.batch_size, args.cuda_device))
     result = {"archive": args.archive, "data": args.data, "o_cost": args.o_cost, "counts": counts, "summary": summarize(counts)}
     if args.train:

@@ -12,6 +12,7 @@ copy of the archive whose config sets ``model.o_cost`` (``model_o_cost.tar.gz`` 
 import argparse
 import json
 import logging
+import os
 import tarfile
 import tempfile
 from pathlib import Path
@@ -19,11 +20,14 @@ from typing import Dict, List, Tuple
 
 import torch
 from allennlp.commands.subcommand import Subcommand
-from allennlp.models.archival import CONFIG_NAME, load_archive
+from allennlp.models.archival import CONFIG_NAME
 from allennlp.nn import util
 from tqdm import tqdm
 
+from eer_plugin.archive import check_members, load_model_archive
 from eer_plugin.core.spans import SpanCounts
+from eer_plugin.errors import UserError, check_entity_types
+from eer_plugin.evaluation import write_json
 
 logger = logging.getLogger(__name__)
 
@@ -33,6 +37,7 @@ class CachedDecoder:
 
     def __init__(self, model, reader, path: str, batch_size: int = 8, cuda_device: int = -1):
         self.model = model
+        check_entity_types(model, reader.read_documents(path), path)
         instances = list(reader.read(path))
         self.batches: List[Tuple[torch.Tensor, torch.Tensor, List[dict]]] = []
         model.eval()
@@ -85,8 +90,19 @@ def search_o_cost(f1_of_cost, n_calls: int = 30, low: float = 1e-4, high: float 
 
 
 def archive_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
-    """Copies a model archive, setting ``model.o_cost`` in its config."""
+    """Copies a model archive, setting ``model.o_cost`` in its config (written under a temporary
+    name, then renamed: never a half-written archive)."""
+    temporary = Path(output_path).with_name(f".{Path(output_path).name}.{os.getpid()}.tmp")
+    try:
+        _copy_with_o_cost(archive_path, o_cost, str(temporary))
+        os.replace(temporary, output_path)
+    finally:
+        temporary.unlink(missing_ok=True)
+
+
+def _copy_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
     with tarfile.open(archive_path) as source, tarfile.open(output_path, "w:gz") as target, tempfile.TemporaryDirectory() as tmp:
+        check_members(source, archive_path)
         for member in source.getmembers():
             data = source.extractfile(member) if member.isfile() else None
             if member.name.lstrip("./") == CONFIG_NAME:
@@ -102,7 +118,10 @@ def archive_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> N
 
 
 def tune_o_cost(args: argparse.Namespace) -> Dict:
-    archive = load_archive(args.archive_file, cuda_device=args.cuda_device)
+    for name, path in (("dev file", args.dev_file), ("test file", args.test_file)):
+        if path is not None and not Path(path).is_file():
+            raise UserError(f"{path}: no such {name}")
+    archive = load_model_archive(args.archive_file, cuda_device=args.cuda_device)
     model, reader = archive.model, archive.validation_dataset_reader
     dev = CachedDecoder(model, reader, args.dev_file, args.batch_size, args.cuda_device)
     progress = tqdm(total=args.n_calls, desc="O-cost search")
@@ -125,7 +144,7 @@ def tune_o_cost(args: argparse.Namespace) -> Dict:
         report["test"] = test.metrics(best_cost)
         report["test_without_cost"] = test.metrics(0.0)
     directory = Path(args.archive_file).parent
-    (directory / "o_cost.json").write_text(json.dumps(report, indent=2))
+    write_json(report, str(directory / "o_cost.json"))
     output = args.output_archive or str(directory / "model_o_cost.tar.gz")
     archive_with_o_cost(args.archive_file, best_cost, output)
     print(f"best O-cost {best_cost:.4g}: dev F1 {best_f1:.4f} (without cost {report['dev_f1_without_cost']:.4f})")
