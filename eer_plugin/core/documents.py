@@ -2,7 +2,8 @@
 
 A :class:`Document` is a whole document of words with its sentence boundaries and its *partial*
 annotation: the entity spans someone marked (high precision, unknown recall), optionally spans
-known to hold no entity, and a flag saying whether the annotation is complete (then every unmarked
+known to hold no entity (``(start, end)``) or known not to be an entity of one type
+(``(start, end, type)``: a rejected suggestion, e.g. a Prodigy binary ``reject``), and a flag saying whether the annotation is complete (then every unmarked
 word is observed ``O``, as in gold data).
 """
 import dataclasses
@@ -26,8 +27,9 @@ class Document:
     spans: List[Span] = dataclasses.field(default_factory=list)
     #: True when every unmarked word is known to be ``O`` (gold data)
     is_complete: bool = False
-    #: word spans ``(start, end)`` known to contain no entity
-    negative_spans: List[Tuple[int, int]] = dataclasses.field(default_factory=list)
+    #: word spans ``(start, end)`` known to contain no entity (observed ``O``), and ``(start, end, type)``
+    #: spans known not to be an entity of that type exactly there (kept, not yet used as training evidence)
+    negative_spans: List[Tuple] = dataclasses.field(default_factory=list)
     #: where the document came from, e.g. ``"train.txt:1043"`` (used in error messages)
     source: Optional[str] = None
     #: optional per-word weight of ``O`` for unannotated words (soft evidence; the CBL baseline)
@@ -35,7 +37,9 @@ class Document:
 
     def __post_init__(self):
         self.spans = sorted((int(s), int(e), str(t)) for s, e, t in self.spans)
-        self.negative_spans = sorted((int(s), int(e)) for s, e in self.negative_spans)
+        self.negative_spans = sorted(
+            (int(n[0]), int(n[1])) + tuple(str(t) for t in n[2:]) for n in self.negative_spans
+        )
         self.sentence_ends = [int(e) for e in self.sentence_ends]
 
     def validate(self) -> "Document":
@@ -64,13 +68,18 @@ class Document:
             len(self.o_weights) != n or not all(0.0 <= float(w) <= 1.0 for w in self.o_weights)
         ):
             raise DocumentError(f"{where}document {self.id!r}: o_weights must be {n} numbers in [0, 1]")
-        for start, end in self.negative_spans:
+        for negative in self.negative_spans:
+            start, end = negative[0], negative[1]
+            if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2] or negative[2] == "O"):
+                raise DocumentError(f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)")
             if not 0 <= start < end <= n:
                 raise DocumentError(f"{where}document {self.id!r}: negative span ({start}, {end}) is out of range [0, {n})")
             for s, e, label in self.spans:
-                if start < e and s < end:
+                if (start < e and s < end) if len(negative) == 2 else (start, end, negative[2]) == (s, e, label):
                     raise DocumentError(
-                        f"{where}document {self.id!r}: negative span ({start}, {end}) overlaps entity ({s}, {e}, {label})"
+                        f"{where}document {self.id!r}: negative span {tuple(negative)} "
+                        + ("overlaps entity" if len(negative) == 2 else "contradicts entity")
+                        + f" ({s}, {e}, {label})"
                     )
         return self
 
@@ -87,7 +96,7 @@ class Document:
             "is_complete": self.is_complete,
         }
         if self.negative_spans:
-            data["negative_spans"] = [[s, e] for s, e in self.negative_spans]
+            data["negative_spans"] = [list(n) for n in self.negative_spans]
         if self.o_weights is not None:
             data["o_weights"] = [float(w) for w in self.o_weights]
         return data
@@ -143,9 +152,13 @@ class Document:
         if "negative_spans" in data:
             check(
                 isinstance(negative_spans, list)
-                and all(isinstance(s, list) and len(s) == 2 and all(map(is_int, s)) for s in negative_spans),
+                and all(
+                    isinstance(s, list) and len(s) in (2, 3) and is_int(s[0]) and is_int(s[1])
+                    and (len(s) == 2 or isinstance(s[2], str))
+                    for s in negative_spans
+                ),
                 "negative_spans",
-                "a list of [start, end] pairs",
+                "a list of [start, end] pairs (no entity) or [start, end, type] triples (not this type)",
             )
         is_complete = data.get("is_complete", False)
         if "is_complete" in data:

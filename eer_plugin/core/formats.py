@@ -416,6 +416,18 @@ def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) ->
 
 
 # --------------------------------------------------------------------------------------- JSON lines
+def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
+    """``(line number, parsed value)`` of every non-blank line of a JSON lines file; a line that is
+    not JSON raises ``error`` (a :class:`FormatError` class) naming the line and column."""
+    for number, text in _read_lines(path, file_encoding, json_lines=True):
+        if not text.strip():
+            continue
+        try:
+            yield number, json.loads(text)
+        except json.JSONDecodeError as err:
+            raise error(f"invalid JSON at column {err.colno}: {err.msg}", path, number) from None
+
+
 #: keys of the authors' format (``ml/dataset_readers/partial_jsonl_reader.py``)
 AUTHORS_JSON_KEYS = ("uid", "id", "tokens", "sentence_ends", "gold_annotations", "is_complete")
 
@@ -434,13 +446,7 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
     """
     documents: List[Document] = []
     first_line: Dict[str, int] = {}
-    for number, text in _read_lines(path, file_encoding, json_lines=True):
-        if not text.strip():
-            continue
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise FormatError(f"invalid JSON at column {err.colno}: {err.msg}", path, number) from None
+    for number, data in json_lines(path, file_encoding):
         try:
             if isinstance(data, dict) and ("gold_annotations" in data or "uid" in data):
                 data = _from_authors_format(data)

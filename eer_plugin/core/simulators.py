@@ -265,10 +265,12 @@ def variant(docs: Sequence[Document], name: str) -> List[Document]:
     """The paper's training-data variants.
 
     * ``all``: every document as given.
-    * ``short``: only the documents with at least one entity span.
+    * ``short``: only the annotated documents: at least one entity span or negative span, or complete
+      (a document checked complete without any entity is annotated: all its words are ``O``).
     * ``shortest``: as ``short``, and every document is cut after the sentence holding its last
-      entity span. Negative spans past the cut are dropped and those crossing it are clipped
-      (a part of an entity-free span is entity-free).
+      entity span (without one: its last negative span; a complete document with neither is kept
+      whole). Negative spans past the cut are dropped and those crossing it are clipped (a part of
+      an entity-free span is entity-free); a typed one ``(start, end, type)`` is kept only whole.
 
     Returns new :class:`Document` objects; the input is not modified.
     """
@@ -276,19 +278,25 @@ def variant(docs: Sequence[Document], name: str) -> List[Document]:
         raise ValueError(f"unknown variant {name!r}; expected one of {', '.join(VARIANTS)}")
     if name == "all":
         return [_copy(d) for d in docs]
-    annotated = [d for d in docs if d.spans]
+    # annotated: an entity, a negative span, or checked complete (a complete document with no entity says "all O")
+    annotated = [d for d in docs if d.spans or d.negative_spans or d.is_complete]
     if name == "short":
         return [_copy(d) for d in annotated]
     return [_cut_after_last_span(d) for d in annotated]
 
 
 def _cut_after_last_span(document: Document) -> Document:
-    last_end = max(end for _, end, _ in document.spans)
+    ends = [end for _, end, _ in document.spans] or [n[1] for n in document.negative_spans]
+    if not ends:  # a complete document without entities: nothing to cut after
+        return _copy(document)
+    last_end = max(ends)
     cut = next(end for end in document.sentence_ends if end >= last_end)
     return _copy(
         document,
         tokens=document.tokens[:cut],
         sentence_ends=[end for end in document.sentence_ends if end <= cut],
-        negative_spans=[(s, min(e, cut)) for s, e in document.negative_spans if s < cut],
+        negative_spans=[  # "no entity" spans clipped at the cut; a typed one ("not this type") only kept whole
+            (n[0], min(n[1], cut)) + tuple(n[2:]) for n in document.negative_spans if n[0] < cut and (len(n) == 2 or n[1] <= cut)
+        ],
         o_weights=None if document.o_weights is None else document.o_weights[:cut],
     )

@@ -53,7 +53,10 @@ def _subword_labels(spans, negatives, word_pieces, observe_unmarked: bool) -> Li
     for pieces in word_pieces:
         offsets.append(offsets[-1] + len(pieces))
     labels = [OUTSIDE if observe_unmarked else LATENT_LABEL] * offsets[-1]
-    for start, end in negatives:
+    for negative in negatives:
+        if len(negative) != 2:
+            continue  # (start, end, type): "not this type here" is kept in the data, not used as evidence yet
+        start, end = negative
         labels[offsets[start] : offsets[end]] = [OUTSIDE] * (offsets[end] - offsets[start])
     for start, end, label in spans:
         first, last = offsets[start], offsets[end] - 1
