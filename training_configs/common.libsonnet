@@ -91,16 +91,16 @@ local sns = {
 local ratio_init(approach) =
   local setting = env('EER_RATIO_INIT');
   if setting == 'eer' then approach == 'eer'
-  else if setting == 'all' then approach != 'sns'
+  else if setting == 'all' then !std.member(['sns', 'gold_sns'], approach)
   else if setting == 'none' then false
   else error 'EER_RATIO_INIT must be eer, all or none, got ' + setting;
 
 {
-  // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'cbl' | 'cbl_lstm';  variant: 'all' | 'short' | 'shortest'
+  // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'gold_sns' | 'cbl' | 'cbl_lstm';  variant: 'all' | 'short' | 'shortest'
   // ('cbl*' configs are run with `allennlp cbl`, which reads and removes the `cbl` block)
   experiment(approach, variant)::
     local partial = approach == 'eer';
-    local sentences = approach == 'sns';
+    local sentences = approach == 'sns' || approach == 'gold_sns';  // the span model, on sentences
     local lstm = approach == 'cbl_lstm';
     local weighted = approach == 'cbl' || lstm;  // unannotated words: O with a CBL weight (soft evidence)
     // the paper: 20 epochs (all), 50 (short, shortest); CBL-LSTM uses Mayhew et al.'s 45
@@ -113,7 +113,7 @@ local ratio_init(approach) =
     dataset_reader: reader(variant, !(partial || weighted), sentences, lstm),
     // evaluation data is gold: every unmarked word is O
     validation_dataset_reader: reader('all', true, sentences, lstm),
-    train_data_path: if approach == 'gold' then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
+    train_data_path: if std.member(['gold', 'gold_sns'], approach) then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
     validation_data_path: env('EER_DEV_DATA'),
     test_data_path: env('EER_TEST_DATA'),
     evaluate_on_test: true,
