@@ -41,6 +41,8 @@ class Chunk:
     sentence_ends: List[int]  # relative to the chunk
     #: O weight (soft evidence) per subword, from the document's per-word ``o_weights`` (CBL)
     o_weights: Optional[List[float]] = None
+    #: negative word spans relative to the chunk: ``(start, end)`` clipped to it, ``(start, end, type)`` when wholly inside
+    negative_spans: List[Tuple] = dataclasses.field(default_factory=list)
 
     def subword_to_word(self) -> List[int]:
         return subword_owners(self.word_subwords, len(self.subword_ids))
@@ -167,6 +169,11 @@ def chunk_document(
                 is_complete=doc.is_complete,
                 sentence_ends=[e - start for e in doc.sentence_ends if start < e <= end],
                 o_weights=weights,
+                negative_spans=[
+                    (max(n[0], start) - start, min(n[1], end) - start) + tuple(n[2:])
+                    for n in doc.negative_spans
+                    if ((n[0] < end and start < n[1]) if len(n) == 2 else (start <= n[0] and n[1] <= end))
+                ],
             )
         )
     return chunks

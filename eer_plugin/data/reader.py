@@ -179,6 +179,7 @@ class PartialDocumentReader(DatasetReader):
             "sentence_ends": chunk.sentence_ends,
             "is_complete": chunk.is_complete,
             "spans": chunk.spans,  # annotated (partial) word spans of the chunk
+            "negative_spans": chunk.negative_spans,  # word spans known to hold no entity (or not one type)
             "gold_spans": chunk.spans if chunk.is_complete else None,
         }
         if with_labels:
