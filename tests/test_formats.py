@@ -408,3 +408,16 @@ def test_real_conll2003_train():
     tokens, spans = sum(len(d.tokens) for d in docs), sum(len(d.spans) for d in docs)
     print(f"CoNLL-2003 en train: {len(docs)} documents, {tokens} tokens, {spans} gold spans")
     assert (len(docs), tokens, spans) == (946, 203621, 23499)  # as the authors' converted files
+
+
+def test_simulate_command_file_encoding(tmp_path, capsys):
+    from eer_plugin.commands import simulate_cli
+
+    path = tmp_path / "ned.train"
+    path.write_bytes("-DOCSTART- -DOCSTART- O\nDe Art O\nbelg N B-MISC\nJos\u00e9 N B-PER\n".encode("latin-1"))
+    out = tmp_path / "gold.jsonl"
+    assert simulate_cli.main(["gold", str(path), str(out), "--file-encoding", "latin-1"]) == 0
+    assert read_jsonl(out)[0].tokens == ["De", "belg", "Jos\u00e9"]
+    with pytest.raises(SystemExit):
+        simulate_cli.main(["gold", str(path), str(out), "--file-encoding", "utf-8"])
+    assert "invalid UTF-8 byte 0xe9" in capsys.readouterr().err

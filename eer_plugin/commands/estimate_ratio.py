@@ -112,10 +112,7 @@ class EstimateRatio(Subcommand):
 
 
 def main(argv: Optional[List[str]] = None) -> int:
-    """``python -m eer_plugin.commands.estimate_ratio`` (the same command without ``allennlp``)."""
+    """The command on ``argv`` without the ``allennlp`` front end (tests; the module is registered as a
+    subcommand when the plugin loads, so run it as ``allennlp <name>``, not ``python -m``)."""
     run_or_exit(add_arguments(argparse.ArgumentParser(prog=NAME, description=DESCRIPTION)).parse_args(argv))
     return 0
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main())

@@ -8,7 +8,7 @@ This module does not import AllenNLP.
         [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
         [--max-fp-length L] [--seed S] [--variant all|short|shortest]
         [--format auto|conll|ontonotes|jsonl] [--encoding auto|IOB1|BIO|BIOUL]
-        [--sentences-per-document K]
+        [--sentences-per-document K] [--file-encoding auto|latin-1|...]
 
 Reads INPUT (gold documents), simulates the scenario, applies the train-data variant and writes
 partial-annotation JSON lines, printing the achieved recall, precision, kept spans and touched
@@ -82,6 +82,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--sentences-per-document", type=int, default=None,
         help="CoNLL files without -DOCSTART-: sentences per document (default 10)",
     )  # fmt: skip
+    data.add_argument(
+        "--file-encoding", default="auto",
+        help="character encoding of INPUT: auto (UTF-8; a column file that is not UTF-8 is read as latin-1, "
+        "with a warning) or a codec name such as latin-1",
+    )  # fmt: skip
     return parser
 
 
@@ -148,8 +153,9 @@ def run(args: argparse.Namespace) -> List[Dict]:
     """
     _check_options(args)
     docs = read_documents(
-        args.input, format=args.format, encoding=args.encoding, sentences_per_document=args.sentences_per_document
-    )
+        args.input, format=args.format, encoding=args.encoding, sentences_per_document=args.sentences_per_document,
+        file_encoding=args.file_encoding,
+    )  # fmt: skip
     reports = []
     for path, output, stats in _simulate(args, docs):
         output = simulators.variant(output, args.variant)
