@@ -362,3 +362,85 @@ def test_fast_path_matches_reference_on_long_lattices(seed):
     for a, b in zip(ours, reference):
         assert torch.isfinite(a).all()
         torch.testing.assert_close(a, b, atol=1e-8, rtol=1e-8)
+
+
+@pytest.mark.parametrize("outside_index", [0, 3])
+def test_viterbi_pads_rows_of_length_zero_with_outside(outside_index):
+    """Issue 13.9: a row of length 0 decodes to ``outside_index`` everywhere (it had the best
+    first tag at position 0)."""
+    crf, _ = make_crf(5, seed=1)
+    emissions = torch.randn(3, 4, 5, dtype=torch.float64, generator=torch.Generator().manual_seed(1))
+    emissions[..., outside_index] -= 10  # every real position prefers another tag
+    mask = torch.arange(4) < torch.tensor([4, 0, 2])[:, None]
+    tags, scores = crf.viterbi(emissions, mask, outside_index=outside_index)
+    assert tags[1].tolist() == [outside_index] * 4 and scores[1] == 0
+    assert tags[2, 2:].tolist() == [outside_index] * 2
+    assert (tags[0] != outside_index).any()
+
+
+@pytest.mark.parametrize("scale", [10.0, 100.0])
+def test_float32_marginals_match_float64_at_large_scales(scale):
+    """Issue 13.8: float32 inputs, emissions ~ N(0, scale^2), n = 512: marginals (and the
+    partial likelihood) within 1e-4 of the float64 computation (they were off by 0.14)."""
+    scheme = BiluoScheme(["PER", "LOC", "ORG", "MISC"])
+    k, n = scheme.num_tags, 512
+    gen = torch.Generator().manual_seed(0)
+    crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end())
+    with torch.no_grad():
+        crf.transitions.copy_(torch.randn(k, k, generator=gen))
+    emissions = torch.randn(3, n, k, generator=gen) * scale
+    mask = torch.arange(n) < torch.tensor([n, 300, 1])[:, None]
+    observations = torch.full((3, n), LATENT).masked_fill(torch.rand(3, n, generator=gen) < 0.1, 0)
+    allowed = observations_to_allowed(observations, k)
+    pll, marginals = crf.partial_log_likelihood_and_marginals(emissions, mask, allowed)
+    crf64 = crf.double()
+    ref_pll, ref_marginals = crf64.partial_log_likelihood_and_marginals(emissions.double(), mask, allowed)
+    assert marginals.dtype == torch.float32 and pll.dtype == torch.float32
+    torch.testing.assert_close(marginals.double(), ref_marginals, atol=1e-4, rtol=0)
+    torch.testing.assert_close(marginals.sum(-1), mask.float(), atol=1e-4, rtol=0)
+    torch.testing.assert_close(pll.double(), ref_pll, atol=1e-4 * scale * n * 1e-3, rtol=1e-6)
+
+
+def _biluo_path(scheme, label, size):
+    from eer_plugin.core.tags import spans_to_biluo
+
+    return scheme.encode(spans_to_biluo([(0, size, label)], size))
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_path_marginals_match_enumeration_and_forced_partition(seed):
+    """Issue 14.1: the span probabilities from one forward-backward (``alpha . path . beta / Z``)
+    equal brute force and the per-span constrained partition ``Z(span forced) / Z`` (the old way)."""
+    crf, scheme = make_crf(9, seed)
+    emissions, mask, lengths, _ = random_batch(9, batch=4, n=6, seed=seed)
+    # a bookend-like restriction: first and last real position O
+    allowed = torch.ones(4, 6, 9, dtype=torch.bool)
+    for b, length in enumerate(lengths.tolist()):
+        if length:
+            allowed[b, [0, length - 1], 1:] = False
+    gen = torch.Generator().manual_seed(seed)
+    paths = []
+    for b, length in enumerate(lengths.tolist()):
+        for start in range(length):
+            for size in range(1, length - start + 1):
+                label = ["PER", "LOC"][int(torch.randint(2, (), generator=gen))]
+                paths.append((b, start, _biluo_path(scheme, label, size)))
+            paths.append((b, start, [int(torch.randint(9, (), generator=gen))]))  # any single tag
+    paths.append((0, 1, [1, 1]))  # B B: not a valid path
+    log_p = crf.path_log_marginals(emissions, mask, paths, allowed)
+    log_z = crf.log_partition(emissions, mask, allowed)
+    for (row, start, tags), value in zip(paths, log_p):
+        length = int(lengths[row])
+        seqs = valid_sequences(scheme, length)
+        seqs = seqs[allowed[row, torch.arange(length), seqs].all(1)]
+        scores = emissions[row, torch.arange(length), seqs].sum(1) + crf.transitions[seqs[:, :-1], seqs[:, 1:]].sum(1)
+        chosen = (seqs[:, start : start + len(tags)] == torch.tensor(tags)).all(1)
+        expected = torch.softmax(scores, 0)[chosen].sum()
+        torch.testing.assert_close(value.exp(), expected, atol=1e-9, rtol=1e-7)
+        observations = torch.full((1, emissions.shape[1]), LATENT)
+        observations[0, start : start + len(tags)] = torch.tensor(tags)
+        forced = crf.log_partition(emissions[row : row + 1], mask[row : row + 1],
+                                   observations_to_allowed(observations, 9) & allowed[row : row + 1])
+        torch.testing.assert_close(value.exp(), (forced - log_z[row]).exp().clamp(max=1.0)[0], atol=1e-9, rtol=1e-7)
+    with pytest.raises(ValueError):
+        crf.path_log_marginals(emissions, mask, [(1, int(lengths[1]), [0])])

@@ -32,7 +32,7 @@ Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-
 values and gradients stay finite even when a row has no valid tagging at all.
 """
 import math
-from typing import NamedTuple, Optional, Tuple
+from typing import NamedTuple, Optional, Sequence, Tuple
 
 import torch
 
@@ -81,6 +81,13 @@ class ConstrainedCRF(torch.nn.Module):
         Tags a sequence may start / end with. Default: all tags.
     init_std : float
         Standard deviation of the initial transition scores (the authors used 0.001).
+    recursion_dtype : torch.dtype, optional
+        The dtype the forward-backward recursion runs in (inputs of a more precise dtype keep
+        theirs); outputs and gradients come back in the input dtype. The default float64 keeps
+        float32 marginals exact to rounding whatever the scale of the scores: in float32 the
+        log-space values ``alpha``, ``beta``, ``log Z`` grow like ``n * |scores|`` and each carries
+        an absolute rounding error of about ``6e-8`` of that (emissions ~ N(0, 100^2), n = 512:
+        marginals off by 0.14). ``None``: the input dtype (faster, for benchmarks).
     """
 
     def __init__(
@@ -89,6 +96,7 @@ class ConstrainedCRF(torch.nn.Module):
         allowed_start: Optional[torch.Tensor] = None,
         allowed_end: Optional[torch.Tensor] = None,
         init_std: float = 1e-3,
+        recursion_dtype: Optional[torch.dtype] = torch.float64,
     ):
         super().__init__()
         allowed_transitions = torch.as_tensor(allowed_transitions, dtype=torch.bool)
@@ -100,6 +108,7 @@ class ConstrainedCRF(torch.nn.Module):
         if allowed_end is None:
             allowed_end = torch.ones(num_tags, dtype=torch.bool)
         self.num_tags = num_tags
+        self.recursion_dtype = recursion_dtype
         self.transitions = torch.nn.Parameter(torch.randn(num_tags, num_tags) * init_std)
         self.register_buffer("allowed_transitions", allowed_transitions.clone(), persistent=False)
         self.register_buffer("allowed_start", torch.as_tensor(allowed_start, dtype=torch.bool).clone(), persistent=False)
@@ -143,6 +152,7 @@ class ConstrainedCRF(torch.nn.Module):
             self._boundary(self.allowed_start, dtype),
             self._boundary(self.allowed_end, dtype),
             lengths,
+            self.recursion_dtype,
         )
 
     def log_partition(
@@ -158,6 +168,65 @@ class ConstrainedCRF(torch.nn.Module):
         those observations. Padding positions get 0. Differentiable (exact second-order backward)."""
         lengths = self._check(emissions, mask)
         return self._forward_backward(self._restrict(emissions, allowed), lengths)[1]
+
+    @torch.no_grad()
+    def path_log_marginals(
+        self,
+        emissions: torch.Tensor,
+        mask: torch.Tensor,
+        paths: Sequence[Tuple[int, int, Sequence[int]]],
+        allowed: Optional[torch.Tensor] = None,
+    ) -> torch.Tensor:
+        """``log p(y_s .. y_{s+l-1} = t_0 .. t_{l-1} | x)`` ``(P,)`` for each path ``(row, s, tags)``:
+        the marginal log-probability that row ``row`` takes exactly these tags on positions
+        ``s .. s+l-1`` (whatever it takes elsewhere), under the constrained lattice restricted by
+        ``allowed`` (``p(. | x, allowed)``). For the BILUO path of a span (``B I .. I L`` or ``U``)
+        it is the probability that exactly this span is an entity of this type: the grammar makes
+        the tags around it end the previous entity and start nothing that continues into it.
+
+        One forward-backward pass over the rows serves every path, with no pass per path:
+
+            log p = alpha_s(t_0) + sum_{j>=1} (T[t_{j-1}, t_j] + phi(s+j, t_j)) + beta_{s+l-1}(t_{l-1}) - log Z
+
+        (``alpha`` includes ``phi(s, .)``, ``beta`` excludes ``phi(s+l-1, .)``), in the recursion
+        dtype. A path through a forbidden tag or transition gets about :data:`IMPOSSIBLE`."""
+        lengths = self._check(emissions, mask)
+        dtype = emissions.dtype
+        if not len(paths):
+            return emissions.new_zeros(0)
+        rows = torch.tensor([p[0] for p in paths], dtype=torch.long)
+        starts = torch.tensor([p[1] for p in paths], dtype=torch.long)
+        sizes = torch.tensor([len(p[2]) for p in paths], dtype=torch.long)
+        if bool((sizes < 1).any()) or bool((rows < 0).any()) or bool((rows >= emissions.shape[0]).any()):
+            raise ValueError("every path needs a row in range and at least one tag")
+        if bool((starts < 0).any()) or bool((starts + sizes > lengths.cpu()[rows]).any()):
+            raise ValueError("every path must lie inside its row's length")
+        width = int(sizes.max())
+        tags = torch.zeros(len(paths), width, dtype=torch.long)
+        for index, (_, _, path) in enumerate(paths):
+            tags[index, : len(path)] = torch.as_tensor(list(path), dtype=torch.long)
+        if bool(((tags < 0) | (tags >= self.num_tags)).any()):
+            raise ValueError(f"path tags must be in [0, {self.num_tags - 1}]")
+        device = emissions.device
+        rows, starts, sizes, tags = rows.to(device), starts.to(device), sizes.to(device), tags.to(device)
+        work = _work_dtype(dtype, self.recursion_dtype)
+        restricted = self._restrict(emissions, allowed).to(work)
+        trans = self._constrained_transitions(work)
+        lattice = _lattice(
+            restricted, trans, self._boundary(self.allowed_start, work), self._boundary(self.allowed_end, work), lengths
+        )
+        inside = torch.arange(width, device=device) < sizes[:, None]  # (P, W)
+        positions = torch.where(inside, starts[:, None] + torch.arange(width, device=device), starts[:, None])
+        rows_w = rows[:, None].expand_as(positions)
+        unary = restricted[rows_w, positions, tags]  # (P, W)
+        pair = trans[tags[:, :-1], tags[:, 1:]]  # (P, W-1)
+        inner = ((unary[:, 1:] + pair) * inside[:, 1:]).sum(1)
+        last_pos = starts + sizes - 1
+        last_tag = tags.gather(1, (sizes - 1)[:, None]).squeeze(1)
+        log_p = (
+            lattice.alpha[rows, starts, tags[:, 0]] + inner + lattice.beta[rows, last_pos, last_tag] - lattice.log_z[rows]
+        )
+        return log_p.clamp(max=0.0).to(dtype)
 
     def partial_log_likelihood(self, emissions: torch.Tensor, mask: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
         """``log p(y_O | x)`` per row ``(B,)``: the log of the total probability of the valid
@@ -260,7 +329,7 @@ class ConstrainedCRF(torch.nn.Module):
         tags = torch.full((batch, n), outside_index, dtype=torch.long, device=emissions.device)
         # Walk back from each row's own last position: position i takes the pointer stored at i+1.
         for i in range(n - 1, -1, -1):
-            at_end = last == i
+            at_end = (last == i) & (lengths > 0)  # a row of length 0 keeps outside_index everywhere
             inside = last > i
             if i < n - 1:
                 prev = pointers[i].gather(1, tags[:, i + 1].unsqueeze(1)).squeeze(1)
@@ -471,63 +540,20 @@ class _ForwardBackward(torch.autograd.Function):
     """
 
     @staticmethod
-    def forward(ctx, emissions, transitions, start, end, lengths):
+    def forward(ctx, emissions, transitions, start, end, lengths, recursion_dtype=None):
         rows, n, k = emissions.shape
         if n == 0:
             ctx.empty = True
             return emissions.new_zeros(rows), emissions.new_zeros(rows, 0, k)
         ctx.empty = False
-        lengths = lengths.long()
-        reverse = _reverse_index(lengths, n)
-        steps = _step_constants(transitions)
-        groups = steps.target_group.max().item() + 1 if n > 1 else 0
-        slots = len(steps.slot_sources)
-        # Position-major (n, R, 2K + 1) so each step reads and writes contiguous slices; the last
-        # column stays at -_FAR for the padding of the predecessor lists. ``scores`` starts as
-        # phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
-        far = emissions.new_full((rows, n, 1), -_FAR)
-        scores = torch.cat([emissions, _gather_positions(emissions, reverse), far], 2).transpose(0, 1).contiguous()
-        scores[0, :, : 2 * k] += torch.cat([start, end])
-        scores[1:, :, : 2 * k] += steps.shift
-        # The loop works in base-2 logarithms: ``exp2``/``log2`` stay single-threaded on small
-        # tensors, where ``exp``/``log`` may fork threads at every step.
-        scores.mul_(_LOG2E)
-        weights = scores.new_empty(n - 1, rows, slots)
-        norms = scores.new_empty(n - 1, rows, 2 * k)
-        if n > 1:
-            padded = scores.new_empty(rows, len(steps.sources))
-            padded_groups = padded.view(rows, groups, steps.width)
-            top = scores.new_empty(rows, groups, 1)
-            top_flat = top.view(rows, groups)
-            top_b = scores.new_empty(rows, 2 * k)
-            log_norm = scores.new_empty(rows, 2 * k)
-            score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
-            target_steps = scores[:, :, : 2 * k].unbind(0)
-            bias = None if steps.bias is None else steps.bias * _LOG2E
-            for i in range(n - 1):
-                torch.index_select(score_steps[i], 1, steps.sources, out=padded)
-                if bias is not None:
-                    padded.add_(bias)
-                torch.amax(padded_groups, -1, keepdim=True, out=top)
-                padded_groups.sub_(top)
-                w = torch.index_select(padded, 1, steps.slot_index, out=weight_steps[i])
-                w.clamp_(min=_LOG_FLOOR * _LOG2E).exp2_()
-                torch.mm(w, steps.slot_factors, out=norm_steps[i])
-                torch.index_select(top_flat, 1, steps.target_group, out=top_b)
-                torch.log2(norm_steps[i], out=log_norm)
-                target_steps[i + 1].add_(top_b).add_(log_norm)
-        scores.mul_(math.log(2.0))
-        alpha = scores[:, :, :k].transpose(0, 1)
-        beta = _gather_steps(scores, reverse)[:, :, k : 2 * k] - emissions
-        last = (lengths - 1).clamp(min=0)
-        final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
-        log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
-        mask = torch.arange(n, device=emissions.device) < lengths[:, None]
-        log_marginals = alpha + beta - log_z[:, None, None]
-        marginals = log_marginals.clamp(_LOG_FLOOR, 0).exp_()
-        marginals.masked_fill_((log_marginals <= _LOG_FLOOR) | ~mask.unsqueeze(-1), 0.0)
-        ctx.save_for_backward(log_z, marginals, lengths)
-        ctx.weights, ctx.norms, ctx.steps, ctx.reverse = weights, norms, steps, reverse
+        dtype = emissions.dtype
+        work = _work_dtype(dtype, recursion_dtype)
+        lattice = _lattice(emissions.to(work), transitions.to(work), start.to(work), end.to(work), lengths)
+        # the backward's quantities are bounded (probabilities, conditionals): the input dtype suffices
+        log_z, marginals = lattice.log_z.to(dtype), lattice.marginals.to(dtype)
+        ctx.save_for_backward(log_z, marginals, lattice.lengths)
+        ctx.weights, ctx.norms = lattice.weights.to(dtype), lattice.norms.to(dtype)
+        ctx.steps, ctx.reverse = _cast_steps(lattice.steps, dtype), lattice.reverse
         return log_z, marginals
 
     @staticmethod
@@ -535,7 +561,7 @@ class _ForwardBackward(torch.autograd.Function):
     def backward(ctx, grad_log_z, grad_marginals):
         if ctx.empty:
             emissions_grad = grad_marginals.new_zeros(grad_marginals.shape) if ctx.needs_input_grad[0] else None
-            return emissions_grad, None, None, None, None
+            return emissions_grad, None, None, None, None, None
         log_z, marginals, lengths = ctx.saved_tensors
         weights, norms, steps, reverse = ctx.weights, ctx.norms, ctx.steps, ctx.reverse
         rows, n, k = marginals.shape
@@ -551,7 +577,7 @@ class _ForwardBackward(torch.autograd.Function):
                 mu_a = marginals[active]
                 expected = (g[active] * mu_a).sum((1, 2))
                 grad_emissions[active] += mu_a * (g[active] - expected[:, None, None])
-            return grad_emissions, marginals.new_zeros(k, k) if need_transitions else None, None, None, None
+            return grad_emissions, marginals.new_zeros(k, k) if need_transitions else None, None, None, None, None
 
         inverse_norms = norms.reciprocal()  # (n-1, R, 2K)
         row_weight = grad_log_z.clone()  # per-row coefficient of sum_i xi_i in dL/dT (forward columns)
@@ -579,7 +605,7 @@ class _ForwardBackward(torch.autograd.Function):
             grad_emissions[chosen] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
             row_weight[chosen] -= expected
         if not need_transitions:
-            return grad_emissions, None, None, None, None
+            return grad_emissions, None, None, None, None, None
         # sum_{i, r} W_i[slot] c_i(source) * mu_{i+1}(b) / s_{i+1}(b): one product over steps and rows.
         coefficients = marginals.new_zeros(n - 1, rows, 2 * k)
         coefficients[:, :, :k] = row_weight[None, :, None]
@@ -593,4 +619,91 @@ class _ForwardBackward(torch.autograd.Function):
         right = inverse_norms.mul_(following)  # (n-1, R, 2K), contiguous
         sums = torch.mm(left.t(), right.view(-1, 2 * k))  # (C, 2K)
         pairs = sums.view(slots, 2, k).transpose(0, 1).gather(1, steps.pair_slots) * steps.pair_factors
-        return grad_emissions, pairs[0] + pairs[1].t(), None, None, None
+        return grad_emissions, pairs[0] + pairs[1].t(), None, None, None, None
+
+
+def _lattice(emissions, transitions, start, end, lengths) -> "_Lattice":
+    """The forward-backward pass of :class:`_ForwardBackward` (see there) on ``n >= 1`` positions,
+    in the dtype of its inputs: ``log Z``, marginals, ``alpha``/``beta`` and what the backward needs."""
+    rows, n, k = emissions.shape
+    lengths = lengths.long()
+    reverse = _reverse_index(lengths, n)
+    steps = _step_constants(transitions)
+    groups = steps.target_group.max().item() + 1 if n > 1 else 0
+    slots = len(steps.slot_sources)
+    # Position-major (n, R, 2K + 1) so each step reads and writes contiguous slices; the last
+    # column stays at -_FAR for the padding of the predecessor lists. ``scores`` starts as
+    # phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
+    far = emissions.new_full((rows, n, 1), -_FAR)
+    scores = torch.cat([emissions, _gather_positions(emissions, reverse), far], 2).transpose(0, 1).contiguous()
+    scores[0, :, : 2 * k] += torch.cat([start, end])
+    scores[1:, :, : 2 * k] += steps.shift
+    # The loop works in base-2 logarithms: ``exp2``/``log2`` stay single-threaded on small
+    # tensors, where ``exp``/``log`` may fork threads at every step.
+    scores.mul_(_LOG2E)
+    weights = scores.new_empty(n - 1, rows, slots)
+    norms = scores.new_empty(n - 1, rows, 2 * k)
+    if n > 1:
+        padded = scores.new_empty(rows, len(steps.sources))
+        padded_groups = padded.view(rows, groups, steps.width)
+        top = scores.new_empty(rows, groups, 1)
+        top_flat = top.view(rows, groups)
+        top_b = scores.new_empty(rows, 2 * k)
+        log_norm = scores.new_empty(rows, 2 * k)
+        score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
+        target_steps = scores[:, :, : 2 * k].unbind(0)
+        bias = None if steps.bias is None else steps.bias * _LOG2E
+        for i in range(n - 1):
+            torch.index_select(score_steps[i], 1, steps.sources, out=padded)
+            if bias is not None:
+                padded.add_(bias)
+            torch.amax(padded_groups, -1, keepdim=True, out=top)
+            padded_groups.sub_(top)
+            w = torch.index_select(padded, 1, steps.slot_index, out=weight_steps[i])
+            w.clamp_(min=_LOG_FLOOR * _LOG2E).exp2_()
+            torch.mm(w, steps.slot_factors, out=norm_steps[i])
+            torch.index_select(top_flat, 1, steps.target_group, out=top_b)
+            torch.log2(norm_steps[i], out=log_norm)
+            target_steps[i + 1].add_(top_b).add_(log_norm)
+    scores.mul_(math.log(2.0))
+    alpha = scores[:, :, :k].transpose(0, 1)
+    beta = _gather_steps(scores, reverse)[:, :, k : 2 * k] - emissions
+    last = (lengths - 1).clamp(min=0)
+    final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
+    log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
+    mask = torch.arange(n, device=emissions.device) < lengths[:, None]
+    log_marginals = alpha + beta - log_z[:, None, None]
+    marginals = log_marginals.clamp(_LOG_FLOOR, 0).exp_()
+    marginals.masked_fill_((log_marginals <= _LOG_FLOOR) | ~mask.unsqueeze(-1), 0.0)
+    return _Lattice(log_z, marginals, alpha, beta, weights, norms, steps, reverse, lengths)
+
+
+class _Lattice(NamedTuple):
+    """What one forward-backward pass (:func:`_lattice`) leaves: per row ``log_z (R,)``, ``marginals``,
+    ``alpha`` (including ``phi_i``) and ``beta`` (excluding it) ``(R, n, K)``, and for the backward
+    the step weights ``(n-1, R, C)``, norms ``(n-1, R, 2K)``, step constants and reversal index."""
+
+    log_z: torch.Tensor
+    marginals: torch.Tensor
+    alpha: torch.Tensor
+    beta: torch.Tensor
+    weights: torch.Tensor
+    norms: torch.Tensor
+    steps: "_Steps"
+    reverse: torch.Tensor
+    lengths: torch.Tensor
+
+
+def _work_dtype(dtype: torch.dtype, recursion_dtype: Optional[torch.dtype]) -> torch.dtype:
+    """The dtype the recursion runs in: ``recursion_dtype`` unless the input is more precise."""
+    return dtype if recursion_dtype is None else torch.promote_types(dtype, recursion_dtype)
+
+
+def _cast_steps(steps: "_Steps", dtype: torch.dtype) -> "_Steps":
+    if steps.slot_factors.dtype == dtype:
+        return steps
+    cast = lambda t: None if t is None else t.to(dtype)  # noqa: E731
+    return steps._replace(
+        bias=cast(steps.bias), slot_factors=cast(steps.slot_factors), shift=cast(steps.shift),
+        pair_factors=cast(steps.pair_factors),
+    )
