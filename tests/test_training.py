@@ -24,7 +24,12 @@ def _scheme_and_crf(types=("PER", "LOC")):
 
 # ---------------------------------------------------------------- calibration (core)
 @pytest.mark.parametrize("target", [0.05, 0.15, 0.3, 0.6])
-def test_calibration_reaches_the_target_ratio_on_ragged_batches(target):
+def test_calibration_reaches_the_target_ratio_on_ragged_batches(target, monkeypatch):
+    from eer_plugin.core import calibration
+
+    evaluations = []
+    counted = calibration.sample_ratio
+    monkeypatch.setattr(calibration, "sample_ratio", lambda *a, **k: evaluations.append(1) or counted(*a, **k))
     scheme, crf = _scheme_and_crf()
     torch.manual_seed(0)
     batches = []
@@ -37,6 +42,7 @@ def test_calibration_reaches_the_target_ratio_on_ragged_batches(target):
     entity_mask = scheme.entity_mask()
     result = calibrate_outside_shift(crf, batches, entity_mask, scheme.outside_index, target, tolerance=1e-4)
     assert abs(result.ratio_after - target) <= 1e-4
+    assert len(evaluations) <= 15  # each evaluation is a pass over the whole sample: regula falsi, not bisection
     # the reported ratios are those of the sample, recomputed independently
     assert sample_ratio(crf, batches, entity_mask, scheme.outside_index) == pytest.approx(result.ratio_before)
     shifted = sample_ratio(crf, batches, entity_mask, scheme.outside_index, result.outside_shift)

@@ -62,33 +62,49 @@ def calibrate_outside_shift(
     tolerance: float = 1e-3,
     max_iterations: int = 100,
 ) -> Calibration:
-    """The shift ``b`` of the ``O`` scores with ``|rho_hat(b) - target_ratio| <= tolerance``
-    (bisection on the monotone ``rho_hat(b)``; the bracket doubles until it holds the target).
+    """The shift ``b`` of the ``O`` scores with ``|rho_hat(b) - target_ratio| <= tolerance``.
 
-    ``target_ratio`` must lie strictly between 0 and 1.
+    ``rho_hat(b)`` is monotone, so a bracket ``[low, high]`` with ``rho_hat(low) >= target >=
+    rho_hat(high)`` is found by doubling, then narrowed by the Illinois variant of regula falsi
+    (superlinear, and never leaves the bracket): about 8 evaluations of the sample's marginals
+    instead of about 25 for bisection. ``target_ratio`` must lie strictly between 0 and 1.
     """
     if not 0.0 < target_ratio < 1.0:
         raise ValueError(f"the target entity ratio must be in (0, 1), got {target_ratio}")
 
-    def ratio(shift: float) -> float:
-        return sample_ratio(crf, batches, entity_mask, outside_index, shift)
+    def excess(shift: float) -> float:  # rho_hat(b) - rho: positive while b is too small
+        return sample_ratio(crf, batches, entity_mask, outside_index, shift) - target_ratio
 
-    before = ratio(0.0)
-    low, high = -1.0, 1.0  # rho_hat(low) >= target >= rho_hat(high) once bracketed
-    while ratio(low) < target_ratio and low > -1e4:
-        low *= 2
-    while ratio(high) > target_ratio and high < 1e4:
-        high *= 2
+    before = excess(0.0)
     shift, value = 0.0, before
-    for _ in range(max_iterations):
-        if abs(value - target_ratio) <= tolerance:
-            break
-        shift = (low + high) / 2
-        value = ratio(shift)
-        if value > target_ratio:
-            low = shift
+    if abs(value) > tolerance:
+        step = 1.0  # bracket [low, high] around the root, from b = 0 outwards
+        if value > 0:
+            low, f_low, high, f_high = 0.0, value, step, excess(step)
+            while f_high > 0 and high < 1e4:
+                low, f_low, step = high, f_high, 2 * step
+                high, f_high = low + step, excess(low + step)
         else:
-            high = shift
+            high, f_high, low, f_low = 0.0, value, -step, excess(-step)
+            while f_low < 0 and low > -1e4:
+                high, f_high, step = low, f_low, 2 * step
+                low, f_low = high - step, excess(high - step)
+        side = 0
+        for _ in range(max_iterations):
+            shift = (low * f_high - high * f_low) / (f_high - f_low) if f_high != f_low else (low + high) / 2
+            value = excess(shift)
+            if abs(value) <= tolerance or high - low < 1e-9:
+                break
+            if value > 0:
+                low, f_low = shift, value
+                if side == 1:
+                    f_high /= 2  # Illinois: the end kept twice counts half
+                side = 1
+            else:
+                high, f_high = shift, value
+                if side == -1:
+                    f_low /= 2
+                side = -1
     positions = int(sum(float(batch.ratio_mask.sum()) for batch in batches))
-    return Calibration(shift, before, value, positions)
+    return Calibration(shift, before + target_ratio, value + target_ratio, positions)
 
