@@ -71,3 +71,20 @@ def test_reader_chunks_carry_negative_spans_relative_to_the_chunk():
     doc = Document("d", list("abcdefgh"), [4, 8], [(0, 1, "PER")], negative_spans=[(2, 6), (5, 6, "LOC"), (3, 5, "ORG")])
     chunks = chunk_document(doc, lambda ws: [[1] for _ in ws], lambda ids: ["x"] * len(ids), (0, 0), max_length=6)
     assert [(c.word_start, c.negative_spans) for c in chunks] == [(0, [(2, 4)]), (4, [(0, 2), (1, 2, "LOC")])]
+
+
+def test_update_with_reader_metadata(tiny_encoder):
+    """The reader's instance metadata carries every field the metric reads."""
+    from eer_plugin.data.reader import PartialDocumentReader
+
+    reader = PartialDocumentReader(model_name=tiny_encoder)
+    doc = Document("d", ["john", "smith", "said", "new", "york", "."], [6], [(0, 2, "PER")], negative_spans=[(2, 3)])
+    instances = [reader.chunk_to_instance(c) for c in reader.chunk(doc)]
+    metadata = [i["metadata"].metadata for i in instances]
+    assert metadata[0]["negative_spans"] == [(2, 3)] and metadata[0]["is_complete"] is False
+    metric = PartialSpanMetric(entity_ratio=0.3)
+    metric.update([[(0, 2, "PER"), (2, 3, "LOC"), (3, 5, "LOC")]], metadata)
+    m = metric.get_metric()
+    assert m["partial-recall"] == 1.0 and m["partial-negative-hits"] == 1
+    pieces = [e - s for s, e in metadata[0]["word_subwords"]]
+    assert m["partial-predicted-ratio"] == pytest.approx(sum(pieces[:5]) / sum(pieces))

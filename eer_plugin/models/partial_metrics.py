@@ -108,6 +108,12 @@ class PartialSpanMetric(Metric):
             counts["content_subwords"] += len(metadata.get("words") or [])
             counts["predicted_subwords"] += sum(e - s for s, e, _ in predicted_set)
 
+    def update(self, word_spans: Sequence[Iterable[Sequence]], metadata: Sequence[Mapping[str, Any]]) -> None:
+        """One batch: the model's predicted word spans per chunk (``EERTagger.word_spans``) and the
+        batch's ``metadata`` list, in the same order."""
+        for spans, meta in zip(word_spans, metadata):
+            self(spans, meta)
+
     def _summed(self) -> Tuple[Counter, Counter, Counter]:
         if not (dist.is_available() and dist.is_initialized()):
             return self.counts, self.found_by_type, self.annotated_by_type
