@@ -1,9 +1,57 @@
 """Convergence of EER's training rho_hat: the final rho_hat of every EER run against rho* (the gold
-subword entity ratio of its training data), as in the paper's analysis."""
-from typing import Dict, List, Tuple
+subword entity ratio of its training data), as in the paper's analysis, and the first epoch at which
+rho_hat entered the band [rho - gamma, rho + gamma] of the ratio loss."""
+from pathlib import Path
+from typing import Dict, List, Optional, Tuple
 
 from eer_plugin.benchmark.plan import approach_label
-from eer_plugin.benchmark.tables import markdown_table, mean
+from eer_plugin.benchmark.tables import markdown_table, mean, read_json
+
+#: slack of the band test, so that a rho_hat printed as the band's edge counts as inside
+BAND_TOLERANCE = 1e-9
+
+
+def rho_hat_per_epoch(run_dir: Path) -> List[Tuple[int, float]]:
+    """``(epoch, training rho_hat)`` of a run directory's ``metrics_epoch_<k>.json`` files (AllenNLP's,
+    ``k`` from 0), sorted by epoch; epochs without ``training_rho_hat`` are left out."""
+    epochs = []
+    for file in run_dir.glob("metrics_epoch_*.json"):
+        data = read_json(file)
+        if data and data.get("training_rho_hat") is not None:
+            epochs.append((int(file.stem.rsplit("_", 1)[1]), float(data["training_rho_hat"])))
+    return sorted(epochs)
+
+
+def first_epoch_in_band(epochs: List[Tuple[int, float]], rho: float, gamma: float) -> Optional[int]:
+    """The first epoch (counted from 1) whose rho_hat lies in [rho - gamma, rho + gamma]; None: never."""
+    for epoch, value in epochs:
+        if rho - gamma - BAND_TOLERANCE <= value <= rho + gamma + BAND_TOLERANCE:
+            return epoch + 1
+    return None
+
+
+def band_entry_table(report) -> str:
+    """Per finished EER run: the epochs it trained, the first epoch whose training rho_hat lies inside
+    [rho - gamma, rho + gamma] (or "never") and the final rho_hat; "" when no run has per-epoch metrics."""
+    plan = report.plan
+    rows = []
+    for run in plan.runs:
+        if run.family != "eer" or report.records[run.key].get("status") != "done":
+            continue
+        epochs = rho_hat_per_epoch(report.runner.run_dir(run))
+        if not epochs:
+            continue
+        rho, gamma = run.ratio if run.ratio is not None else plan.base_ratio(run.dataset)
+        first = first_epoch_in_band(epochs, rho, gamma)
+        label = approach_label(run.approach) + (f" ({run.encoder_slug})" if len(plan.encoders) > 1 else "")
+        rows.append([
+            run.dataset.name, run.scenario_name, label, str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
+            str(len(epochs)), "never" if first is None else str(first), f"{epochs[-1][1]:.3f}",
+        ])  # fmt: skip
+    if not rows:
+        return ""
+    header = ["dataset", "scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "epochs", "first epoch in band", "final rho_hat"]
+    return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r"])
 
 
 def convergence(report) -> str:

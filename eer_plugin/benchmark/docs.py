@@ -15,9 +15,9 @@ from typing import Dict, List, Sequence
 from eer_plugin.benchmark.paper import paper_convergence, paper_robustness, paper_settings, paper_table, paper_value
 from eer_plugin.benchmark.parse import load_plan
 from eer_plugin.benchmark.plan import GOLD_SCENARIO, approach_label, split_approach
-from eer_plugin.benchmark.report import Report
+from eer_plugin.benchmark.report import DEFAULT_HEAD_LEARNING_RATE, Report
 from eer_plugin.benchmark.runner import Runner
-from eer_plugin.benchmark.tables import markdown_table, mean, points
+from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell
 from eer_plugin.encoders import REPO_ROOT
 
 #: where the paper's LaTeX source is expected when ``--paper`` is not given
@@ -32,23 +32,27 @@ def ratio_comparison(report, tex: str) -> str:
         return ""
     paper = paper_robustness(tex)
     lines, stars = [], []
-    for (dataset, scenario, encoder), setting, run in plan.ratio_entries:
-        record = report.records[run.key]
-        done = record.get("status") == "done"
-        rho, gamma = setting
+    settings: Dict[tuple, List[dict]] = {}  # (group, setting) -> the records of its seeds, in plan order
+    dagger: Dict[tuple, bool] = {}
+    for group, setting, run in plan.ratio_entries:
+        settings.setdefault((group, setting), []).append(report.records[run.key])
+        dagger[(group, setting)] = run.ratio is None
+    for ((dataset, scenario, encoder), (rho, gamma)), records in settings.items():
+        done = [r for r in records if r.get("status") == "done"]
         interval = (round(rho - gamma, 2), round(rho + gamma, 2))
         theirs = paper.get(interval)
-        if done and record.get("rho_star") is not None:
-            stars.append(record["rho_star"])
+        stars += [r["rho_star"] for r in done if r.get("rho_star") is not None]
+        rho_hats = [r["rho_hat"] for r in done if r.get("rho_hat") is not None]
         lines.append([
-            dataset, scenario, f"[{interval[0]:.2f}, {interval[1]:.2f}]" + ("†" if run.ratio is None else ""),
-            points(record["f1"]) if done else "not run", f"{record['rho_hat']:.3f}" if done and record.get("rho_hat") is not None else "–",
+            dataset, scenario, f"[{interval[0]:.2f}, {interval[1]:.2f}]" + ("†" if dagger[((dataset, scenario, encoder), (rho, gamma))] else ""),
+            mean_sd_cell([r["f1"] for r in done], None) if done else "not run", f"{mean(rho_hats):.3f}" if rho_hats else "–",
             f"{theirs['avg']:.1f}" + str(theirs["mark"]) if theirs else "–",
         ])  # fmt: skip
     star = next((k for k, v in paper.items() if v["mark"] == "*"), None)
     header = ["dataset", "scenario", "[rho - gamma, rho + gamma]", f"ours: {approach_label(plan.ratio_grid['approach'])} F1", "ours: final rho_hat", "paper: F1 (mean of 3 samples)"]
+    seeds = "one seed" if len(plan.seeds) == 1 else f"mean ± sd over seeds {', '.join(map(str, plan.seeds))}"
     notes = (
-        f"Ours: one seed; rho* (gold subword entity ratio of our training data) = {mean(stars):.3f}. " if stars else "Ours: one seed. "
+        f"Ours: {seeds}; rho* (gold subword entity ratio of our training data) = {mean(stars):.3f}. " if stars else f"Ours: {seeds}. "
     ) + (f"Paper: EER-BERT-short on CoNLL English EE, three sampled data sets; * marks its rho = rho* setting [{star[0]:.2f}, {star[1]:.2f}]; " if star else "") + "† the benchmark setting."
     return markdown_table(header, lines, ["l", "l", "l", "r", "r", "r"]) + "\n\n" + notes
 
@@ -73,7 +77,7 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
         scenario_name = scenario.name if scenario else GOLD_SCENARIO
         for _, approach, encoder in specs:
             done = report.done(dataset, scenario_name, approach, encoder)
-            ours = points(mean([r["f1"] for r in done.values()])) if done else "not run"
+            ours = mean_sd_cell([done[s]["f1"] for s in sorted(done)], None) if done else "not run"
             value, label = paper_value(rows, scenario.type if scenario else None, approach, column)
             epochs = sorted({str(r.get("settings", {}).get("EER_EPOCHS", "")) for r in done.values()})
             seconds = sum(r.get("seconds") or 0 for r in done.values())
@@ -178,7 +182,8 @@ def render_docs(
         f"The paper (RoBERTa-base for English, on a GPU): {paper_settings(tex)}",
         "",
         f"Ours: {', '.join(plan.encoders)} on CPU; epochs {plan.epochs_description()}; "
-        f"batch size {settings['EER_BATCH_SIZE']} chunks, peak learning rate {settings['EER_LEARNING_RATE']}; "
+        f"batch size {settings['EER_BATCH_SIZE']} chunks, peak learning rate {settings['EER_LEARNING_RATE']} (encoder) and "
+        f"{report.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (freshly initialised heads); "
         f"seeds {', '.join(map(str, plan.seeds))}. "
         "The paper's NNS block reports `-all` variants only, so our NNS rows are set beside the same approach's `-all` row.",
         "",

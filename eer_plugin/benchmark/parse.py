@@ -14,7 +14,7 @@ from eer_plugin.encoders import config_defaults
 
 PLAN_KEYS = (
     "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
-    "reference", "ratio_grid", "learning_curve", "bootstrap",
+    "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps",
 )  # fmt: skip
 #: EER_* variables the plan sets through its own keys, not through ``env``
 CONTROLLED_VARIABLES = {
@@ -103,7 +103,7 @@ def _scenario(data: Any, index: int) -> Scenario:
     _require(name != GOLD_SCENARIO, f"{where}: the name 'gold' is reserved for the gold approach's runs")
     _require(kind in SCENARIO_TYPES, f"{where}: unknown type {kind!r}; expected one of {', '.join(SCENARIO_TYPES)}")
     defaults = SCENARIO_PARAMETERS[kind]
-    _check_keys(data, ["name", "type", "env", "epochs", *defaults], where)
+    _check_keys(data, ["name", "type", "env", "epochs", "min_steps", *defaults], where)
     params = {}
     for key, default in defaults.items():
         value = data.get(key, default)
@@ -117,7 +117,20 @@ def _scenario(data: Any, index: int) -> Scenario:
     env = _env(data.get("env", {}), f"{where}: env")
     _require("EER_EPOCHS" not in env, f"{where}: set epochs with the scenario's 'epochs', not env.EER_EPOCHS")
     epochs = _epochs(data["epochs"], f"{where}: 'epochs'") if "epochs" in data else {}
-    return Scenario(name, kind, tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
+    _require("EER_MIN_STEPS" not in env, f"{where}: set the step budget with the scenario's 'min_steps', not env.EER_MIN_STEPS")
+    min_steps = _min_steps(data["min_steps"], f"{where}: 'min_steps'") if "min_steps" in data else None
+    items = (tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
+    return Scenario(name, kind, *items, min_steps=min_steps)
+
+
+def _min_steps(value: Any, where: str) -> int:
+    """``min_steps`` of a plan or scenario: a positive integer, passed to the runs as EER_MIN_STEPS (the
+    trainer then runs more epochs until epochs x batches per epoch reaches it)."""
+    _require(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        f"{where} must be a positive integer (the least number of optimizer steps of a run), got {value!r}",
+    )
+    return value
 
 
 def _epochs(value: Any, where: str) -> Dict[str, int]:
@@ -202,6 +215,10 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     elif "EER_EPOCHS" in env:
         _require(env["EER_EPOCHS"].isdigit() and int(env["EER_EPOCHS"]) >= 1, f"env: EER_EPOCHS must be a positive integer, got {env['EER_EPOCHS']!r}")
         epochs = _epochs(int(env.pop("EER_EPOCHS")), "env: EER_EPOCHS")
+    min_steps = None
+    if "min_steps" in data:
+        _require("EER_MIN_STEPS" not in env, "set the step budget either with 'min_steps' or with env.EER_MIN_STEPS, not both")
+        min_steps = _min_steps(data["min_steps"], "'min_steps'")
     for key in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN"):
         places = [("env", env)] + [(f"dataset {d.name!r}: env", dict(d.env)) for d in datasets]
         places += [(f"scenario {s.name!r}: env", dict(s.env)) for s in scenarios]
@@ -284,5 +301,5 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     return Plan(
         path=str(path), name=str(data.get("name") or Path(path).stem), datasets=datasets, scenarios=scenarios,
         approaches=approaches, encoders=encoders, encoder_slugs=slugs, seeds=list(seeds), env=env, epochs=epochs,
-        reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=bootstrap,
+        reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=bootstrap, min_steps=min_steps,
     )  # fmt: skip

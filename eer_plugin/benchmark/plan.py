@@ -70,6 +70,7 @@ class Scenario:
     params: Tuple[Tuple[str, Any], ...] = ()
     env: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this scenario's runs (over the plan's)
     epochs: Tuple[Tuple[str, int], ...] = ()  # variant -> epochs of this scenario's runs (over the plan's)
+    min_steps: Optional[int] = None  # least optimizer steps of this scenario's runs (over the plan's)
 
     def get(self, key: str) -> Any:
         return dict(self.params)[key]
@@ -168,6 +169,7 @@ class Plan:
     ratio_grid: Optional[Dict[str, Any]]
     learning_curve: Optional[Dict[str, Any]]
     bootstrap: Dict[str, Any]
+    min_steps: Optional[int] = None  # least optimizer steps of every run (EER_MIN_STEPS); scenarios may override
     # filled by expand()
     runs: List[Run] = dataclasses.field(default_factory=list)
     ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
@@ -177,20 +179,33 @@ class Plan:
         return {**config_defaults(), **self.env, **dict(dataset.env)}
 
     def run_env(self, dataset: Dataset, scenario: Optional[Scenario], variant: str) -> Dict[str, str]:
-        """The EER_* settings of a run: config defaults < plan env < dataset env < scenario env, and
-        EER_EPOCHS from the scenario's or the plan's ``epochs`` for the run's variant."""
+        """The EER_* settings of a run: config defaults < plan env < dataset env < scenario env,
+        EER_EPOCHS from the scenario's or the plan's ``epochs`` for the run's variant, and
+        EER_MIN_STEPS from the scenario's or the plan's ``min_steps`` (not set when neither has one)."""
         env = self.dataset_env(dataset)
         epochs = dict(self.epochs)
+        min_steps = self.min_steps
         if scenario is not None:
             env.update(dict(scenario.env))
             epochs.update(dict(scenario.epochs))
+            min_steps = scenario.min_steps if scenario.min_steps is not None else min_steps
         if variant in epochs:
             env["EER_EPOCHS"] = str(epochs[variant])
+        if min_steps is not None:
+            env["EER_MIN_STEPS"] = str(min_steps)
         return env
 
     def epochs_description(self) -> str:
         text = epochs_text(self.epochs)
         overrides = [f"{s.name}: {epochs_text({**self.epochs, **dict(s.epochs)})}" for s in self.scenarios if s.epochs]
+        return text + (f" (scenario {'; '.join(overrides)})" if overrides else "")
+
+    def min_steps_description(self) -> str:
+        """``'at least 2000 optimizer steps per run (scenario NNS: 500)'``; ``''`` when the plan sets none."""
+        overrides = [f"{s.name}: {s.min_steps}" for s in self.scenarios if s.min_steps is not None]
+        if self.min_steps is None and not overrides:
+            return ""
+        text = f"at least {self.min_steps} optimizer steps per run" if self.min_steps is not None else "minimum optimizer steps"
         return text + (f" (scenario {'; '.join(overrides)})" if overrides else "")
 
     def base_ratio(self, dataset: Dataset) -> Tuple[float, float]:

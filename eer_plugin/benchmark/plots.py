@@ -4,7 +4,8 @@ from pathlib import Path
 from typing import Dict, List
 
 from eer_plugin.benchmark.plan import GOLD_SCENARIO, approach_label
-from eer_plugin.benchmark.tables import mean, read_json
+from eer_plugin.benchmark.convergence import rho_hat_per_epoch
+from eer_plugin.benchmark.tables import mean
 
 
 def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
@@ -61,14 +62,9 @@ def plot_rho_hat(report, path: Path) -> bool:
         record = report.records[run.key]
         if run.family != "eer" or "benchmark" not in run.studies or record.get("status") != "done":
             continue
-        directory = report.runner.run_dir(run)
-        epochs = []
-        for file in directory.glob("metrics_epoch_*.json"):
-            data = read_json(file)
-            if data and data.get("training_rho_hat") is not None:
-                epochs.append((int(file.stem.rsplit("_", 1)[1]), data["training_rho_hat"]))
+        epochs = rho_hat_per_epoch(report.runner.run_dir(run))
         if epochs:
-            series.append((run, sorted(epochs), record))
+            series.append((run, epochs, record))
     if not series:
         return False
     import matplotlib

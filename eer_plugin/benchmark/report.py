@@ -14,6 +14,8 @@ from eer_plugin.benchmark.tables import (
     duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
 )  # fmt: skip
 
+#: the head learning rate of the configs when the plan and the config defaults name none
+DEFAULT_HEAD_LEARNING_RATE = "1e-3"
 CSV_COLUMNS = (
     "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
     "seconds", "run_dir", "log", "study", "entity_ratio", "ratio_margin", "rho_star", "tp", "fp", "fn",
@@ -33,6 +35,12 @@ class Report:
         self.bootstraps: List[dict] = []
 
     # ------------------------------------------------------------------ access
+    def setting(self, key: str, default: str = "–") -> str:
+        """The value of an EER_* setting over the plan's runs (``'a / b'`` when runs differ), from the
+        plan's env and the config defaults."""
+        values = [self.plan.run_env(run.dataset, run.scenario, run.variant).get(key, default) for run in self.plan.runs]
+        return " / ".join(dict.fromkeys(values)) or default
+
     def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None) -> Optional[dict]:
         return self.records.get((dataset, scenario, approach, encoder, seed, ratio))
 
@@ -242,7 +250,9 @@ class Report:
         md.append(
             f"Plan `{plan.path}`; {len(plan.runs)} runs: {status['done']} finished, {status['failed']} failed, "
             f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {', '.join(map(str, plan.seeds))}; "
-            f"epochs {plan.epochs_description()}. "
+            f"epochs {plan.epochs_description()}{'; ' + plan.min_steps_description() if plan.min_steps_description() else ''}. "
+            f"Learning rate: encoder {self.setting('EER_LEARNING_RATE')}, freshly initialised heads "
+            f"{self.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE). "
             "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
         )  # fmt: skip
         md += ["", "## Test F1", ""]
@@ -312,6 +322,14 @@ class Report:
             if plots.plot_rho_hat(self, outdir / "rho_hat_over_epochs.png"):
                 written["rho_hat_png"] = str(outdir / "rho_hat_over_epochs.png")
                 md += ["![rho_hat over epochs](rho_hat_over_epochs.png)", ""]
+        band = convergence.band_entry_table(self)
+        if band:
+            md += [
+                "## Epochs until rho_hat entered the band", "",
+                "For every finished EER run: the first epoch (counted from 1) at whose end the training rho_hat "
+                "(`metrics_epoch_*.json`) lay inside [rho - gamma, rho + gamma], the band of the ratio loss; never: no epoch did.", "",
+                band, "",
+            ]  # fmt: skip
         write_atomic(outdir / "results.md", "\n".join(md))
         written["md"] = str(outdir / "results.md")
         return written

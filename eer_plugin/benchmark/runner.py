@@ -25,7 +25,7 @@ CONFIG_DIR = REPO_ROOT / "training_configs"
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
     "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
-    "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS",
+    "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS", "EER_MIN_STEPS", "EER_HEAD_LEARNING_RATE",
 )  # fmt: skip
 
 
@@ -392,7 +392,8 @@ def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo
             state = runner.record(run).get("status")
             echo(f"unit {position:4d}  {state:7s}  {run.name}  (studies: {', '.join(run.studies)})")
             env = runner.environment(run, for_settings=True)
-            settings = " ".join(f"{k}={env[k]}" for k in ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN"))
+            keys = ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_MIN_STEPS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN")
+            settings = " ".join(f"{k}={env.get(k, '')}" for k in keys)
             echo(f"             {settings}")
             for command in runner.commands(run):
                 echo("             " + " ".join(command))
