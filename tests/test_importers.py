@@ -374,3 +374,29 @@ def test_cli_errors_leave_no_output(tmp_path, capsys):
         run_cli("doccano", bad, out)
     assert f"error: {bad}:1: document '1': span label[0] [0, 9) is out of range" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob("*.tmp"))
+
+
+def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, capsys):
+    """README 'Your own annotations': a tool export -> partial JSON lines -> ratio -> a trained model,
+    no gold file (the tiny encoder stands in for MiniLM in training)."""
+    from allennlp.commands.train import train_model_from_file
+
+    from conftest import REPO
+    from eer_plugin.commands import estimate_ratio
+
+    train, complete = tmp_path / "train.jsonl", tmp_path / "complete.jsonl"
+    run_cli("doccano", IMPORT / "doccano.jsonl", train, "--complete-ids", IMPORT / "doccano_complete_ids.txt", "--complete-output", complete)
+    estimate = estimate_ratio.run(
+        estimate_ratio.add_arguments(__import__("argparse").ArgumentParser()).parse_args(
+            [str(complete), "--partial", str(train), "--encoder", "all-MiniLM-L6-v2", "--resamples", "200"]
+        )
+    )
+    suggested = estimate["suggested"]
+    for name, value in {
+        "EER_ENTITY_RATIO": suggested["entity_ratio"], "EER_RATIO_MARGIN": suggested["ratio_margin"],
+        "EER_TRAIN_DATA": train, "EER_DEV_DATA": complete, "EER_TEST_DATA": complete, "EER_EPOCHS": 1,
+    }.items():  # fmt: skip
+        monkeypatch.setenv(name, str(value))
+    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "model"))
+    assert model.entity_ratio == suggested["entity_ratio"] and (tmp_path / "model" / "model.tar.gz").exists()
+    capsys.readouterr()
