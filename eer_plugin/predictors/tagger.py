@@ -1,22 +1,40 @@
 """Predictor for new documents: raw text or pre-split tokens in, entity spans out.
 
-Input (one JSON object per line): ``{"text": "..."}`` or ``{"tokens": [...], "sentence_ends": [...]}``,
-optionally with ``"id"``. Documents of any length are chunked like training data and the chunks'
-predictions are stitched back into one document.
+Input (one JSON object per line), exactly one of:
 
-Raw text is split by a regex tokenizer (no model download): runs of letters/digits (with inner
-apostrophes, hyphens, periods of abbreviations kept out) and single punctuation marks; a sentence
-ends after ``.``, ``!`` or ``?``.
+* ``{"text": "..."}``: a non-empty string, split by :mod:`eer_plugin.predictors.tokenizer`
+  (documented rules, exact character offsets);
+* ``{"tokens": [...], "sentence_ends": [...]}``: a list of non-empty strings without white space,
+  and optionally the sentence ends, a strictly increasing list of integers ending at the number of
+  tokens (default: one sentence);
 
-Output per document: ``tokens``, word ``tags`` (BILUO), and ``spans`` with ``type``, word
-``start``/``end`` (exclusive), ``text``, character ``char_start``/``char_end`` (raw text only) and
-``probability``: the CRF marginal probability that exactly this subword span is an entity of this
-type. With ``--predictor-args '{"output_format": "conll"}'`` each document is written as CoNLL
-lines ``word tag`` (BIO) with blank lines between sentences.
+optionally with ``"id"`` (a string or an integer). Wrong types are errors, never coerced
+(``"tokens": "Merkel"`` is not six one-letter tokens, ``"sentence_ends": [2.9, 4]`` is not
+truncated). Documents of any length are chunked like training data and the chunks' predictions
+are stitched back into one document.
+
+Output per document: ``id``, ``tokens``, word ``tags`` (BILUO), ``sentence_ends`` and ``spans`` with
+``type``, word ``start``/``end`` (exclusive), ``text``, character ``char_start``/``char_end`` (raw
+text only) and ``probability``: the CRF marginal probability that exactly this subword span is an
+entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the one
+forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
+document is written as CoNLL lines ``word tag`` (BIO) with blank lines between sentences.
+
+**Bad lines.** A line that is not a JSON object of the form above gives an error record instead of
+a document, ``{"line": 7, "id": "doc7", "error": "..."}`` (``"id"`` null when unknown; in CoNLL
+output a line ``# error: line 7, id 'doc7': ...``), and the same message on stderr; the other lines
+are tagged as usual. Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
+the line number in the input file (blank lines are skipped but counted) and the exit status is 1
+when any line failed, 0 otherwise.
+
+**Batching.** ``predict_batch_json`` (``allennlp predict --batch-size N``) tags the chunks of all
+its documents together, ``chunk_batch_size`` chunks per model forward (default: as many as there
+are documents in the call, at least 1), longest first; the model skips the ``rho_hat`` marginals
+(``track_rho_hat = False``) and the span probabilities of a batch come from one forward-backward.
 """
 import json
-import re
-from typing import Any, Dict, List, Tuple
+import sys
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from allennlp.common.util import JsonDict, sanitize
@@ -24,127 +42,210 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.core.crf import observations_to_allowed
-from eer_plugin.core.documents import Document
+from eer_plugin.core.documents import Document, DocumentError
 from eer_plugin.core.spans import map_to_words, subword_owners
 from eer_plugin.core.tags import biluo_to_spans, spans_to_biluo
+from eer_plugin.predictors.manager import LINE_KEY, install_predict_manager
+from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 
-TOKEN_PATTERN = re.compile(r"\w+(?:['’\-]\w+)*|[^\w\s]")
-SENTENCE_FINAL = {".", "!", "?"}
+#: Key of the reason in a line that could not be read (set by :meth:`DocumentTaggerPredictor.load_line`).
+ERROR_KEY = "_eer_error"
 
 
-def tokenize_text(text: str) -> Tuple[List[str], List[Tuple[int, int]], List[int]]:
-    """Words, their character offsets and sentence ends of raw text."""
-    words, offsets, ends = [], [], []
-    for match in TOKEN_PATTERN.finditer(text):
-        words.append(match.group())
-        offsets.append(match.span())
-        if match.group() in SENTENCE_FINAL:
-            ends.append(len(words))
-    if words and (not ends or ends[-1] != len(words)):
-        ends.append(len(words))
-    return words, offsets, ends
+class InputError(ValueError):
+    """A predict input that cannot be tagged; reported as an error record for its line."""
+
+
+def _describe(value: Any) -> str:
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[str]]:
+    """``(document, character offsets of its words (raw text only), text)`` of one input object,
+    or :class:`InputError` saying what is wrong with it."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, got {_describe(data)}")
+    if ("text" in data) == ("tokens" in data):
+        raise InputError('needs exactly one of "text" (a string) or "tokens" (a list of strings)')
+    doc_id = data.get("id", "")
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise InputError(f'"id" must be a string or an integer, got {_describe(doc_id)}')
+    offsets: List[Tuple[int, int]] = []
+    text = None
+    if "text" in data:
+        text = data["text"]
+        if not isinstance(text, str):
+            raise InputError(f'"text" must be a string, got {_describe(text)}')
+        if "sentence_ends" in data:
+            raise InputError('"sentence_ends" goes with "tokens"; raw "text" is split into sentences by the tokenizer')
+        words, offsets, ends = tokenize_text(text)
+        if not words:
+            raise InputError('"text" is empty or only white space')
+    else:
+        words = data["tokens"]
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise InputError(f'"tokens" must be a list of strings, got {_describe(words)}')
+        if not words:
+            raise InputError('"tokens" is empty')
+        bad = [i for i, w in enumerate(words) if not w or any(c.isspace() for c in w)]
+        if bad:
+            raise InputError(f'"tokens"[{bad[0]}] is {_describe(words[bad[0]])}: tokens must be non-empty, without white space')
+        ends = data.get("sentence_ends", [len(words)])
+        if not isinstance(ends, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
+            raise InputError(f'"sentence_ends" must be a list of integers, got {_describe(ends)}')
+        if not ends or ends[-1] != len(words) or any(b <= a for a, b in zip([0] + ends, ends)):
+            raise InputError(
+                f'"sentence_ends" must increase strictly from above 0 and end at {len(words)} (the number of tokens), '
+                f"got {_describe(ends)}"
+            )
+    try:
+        doc = Document(id=str(doc_id), tokens=list(words), sentence_ends=list(ends), is_complete=False).validate()
+    except DocumentError as err:
+        raise InputError(str(err)) from err
+    return doc, offsets, text
 
 
 @Predictor.register("eer_tagger")
 class DocumentTaggerPredictor(Predictor):
-    def __init__(self, model: Model, dataset_reader: DatasetReader, output_format: str = "json") -> None:
+    """See the module docstring. ``chunk_batch_size``: chunks per model forward in
+    :meth:`predict_batch_json` (default: the number of documents in the call)."""
+
+    #: tells :class:`LineReportingPredictManager` to number the lines and set the exit status
+    reports_bad_lines = True
+
+    def __init__(
+        self,
+        model: Model,
+        dataset_reader: DatasetReader,
+        output_format: str = "json",
+        chunk_batch_size: Optional[int] = None,
+    ) -> None:
         super().__init__(model, dataset_reader)
         if output_format not in ("json", "conll"):
             raise ValueError(f"output_format must be 'json' or 'conll', got {output_format!r}")
+        if chunk_batch_size is not None and chunk_batch_size < 1:
+            raise ValueError(f"chunk_batch_size must be at least 1, got {chunk_batch_size}")
         self.output_format = output_format
+        self.chunk_batch_size = chunk_batch_size
+        #: line numbers (or None) of the inputs that gave error records
+        self.failed_lines: List[Optional[int]] = []
+        if hasattr(model, "track_rho_hat"):
+            setattr(model, "track_rho_hat", False)  # prediction never reports rho_hat
 
+    # ------------------------------------------------------------------ input
     def load_line(self, line: str) -> JsonDict:
+        """The line's JSON object; a line that is not JSON becomes an error marker (never raises)."""
         try:
             data = json.loads(line)
         except json.JSONDecodeError as err:
-            raise ValueError(f"input line is not JSON ({err}): {line[:80]!r}") from err
-        if not isinstance(data, dict) or ("text" not in data and "tokens" not in data):
-            raise ValueError(f'each input line needs "text" or "tokens": {line[:80]!r}')
-        return data
-
-    def _json_to_document(self, inputs: JsonDict) -> Tuple[Document, List[Tuple[int, int]]]:
-        offsets: List[Tuple[int, int]] = []
-        if "tokens" in inputs:
-            words = list(inputs["tokens"])
-            ends = list(inputs.get("sentence_ends") or [len(words)])
-        else:
-            words, offsets, ends = tokenize_text(inputs["text"])
-        if not words:
-            raise ValueError(f"document {inputs.get('id', '')!r} has no tokens")
-        doc = Document(id=str(inputs.get("id", "")), tokens=words, sentence_ends=ends, is_complete=False).validate()
-        return doc, offsets
+            return {ERROR_KEY: f"not JSON ({err.msg} at column {err.colno}): {line.strip()[:60]!r}"}
+        return data if isinstance(data, dict) else {ERROR_KEY: f"expected a JSON object, got {_describe(data)}"}
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
-        doc, _ = self._json_to_document(json_dict)
+        doc, _, _ = parse_input(json_dict)
         chunks = self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
         return self._dataset_reader.chunk_to_instance(chunks[0], with_labels=False)  # type: ignore[attr-defined]
 
+    def _error_record(self, inputs: JsonDict, reason: str) -> JsonDict:
+        line = inputs.get(LINE_KEY)
+        doc_id = inputs.get("id")
+        if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+            doc_id = None
+        self.failed_lines.append(line)
+        where = f"line {line}" if line is not None else "input"
+        print(f"eer_tagger: {where}, id {doc_id!r}: {reason}", file=sys.stderr, flush=True)
+        return {"line": line, "id": doc_id, "error": reason}
+
+    # ------------------------------------------------------------------ prediction
     def predict_json(self, inputs: JsonDict) -> JsonDict:
-        doc, offsets = self._json_to_document(inputs)
-        reader = self._dataset_reader
-        chunks = reader.chunk(doc)  # type: ignore[attr-defined]
-        instances = [reader.chunk_to_instance(c, with_labels=False) for c in chunks]  # type: ignore[attr-defined]
-        spans: List[Dict[str, Any]] = []
-        for chunk, instance in zip(chunks, instances):
-            for span in self._chunk_spans(instance):
-                start, end = span["start"] + chunk.word_start, span["end"] + chunk.word_start
-                span.update(start=start, end=end, text=" ".join(doc.tokens[start:end]))
-                if offsets:
-                    span.update(char_start=offsets[start][0], char_end=offsets[end - 1][1])
-                    span["text"] = inputs["text"][span["char_start"] : span["char_end"]]
-                spans.append(span)
+        return self.predict_batch_json([inputs])[0]
+
+    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        results: List[Optional[JsonDict]] = [None] * len(inputs)
+        documents = []  # (index, doc, offsets, text, chunks)
+        for index, data in enumerate(inputs):
+            try:
+                if ERROR_KEY in data:
+                    raise InputError(data[ERROR_KEY])
+                doc, offsets, text = parse_input({k: v for k, v in data.items() if k != LINE_KEY})
+                chunks = self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
+            except InputError as err:
+                results[index] = self._error_record(data, str(err))
+                continue
+            documents.append((index, doc, offsets, text, chunks))
+        items = [(d, chunk) for d, (_, _, _, _, chunks) in enumerate(documents) for chunk in chunks]
+        order = sorted(range(len(items)), key=lambda i: -len(items[i][1].subword_ids))
+        size = self.chunk_batch_size or max(len(inputs), 1)
+        spans_of: List[List[Tuple[int, Dict[str, Any]]]] = [[] for _ in documents]  # (chunk order, span)
+        for first in range(0, len(order), size):
+            batch = [items[i] for i in order[first : first + size]]
+            for (d, chunk), chunk_spans in zip(batch, self._tag_chunks([chunk for _, chunk in batch])):
+                spans_of[d].extend((chunk.index, span) for span in chunk_spans)
+        for d, (index, doc, offsets, text, _) in enumerate(documents):
+            results[index] = self._document_output(doc, offsets, text, [s for _, s in sorted(spans_of[d], key=lambda x: x[0])])
+        return results  # type: ignore[return-value]
+
+    def _document_output(self, doc: Document, offsets, text: Optional[str], chunk_spans: List[Dict[str, Any]]) -> JsonDict:
+        spans = []
+        for span in chunk_spans:
+            start, end = span["start"], span["end"]
+            span["text"] = " ".join(doc.tokens[start:end])
+            if offsets:
+                span.update(char_start=offsets[start][0], char_end=offsets[end - 1][1])
+                span["text"] = text[span["char_start"] : span["char_end"]]  # type: ignore[index]
+            spans.append(span)
         tags = spans_to_biluo([(s["start"], s["end"], s["type"]) for s in spans], len(doc.tokens))
         output = {"id": doc.id, "tokens": doc.tokens, "tags": tags, "spans": spans, "sentence_ends": doc.sentence_ends}
         return sanitize(output)
 
-    def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
-        return [self.predict_json(document) for document in inputs]
-
-    def _chunk_spans(self, instance: Instance) -> List[Dict[str, Any]]:
-        """Word spans of one chunk with their CRF marginal probability."""
+    def _tag_chunks(self, chunks: Sequence[Any]) -> List[List[Dict[str, Any]]]:
+        """Word spans (document word indices) with probabilities, per chunk: one model forward
+        (Viterbi inside) and one forward-backward for all the chunks' span probabilities."""
         model = self._model
+        reader = self._dataset_reader
+        scheme = model.scheme  # type: ignore[attr-defined]
+        instances = [reader.chunk_to_instance(c, with_labels=False) for c in chunks]  # type: ignore[attr-defined]
         with torch.no_grad():
             model.eval()
-            batch = self._dataset_reader.tensorize([instance], model.vocab, self.cuda_device)  # type: ignore[attr-defined]
+            batch = reader.tensorize(instances, model.vocab, self.cuda_device)  # type: ignore[attr-defined]
+            batch.pop("metadata", None)  # word spans are mapped below, with the probabilities
             output = model(**batch)
             emissions, mask = output["emissions"], output["mask"]
-            predicted = output["predicted_tags"][0, : int(mask.sum())].tolist()
-            meta = instance["metadata"].metadata  # type: ignore[attr-defined]
-            owners = subword_owners(meta["word_subwords"], len(predicted))
-            subword_spans = biluo_to_spans(model.scheme.decode(predicted))  # type: ignore[attr-defined]
-            probabilities = self._span_probabilities(emissions, mask, subword_spans)
-        return [
-            {"type": label, "start": start, "end": end, "probability": probabilities[index]}
-            for index, (start, end, label) in map_to_words(subword_spans, owners)
-        ]
+            lengths = mask.sum(-1).tolist()
+            predicted = output["predicted_tags"].tolist()
+            subword_spans, paths = [], []
+            for row, (tags, length) in enumerate(zip(predicted, lengths)):
+                row_spans = biluo_to_spans(scheme.decode(tags[:length]))
+                subword_spans.append(row_spans)
+                for start, end, label in row_spans:
+                    paths.append((row, start, scheme.encode(spans_to_biluo([(0, end - start, label)], end - start))))
+            bookends = model.bookends_outside(mask)  # type: ignore[attr-defined]
+            probabilities = model.crf.path_log_marginals(emissions, mask, paths, bookends).exp().tolist()  # type: ignore[attr-defined]
+        results, offset = [], 0
+        for chunk, row_spans, length in zip(chunks, subword_spans, lengths):
+            owners = subword_owners(chunk.word_subwords, length)
+            results.append([
+                {"type": label, "start": start + chunk.word_start, "end": end + chunk.word_start,
+                 "probability": probabilities[offset + index]}
+                for index, (start, end, label) in map_to_words(row_spans, owners)
+            ])
+            offset += len(row_spans)
+        return results
 
-    def _span_probabilities(self, emissions, mask, subword_spans) -> List[float]:
-        """p(exactly this span has this type | x) = Z(span forced) / Z, one batched CRF pass."""
-        if not subword_spans:
-            return []
-        model = self._model
-        scheme = model.scheme  # type: ignore[attr-defined]
-        n = emissions.shape[1]
-        observations = torch.full((len(subword_spans), n), -1, dtype=torch.long)
-        for row, (s, e, label) in enumerate(subword_spans):
-            observations[row, s:e] = torch.tensor(scheme.encode(spans_to_biluo([(0, e - s, label)], e - s)))
-        bookends = model.bookends_outside(mask)  # type: ignore[attr-defined]
-        allowed = observations_to_allowed(observations, scheme.num_tags) & bookends
-        rows = len(subword_spans)
-        log_z = model.crf.log_partition(emissions, mask, bookends)  # type: ignore[attr-defined]
-        forced = model.crf.log_partition(emissions.expand(rows, -1, -1), mask.expand(rows, -1), allowed)  # type: ignore[attr-defined]
-        return torch.exp(forced - log_z).clamp(max=1.0).tolist()
-
+    # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:
         if self.output_format == "json":
             return json.dumps(outputs, ensure_ascii=False) + "\n"
+        if "error" in outputs:
+            return f"# error: line {outputs['line']}, id {outputs['id']!r}: {outputs['error']}\n\n"
         lines, start = [], 0
-        bio = []
-        for tag in outputs["tags"]:
-            bio.append(tag.replace("L-", "I-").replace("U-", "B-"))
+        bio = [tag.replace("L-", "I-").replace("U-", "B-") for tag in outputs["tags"]]
         for end in outputs["sentence_ends"]:
             lines.extend(f"{w} {t}" for w, t in zip(outputs["tokens"][start:end], bio[start:end]))
             lines.append("")
             start = end
         return "\n".join(lines) + "\n"
+
+
+install_predict_manager()

@@ -1,0 +1,103 @@
+"""The raw-text tokenizer of the ``eer_tagger`` predictor (no model download, exact character offsets).
+
+Tokens, tried in this order at each position (white space separates tokens and is never part of one):
+
+1. **Abbreviation**: two or more ``letter.`` pairs, e.g. ``U.S.``, ``e.g.``, ``U.K.``, ``i.e.`` (not
+   ``Ph.D.``, which gives ``Ph``, ``.``, ``D``, ``.``; a single initial ``F.`` is ``F``, ``.``).
+2. **Word**: a run of letters, digits and ``_`` (Python's ``\\w``), in which an apostrophe (``'``,
+   ``’``) or hyphen between two such characters, and a ``.`` or ``,`` between two digits
+   (decimals and thousands: ``3.5``, ``1,000.25``, ``v1.2``), stay inside the word.
+3. **Punctuation**: any other single character, e.g. ``.``, ``,``, ``(``, ``$``.
+
+Every letter, digit or punctuation character keeps the combining marks that follow it (Unicode
+categories ``Mn``, ``Mc``, ``Me``: NFD accents ``José``, Devanagari vowel signs and virama ``हिन्दी``,
+Thai vowels and tone marks ``ภาษาไทย``), so no token starts with a mark unless the mark follows
+white space or starts the text (then the marks form a token of their own). Text is never
+normalised: ``text[start:end]`` of each token's offsets is exactly the token.
+
+**Sentences** end after a ``!`` or ``?`` token, and after a ``.`` token, except that a ``.`` which is
+the end of an abbreviation (``U.S.``) or a ``.`` token written right after a decimal number
+(``3.5.``) ends a sentence only when white space and then an uppercase letter follow it, or only
+white space until the end of the text. The text's last token always ends the last sentence.
+"""
+import re
+import sys
+import unicodedata
+from functools import lru_cache
+from typing import List, Pattern, Tuple
+
+SENTENCE_FINAL = {".", "!", "?"}
+
+
+def _mark_ranges() -> str:
+    """A character-class body of every Unicode combining mark (categories ``M*``), as ranges."""
+    ranges: List[List[int]] = []
+    # every M* character lies below U+20000 or in the variation selectors supplement (U+E0100..U+E01EF)
+    for code in list(range(0x20000)) + list(range(0xE0000, 0xE1000)):
+        if unicodedata.category(chr(code)).startswith("M"):
+            if ranges and ranges[-1][1] == code - 1:
+                ranges[-1][1] = code
+            else:
+                ranges.append([code, code])
+    return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
+
+
+@lru_cache(maxsize=1)
+def token_pattern() -> Pattern[str]:
+    """The compiled token pattern (built once, on first use: the mark table takes ~50 ms)."""
+    mark = f"[{_mark_ranges()}]*"
+    letter = rf"[^\W\d_]{mark}"
+    char = rf"\w{mark}"
+    abbreviation = rf"(?:{letter}\.){{2,}}"
+    joiner = r"(?:['’\-]|(?<=\d)[.,](?=\d))"  # (?<=\d): the digit before any marks of its own
+    word = rf"(?:{char})+(?:{joiner}(?:{char})+)*"
+    other = rf"[^\s]{mark}"  # punctuation, or marks after white space / at the start
+    return re.compile(f"(?P<abbreviation>{abbreviation})|(?P<word>{word})|(?P<other>{other})")
+
+
+_DECIMAL = re.compile(r"\d[.,]\d")
+_SPACE = re.compile(r"\s+")
+
+
+def _ends_only_before_capital(text: str, end: int) -> bool:
+    """For a ``.`` that may be an abbreviation's: does a sentence end at ``end`` (white space then an
+    uppercase letter, or only white space to the end of the text)?"""
+    rest = text[end:]
+    if not rest.strip():
+        return True
+    gap = _SPACE.match(rest)
+    return bool(gap) and rest[gap.end()].isupper()
+
+
+def tokenize_text(text: str) -> Tuple[List[str], List[Tuple[int, int]], List[int]]:
+    """Words, their character offsets ``(start, end)`` and the sentence ends (exclusive word
+    indices) of raw text, by the rules of the module docstring."""
+    words: List[str] = []
+    offsets: List[Tuple[int, int]] = []
+    ends: List[int] = []
+    abbreviation_end = -1  # end offset of the last abbreviation or decimal token
+    for match in token_pattern().finditer(text):
+        token = match.group()
+        start, end = match.span()
+        words.append(token)
+        offsets.append((start, end))
+        if match.lastgroup == "abbreviation":
+            if _ends_only_before_capital(text, end):
+                ends.append(len(words))
+            abbreviation_end = end
+            continue
+        if token in SENTENCE_FINAL:
+            after_special = token == "." and start == abbreviation_end
+            if not after_special or _ends_only_before_capital(text, end):
+                ends.append(len(words))
+        abbreviation_end = end if match.lastgroup == "word" and _DECIMAL.search(token) else -1
+    if words and (not ends or ends[-1] != len(words)):
+        ends.append(len(words))
+    return words, offsets, ends
+
+
+def _all_marks_covered() -> bool:  # pragma: no cover - used by the tests
+    pattern = re.compile(f"[{_mark_ranges()}]")
+    return all(
+        bool(pattern.match(chr(c))) == unicodedata.category(chr(c)).startswith("M") for c in range(sys.maxunicode + 1)
+    )
