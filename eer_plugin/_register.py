@@ -14,6 +14,9 @@ from eer_plugin.commands import tune_o_cost  # noqa: E402,F401
 from eer_plugin.data import reader  # noqa: E402,F401
 from eer_plugin.models import sns, tagger  # noqa: E402,F401
 from eer_plugin.training import ratio_init, trainer as _trainer  # noqa: E402,F401
+from eer_plugin.training import checkpointer  # noqa: E402
+
+checkpointer.install()  # atomic best.th and metrics*.json in AllenNLP's trainer (the 'eer_atomic' checkpointer: checkpoints)
 from eer_plugin.predictors import tagger as _predictor  # noqa: E402,F401
 from eer_plugin.commands import benchmark  # noqa: E402,F401
 from eer_plugin.commands import eer_import  # noqa: E402,F401

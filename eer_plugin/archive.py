@@ -21,7 +21,9 @@ device node would be written wherever the user can write, before any weights are
 command) puts the checked versions into AllenNLP itself: ``archival.extracted_archive`` (used by
 ``load_archive``, hence ``evaluate``, ``predict``, ``Model.from_archive`` and the
 ``_pretrained`` initializer), the existence check before it (``archival.cached_path``), and
-``nn.util.read_state_dict`` (the model weights of ``Model.load``).
+``nn.util.read_state_dict`` (the model weights of ``Model.load``). It also makes
+``archival.archive_model`` atomic (``model.tar.gz`` appears whole or not at all, see
+:mod:`eer_plugin.atomic`).
 """
 import logging
 import os
@@ -35,6 +37,7 @@ from typing import Dict, Iterator, List, Optional, Union
 
 import torch
 
+from eer_plugin import atomic
 from eer_plugin.errors import ArchiveError
 
 logger = logging.getLogger(__name__)
@@ -203,10 +206,35 @@ def load_model_archive(archive_path: PathLike, cuda_device: int = -1, overrides:
     return archival.load_archive(str(archive_path), cuda_device=cuda_device, overrides=overrides, weights_file=weights_file)
 
 
+def _atomic_archive_model(original):
+    """``archival.archive_model`` writing ``model.tar.gz`` under a temporary name, then renaming it:
+    a kill while archiving leaves no truncated archive (that would look like a finished run)."""
+
+    def archive_model(serialization_dir, weights: str = "best.th", archive_path=None, include_in_archive=None) -> str:
+        final = os.path.join(serialization_dir, "model.tar.gz") if archive_path is None else str(archive_path)
+        if os.path.isdir(final):
+            final = os.path.join(final, "model.tar.gz")
+        with atomic.replacing(final) as temporary:
+            original(serialization_dir, weights=weights, archive_path=temporary, include_in_archive=include_in_archive)
+        return final
+
+    archive_model.eer_atomic = True  # type: ignore[attr-defined]
+    archive_model.__doc__ = original.__doc__
+    return archive_model
+
+
 def install() -> None:
-    """Puts the checked extraction and weights loading into AllenNLP (idempotent; see the module docstring)."""
+    """Puts the checked extraction and weights loading into AllenNLP, and makes its model archives
+    atomic (idempotent; see the module docstring)."""
+    from allennlp import models
+    from allennlp.commands import train
     from allennlp.models import archival
     from allennlp.nn import util as nn_util
+
+    if not getattr(archival.archive_model, "eer_atomic", False):
+        archival.archive_model = _atomic_archive_model(archival.archive_model)
+    for module in (models, train):  # they imported the name
+        module.archive_model = archival.archive_model
 
     if archival.extracted_archive is not extracted_archive:
         archival.extracted_archive = extracted_archive

@@ -18,7 +18,6 @@ Also a small command line, used by ``allennlp eer-benchmark`` in a subprocess pe
 import argparse
 import json
 import logging
-import os
 import sys
 import time
 from pathlib import Path
@@ -138,11 +137,10 @@ def training_reader(archive):
 
 def write_json(data, path: str) -> None:
     """Writes JSON under a temporary name, then renames (no half-written file)."""
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(f".{target.name}.{os.getpid()}.tmp")
-    temporary.write_text(json.dumps(data, indent=1))
-    os.replace(temporary, target)
+    from eer_plugin.atomic import atomic_write_text
+
+    Path(path).parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps(data, indent=1))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -235,3 +235,159 @@ def test_user_errors_are_one_line_at_the_command_line(tmp_path):
         lines = [line for line in proc.stderr.splitlines() if line.strip() and " - INFO - " not in line]
         assert lines == [lines[-1]] and lines[-1].startswith(f"error: {tmp_path / archive_file}: "), proc.stderr[-2000:]
         assert "Traceback" not in proc.stderr
+
+
+# ------------------------------------------------------------------- 2, 3. checkpoints: kills and exact resume
+
+
+class Killed(BaseException):
+    """Stands for SIGKILL: not an Exception, so no handler of the trainer catches it."""
+
+
+def _train_env(monkeypatch, tiny_encoder, epochs: int = 2) -> None:
+    monkeypatch.setenv("EER_ENCODER", tiny_encoder)
+    monkeypatch.setenv("EER_EPOCHS", str(epochs))
+    monkeypatch.setenv("EER_BATCH_SIZE", "4")
+    monkeypatch.setenv("EER_MAX_LENGTH", "128")
+
+
+def _train(directory: Path, config: str, recover: bool = False, overrides: str = ""):
+    from allennlp.commands.train import train_model_from_file
+
+    return train_model_from_file(
+        str(REPO / "training_configs" / config), str(directory), overrides=overrides, recover=recover, force=not recover
+    )
+
+
+def _comparable(directory: Path) -> dict:
+    """Every metric of every epoch and of the end (durations, memory, timestamps left out), and the final weights."""
+    def clean(metrics):
+        return {k: v for k, v in metrics.items() if "duration" not in k and "memory" not in k and "time" not in k}
+
+    epochs = {p.name: clean(json.loads(p.read_text())) for p in sorted(directory.glob("metrics_epoch_*.json"))}
+    final = clean(json.loads((directory / "metrics.json").read_text()))
+    (last,) = [p for p in directory.glob("model_state_e*_b0.th")]  # keep_most_recent_by_count: 1
+    return {"epochs": epochs, "final": final, "weights": torch.load(last, weights_only=True), "best": torch.load(directory / "best.th", weights_only=True)}
+
+
+def _assert_identical(a: dict, b: dict) -> None:
+    assert a["epochs"] == b["epochs"] and a["final"] == b["final"]
+    for name in ("weights", "best"):
+        assert a[name].keys() == b[name].keys()
+        assert all(torch.equal(a[name][k], b[name][k]) for k in a[name])
+
+
+@pytest.mark.parametrize("config", ["eer_short.jsonnet", "sns_short.jsonnet"])
+def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_encoder, monkeypatch, tmp_path):
+    from eer_plugin.training import checkpointer
+
+    _train_env(monkeypatch, tiny_encoder, epochs=3)
+    _train(tmp_path / "straight", config)
+    original = checkpointer.AtomicCheckpointer.save_checkpoint
+
+    def save_then_die(self, trainer):
+        original(self, trainer)
+        if trainer._epochs_completed == 1:
+            raise Killed()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
+        with pytest.raises(Killed):
+            _train(tmp_path / "resumed", config)
+    state = torch.load(tmp_path / "resumed" / "training_state_e1_b0.th", weights_only=True)
+    assert {"python", "numpy", "torch"} <= state[checkpointer.RNG_KEY]["now"].keys()
+    if config.startswith("sns"):  # the span model's own negative sampler
+        assert "model:.rng" in state[checkpointer.RNG_KEY]["now"]["private"]
+    _train(tmp_path / "resumed", config, recover=True)
+    _assert_identical(_comparable(tmp_path / "straight"), _comparable(tmp_path / "resumed"))
+
+
+def test_resume_from_a_checkpoint_inside_an_epoch(tiny_encoder, monkeypatch, tmp_path):
+    from eer_plugin.training import checkpointer
+
+    _train_env(monkeypatch, tiny_encoder, epochs=3)
+    overrides = json.dumps({"trainer.checkpointer.save_every_num_batches": 2})
+    _train(tmp_path / "straight", "gold.jsonnet", overrides=overrides)
+    original = checkpointer.AtomicCheckpointer.save_checkpoint
+
+    def save_then_die(self, trainer):
+        original(self, trainer)
+        if trainer._epochs_completed == 1 and trainer._batches_in_epoch_completed == 2:
+            raise Killed()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
+        with pytest.raises(Killed):
+            _train(tmp_path / "resumed", "gold.jsonnet", overrides=overrides)
+    assert (tmp_path / "resumed" / "model_state_e1_b2.th").exists()
+    _train(tmp_path / "resumed", "gold.jsonnet", recover=True, overrides=overrides)
+    straight, resumed = _comparable(tmp_path / "straight"), _comparable(tmp_path / "resumed")
+    # AllenNLP keeps no partial-epoch training metrics: those of the interrupted epoch cover the
+    # batches after the resume only. Everything else (weights, validation, later epochs) is identical.
+    for run in (straight, resumed):
+        run["epochs"]["metrics_epoch_1.json"] = {
+            k: v for k, v in run["epochs"]["metrics_epoch_1.json"].items() if not k.startswith("training_")
+        }
+    _assert_identical(straight, resumed)
+
+
+def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch, tmp_path):
+    """Every file write of a 2-epoch run (checkpoints, best.th, metrics) is interrupted in turn
+    half-way; --recover then always finishes the run with the uninterrupted run's results."""
+    import allennlp.training.gradient_descent_trainer as gdt
+
+    from eer_plugin import atomic
+
+    _train_env(monkeypatch, tiny_encoder, epochs=2)
+    _train(tmp_path / "straight", "eer_short.jsonnet")
+    expected = _comparable(tmp_path / "straight")
+
+    writes = {"count": 0, "kill_at": None}
+
+    def dying(write):
+        def wrapper(*args, **kwargs):
+            writes["count"] += 1
+            if writes["count"] == writes["kill_at"]:
+                raise Killed()
+            return write(*args, **kwargs)
+        return wrapper
+
+    real_save = torch.save
+
+    def partial_save(obj, f, *args, **kwargs):  # writes half the bytes, then the process "dies"
+        writes["count"] += 1
+        if writes["count"] != writes["kill_at"]:
+            return real_save(obj, f, *args, **kwargs)
+        buffer = io.BytesIO()
+        real_save(obj, buffer)
+        f.write(buffer.getvalue()[: len(buffer.getvalue()) // 2])
+        f.flush()
+        raise Killed()
+
+    kill_points = 0
+    for kill_at in range(1, 100):
+        directory = tmp_path / f"killed_{kill_at}"
+        writes.update(count=0, kill_at=kill_at)
+        with monkeypatch.context() as patch:
+            patch.setattr(torch, "save", partial_save)  # kill in the middle of a checkpoint / best.th write
+            patch.setattr(atomic, "publish", dying(atomic.publish))  # kill after any temporary file is whole
+            patch.setattr(gdt, "hardlink_or_copy", dying(gdt.hardlink_or_copy))  # kill after best.th was removed
+            try:
+                _train(directory, "eer_short.jsonnet")
+            except Killed:
+                pass
+        if writes["count"] < kill_at:  # the run wrote fewer files: every write has been interrupted once
+            break
+        kill_points += 1
+        assert not (directory / "model.tar.gz").exists()
+        # a real kill runs no cleanup: the temporary file of the interrupted write stays behind
+        (directory / f".model_state_e1_b0.th{atomic.TEMPORARY_MARK}99999-deadbeef").write_bytes(b"partial")
+        for path in directory.glob("*_state_e*.th"):  # what is there is whole
+            torch.load(path, weights_only=True)
+        _train(directory, "eer_short.jsonnet", recover=True)
+        _assert_identical(expected, _comparable(directory))
+        assert not list(directory.glob(f".*{atomic.TEMPORARY_MARK}*"))  # the recovered run removed them
+    print(f"{kill_points} kill points")
+    # per epoch: metrics_epoch, training state and model state (mid-write and before the rename),
+    # best.th when the epoch is the best; at the end: model.tar.gz, metrics.json
+    assert kill_points >= 12

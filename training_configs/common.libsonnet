@@ -138,7 +138,7 @@ local ratio_init(approach) =
         parameter_groups: if lstm then [] else [[head_parameters[if sentences then 'sns' else 'crf'], { lr: head_lr }]],
       },
       learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
-      checkpointer: { keep_most_recent_by_count: 1 },
+      checkpointer: { type: 'eer_atomic', keep_most_recent_by_count: 1 },  // atomic files + RNG states (eer_plugin/training/checkpointer.py)
       callbacks: if ratio_init(approach) then [{ type: 'eer_ratio_init' }] else [],
     },
   } + (if weighted then {

@@ -12,7 +12,6 @@ copy of the archive whose config sets ``model.o_cost`` (``model_o_cost.tar.gz`` 
 import argparse
 import json
 import logging
-import os
 import tarfile
 import tempfile
 from pathlib import Path
@@ -25,6 +24,7 @@ from allennlp.nn import util
 from tqdm import tqdm
 
 from eer_plugin.archive import check_members, load_model_archive
+from eer_plugin.atomic import replacing
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.errors import UserError, check_entity_types
 from eer_plugin.evaluation import write_json
@@ -92,12 +92,8 @@ def search_o_cost(f1_of_cost, n_calls: int = 30, low: float = 1e-4, high: float 
 def archive_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
     """Copies a model archive, setting ``model.o_cost`` in its config (written under a temporary
     name, then renamed: never a half-written archive)."""
-    temporary = Path(output_path).with_name(f".{Path(output_path).name}.{os.getpid()}.tmp")
-    try:
-        _copy_with_o_cost(archive_path, o_cost, str(temporary))
-        os.replace(temporary, output_path)
-    finally:
-        temporary.unlink(missing_ok=True)
+    with replacing(output_path) as temporary:
+        _copy_with_o_cost(archive_path, o_cost, temporary)
 
 
 def _copy_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
