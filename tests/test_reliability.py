@@ -391,3 +391,25 @@ def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch,
     # per epoch: metrics_epoch, training state and model state (mid-write and before the rename),
     # best.th when the epoch is the best; at the end: model.tar.gz, metrics.json
     assert kill_points >= 12
+
+
+# ----------------------------------------------------------------------------------- 7. the eer-ner command
+
+
+def test_eer_ner_command_runs_allennlp_with_the_plugin_from_any_directory(tmp_path):
+    from importlib.metadata import entry_points
+
+    (script,) = entry_points(group="console_scripts", name="eer-ner")
+    assert script.value == "eer_plugin.cli:main"
+    executable = Path(sys.executable).parent / "eer-ner"
+    assert executable.exists(), "run bash scripts/setup_env.sh (setup.py declares the eer-ner console script)"
+    assert not (tmp_path / ".allennlp_plugins").exists()
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    listing = subprocess.run([str(executable), "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    assert listing.returncode == 0, listing.stderr[-2000:]
+    commands = {line.split()[0] for line in listing.stdout.splitlines() if line.startswith("    ") and line.split()}
+    assert {"train", "evaluate", "predict", "eer-simulate", "tune-o-cost", "cbl", "eer-benchmark"} <= commands
+    simulate = subprocess.run(
+        [str(executable), "eer-simulate", "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
+    assert simulate.returncode == 0 and simulate.stdout.startswith("usage: eer-ner eer-simulate"), simulate.stderr[-2000:]
