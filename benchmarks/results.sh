@@ -6,6 +6,7 @@
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
 #   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
+#   PLAN=... OUT=... DOCS=... bash benchmarks/results.sh  # another plan, benchmark directory or docs directory
 # The runs are started in order of importance (Gold and EE first, then the NNS baselines and EER-short,
 # then the learning curve, the other NNS EER variants); the last step runs whatever is left of the plan. Stop it at any time:
 # finished runs are kept, and the rendered file says which runs have not finished.
@@ -34,4 +35,4 @@ done
 NOTES=()
 while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done <<< "${RESULTS_NOTES:-}"
 # the report of OUT and docs/results.md (with the paper's numbers beside ours), one code path: eer_plugin/benchmark/
-allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs docs "${COMMANDS[@]}" "${NOTES[@]}"
+allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs "${DOCS:-docs}" "${COMMANDS[@]}" "${NOTES[@]}"

@@ -138,3 +138,29 @@ def test_docs_in_the_repository_name_no_absolute_path(tmp_path):
     assert Path(REPO, relative.split()[1].rstrip(",")).resolve() == (outdir / "runs/fx/EE/eer_short/seed0").resolve()
     assert relative.endswith("plan benchmarks/plans/p.jsonnet")
     assert repository_relative(text, outdir, tmp_path / "docs") == text  # docs outside the repository: unchanged
+
+
+def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
+    """`RENDER_ONLY=1 bash benchmarks/results.sh` (the entry point of docs/results.md) on fabricated runs
+    of the CoNLL plan, into a scratch docs directory: one code path, `allennlp eer-benchmark --docs`."""
+    import os
+    import subprocess
+
+    from eer_plugin.benchmark import load_plan
+
+    plan = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
+    runner = Runner(plan, str(tmp_path / "bench"))
+    for run in plan.runs:
+        fabricate(runner, run, [(6, 5 if run.family == "eer" else 4, 1)] * 5)
+    before = (REPO / "docs" / "results.md").stat().st_mtime_ns
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+    env.update(RENDER_ONLY="1", OUT=str(tmp_path / "bench"), DOCS=str(tmp_path / "docs"), RESULTS_NOTES="a remark")
+    done = subprocess.run(["bash", "benchmarks/results.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    text = (tmp_path / "docs" / "results.md").read_text()
+    shown = os.path.relpath(tmp_path / "bench", REPO)  # the commands name the benchmark directory relative to the repository
+    assert f"```\nOUT={shown} bash benchmarks/results.sh\n# runs these steps in order" in text
+    assert f"allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o {shown} --runs 'eng-c/gold/*' 'eng-c/EE/*'" in text
+    assert "- Note: a remark" in text and "## Test F1" in text and "## Epochs until rho_hat entered the band" in text
+    assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (tmp_path / "bench" / "results.csv").read_text()
+    assert (REPO / "docs" / "results.md").stat().st_mtime_ns == before  # the repository's docs are untouched

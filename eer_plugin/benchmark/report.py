@@ -24,7 +24,13 @@ CSV_COLUMNS = (
 
 
 class Report:
-    """Tables of a benchmark directory (every number comes from the runs' result files)."""
+    """Tables of a benchmark directory (every number comes from the runs' result files).
+
+    Args:
+        plan: the expanded plan whose runs the report covers (runs not on disk show as not run).
+        runner: the :class:`~eer_plugin.benchmark.runner.Runner` of the benchmark directory; only its
+            paths and :meth:`~eer_plugin.benchmark.runner.Runner.record` are used (nothing runs).
+    """
 
     def __init__(self, plan: Plan, runner: Runner):
         self.plan = plan

@@ -34,7 +34,17 @@ class StepFailed(RuntimeError):
 
 
 class Runner:
-    """Executes the runs of a plan under ``outdir`` and reads their state back from disk."""
+    """Executes the runs of a plan under ``outdir`` and reads their state back from disk.
+
+    Args:
+        plan: the expanded plan (:func:`~eer_plugin.benchmark.parse.load_plan`).
+        outdir: the benchmark directory (``data/``, ``runs/``, ``logs/``, the report); made absolute.
+        jobs: runs at a time (threads of a thread pool, each waiting on its run's subprocesses).
+        threads: torch/OpenMP threads per run (``OMP_NUM_THREADS``); default: cores // jobs.
+        retries: how often a failing run is started again before it is recorded as failed.
+        echo: where progress lines go (``print``; tests pass a collector).
+        keep_checkpoints: keep the trainer's checkpoints of finished runs (they are deleted by default).
+    """
 
     def __init__(
         self, plan: Plan, outdir: str, jobs: int = 1, threads: Optional[int] = None, retries: int = 1, echo=print,
