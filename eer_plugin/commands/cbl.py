@@ -9,7 +9,7 @@ training run in ``<serialization dir>/round_<k>``; the final full-tag-set model 
 serialization directory ``<serialization dir>/final`` (``final/model.tar.gz`` works with
 ``allennlp evaluate``/``predict`` like any other model).
 ``cbl_rounds.json`` logs every round (target ratio, relabelled words, seconds) and the total wall
-time. See :mod:`eer_plugin.core.cbl` for the algorithm.
+time (written atomically, as every file of the rounds). See :mod:`eer_plugin.core.cbl` for the algorithm.
 """
 import argparse
 import json
@@ -26,9 +26,11 @@ from allennlp.data import DatasetReader
 from allennlp.nn import util
 from tqdm import tqdm
 
+from eer_plugin.atomic import atomic_write_text
 from eer_plugin.core import cbl
 from eer_plugin.core.documents import Document
 from eer_plugin.core.formats import write_jsonl
+from eer_plugin.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -100,7 +102,7 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
         entry = {"round": k, "target_ratio": target, "relabelled_entity_words": hard, "seconds": time.time() - round_started}
         log["rounds"].append(entry)
         logger.info("CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)", k, target, hard, entry["seconds"])
-        (out / "cbl_rounds.json").write_text(json.dumps(log, indent=2))
+        atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
 
     final_started = time.time()
     data = out / "final_train.jsonl"
@@ -110,12 +112,14 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
     train_model(params, str(out / "final"), include_package=include_package, force=True)
     log["final_seconds"] = time.time() - final_started
     log["total_seconds"] = time.time() - started
-    (out / "cbl_rounds.json").write_text(json.dumps(log, indent=2))
+    atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
     print(f"CBL: {len(schedule)} binary rounds + final model in {log['total_seconds']:.0f} s -> {out / 'final'}")
     return log
 
 
 def cbl_from_args(args: argparse.Namespace) -> dict:
+    if not Path(args.param_path).is_file():
+        raise UserError(f"{args.param_path}: no such config file")
     params = Params.from_file(args.param_path, args.overrides)
     return run_cbl(params, args.serialization_dir, args.include_package)
 
