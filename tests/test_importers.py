@@ -287,6 +287,7 @@ def test_label_studio_errors(tmp_path):
             import_documents("label-studio", path, tokenize_text, **options)
 
     ls_error({"id": 1}, "a list of task objects")
+    ls_error([{"id": 1, "text": "a", "label": [{"start": 0, "end": 1, "labels": ["X"]}]}], "JSON_MIN export")
     ls_error([{"id": 1, "data": {"title": "a", "body": "b"}, "annotations": []}], "pass --text-key")
     ls_error([{"id": 1, "data": {"text": "a"}, "annotations": []}], "data\\['body'\\] is not a string", text_key="body")
     ls_error([{"id": 1, "data": {"text": "a"}, "annotations": []}], "annotators must be one of first, union", annotators="all")

@@ -34,7 +34,8 @@ ANNOTATORS = ("first", "union")
 def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> str:
     data = task.get("data")
     if not isinstance(data, dict):
-        raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text", path)
+        hint = " (this looks like the JSON_MIN export; export 'JSON' instead)" if "text" in task else ""
+        raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text{hint}", path)
     if text_key is not None:
         if not isinstance(data.get(text_key), str):
             raise AnnotationImportError(f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path)
