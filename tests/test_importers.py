@@ -21,7 +21,7 @@ from eer_plugin.core.importers import (
 )
 from eer_plugin.core.simulators import variant
 from eer_plugin.data.chunking import LATENT_LABEL, chunk_document
-from eer_plugin.predictors.tagger import tokenize_text
+from eer_plugin.predictors.tokenizer import tokenize_text
 
 IMPORT = FIXTURES / "import"
 
