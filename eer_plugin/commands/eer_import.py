@@ -9,10 +9,9 @@ output atomically (temporary file + rename), so a failed import leaves no partia
 """
 import argparse
 import sys
-from typing import List, Optional
+from typing import List
 
-from allennlp.commands.subcommand import Subcommand
-
+from eer_plugin.commands import one_shot
 from eer_plugin.core.documents import DocumentError
 from eer_plugin.core.formats import write_jsonl
 from eer_plugin.core.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
@@ -108,26 +107,5 @@ def run(args: argparse.Namespace) -> dict:
     return result
 
 
-def run_or_exit(args: argparse.Namespace) -> None:
-    try:
-        run(args)
-    except (AnnotationImportError, DocumentError) as err:  # FormatError is a DocumentError
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(1)
-
-
-@Subcommand.register(NAME)
-class EERImport(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        subparser = parser.add_parser(self.name, description=DESCRIPTION, help=DESCRIPTION)
-        add_arguments(subparser)
-        subparser.set_defaults(func=run_or_exit)
-        return subparser
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    """The command on ``argv`` without the ``allennlp`` front end (tests; the module is registered as a
-    subcommand when the plugin loads, so run it as ``allennlp <name>``, not ``python -m``)."""
-    args = add_arguments(argparse.ArgumentParser(prog=NAME, description=DESCRIPTION)).parse_args(argv)
-    run_or_exit(args)
-    return 0
+# FormatError is a DocumentError
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError))

@@ -13,10 +13,9 @@ DATA and of ``--partial`` files, in the training ``--variant``).
 import argparse
 import json
 import sys
-from typing import List, Optional
+from typing import List
 
-from allennlp.commands.subcommand import Subcommand
-
+from eer_plugin.commands import one_shot
 from eer_plugin.core import ratio_estimate
 from eer_plugin.core.documents import Document, DocumentError
 from eer_plugin.core.simulators import VARIANTS, variant
@@ -94,25 +93,5 @@ def run(args: argparse.Namespace) -> dict:
     return result
 
 
-def run_or_exit(args: argparse.Namespace) -> None:
-    try:
-        run(args)
-    except (DocumentError, ValueError) as err:  # FormatError is a DocumentError
-        print(f"error: {err}", file=sys.stderr)
-        sys.exit(1)
-
-
-@Subcommand.register(NAME)
-class EstimateRatio(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        subparser = parser.add_parser(self.name, description=DESCRIPTION, help=DESCRIPTION)
-        add_arguments(subparser)
-        subparser.set_defaults(func=run_or_exit)
-        return subparser
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    """The command on ``argv`` without the ``allennlp`` front end (tests; the module is registered as a
-    subcommand when the plugin loads, so run it as ``allennlp <name>``, not ``python -m``)."""
-    run_or_exit(add_arguments(argparse.ArgumentParser(prog=NAME, description=DESCRIPTION)).parse_args(argv))
-    return 0
+# FormatError is a DocumentError
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError))
