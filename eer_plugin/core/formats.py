@@ -439,7 +439,8 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
          "spans": [[0, 2, "PER"]], "is_complete": false, "negative_spans": [[2, 4]]}
 
     ``sentence_ends`` defaults to one sentence, ``is_complete`` to false, ``spans`` and
-    ``negative_spans`` to none; span ends are exclusive. Lines in the authors' format
+    ``negative_spans`` to none; span ends are exclusive. A negative span ``[start, end]`` holds no
+    entity; ``[start, end, type]`` is not an entity of that type (e.g. a Prodigy binary reject). Lines in the authors' format
     (``uid``, ``gold_annotations: [{"start", "end", "type", ...}]``) are accepted too; their
     annotations of type ``O`` become negative spans. Every document is validated; errors name the
     file and line.
