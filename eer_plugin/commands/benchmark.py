@@ -128,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )  # fmt: skip
     docs = parser.add_argument_group("docs (the report with the paper's numbers beside ours, e.g. docs/results.md)")
     docs.add_argument("--docs", default=None, metavar="DIR", help="also write DIR/results.md and its plots and CSV files in DIR/results/")
-    docs.add_argument("--paper", default=str(DEFAULT_PAPER), help="the paper's LaTeX source (default: %(default)s)")
+    docs.add_argument("--paper", default=str(DEFAULT_PAPER), help="the paper's LaTeX source (default: ../shared/paper/eer-paper.tex, beside the repository)")
     docs.add_argument("--command", action="append", default=[], help="a command that produced OUTDIR, quoted into the file (repeatable)")
     docs.add_argument("--note", action="append", default=[], help="a remark on how the runs went, quoted into the file (repeatable)")
     docs.add_argument(
