@@ -52,6 +52,7 @@ def config_defaults() -> dict:
         "EER_TRAIN_CONSTRAINTS": "true",  # grammar constraints in the training loss
         "EER_RATIO_BOOKENDS": "false",  # count the bookend tokens in rho_hat
         "EER_PER_SEQUENCE_RATIO": "false",  # mean of per-chunk hinges instead of the batch hinge
+        "EER_VALIDATION_METRIC": "+f1-measure-overall",  # +partial-f1 for partially annotated dev data
         "EER_SEED": "0",
         "EER_MAX_LENGTH": "512",
         "EER_ENTITY_RATIO": "0.15",

@@ -52,7 +52,10 @@ def test_configs_default_to_the_paper_settings(monkeypatch):
     assert eer["trainer"]["learning_rate_scheduler"] == {"type": "slanted_triangular", "cut_frac": 0.1, "ratio": 16}
     assert (eer["model"]["entity_ratio"], eer["model"]["ratio_margin"], eer["model"]["ratio_loss_weight"]) == (0.15, 0.05, 10)
     assert eer["dataset_reader"]["variant"] == "short" and not eer["dataset_reader"]["assume_complete"]
-    assert eer["validation_dataset_reader"]["assume_complete"]
+    assert eer["trainer"]["validation_metric"] == "+f1-measure-overall"
+    # evaluation files are read as they are: gold CoNLL/OntoNotes documents are complete, a partial
+    # .jsonl stays partial (scored by the partial-* metrics, tests/test_partial_dev.py)
+    assert not eer["validation_dataset_reader"]["assume_complete"]
     raw = Params.from_file(str(REPO / "training_configs" / "raw_all.jsonnet")).as_dict()
     assert raw["trainer"]["num_epochs"] == 20 and raw["model"]["ratio_loss_weight"] == 0
     assert raw["dataset_reader"]["assume_complete"]

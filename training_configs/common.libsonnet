@@ -19,6 +19,9 @@
 //   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
 //   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
+//   EER_VALIDATION_METRIC  checkpoint selection: +f1-measure-overall (complete dev data) or +partial-f1
+//                      (partially annotated dev data: recall on its annotated spans, precision on its complete
+//                      documents or estimated from rho; see eer_plugin/models/partial_metrics.py)
 local env(name) = std.extVar(name);
 local encoder = env('EER_ENCODER');
 local max_length = std.parseInt(env('EER_MAX_LENGTH'));
@@ -85,6 +88,7 @@ local sns = {
   negative_rate: 0.35,
   seed: seed,
   precision: precision,
+  entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),  // for the partial-dev metric only
 };
 
 // EER_RATIO_INIT: 'eer' calibrates the EER taggers' start, 'all' every CRF tagger (not SNS's span model)
@@ -111,8 +115,9 @@ local ratio_init(approach) =
     numpy_seed: seed,
     pytorch_seed: seed,
     dataset_reader: reader(variant, !(partial || weighted), sentences, lstm),
-    // evaluation data is gold: every unmarked word is O
-    validation_dataset_reader: reader('all', true, sentences, lstm),
+    // evaluation data: gold files (CoNLL, OntoNotes) are complete; a partial .jsonl stays partial and is scored
+    // by the partial-* metrics (select with EER_VALIDATION_METRIC=+partial-f1)
+    validation_dataset_reader: reader('all', false, sentences, lstm),
     train_data_path: if std.member(['gold', 'gold_sns'], approach) then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
     validation_data_path: env('EER_DEV_DATA'),
     test_data_path: env('EER_TEST_DATA'),
@@ -126,7 +131,7 @@ local ratio_init(approach) =
       num_epochs: epochs,
       min_steps: std.parseInt(env('EER_MIN_STEPS')),
       patience: epochs,
-      validation_metric: '+f1-measure-overall',
+      validation_metric: env('EER_VALIDATION_METRIC'),
       cuda_device: std.parseInt(env('EER_CUDA_DEVICE')),
       grad_norm: 5.0,
       optimizer: {

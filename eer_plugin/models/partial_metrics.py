@@ -29,12 +29,15 @@ so the formula does not change between epochs), else the ratio estimate (0 witho
 
 Every count is a sum, so the metric is exact under distributed training (summed over workers).
 """
+import logging
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
 
 import torch
 import torch.distributed as dist
 from allennlp.training.metrics import Metric
+
+logger = logging.getLogger(__name__)
 
 Span = Tuple[int, int, str]
 #: default least number of gold spans in the complete dev documents for their precision to be used
@@ -167,3 +170,21 @@ class PartialSpanMetric(Metric):
         if reset:
             self.reset()
         return metrics
+
+
+def evaluation_metrics(metric: PartialSpanMetric, training: bool, reset: bool) -> Dict[str, float]:
+    """What a model adds to its metrics: the ``partial-*`` values in evaluation (validation,
+    ``allennlp evaluate``), nothing during training (the metric only sees evaluation batches).
+    When some evaluated chunks are not complete it says so once per reset, since then
+    ``f1-measure-overall`` covers only the complete documents."""
+    if training:
+        return {}
+    chunks, complete = metric.counts["chunks"], metric.counts["complete_chunks"]
+    if reset and chunks > complete:
+        logger.warning(
+            "the evaluation data is partially annotated (%d of %d chunks not complete): f1-measure-overall "
+            "counts only the complete documents; partial-recall, partial-precision and partial-f1 use the "
+            "annotation as it is (select checkpoints with validation_metric +partial-f1, EER_VALIDATION_METRIC)",
+            chunks - complete, chunks,
+        )
+    return metric.get_metric(reset)

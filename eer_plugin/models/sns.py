@@ -22,6 +22,7 @@ from allennlp.training.metrics import Average
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.models.precision import check_precision, encoder_autocast
 from eer_plugin.models.tagger import WordSpanF1
 
@@ -48,6 +49,9 @@ class SpanNegativeSampling(Model):
     precision : str
         ``fp32`` or ``bf16``: the precision of the encoder (see :mod:`eer_plugin.models.precision`);
         the span classifier always runs in float32.
+    entity_ratio : float, optional
+        rho, used only by the ``partial-precision-estimated`` metric on partially annotated dev data
+        (the span model has no ratio loss).
     """
 
     def __init__(
@@ -61,6 +65,7 @@ class SpanNegativeSampling(Model):
         dropout: float = 0.2,
         seed: int = 0,
         precision: str = "fp32",
+        entity_ratio: Optional[float] = None,
         label_namespace: str = "labels",
         **kwargs,
     ) -> None:
@@ -84,6 +89,7 @@ class SpanNegativeSampling(Model):
         self.rng = random.Random(seed)
         self.precision = check_precision(precision)
         self.span_f1 = WordSpanF1(self.entity_types)
+        self.partial_span = PartialSpanMetric(entity_ratio=entity_ratio)  # partially annotated dev data
         self.span_loss = Average()
 
     def span_scores(self, encoded: torch.Tensor, row: int, word_subwords, spans) -> torch.Tensor:
@@ -138,6 +144,7 @@ class SpanNegativeSampling(Model):
                     if meta.get("gold_spans") is not None:
                         self.span_f1(predictions[-1], meta["gold_spans"])
             output["word_spans"] = predictions
+            self.partial_span.update(predictions, metadata)
             if tags is not None:
                 output["loss"] = encoded.new_zeros(())
         return output
@@ -145,4 +152,5 @@ class SpanNegativeSampling(Model):
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = self.span_f1.get_metric(reset)
         metrics["span_loss"] = self.span_loss.get_metric(reset)
+        metrics.update(evaluation_metrics(self.partial_span, self.training, reset))
         return metrics

@@ -30,6 +30,7 @@ from eer_plugin.core.losses import (
 from eer_plugin.core.spans import SpanCounts, subword_owners, subword_spans_to_words
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans
 from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.models.precision import check_precision, encoder_autocast
 
 logger = logging.getLogger(__name__)
@@ -160,6 +161,7 @@ class EERTagger(Model):
         #: False skips the marginals behind the ``rho_hat`` metric when no tags are given (prediction)
         self.track_rho_hat = True
         self.span_f1 = WordSpanF1(entity_types)
+        self.partial_span = PartialSpanMetric(entity_ratio=entity_ratio)  # partially annotated dev data
         self.rho_hat = Average()
         self.partial_nll = Average()
         self.ratio_loss = Average()
@@ -280,6 +282,8 @@ class EERTagger(Model):
             output["predicted_tags"] = predicted
             if metadata is not None:
                 output["word_spans"] = self.word_spans(predicted, mask, metadata)
+                if not self.training:
+                    self.partial_span.update(output["word_spans"], metadata)
                 for spans, meta in zip(output["word_spans"], metadata):
                     if meta.get("gold_spans") is not None:
                         self.span_f1(spans, meta["gold_spans"])
@@ -298,6 +302,7 @@ class EERTagger(Model):
         metrics["rho_hat"] = self.rho_hat.get_metric(reset)
         metrics["partial_nll"] = self.partial_nll.get_metric(reset)
         metrics["ratio_loss"] = self.ratio_loss.get_metric(reset)
+        metrics.update(evaluation_metrics(self.partial_span, self.training, reset))
         return metrics
 
     default_predictor = "eer_tagger"
