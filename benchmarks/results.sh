@@ -7,9 +7,10 @@
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
 #   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
 #   PLAN=... OUT=... DOCS=... bash benchmarks/results.sh  # another plan, benchmark directory or docs directory
-# The runs are started in order of importance (Gold and EE first, then the NNS baselines and EER-short,
-# then the learning curve, the other NNS EER variants); the last step runs whatever is left of the plan. Stop it at any time:
-# finished runs are kept, and the rendered file says which runs have not finished.
+# The runs are started in order of importance, one block after another (commit docs/ after each):
+# Gold, Gold-SNS and the EE block on seed 0, then on seeds 1 and 2 (the 3-seed table), the ablations,
+# the NNS block, the learning curve; the last step runs whatever is left of the plan (the ratio grid).
+# Stop it at any time: finished runs are kept, and the rendered file says which runs have not finished.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
@@ -17,11 +18,17 @@ PLAN="${PLAN:-benchmarks/plans/conll_en_minilm.jsonnet}"
 OUT="$(realpath -m "${OUT:-$ROOT/runs/bench-conll}")"
 SHOWN_OUT="$(realpath -m --relative-to="$ROOT" "$OUT")"  # docs/results.md names no absolute path of this machine
 export PATH="$ROOT/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# the gold approaches and the EE block's approaches on the given seeds (a shell pattern), not the ratio grid
+main_block() {
+  local s="$1"
+  echo "--runs 'eng-c/gold/*/*/seed$s' 'eng-c/EE/[!e]*/*/seed$s' 'eng-c/EE/eer_all/*/seed$s' 'eng-c/EE/eer_short/*/seed$s' 'eng-c/EE/eer_shortest/*/seed$s'"
+}
 STEPS=(
-  "--runs 'eng-c/gold/*' 'eng-c/EE/*'"
-  "--runs 'eng-c/NNS/raw_*' 'eng-c/NNS/eer_short/*' 'eng-c/NNS/sns_shortest/*'"
+  "$(main_block 0)"
+  "$(main_block '[12]')"
+  "--runs 'eng-c/ablations/*'"
+  "--runs 'eng-c/NNS/*'"
   "--runs 'eng-c/EE-*' 'eng-c/Exh-*'"
-  "--runs 'eng-c/NNS/eer_*'"
   ""
 )
 COMMANDS=(--command "OUT=$SHOWN_OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")

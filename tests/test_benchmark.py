@@ -93,7 +93,7 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
 
 # ----------------------------------------------------------------------------------- plans
 def test_plan_validation_errors_are_clear(tmp_path):
-    with pytest.raises(PlanError, match=r"unknown approach 'eer_fast'; known approaches: gold, raw_all, .*eer_shortest"):
+    with pytest.raises(PlanError, match=r"unknown approach 'eer_fast'; known approaches: gold, gold_sns, raw_all, .*eer_shortest"):
         parse_plan(plan_data(approaches=["eer_fast"]))
     missing = str(tmp_path / "nowhere" / "test.txt")
     with pytest.raises(PlanError, match=r"dataset 'fx': 'test': file not found: " + re.escape(missing)):
@@ -186,20 +186,38 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert [r.approach for r in smoke.runs] == ["raw_shortest", "eer_short"]
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
-    assert conll.seeds == [0] and conll.reference == "sns_shortest"
-    assert len(conll.runs) == 1 + 2 * 7 + 4 + 10  # gold, EE and NNS x 7, the ratio grid's and the learning curve's new runs
+    assert conll.seeds == [0, 1, 2] and conll.reference == "sns_shortest"
+    from eer_plugin.benchmark.runner import block_counts
+
+    # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
+    blocks = block_counts(conll.runs)
+    assert blocks == {
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6,
+    }  # fmt: skip
+    assert len(conll.runs) == 60
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]  # (0.15, 0.05) is the benchmark's EER-short run
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
     runner = Runner(conll, "/tmp/unused-benchmark-dir")
-    settings = {r.name.split("/all-MiniLM")[0]: runner.settings(r) for r in conll.runs}
+    settings = {r.name.split("/all-MiniLM")[0] + (f"/{r.seed}" if r.seed else ""): runner.settings(r) for r in conll.runs}
     # epochs by data size: 2 on (nearly) the whole corpus (gold, EE all, every NNS variant), 10 on EE short/shortest
     epochs = {name: s["EER_EPOCHS"] for name, s in settings.items()}
-    assert epochs["eng-c/gold/gold"] == epochs["eng-c/EE/eer_all"] == epochs["eng-c/NNS/eer_shortest"] == "2"
+    assert epochs["eng-c/gold/gold"] == epochs["eng-c/gold/gold_sns/2"] == epochs["eng-c/EE/eer_all"] == epochs["eng-c/NNS/eer_shortest"] == "2"
     assert epochs["eng-c/EE/eer_short"] == epochs["eng-c/EE/sns_shortest"] == epochs["eng-c/EE-100/raw_shortest"] == "10"
     assert {s["EER_CBL_ROUND_EPOCHS"] for n, s in settings.items() if "/NNS/" in n} == {"1"}
     assert settings["eng-c/EE/cbl_bert_shortest"]["EER_CBL_ROUND_EPOCHS"] == "3"
-    assert {s["EER_LEARNING_RATE"] for s in settings.values()} == {"5e-5"}
+    assert {s["EER_LEARNING_RATE"] for n, s in settings.items() if "ablations/paper" not in n} == {"5e-5"}
+    assert {s["EER_HEAD_LEARNING_RATE"] for n, s in settings.items() if "ablations/paper" not in n} == {"1e-3"}
+    # step budgets: NNS 3 epochs' worth, the learning curve the EE-1000 EER-short run's steps (its own runs)
+    steps = {name: s["EER_MIN_STEPS"] for name, s in settings.items()}
+    assert steps["eng-c/NNS/eer_short"] == "786" and steps["eng-c/EE/eer_short"] == steps["eng-c/EE/eer_short_rho0.3_gamma0"] == "0"
+    assert steps["eng-c/EE-1000/eer_short"] == steps["eng-c/Exh-100/raw_shortest"] == "310"
+    # the ablations: one setting changed each, against the EE block's run of the same approach
+    ablations = {r.ablation: (r.approach, runner.settings(r)) for r in conll.runs if r.ablation}
+    assert ablations["no-calibrated-start"] == ("eer_short", {**settings["eng-c/EE/eer_short"], "EER_RATIO_INIT": "none"})
+    assert ablations["bf16-encoder"] == ("eer_shortest", {**settings["eng-c/EE/eer_shortest"], "EER_PRECISION": "bf16"})
+    paper = ablations["paper-s-schedule-2e-5-50-epochs"][1]
+    assert (paper["EER_LEARNING_RATE"], paper["EER_HEAD_LEARNING_RATE"], paper["EER_EPOCHS"]) == ("2e-5", "2e-5", "50")
 
 
 def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
@@ -446,10 +464,10 @@ def test_report_layout_on_fabricated_runs(tmp_path):
             quality = [(6, 3, 2)] * documents
         else:
             quality = [(6, 4, 1)] * documents
-        if run.key == ("b", "NNS", "raw_cd_shortest", "all-MiniLM-L6-v2", 1, None):
+        if run.key == ("b", "NNS", "raw_cd_shortest", "all-MiniLM-L6-v2", 1, None, None):
             fabricate(runner, run, quality, status="failed")
             continue
-        if run.key == ("b", "NNS", "sns_shortest", "all-MiniLM-L6-v2", 1, None):
+        if run.key == ("b", "NNS", "sns_shortest", "all-MiniLM-L6-v2", 1, None, None):
             continue  # not run yet
         fabricate(runner, run, quality, rho_hat=0.18 + 0.01 * run.seed, rho_star=0.22)
     for seed, touched in ((0, 3), (1, 4)):  # the simulator's statistics of the learning curve's EE-15 data of data set a

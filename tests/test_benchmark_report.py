@@ -50,7 +50,7 @@ def test_min_steps_reaches_every_run_and_the_header(tmp_path, capsys):
     # the header states the budget and both learning rates
     report = Path(Report(plan, runner).write()["md"]).read_text()
     assert "epochs 1; at least 2000 optimizer steps per run (scenario NNS: 500)." in report
-    assert "Learning rate: encoder 5e-5, freshly initialised heads 1e-3 (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE)." in report
+    assert "Learning rate: encoder 5e-5, freshly initialised heads 1e-3 (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); encoder precision fp32 (EER_PRECISION)." in report
     head = parse_plan(plan_data(env={"EER_HEAD_LEARNING_RATE": "2e-3"})).expand()
     text = Path(Report(head, Runner(head, str(tmp_path / "head"))).write()["md"]).read_text()
     assert "freshly initialised heads 2e-3 (EER_LEARNING_RATE" in text
@@ -160,7 +160,8 @@ def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     text = (tmp_path / "docs" / "results.md").read_text()
     shown = os.path.relpath(tmp_path / "bench", REPO)  # the commands name the benchmark directory relative to the repository
     assert f"```\nOUT={shown} bash benchmarks/results.sh\n# runs these steps in order" in text
-    assert f"allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o {shown} --runs 'eng-c/gold/*' 'eng-c/EE/*'" in text
+    assert f"allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o {shown} --runs 'eng-c/gold/*/*/seed0' 'eng-c/EE/[!e]*/*/seed0'" in text
+    assert "**Which of the paper's claims hold here**" in text and "## Ablations" in text and "| – | Gold-SNS-all |" in text
     assert "- Note: a remark" in text and "## Test F1" in text and "## Epochs until rho_hat entered the band" in text
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (tmp_path / "bench" / "results.csv").read_text()
     assert (REPO / "docs" / "results.md").stat().st_mtime_ns == before  # the repository's docs are untouched

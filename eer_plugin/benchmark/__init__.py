@@ -18,20 +18,26 @@ The command line is :mod:`eer_plugin.commands.benchmark`::
 PLAN is a jsonnet, JSON or YAML file (see README, "Reproducing the benchmark table")::
 
     {datasets: [{name: 'eng-c', train: '...', dev: '...', test: '...'}],
-     scenarios: [{name: 'EE', type: 'ee', budget: 1000}, {name: 'NNS', type: 'nns'}],
-     approaches: ['gold', 'raw_shortest', 'raw_cd_shortest', 'cbl_bert_shortest', 'sns_shortest',
+     scenarios: [{name: 'EE', type: 'ee', budget: 1000},                  // the plan's seeds
+                 {name: 'NNS', type: 'nns', seeds: [0], min_steps: 786}],  // its own seeds and step budget
+     approaches: ['gold', 'gold_sns', 'raw_shortest', 'raw_cd_shortest', 'cbl_bert_shortest', 'sns_shortest',
                   'eer_all', 'eer_short', 'eer_shortest'],
      encoders: ['all-MiniLM-L6-v2'], seeds: [0, 1, 2], epochs: 10, env: {EER_BATCH_SIZE: '8'},
      reference: 'sns_shortest',                     // significance marks vs this approach
      ratio_grid: [[0.15, 0.15], [0.15, 0.0]],       // (rho, gamma) of eer_short
-     learning_curve: {budgets: [100, 500, 1000], approaches: ['eer_short', 'raw_shortest']}}
+     learning_curve: {budgets: [100, 500, 1000], approaches: ['eer_short', 'raw_shortest'], seeds: [0], min_steps: 310},
+     ablations: {approach: 'eer_short', scenarios: ['EE'], seeds: [0],
+                 settings: [{name: 'no calibrated start', env: {EER_RATIO_INIT: 'none'}},
+                            {name: 'bf16 encoder', env: {EER_PRECISION: 'bf16'}, approach: 'eer_shortest'}]}}
 
 A *run* is (dataset, scenario, approach, encoder, seed) plus, for the ratio grid, a (rho, gamma)
-setting. Each run is an ordinary AllenNLP serialization directory
-``OUTDIR/runs/<dataset>/<scenario>/<approach>/<encoder>/seed<k>`` made by a subprocess
+setting, and for the ablations, a setting. Each run is an ordinary AllenNLP serialization directory
+``OUTDIR/runs/<dataset>/<scenario>/<approach>/<encoder>/seed<k>`` (an ablation run:
+``OUTDIR/runs/<dataset>/ablations/<setting>/<scenario>/<approach>/<encoder>/seed<k>``) made by a subprocess
 (``allennlp train``, ``allennlp cbl``, ``allennlp tune-o-cost``), followed by a per-document
 evaluation on the test data (:mod:`eer_plugin.evaluation`). Simulated partial training data is
-written once per (dataset, scenario, seed) to ``OUTDIR/data``.
+written once per (dataset, scenario, seed) to ``OUTDIR/data``. The gold approaches (``gold``,
+``gold_sns``) ignore the scenario and run on the plan's seeds.
 
 Outputs: ``OUTDIR/results.csv`` (one row per run of the plan, whatever its status) and
 ``OUTDIR/results.md`` (the tables), plus ``learning_curve.csv/.png`` and

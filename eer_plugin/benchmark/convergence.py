@@ -43,7 +43,7 @@ def band_entry_table(report) -> str:
             continue
         rho, gamma = run.ratio if run.ratio is not None else plan.base_ratio(run.dataset)
         first = first_epoch_in_band(epochs, rho, gamma)
-        label = approach_label(run.approach) + (f" ({run.encoder_slug})" if len(plan.encoders) > 1 else "")
+        label = _label(plan, run)
         rows.append([
             run.dataset.name, run.scenario_name, label, str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
             str(len(epochs)), "never" if first is None else str(first), f"{epochs[-1][1]:.3f}",
@@ -54,6 +54,17 @@ def band_entry_table(report) -> str:
     return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r"])
 
 
+def _setting_names(plan) -> Dict[str, str]:
+    """Ablation setting directory name -> its name in the plan."""
+    return {setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}
+
+
+def _label(plan, run) -> str:
+    """``EER-short``; with several encoders ``EER-short (MiniLM)``; an ablation run ``EER-short, ablation: <name>``."""
+    label = approach_label(run.approach) + (f" ({run.encoder_slug})" if len(plan.encoders) > 1 else "")
+    return label + (f", ablation: {_setting_names(plan)[run.ablation]}" if run.ablation else "")
+
+
 def convergence(report) -> str:
     """MAE of the final rho_hat against rho* per (dataset, scenario, approach, ratio, encoder), over the
     paper's own selection (EER-short, EE scenarios, benchmark setting) and over all EER runs."""
@@ -62,24 +73,26 @@ def convergence(report) -> str:
         record = report.records[run.key]
         if run.family != "eer" or record.get("status") != "done" or record.get("rho_hat") is None or record.get("rho_star") is None:
             continue
-        groups.setdefault((run.dataset.name, run.scenario_name, run.approach, run.ratio, run.encoder), []).append(record)
+        groups.setdefault((run.dataset.name, run.scenario_name, run.approach, run.ratio, run.encoder, run.ablation), []).append(record)
     if not groups:
         return ""
     rows, all_errors, all_bound_errors = [], [], []
     # the paper's comparison: final EER-short models of the EE data sets, benchmark setting
     ee_scenarios = {s.name for s in report.plan.scenarios if s.type == "ee"}
     paper_errors, paper_bound_errors = [], []
-    for (dataset, scenario, approach, ratio, encoder), records in groups.items():
+    for (dataset, scenario, approach, ratio, encoder, ablation), records in groups.items():
         errors = [abs(r["rho_hat"] - r["rho_star"]) for r in records]
         bound_errors = [abs(r["entity_ratio"] + r["ratio_margin"] - r["rho_star"]) for r in records]
         all_errors += errors
         all_bound_errors += bound_errors
-        if approach == "eer_short" and ratio is None and scenario in ee_scenarios:
+        if approach == "eer_short" and ratio is None and ablation is None and scenario in ee_scenarios:
             paper_errors += errors
             paper_bound_errors += bound_errors
         rho, gamma = records[0]["entity_ratio"], records[0]["ratio_margin"]
         rows.append([
-            dataset, scenario, approach_label(approach) + (f" ({report.plan.encoder_slugs[encoder]})" if len(report.plan.encoders) > 1 else ""),
+            dataset, scenario,
+            approach_label(approach) + (f" ({report.plan.encoder_slugs[encoder]})" if len(report.plan.encoders) > 1 else "")
+            + (f", ablation: {_setting_names(report.plan)[ablation]}" if ablation else ""),
             f"{rho:g} ± {gamma:g}", str(len(records)), f"{mean([r['rho_hat'] for r in records]):.3f}",
             f"{mean([r['rho_star'] for r in records]):.3f}", f"{mean(errors):.3f}", f"{mean(bound_errors):.3f}",
         ])  # fmt: skip

@@ -10,14 +10,14 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.benchmark.paper import paper_convergence, paper_robustness, paper_settings, paper_table, paper_value
 from eer_plugin.benchmark.parse import load_plan
-from eer_plugin.benchmark.plan import GOLD_SCENARIO, approach_label, split_approach
+from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
 from eer_plugin.benchmark.report import DEFAULT_HEAD_LEARNING_RATE, Report
 from eer_plugin.benchmark.runner import Runner
-from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell
+from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
 from eer_plugin.encoders import REPO_ROOT
 
 #: where the paper's LaTeX source is expected when ``--paper`` is not given
@@ -36,7 +36,7 @@ def ratio_comparison(report, tex: str) -> str:
     dagger: Dict[tuple, bool] = {}
     for group, setting, run in plan.ratio_entries:
         settings.setdefault((group, setting), []).append(report.records[run.key])
-        dagger[(group, setting)] = run.ratio is None
+        dagger[(group, setting)] = setting == plan.base_ratio(run.dataset)
     for ((dataset, scenario, encoder), (rho, gamma)), records in settings.items():
         done = [r for r in records if r.get("status") == "done"]
         interval = (round(rho - gamma, 2), round(rho + gamma, 2))
@@ -50,7 +50,8 @@ def ratio_comparison(report, tex: str) -> str:
         ])  # fmt: skip
     star = next((k for k, v in paper.items() if v["mark"] == "*"), None)
     header = ["dataset", "scenario", "[rho - gamma, rho + gamma]", f"ours: {approach_label(plan.ratio_grid['approach'])} F1", "ours: final rho_hat", "paper: F1 (mean of 3 samples)"]
-    seeds = "one seed" if len(plan.seeds) == 1 else f"mean ± sd over seeds {', '.join(map(str, plan.seeds))}"
+    grid_seeds = sorted({run.seed for _, _, run in plan.ratio_entries})
+    seeds = "one seed" if len(grid_seeds) == 1 else f"mean ± sd over seeds {', '.join(map(str, grid_seeds))}"
     notes = (
         f"Ours: {seeds}; rho* (gold subword entity ratio of our training data) = {mean(stars):.3f}. " if stars else f"Ours: {seeds}. "
     ) + (f"Paper: EER-BERT-short on CoNLL English EE, three sampled data sets; * marks its rho = rho* setting [{star[0]:.2f}, {star[1]:.2f}]; " if star else "") + "† the benchmark setting."
@@ -89,26 +90,164 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 
 
-def differences(plan, report, rows, dataset: str, column: str) -> str:
-    """The paper's claims as differences: each EER approach of the plan minus each baseline, in F1
-    points, ours and the paper's (from the rows :func:`comparison` sets side by side)."""
+#: a paper difference smaller than this (F1 points) is read as the claim "about equal"
+EQUAL_MARGIN = 1.0
+
+
+def verdict(paper_delta: Optional[float], test: Optional[dict]) -> str:
+    """Whether one of the paper's claims holds here, from its difference (F1 points) and our paired
+    bootstrap: ``holds`` / ``does not hold`` / ``not significant`` (``–``: not run or not in the paper).
+    A claim "A better than B" holds when our difference is significant with the paper's sign, does not
+    hold when it is significant with the other sign; a claim "about equal" (|paper| < EQUAL_MARGIN)
+    holds when ours is not significant."""
+    if paper_delta is None or test is None:
+        return "–"
+    if abs(paper_delta) < EQUAL_MARGIN:
+        return "does not hold" if test["significant"] else "holds"
+    if not test["significant"]:
+        return "not significant"
+    return "holds" if (test["delta"] > 0) == (paper_delta > 0) else "does not hold"
+
+
+def _claim_text(a: str, b: str, paper_delta: Optional[float]) -> str:
+    if paper_delta is None:
+        return f"{a} vs {b}"
+    if abs(paper_delta) < EQUAL_MARGIN:
+        return f"{a} ≈ {b}"
+    return f"{a} > {b}" if paper_delta > 0 else f"{a} < {b}"
+
+
+def _pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None)) -> Tuple[Optional[dict], List[float]]:
+    """The paired bootstrap of A vs B with their common seeds pooled (per-document counts summed), and
+    the per-seed F1 differences (points)."""
+    from eer_plugin.core.bootstrap import paired_bootstrap
+
+    mine, theirs = report.done(dataset, scenario, a, encoder, ratios[0]), report.done(dataset, scenario, b, encoder, ratios[1])
+    per_seed = [100 * (mine[s]["f1"] - theirs[s]["f1"]) for s in sorted(set(mine) & set(theirs))]
+    pair, _ = report.pair_counts(dataset, scenario, a, encoder, reference=b, ratios=ratios)
+    if pair is None:
+        return None, per_seed
+    settings = report.plan.bootstrap
+    return paired_bootstrap(*pair, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"]), per_seed
+
+
+def claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dict]:
+    """The paper's claims that this plan can check, each with the paper's difference, ours (per seed,
+    and pooled over seeds with the paired bootstrap) and the :func:`verdict`: every EER approach
+    (short, shortest) against every baseline in each scenario (the paper's NNS block: its -all rows),
+    EER-short against EER-shortest, and each setting of the ratio grid against the benchmark setting
+    (the paper's "Varying EER HPs"). Computed once per report and data set."""
+    cache = report.__dict__.setdefault("_claims", {})
+    if (dataset, column) not in cache:
+        cache[(dataset, column)] = _claims(plan, report, rows, tex, dataset, column)
+    return cache[(dataset, column)]
+
+
+def _claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dict]:
+    encoder = plan.encoders[0]
     eer = [a for a in plan.approaches if split_approach(a)[0] == "eer" and a != "eer_all"]
-    baselines = [a for a in plan.approaches if split_approach(a)[0] not in ("eer", "gold")]
+    baselines = [a for a in plan.approaches if split_approach(a)[0] not in ("eer",) and a not in GOLD_APPROACHES]
+    pairs = [(scenario, a, b) for scenario in plan.scenarios for a in eer for b in baselines]
+    if "eer_short" in plan.approaches and "eer_shortest" in plan.approaches:
+        pairs += [(scenario, "eer_short", "eer_shortest") for scenario in plan.scenarios]
+    out = []
+    for scenario, a, b in pairs:
+        (value_a, row_a), (value_b, row_b) = (paper_value(rows, scenario.type, x, column) for x in (a, b))
+        # both set beside the same paper row (the NNS block's -all rows): the paper says nothing on the pair
+        paper_delta = value_a - value_b if None not in (value_a, value_b) and row_a != row_b else None
+        test, per_seed = _pooled(report, dataset, scenario.name, a, b, encoder)
+        out.append({
+            "scenario": scenario.name, "difference": f"{approach_label(a)} − {approach_label(b)}",
+            "claim": _claim_text(approach_label(a), approach_label(b), paper_delta), "paper": paper_delta,
+            "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
+        })  # fmt: skip
+    if plan.ratio_entries:
+        robustness = paper_robustness(tex)
+        base_of: Dict[tuple, tuple] = {}  # group -> (base setting, the ratio key of its runs)
+        for group, setting, run in plan.ratio_entries:
+            if setting == plan.base_ratio(run.dataset):
+                base_of[group] = (setting, run.ratio)
+        approach = plan.ratio_grid["approach"]
+        seen = set()
+        for group, setting, run in plan.ratio_entries:
+            if group[0] != dataset or group not in base_of or setting == base_of[group][0] or (group, setting) in seen:
+                continue
+            seen.add((group, setting))
+            base, base_key = base_of[group]
+            interval = lambda r: (round(r[0] - r[1], 2), round(r[0] + r[1], 2))  # noqa: E731
+            theirs = [robustness.get(interval(x)) for x in (setting, base)]
+            paper_delta = theirs[0]["avg"] - theirs[1]["avg"] if None not in theirs else None
+            test, per_seed = _pooled(report, dataset, group[1], approach, approach, group[2], ratios=(run.ratio, base_key))
+            names = [f"[{interval(x)[0]:.2f}, {interval(x)[1]:.2f}]" for x in (setting, base)]
+            out.append({
+                "scenario": group[1], "difference": f"{approach_label(approach)} {names[0]} − {names[1]}",
+                "claim": _claim_text(names[0], names[1], paper_delta), "paper": paper_delta,
+                "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
+            })  # fmt: skip
+    return out
+
+
+def differences(plan, report, rows, dataset: str, column: str, tex: str = "") -> str:
+    """The paper's claims as differences (see :func:`claims`), in F1 points: ours (mean ± sd over the
+    common seeds), the paired bootstrap with the seeds pooled, the paper's, and the verdict."""
     lines = []
-    for scenario in plan.scenarios:
-        for ours_approach in eer:
-            for baseline in baselines:
-                values = []
-                for approach in (ours_approach, baseline):
-                    done = report.done(dataset, scenario.name, approach, plan.encoders[0])
-                    values.append(mean([r["f1"] for r in done.values()]) * 100 if done else None)
-                paper = [paper_value(rows, scenario.type, a, column)[0] for a in (ours_approach, baseline)]
-                ours_text = f"{values[0] - values[1]:+.1f}" if None not in values else "–"
-                paper_text = f"{paper[0] - paper[1]:+.1f}" if None not in paper else "–"
-                agree = "–" if "–" in (ours_text, paper_text) else ("yes" if (values[0] - values[1]) * (paper[0] - paper[1]) > 0 else "no")
-                lines.append([scenario.name, f"{approach_label(ours_approach)} − {approach_label(baseline)}", ours_text, paper_text, agree])
-    header = ["scenario", "difference", f"ours ({dataset}, F1 points)", f"paper ({column})", "same sign"]
-    return markdown_table(header, lines, ["l", "l", "r", "r", "l"])
+    confidence = plan.bootstrap["confidence"]
+    for c in claims(plan, report, rows, tex, dataset, column):
+        ours = "–"
+        if c["per_seed"]:
+            ours = f"{mean(c['per_seed']):+.1f}" + (f" ± {std(c['per_seed']):.1f}" if len(c["per_seed"]) > 1 else "")
+        test = c["test"]
+        pooled = f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}]" if test else "–"
+        paper = f"{c['paper']:+.1f}" if c["paper"] is not None else "–"
+        lines.append([c["scenario"], c["difference"], ours, paper, pooled, c["claim"], c["verdict"]])
+    header = [
+        "scenario", "difference", f"ours ({dataset}, F1 points)", f"paper ({column})",
+        f"ours, seeds pooled [{confidence:.0%} CI]", "the paper's claim", "here",
+    ]  # fmt: skip
+    return markdown_table(header, lines, ["l", "l", "r", "r", "r", "l", "l"])
+
+
+def claims_paragraph(plan, report, rows, tex: str, dataset: str, column: str) -> str:
+    """The claims in words, generated from :func:`claims` (no number typed by hand), with the ablation
+    that comes closest to the plan's reference approach."""
+    found = [c for c in claims(plan, report, rows, tex, dataset, column) if c["verdict"] != "–"]
+    if not found:
+        return ""
+    groups: Dict[str, List[str]] = {}
+    for c in found:
+        groups.setdefault(c["verdict"], []).append(f"{c['claim']} ({c['scenario']})")
+    plural = {"holds": "hold", "does not hold": "do not hold"}
+    counts = ", ".join(
+        f"{len(groups[v])} {v if len(groups[v]) == 1 else plural.get(v, v)}" for v in ("holds", "does not hold", "not significant") if v in groups
+    )  # fmt: skip
+    text = [
+        f"**Which of the paper's claims hold here** ({dataset}; {plan.bootstrap['confidence']:.0%} paired bootstrap over test "
+        f"documents, seeds pooled; a paper difference under {EQUAL_MARGIN:g} point reads as \"about equal\"): of {len(found)} "
+        f"claims checked, {counts}."
+    ]
+    for v in ("holds", "does not hold", "not significant"):
+        if v in groups:
+            text.append(f"{v[0].upper() + v[1:]}: {'; '.join(groups[v])}.")
+    from eer_plugin.benchmark.studies import ablation_rows, paired_difference
+
+    if plan.reference:
+        closing, tested = [], 0
+        for entry in ablation_rows(report):
+            if entry["run"].dataset.name != dataset:
+                continue
+            test = paired_difference(report, entry["run"], entry["reference"])
+            if test is None:
+                continue
+            tested += 1
+            if not (test["significant"] and test["delta"] < 0):
+                closing.append(f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {100 * test['delta']:+.1f})")
+        if tested:
+            label = approach_label(plan.reference)
+            text.append(
+                f"Ablations: of {tested} finished ablation runs, "
+                + (f"these are not significantly worse than {label}: {'; '.join(closing)}." if closing else f"none comes within significance of {label}.")
+            )
+    return " ".join(text)
 
 
 def render(
@@ -184,7 +323,7 @@ def render_docs(
         f"Ours: {', '.join(plan.encoders)} on CPU; epochs {plan.epochs_description()}; "
         f"batch size {settings['EER_BATCH_SIZE']} chunks, peak learning rate {settings['EER_LEARNING_RATE']} (encoder) and "
         f"{report.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (freshly initialised heads); "
-        f"seeds {', '.join(map(str, plan.seeds))}. "
+        f"seeds {plan.seeds_description()}. "
         "The paper's NNS block reports `-all` variants only, so our NNS rows are set beside the same approach's `-all` row.",
         "",
     ]
@@ -192,12 +331,17 @@ def render_docs(
         column = dataset_column.get(dataset.name, dataset.name)
         parts += [comparison(plan, report, rows, dataset.name, column), ""]
         parts += [
-            "Does the paper's ordering hold here? EER (short, shortest) minus each baseline, in F1 points, "
-            "ours next to the paper's (NNS: the paper's -all rows; the significance of ours is in \"Significance\" below):",
+            "Does the paper's ordering hold here? EER (short, shortest) minus each baseline, EER-short minus EER-shortest, "
+            "and the ratio grid's settings minus the benchmark setting, in F1 points: ours (mean ± sd of the per-seed "
+            "differences, and the paired bootstrap with the seeds pooled) next to the paper's (NNS: the paper's -all rows; "
+            "the ratio grid: the paper's \"Varying EER HPs\", mean of its 3 samples):",
             "",
-            differences(plan, report, rows, dataset.name, column),
+            differences(plan, report, rows, dataset.name, column, tex),
             "",
         ]
+        paragraph = claims_paragraph(plan, report, rows, tex, dataset.name, column)
+        if paragraph:
+            parts += [paragraph, ""]
     grid = ratio_comparison(report, tex)
     if grid:
         parts += [

@@ -4,10 +4,15 @@ sentences on training settings and on the convergence of rho_hat."""
 import re
 from typing import Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.plan import split_approach
+from eer_plugin.benchmark.plan import GOLD_APPROACHES, split_approach
 
-# a paper table row label -> our approach name: "EER-BERT-short" -> "eer_short", "Gold-BERT-all" -> "gold"
-PAPER_FAMILIES = {"Gold": "gold", "Raw": "raw", "Raw+CD": "raw_cd", "CBL": "cbl_bert", "SNS": "sns", "EER": "eer"}
+# a paper table row label -> our approach name: "EER-BERT-short" -> "eer_short", "Gold-BERT-all" -> "gold",
+# "Gold-SNS-BERT-all" -> "gold_sns", "CBL-LSTM-shortest" -> "cbl_lstm_shortest" (the LSTM rows name no BERT)
+PAPER_FAMILIES = {
+    "Gold": "gold", "Gold-SNS": "gold_sns", "Raw": "raw", "Raw+CD": "raw_cd", "CBL": "cbl_bert", "CBL-LSTM": "cbl_lstm",
+    "SNS": "sns", "EER": "eer",
+}  # fmt: skip
+PAPER_NO_ENCODER = ("CBL-LSTM",)  # families whose row label has no "-BERT"
 PAPER_BLOCKS = {"Non-Native Speaker": "nns", "Exploratory Expert": "ee"}
 
 
@@ -82,10 +87,10 @@ def paper_value(rows, scenario_type: Optional[str], approach: str, column: str) 
     approach, or, when the block has no row of that variant at all (the paper's NNS block has only
     ``-all`` rows), the same family's ``all`` row."""
     family, variant = paper_row_label(approach)
-    block = "" if approach == "gold" else scenario_type
+    block = "" if approach in GOLD_APPROACHES else scenario_type
     block_variants = {label.rsplit("-", 1)[-1] for (b, label) in rows if b == block}
     for wanted in (variant,) if variant in block_variants else ("all",):
-        label = f"{family}-BERT-{wanted}"
+        label = f"{family}-{wanted}" if family in PAPER_NO_ENCODER else f"{family}-BERT-{wanted}"
         if (block, label) in rows and column in rows[(block, label)]:
             return rows[(block, label)][column], label
     return None, ""

@@ -7,14 +7,14 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Sequence
 
 from eer_plugin.benchmark.plan import (
-    GOLD_SCENARIO, KNOWN_APPROACHES, SCENARIO_PARAMETERS, SCENARIO_TYPES, VARIANTS, Dataset, Plan, PlanError, Scenario,
-    slug, split_approach,
+    ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, SCENARIO_PARAMETERS, SCENARIO_TYPES, VARIANTS, Dataset, Plan, PlanError, Scenario,
+    setting_slug, slug, split_approach,
 )  # fmt: skip
 from eer_plugin.encoders import config_defaults
 
 PLAN_KEYS = (
     "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
-    "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps",
+    "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps", "ablations",
 )  # fmt: skip
 #: EER_* variables the plan sets through its own keys, not through ``env``
 CONTROLLED_VARIABLES = {
@@ -100,10 +100,11 @@ def _scenario(data: Any, index: int) -> Scenario:
     name, kind = data.get("name"), data.get("type")
     _require(isinstance(name, str) and bool(NAME_PATTERN.match(name or "")), f"{where}: 'name' must be a name like 'EE-1000' (letters, digits, . _ + -), got {name!r}")
     where = f"scenario {name!r}"
-    _require(name != GOLD_SCENARIO, f"{where}: the name 'gold' is reserved for the gold approach's runs")
+    _require(name != GOLD_SCENARIO, f"{where}: the name 'gold' is reserved for the gold approaches' runs")
+    _require(name != ABLATIONS_DIR, f"{where}: the name 'ablations' is reserved for the ablation study's runs")
     _require(kind in SCENARIO_TYPES, f"{where}: unknown type {kind!r}; expected one of {', '.join(SCENARIO_TYPES)}")
     defaults = SCENARIO_PARAMETERS[kind]
-    _check_keys(data, ["name", "type", "env", "epochs", "min_steps", *defaults], where)
+    _check_keys(data, ["name", "type", "env", "epochs", "min_steps", "seeds", *defaults], where)
     params = {}
     for key, default in defaults.items():
         value = data.get(key, default)
@@ -119,8 +120,19 @@ def _scenario(data: Any, index: int) -> Scenario:
     epochs = _epochs(data["epochs"], f"{where}: 'epochs'") if "epochs" in data else {}
     _require("EER_MIN_STEPS" not in env, f"{where}: set the step budget with the scenario's 'min_steps', not env.EER_MIN_STEPS")
     min_steps = _min_steps(data["min_steps"], f"{where}: 'min_steps'") if "min_steps" in data else None
+    seeds = tuple(_seeds(data["seeds"], f"{where}: 'seeds'")) if "seeds" in data else None
     items = (tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
-    return Scenario(name, kind, *items, min_steps=min_steps)
+    return Scenario(name, kind, *items, min_steps=min_steps, seeds=seeds)
+
+
+def _seeds(value: Any, where: str) -> List[int]:
+    """``seeds`` of a plan, a scenario or a study: a non-empty list of distinct non-negative integers."""
+    _require(
+        isinstance(value, list) and bool(value) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value),
+        f"{where} must be a non-empty list of non-negative integers, got {value!r}",
+    )
+    _require(len(set(value)) == len(value), f"{where} lists a seed twice")
+    return list(value)
 
 
 def _min_steps(value: Any, where: str) -> int:
@@ -190,7 +202,10 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     _require(bool(approaches), "'approaches' is empty")
     scenarios = [_scenario(item, i) for i, item in enumerate(data.get("scenarios") or [])]
     _require(len({s.name for s in scenarios}) == len(scenarios), "two scenarios have the same name")
-    _require(bool(scenarios) or approaches == ["gold"], "'scenarios' is empty, but approaches other than 'gold' need one")
+    _require(
+        bool(scenarios) or all(a in GOLD_APPROACHES for a in approaches),
+        f"'scenarios' is empty, but approaches other than {' and '.join(GOLD_APPROACHES)} need one",
+    )
 
     if "encoders" in data:
         _require("EER_ENCODER" not in env, "set the encoder either with 'encoders' or with env.EER_ENCODER, not both")
@@ -202,12 +217,7 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     slugs = {e: slug(e) for e in encoders}
     _require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
 
-    seeds = data.get("seeds", [0])
-    _require(
-        isinstance(seeds, list) and seeds and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds),
-        f"'seeds' must be a non-empty list of non-negative integers, got {seeds!r}",
-    )
-    _require(len(set(seeds)) == len(seeds), "'seeds' lists a seed twice")
+    seeds = _seeds(data.get("seeds", [0]), "'seeds'")
     epochs: Dict[str, int] = {}
     if "epochs" in data:
         _require("EER_EPOCHS" not in env, "set epochs either with 'epochs' or with env.EER_EPOCHS, not both")
@@ -232,7 +242,10 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     reference = data.get("reference")
     if reference is not None:
         _require(isinstance(reference, str) and reference in KNOWN_APPROACHES, f"'reference': unknown approach {reference!r}; known approaches: {', '.join(KNOWN_APPROACHES)}")
-        _require(reference in approaches and reference != "gold", f"'reference' {reference!r} must be one of the plan's approaches other than gold")
+        _require(
+            reference in approaches and reference not in GOLD_APPROACHES,
+            f"'reference' {reference!r} must be one of the plan's approaches other than {' and '.join(GOLD_APPROACHES)}",
+        )
 
     dataset_names, scenario_names = [d.name for d in datasets], [s.name for s in scenarios]
 
@@ -249,7 +262,7 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         if isinstance(grid, list):
             grid = {"settings": grid}
         _require(isinstance(grid, dict), "'ratio_grid' must be a list of [rho, gamma] pairs or a mapping with 'settings'")
-        _check_keys(grid, ["settings", "approach", "datasets", "scenarios"], "ratio_grid")
+        _check_keys(grid, ["settings", "approach", "datasets", "scenarios", "seeds", "min_steps"], "ratio_grid")
         settings = grid.get("settings")
         _require(isinstance(settings, list) and settings, "ratio_grid: 'settings' must be a non-empty list of [rho, gamma] pairs")
         pairs = []
@@ -267,19 +280,22 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
             "settings": pairs, "approach": approach,
             "datasets": subset(grid.get("datasets"), dataset_names, "ratio_grid.datasets"),
             "scenarios": subset(grid.get("scenarios"), scenario_names, "ratio_grid.scenarios"),
+            "seeds": _seeds(grid["seeds"], "ratio_grid.seeds") if "seeds" in grid else None,
+            "min_steps": _min_steps(grid["min_steps"], "ratio_grid.min_steps") if "min_steps" in grid else None,
         }  # fmt: skip
 
     curve = data.get("learning_curve")
     if curve is not None:
         _require(isinstance(curve, dict), "'learning_curve' must be a mapping with 'budgets' and 'approaches'")
-        _check_keys(curve, ["budgets", "approaches", "datasets", "schemes", "keep_probability"], "learning_curve")
+        _check_keys(curve, ["budgets", "approaches", "datasets", "schemes", "keep_probability", "seeds", "min_steps"], "learning_curve")
         budgets = curve.get("budgets")
         _require(
             isinstance(budgets, list) and budgets and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in budgets),
             f"learning_curve: 'budgets' must be a non-empty list of positive integers, got {budgets!r}",
         )
         lc_approaches = _approaches(curve.get("approaches", ["eer_short", "raw_shortest"]), "learning_curve.approaches")
-        _require("gold" not in lc_approaches, "learning_curve.approaches: 'gold' ignores the budget; put it in 'approaches' (it is drawn as a line)")
+        for gold in GOLD_APPROACHES:
+            _require(gold not in lc_approaches, f"learning_curve.approaches: {gold!r} ignores the budget; put it in 'approaches' (it is drawn as a line)")
         schemes = _names(curve.get("schemes", ["ee", "exhaustive"]), "learning_curve.schemes")
         for scheme in schemes:
             _require(scheme in ("ee", "exhaustive"), f"learning_curve.schemes: unknown scheme {scheme!r}; expected 'ee' or 'exhaustive'")
@@ -288,7 +304,11 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         curve = {
             "budgets": sorted(set(budgets)), "approaches": lc_approaches, "schemes": schemes, "keep_probability": float(keep),
             "datasets": subset(curve.get("datasets"), dataset_names, "learning_curve.datasets"),
+            "seeds": _seeds(curve["seeds"], "learning_curve.seeds") if "seeds" in curve else None,
+            "min_steps": _min_steps(curve["min_steps"], "learning_curve.min_steps") if "min_steps" in curve else None,
         }  # fmt: skip
+
+    ablations = _ablations(data["ablations"], dataset_names, scenario_names, subset) if data.get("ablations") is not None else None
 
     bootstrap = {"resamples": 100_000, "confidence": 0.99, "seed": 0}
     if data.get("bootstrap") is not None:
@@ -302,4 +322,45 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         path=str(path), name=str(data.get("name") or Path(path).stem), datasets=datasets, scenarios=scenarios,
         approaches=approaches, encoders=encoders, encoder_slugs=slugs, seeds=list(seeds), env=env, epochs=epochs,
         reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=bootstrap, min_steps=min_steps,
+        ablations=ablations,
     )  # fmt: skip
+
+
+def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], subset) -> Dict[str, Any]:
+    """``ablations: {approach, scenarios, datasets, seeds, settings: [{name, env, approach}]}``: each
+    setting is one run per seed (default: the scenario's seeds) of the approach on each scenario's data,
+    with the plan's settings and the setting's env over them; compared with the benchmark's own run."""
+    _require(isinstance(study, dict), "'ablations' must be a mapping with 'approach' and 'settings'")
+    _check_keys(study, ["approach", "settings", "datasets", "scenarios", "seeds"], "ablations")
+    _require(bool(scenario_names), "ablations need a scenario")
+
+    def approach_of(value: Any, where: str) -> str:
+        _require(
+            value in KNOWN_APPROACHES and value not in GOLD_APPROACHES,
+            f"{where}: unknown approach {value!r}; expected a partial-annotation approach such as eer_short",
+        )
+        return value
+
+    approach = approach_of(study.get("approach", "eer_short"), "ablations.approach")
+    settings = study.get("settings")
+    _require(isinstance(settings, list) and bool(settings), "ablations: 'settings' must be a non-empty list of {name, env}")
+    parsed, slugs = [], set()
+    for index, item in enumerate(settings):
+        _require(isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip(), f"ablations.settings[{index}] must be a mapping with a 'name' and an 'env'")
+        where = f"ablations setting {item['name']!r}"
+        _check_keys(item, ["name", "env", "approach"], where)
+        _require("env" in item, f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)")
+        env = _env(item["env"], f"{where}: env")
+        _require(bool(env), f"{where}: 'env' is empty (it would repeat the benchmark run)")
+        _require("EER_ENCODER" not in env, f"{where}: env.EER_ENCODER: a second encoder belongs in the plan's 'encoders'")
+        name_slug = setting_slug(item["name"])
+        _require(name_slug not in slugs, f"{where}: its directory name {name_slug!r} is another setting's; rename one")
+        slugs.add(name_slug)
+        own = approach_of(item["approach"], f"{where}: 'approach'") if "approach" in item else None
+        parsed.append({"name": item["name"], "slug": name_slug, "env": env, "approach": own})
+    return {
+        "approach": approach, "settings": parsed,
+        "datasets": subset(study.get("datasets"), dataset_names, "ablations.datasets"),
+        "scenarios": subset(study.get("scenarios"), scenario_names, "ablations.scenarios"),
+        "seeds": _seeds(study["seeds"], "ablations.seeds") if "seeds" in study else None,
+    }  # fmt: skip

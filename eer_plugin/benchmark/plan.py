@@ -12,9 +12,12 @@ from eer_plugin.encoders import config_defaults
 FAMILIES = ("raw", "raw_cd", "cbl_lstm", "cbl_bert", "sns", "eer")
 CBL_FAMILIES = ("cbl_lstm", "cbl_bert")  # run with `allennlp cbl`; the final model is in <run>/final
 VARIANTS = ("all", "short", "shortest")
-KNOWN_APPROACHES = ("gold",) + tuple(f"{family}_{variant}" for family in FAMILIES for variant in VARIANTS)
+#: approaches trained on the complete annotation; they ignore the scenario (directory GOLD_SCENARIO) and
+#: use the plan's seeds: Gold (the CRF tagger) and Gold-SNS (the SNS span model, the paper's Gold-SNS-BERT row)
+GOLD_APPROACHES = ("gold", "gold_sns")
+KNOWN_APPROACHES = GOLD_APPROACHES + tuple(f"{family}_{variant}" for family in FAMILIES for variant in VARIANTS)
 FAMILY_LABELS = {
-    "gold": "Gold", "raw": "Raw", "raw_cd": "Raw+CD", "cbl_lstm": "CBL-LSTM", "cbl_bert": "CBL-BERT", "sns": "SNS", "eer": "EER",
+    "gold": "Gold", "gold_sns": "Gold-SNS", "raw": "Raw", "raw_cd": "Raw+CD", "cbl_lstm": "CBL-LSTM", "cbl_bert": "CBL-BERT", "sns": "SNS", "eer": "EER",
 }  # fmt: skip
 SCENARIO_TYPES = ("ee", "nns", "random", "gold")
 #: parameters of each scenario type and their defaults (None: required)
@@ -24,7 +27,8 @@ SCENARIO_PARAMETERS: Dict[str, Dict[str, Any]] = {
     "random": {"keep_probability": None},
     "gold": {},
 }
-GOLD_SCENARIO = "gold"  # directory of the gold approach's runs (it ignores the scenario)
+GOLD_SCENARIO = "gold"  # directory of the gold approaches' runs (they ignore the scenario)
+ABLATIONS_DIR = "ablations"  # <dataset>/ablations/<setting>/<scenario>/...: the ablation study's runs
 EXHAUSTIVE_MAX_PER_DOCUMENT = 1_000_000_000
 
 
@@ -33,9 +37,9 @@ class PlanError(ValueError):
 
 
 def split_approach(approach: str) -> Tuple[str, str]:
-    """``raw_cd_shortest`` -> ``("raw_cd", "shortest")``; ``gold`` -> ``("gold", "all")``."""
-    if approach == "gold":
-        return "gold", "all"
+    """``raw_cd_shortest`` -> ``("raw_cd", "shortest")``; ``gold`` -> ``("gold", "all")``; ``gold_sns`` -> ``("gold_sns", "all")``."""
+    if approach in GOLD_APPROACHES:
+        return approach, "all"
     family, _, variant = approach.rpartition("_")
     return family, variant
 
@@ -48,6 +52,12 @@ def approach_label(approach: str) -> str:
 def slug(text: str) -> str:
     """A directory name for an encoder name or path (its last component)."""
     return re.sub(r"[^A-Za-z0-9._+-]+", "_", text.rstrip("/").split("/")[-1]) or "encoder"
+
+
+def setting_slug(name: str) -> str:
+    """A directory name for an ablation setting: ``"paper's schedule (2e-5, 50 epochs)"`` ->
+    ``'paper-s-schedule-2e-5-50-epochs'``."""
+    return re.sub(r"[^a-z0-9.+]+", "-", name.lower()).strip("-.") or "setting"
 
 
 def number_text(value: float) -> str:
@@ -71,6 +81,7 @@ class Scenario:
     env: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this scenario's runs (over the plan's)
     epochs: Tuple[Tuple[str, int], ...] = ()  # variant -> epochs of this scenario's runs (over the plan's)
     min_steps: Optional[int] = None  # least optimizer steps of this scenario's runs (over the plan's)
+    seeds: Optional[Tuple[int, ...]] = None  # seeds of this scenario's runs (None: the plan's)
 
     def get(self, key: str) -> Any:
         return dict(self.params)[key]
@@ -121,6 +132,8 @@ class Run:
     seed: int
     ratio: Optional[Tuple[float, float]] = None  # (rho, gamma) when it differs from the plan's
     studies: List[str] = dataclasses.field(default_factory=list)
+    ablation: Optional[str] = None  # the ablation setting's directory name (its slug); None: not an ablation run
+    overrides: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this run over the plan's (ablations, study budgets)
 
     @property
     def scenario_name(self) -> str:
@@ -128,7 +141,8 @@ class Run:
 
     @property
     def key(self) -> Tuple:
-        return (self.dataset.name, self.scenario_name, self.approach, self.encoder, self.seed, self.ratio)
+        """(dataset, scenario, approach, encoder, seed, ratio, ablation): what makes a run its own."""
+        return (self.dataset.name, self.scenario_name, self.approach, self.encoder, self.seed, self.ratio, self.ablation)
 
     @property
     def family(self) -> str:
@@ -146,7 +160,12 @@ class Run:
 
     @property
     def rel(self) -> Path:
-        return Path(self.dataset.name) / self.scenario_name / self.approach_dir / self.encoder_slug / f"seed{self.seed}"
+        """``<dataset>/<scenario>/<approach>/<encoder>/seed<k>``; an ablation run:
+        ``<dataset>/ablations/<setting>/<scenario>/<approach>/<encoder>/seed<k>``."""
+        tail = Path(self.scenario_name) / self.approach_dir / self.encoder_slug / f"seed{self.seed}"
+        if self.ablation is not None:
+            return Path(self.dataset.name) / ABLATIONS_DIR / self.ablation / tail
+        return Path(self.dataset.name) / tail
 
     @property
     def name(self) -> str:
@@ -170,10 +189,12 @@ class Plan:
     learning_curve: Optional[Dict[str, Any]]
     bootstrap: Dict[str, Any]
     min_steps: Optional[int] = None  # least optimizer steps of every run (EER_MIN_STEPS); scenarios may override
+    ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approach}]}
     # filled by expand()
     runs: List[Run] = dataclasses.field(default_factory=list)
     ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
     lc_entries: List[Tuple[str, str, int, Run]] = dataclasses.field(default_factory=list)
+    ablation_entries: List[Tuple[Dict[str, Any], Run]] = dataclasses.field(default_factory=list)  # (setting, run)
 
     def dataset_env(self, dataset: Dataset) -> Dict[str, str]:
         return {**config_defaults(), **self.env, **dict(dataset.env)}
@@ -195,18 +216,50 @@ class Plan:
             env["EER_MIN_STEPS"] = str(min_steps)
         return env
 
+    def env_of(self, run: Run) -> Dict[str, str]:
+        """The EER_* settings of one run: :meth:`run_env` and then the run's own overrides (an
+        ablation setting's env, a study's step budget)."""
+        env = self.run_env(run.dataset, run.scenario, run.variant)
+        env.update(dict(run.overrides))
+        return env
+
+    def scenario_seeds(self, scenario: Optional[Scenario]) -> List[int]:
+        """The seeds of a scenario's runs: its own ``seeds``, else the plan's (gold approaches: the plan's)."""
+        if scenario is not None and scenario.seeds is not None:
+            return list(scenario.seeds)
+        return list(self.seeds)
+
+    @property
+    def all_seeds(self) -> List[int]:
+        """Every seed of any run of the plan, in order."""
+        return sorted({run.seed for run in self.runs} | set(self.seeds))
+
+    def effective_min_steps(self, scenario: Optional[Scenario]) -> Optional[int]:
+        if scenario is not None and scenario.min_steps is not None:
+            return scenario.min_steps
+        return self.min_steps
+
     def epochs_description(self) -> str:
         text = epochs_text(self.epochs)
         overrides = [f"{s.name}: {epochs_text({**self.epochs, **dict(s.epochs)})}" for s in self.scenarios if s.epochs]
         return text + (f" (scenario {'; '.join(overrides)})" if overrides else "")
 
+    def seeds_description(self) -> str:
+        """``'0, 1, 2 (scenario NNS: 0)'``."""
+        overrides = [f"{s.name}: {', '.join(map(str, s.seeds))}" for s in self.scenarios if s.seeds is not None and list(s.seeds) != self.seeds]
+        return ", ".join(map(str, self.seeds)) + (f" (scenario {'; '.join(overrides)})" if overrides else "")
+
     def min_steps_description(self) -> str:
-        """``'at least 2000 optimizer steps per run (scenario NNS: 500)'``; ``''`` when the plan sets none."""
-        overrides = [f"{s.name}: {s.min_steps}" for s in self.scenarios if s.min_steps is not None]
+        """``'at least 2000 optimizer steps per run (scenario NNS: 500; learning curve: 400)'``; ``''`` when
+        the plan sets none."""
+        overrides = [f"scenario {s.name}: {s.min_steps}" for s in self.scenarios if s.min_steps is not None]
+        for study, label in ((self.ratio_grid, "ratio grid"), (self.learning_curve, "learning curve")):
+            if study and study.get("min_steps") is not None:
+                overrides.append(f"{label}: {study['min_steps']}")
         if self.min_steps is None and not overrides:
             return ""
         text = f"at least {self.min_steps} optimizer steps per run" if self.min_steps is not None else "minimum optimizer steps"
-        return text + (f" (scenario {'; '.join(overrides)})" if overrides else "")
+        return text + (f" ({'; '.join(overrides)})" if overrides else "")
 
     def base_ratio(self, dataset: Dataset) -> Tuple[float, float]:
         env = self.dataset_env(dataset)
@@ -214,14 +267,21 @@ class Plan:
 
     # ------------------------------------------------------------------ expansion
     def expand(self) -> "Plan":
-        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve), each once."""
+        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve, ablations), each once.
+
+        A study's run is the benchmark's own run when it would be the same run with the same settings
+        (the ratio grid's benchmark setting, a learning-curve point with a benchmark scenario's data):
+        a study's ``min_steps`` that differs from the scenario's gives the study its own runs."""
         by_key: Dict[Tuple, Run] = {}
         runs: List[Run] = []
 
-        def add(dataset, scenario, approach, encoder, seed, study, ratio=None) -> Run:
-            if ratio is not None and tuple(ratio) == self.base_ratio(dataset):
+        def add(dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=()) -> Run:
+            if ratio is not None and tuple(ratio) == self.base_ratio(dataset) and not overrides:
                 ratio = None
-            run = Run(dataset, scenario, approach, encoder, self.encoder_slugs[encoder], seed, ratio)
+            run = Run(
+                dataset, scenario, approach, encoder, self.encoder_slugs[encoder], seed, ratio, ablation=ablation,
+                overrides=tuple(sorted(overrides)),
+            )  # fmt: skip
             existing = by_key.get(run.key)
             if existing is None:
                 by_key[run.key] = existing = run
@@ -230,17 +290,25 @@ class Plan:
                 existing.studies.append(study)
             return existing
 
+        def budget(study, scenario) -> Tuple[Tuple[str, str], ...]:
+            """The EER_MIN_STEPS override of a study's runs on ``scenario`` (none when it is the scenario's own)."""
+            steps = study.get("min_steps")
+            if steps is None or steps == self.effective_min_steps(scenario):
+                return ()
+            return (("EER_MIN_STEPS", str(steps)),)
+
         for dataset in self.datasets:
-            if "gold" in self.approaches:
-                for encoder in self.encoders:
-                    for seed in self.seeds:
-                        add(dataset, None, "gold", encoder, seed, "benchmark")
-            for scenario in self.scenarios:
-                for approach in self.approaches:
-                    if approach == "gold":
-                        continue
+            for approach in self.approaches:
+                if approach in GOLD_APPROACHES:
                     for encoder in self.encoders:
                         for seed in self.seeds:
+                            add(dataset, None, approach, encoder, seed, "benchmark")
+            for scenario in self.scenarios:
+                for approach in self.approaches:
+                    if approach in GOLD_APPROACHES:
+                        continue
+                    for encoder in self.encoders:
+                        for seed in self.scenario_seeds(scenario):
                             add(dataset, scenario, approach, encoder, seed, "benchmark")
         grid = self.ratio_grid
         if grid:
@@ -248,8 +316,11 @@ class Plan:
                 for scenario in self._scenarios(grid["scenarios"]):
                     for encoder in self.encoders:
                         for rho, gamma in grid["settings"]:
-                            for seed in self.seeds:
-                                run = add(dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma))
+                            for seed in grid.get("seeds") or self.scenario_seeds(scenario):
+                                run = add(
+                                    dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma),
+                                    overrides=budget(grid, scenario),
+                                )  # fmt: skip
                                 self.ratio_entries.append(((dataset.name, scenario.name, encoder), (rho, gamma), run))
         curve = self.learning_curve
         if curve:
@@ -257,31 +328,56 @@ class Plan:
             names = {s.name for s in self.scenarios}
             for dataset in self._datasets(curve["datasets"]):
                 for scheme in curve["schemes"]:
-                    for budget in curve["budgets"]:
-                        scenario = self._curve_scenario(scheme, budget, curve["keep_probability"], by_spec, names)
+                    for budget_size in curve["budgets"]:
+                        scenario = self._curve_scenario(scheme, budget_size, curve, by_spec, names)
                         for approach in curve["approaches"]:
                             for encoder in self.encoders:
-                                for seed in self.seeds:
+                                for seed in curve.get("seeds") or self.seeds:
                                     run = add(dataset, scenario, approach, encoder, seed, "learning_curve")
-                                    self.lc_entries.append((dataset.name, scheme, budget, run))
+                                    self.lc_entries.append((dataset.name, scheme, budget_size, run))
+        study = self.ablations
+        if study:
+            for dataset in self._datasets(study["datasets"]):
+                for scenario in self._scenarios(study["scenarios"]):
+                    for setting in study["settings"]:
+                        approach = setting.get("approach") or study["approach"]
+                        for encoder in self.encoders:
+                            for seed in study.get("seeds") or self.scenario_seeds(scenario):
+                                run = add(
+                                    dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
+                                    overrides=tuple(setting["env"].items()),
+                                )  # fmt: skip
+                                self.ablation_entries.append((setting, run))
         self.runs = runs
         return self
 
-    def _curve_scenario(self, scheme, budget, keep, by_spec, names) -> Scenario:
+    def reference_run(self, run: Run) -> Optional[Run]:
+        """The benchmark block's run an ablation run is compared with: the same approach, data, encoder and seed."""
+        key = (run.dataset.name, run.scenario_name, run.approach, run.encoder, run.seed, None, None)
+        return next((r for r in self.runs if r.key == key), None)
+
+    def _curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:
+        """The scenario of a learning-curve point: a benchmark scenario with the same data and settings
+        when the plan has one (its runs are shared), else its own (``EE-<budget>``, ``Exh-<budget>``)."""
         from eer_plugin.core.simulators import learning_curve_max_per_document
 
         if scheme == "ee":
-            params = {"budget": budget, "keep_probability": keep, "max_per_document": learning_curve_max_per_document(budget)}
+            params = {"budget": budget, "keep_probability": curve["keep_probability"], "max_per_document": learning_curve_max_per_document(budget)}
             name = f"EE-{budget}"
         else:  # exhaustive: linear annotation of whole documents in random order
             params = {"budget": budget, "keep_probability": 1.0, "max_per_document": EXHAUSTIVE_MAX_PER_DOCUMENT}
             name = f"Exh-{budget}"
-        scenario = Scenario(name, "ee", tuple(sorted(params.items())))
-        if scenario.spec in by_spec:
-            return by_spec[scenario.spec]  # the same data as a benchmark scenario: share its runs
-        if name in names:
-            scenario = dataclasses.replace(scenario, name=f"{name}-lc")
-        by_spec[scenario.spec] = scenario
+        scenario = Scenario(name, "ee", tuple(sorted(params.items())), min_steps=curve.get("min_steps"))
+        shared = by_spec.get(scenario.spec)
+        if shared is not None and (
+            shared is by_spec.get(("lc",) + scenario.spec)
+            or (not shared.env and not shared.epochs and self.effective_min_steps(shared) == self.effective_min_steps(scenario))
+        ):
+            return shared  # the same data and settings as a benchmark scenario (or an earlier curve point): share its runs
+        while scenario.name in names:
+            scenario = dataclasses.replace(scenario, name=f"{scenario.name}-lc")
+        names.add(scenario.name)
+        by_spec[scenario.spec] = by_spec[("lc",) + scenario.spec] = scenario
         return scenario
 
     def _datasets(self, names: Optional[List[str]]) -> List[Dataset]:

@@ -8,7 +8,7 @@ import io
 from typing import Any, Dict, List, Optional, Tuple
 
 from eer_plugin.benchmark import convergence, plots, studies
-from eer_plugin.benchmark.plan import GOLD_SCENARIO, KNOWN_APPROACHES, Plan, Scenario, approach_label
+from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, Scenario, approach_label
 from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.tables import (
     duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
@@ -19,7 +19,7 @@ DEFAULT_HEAD_LEARNING_RATE = "1e-3"
 CSV_COLUMNS = (
     "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
     "seconds", "run_dir", "log", "study", "entity_ratio", "ratio_margin", "rho_star", "tp", "fp", "fn",
-    "eval_seconds", "o_cost", "error",
+    "eval_seconds", "o_cost", "error", "ablation",
 )  # fmt: skip
 
 
@@ -47,13 +47,13 @@ class Report:
         values = [self.plan.run_env(run.dataset, run.scenario, run.variant).get(key, default) for run in self.plan.runs]
         return " / ".join(dict.fromkeys(values)) or default
 
-    def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None) -> Optional[dict]:
-        return self.records.get((dataset, scenario, approach, encoder, seed, ratio))
+    def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None, ablation=None) -> Optional[dict]:
+        return self.records.get((dataset, scenario, approach, encoder, seed, ratio, ablation))
 
     def done(self, dataset, scenario, approach, encoder, ratio=None) -> Dict[int, dict]:
-        """Seed -> result of the finished runs of one cell."""
+        """Seed -> result of the finished runs of one cell (every seed the plan has for it)."""
         out = {}
-        for seed in self.plan.seeds:
+        for seed in self.plan.all_seeds:
             record = self.lookup(dataset, scenario, approach, encoder, seed, ratio)
             if record and record.get("status") == "done":
                 out[seed] = record
@@ -61,7 +61,7 @@ class Report:
 
     def cell_status(self, dataset, scenario, approach, encoder, ratio=None) -> Dict[str, int]:
         counts = {"done": 0, "failed": 0, "missing": 0}
-        for seed in self.plan.seeds:
+        for seed in self.plan.all_seeds:
             record = self.lookup(dataset, scenario, approach, encoder, seed, ratio)
             if record is not None:
                 counts[record.get("status", "missing")] = counts.get(record.get("status", "missing"), 0) + 1
@@ -73,15 +73,16 @@ class Report:
             self._counts[key] = data["counts"] if data else None
         return self._counts[key]
 
-    def pair_counts(self, dataset, scenario, approach, encoder):
-        """Per-document counts of ``approach`` and the reference, summed over their common seeds."""
+    def pair_counts(self, dataset, scenario, approach, encoder, reference: Optional[str] = None, ratios=(None, None)):
+        """Per-document counts of ``approach`` and the reference (default: the plan's), summed over
+        their common seeds; ``ratios``: the (rho, gamma) of each side (None: the benchmark setting)."""
         from eer_plugin.core.bootstrap import sum_over_runs
 
-        reference = self.plan.reference
-        mine, theirs = self.done(dataset, scenario, approach, encoder), self.done(dataset, scenario, reference, encoder)
+        reference = reference or self.plan.reference
+        mine, theirs = self.done(dataset, scenario, approach, encoder, ratios[0]), self.done(dataset, scenario, reference, encoder, ratios[1])
         seeds = sorted(set(mine) & set(theirs))
-        a = [self.doc_counts((dataset, scenario, approach, encoder, s, None)) for s in seeds]
-        b = [self.doc_counts((dataset, scenario, reference, encoder, s, None)) for s in seeds]
+        a = [self.doc_counts((dataset, scenario, approach, encoder, s, ratios[0], None)) for s in seeds]
+        b = [self.doc_counts((dataset, scenario, reference, encoder, s, ratios[1], None)) for s in seeds]
         if not seeds or any(c is None for c in a + b):
             return None, seeds
         return (sum_over_runs(a), sum_over_runs(b)), seeds
@@ -95,10 +96,11 @@ class Report:
             return approach_label(approach) + (f" ({self.plan.encoder_slugs[encoder]})" if multi else "")
 
         groups = []
-        if "gold" in self.plan.approaches:
-            groups.append((None, [(label("gold", e), "gold", e) for e in self.plan.encoders]))
+        gold = [a for a in self.plan.approaches if a in GOLD_APPROACHES]
+        if gold:
+            groups.append((None, [(label(a, e), a, e) for a in gold for e in self.plan.encoders]))
         for scenario in self.plan.scenarios:
-            rows = [(label(a, e), a, e) for a in self.plan.approaches if a != "gold" for e in self.plan.encoders]
+            rows = [(label(a, e), a, e) for a in self.plan.approaches if a not in GOLD_APPROACHES for e in self.plan.encoders]
             groups.append((scenario, rows))
         return groups
 
@@ -106,7 +108,7 @@ class Report:
         """Bootstrap of ``approach`` vs the reference on one dataset (or pooled over all, ``None``)."""
         from eer_plugin.core.bootstrap import paired_bootstrap, pooled_bootstrap
 
-        if self.plan.reference is None or approach in (self.plan.reference, "gold"):
+        if self.plan.reference is None or approach == self.plan.reference or approach in GOLD_APPROACHES:
             return None
         settings = dict(n_resamples=self.plan.bootstrap["resamples"], confidence=self.plan.bootstrap["confidence"], seed=self.plan.bootstrap["seed"])
         names = [dataset] if dataset is not None else [d.name for d in self.plan.datasets]
@@ -164,7 +166,7 @@ class Report:
     def _achieved(self, scenario: Scenario) -> str:
         recalls, precisions = [], []
         for dataset in self.plan.datasets:
-            for seed in self.plan.seeds:
+            for seed in self.plan.scenario_seeds(scenario):
                 stats = read_json(self.runner.simulated_path(dataset.name, scenario.name, seed, ".stats.json"))
                 if stats:
                     recalls.append(stats["recall"])
@@ -201,6 +203,8 @@ class Report:
         return markdown_table(header, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "l"])
 
     def time_table(self) -> Tuple[str, float]:
+        """The wall time per approach, and the total compute seconds of the finished runs (each run
+        directory's own training, decoding-cost search and test evaluation, once)."""
         per_approach: Dict[str, List[dict]] = {}
         total = 0.0
         for run in self.plan.runs:
@@ -208,7 +212,7 @@ class Report:
             if record.get("status") != "done":
                 continue
             per_approach.setdefault(run.approach, []).append(record)
-            total += float(record.get("own_seconds", record["seconds"])) + float(record.get("eval_seconds") or 0)
+            total += self.compute_seconds(record)
         rows = []
         for approach in KNOWN_APPROACHES:
             records = per_approach.get(approach)
@@ -220,6 +224,24 @@ class Report:
         header = ["approach", "finished runs", "training time per run", "training time, total", "test evaluation per run"]
         return (markdown_table(header, rows) if rows else ""), total
 
+    @staticmethod
+    def compute_seconds(record: dict) -> float:
+        return float(record.get("own_seconds", record.get("seconds") or 0)) + float(record.get("eval_seconds") or 0)
+
+    def compute_by_block(self) -> Dict[str, Tuple[int, float]]:
+        """Finished runs and their compute seconds per block (gold, benchmark <scenario>, the studies' own runs)."""
+        from eer_plugin.benchmark.runner import block_counts
+
+        out: Dict[str, Tuple[int, float]] = {}
+        for run in self.plan.runs:
+            record = self.records[run.key]
+            if record.get("status") != "done":
+                continue
+            (block,) = block_counts([run])
+            count, seconds = out.get(block, (0, 0.0))
+            out[block] = (count + 1, seconds + self.compute_seconds(record))
+        return out
+
     # ------------------------------------------------------------------ outputs
     def csv_rows(self) -> List[Dict[str, Any]]:
         rows = []
@@ -230,7 +252,7 @@ class Report:
                 "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
                 "seed": run.seed, "status": record.get("status", "missing"), "run_dir": str(self.runner.run_dir(run)),
                 "log": record.get("log") or str(self.runner.log_path(run)), "study": ";".join(run.studies),
-                "entity_ratio": rho, "ratio_margin": gamma, "error": record.get("error", ""),
+                "entity_ratio": rho, "ratio_margin": gamma, "error": record.get("error", ""), "ablation": run.ablation or "",
             }  # fmt: skip
             for key in ("precision", "recall", "f1", "rho_hat", "seconds", "rho_star", "tp", "fp", "fn", "eval_seconds", "o_cost"):
                 value = record.get(key)
@@ -255,14 +277,15 @@ class Report:
         md = [f"# Benchmark: {plan.name}", ""]
         md.append(
             f"Plan `{plan.path}`; {len(plan.runs)} runs: {status['done']} finished, {status['failed']} failed, "
-            f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {', '.join(map(str, plan.seeds))}; "
+            f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {plan.seeds_description()}; "
             f"epochs {plan.epochs_description()}{'; ' + plan.min_steps_description() if plan.min_steps_description() else ''}. "
             f"Learning rate: encoder {self.setting('EER_LEARNING_RATE')}, freshly initialised heads "
-            f"{self.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE). "
+            f"{self.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); "
+            f"encoder precision {self.setting('EER_PRECISION', 'fp32')} (EER_PRECISION). "
             "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
         )  # fmt: skip
         md += ["", "## Test F1", ""]
-        seeds_text = "mean ± standard deviation over seeds" if len(plan.seeds) > 1 else "one seed"
+        seeds_text = "mean ± standard deviation over seeds" if len(plan.all_seeds) > 1 else "one seed"
         md.append(
             f"Word-level span F1 × 100 on each data set's test file ({seeds_text}); **bold**: best of its scenario group. "
             "The Gold row is trained on the complete annotation and does not depend on the scenario. "
@@ -288,11 +311,13 @@ class Report:
             md += ["## Significance (paired bootstrap)", "", f"Δ = F1(approach) − F1({approach_label(plan.reference)}), in F1 points; p: two-sided bootstrap share.", "", boot, ""]
         times, total = self.time_table()
         if times:
+            blocks = "; ".join(f"{block}: {count} run{'s' if count > 1 else ''}, {seconds / 3600:.1f} h" for block, (count, seconds) in self.compute_by_block().items())
             md += [
                 "## Wall time", "",
-                f"Compute time of the finished runs: {duration(total)} (training, decoding-cost search and test evaluation of "
-                "every run directory once; runs in parallel with --jobs take less elapsed time). Training time per run is the "
-                "wall time of its training subprocess(es); Raw+CD includes the training of its Raw model.", "", times, "",
+                f"CPU cost: {total / 3600:.1f} wall hours of compute for the {status['done']} finished runs ({blocks}): the sum of "
+                "the wall times of training, decoding-cost search and test evaluation of every run directory once (runs in "
+                "parallel with --jobs take less elapsed time). Training time per run is the wall time of its training "
+                "subprocess(es); Raw+CD includes the training of its Raw model.", "", times, "",
             ]  # fmt: skip
         grid = studies.ratio_grid_table(self)
         if grid:
@@ -335,6 +360,19 @@ class Report:
                 "For every finished EER run: the first epoch (counted from 1) at whose end the training rho_hat "
                 "(`metrics_epoch_*.json`) lay inside [rho - gamma, rho + gamma], the band of the ratio loss; never: no epoch did.", "",
                 band, "",
+            ]  # fmt: skip
+        ablations = studies.ablations_table(self)
+        if ablations:
+            settings = self.plan.ablations
+            md += [
+                "## Ablations", "",
+                f"Each setting changes the named EER_* settings of the plan and nothing else, on "
+                f"{approach_label(settings['approach'])} unless the row names another approach. \"benchmark setting\" is the "
+                "benchmark's own run of that approach (same data, encoder and seed); Δ F1 in points against it"
+                + (f" and against {approach_label(self.plan.reference)} (same data and seed)" if self.plan.reference else "")
+                + "; † / ‡: significantly better / worse (paired bootstrap over test documents, as above). First epoch in band: "
+                "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma].", "",
+                ablations, "",
             ]  # fmt: skip
         write_atomic(outdir / "results.md", "\n".join(md))
         written["md"] = str(outdir / "results.md")

@@ -25,8 +25,21 @@ CONFIG_DIR = REPO_ROOT / "training_configs"
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
     "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
-    "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS", "EER_MIN_STEPS", "EER_HEAD_LEARNING_RATE",
+    "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS", "EER_MIN_STEPS", "EER_HEAD_LEARNING_RATE", "EER_PRECISION",
+    "EER_RATIO_INIT", "EER_TRAIN_CONSTRAINTS", "EER_RATIO_BOOKENDS", "EER_PER_SEQUENCE_RATIO",
 )  # fmt: skip
+#: how a run made before a setting was recorded behaved: its value of the setting (a callable of the
+#: recorded settings). A finished run whose record lacks a setting is compared with this value, so a
+#: run from before the head learning rate or the calibrated start existed is stale for a plan using them.
+LEGACY_SETTINGS = {
+    "EER_MIN_STEPS": lambda recorded: "0",
+    "EER_HEAD_LEARNING_RATE": lambda recorded: recorded.get("EER_LEARNING_RATE"),  # the heads learned at the encoder's rate
+    "EER_PRECISION": lambda recorded: "fp32",
+    "EER_RATIO_INIT": lambda recorded: "none",
+    "EER_TRAIN_CONSTRAINTS": lambda recorded: "true",
+    "EER_RATIO_BOOKENDS": lambda recorded: "false",
+    "EER_PER_SEQUENCE_RATIO": lambda recorded: "false",
+}
 
 
 class StepFailed(RuntimeError):
@@ -100,12 +113,18 @@ class Runner:
         return {key: env.get(key, "") for key in COMPARED_SETTINGS}
 
     def stale_runs(self, runs: Iterable[Run]) -> List[str]:
-        """Finished runs whose recorded settings differ from the plan's (e.g. other epochs)."""
+        """Finished runs whose recorded settings differ from the plan's (e.g. other epochs). A setting
+        the record lacks (the run predates it) counts as its :data:`LEGACY_SETTINGS` value."""
         stale = []
         for run in runs:
             if not self.is_done(run):
                 continue
-            recorded = (self.record(run).get("settings") or {})
+            recorded = dict(self.record(run).get("settings") or {})
+            if not recorded:
+                continue  # no settings recorded at all: nothing to compare
+            for key, legacy in LEGACY_SETTINGS.items():
+                if key not in recorded:
+                    recorded[key] = legacy(recorded)
             current = self.settings(run)
             diff = [f"{k} {recorded.get(k)!r} (now {v!r})" for k, v in current.items() if k in recorded and recorded[k] != v]
             if diff:
@@ -117,7 +136,7 @@ class Runner:
         """The subprocess environment: the caller's environment without any EER_* variable, the
         config defaults, the plan's env, the dataset's env, then the run's own settings."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
-        env.update(self.plan.run_env(run.dataset, run.scenario, run.variant))
+        env.update(self.plan.env_of(run))
         env.update(
             EER_TRAIN_DATA=str(self.data_path(run)) if run.scenario is not None else run.dataset.train,
             EER_GOLD_TRAIN_DATA=run.dataset.train,
@@ -251,7 +270,7 @@ class Runner:
         rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
         return {
             "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
-            "seed": run.seed, "status": "done",
+            "seed": run.seed, "status": "done", "ablation": run.ablation,
             "precision": summary["precision"], "recall": summary["recall"], "f1": summary["f1"],
             "tp": summary["tp"], "fp": summary["fp"], "fn": summary["fn"],
             "rho_hat": metrics.get("training_rho_hat"), "rho_star": ratio.get("rho_star"), "rho_star_words": ratio.get("rho_star_words"),
@@ -301,7 +320,7 @@ class Runner:
             return result
         failure = {
             "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
-            "seed": run.seed, "status": "failed", "error": error, "attempts": attempts if not data_error else 1,
+            "seed": run.seed, "status": "failed", "ablation": run.ablation, "error": error, "attempts": attempts if not data_error else 1,
             "run_dir": str(directory), "log": str(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         }  # fmt: skip
         write_atomic(directory / "FAILED.json", json.dumps(failure, indent=1))
@@ -403,9 +422,25 @@ def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo
             echo(f"unit {position:4d}  {state:7s}  {run.name}  (studies: {', '.join(run.studies)})")
             env = runner.environment(run, for_settings=True)
             keys = ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_MIN_STEPS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN")
+            keys += tuple(k for k, _ in run.overrides if k not in keys)  # an ablation's own settings
             settings = " ".join(f"{k}={env.get(k, '')}" for k in keys)
             echo(f"             {settings}")
             for command in runner.commands(run):
                 echo("             " + " ".join(command))
-    runs = sum(len(u) for _, u in units)
-    echo(f"{runs} runs in {len(units)} units (dry run: nothing was run)")
+    runs = [run for _, unit in units for run in unit]
+    echo(f"{len(runs)} runs in {len(units)} units (dry run: nothing was run)")
+    echo("runs per block: " + ", ".join(f"{block} {count}" for block, count in block_counts(runs).items()))
+
+
+def block_counts(runs: Iterable[Run]) -> Dict[str, int]:
+    """Runs per block, in plan order: ``gold`` (gold approaches), ``benchmark <scenario>``, then the
+    studies (``ratio grid``, ``learning curve``, ``ablations``) for the runs they added themselves."""
+    labels = {"ratio_grid": "ratio grid", "learning_curve": "learning curve", "ablations": "ablations"}
+    counts: Dict[str, int] = {}
+    for run in runs:
+        if "benchmark" in run.studies:
+            block = "gold" if run.scenario is None else f"benchmark {run.scenario_name}"
+        else:
+            block = labels.get(run.studies[0], run.studies[0])
+        counts[block] = counts.get(block, 0) + 1
+    return counts

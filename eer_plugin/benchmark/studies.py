@@ -1,10 +1,12 @@
-"""The plan's analyses beside the main table: the EER hyperparameter grid (rho, gamma) and the
-learning curves (EE vs exhaustive annotation at each budget). Each function takes a
+"""The plan's analyses beside the main table: the EER hyperparameter grid (rho, gamma), the
+learning curves (EE vs exhaustive annotation at each budget) and the ablations (settings changed one
+at a time against the benchmark's own run). Each function takes a
 :class:`~eer_plugin.benchmark.report.Report` and returns Markdown (and, for the learning curve, its rows)."""
-from typing import Dict, List, Tuple
+from typing import Dict, List, Optional, Tuple
 
+from eer_plugin.benchmark.convergence import first_epoch_in_band, rho_hat_per_epoch
 from eer_plugin.benchmark.plan import approach_label
-from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, points, read_json, stderr
+from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
 
 
 def ratio_grid_table(report) -> str:
@@ -13,35 +15,31 @@ def ratio_grid_table(report) -> str:
         return ""
     groups: Dict[Tuple, Dict[Tuple[float, float], Dict[int, dict]]] = {}
     for group, setting, run in report.plan.ratio_entries:
-        record = report.records[run.key]
-        cells = groups.setdefault(group, {}).setdefault(setting, {})
-        if record.get("status") == "done":
-            cells[run.seed] = record
+        groups.setdefault(group, {}).setdefault(setting, {})[run.seed] = report.records[run.key]
     parts = []
     for (dataset, scenario, encoder), settings in groups.items():
         base = report.plan.base_ratio(next(d for d in report.plan.datasets if d.name == dataset))
-        rho_stars = [r["rho_star"] for cells in settings.values() for r in cells.values() if r.get("rho_star") is not None]
+        seeds = sorted({seed for records in settings.values() for seed in records})
+        done = {setting: {s: r for s, r in records.items() if r.get("status") == "done"} for setting, records in settings.items()}
+        rho_stars = [r["rho_star"] for cells in done.values() for r in cells.values() if r.get("rho_star") is not None]
         title = f"**{dataset}, scenario {scenario}, {approach_label(report.plan.ratio_grid['approach'])}**"
         if len(report.plan.encoders) > 1:
             title += f", encoder {encoder}"
         if rho_stars:
             title += f" (gold subword ratio of the training data rho* = {mean(rho_stars):.3f}, mean over runs)"
         rows = []
-        for (rho, gamma), cells in settings.items():
+        for (rho, gamma), cells in done.items():
             label = f"[{rho - gamma:.2f}, {rho + gamma:.2f}] (rho {rho:g}, gamma {gamma:g})" + ("†" if (rho, gamma) == base else "")
             values = [cells[s]["f1"] for s in sorted(cells)]
-            per_seed = [points(cells[s]["f1"]) if s in cells else _missing(report, dataset, scenario, encoder, s, (rho, gamma), base) for s in report.plan.seeds]
+            records = settings[(rho, gamma)]
+            per_seed = [
+                points(cells[s]["f1"]) if s in cells else ("failed" if records.get(s, {}).get("status") == "failed" else "–") for s in seeds
+            ]  # fmt: skip
             rho_hats = [cells[s]["rho_hat"] for s in cells if cells[s].get("rho_hat") is not None]
             rows.append([label, *per_seed, mean_sd_cell(values, None), f"{mean(rho_hats):.3f}" if rho_hats else "–"])
-        header = ["[rho - gamma, rho + gamma]", *[f"seed {s}" for s in report.plan.seeds], "mean", "final rho_hat"]
+        header = ["[rho - gamma, rho + gamma]", *[f"seed {s}" for s in seeds], "mean", "final rho_hat"]
         parts.append(title + "\n\n" + markdown_table(header, rows))
     return "\n\n".join(parts) + "\n\n† the benchmark setting (the plan's EER_ENTITY_RATIO / EER_RATIO_MARGIN)."
-
-
-def _missing(report, dataset, scenario, encoder, seed, setting, base) -> str:
-    """The cell of a grid run without a result: "failed" or "–" (not run)."""
-    record = report.lookup(dataset, scenario, report.plan.ratio_grid["approach"], encoder, seed, None if setting == base else setting)
-    return "failed" if record and record.get("status") == "failed" else "–"
 
 
 def learning_curve(report) -> Tuple[str, List[dict]]:
@@ -96,3 +94,103 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
             table_rows.append(line)
         parts.append(f"**{dataset}** (test F1, mean ± standard error over seeds)\n\n" + markdown_table(["annotation + training", *map(str, budgets)], table_rows))
     return "\n\n".join(parts), rows
+
+
+def _band(report, run, record) -> Tuple[str, str]:
+    """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise."""
+    if run.family != "eer" or record.get("status") != "done":
+        return "–", "–"
+    env = report.plan.env_of(run)
+    rho, gamma = (run.ratio if run.ratio is not None else (float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])))
+    epochs = rho_hat_per_epoch(report.runner.run_dir(run))
+    final = record.get("rho_hat")
+    final_text = f"{final:.3f}" if final is not None else (f"{epochs[-1][1]:.3f}" if epochs else "–")
+    if not epochs:
+        return "–", final_text
+    first = first_epoch_in_band(epochs, rho, gamma)
+    return ("never" if first is None else str(first)) + f" of {len(epochs)}", final_text
+
+
+def paired_difference(report, run_a, run_b) -> Optional[dict]:
+    """Paired bootstrap of two finished runs on the same test documents (the plan's bootstrap settings)."""
+    from eer_plugin.core.bootstrap import paired_bootstrap
+
+    if run_a is None or run_b is None:
+        return None
+    if any(report.records[r.key].get("status") != "done" for r in (run_a, run_b)):
+        return None
+    a, b = report.doc_counts(run_a.key), report.doc_counts(run_b.key)
+    if a is None or b is None:
+        return None
+    settings = report.plan.bootstrap
+    return paired_bootstrap(a, b, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
+
+
+def _delta_cell(record, other, test) -> str:
+    """``+1.2`` (F1 points), with † / ‡ when the paired bootstrap finds it significant; "–" without both runs."""
+    if record.get("status") != "done" or other is None or other.get("status") != "done":
+        return "–"
+    mark = ("†" if test["delta"] > 0 else "‡") if test and test["significant"] else ""
+    return f"{100 * (record['f1'] - other['f1']):+.1f}{mark}"
+
+
+def ablation_rows(report) -> List[dict]:
+    """One entry per ablation run: its setting, run, record, the benchmark run it is compared with
+    (same approach, data, encoder and seed) and the plan's reference approach's run (same data and seed)."""
+    plan = report.plan
+    rows = []
+    for setting, run in plan.ablation_entries:
+        base = plan.reference_run(run)
+        reference = None
+        if plan.reference:
+            key = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, None)
+            reference = report.by_key.get(key)
+        rows.append({"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference})
+    return rows
+
+
+def ablations_table(report) -> str:
+    """The ablation study: per setting and seed, test P/R/F1, the difference to the benchmark's own run
+    of the same approach (same data and seed; it is the "benchmark setting" row), the difference to the
+    plan's reference approach, the first epoch with rho_hat inside the band, the final rho_hat, wall time."""
+    rows = ablation_rows(report)
+    if not rows:
+        return ""
+    plan = report.plan
+    multi_data = len({(r["run"].dataset.name, r["run"].scenario_name) for r in rows}) > 1 or len(plan.datasets) > 1
+    reference_label = approach_label(plan.reference) if plan.reference else None
+
+    def line(name, env_text, run, record, base, reference):
+        band, final = _band(report, run, record)
+        done = record.get("status") == "done"
+        cells = [name, approach_label(run.approach)]
+        if multi_data:
+            cells.append(f"{run.dataset.name}/{run.scenario_name}")
+        cells += [str(run.seed), env_text]
+        if done:
+            cells += [points(record["precision"]), points(record["recall"]), points(record["f1"])]
+        else:
+            cells += ["–", "–", "failed" if record.get("status") == "failed" else "not run"]
+        base_record = report.records[base.key] if base is not None else None
+        cells.append("–" if base is None or base is run else _delta_cell(record, base_record, paired_difference(report, run, base)))
+        if reference_label:
+            ref_record = report.records[reference.key] if reference is not None else None
+            cells.append(_delta_cell(record, ref_record, paired_difference(report, run, reference)))
+        cells += [band, final, duration(float(record["seconds"])) if done and record.get("seconds") is not None else "–"]
+        return cells
+
+    lines, shown = [], set()
+    for entry in rows:  # the benchmark runs the settings are compared with, once each, first
+        base = entry["base"]
+        if base is not None and base.key not in shown:
+            shown.add(base.key)
+            lines.append(line("benchmark setting", "the plan's", base, report.records[base.key], base, entry["reference"]))
+    for entry in rows:
+        run, setting = entry["run"], entry["setting"]
+        env_text = ", ".join(f"{k}={v}" for k, v in setting["env"].items())
+        lines.append(line(setting["name"], env_text, run, entry["record"], entry["base"], entry["reference"]))
+    header = ["setting", "approach"] + (["data"] if multi_data else []) + ["seed", "settings changed", "P", "R", "F1", "Δ F1 vs benchmark setting"]
+    header += [f"Δ F1 vs {reference_label}"] if reference_label else []
+    header += ["first epoch in band", "final rho_hat", "wall time"]
+    align = ["l", "l"] + (["l"] if multi_data else []) + ["r", "l"] + ["r"] * (len(header) - (5 if multi_data else 4))
+    return markdown_table(header, lines, align)
