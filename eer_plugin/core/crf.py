@@ -24,6 +24,9 @@ and False after them. Rows may have length 0 (then ``log Z = 0`` and every margi
 
 Every function is vectorized over batch and tags; the only Python loop is over positions, and
 the partial likelihood runs its constrained and unconstrained passes together in that one loop.
+The recursion runs in float64 for float32 inputs (``ConstrainedCRF.recursion_dtype``), so float32
+marginals are exact to rounding at any scale of the scores; :meth:`ConstrainedCRF.path_log_marginals`
+gives the probability of any tag path (a predicted span) from the same one pass.
 The fast forward-backward (:class:`_ForwardBackward`, a factorised log-space recursion with a
 hand-written backward) is hard to read; :meth:`ConstrainedCRF.reference_log_partition` is the
 textbook forward algorithm in ten lines, and the tests check the fast path against it (and both
@@ -510,7 +513,7 @@ class _ForwardBackward(torch.autograd.Function):
     side with it (columns ``K..2K-1``), the same recursion on the rows reversed within their lengths
     with ``T`` transposed, which gives ``beta``. :func:`_step_constants` factorizes each step into
     weights ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
-    predecessor set of group ``g``; floored at ``exp(_LOG_FLOOR)``), one small matrix product with
+    predecessor set of group ``g``; in float32 floored at ``exp(_LOG_FLOOR)``), one small matrix product with
     constant factors ``F`` giving ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and
     ``alpha_{i+1}(b) = phi_{i+1}(b) + shift(b) + m_{i,g(b)} + log s_{i+1}(b)``; ``W`` and ``s`` are
     kept for the backward. Then
@@ -673,6 +676,8 @@ def _lattice(emissions, transitions, start, end, lengths) -> "_Lattice":
             gather_groups(top_flat, top_b)
             torch.log2(norm_steps[i], out=log_norm)
             target_steps[i + 1].add_(top_b).add_(log_norm)
+        if floor is None:  # the weights go to the backward in float32: no denormals there either
+            weights.masked_fill_(weights < math.exp(_LOG_FLOOR), 0.0)
     scores.mul_(math.log(2.0))
     alpha = scores[:, :, :k].transpose(0, 1)
     beta = _gather_steps(scores, reverse)[:, :, k : 2 * k] - emissions
