@@ -156,6 +156,8 @@ BAD_LINES = [
     ('["a list"]', None, "expected a JSON object"),
     ('{"id": "j"}', "j", 'needs exactly one of "text"'),
     ('{"id": ["k"], "text": "x"}', None, '"id" must be a string or an integer'),
+    ('{"id": "l", "text": "x", "tokens": ["x"]}', "l", 'needs exactly one of "text"'),
+    ('{"id": "m", "text": "x y", "sentence_ends": [2]}', "m", '"sentence_ends" goes with "tokens"'),
 ]
 
 
@@ -171,6 +173,12 @@ def test_a_bad_line_gives_an_error_record(predictor, capsys, line, doc_id, reaso
     assert f"line 3, id {doc_id!r}: " in capsys.readouterr().err
     conll = predictor.__class__(predictor._model, predictor._dataset_reader, output_format="conll")
     assert conll.dump_line(record).startswith(f"# error: line 3, id {doc_id!r}: ")
+
+
+def test_inputs_that_are_not_objects_and_null_ids(predictor):
+    ok, not_object = predictor.predict_batch_json([{"id": None, "tokens": ["Paris"]}, ["Paris"]])
+    assert ok["id"] == "" and ok["tokens"] == ["Paris"]
+    assert not_object == {"line": None, "id": None, "error": 'expected a JSON object, got ["Paris"]'}
 
 
 def test_allennlp_predict_goes_on_after_bad_lines_and_exits_1(archive, tmp_path):

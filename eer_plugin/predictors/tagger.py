@@ -8,7 +8,7 @@ Input (one JSON object per line), exactly one of:
   and optionally the sentence ends, a strictly increasing list of integers ending at the number of
   tokens (default: one sentence);
 
-optionally with ``"id"`` (a string or an integer). Wrong types are errors, never coerced
+optionally with ``"id"`` (a string, an integer or null). Wrong types are errors, never coerced
 (``"tokens": "Merkel"`` is not six one-letter tokens, ``"sentence_ends": [2.9, 4]`` is not
 truncated). Documents of any length are chunked like training data and the chunks' predictions
 are stitched back into one document.
@@ -68,7 +68,8 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
         raise InputError(f"expected a JSON object, got {_describe(data)}")
     if ("text" in data) == ("tokens" in data):
         raise InputError('needs exactly one of "text" (a string) or "tokens" (a list of strings)')
-    doc_id = data.get("id", "")
+    doc_id = data.get("id")
+    doc_id = "" if doc_id is None else doc_id
     if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
         raise InputError(f'"id" must be a string or an integer, got {_describe(doc_id)}')
     offsets: List[Tuple[int, int]] = []
@@ -147,7 +148,8 @@ class DocumentTaggerPredictor(Predictor):
         chunks = self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
         return self._dataset_reader.chunk_to_instance(chunks[0], with_labels=False)  # type: ignore[attr-defined]
 
-    def _error_record(self, inputs: JsonDict, reason: str) -> JsonDict:
+    def _error_record(self, inputs: Any, reason: str) -> JsonDict:
+        inputs = inputs if isinstance(inputs, dict) else {}
         line = inputs.get(LINE_KEY)
         doc_id = inputs.get("id")
         if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
@@ -166,9 +168,10 @@ class DocumentTaggerPredictor(Predictor):
         documents = []  # (index, doc, offsets, text, chunks)
         for index, data in enumerate(inputs):
             try:
-                if ERROR_KEY in data:
+                if isinstance(data, dict) and ERROR_KEY in data:
                     raise InputError(data[ERROR_KEY])
-                doc, offsets, text = parse_input({k: v for k, v in data.items() if k != LINE_KEY})
+                fields = {k: v for k, v in data.items() if k != LINE_KEY} if isinstance(data, dict) else data
+                doc, offsets, text = parse_input(fields)
                 chunks = self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
             except InputError as err:
                 results[index] = self._error_record(data, str(err))
