@@ -1,0 +1,335 @@
+"""One speed report (``make bench``): the CRF loss, prediction and bf16 training, each against its target.
+
+In one process, each part interleaved (A, B, A, B, ...), medians:
+
+1. **CRF loss** (:mod:`crf_speed`): forward+backward of the EER loss vs. AllenNLP's plain CRF NLL on
+   14x128x17, 14x512x17 and 2x512x73 lattices (target ratio <= 0.25), with the cost of the float64
+   recursion (the same loss with the recursion in float32) and the float32 marginal accuracy it
+   buys (emissions ~ N(0, 100^2), n = 512, largest marginal error vs. float64 inputs; target 1e-4).
+2. **Prediction**: the ``eer_tagger`` predictor (``predict_batch_json``, ``--batch-size``
+   documents per call) on CoNLL-2003 dev documents as raw text (or generated text without the
+   data), with MiniLM and an untrained tag scorer biased to predict many entities, vs. the bare
+   encoder forward (the transformer embedder, same precision) over the same chunk batches
+   (target ratio <= 1.3); words per second of the predictor.
+3. **bf16 training step**: one EER training step of MiniLM (4 x 512 subwords: forward, loss,
+   backward, AdamW) with the encoder in fp32 and under ``torch.autocast("cpu", bfloat16)``
+   (``EERTagger.precision``), interleaved; target: bf16 at most half the fp32 time (ratio <= 0.5).
+
+``--json FILE`` writes the numbers; ``--readme README.md`` rewrites the README's generated
+benchmark block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from
+them; ``--render FILE.json --readme README.md`` does only that, from a saved report. A benchmark
+never fails the build: it always exits 0.
+"""
+import argparse
+import contextlib
+import json
+import os
+import platform
+import statistics
+import sys
+import time
+import traceback
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import crf_speed  # noqa: E402
+
+CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
+TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "bf16_ratio": 0.5, "marginal_error": 1e-4}
+BEGIN, END = "<!-- speed-report:begin -->", "<!-- speed-report:end -->"
+
+
+def median_ms(values):
+    return 1e3 * statistics.median(values)
+
+
+# ---------------------------------------------------------------------- 1. CRF
+def float32_marginal_accuracy(scale=100.0, n=512, rows=4, reps=5):
+    """Largest marginal error of float32 inputs vs. float64, recursion in float64 and in float32,
+    and the no-grad marginals time of both (ms)."""
+    from eer_plugin.core.crf import ConstrainedCRF
+
+    scheme = crf_speed.make_scheme(17)
+    gen = torch.Generator().manual_seed(0)
+    emissions = torch.randn(rows, n, 17, generator=gen) * scale
+    mask = torch.ones(rows, n, dtype=torch.bool)
+    result = {"scale": scale, "n": n}
+    reference = None
+    for name, dtype in (("float64", torch.float64), ("float32", None)):
+        crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), recursion_dtype=dtype)
+        with torch.no_grad():
+            crf.transitions.copy_(torch.randn(17, 17, generator=torch.Generator().manual_seed(1)))
+            if reference is None:
+                reference = crf.double().marginals(emissions.double(), mask)
+                crf.float()
+            marginals = crf.marginals(emissions, mask)
+            times = [crf_speed.timed(lambda: crf.marginals(emissions, mask)) for _ in range(reps)]
+        result[f"max_error_{name}_recursion"] = float((marginals.double() - reference).abs().max())
+        result[f"marginals_ms_{name}_recursion"] = median_ms(times)
+    return result
+
+
+# ---------------------------------------------------------------------- 2. prediction
+def conll_documents(limit):
+    """Raw-text documents: CoNLL-2003 dev (tokens joined by spaces), else generated sentences."""
+    docs = []
+    if CONLL_DEV.exists():
+        words = []
+        for line in CONLL_DEV.read_text().splitlines():
+            if line.startswith("-DOCSTART-"):
+                if words:
+                    docs.append(" ".join(words))
+                words = []
+            elif line.strip():
+                words.append(line.split()[0])
+            if len(docs) >= limit:
+                break
+        if words and len(docs) < limit:
+            docs.append(" ".join(words))
+        return [{"id": f"dev{i}", "text": text} for i, text in enumerate(docs)], "CoNLL-2003 dev"
+    gen = torch.Generator().manual_seed(0)
+    names = ["Angela Merkel", "Paris", "the United Nations", "John Smith", "New York", "Reuters", "Berlin"]
+    fillers = ["said on", "met officials in", "visited", "reported that", "left", "will return to"]
+    for i in range(limit):
+        sentences = []
+        for _ in range(20):
+            a, b = (names[int(torch.randint(len(names), (), generator=gen))] for _ in range(2))
+            sentences.append(f"{a} {fillers[int(torch.randint(len(fillers), (), generator=gen))]} {b} on Monday .")
+        docs.append({"id": f"gen{i}", "text": " ".join(sentences)})
+    return docs, "generated text"
+
+
+def build_minilm_tagger(precision="fp32", o_cost=2.0):
+    """An untrained EERTagger (4 CoNLL types) on the packaged MiniLM, its reader and predictor."""
+    from allennlp.data import Vocabulary
+    from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
+
+    from eer_plugin.data.reader import EncoderEmbedder, PartialDocumentReader
+    from eer_plugin.models.tagger import EERTagger
+    from eer_plugin.predictors.tagger import DocumentTaggerPredictor
+
+    torch.manual_seed(0)
+    vocab = Vocabulary(non_padded_namespaces=["labels"])
+    vocab.add_tokens_to_namespace(["O", "_"] + [f"{p}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for p in "BILU"], "labels")
+    embedder = BasicTextFieldEmbedder({"tokens": EncoderEmbedder("all-MiniLM-L6-v2")})
+    model = EERTagger(vocab, embedder, precision=precision, o_cost=o_cost)
+    with torch.no_grad():
+        model.tag_scorer.weight.mul_(10.0)  # confident, varied scores: many spans, varied probabilities
+    reader = PartialDocumentReader(model_name="all-MiniLM-L6-v2", max_length=512)
+    return model, reader, DocumentTaggerPredictor(model, reader)
+
+
+def bench_predictor(num_docs=24, batch_size=8, reps=3):
+    from eer_plugin.models.precision import encoder_autocast
+    from eer_plugin.predictors.tagger import parse_input
+
+    model, reader, predictor = build_minilm_tagger()
+    model.eval()
+    docs, source = conll_documents(num_docs)
+    groups = [docs[i : i + batch_size] for i in range(0, len(docs), batch_size)]
+    # the encoder's batches: the predictor's own (chunks of each call, longest first, batch_size per forward)
+    encoder_batches = []
+    for group in groups:
+        chunks = [c for d in group for c in reader.chunk(parse_input(d)[0])]
+        chunks.sort(key=lambda c: -len(c.subword_ids))
+        for first in range(0, len(chunks), batch_size):
+            instances = [reader.chunk_to_instance(c, with_labels=False) for c in chunks[first : first + batch_size]]
+            encoder_batches.append(reader.tensorize(instances, model.vocab)["tokens"])
+    subwords = sum(int(t["tokens"]["mask"].sum()) for t in encoder_batches)
+    words = sum(len(parse_input(d)[0].tokens) for d in docs)
+    state = {}
+
+    def run_predictor():
+        state["outputs"] = [out for group in groups for out in predictor.predict_batch_json(group)]
+
+    def run_encoder():
+        with torch.no_grad(), encoder_autocast(model.precision, torch.device("cpu")):
+            for tokens in encoder_batches:
+                model.text_field_embedder(tokens)
+
+    run_predictor()
+    run_encoder()
+    times_p, times_e = [], []
+    for _ in range(reps):
+        times_p.append(crf_speed.timed(run_predictor))
+        times_e.append(crf_speed.timed(run_encoder))
+    spans = sum(len(out["spans"]) for out in state["outputs"])
+    span_words = sum(s["end"] - s["start"] for out in state["outputs"] for s in out["spans"])
+    predictor_s, encoder_s = statistics.median(times_p), statistics.median(times_e)
+    return {
+        "documents": len(docs), "source": source, "words": words, "subwords": subwords,
+        "chunks": sum(int(t["tokens"]["token_ids"].shape[0]) for t in encoder_batches),
+        "batch_size": batch_size, "spans": spans, "entity_word_fraction": span_words / max(words, 1),
+        "predictor_s": predictor_s, "encoder_s": encoder_s, "ratio": predictor_s / encoder_s,
+        "words_per_s": words / predictor_s, "precision": model.precision,
+    }
+
+
+# ---------------------------------------------------------------------- 3. bf16 step
+def bench_bf16_step(batch=4, length=512, reps=3):
+    from allennlp.nn import util
+
+    model, reader, _ = build_minilm_tagger(o_cost=0.0)
+    model.train()
+    gen = torch.Generator().manual_seed(0)
+    vocab_size = reader.tokenizer.vocab_size
+    ids = torch.randint(1000, vocab_size, (batch, length), generator=gen)
+    ids[:, 0], ids[:, -1] = reader.bookends
+    tokens = {"tokens": {"token_ids": ids, "mask": torch.ones(batch, length, dtype=torch.bool),
+                         "type_ids": torch.zeros(batch, length, dtype=torch.long)}}
+    latent = model.vocab.get_token_index("_", "labels")
+    outside = model.vocab.get_token_index("O", "labels")
+    tags = torch.full((batch, length), latent, dtype=torch.long)
+    tags[torch.rand(batch, length, generator=gen) < 0.1] = outside
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
+    assert util.get_text_field_mask(tokens).all()
+
+    def step(precision):
+        model.precision = precision
+        optimizer.zero_grad(set_to_none=True)
+        model(tokens=tokens, tags=tags)["loss"].backward()
+        optimizer.step()
+
+    step("fp32")
+    step("bf16")
+    times = {"fp32": [], "bf16": []}
+    for _ in range(reps):
+        for precision in ("fp32", "bf16"):
+            times[precision].append(crf_speed.timed(lambda: step(precision)))
+    fp32, bf16 = statistics.median(times["fp32"]), statistics.median(times["bf16"])
+    return {"batch": batch, "length": length, "fp32_s": fp32, "bf16_s": bf16, "ratio": bf16 / fp32,
+            "native_bf16": native_bf16()}
+
+
+def native_bf16():
+    """Whether oneDNN has bf16 kernels on this CPU (AVX-512 BF16 / AMX); without them bf16 is emulated."""
+    with contextlib.suppress(Exception):
+        return bool(torch.ops.mkldnn._is_mkldnn_bf16_supported())
+    return None
+
+
+# ---------------------------------------------------------------------- report
+def verdict(value, target):
+    return "ok" if value <= target else "MISS"
+
+
+def report_lines(report):
+    """The report as Markdown lines (printed by ``make bench`` and written into the README)."""
+    lines = [f"Measured {report['date']} on {report['machine']}, torch {report['torch']}, {report['threads']} threads, "
+             f"load average {report['load']:.1f} at the start (other processes skew timings), medians of interleaved runs.", ""]
+    if report.get("crf"):
+        lines += ["| CRF lattice | EER loss fwd+bwd (ms) | AllenNLP NLL (ms) | ratio | target | float64-recursion cost |",
+                  "|---|---:|---:|---:|---|---:|"]
+        for r in report["crf"]:
+            lines.append(f"| {r['lattice']} | {r['ours_ms']:.1f} | {r['allennlp_ms']:.1f} | {r['ratio']:.2f} | "
+                         f"<= {TARGETS['crf_ratio']} {verdict(r['ratio'], TARGETS['crf_ratio'])} | "
+                         f"x{r['float64_recursion_cost']:.2f} (float32 recursion {r['ours_float32_recursion_ms']:.1f} ms) |")
+        lines.append("")
+    ops = report.get("op_counts")
+    if ops:
+        lines += [f"Why {ops['lattice']} stays above the target: there every operation costs about the same fixed few "
+                  f"microseconds (tiny tensors), and one forward+backward is {ops['ours_ops']} top-level ATen operations for "
+                  f"the EER loss ({ops['ours_ops_per_position']:.1f} per position: the sequential forward and backward loops) "
+                  f"vs. {ops['allennlp_ops']} for AllenNLP's NLL, a floor of {ops['ops_ratio']:.2f} on the time ratio before "
+                  f"any arithmetic. Going below needs fewer sequential steps, i.e. a parallel scan: in log space K^3 "
+                  f"exponentials per position and level, in probability space not exact (it underflows at large score "
+                  f"spreads, issue 13.8's scale).", ""]
+    acc = report.get("float32_marginals")
+    if acc:
+        lines += [f"float32 marginals, emissions ~ N(0, {acc['scale']:.0f}^2), n = {acc['n']}: largest error vs. float64 "
+                  f"{acc['max_error_float64_recursion']:.1e} with the float64 recursion (target <= {TARGETS['marginal_error']:.0e} "
+                  f"{verdict(acc['max_error_float64_recursion'], TARGETS['marginal_error'])}), "
+                  f"{acc['max_error_float32_recursion']:.1e} with a float32 recursion; no-grad marginals "
+                  f"{acc['marginals_ms_float64_recursion']:.1f} ms vs. {acc['marginals_ms_float32_recursion']:.1f} ms.", ""]
+    p = report.get("predictor")
+    if p:
+        lines += [f"Prediction ({p['documents']} {p['source']} documents as raw text, {p['words']} words, {p['chunks']} chunks, "
+                  f"--batch-size {p['batch_size']}, MiniLM {p['precision']}, untrained scorer: {p['spans']} spans, "
+                  f"{100 * p['entity_word_fraction']:.0f}% of words in entities): predictor {p['predictor_s']:.2f} s vs. bare encoder "
+                  f"forward {p['encoder_s']:.2f} s over the same chunks, ratio {p['ratio']:.2f} (target <= {TARGETS['predictor_ratio']} "
+                  f"{verdict(p['ratio'], TARGETS['predictor_ratio'])}), {p['words_per_s']:.0f} words/s.", ""]
+    b = report.get("bf16")
+    if b:
+        lines += [f"Training step (MiniLM EER tagger, {b['batch']} x {b['length']} subwords, forward + loss + backward + AdamW): "
+                  f"fp32 {b['fp32_s']:.2f} s, bf16 autocast {b['bf16_s']:.2f} s, bf16/fp32 {b['ratio']:.2f} "
+                  f"(target <= {TARGETS['bf16_ratio']} {verdict(b['ratio'], TARGETS['bf16_ratio'])})"
+                  + ("; this CPU has no native bf16 (no AVX-512 BF16 / AMX: oneDNN emulates it), so bf16 cannot pay off here"
+                     if b.get("native_bf16") is False else "") + ".", ""]
+    for note in report.get("errors", []):
+        lines.append(f"(not measured: {note})")
+    return lines
+
+
+def write_readme(readme: Path, lines):
+    """Replaces the generated block of ``readme`` (between the markers) by ``lines``."""
+    text = readme.read_text()
+    if BEGIN not in text or END not in text:
+        print(f"{readme}: no {BEGIN} ... {END} block; not rewritten", file=sys.stderr)
+        return
+    head, rest = text.split(BEGIN, 1)
+    _, tail = rest.split(END, 1)
+    block = (f"{BEGIN}\n<!-- written by benchmarks/speed_report.py (make bench); do not edit by hand -->\n"
+             + "\n".join(lines).rstrip() + f"\n{END}")
+    readme.write_text(head + block + tail)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--reps", type=int, default=9, help="CRF timed repetitions (>= 7)")
+    parser.add_argument("--threads", type=int, default=1,
+                        help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)")
+    parser.add_argument("--lattices", default=",".join("x".join(map(str, l)) for l in crf_speed.LATTICES))
+    parser.add_argument("--parts", default="crf,predictor,bf16", help="comma-separated subset of crf,predictor,bf16")
+    parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
+    parser.add_argument("--json", help="write the report to this JSON file")
+    parser.add_argument("--readme", help="rewrite this README's generated benchmark block")
+    parser.add_argument("--render", help="do not measure: render this saved JSON report (with --readme)")
+    args = parser.parse_args()
+    if args.render:
+        report = json.loads(Path(args.render).read_text())
+    else:
+        torch.set_num_threads(args.threads)
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        report = {"date": time.strftime("%Y-%m-%d"), "torch": torch.__version__, "threads": torch.get_num_threads(),
+                  "machine": f"{os.cpu_count()}-core {platform.machine()} ({torch.backends.cpu.get_cpu_capability()})",
+                  "load": os.getloadavg()[0], "errors": []}
+        parts = set(args.parts.split(","))
+        print(f"speed report: {report['machine']}, torch {report['torch']}, threads {report['threads']}, "
+              f"load {report['load']:.1f}", flush=True)
+        if "crf" in parts:
+            report["crf"] = []
+            for spec in args.lattices.split(","):
+                try:
+                    batch, n, k = (int(x) for x in spec.lower().split("x"))
+                    report["crf"].append(crf_speed.bench_lattice(batch, n, k, max(args.reps, 7), 2))
+                    print(f"  crf {spec}: ratio {report['crf'][-1]['ratio']:.3f}", flush=True)
+                except Exception as err:  # a benchmark never fails the build
+                    traceback.print_exc()
+                    report["errors"].append(f"crf {spec}: {err}")
+            with contextlib.suppress(Exception):
+                report["float32_marginals"] = float32_marginal_accuracy()
+            with contextlib.suppress(Exception):
+                report["op_counts"] = crf_speed.op_counts(*crf_speed.LATTICES[0])
+        for name, fn in (("predictor", lambda: bench_predictor(args.docs)), ("bf16", bench_bf16_step)):
+            if name in parts:
+                try:
+                    report[name] = fn()
+                    print(f"  {name}: ratio {report[name]['ratio']:.3f}", flush=True)
+                except Exception as err:
+                    traceback.print_exc()
+                    report["errors"].append(f"{name}: {err}")
+    lines = report_lines(report)
+    print("\n".join(lines))
+    if args.json and not args.render:
+        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
+    if args.readme:
+        write_readme(Path(args.readme), lines)
+    return 0
+
+
+if __name__ == "__main__":
+    crf_speed.never_fail(main)
