@@ -413,3 +413,81 @@ def test_eer_ner_command_runs_allennlp_with_the_plugin_from_any_directory(tmp_pa
         [str(executable), "eer-simulate", "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
     )
     assert simulate.returncode == 0 and simulate.stdout.startswith("usage: eer-ner eer-simulate"), simulate.stderr[-2000:]
+
+
+# A real SIGKILL at a random moment of a training run (slow: one process start per run and per recovery)
+
+SLOW_WRITER = """
+import io, os, sys, time
+import torch
+_save = torch.save
+def slow_save(obj, f, *args, **kwargs):  # every torch.save takes ~0.5 s, so kills often land mid-write
+    buffer = io.BytesIO()
+    _save(obj, buffer, *args, **kwargs)
+    data = buffer.getvalue()
+    handle = open(f, "wb") if isinstance(f, (str, os.PathLike)) else f
+    try:
+        for start in range(0, len(data), len(data) // 10 + 1):
+            handle.write(data[start : start + len(data) // 10 + 1])
+            handle.flush()
+            time.sleep(0.05)
+    finally:
+        if handle is not f:
+            handle.close()
+torch.save = slow_save
+from eer_plugin.cli import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def kill_and_recover(directory: Path, config: str, delay: float, env: dict, overrides: str = ""):
+    """Starts `eer-ner train` with slow writes, SIGKILLs it ``delay`` seconds after its training
+    started (config.json written), then runs `--recover` to the end; returns the recovery and the
+    names of the files the kill left."""
+    import time
+
+    command = [str(REPO / "training_configs" / config), "-s", str(directory), "-o", overrides or "{}"]
+    process = subprocess.Popen(
+        [sys.executable, "-c", SLOW_WRITER, "train", *command], env=env, cwd=directory.parent,
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )
+    deadline = time.time() + 300
+    while not (directory / "config.json").exists() and process.poll() is None and time.time() < deadline:
+        time.sleep(0.05)
+    time.sleep(delay)
+    process.kill()
+    process.wait()
+    left = sorted(p.name for p in directory.iterdir())
+    recovery = subprocess.run(
+        [sys.executable, "-m", "eer_plugin.cli", "train", *command, "--recover"],
+        env=env, cwd=directory.parent, capture_output=True, text=True, timeout=600,
+    )
+    return recovery, left
+
+
+@pytest.mark.slow
+def test_sigkill_at_random_moments_then_recover(tiny_encoder, tmp_path):
+    """EER_KILL_ITERATIONS (default 5) runs killed at random moments; every --recover finishes with
+    the uninterrupted run's metrics and weights."""
+    import random
+
+    env = {
+        **os.environ, "EER_ENCODER": tiny_encoder, "EER_EPOCHS": "3", "EER_BATCH_SIZE": "4", "EER_MAX_LENGTH": "128",
+        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+    }
+    straight = tmp_path / "straight"
+    subprocess.run([sys.executable, "-m", "eer_plugin.cli", "train", str(REPO / "training_configs" / "eer_short.jsonnet"),
+                    "-s", str(straight)], env=env, check=True, capture_output=True, timeout=600)
+    expected = _comparable(straight)
+    rng = random.Random(int(os.environ.get("EER_KILL_SEED", "0")))
+    mid_write = finished = 0
+    iterations = int(os.environ.get("EER_KILL_ITERATIONS", "5"))
+    for iteration in range(iterations):
+        directory = tmp_path / f"killed_{iteration}"
+        delay = rng.uniform(0.0, 12.0)
+        recovery, left = kill_and_recover(directory, "eer_short.jsonnet", delay, env)
+        assert recovery.returncode == 0, f"kill after {delay:.2f} s (left {left}): {recovery.stderr[-3000:]}"
+        _assert_identical(expected, _comparable(directory))
+        mid_write += any(".eer-tmp-" in name for name in left)
+        finished += "model.tar.gz" in left
+    print(f"{iterations} kills: {mid_write} in the middle of a write, {finished} after the run had finished")
