@@ -50,8 +50,11 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
 
     monkeypatch.setenv("EER_EPOCHS", "1")
     monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
+    monkeypatch.setenv("EER_MIN_STEPS", "7")  # the step budget is the final tagger's, not the rounds'
     params = Params.from_file(str(REPO / "training_configs" / "cbl_bert_all.jsonnet"))
     log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
+    assert all(len(list(r.glob("metrics_epoch_*.json"))) == 1 for r in (tmp_path / "cbl").glob("round_*") if r.is_dir())
+    assert len(list((tmp_path / "cbl" / "final").glob("metrics_epoch_*.json"))) >= 2
     assert len(log["rounds"]) == len(cbl.ratio_schedule(log["annotated_ratio"], 0.2, 0.02)) >= 2
     assert json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())["total_seconds"] > 0
     final = tmp_path / "cbl" / "round_1_train.jsonl"

@@ -94,6 +94,9 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
             round_params.pop(key, None)
         round_params["evaluate_on_test"] = False
         round_params["trainer"]["num_epochs"] = round_epochs
+        # a binary round is CBL's relabelling step, sized by round_epochs: the step budget
+        # (EER_MIN_STEPS) applies to the final tagger, the run that is compared with the other approaches
+        round_params["trainer"].pop("min_steps", None)
         round_params["trainer"].pop("patience", None)
         round_params["trainer"]["validation_metric"] = "-loss"
         model = train_model(round_params, str(round_dir), include_package=include_package, force=True)
