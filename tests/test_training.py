@@ -239,13 +239,19 @@ def test_bookends_counted_in_rho_hat_switch(tiny_env, monkeypatch):
     assert int(model.ratio_mask(mask).sum()) == int(mask.sum()) - 2 * mask.shape[0]
 
 
-def test_bf16_encoder_keeps_float32_scores(tiny_env, monkeypatch):
+def test_bf16_encoder_keeps_float32_scores(tiny_env, monkeypatch, caplog):
+    from eer_plugin.models import precision
+
     model, batch = _tagger_batch(monkeypatch)
     model.eval()
+    monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: False)
+    precision._warn_emulated_bf16.cache_clear()
     with torch.no_grad():
         full = model.emissions(batch["tokens"])
+        assert "emulated" not in caplog.text
         model.precision = "bf16"
         half = model.emissions(batch["tokens"])
+    assert "bfloat16 is emulated" in caplog.text  # a CPU without AVX-512 BF16 / AMX: the user is told
     assert full.dtype == half.dtype == torch.float32
     assert torch.allclose(full, half, atol=0.1, rtol=0.05) and not torch.equal(full, half)
     model.train()
