@@ -192,9 +192,9 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6,
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6 + 1 + 3,
     }  # fmt: skip
-    assert len(conll.runs) == 60
+    assert len(conll.runs) == 64
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]  # (0.15, 0.05) is the benchmark's EER-short run
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
@@ -216,6 +216,12 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     ablations = {r.ablation: (r.approach, runner.settings(r)) for r in conll.runs if r.ablation}
     assert ablations["no-calibrated-start"] == ("eer_short", {**settings["eng-c/EE/eer_short"], "EER_RATIO_INIT": "none"})
     assert ablations["bf16-encoder"] == ("eer_shortest", {**settings["eng-c/EE/eer_shortest"], "EER_PRECISION": "bf16"})
+    # issue 12: selection on a partial dev set (seed 0); rho estimated from 20 complete documents (the EE block's seeds)
+    partial_dev = next(r for r in conll.runs if r.ablation == "partial-dev-set")
+    assert (partial_dev.seed, partial_dev.dev_data_name) == (0, "_dev-ee-proportional1000")
+    assert runner.environment(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
+    estimated = [r for r in conll.runs if r.ablation == "ratio-estimated-from-20-complete-training-documents"]
+    assert [(r.seed, r.complete_documents, r.approach) for r in estimated] == [(s, 20, "eer_short") for s in (0, 1, 2)]
     paper = ablations["paper-s-schedule-2e-5-50-epochs"][1]
     assert (paper["EER_LEARNING_RATE"], paper["EER_HEAD_LEARNING_RATE"], paper["EER_EPOCHS"]) == ("2e-5", "2e-5", "50")
 

@@ -58,7 +58,8 @@ local data = '../shared/data/conll2003-en/';
   // EE vs exhaustive annotation at small budgets (the paper: 100 ... 10,000 and 5 seeds), with a step budget
   learning_curve: { budgets: [100, 500, 1000], approaches: ['eer_short', 'raw_shortest'], seeds: [0], min_steps: 310 },
   // issue 11: our deviations from the authors' training, one at a time, on EER-short (EE, seed 0);
-  // issue 14: fp32 vs bf16 on EER-shortest (its fp32 run is the EE block's)
+  // issue 14: fp32 vs bf16 on EER-shortest (its fp32 run is the EE block's); issue 12: a partial dev set, a
+  // ratio estimated instead of guessed
   ablations: {
     approach: 'eer_short', scenarios: ['EE'], seeds: [0],
     settings: [
@@ -68,6 +69,10 @@ local data = '../shared/data/conll2003-en/';
       { name: 'per-sequence hinge', env: { EER_PER_SEQUENCE_RATIO: 'true' } },
       { name: "paper's schedule (2e-5, 50 epochs)", env: { EER_LEARNING_RATE: '2e-5', EER_HEAD_LEARNING_RATE: '2e-5', EER_EPOCHS: '50' } },
       { name: 'bf16 encoder', env: { EER_PRECISION: 'bf16' }, approach: 'eer_shortest' },
+      // issue 12.3: checkpoints selected on a partial dev set (EE on dev.txt, budget 1000 x dev/train tokens, seed 0) vs the gold dev set
+      { name: 'partial dev set', dev: { type: 'ee', budget: 'proportional' }, env: { EER_VALIDATION_METRIC: '+partial-f1' } },
+      // issue 12.2: rho/gamma from eer-estimate-ratio on 20 complete training documents that count in the 1,000 budget; the EE block's seeds
+      { name: 'ratio estimated from 20 complete training documents', estimate_ratio: { complete_documents: 20 }, seeds: [0, 1, 2] },
     ],
   },
 }

@@ -41,7 +41,7 @@ def band_entry_table(report) -> str:
         epochs = rho_hat_per_epoch(report.runner.run_dir(run))
         if not epochs:
             continue
-        rho, gamma = run.ratio if run.ratio is not None else plan.base_ratio(run.dataset)
+        rho, gamma = plan.ratio_of(run, report.records[run.key])
         first = first_epoch_in_band(epochs, rho, gamma)
         label = _label(plan, run)
         rows.append([

@@ -20,7 +20,7 @@ PLAN_KEYS = (
 CONTROLLED_VARIABLES = {
     "EER_TRAIN_DATA": "datasets[].train (simulated per scenario)",
     "EER_GOLD_TRAIN_DATA": "datasets[].train",
-    "EER_DEV_DATA": "datasets[].dev",
+    "EER_DEV_DATA": "datasets[].dev (a partial dev set: an ablation setting's 'dev')",
     "EER_TEST_DATA": "datasets[].test",
     "EER_SEED": "seeds",
 }
@@ -348,19 +348,63 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
     for index, item in enumerate(settings):
         _require(isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip(), f"ablations.settings[{index}] must be a mapping with a 'name' and an 'env'")
         where = f"ablations setting {item['name']!r}"
-        _check_keys(item, ["name", "env", "approach"], where)
-        _require("env" in item, f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)")
-        env = _env(item["env"], f"{where}: env")
-        _require(bool(env), f"{where}: 'env' is empty (it would repeat the benchmark run)")
+        _check_keys(item, ["name", "env", "approach", "dev", "estimate_ratio", "seeds"], where)
+        dev = _partial_dev(item["dev"], where) if item.get("dev") is not None else None
+        estimate = _estimate_ratio(item["estimate_ratio"], where) if item.get("estimate_ratio") is not None else None
+        _require("env" in item or dev or estimate, f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)")
+        env = _env(item.get("env", {}), f"{where}: env")
+        _require(bool(env) or bool(dev) or bool(estimate), f"{where}: 'env' is empty (it would repeat the benchmark run)")
+        if dev is not None:
+            _require(
+                str(env.get("EER_VALIDATION_METRIC", "")).endswith("partial-f1"),
+                f"{where}: a partial dev set needs env.EER_VALIDATION_METRIC '+partial-f1' (the complete-data F1 scores unmarked words as O)",
+            )  # fmt: skip
+        if estimate is not None:
+            for key in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN"):
+                _require(key not in env, f"{where}: env.{key} comes from the ratio estimate (estimate_ratio); do not set it")
         _require("EER_ENCODER" not in env, f"{where}: env.EER_ENCODER: a second encoder belongs in the plan's 'encoders'")
         name_slug = setting_slug(item["name"])
         _require(name_slug not in slugs, f"{where}: its directory name {name_slug!r} is another setting's; rename one")
         slugs.add(name_slug)
         own = approach_of(item["approach"], f"{where}: 'approach'") if "approach" in item else None
-        parsed.append({"name": item["name"], "slug": name_slug, "env": env, "approach": own})
+        seeds = _seeds(item["seeds"], f"{where}: seeds") if "seeds" in item else None
+        parsed.append({"name": item["name"], "slug": name_slug, "env": env, "approach": own, "dev": dev, "estimate_ratio": estimate, "seeds": seeds})
     return {
         "approach": approach, "settings": parsed,
         "datasets": subset(study.get("datasets"), dataset_names, "ablations.datasets"),
         "scenarios": subset(study.get("scenarios"), scenario_names, "ablations.scenarios"),
         "seeds": _seeds(study["seeds"], "ablations.seeds") if "seeds" in study else None,
     }  # fmt: skip
+
+
+def _partial_dev(value: Any, where: str) -> Dict[str, Any]:
+    """An ablation setting's ``dev: {type: 'ee', budget: N | 'proportional', keep_probability, max_per_document}``:
+    checkpoints selected on the EE simulator's partial annotation of the dataset's dev file (the run's seed);
+    ``'proportional'``: round(scenario budget x dev tokens / train tokens)."""
+    _require(isinstance(value, dict), f"{where}: 'dev' must be a mapping such as {{type: 'ee', budget: 'proportional'}}")
+    _check_keys(value, ["type", "budget", "keep_probability", "max_per_document"], f"{where}: dev")
+    _require(value.get("type", "ee") == "ee", f"{where}: dev.type must be 'ee' (the Exploratory Expert on the dev file), got {value.get('type')!r}")
+    budget = value.get("budget", "proportional")
+    _require(
+        budget == "proportional" or (isinstance(budget, int) and not isinstance(budget, bool) and budget >= 1),
+        f"{where}: dev.budget must be a positive integer or 'proportional', got {budget!r}",
+    )
+    keep = value.get("keep_probability", 0.8)
+    _require(isinstance(keep, (int, float)) and 0 < keep <= 1, f"{where}: dev.keep_probability must be in (0, 1], got {keep!r}")
+    cap = value.get("max_per_document", 10)
+    _require(isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1, f"{where}: dev.max_per_document must be a positive integer, got {cap!r}")
+    return {"type": "ee", "budget": budget, "keep_probability": float(keep), "max_per_document": cap}
+
+
+def _estimate_ratio(value: Any, where: str) -> Dict[str, Any]:
+    """An ablation setting's ``estimate_ratio: {complete_documents: 20}``: that many training documents
+    annotated completely within the scenario's budget, and EER_ENTITY_RATIO / EER_RATIO_MARGIN from
+    ``allennlp eer-estimate-ratio`` on them."""
+    _require(isinstance(value, dict), f"{where}: 'estimate_ratio' must be a mapping such as {{complete_documents: 20}}")
+    _check_keys(value, ["complete_documents"], f"{where}: estimate_ratio")
+    count = value.get("complete_documents", 20)
+    _require(
+        isinstance(count, int) and not isinstance(count, bool) and count >= 1,
+        f"{where}: estimate_ratio.complete_documents must be a positive integer, got {count!r}",
+    )
+    return {"complete_documents": count}

@@ -121,6 +121,13 @@ class Scenario:
             return simulators.random_drop(docs, p["keep_probability"], seed)
         return simulators.gold(docs)
 
+    def simulate_with_complete_documents(self, docs, seed: int, complete_documents: int):
+        """This EE scenario's data with ``complete_documents`` documents annotated completely within its budget."""
+        from eer_plugin.core import simulators
+
+        p = dict(self.params)
+        return simulators.ee_with_complete_documents(docs, p["budget"], complete_documents, p["keep_probability"], p["max_per_document"], seed)
+
 
 @dataclasses.dataclass(eq=False)
 class Run:
@@ -134,6 +141,39 @@ class Run:
     studies: List[str] = dataclasses.field(default_factory=list)
     ablation: Optional[str] = None  # the ablation setting's directory name (its slug); None: not an ablation run
     overrides: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this run over the plan's (ablations, study budgets)
+    #: an ablation's partial dev set: (("budget", N | "proportional"), ("keep_probability", p), ("max_per_document", k));
+    #: EER_DEV_DATA is then the EE simulator's output on the dataset's dev file (the run's seed)
+    dev: Optional[Tuple[Tuple[str, Any], ...]] = None
+    #: an ablation's ratio estimate: this many training documents annotated completely within the
+    #: scenario's budget; EER_ENTITY_RATIO / EER_RATIO_MARGIN from ``eer-estimate-ratio`` on them
+    complete_documents: Optional[int] = None
+
+    @property
+    def dev_budget(self) -> Optional[Any]:
+        return dict(self.dev)["budget"] if self.dev is not None else None
+
+    @property
+    def train_data_name(self) -> str:
+        """The directory of the run's simulated training data under ``data/<dataset>/``: the scenario's,
+        or (ratio estimate) ``_complete<n>-<scenario>``, the scenario's data with n complete documents."""
+        if self.complete_documents is not None:
+            return f"_complete{self.complete_documents}-{self.scenario_name}"
+        return self.scenario_name
+
+    @property
+    def dev_data_name(self) -> Optional[str]:
+        """The directory of the run's simulated partial dev data under ``data/<dataset>/``:
+        ``_dev-ee-<budget>`` or ``_dev-ee-proportional<scenario budget>`` (plus the EE parameters
+        when they are not the paper's); None: the dataset's dev file."""
+        if self.dev is None:
+            return None
+        p = dict(self.dev)
+        name = f"_dev-ee-{p['budget']}" if p["budget"] != "proportional" else f"_dev-ee-proportional{self.scenario.get('budget')}"
+        if p["keep_probability"] != 0.8:
+            name += f"-keep{number_text(p['keep_probability'])}"
+        if p["max_per_document"] != 10:
+            name += f"-max{p['max_per_document']}"
+        return name
 
     @property
     def scenario_name(self) -> str:
@@ -275,12 +315,12 @@ class Plan:
         by_key: Dict[Tuple, Run] = {}
         runs: List[Run] = []
 
-        def add(dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=()) -> Run:
+        def add(dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=(), **options) -> Run:
             if ratio is not None and tuple(ratio) == self.base_ratio(dataset) and not overrides:
                 ratio = None
             run = Run(
                 dataset, scenario, approach, encoder, self.encoder_slugs[encoder], seed, ratio, ablation=ablation,
-                overrides=tuple(sorted(overrides)),
+                overrides=tuple(sorted(overrides)), **options,
             )  # fmt: skip
             existing = by_key.get(run.key)
             if existing is None:
@@ -341,15 +381,43 @@ class Plan:
                 for scenario in self._scenarios(study["scenarios"]):
                     for setting in study["settings"]:
                         approach = setting.get("approach") or study["approach"]
+                        options = self._ablation_options(setting, scenario)
                         for encoder in self.encoders:
-                            for seed in study.get("seeds") or self.scenario_seeds(scenario):
+                            for seed in setting.get("seeds") or study.get("seeds") or self.scenario_seeds(scenario):
                                 run = add(
                                     dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
-                                    overrides=tuple(setting["env"].items()),
+                                    overrides=tuple(setting["env"].items()), **options,
                                 )  # fmt: skip
                                 self.ablation_entries.append((setting, run))
         self.runs = runs
         return self
+
+    @staticmethod
+    def _ablation_options(setting: Dict[str, Any], scenario: Scenario) -> Dict[str, Any]:
+        """The :class:`Run` fields of an ablation setting's partial dev set and ratio estimate."""
+        options: Dict[str, Any] = {}
+        where = f"ablations setting {setting['name']!r}"
+        dev = setting.get("dev")
+        if dev:
+            if dev["budget"] == "proportional" and scenario.type != "ee":
+                raise PlanError(f"{where}: dev.budget 'proportional' needs an EE scenario (a budget), not {scenario.name!r} ({scenario.type})")
+            options["dev"] = tuple((k, dev[k]) for k in ("budget", "keep_probability", "max_per_document"))
+        estimate = setting.get("estimate_ratio")
+        if estimate:
+            if scenario.type != "ee":
+                raise PlanError(f"{where}: estimate_ratio needs an EE scenario (its budget pays for the complete documents), not {scenario.name!r} ({scenario.type})")
+            options["complete_documents"] = estimate["complete_documents"]
+        return options
+
+    def ratio_of(self, run: Run, record: Optional[Mapping[str, Any]] = None) -> Tuple[float, float]:
+        """(rho, gamma) a run trained with: a ratio-estimate run's estimate (from its record), the ratio
+        grid's setting, else the plan's (dataset's)."""
+        if run.complete_documents is not None and record and record.get("entity_ratio") is not None:
+            return float(record["entity_ratio"]), float(record["ratio_margin"])
+        if run.ratio is not None:
+            return run.ratio
+        env = self.env_of(run)
+        return float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])
 
     def reference_run(self, run: Run) -> Optional[Run]:
         """The benchmark block's run an ablation run is compared with: the same approach, data, encoder and seed."""

@@ -247,7 +247,7 @@ class Report:
         rows = []
         for run in self.plan.runs:
             record = self.records[run.key]
-            rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
+            rho, gamma = self.plan.ratio_of(run, record)
             row = {
                 "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
                 "seed": run.seed, "status": record.get("status", "missing"), "run_dir": str(self.runner.run_dir(run)),
@@ -371,7 +371,8 @@ class Report:
                 "benchmark's own run of that approach (same data, encoder and seed); Δ F1 in points against it"
                 + (f" and against {approach_label(self.plan.reference)} (same data and seed)" if self.plan.reference else "")
                 + "; † / ‡: significantly better / worse (paired bootstrap over test documents, as above). First epoch in band: "
-                "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma].", "",
+                "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma]."
+                + studies.ablation_notes(settings["settings"]), "",
                 ablations, "",
             ]  # fmt: skip
         write_atomic(outdir / "results.md", "\n".join(md))

@@ -72,7 +72,7 @@ class Runner:
         self.echo = echo
         self._lock = threading.Lock()
         self._gold_cache: Dict[str, list] = {}
-        self._data_errors: Dict[Tuple, str] = {}
+        self._data_errors: Dict[Path, str] = {}  # simulated data file -> why it could not be made
         self._progress = None
         self._counter = 0
         self._total = 0
@@ -87,7 +87,35 @@ class Runner:
         return self.outdir / "logs" / run.rel.parent / f"{run.rel.name}.log"
 
     def data_path(self, run: Run) -> Path:
-        return self.simulated_path(run.dataset.name, run.scenario_name, run.seed)
+        """The run's simulated training data (the scenario's; a ratio-estimate run's has complete documents)."""
+        return self.simulated_path(run.dataset.name, run.train_data_name, run.seed)
+
+    def dev_path(self, run: Run) -> Optional[Path]:
+        """The run's simulated partial dev data (an ablation's ``dev``); None: the dataset's dev file."""
+        name = run.dev_data_name
+        return self.simulated_path(run.dataset.name, name, run.seed) if name is not None else None
+
+    def estimate_path(self, run: Run) -> Path:
+        """The JSON output of a ratio-estimate run's ``eer-estimate-ratio`` step (in its run directory)."""
+        return self.run_dir(run) / "ratio_estimate.json"
+
+    def _estimate_staging(self, run: Run) -> Path:
+        """Where the estimate step writes before training (``allennlp train`` wants an empty run
+        directory); moved to :meth:`estimate_path` once the training finished."""
+        directory = self.run_dir(run)
+        return directory.with_name(f".{directory.name}.ratio_estimate.json")
+
+    def ratio_estimate(self, run: Run) -> Optional[dict]:
+        """``{ratio, low, high, documents, entity_ratio, ratio_margin}`` of a ratio-estimate run's step, once it ran."""
+        if run.complete_documents is None:
+            return None
+        data = read_json(self.estimate_path(run)) or read_json(self._estimate_staging(run))
+        if not data or "suggested" not in data:
+            return None
+        return {
+            "ratio": data["ratio"], "low": data["low"], "high": data["high"], "documents": data.get("documents"),
+            "entity_ratio": data["suggested"]["entity_ratio"], "ratio_margin": data["suggested"]["ratio_margin"],
+        }  # fmt: skip
 
     def simulated_path(self, dataset: str, scenario: str, seed: int, suffix: str = ".jsonl") -> Path:
         """The simulated partial training data of a scenario (``.jsonl``) or its statistics (``.stats.json``)."""
@@ -140,13 +168,19 @@ class Runner:
         env.update(
             EER_TRAIN_DATA=str(self.data_path(run)) if run.scenario is not None else run.dataset.train,
             EER_GOLD_TRAIN_DATA=run.dataset.train,
-            EER_DEV_DATA=run.dataset.dev,
+            EER_DEV_DATA=str(self.dev_path(run)) if run.dev is not None else run.dataset.dev,
             EER_TEST_DATA=run.dataset.test,
             EER_ENCODER=run.encoder,
             EER_SEED=str(run.seed),
         )
         if run.ratio is not None:
             env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (number_text(v) for v in run.ratio)
+        if run.complete_documents is not None:  # the ratio estimate's suggestion (a placeholder until it ran)
+            estimate = self.ratio_estimate(run)
+            if estimate is None:
+                env["EER_ENTITY_RATIO"] = env["EER_RATIO_MARGIN"] = "<estimated>"
+            else:
+                env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (number_text(estimate[k]) for k in ("entity_ratio", "ratio_margin"))
         if not for_settings:
             for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
                 if key not in self.plan.env:
@@ -170,6 +204,21 @@ class Runner:
                 "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), *include,
             ]]  # fmt: skip
         return [["allennlp", "train", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
+
+    def estimate_command(self, run: Run) -> Optional[List[str]]:
+        """A ratio-estimate run's first step: ``eer-estimate-ratio`` on the complete documents of its
+        training data (the run's encoder, chunk length and bookend counting; its partial documents in
+        the run's variant are checked against the estimate)."""
+        if run.complete_documents is None:
+            return None
+        env = self.plan.env_of(run)
+        command = [
+            "allennlp", "eer-estimate-ratio", str(self.data_path(run)), "--encoder", run.encoder, "--variant", run.variant,
+            "--max-length", str(env.get("EER_MAX_LENGTH", "512")), "--seed", str(run.seed), "--output", str(self._estimate_staging(run)),
+        ]  # fmt: skip
+        if str(env.get("EER_RATIO_BOOKENDS", "false")).lower() == "true":
+            command.append("--count-bookends")
+        return command
 
     def _subprocess(self, command: List[str], env: Dict[str, str], log: Path, step: str) -> float:
         if command[0] == "allennlp":
@@ -198,40 +247,88 @@ class Runner:
 
     # ------------------------------------------------------------------ data
     def prepare_data(self, runs: Iterable[Run]) -> None:
-        """Simulates the partial training data of every (dataset, scenario, seed) the runs need."""
-        from eer_plugin.core.formats import read_documents, write_jsonl
-
-        needed: Dict[Path, Run] = {}
+        """Simulates the partial data every unfinished run needs, once per (dataset, data, seed): the
+        scenario's training data, a ratio-estimate run's training data with complete documents, an
+        ablation's partial dev data."""
+        needed: Dict[Path, Tuple[str, Run]] = {}
         for run in runs:
-            if run.scenario is not None and not self.is_done(run):
-                needed.setdefault(self.data_path(run), run)
-        for path, run in needed.items():
+            if run.scenario is None or self.is_done(run):
+                continue
+            needed.setdefault(self.data_path(run), ("train", run))
+            if run.dev is not None:
+                needed.setdefault(self.dev_path(run), ("dev", run))
+        for path, (kind, run) in needed.items():
             if path.exists():
                 continue
-            key = (run.dataset.name, run.scenario_name, run.seed)
+            label = f"{run.dataset.name}/{path.parent.name}/seed{run.seed}"
             try:
-                if run.dataset.name not in self._gold_cache:
-                    self._gold_cache[run.dataset.name] = read_documents(run.dataset.train)
-                docs, stats = run.scenario.simulate(self._gold_cache[run.dataset.name], run.seed)
-                stats = dict(stats, scenario=run.scenario_name, type=run.scenario.type, params=dict(run.scenario.params), seed=run.seed)
-                temporary = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
-                write_jsonl(docs, temporary)
-                write_atomic(self.simulated_path(*key, suffix=".stats.json"), json.dumps(stats, indent=1))
-                os.replace(temporary, path)
+                docs, stats = self._simulate(kind, run)
+                self._write_simulated(path, docs, stats)
                 self.echo(
-                    f"simulated {run.dataset.name}/{run.scenario_name}/seed{run.seed}: recall {stats['recall']:.3f}, "
-                    f"precision {stats['precision']:.3f}, {stats['kept_spans']} spans in {stats['documents_touched']} documents"
+                    f"simulated {label}: recall {stats['recall']:.3f}, precision {stats['precision']:.3f}, "
+                    f"{stats['kept_spans']} spans in {stats['documents_touched']} documents"
+                    + (f", {stats['complete_documents']} of them complete" if "complete_documents" in stats else "")
                 )
             except Exception as err:  # noqa: BLE001 - a failed simulation fails its runs, not the benchmark
-                self._data_errors[key] = f"simulating {run.dataset.name}/{run.scenario_name}/seed{run.seed} failed: {err}"
-                self.echo(self._data_errors[key])
+                self._data_errors[path] = f"simulating {label} failed: {err}"
+                self.echo(self._data_errors[path])
+
+    def _gold(self, path: str) -> list:
+        from eer_plugin.core.formats import read_documents
+
+        if path not in self._gold_cache:
+            self._gold_cache[path] = read_documents(path)
+        return self._gold_cache[path]
+
+    def _simulate(self, kind: str, run: Run) -> Tuple[list, dict]:
+        """(documents, statistics) of one simulated data file of ``run`` (``kind``: train or dev)."""
+        from eer_plugin.core import simulators
+
+        scenario = run.scenario
+        common = dict(scenario=scenario.name, type=scenario.type, params=dict(scenario.params), seed=run.seed)
+        if kind == "dev":
+            p = dict(run.dev)
+            dev = self._gold(run.dataset.dev)
+            budget = p["budget"]
+            extra: Dict[str, Any] = {}
+            if budget == "proportional":
+                dev_tokens = sum(len(d.tokens) for d in dev)
+                train_tokens = sum(len(d.tokens) for d in self._gold(run.dataset.train))
+                budget = max(1, round(scenario.get("budget") * dev_tokens / train_tokens))
+                extra = {"proportional_to": scenario.get("budget"), "dev_tokens": dev_tokens, "train_tokens": train_tokens}
+            docs, stats = simulators.exploratory_expert(dev, budget, p["keep_probability"], p["max_per_document"], run.seed)
+            return docs, dict(stats, **common, data="dev", file=run.dataset.dev, budget=budget, dev_params=p, **extra)
+        gold = self._gold(run.dataset.train)
+        if run.complete_documents is not None:
+            docs, stats = scenario.simulate_with_complete_documents(gold, run.seed, run.complete_documents)
+        else:
+            docs, stats = scenario.simulate(gold, run.seed)
+        return docs, dict(stats, **common)
+
+    def _write_simulated(self, path: Path, docs: list, stats: dict) -> None:
+        from eer_plugin.core.formats import write_jsonl
+
+        path.parent.mkdir(parents=True, exist_ok=True)
+        temporary = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
+        write_jsonl(docs, temporary)
+        write_atomic(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))
+        os.replace(temporary, path)
 
     # ------------------------------------------------------------------ one run
     def _attempt(self, run: Run, log: Path) -> dict:
         directory = self.run_dir(run)
-        env = self.environment(run)
         own_seconds = 0.0
         extra: Dict[str, Any] = {}
+        estimate_seconds = 0.0
+        if run.complete_documents is not None:  # the ratio estimate first: the training reads its suggestion
+            directory.parent.mkdir(parents=True, exist_ok=True)
+            self._estimate_staging(run).unlink(missing_ok=True)
+            estimate_seconds = self._subprocess(self.estimate_command(run), self.environment(run), log, "estimate ratio")
+            estimate = self.ratio_estimate(run)
+            if estimate is None:
+                raise StepFailed(f"the ratio estimate wrote no suggestion to {self.estimate_path(run)}")
+            extra["ratio_estimate"], extra["estimate_seconds"] = estimate, estimate_seconds
+        env = self.environment(run)
         if run.family == "raw_cd":
             partner = self.plan.raw_partner(run)
             directory.mkdir(parents=True, exist_ok=True)
@@ -257,6 +354,8 @@ class Runner:
             seconds = own_seconds = self._subprocess(self.commands(run)[0], env, log, "cbl" if cbl else "train")
             final = directory / "final" if cbl else directory
             archive, metrics_path = final / "model.tar.gz", final / "metrics.json"
+        if run.complete_documents is not None:
+            os.replace(self._estimate_staging(run), self.estimate_path(run))
         evaluate = [
             sys.executable, "-m", "eer_plugin.evaluation", str(archive), run.dataset.test, "-o", str(directory / "doc_counts.json"),
         ]  # fmt: skip
@@ -268,6 +367,10 @@ class Runner:
         summary = counts["summary"]
         ratio = counts.get("ratio", {})
         rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
+        if run.complete_documents is not None:
+            rho, gamma = extra["ratio_estimate"]["entity_ratio"], extra["ratio_estimate"]["ratio_margin"]
+        seconds += estimate_seconds
+        own_seconds += estimate_seconds
         return {
             "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
             "seed": run.seed, "status": "done", "ablation": run.ablation,
@@ -289,7 +392,7 @@ class Runner:
         log.parent.mkdir(parents=True, exist_ok=True)
         attempts = self.retries + 1
         error = ""
-        data_error = self._data_errors.get((run.dataset.name, run.scenario_name, run.seed))
+        data_error = next((self._data_errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self._data_errors), None)
         for attempt in range(1, attempts + 1):
             if self._stopping:
                 return self.record(run)
@@ -425,7 +528,10 @@ def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo
             keys += tuple(k for k, _ in run.overrides if k not in keys)  # an ablation's own settings
             settings = " ".join(f"{k}={env.get(k, '')}" for k in keys)
             echo(f"             {settings}")
-            for command in runner.commands(run):
+            if run.dev is not None:
+                echo(f"             EER_DEV_DATA={env.get('EER_DEV_DATA')} (partial: EE on {run.dataset.dev}, budget {run.dev_budget})")
+            estimate = runner.estimate_command(run)
+            for command in ([estimate] if estimate else []) + runner.commands(run):
                 echo("             " + " ".join(command))
     runs = [run for _, unit in units for run in unit]
     echo(f"{len(runs)} runs in {len(units)} units (dry run: nothing was run)")

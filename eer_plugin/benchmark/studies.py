@@ -100,8 +100,7 @@ def _band(report, run, record) -> Tuple[str, str]:
     """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise."""
     if run.family != "eer" or record.get("status") != "done":
         return "–", "–"
-    env = report.plan.env_of(run)
-    rho, gamma = (run.ratio if run.ratio is not None else (float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])))
+    rho, gamma = report.plan.ratio_of(run, record)
     epochs = rho_hat_per_epoch(report.runner.run_dir(run))
     final = record.get("rho_hat")
     final_text = f"{final:.3f}" if final is not None else (f"{epochs[-1][1]:.3f}" if epochs else "–")
@@ -149,6 +148,46 @@ def ablation_rows(report) -> List[dict]:
     return rows
 
 
+def setting_text(setting: dict, run) -> str:
+    """The "settings changed" cell of an ablation setting: its env, its partial dev set, its ratio estimate."""
+    parts = [f"{k}={v}" for k, v in setting["env"].items()]
+    dev = setting.get("dev")
+    if dev:
+        budget = dev["budget"]
+        text = "proportional to the dev file's size" if budget == "proportional" else f"{budget:,}"
+        parts.append(f"partial dev set (EE on the dev file, budget {text})")
+    estimate = setting.get("estimate_ratio")
+    if estimate:
+        parts.append(
+            f"EER_ENTITY_RATIO / EER_RATIO_MARGIN estimated from {estimate['complete_documents']} complete training documents (in the budget)"
+        )
+    return ", ".join(parts)
+
+
+def ablation_notes(settings: List[dict]) -> str:
+    """Sentences for the Ablations section's introduction about partial dev sets and ratio estimates ("" without them)."""
+    notes = ""
+    if any(s.get("dev") for s in settings):
+        notes += (
+            " A partial dev set: the EE simulator's annotation of the dev file (the run's seed) selects the checkpoint"
+            " (with the setting's EER_VALIDATION_METRIC); its benchmark setting is the same approach selected on the gold dev set."
+        )
+    if any(s.get("estimate_ratio") for s in settings):
+        notes += (
+            " Estimated rho ± gamma: `allennlp eer-estimate-ratio` on the training documents annotated completely within"
+            " the annotation budget, the EER_ENTITY_RATIO / EER_RATIO_MARGIN the run trained with."
+        )
+    return notes
+
+
+def _estimate_cell(record: dict) -> str:
+    """``0.235 ± 0.030`` (the suggested rho ± gamma) of a ratio-estimate run; "–" before it ran."""
+    estimate = record.get("ratio_estimate")
+    if not estimate:
+        return "–"
+    return f"{estimate['entity_ratio']:.3f} ± {estimate['ratio_margin']:.3f}"
+
+
 def ablations_table(report) -> str:
     """The ablation study: per setting and seed, test P/R/F1, the difference to the benchmark's own run
     of the same approach (same data and seed; it is the "benchmark setting" row), the difference to the
@@ -159,6 +198,7 @@ def ablations_table(report) -> str:
     plan = report.plan
     multi_data = len({(r["run"].dataset.name, r["run"].scenario_name) for r in rows}) > 1 or len(plan.datasets) > 1
     reference_label = approach_label(plan.reference) if plan.reference else None
+    estimates = any(r["run"].complete_documents is not None for r in rows)
 
     def line(name, env_text, run, record, base, reference):
         band, final = _band(report, run, record)
@@ -171,6 +211,8 @@ def ablations_table(report) -> str:
             cells += [points(record["precision"]), points(record["recall"]), points(record["f1"])]
         else:
             cells += ["–", "–", "failed" if record.get("status") == "failed" else "not run"]
+        if estimates:
+            cells.append(_estimate_cell(record) if run.complete_documents is not None else "–")
         base_record = report.records[base.key] if base is not None else None
         cells.append("–" if base is None or base is run else _delta_cell(record, base_record, paired_difference(report, run, base)))
         if reference_label:
@@ -187,9 +229,11 @@ def ablations_table(report) -> str:
             lines.append(line("benchmark setting", "the plan's", base, report.records[base.key], base, entry["reference"]))
     for entry in rows:
         run, setting = entry["run"], entry["setting"]
-        env_text = ", ".join(f"{k}={v}" for k, v in setting["env"].items())
+        env_text = setting_text(setting, run)
         lines.append(line(setting["name"], env_text, run, entry["record"], entry["base"], entry["reference"]))
-    header = ["setting", "approach"] + (["data"] if multi_data else []) + ["seed", "settings changed", "P", "R", "F1", "Δ F1 vs benchmark setting"]
+    header = ["setting", "approach"] + (["data"] if multi_data else []) + ["seed", "settings changed", "P", "R", "F1"]
+    header += ["estimated rho ± gamma"] if estimates else []
+    header += ["Δ F1 vs benchmark setting"]
     header += [f"Δ F1 vs {reference_label}"] if reference_label else []
     header += ["first epoch in band", "final rho_hat", "wall time"]
     align = ["l", "l"] + (["l"] if multi_data else []) + ["r", "l"] + ["r"] * (len(header) - (5 if multi_data else 4))

@@ -125,6 +125,55 @@ def exploratory_expert(
     return output, _stats(docs, output, kept_total, 0)
 
 
+def ee_with_complete_documents(
+    docs: Sequence[Document],
+    budget: int = 1000,
+    complete_documents: int = 20,
+    keep_probability: float = 0.8,
+    max_per_document: int = 10,
+    seed: int = 0,
+) -> Tuple[List[Document], Stats]:
+    """EE data of which ``complete_documents`` documents are annotated exhaustively, **within** the
+    budget: the annotator checks ``complete_documents`` documents completely (all their gold spans,
+    ``is_complete=True``; e.g. to estimate the entity ratio from them) and spends the rest of the
+    budget as the Exploratory Expert on the other documents (:func:`exploratory_expert` with
+    ``budget - spans of the complete documents`` and the same seed).
+
+    The complete documents are drawn with ``random.Random(f"complete-documents-{seed}")`` (a stream of its own, so the EE part's draws are those of
+    :func:`exploratory_expert`). They come first in the output, then the EE documents in visit order.
+    The annotated spans add up to exactly ``budget``; :class:`SimulationError` when the complete
+    documents alone hold more spans than the budget, or the rest of the corpus cannot supply the rest.
+    Statistics: those of the simulators, plus ``complete_documents``, ``complete_spans``, ``complete_ids``
+    and ``ee_budget``."""
+    if complete_documents < 1:
+        raise SimulationError(f"complete_documents must be at least 1, got {complete_documents}")
+    if complete_documents > len(docs):
+        raise SimulationError(f"complete_documents is {complete_documents}, but the corpus has only {len(docs)} documents")
+    rng = random.Random(f"complete-documents-{seed}")
+    chosen = sorted(rng.sample(range(len(docs)), complete_documents))
+    chosen_set = set(chosen)
+    complete = [_copy(docs[i], spans=list(docs[i].spans), is_complete=True, negative_spans=[]) for i in chosen]
+    complete_spans = sum(len(d.spans) for d in complete)
+    remaining = budget - complete_spans
+    if remaining < 0:
+        raise SimulationError(
+            f"the {complete_documents} complete documents hold {complete_spans} spans, more than the budget of {budget}"
+        )
+    others = [d for i, d in enumerate(docs) if i not in chosen_set]
+    if remaining > 0:
+        rest, _ = exploratory_expert(others, remaining, keep_probability, max_per_document, seed)
+    else:
+        rest = [_annotated(d, []) for d in others]
+    output = complete + rest
+    kept = complete_spans + sum(len(d.spans) for d in rest)
+    stats = _stats(docs, output, kept, 0)
+    stats.update(
+        complete_documents=complete_documents, complete_spans=complete_spans, ee_budget=remaining,
+        complete_ids=[d.id for d in complete],
+    )  # fmt: skip
+    return output, stats
+
+
 # ------------------------------------------------------------------------------- Non-Native Speaker
 def surface(document: Document, span: Span) -> str:
     """The mention string of a span: its words joined by single spaces."""
