@@ -27,26 +27,18 @@ the partial likelihood runs its constrained and unconstrained passes together in
 The recursion runs in float64 for float32 inputs (``ConstrainedCRF.recursion_dtype``), so float32
 marginals are exact to rounding at any scale of the scores; :meth:`ConstrainedCRF.path_log_marginals`
 gives the probability of any tag path (a predicted span) from the same one pass.
-The fast forward-backward (:class:`_ForwardBackward`, a factorised log-space recursion with a
-hand-written backward) is hard to read; :meth:`ConstrainedCRF.reference_log_partition` is the
-textbook forward algorithm in ten lines, and the tests check the fast path against it (and both
-against brute-force enumeration).
+The fast forward-backward (:class:`~eer_plugin.core.forward_backward.ForwardBackward`, in its own
+module: a factorised log-space recursion with a hand-written backward) is hard to read;
+:meth:`ConstrainedCRF.reference_log_partition` is the textbook forward algorithm in ten lines, and
+the tests check the fast path against it (and both against brute-force enumeration).
 Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-inf`` so that
 values and gradients stay finite even when a row has no valid tagging at all.
 """
-import math
-from typing import NamedTuple, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
 import torch
 
-#: Score given to impossible tags/transitions: ``exp(IMPOSSIBLE - anything reasonable) == 0``
-#: exactly in float32 and float64, and unlike ``-inf`` it never produces NaN gradients.
-IMPOSSIBLE = -1e9
-
-#: Log-probabilities below this are treated as exactly 0 inside exponentials. ``exp`` of very
-#: negative arguments takes a slow path on CPUs (10-40x slower); clamping at -80 keeps it on the
-#: fast path and changes every sum by less than 1e-33 relative, far below float32/64 rounding.
-_LOG_FLOOR = -80.0
+from eer_plugin.core.forward_backward import IMPOSSIBLE, ForwardBackward, build_lattice, work_dtype
 
 #: Integer codes for :func:`observations_to_allowed` (values >= 0 are observed tag indices).
 LATENT = -1
@@ -147,9 +139,9 @@ class ConstrainedCRF(torch.nn.Module):
     # ------------------------------------------------------------------ forward-backward
     def _forward_backward(self, emissions: torch.Tensor, lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
         """``(log Z (R,), marginals (R, n, K))`` of (already restricted) emissions; differentiable
-        in the emissions and the transitions, marginals included (see :class:`_ForwardBackward`)."""
+        in the emissions and the transitions, marginals included (see :class:`~eer_plugin.core.forward_backward.ForwardBackward`)."""
         dtype = emissions.dtype
-        return _ForwardBackward.apply(
+        return ForwardBackward.apply(
             emissions,
             self._constrained_transitions(dtype),
             self._boundary(self.allowed_start, dtype),
@@ -212,10 +204,10 @@ class ConstrainedCRF(torch.nn.Module):
             raise ValueError(f"path tags must be in [0, {self.num_tags - 1}]")
         device = emissions.device
         rows, starts, sizes, tags = rows.to(device), starts.to(device), sizes.to(device), tags.to(device)
-        work = _work_dtype(dtype, self.recursion_dtype)
+        work = work_dtype(dtype, self.recursion_dtype)
         restricted = self._restrict(emissions, allowed).to(work)
         trans = self._constrained_transitions(work)
-        lattice = _lattice(
+        lattice = build_lattice(
             restricted, trans, self._boundary(self.allowed_start, work), self._boundary(self.allowed_end, work), lengths
         )
         inside = torch.arange(width, device=device) < sizes[:, None]  # (P, W)
@@ -282,7 +274,7 @@ class ConstrainedCRF(torch.nn.Module):
         with ``T``, ``start``, ``end`` = :data:`IMPOSSIBLE` where the grammar forbids them, and each
         row stopping at its own length. The marginals are its gradient in the emissions
         (``torch.autograd.grad(log_z.sum(), emissions, create_graph=True)``). The fast path
-        (:class:`_ForwardBackward`) computes the same numbers; the tests check one against the other."""
+        (:class:`~eer_plugin.core.forward_backward.ForwardBackward`) computes the same numbers; the tests check one against the other."""
         lengths = self._check(emissions, mask)
         emissions = self._restrict(emissions, allowed)
         trans = self._constrained_transitions(emissions.dtype)
@@ -340,392 +332,3 @@ class ConstrainedCRF(torch.nn.Module):
             tags[:, i] = torch.where(at_end | inside, tag, tags[:, i])
         best_score = torch.where(lengths > 0, best_score, torch.zeros_like(best_score))
         return tags, best_score
-
-
-def _reverse_index(lengths: torch.Tensor, n: int) -> torch.Tensor:
-    """``(R, n)`` index reversing each row within its length (padding positions map to themselves)."""
-    positions = torch.arange(n, device=lengths.device).expand(lengths.shape[0], n)
-    return torch.where(positions < lengths[:, None], lengths[:, None] - 1 - positions, positions)
-
-
-def _gather_positions(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``values[r, index[r, i]]`` for ``values`` of shape ``(R, n, ...)``."""
-    rows, n = values.shape[:2]
-    flat = (index + n * torch.arange(rows, device=index.device)[:, None]).flatten()
-    return values.reshape((rows * n,) + values.shape[2:]).index_select(0, flat).view(index.shape + values.shape[2:])
-
-
-def _gather_steps(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
-    """``values[index[r, i], r]`` for position-major ``values`` of shape ``(n, R, ...)``: ``(R, n, ...)``."""
-    n, rows = values.shape[:2]
-    flat = (rows * index + torch.arange(rows, device=index.device)[:, None]).flatten()
-    return values.reshape((n * rows,) + values.shape[2:]).index_select(0, flat).view(index.shape + values.shape[2:])
-
-
-#: Largest spread ``max - min`` of the allowed transition scores into one tag for which that tag
-#: shares its step of the recursion with the other tags of the same predecessor set (see
-#: :func:`_step_constants`). Terms then lie within ``exp(-30)`` of each group's largest one, so
-#: the :data:`_LOG_FLOOR` clamp changes sums by less than ``K exp(-50)`` relative; tags beyond it
-#: (never seen with learned scores) get an exact step of their own.
-_MAX_SPREAD = 30.0
-
-#: Score of the padding of the predecessor lists: far below any score, never overflowing.
-_FAR = 1e30
-
-#: ``1 / ln 2``: the forward loop runs in base-2 logarithms (see :meth:`_ForwardBackward.forward`).
-_LOG2E = 1.0 / math.log(2.0)
-
-
-class _Structure(NamedTuple):
-    """The index structure of :func:`_step_constants`; depends only on which transitions are allowed
-    and which target tags have a wide spread, so it is cached."""
-
-    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g (at g * P + p); 2K: padding
-    wide_entries: torch.Tensor  # positions in (G * P) of the predecessors of wide tags ...
-    wide_scores: torch.Tensor  # ... and the flat index of their scores in matrices (2, K, K)
-    width: int  # P, the longest predecessor list
-    slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots, the real predecessors
-    slot_sources: torch.Tensor  # (C,) column of each slot's predecessor
-    slot_targets: torch.Tensor  # (C, 2K) bool: target column y is in the slot's group
-    target_group: torch.Tensor  # (2K,) group of each target column
-    pair_slots: torch.Tensor  # (2, K, K) [d, x, y]: the slot of the pair x -> y in direction d
-
-
-class _Steps(NamedTuple):
-    """Constants of one step of the two recursions run side by side on ``2K`` columns (column
-    ``d * K + y``; direction 0: alpha, 1: beta on reversed rows), see :func:`_step_constants`."""
-
-    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g; 2K (always -_FAR): padding
-    bias: Optional[torch.Tensor]  # (G * P,) the scores of the tags with a group of their own, else 0 (None: all 0)
-    width: int  # P
-    slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots
-    slot_sources: torch.Tensor  # (C,)
-    slot_factors: torch.Tensor  # (C, 2K): F(x_c, y) when target column y is in the slot's group, else 0
-    target_group: torch.Tensor  # (2K,)
-    shift: torch.Tensor  # (2K,)
-    pair_slots: torch.Tensor  # (2, K, K)
-    pair_factors: torch.Tensor  # (2, K, K) [d, x, y]: F(x, y) in direction d (0 when not allowed)
-
-
-_STRUCTURES: "dict" = {}
-
-
-def _step_structure(allowed: torch.Tensor, wide: torch.Tensor) -> _Structure:
-    """:class:`_Structure` for ``allowed (2, K, K)`` ([d, y, x]) and ``wide (2, K)``, cached."""
-    key = (allowed.cpu().numpy().tobytes(), wide.cpu().numpy().tobytes(), allowed.shape[1], str(allowed.device))
-    if key in _STRUCTURES:
-        return _STRUCTURES[key]
-    k = allowed.shape[1]
-    device = allowed.device
-    tags = torch.arange(k, device=device)
-    sources, valid, wide_entries, wide_scores, target_group = [], [], [], [], []
-    parts = []
-    for d in (0, 1):
-        # group: the targets with the same predecessor set, except that a wide tag has its own
-        key_rows = torch.cat([allowed[d].long(), torch.where(wide[d], tags, -1)[:, None]], 1)
-        group = torch.unique(key_rows, dim=0, return_inverse=True)[1]
-        representative = torch.empty(int(group.max()) + 1, dtype=torch.long, device=device)
-        representative.scatter_(0, group, tags)
-        parts.append((group, representative, allowed[d][representative]))  # members (G_d, K): P_g
-    width = max(int(members.sum(1).max()) for _, _, members in parts)
-    offset = 0
-    for d, (group, representative, members) in enumerate(parts):
-        order = torch.argsort((~members).to(torch.uint8), dim=1, stable=True)[:, :width]  # members first
-        real = torch.arange(width, device=device) < members.sum(1, keepdim=True)
-        sources.append(torch.where(real, order + d * k, 2 * k))
-        valid.append(real)
-        is_wide = real & wide[d][representative][:, None]
-        wide_entries.append((is_wide.flatten().nonzero().squeeze(1) + offset * width))
-        wide_scores.append((d * k * k + representative[:, None] * k + order)[is_wide])
-        target_group.append(group + offset)
-        offset += len(representative)
-    sources, valid = torch.cat(sources).flatten(), torch.cat(valid).flatten()
-    target_group = torch.cat(target_group)
-    slot_index = valid.nonzero().squeeze(1)
-    slot_sources = sources[slot_index]
-    slot_group = slot_index // width
-    slot_targets = target_group[None, :] == slot_group[:, None]
-    slot_of = torch.zeros(offset, 2 * k, dtype=torch.long, device=device)
-    slot_of[slot_group, slot_sources] = torch.arange(len(slot_index), device=device)
-    pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
-    structure = _Structure(
-        sources, torch.cat(wide_entries), torch.cat(wide_scores), width,
-        slot_index, slot_sources, slot_targets, target_group, pair_slots,
-    )
-    if len(_STRUCTURES) >= 16:
-        _STRUCTURES.clear()
-    _STRUCTURES[key] = structure
-    return structure
-
-
-def _step_constants(transitions: torch.Tensor) -> _Steps:
-    """Constants turning one step ``new(y) = phi(y) + log sum_x exp(old(x) + matrix[y, x])`` of both
-    recursions (``matrix = T^T`` for alpha, ``T`` for beta) into a few small operations and one
-    small matrix product.
-
-    Target tags ``y`` with the same set ``P_g`` of allowed predecessors (``matrix > IMPOSSIBLE / 2``;
-    all tags if none) form a group ``g`` and, when their scores spread less than
-    :data:`_MAX_SPREAD`, share the shift ``m_g = max_{x in P_g} old(x)``:
-    ``new(y) = phi(y) + shift(y) + m_g + log sum_{x in P_g} W_g(x) F(x, y)`` with the weights
-    ``W_g(x) = exp(old(x) - m_g)``, ``shift(y) = max_{x in P_g} matrix[y, x]`` and the factors
-    ``F(x, y) = exp(matrix[y, x] - shift(y))`` in ``[exp(-_MAX_SPREAD), 1]`` on ``P_g``, 0
-    elsewhere. A tag with a wider spread is a group of its own whose weights include its scores,
-    ``W_g(x) = exp(old(x) + matrix[y, x] - m_g)`` with ``m_g`` the max of ``old(x) + matrix[y, x]``,
-    ``shift(y) = 0`` and factors 1: the exact per-target log-sum-exp. Either way the largest weight
-    of a group is 1 and the largest term of every sum at least ``exp(-_MAX_SPREAD)``, whatever the
-    scores ``old``, so flooring the weights at ``exp(_LOG_FLOOR)`` is exact to rounding.
-
-    The predecessor lists are padded to a common length ``P`` (with a ``-_FAR`` column) for the max; the
-    weights are kept only on the ``C`` *slots* ``(g, x in P_g)`` (BILUO: the predecessor sets
-    partition the tags, so ``C = 2K`` slots for both directions).
-    """
-    k = transitions.shape[0]
-    matrices = torch.stack([transitions.t(), transitions])  # (2, K, K): [d, y, x]
-    allowed = matrices > IMPOSSIBLE / 2
-    allowed |= ~allowed.any(2, keepdim=True)  # no allowed predecessor: keep the IMPOSSIBLE scores of all
-    top = matrices.masked_fill(~allowed, float("-inf")).amax(2)
-    wide = top - matrices.masked_fill(~allowed, float("inf")).amin(2) > _MAX_SPREAD
-    structure = _step_structure(allowed, wide)
-    shift = torch.where(wide, torch.zeros_like(top), top)
-    log_factors = torch.where(allowed, matrices - shift[:, :, None], torch.full_like(matrices, float("-inf")))
-    log_factors = torch.where(wide[:, :, None] & allowed, torch.zeros_like(matrices), log_factors)
-    factors = log_factors.exp().transpose(1, 2)  # (2, K, K): [d, x, y]
-    bias = None
-    if len(structure.wide_entries):
-        bias = transitions.new_zeros(len(structure.sources))
-        bias[structure.wide_entries] = matrices.flatten()[structure.wide_scores]
-    slot_factors = torch.block_diag(factors[0], factors[1])[structure.slot_sources] * structure.slot_targets
-    return _Steps(
-        structure.sources, bias, structure.width, structure.slot_index, structure.slot_sources, slot_factors,
-        structure.target_group, shift.flatten(), structure.pair_slots, factors,
-    )
-
-
-class _ForwardBackward(torch.autograd.Function):
-    """Exact forward-backward in log space, with a hand-written backward that differentiates both
-    ``log Z`` and the marginals (so losses on marginals, like the EER loss, need no double backward).
-
-    Inputs: emissions ``phi (R, n, K)``, transitions ``T (K, K)`` (disallowed entries already at
-    :data:`IMPOSSIBLE`), start/end penalties ``(K,)`` and ``lengths (R,)``.
-
-    Forward: one loop over positions runs the forward recursion
-    ``alpha_{i+1}(b) = phi_{i+1}(b) + log sum_a exp(alpha_i(a) + T(a, b))`` on the rows and, side by
-    side with it (columns ``K..2K-1``), the same recursion on the rows reversed within their lengths
-    with ``T`` transposed, which gives ``beta``. :func:`_step_constants` factorizes each step into
-    weights ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
-    predecessor set of group ``g``; in float32 floored at ``exp(_LOG_FLOOR)``), one small matrix product with
-    constant factors ``F`` giving ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and
-    ``alpha_{i+1}(b) = phi_{i+1}(b) + shift(b) + m_{i,g(b)} + log s_{i+1}(b)``; ``W`` and ``s`` are
-    kept for the backward. Then
-    ``log Z = logsumexp(alpha_{L-1} + end)`` and ``mu_i(y) = exp(alpha_i(y) + beta_i(y) - log Z)``.
-
-    The pair marginals and the conditionals follow without any further exponential:
-    ``xi_i(a, b) = p(y_i = a, y_{i+1} = b) = W_i[g(b), a] F(a, b) mu_{i+1}(b) / s_{i+1}(b)`` and
-    ``P(y_i = a | y_{i+1} = b) = W_i[g(b), a] F(a, b) / s_{i+1}(b)``, stochastic by construction
-    (the reversed rows give ``P(y_{i+1} = b | y_i = a)`` the same way).
-
-    Backward, for upstream gradients ``g = dL/dlog Z`` and ``G = dL/dmu``:
-
-    * ``d log Z / d phi_i(y) = mu_i(y)``, ``d log Z / d T(a, b) = sum_i xi_i(a, b)``;
-    * with ``f(y) = sum_i G_i(y_i)`` (so ``sum G * mu = E[f]``), ``dE[f]/dtheta = Cov(f, feature)``:
-      ``dE[f]/dphi_j(l) = mu_j(l) (H_j(l) + Rt_j(l) - G_j(l) - E[f])`` and
-      ``dE[f]/dT(a, b) = sum_j xi_j(a, b) (H_j(a) + Rt_{j+1}(b) - E[f])``, where
-      ``H_j(l) = E[sum_{t<=j} G_t(y_t) | y_j = l]`` and ``Rt_j(l) = E[sum_{t>=j} G_t(y_t) | y_j = l]``
-      follow the linear recursions ``H_j = G_j + H_{j-1} P(y_{j-1} | y_j)`` and
-      ``Rt_j = G_j + P(y_{j+1} | y_j) Rt_{j+1}``, run side by side in one loop (the second on
-      reversed rows), one small matrix product per step:
-      ``H_{j+1}(b) = G_{j+1}(b) + sum_a W_j[g(b), a] H_j(a) F(a, b) / s_{j+1}(b)``. Being averages
-      under stochastic conditionals, both stay bounded whatever the scores.
-    * All the sums over ``xi`` are one matrix product over steps and rows:
-      ``sum_{r,i} W_i[g, a] c_i(a) mu_{i+1}(b) / s_{i+1}(b)`` at ``g = g(b)``, times ``F(a, b)``,
-      with ``c_i = g - E[f] + H_i`` on the forward columns and ``c_i = Rt`` on the reversed ones
-      (whose pairs are indexed the other way round).
-    """
-
-    @staticmethod
-    def forward(ctx, emissions, transitions, start, end, lengths, recursion_dtype=None):
-        rows, n, k = emissions.shape
-        if n == 0:
-            ctx.empty = True
-            return emissions.new_zeros(rows), emissions.new_zeros(rows, 0, k)
-        ctx.empty = False
-        dtype = emissions.dtype
-        work = _work_dtype(dtype, recursion_dtype)
-        lattice = _lattice(emissions.to(work), transitions.to(work), start.to(work), end.to(work), lengths)
-        # the backward's quantities are bounded (probabilities, conditionals): the input dtype suffices
-        log_z, marginals = lattice.log_z.to(dtype), lattice.marginals.to(dtype)
-        ctx.save_for_backward(log_z, marginals, lattice.lengths)
-        ctx.weights, ctx.norms = lattice.weights.to(dtype), lattice.norms.to(dtype)
-        ctx.steps, ctx.reverse = _cast_steps(lattice.steps, dtype), lattice.reverse
-        return log_z, marginals
-
-    @staticmethod
-    @torch.autograd.function.once_differentiable
-    def backward(ctx, grad_log_z, grad_marginals):
-        if ctx.empty:
-            emissions_grad = grad_marginals.new_zeros(grad_marginals.shape) if ctx.needs_input_grad[0] else None
-            return emissions_grad, None, None, None, None, None
-        log_z, marginals, lengths = ctx.saved_tensors
-        weights, norms, steps, reverse = ctx.weights, ctx.norms, ctx.steps, ctx.reverse
-        rows, n, k = marginals.shape
-        slots = weights.shape[-1]
-        mask = torch.arange(n, device=marginals.device) < lengths[:, None]
-        grad_emissions = grad_log_z[:, None, None] * marginals
-        need_transitions = ctx.needs_input_grad[1]
-        g = grad_marginals * mask.unsqueeze(-1)
-        active = g.flatten(1).ne(0).any(1).nonzero().squeeze(1)
-        num_active = len(active)
-        if n == 1:
-            if num_active:
-                mu_a = marginals[active]
-                expected = (g[active] * mu_a).sum((1, 2))
-                grad_emissions[active] += mu_a * (g[active] - expected[:, None, None])
-            return grad_emissions, marginals.new_zeros(k, k) if need_transitions else None, None, None, None, None
-
-        inverse_norms = norms.reciprocal()  # (n-1, R, 2K)
-        row_weight = grad_log_z.clone()  # per-row coefficient of sum_i xi_i in dL/dT (forward columns)
-        states = None
-        if num_active:
-            lo, hi = int(active[0]), int(active[-1]) + 1
-            chosen = slice(lo, hi) if hi - lo == num_active else active  # views when contiguous
-            g_a = g[chosen]
-            mu_a = marginals[chosen]
-            expected = (g_a * mu_a).sum((1, 2))
-            # states[j, :, :K] = H_j, states[j, :, K:] = Rt on the reversed rows; both start from G.
-            states = torch.cat([g_a, _gather_positions(g_a, reverse[chosen])], 2).transpose(0, 1).contiguous()
-            state_steps = states.unbind(0)
-            weight_steps = weights[:, chosen].unbind(0)
-            inverse_steps = inverse_norms[:, chosen].unbind(0)
-            weighted = states.new_empty(num_active, slots)
-            summed = states.new_empty(num_active, 2 * k)
-            for i in range(n - 1):
-                torch.index_select(state_steps[i], 1, steps.slot_sources, out=weighted)
-                weighted.mul_(weight_steps[i])
-                torch.mm(weighted, steps.slot_factors, out=summed)
-                state_steps[i + 1].addcmul_(summed, inverse_steps[i])
-            prefix = states[:, :, :k].transpose(0, 1)  # (S, n, K)
-            suffix = _gather_steps(states, reverse[chosen])[:, :, k:]
-            grad_emissions[chosen] += mu_a * (prefix + suffix - g_a - expected[:, None, None])
-            row_weight[chosen] -= expected
-        if not need_transitions:
-            return grad_emissions, None, None, None, None, None
-        # sum_{i, r} W_i[slot] c_i(source) * mu_{i+1}(b) / s_{i+1}(b): one product over steps and rows.
-        coefficients = marginals.new_zeros(n - 1, rows, 2 * k)
-        coefficients[:, :, :k] = row_weight[None, :, None]
-        if states is not None:
-            coefficients[:, chosen] += states[:-1]
-        # Floored weights (the dead predecessors) become exact zeros, which keeps the products of
-        # small numbers below from turning into slow denormals (a change below exp(_LOG_FLOOR)).
-        weights = weights.view(-1, slots).masked_fill(weights.view(-1, slots) <= math.exp(_LOG_FLOOR), 0.0)
-        left = coefficients.view(-1, 2 * k).index_select(1, steps.slot_sources).mul_(weights)
-        following = torch.cat([marginals, _gather_positions(marginals, reverse)], 2).transpose(0, 1)[1:]
-        right = inverse_norms.mul_(following)  # (n-1, R, 2K), contiguous
-        sums = torch.mm(left.t(), right.view(-1, 2 * k))  # (C, 2K)
-        pairs = sums.view(slots, 2, k).transpose(0, 1).gather(1, steps.pair_slots) * steps.pair_factors
-        return grad_emissions, pairs[0] + pairs[1].t(), None, None, None, None
-
-
-def _lattice(emissions, transitions, start, end, lengths) -> "_Lattice":
-    """The forward-backward pass of :class:`_ForwardBackward` (see there) on ``n >= 1`` positions,
-    in the dtype of its inputs: ``log Z``, marginals, ``alpha``/``beta`` and what the backward needs."""
-    rows, n, k = emissions.shape
-    lengths = lengths.long()
-    reverse = _reverse_index(lengths, n)
-    steps = _step_constants(transitions)
-    groups = steps.target_group.max().item() + 1 if n > 1 else 0
-    slots = len(steps.slot_sources)
-    # Position-major (n, R, 2K + 1) so each step reads and writes contiguous slices; the last
-    # column stays at -_FAR for the padding of the predecessor lists. ``scores`` starts as
-    # phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
-    far = emissions.new_full((rows, n, 1), -_FAR)
-    scores = torch.cat([emissions, _gather_positions(emissions, reverse), far], 2).transpose(0, 1).contiguous()
-    scores[0, :, : 2 * k] += torch.cat([start, end])
-    scores[1:, :, : 2 * k] += steps.shift
-    # The loop works in base-2 logarithms: ``exp2``/``log2`` stay single-threaded on small
-    # tensors, where ``exp``/``log`` may fork threads at every step.
-    scores.mul_(_LOG2E)
-    weights = scores.new_empty(n - 1, rows, slots)
-    norms = scores.new_empty(n - 1, rows, 2 * k)
-    if n > 1:
-        padded = scores.new_empty(rows, len(steps.sources))
-        padded_groups = padded.view(rows, groups, steps.width)
-        top = scores.new_empty(rows, groups, 1)
-        top_flat = top.view(rows, groups)
-        top_b = scores.new_empty(rows, 2 * k)
-        log_norm = scores.new_empty(rows, 2 * k)
-        score_steps, weight_steps, norm_steps = scores.unbind(0), weights.unbind(0), norms.unbind(0)
-        target_steps = scores[:, :, : 2 * k].unbind(0)
-        bias = None if steps.bias is None else steps.bias * _LOG2E
-        gather_sources = _column_selector(steps.sources, rows, scores.dtype)
-        gather_slots = _column_selector(steps.slot_index, rows, scores.dtype)
-        gather_groups = _column_selector(steps.target_group, rows, scores.dtype)
-        # float32: weights below exp(_LOG_FLOOR) would be denormals (exp2 10-40x slower) and are
-        # floored; float64 reaches denormals only below exp(-708) (slower there, never wrong)
-        floor = _LOG_FLOOR * _LOG2E if scores.dtype != torch.float64 else None
-        for i in range(n - 1):
-            gather_sources(score_steps[i], padded)
-            if bias is not None:
-                padded.add_(bias)
-            torch.amax(padded_groups, -1, keepdim=True, out=top)
-            padded_groups.sub_(top)
-            w = gather_slots(padded, weight_steps[i])
-            if floor is not None:
-                w.clamp_(min=floor)
-            w.exp2_()
-            torch.mm(w, steps.slot_factors, out=norm_steps[i])
-            gather_groups(top_flat, top_b)
-            torch.log2(norm_steps[i], out=log_norm)
-            target_steps[i + 1].add_(top_b).add_(log_norm)
-        if floor is None:  # the weights go to the backward in float32: no denormals there either
-            weights.masked_fill_(weights < math.exp(_LOG_FLOOR), 0.0)
-    scores.mul_(math.log(2.0))
-    alpha = scores[:, :, :k].transpose(0, 1)
-    beta = _gather_steps(scores, reverse)[:, :, k : 2 * k] - emissions
-    last = (lengths - 1).clamp(min=0)
-    final = _gather_positions(alpha, last.unsqueeze(1)).squeeze(1) + end
-    log_z = torch.where(lengths > 0, torch.logsumexp(final, -1), torch.zeros_like(final[:, 0]))
-    mask = torch.arange(n, device=emissions.device) < lengths[:, None]
-    log_marginals = alpha + beta - log_z[:, None, None]
-    marginals = log_marginals.clamp(_LOG_FLOOR, 0).exp_()
-    marginals.masked_fill_((log_marginals <= _LOG_FLOOR) | ~mask.unsqueeze(-1), 0.0)
-    return _Lattice(log_z, marginals, alpha, beta, weights, norms, steps, reverse, lengths)
-
-
-def _column_selector(index: torch.Tensor, rows: int, dtype: torch.dtype):
-    """``select(values, out)``: ``out = values[:, index]`` for ``(rows, m)`` tensors, by
-    ``index_select`` or, in float64 (where ``index_select`` is ~3x slower on CPU), ``gather``."""
-    if dtype == torch.float64:
-        full = index.expand(rows, len(index)).contiguous()
-        return lambda values, out: torch.gather(values, 1, full, out=out)
-    return lambda values, out: torch.index_select(values, 1, index, out=out)
-
-
-class _Lattice(NamedTuple):
-    """What one forward-backward pass (:func:`_lattice`) leaves: per row ``log_z (R,)``, ``marginals``,
-    ``alpha`` (including ``phi_i``) and ``beta`` (excluding it) ``(R, n, K)``, and for the backward
-    the step weights ``(n-1, R, C)``, norms ``(n-1, R, 2K)``, step constants and reversal index."""
-
-    log_z: torch.Tensor
-    marginals: torch.Tensor
-    alpha: torch.Tensor
-    beta: torch.Tensor
-    weights: torch.Tensor
-    norms: torch.Tensor
-    steps: "_Steps"
-    reverse: torch.Tensor
-    lengths: torch.Tensor
-
-
-def _work_dtype(dtype: torch.dtype, recursion_dtype: Optional[torch.dtype]) -> torch.dtype:
-    """The dtype the recursion runs in: ``recursion_dtype`` unless the input is more precise."""
-    return dtype if recursion_dtype is None else torch.promote_types(dtype, recursion_dtype)
-
-
-def _cast_steps(steps: "_Steps", dtype: torch.dtype) -> "_Steps":
-    if steps.slot_factors.dtype == dtype:
-        return steps
-    cast = lambda t: None if t is None else t.to(dtype)  # noqa: E731
-    return steps._replace(
-        bias=cast(steps.bias), slot_factors=cast(steps.slot_factors), shift=cast(steps.shift),
-        pair_factors=cast(steps.pair_factors),
-    )
