@@ -165,3 +165,15 @@ def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     assert "- Note: a remark" in text and "## Test F1" in text and "## Epochs until rho_hat entered the band" in text
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (tmp_path / "bench" / "results.csv").read_text()
     assert (REPO / "docs" / "results.md").stat().st_mtime_ns == before  # the repository's docs are untouched
+    # the finished runs' records are kept in DOCS/results/runs (no model or log files) and a fresh benchmark
+    # directory (a later session on a fresh clone) is restored from them: the same report, nothing rerun
+    records = tmp_path / "docs" / "results" / "runs"
+    kept = sorted(p.relative_to(records) for p in records.rglob("*") if p.is_file())
+    assert sum(p.name == "DONE" for p in kept) == len(plan.runs)
+    assert {p.name for p in kept} <= {"DONE", "result.json", "doc_counts.json", "metrics.json", "ratio_init.json",
+                                      "ratio_estimate.json", "o_cost.json", "cbl_rounds.json"} | {p.name for p in kept if p.name.startswith("metrics_epoch_") or p.name.endswith(".stats.json")}
+    env.update(OUT=str(tmp_path / "fresh"), DOCS=str(tmp_path / "docs"))
+    again = subprocess.run(["bash", "benchmarks/results.sh"], cwd=REPO, env=env, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr[-3000:]
+    restored = (tmp_path / "fresh" / "results.csv").read_text().replace(str(tmp_path / "fresh"), str(tmp_path / "bench"))
+    assert restored == (tmp_path / "bench" / "results.csv").read_text()  # the same runs, only their directory moved

@@ -16,8 +16,8 @@
 //     The earlier 2-epoch NNS EER runs started at rho_hat 0.85 and ended at 0.35, above the band
 //     [0.10, 0.20]; the calibrated start puts rho_hat at rho before the first step, and 3 epochs' worth of
 //     steps gives them one more epoch than before to settle inside it. SNS trains on sentences (3,301
-//     batches per epoch), so the budget does not change it; CBL's binary rounds (1 epoch each) also
-//     get the budget (`allennlp cbl` keeps the trainer's min_steps in every round): 3 epochs per round;
+//     batches per epoch), so the budget does not change it; CBL's binary relabelling rounds keep their
+//     1 epoch each (`allennlp cbl` gives the budget to the final tagger only, the run that is compared);
 //   - the learning curve's runs get min_steps 310, the steps of the EE-1000 EER-short run (seed 0: 124
 //     chunks of its short variant = 31 batches of 4, x 10 epochs), so the small budgets are not
 //     undertrained; with its own budget the curve's 1000 point is its own runs (scenario EE-1000), not
