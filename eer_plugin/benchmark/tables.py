@@ -2,10 +2,10 @@
 atomic file writes and tolerant JSON reads of run directories."""
 import json
 import math
-import os
-import threading
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
+
+from eer_plugin.atomic import atomic_write_text
 
 
 def mean(values: Sequence[float]) -> float:
@@ -73,9 +73,7 @@ def mean_sd_cell(values: List[float], status: Optional[Dict[str, int]]) -> str:
 def write_atomic(path: Path, text: str) -> None:
     """Writes ``text`` to ``path`` through a temporary file and a rename (readers never see half a file)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    temporary = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
-    temporary.write_text(text)
-    os.replace(temporary, path)
+    atomic_write_text(str(path), text)
 
 
 def read_json(path: Path) -> Optional[dict]:

@@ -175,7 +175,7 @@ class EERTagger(Model):
         embedded = embedded.float()
         if self.encoder is not None:
             embedded = self.encoder(self.dropout(embedded), util.get_text_field_mask(tokens))
-        return self.tag_scorer(self.dropout(embedded)).float()
+        return self.tag_scorer(self.dropout(embedded))
 
     def ratio_mask(self, mask: torch.Tensor) -> torch.Tensor:
         """The positions counted in ``rho_hat``: the content subwords (bookends too with

@@ -11,35 +11,18 @@ A run resumed from a checkpoint is not calibrated again.
 import json
 import logging
 import os
-import random
-from pathlib import Path
 from typing import Any, Dict, List, Optional
 
-import numpy
 import torch
 import torch.distributed as dist
 from allennlp.nn import util as nn_util
 from allennlp.training.callbacks import TrainerCallback
 
+from eer_plugin.atomic import atomic_write_text
 from eer_plugin.core.calibration import Calibration, RatioBatch, calibrate_outside_shift
+from eer_plugin.training.checkpointer import rng_states, set_rng_states
 
 logger = logging.getLogger(__name__)
-
-
-def _rng_state() -> Dict[str, Any]:
-    return {"python": random.getstate(), "numpy": numpy.random.get_state(), "torch": torch.get_rng_state()}
-
-
-def _set_rng_state(state: Dict[str, Any]) -> None:
-    random.setstate(state["python"])
-    numpy.random.set_state(state["numpy"])
-    torch.set_rng_state(state["torch"])
-
-
-def _write_json_atomic(path: Path, data: Dict[str, Any]) -> None:
-    temporary = path.with_name(path.name + ".tmp")
-    temporary.write_text(json.dumps(data, indent=2) + "\n")
-    os.replace(temporary, path)
 
 
 def calibrate_tagger(model, batches: List[Dict[str, Any]], tolerance: float = 1e-3) -> Calibration:
@@ -90,20 +73,20 @@ class RatioInitCallback(TrainerCallback):
         model = trainer.model
         if not hasattr(model, "tag_scorer") or not hasattr(model, "entity_ratio"):
             raise ValueError(f"ratio_init needs a CRF tagger (eer_tagger); the model is {type(model).__name__}")
-        state = _rng_state()
+        state = rng_states(trainer)  # every generator the run draws from, the loader's own included
         batches, chunks = [], 0
         for batch in trainer.data_loader:
             batches.append(nn_util.move_to_device(batch, trainer.cuda_device))
             chunks += nn_util.get_text_field_mask(batch["tokens"]).shape[0]
             if chunks >= self.sample_chunks:
                 break
-        _set_rng_state(state)
+        set_rng_states(state, trainer)
         self.result = calibrate_tagger(model, batches, self.tolerance)
         if dist.is_available() and dist.is_initialized():  # every worker starts from rank 0's bias
             dist.broadcast(model.tag_scorer.bias.data, 0)
         if is_primary:
-            _write_json_atomic(Path(self.serialization_dir) / "ratio_init.json", {
-                **self.result._asdict(), "chunks": chunks, "entity_ratio": model.entity_ratio})
+            record = {**self.result._asdict(), "chunks": chunks, "entity_ratio": model.entity_ratio}
+            atomic_write_text(os.path.join(self.serialization_dir, "ratio_init.json"), json.dumps(record, indent=2) + "\n")
         logger.info(
             "ratio_init: O bias %+.4f on %d chunks (%d positions): rho_hat %.4f -> %.4f (rho %.3f)",
             self.result.outside_shift, chunks, self.result.positions,
