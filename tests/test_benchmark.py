@@ -356,6 +356,12 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
         assert [sum(c[i] for c in counts.values()) for i in range(3)] == [int(row["tp"]), int(row["fp"]), int(row["fn"])]
         assert 0 <= float(row["f1"]) <= 1 and float(row["seconds"]) > 0 and Path(row["log"]).exists()
         assert float(row["rho_hat"]) == json.loads((run_dir / "metrics.json").read_text())["training_rho_hat"]
+        # the records kept across sessions (docs/results/runs) name no path of this machine
+        record, doc_counts = json.loads((run_dir / "result.json").read_text()), json.loads((run_dir / "doc_counts.json").read_text())
+        for key in ("run_dir", "log", "archive"):
+            assert not Path(record[key]).is_absolute() and (out / record[key]).exists(), (key, record[key])
+        assert not Path(doc_counts["archive"]).is_absolute() and (REPO / doc_counts["archive"]).exists()
+        assert str(tmp_path) not in json.dumps(record)
     assert rows[1]["rho_star"] and not rows[0]["rho_star"]  # rho* for EER runs
     data = out / "data" / "fixture" / "EE-15"
     assert (data / "seed0.jsonl").exists() and json.loads((data / "seed0.stats.json").read_text())["kept_spans"] == 15

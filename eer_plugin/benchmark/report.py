@@ -251,7 +251,7 @@ class Report:
             row = {
                 "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
                 "seed": run.seed, "status": record.get("status", "missing"), "run_dir": str(self.runner.run_dir(run)),
-                "log": record.get("log") or str(self.runner.log_path(run)), "study": ";".join(run.studies),
+                "log": str(self.runner.log_path(run)), "study": ";".join(run.studies),
                 "entity_ratio": rho, "ratio_margin": gamma, "error": record.get("error", ""), "ablation": run.ablation or "",
             }  # fmt: skip
             for key in ("precision", "recall", "f1", "rho_hat", "seconds", "rho_star", "tp", "fp", "fn", "eval_seconds", "o_cost"):
@@ -304,7 +304,7 @@ class Report:
         failed = [(run, self.records[run.key]) for run in plan.runs if self.records[run.key].get("status") == "failed"]
         if failed:
             md += ["### Failed runs", ""]
-            md += [f"- `{run.name}`: {record.get('error')} (log `{record.get('log')}`)" for run, record in failed]
+            md += [f"- `{run.name}`: {record.get('error')} (log `{self.runner.log_path(run)}`)" for run, record in failed]
             md.append("")
         boot = self.bootstrap_table()
         if boot:

@@ -83,6 +83,11 @@ class Runner:
     def run_dir(self, run: Run) -> Path:
         return self.outdir / "runs" / run.rel
 
+    def recorded(self, path: Path) -> str:
+        """A path as the run records keep it: relative to the benchmark directory, so records copied to
+        another machine or checkout (``docs/results/runs``) name nothing of this one."""
+        return os.path.relpath(path, self.outdir)
+
     def log_path(self, run: Run) -> Path:
         return self.outdir / "logs" / run.rel.parent / f"{run.rel.name}.log"
 
@@ -347,7 +352,7 @@ class Runner:
             seconds = raw_seconds + tune_seconds
             shutil.copyfile(raw_dir / "o_cost.json", directory / "o_cost.json")
             extra["o_cost"] = json.loads((directory / "o_cost.json").read_text())["o_cost"]
-            extra["raw_seconds"], extra["tune_seconds"], extra["raw_dir"] = raw_seconds, tune_seconds, str(raw_dir)
+            extra["raw_seconds"], extra["tune_seconds"], extra["raw_dir"] = raw_seconds, tune_seconds, self.recorded(raw_dir)
             archive, metrics_path = directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
         else:
             cbl = run.family in CBL_FAMILIES
@@ -357,8 +362,9 @@ class Runner:
         if run.complete_documents is not None:
             os.replace(self._estimate_staging(run), self.estimate_path(run))
         evaluate = [
-            sys.executable, "-m", "eer_plugin.evaluation", str(archive), run.dataset.test, "-o", str(directory / "doc_counts.json"),
-        ]  # fmt: skip
+            sys.executable, "-m", "eer_plugin.evaluation", os.path.relpath(archive, REPO_ROOT), os.path.relpath(run.dataset.test, REPO_ROOT),
+            "-o", str(directory / "doc_counts.json"),
+        ]  # fmt: skip (run from REPO_ROOT: doc_counts.json names the archive and the test file relative to it)
         if run.family == "eer":
             evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
         eval_seconds = self._subprocess(evaluate, env, log, "per-document evaluation")
@@ -380,7 +386,7 @@ class Runner:
             "entity_ratio": rho, "ratio_margin": gamma,
             "seconds": seconds, "own_seconds": own_seconds, "eval_seconds": eval_seconds,
             "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
-            "run_dir": str(directory), "log": str(log), "archive": str(archive), "settings": self.settings(run),
+            "run_dir": self.recorded(directory), "log": self.recorded(log), "archive": self.recorded(archive), "settings": self.settings(run),
             "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **extra,
         }  # fmt: skip
 
@@ -424,7 +430,7 @@ class Runner:
         failure = {
             "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
             "seed": run.seed, "status": "failed", "ablation": run.ablation, "error": error, "attempts": attempts if not data_error else 1,
-            "run_dir": str(directory), "log": str(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "run_dir": self.recorded(directory), "log": self.recorded(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         }  # fmt: skip
         write_atomic(directory / "FAILED.json", json.dumps(failure, indent=1))
         return failure
@@ -464,7 +470,7 @@ class Runner:
             if result["status"] == "done":
                 self._status(f"done   {tag} {run.name}: test F1 {100 * result['f1']:.2f} ({time.time() - started:.0f} s)")
             elif result["status"] == "failed":
-                self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {result['log']})")
+                self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {self.log_path(run)})")
             else:
                 self._status(f"stopped {tag} {run.name} (interrupted; it runs again next time)")
             with self._lock:
