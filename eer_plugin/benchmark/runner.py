@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
+from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
 from eer_plugin.encoders import REPO_ROOT
 
@@ -71,8 +72,7 @@ class Runner:
         self.retries = retries
         self.echo = echo
         self._lock = threading.Lock()
-        self._gold_cache: Dict[str, list] = {}
-        self._data_errors: Dict[Path, str] = {}  # simulated data file -> why it could not be made
+        self.data = SimulatedData(self.outdir, lambda message: self.echo(message))
         self._progress = None
         self._counter = 0
         self._total = 0
@@ -124,7 +124,7 @@ class Runner:
 
     def simulated_path(self, dataset: str, scenario: str, seed: int, suffix: str = ".jsonl") -> Path:
         """The simulated partial training data of a scenario (``.jsonl``) or its statistics (``.stats.json``)."""
-        return self.outdir / "data" / dataset / scenario / f"seed{seed}{suffix}"
+        return self.data.path(dataset, scenario, seed, suffix)
 
     def record(self, run: Run) -> dict:
         """The run's state on disk: its result (``done``), its failure record (``failed``) or ``missing``."""
@@ -254,7 +254,7 @@ class Runner:
     def prepare_data(self, runs: Iterable[Run]) -> None:
         """Simulates the partial data every unfinished run needs, once per (dataset, data, seed): the
         scenario's training data, a ratio-estimate run's training data with complete documents, an
-        ablation's partial dev data."""
+        ablation's partial dev data (:class:`~eer_plugin.benchmark.simulated.SimulatedData`)."""
         needed: Dict[Path, Tuple[str, Run]] = {}
         for run in runs:
             if run.scenario is None or self.is_done(run):
@@ -262,62 +262,7 @@ class Runner:
             needed.setdefault(self.data_path(run), ("train", run))
             if run.dev is not None:
                 needed.setdefault(self.dev_path(run), ("dev", run))
-        for path, (kind, run) in needed.items():
-            if path.exists():
-                continue
-            label = f"{run.dataset.name}/{path.parent.name}/seed{run.seed}"
-            try:
-                docs, stats = self._simulate(kind, run)
-                self._write_simulated(path, docs, stats)
-                self.echo(
-                    f"simulated {label}: recall {stats['recall']:.3f}, precision {stats['precision']:.3f}, "
-                    f"{stats['kept_spans']} spans in {stats['documents_touched']} documents"
-                    + (f", {stats['complete_documents']} of them complete" if "complete_documents" in stats else "")
-                )
-            except Exception as err:  # noqa: BLE001 - a failed simulation fails its runs, not the benchmark
-                self._data_errors[path] = f"simulating {label} failed: {err}"
-                self.echo(self._data_errors[path])
-
-    def _gold(self, path: str) -> list:
-        from eer_plugin.core.formats import read_documents
-
-        if path not in self._gold_cache:
-            self._gold_cache[path] = read_documents(path)
-        return self._gold_cache[path]
-
-    def _simulate(self, kind: str, run: Run) -> Tuple[list, dict]:
-        """(documents, statistics) of one simulated data file of ``run`` (``kind``: train or dev)."""
-        from eer_plugin.core import simulators
-
-        scenario = run.scenario
-        common = dict(scenario=scenario.name, type=scenario.type, params=dict(scenario.params), seed=run.seed)
-        if kind == "dev":
-            p = dict(run.dev)
-            dev = self._gold(run.dataset.dev)
-            budget = p["budget"]
-            extra: Dict[str, Any] = {}
-            if budget == "proportional":
-                dev_tokens = sum(len(d.tokens) for d in dev)
-                train_tokens = sum(len(d.tokens) for d in self._gold(run.dataset.train))
-                budget = max(1, round(scenario.get("budget") * dev_tokens / train_tokens))
-                extra = {"proportional_to": scenario.get("budget"), "dev_tokens": dev_tokens, "train_tokens": train_tokens}
-            docs, stats = simulators.exploratory_expert(dev, budget, p["keep_probability"], p["max_per_document"], run.seed)
-            return docs, dict(stats, **common, data="dev", file=run.dataset.dev, budget=budget, dev_params=p, **extra)
-        gold = self._gold(run.dataset.train)
-        if run.complete_documents is not None:
-            docs, stats = scenario.simulate_with_complete_documents(gold, run.seed, run.complete_documents)
-        else:
-            docs, stats = scenario.simulate(gold, run.seed)
-        return docs, dict(stats, **common)
-
-    def _write_simulated(self, path: Path, docs: list, stats: dict) -> None:
-        from eer_plugin.core.formats import write_jsonl
-
-        path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
-        write_jsonl(docs, temporary)
-        write_atomic(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))
-        os.replace(temporary, path)
+        self.data.make(needed)
 
     # ------------------------------------------------------------------ one run
     def _attempt(self, run: Run, log: Path) -> dict:
@@ -398,7 +343,7 @@ class Runner:
         log.parent.mkdir(parents=True, exist_ok=True)
         attempts = self.retries + 1
         error = ""
-        data_error = next((self._data_errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self._data_errors), None)
+        data_error = next((self.data.errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self.data.errors), None)
         for attempt in range(1, attempts + 1):
             if self._stopping:
                 return self.record(run)
