@@ -91,3 +91,30 @@ def test_long_sentence_cut_avoids_entities(tokenizer):
     chunks = chunker(tokenizer, 12)(doc)  # 10 subwords per chunk: the cut at 10 would split (8, 12)
     assert [c.word_start for c in chunks][:2] == [0, 8]
     assert any(c.spans == [(0, 4, "PER")] for c in chunks)
+
+
+@pytest.mark.parametrize("variant", ["short", "shortest"])
+def test_raw_reader_variant_keeps_only_the_annotated_documents(tmp_path, variant):
+    """Raw/SNS read partial data with ``assume_complete`` (unmarked = O): the short/shortest variant
+    must still be chosen from the annotation as given, so they train on the same words as EER.
+    (Marking every document complete first made every document 'annotated': Raw-shortest trained
+    on the whole corpus, 260 instead of 28 batches per epoch on CoNLL EE-1000.)"""
+    from eer_plugin.core.formats import write_jsonl
+    from eer_plugin.data.reader import PartialDocumentReader
+
+    words = ["Alice", "met", "Bob", ".", "They", "talked", ".", "It", "rained", "."]
+    docs = [
+        Document("annotated", words, [4, 7, 10], [(0, 1, "PER")]),
+        Document("unannotated", words, [4, 7, 10], []),
+        Document("checked", words, [4, 7, 10], [], is_complete=True),  # complete, no entity: all O, kept
+    ]
+    path = tmp_path / "partial.jsonl"
+    write_jsonl(docs, path)
+    read = {
+        complete: PartialDocumentReader(model_name="all-MiniLM-L6-v2", variant=variant, assume_complete=complete).read_documents(str(path))
+        for complete in (False, True)
+    }
+    for complete, kept in read.items():
+        assert [d.id for d in kept] == ["annotated", "checked"], complete
+        assert len(kept[0].tokens) == (4 if variant == "shortest" else 10) and len(kept[1].tokens) == 10
+    assert all(d.is_complete for d in read[True]) and [d.is_complete for d in read[False]] == [False, True]

@@ -129,11 +129,13 @@ class PartialDocumentReader(DatasetReader):
             kwargs["encoding"] = self.encoding
         if self.file_encoding != "auto":
             kwargs["file_encoding"] = self.file_encoding
-        docs = list(read_documents(file_path, format=self.format, **kwargs))
+        # the variant first, from the annotation as given: marked complete before it, every document of a
+        # Raw run would count as annotated and its short/shortest data would be the whole corpus
+        docs = apply_variant(list(read_documents(file_path, format=self.format, **kwargs)), self.variant)
         if self.assume_complete:
             for doc in docs:
                 doc.is_complete = True
-        return apply_variant(docs, self.variant)
+        return docs
 
     def tokenize_words(self, words: List[str]) -> List[List[int]]:
         if self.word_level:
