@@ -167,7 +167,7 @@ class Report:
         recalls, precisions = [], []
         for dataset in self.plan.datasets:
             for seed in self.plan.scenario_seeds(scenario):
-                stats = read_json(self.runner.simulated_path(dataset.name, scenario.name, seed, ".stats.json"))
+                stats = read_json(self.runner.data.path(dataset.name, scenario.name, seed, ".stats.json"))
                 if stats:
                     recalls.append(stats["recall"])
                     precisions.append(stats["precision"])

@@ -93,12 +93,12 @@ class Runner:
 
     def data_path(self, run: Run) -> Path:
         """The run's simulated training data (the scenario's; a ratio-estimate run's has complete documents)."""
-        return self.simulated_path(run.dataset.name, run.train_data_name, run.seed)
+        return self.data.path(run.dataset.name, run.train_data_name, run.seed)
 
     def dev_path(self, run: Run) -> Optional[Path]:
         """The run's simulated partial dev data (an ablation's ``dev``); None: the dataset's dev file."""
         name = run.dev_data_name
-        return self.simulated_path(run.dataset.name, name, run.seed) if name is not None else None
+        return self.data.path(run.dataset.name, name, run.seed) if name is not None else None
 
     def estimate_path(self, run: Run) -> Path:
         """The JSON output of a ratio-estimate run's ``eer-estimate-ratio`` step (in its run directory)."""
@@ -121,10 +121,6 @@ class Runner:
             "ratio": data["ratio"], "low": data["low"], "high": data["high"], "documents": data.get("documents"),
             "entity_ratio": data["suggested"]["entity_ratio"], "ratio_margin": data["suggested"]["ratio_margin"],
         }  # fmt: skip
-
-    def simulated_path(self, dataset: str, scenario: str, seed: int, suffix: str = ".jsonl") -> Path:
-        """The simulated partial training data of a scenario (``.jsonl``) or its statistics (``.stats.json``)."""
-        return self.data.path(dataset, scenario, seed, suffix)
 
     def record(self, run: Run) -> dict:
         """The run's state on disk: its result (``done``), its failure record (``failed``) or ``missing``."""

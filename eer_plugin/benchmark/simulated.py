@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
+from eer_plugin.atomic import replacing
 from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.tables import write_atomic
 from eer_plugin.encoders import REPO_ROOT
@@ -85,7 +86,6 @@ class SimulatedData:
         from eer_plugin.core.formats import write_jsonl
 
         path.parent.mkdir(parents=True, exist_ok=True)
-        temporary = path.with_name(f".{path.stem}.{os.getpid()}.jsonl")
-        write_jsonl(docs, temporary)
-        write_atomic(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))
-        os.replace(temporary, path)
+        with replacing(str(path)) as temporary:  # the data appears last, after its statistics; on an error, nothing
+            write_jsonl(docs, temporary)
+            write_atomic(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))

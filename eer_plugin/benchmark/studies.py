@@ -59,7 +59,7 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
             cells[key].append(record["f1"])
         seeds = documents.setdefault((dataset, scheme, budget), {})
         if run.seed not in seeds:  # one statistics file per data set, scenario and seed, shared by the approaches
-            stats = read_json(report.runner.simulated_path(dataset, run.scenario_name, run.seed, ".stats.json"))
+            stats = read_json(report.runner.data.path(dataset, run.scenario_name, run.seed, ".stats.json"))
             seeds[run.seed] = stats.get("documents_touched") if stats else None
     rows = []
     for (dataset, scheme, approach, encoder, budget), values in cells.items():
