@@ -6,6 +6,7 @@
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
 #   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
+#   docs/results/notes.txt: the same, one remark per line, committed (read before RESULTS_NOTES)
 #   PLAN=... OUT=... DOCS=... bash benchmarks/results.sh  # another plan, benchmark directory or docs directory
 #   RECORDS=... (default DOCS/results/runs): where the finished runs' records are kept across sessions
 # The runs are started in order of importance, one block after another (commit docs/ after each):
@@ -62,8 +63,11 @@ for step in "${STEPS[@]}"; do
   fi
 done
 save_records
-# RESULTS_NOTES: remarks on how the runs went, one per line (e.g. a run that shared the CPU with another job)
+# remarks on how the runs went, one per line (e.g. a run that shared the CPU with another job): the committed
+# NOTES_FILE (default DOCS/results/notes.txt, kept across sessions), then RESULTS_NOTES
+NOTES_FILE="${NOTES_FILE:-${DOCS:-docs}/results/notes.txt}"
 NOTES=()
-while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done <<< "${RESULTS_NOTES:-}"
+while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done \
+  <<< "$( [ -f "$NOTES_FILE" ] && cat "$NOTES_FILE"; printf '%s\n' "${RESULTS_NOTES:-}" )"
 # the report of OUT and docs/results.md (with the paper's numbers beside ours), one code path: eer_plugin/benchmark/
 allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs "${DOCS:-docs}" "${COMMANDS[@]}" "${NOTES[@]}"

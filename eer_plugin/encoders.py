@@ -47,7 +47,7 @@ def config_defaults() -> dict:
         "EER_LEARNING_RATE": "2e-5",  # peak of the slanted triangular schedule (the paper's 2e-5)
         "EER_HEAD_LEARNING_RATE": "1e-3",  # every freshly initialised part (scorer, CRF, span classifier, ...)
         "EER_MIN_STEPS": "0",  # least number of optimizer steps (0: the epochs decide)
-        "EER_PRECISION": "fp32",  # the encoder's precision: fp32 or bf16
+        "EER_PRECISION": "auto",  # the encoder's precision: fp32, bf16, or auto (bf16 where native, else fp32)
         "EER_RATIO_INIT": "eer",  # ratio-calibrated start: eer, all or none
         "EER_TRAIN_CONSTRAINTS": "true",  # grammar constraints in the training loss
         "EER_RATIO_BOOKENDS": "false",  # count the bookend tokens in rho_hat

@@ -5,7 +5,10 @@ from pathlib import Path
 
 import pytest
 
-import eer_plugin  # noqa: F401  (registers the AllenNLP components and sets the config defaults)
+# the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
+# so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
+os.environ.setdefault("EER_PRECISION", "fp32")
+import eer_plugin  # noqa: E402,F401  (registers the AllenNLP components and sets the config defaults)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -50,10 +50,13 @@ def test_min_steps_reaches_every_run_and_the_header(tmp_path, capsys):
     # the header states the budget and both learning rates
     report = Path(Report(plan, runner).write()["md"]).read_text()
     assert "epochs 1; at least 2000 optimizer steps per run (scenario NNS: 500)." in report
-    assert "Learning rate: encoder 5e-5, freshly initialised heads 1e-3 (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); encoder precision fp32 (EER_PRECISION)." in report
-    head = parse_plan(plan_data(env={"EER_HEAD_LEARNING_RATE": "2e-3"})).expand()
+    assert (
+        "Learning rate: encoder 5e-5, freshly initialised heads 1e-3 (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); "
+        "encoder precision auto (bf16 where the hardware computes bfloat16 natively, else fp32) (EER_PRECISION)."
+    ) in report  # the configs' default precision depends on the machine, and the header says how
+    head = parse_plan(plan_data(env={"EER_HEAD_LEARNING_RATE": "2e-3", "EER_PRECISION": "fp32"})).expand()
     text = Path(Report(head, Runner(head, str(tmp_path / "head"))).write()["md"]).read_text()
-    assert "freshly initialised heads 2e-3 (EER_LEARNING_RATE" in text
+    assert "freshly initialised heads 2e-3 (EER_LEARNING_RATE" in text and "encoder precision fp32 (EER_PRECISION)" in text
     # checks that say the fix
     with pytest.raises(PlanError, match=r"'min_steps' must be a positive integer \(the least number of optimizer steps of a run\), got 0"):
         parse_plan(plan_data(min_steps=0))

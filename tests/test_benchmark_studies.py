@@ -156,6 +156,11 @@ def test_rerun_report_gold_sns_seeds_ablations_and_cpu_hours(tmp_path):
     # the CPU cost in hours, per block: 1800 s training + 5 s evaluation per finished run
     done = sum(1 for r in plan.runs if r.ablation != "paper-s-schedule-2e-5-50-epochs")
     assert f"CPU cost: {done * 1805 / 3600:.1f} wall hours of compute for the {done} finished runs (gold: 6 runs, 3.0 h; benchmark EE: 9 runs," in text
+    # wall time per approach: a study's runs (other settings or data) are rows of their own
+    times = text.split("## Wall time")[1].split("\n## ")[0]
+    assert "| EER-shortest | 4 | 30.0 min | 2.0 h | 5 s |" in times  # EE seeds 0-2 and NNS, not the bf16 run
+    assert "| EER-shortest (ablation: bf16 encoder) | 1 | 30.0 min | 30.0 min | 5 s |" in times
+    assert "| EER-short (ratio grid) | 1 |" in times and "| EER-short (learning curve) | 2 |" in times
     # the ablations: the benchmark runs they are compared with first, then one row per setting
     section = text.split("## Ablations")[1]
     rows = [line for line in section.splitlines() if line.startswith("| ")]
@@ -239,7 +244,7 @@ def test_claims_in_the_docs_from_the_numbers(tmp_path):
 
 # ----------------------------------------------------------------------------------- stale runs
 def test_runs_from_before_a_setting_existed_are_stale_for_a_plan_that_changes_it(tmp_path):
-    plan = parse_plan(plan_data(approaches=["eer_short"], env={"EER_LEARNING_RATE": "5e-5"})).expand()
+    plan = parse_plan(plan_data(approaches=["eer_short"], env={"EER_LEARNING_RATE": "5e-5", "EER_PRECISION": "fp32"})).expand()
     runner = Runner(plan, str(tmp_path / "bench"))
     (run,) = plan.runs
     fabricate(runner, run, [(6, 5, 0)] * 3)
@@ -252,8 +257,11 @@ def test_runs_from_before_a_setting_existed_are_stale_for_a_plan_that_changes_it
     assert "EER_HEAD_LEARNING_RATE '5e-5' (now '1e-3')" in stale and "EER_RATIO_INIT 'none' (now 'eer')" in stale
     assert "EER_PRECISION" not in stale  # fp32 then and now
     # a plan with the old behaviour accepts it
-    same = parse_plan(plan_data(approaches=["eer_short"], env={"EER_LEARNING_RATE": "5e-5", "EER_HEAD_LEARNING_RATE": "5e-5", "EER_RATIO_INIT": "none"})).expand()
+    same = parse_plan(plan_data(approaches=["eer_short"], env={"EER_LEARNING_RATE": "5e-5", "EER_HEAD_LEARNING_RATE": "5e-5", "EER_RATIO_INIT": "none", "EER_PRECISION": "fp32"})).expand()
     assert Runner(same, str(tmp_path / "bench")).stale_runs(same.runs) == []
+    # the configs' default precision `auto` is bf16 on some machines: an fp32 run does not stand for it
+    auto = parse_plan(plan_data(approaches=["eer_short"], env={"EER_LEARNING_RATE": "5e-5", "EER_HEAD_LEARNING_RATE": "5e-5", "EER_RATIO_INIT": "none"})).expand()
+    assert "EER_PRECISION 'fp32' (now 'auto')" in Runner(auto, str(tmp_path / "bench")).stale_runs(auto.runs)[0]
 
 
 # ----------------------------------------------------------------------------------- end to end

@@ -259,3 +259,27 @@ def test_bf16_encoder_keeps_float32_scores(tiny_env, monkeypatch, caplog):
     assert model.tag_scorer.weight.grad.dtype == torch.float32
     with pytest.raises(ValueError, match="EER_PRECISION"):
         _tagger_batch(monkeypatch, EER_PRECISION="fp16")
+
+
+def test_auto_precision_is_bf16_only_where_native(tiny_env, monkeypatch, caplog):
+    from eer_plugin.models import precision
+
+    cpu = torch.device("cpu")
+    for native, chosen in ((True, "bf16"), (False, "fp32")):
+        monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda native=native: native)
+        assert precision.resolve_precision("auto", cpu) == chosen
+        assert precision.resolve_precision("fp32", cpu) == "fp32"
+        assert precision.resolve_precision("bf16", cpu) == "bf16"
+    # on a CPU that would emulate bf16, an `auto` model computes exactly what an fp32 one does, unwarned
+    model, batch = _tagger_batch(monkeypatch, EER_PRECISION="auto")
+    model.eval()
+    precision._warn_emulated_bf16.cache_clear()
+    with torch.no_grad():
+        automatic = model.emissions(batch["tokens"])
+        model.precision = "fp32"
+        full = model.emissions(batch["tokens"])
+        monkeypatch.setattr(precision, "cpu_has_native_bf16", lambda: True)
+        model.precision = "auto"
+        native = model.emissions(batch["tokens"])  # where bf16 is native, `auto` autocasts
+    assert torch.equal(automatic, full) and "bfloat16 is emulated" not in caplog.text  # no slowness warning
+    assert native.dtype == torch.float32 and not torch.equal(native, full)

@@ -47,6 +47,11 @@ class Report:
         values = [self.plan.run_env(run.dataset, run.scenario, run.variant).get(key, default) for run in self.plan.runs]
         return " / ".join(dict.fromkeys(values)) or default
 
+    def precision_text(self) -> str:
+        """The encoder precision of the plan's runs; ``auto`` says what it means, since it differs by machine."""
+        value = self.setting("EER_PRECISION", "fp32")
+        return value.replace("auto", "auto (bf16 where the hardware computes bfloat16 natively, else fp32)")
+
     def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None, ablation=None) -> Optional[dict]:
         return self.records.get((dataset, scenario, approach, encoder, seed, ratio, ablation))
 
@@ -204,23 +209,33 @@ class Report:
 
     def time_table(self) -> Tuple[str, float]:
         """The wall time per approach, and the total compute seconds of the finished runs (each run
-        directory's own training, decoding-cost search and test evaluation, once)."""
-        per_approach: Dict[str, List[dict]] = {}
+        directory's own training, decoding-cost search and test evaluation, once). The runs a study
+        added (an ablation setting, the ratio grid, the learning curve) have rows of their own: their
+        settings or data differ from the approach's benchmark runs."""
+        from eer_plugin.benchmark.runner import block_counts
+
+        ablation_names = {run.key: setting["name"] for setting, run in self.plan.ablation_entries}
+        per_row: Dict[Tuple[str, str], List[dict]] = {}
         total = 0.0
         for run in self.plan.runs:
             record = self.records[run.key]
             if record.get("status") != "done":
                 continue
-            per_approach.setdefault(run.approach, []).append(record)
+            if "benchmark" in run.studies:
+                group = ""
+            elif run.key in ablation_names:
+                group = f"ablation: {ablation_names[run.key]}"
+            else:
+                (group,) = block_counts([run])
+            per_row.setdefault((run.approach, group), []).append(record)
             total += self.compute_seconds(record)
+        order = {approach: i for i, approach in enumerate(KNOWN_APPROACHES)}
         rows = []
-        for approach in KNOWN_APPROACHES:
-            records = per_approach.get(approach)
-            if not records:
-                continue
+        for (approach, group), records in sorted(per_row.items(), key=lambda item: (item[0][1] != "", order.get(item[0][0], len(order)))):
             seconds = [float(r["seconds"]) for r in records]
             evals = [float(r.get("eval_seconds") or 0) for r in records]
-            rows.append([approach_label(approach), str(len(records)), duration(mean(seconds)), duration(sum(seconds)), duration(mean(evals))])
+            label = approach_label(approach) + (f" ({group})" if group else "")
+            rows.append([label, str(len(records)), duration(mean(seconds)), duration(sum(seconds)), duration(mean(evals))])
         header = ["approach", "finished runs", "training time per run", "training time, total", "test evaluation per run"]
         return (markdown_table(header, rows) if rows else ""), total
 
@@ -281,7 +296,7 @@ class Report:
             f"epochs {plan.epochs_description()}{'; ' + plan.min_steps_description() if plan.min_steps_description() else ''}. "
             f"Learning rate: encoder {self.setting('EER_LEARNING_RATE')}, freshly initialised heads "
             f"{self.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); "
-            f"encoder precision {self.setting('EER_PRECISION', 'fp32')} (EER_PRECISION). "
+            f"encoder precision {self.precision_text()} (EER_PRECISION). "
             "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
         )  # fmt: skip
         md += ["", "## Test F1", ""]

@@ -3,7 +3,10 @@
 ``fp32`` runs the encoder in float32. ``bf16`` runs its matrix products under
 ``torch.autocast`` with bfloat16: on CPUs with AMX / AVX-512 BF16 a MiniLM training step is about
 2x faster (measured in issue 14), on CPUs without them (AVX2 only) bfloat16 is emulated and about 5x
-slower (a warning says so), and on a GPU the same setting uses CUDA autocast. Only the encoder is affected: its
+slower (a warning says so), and on a GPU the same setting uses CUDA autocast. ``auto`` chooses per
+machine, each time a model runs (training, evaluation, prediction): ``bf16`` where the hardware
+computes bfloat16 natively (AMX / AVX-512 BF16 CPUs, GPUs that support it), ``fp32`` elsewhere, so
+an archive trained on one machine is not slowed down on another. Only the encoder is affected: its
 output is cast back to float32 before the tag scorer, so the CRF, the losses and the marginals are
 always computed in float32 or better.
 """
@@ -14,7 +17,7 @@ from typing import ContextManager
 
 import torch
 
-PRECISIONS = ("fp32", "bf16")
+PRECISIONS = ("fp32", "bf16", "auto")
 logger = logging.getLogger(__name__)
 
 
@@ -39,6 +42,28 @@ def _warn_emulated_bf16() -> None:
     )
 
 
+def has_native_bf16(device: torch.device) -> bool:
+    """Whether ``device`` computes bfloat16 matrix products natively (not emulated)."""
+    if device.type == "cuda":
+        return torch.cuda.is_bf16_supported()
+    return device.type == "cpu" and cpu_has_native_bf16()
+
+
+@functools.lru_cache(maxsize=None)
+def _log_auto_choice(device_type: str, chosen: str) -> None:
+    reason = "it computes bfloat16 natively" if chosen == "bf16" else "bfloat16 would be emulated (slower) there"
+    logger.info("EER_PRECISION=auto: the encoder runs in %s on %s (%s)", chosen, device_type, reason)
+
+
+def resolve_precision(precision: str, device: torch.device) -> str:
+    """``fp32`` or ``bf16``: ``precision`` itself, or for ``auto`` what this device runs fastest."""
+    if precision != "auto":
+        return precision
+    chosen = "bf16" if has_native_bf16(device) else "fp32"
+    _log_auto_choice(device.type, chosen)
+    return chosen
+
+
 def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
         raise ValueError(f"precision must be one of {PRECISIONS} (EER_PRECISION), got {precision!r}")
@@ -46,7 +71,9 @@ def check_precision(precision: str) -> str:
 
 
 def encoder_autocast(precision: str, device: torch.device) -> ContextManager:
-    """The context to run the encoder in: autocast to bfloat16 for ``bf16``, nothing for ``fp32``."""
+    """The context to run the encoder in: autocast to bfloat16 for ``bf16``, nothing for ``fp32``
+    (``auto``: whichever :func:`resolve_precision` chooses for ``device``)."""
+    precision = resolve_precision(precision, device)
     if precision == "fp32":
         return contextlib.nullcontext()
     if device.type == "cpu" and not cpu_has_native_bf16():

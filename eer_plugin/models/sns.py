@@ -47,7 +47,8 @@ class SpanNegativeSampling(Model):
     seed : int
         Seed of the negative sampler.
     precision : str
-        ``fp32`` or ``bf16``: the precision of the encoder (see :mod:`eer_plugin.models.precision`);
+        ``fp32``, ``bf16`` or ``auto`` (bf16 where native, else fp32): the precision of the encoder
+        (see :mod:`eer_plugin.models.precision`);
         the span classifier always runs in float32.
     entity_ratio : float, optional
         rho, used only by the ``partial-precision-estimated`` metric on partially annotated dev data

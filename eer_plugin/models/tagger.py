@@ -97,7 +97,8 @@ class EERTagger(Model):
         Apply the BILUO grammar constraints in the training loss too (default). ``False`` trains
         an unconstrained CRF and applies the constraints only when decoding, as the authors did.
     precision : str
-        ``fp32`` or ``bf16``: the precision of the encoder (see :mod:`eer_plugin.models.precision`);
+        ``fp32``, ``bf16`` or ``auto`` (bf16 where native, else fp32): the precision of the encoder
+        (see :mod:`eer_plugin.models.precision`);
         the scorer, the CRF and the losses always run in float32.
     o_cost : float
         ``b_O``: subtracted from the ``O`` score at every position when decoding (Raw+CD).
