@@ -54,7 +54,7 @@ def band_entry_table(report) -> str:
     return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r"])
 
 
-def _setting_names(plan) -> Dict[str, str]:
+def ablation_names(plan) -> Dict[str, str]:
     """Ablation setting directory name -> its name in the plan."""
     return {setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}
 
@@ -62,7 +62,7 @@ def _setting_names(plan) -> Dict[str, str]:
 def _label(plan, run) -> str:
     """``EER-short``; with several encoders ``EER-short (MiniLM)``; an ablation run ``EER-short, ablation: <name>``."""
     label = approach_label(run.approach) + (f" ({run.encoder_slug})" if len(plan.encoders) > 1 else "")
-    return label + (f", ablation: {_setting_names(plan)[run.ablation]}" if run.ablation else "")
+    return label + (f", ablation: {ablation_names(plan)[run.ablation]}" if run.ablation else "")
 
 
 def convergence(report) -> str:
@@ -92,7 +92,7 @@ def convergence(report) -> str:
         rows.append([
             dataset, scenario,
             approach_label(approach) + (f" ({report.plan.encoder_slugs[encoder]})" if len(report.plan.encoders) > 1 else "")
-            + (f", ablation: {_setting_names(report.plan)[ablation]}" if ablation else ""),
+            + (f", ablation: {ablation_names(report.plan)[ablation]}" if ablation else ""),
             f"{rho:g} ± {gamma:g}", str(len(records)), f"{mean([r['rho_hat'] for r in records]):.3f}",
             f"{mean([r['rho_star'] for r in records]):.3f}", f"{mean(errors):.3f}", f"{mean(bound_errors):.3f}",
         ])  # fmt: skip

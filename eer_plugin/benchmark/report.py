@@ -9,7 +9,7 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from eer_plugin.benchmark import convergence, plots, studies
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, Scenario, approach_label
-from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.runner import Runner, block_counts
 from eer_plugin.benchmark.tables import (
     duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
 )  # fmt: skip
@@ -212,9 +212,7 @@ class Report:
         directory's own training, decoding-cost search and test evaluation, once). The runs a study
         added (an ablation setting, the ratio grid, the learning curve) have rows of their own: their
         settings or data differ from the approach's benchmark runs."""
-        from eer_plugin.benchmark.runner import block_counts
-
-        ablation_names = {run.key: setting["name"] for setting, run in self.plan.ablation_entries}
+        ablation_names = convergence.ablation_names(self.plan)
         per_row: Dict[Tuple[str, str], List[dict]] = {}
         total = 0.0
         for run in self.plan.runs:
@@ -223,8 +221,8 @@ class Report:
                 continue
             if "benchmark" in run.studies:
                 group = ""
-            elif run.key in ablation_names:
-                group = f"ablation: {ablation_names[run.key]}"
+            elif run.ablation:
+                group = f"ablation: {ablation_names[run.ablation]}"
             else:
                 (group,) = block_counts([run])
             per_row.setdefault((run.approach, group), []).append(record)
@@ -245,8 +243,6 @@ class Report:
 
     def compute_by_block(self) -> Dict[str, Tuple[int, float]]:
         """Finished runs and their compute seconds per block (gold, benchmark <scenario>, the studies' own runs)."""
-        from eer_plugin.benchmark.runner import block_counts
-
         out: Dict[str, Tuple[int, float]] = {}
         for run in self.plan.runs:
             record = self.records[run.key]
