@@ -34,8 +34,12 @@ logger = logging.getLogger(__name__)
 
 Counts = Dict[str, List[int]]
 
+#: chunks per forward pass at evaluation, taken across documents (a document's last chunk shares its batch
+#: with the next document's first)
+BATCH_SIZE = 8
 
-def predict_document_spans(model, reader, docs: Sequence[Document], batch_size: int = 8, cuda_device: int = -1) -> Dict[str, set]:
+
+def predict_document_spans(model, reader, docs: Sequence[Document], batch_size: int = BATCH_SIZE, cuda_device: int = -1) -> Dict[str, set]:
     """Predicted word spans of every document (document positions), keyed by document id."""
     chunks = [chunk for doc in docs for chunk in reader.chunk(doc)]
     predicted: Dict[str, set] = {doc.id: set() for doc in docs}
@@ -80,7 +84,7 @@ def load_model(archive_path: str, o_cost: Optional[float] = None, cuda_device: i
 
 
 def document_counts(
-    archive_path: str, data_path: str, o_cost: Optional[float] = None, batch_size: int = 8, cuda_device: int = -1
+    archive_path: str, data_path: str, o_cost: Optional[float] = None, batch_size: int = BATCH_SIZE, cuda_device: int = -1
 ) -> Counts:
     """Per-document ``[tp, fp, fn]`` of an archived model on gold data (see the module docstring)."""
     model, reader, _ = load_model(archive_path, o_cost, cuda_device)
@@ -152,7 +156,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("data", help="gold evaluation data")
     parser.add_argument("-o", "--output", required=True, help="output JSON")
     parser.add_argument("--o-cost", type=float, default=None, help="decoding O-cost (Raw+CD)")
-    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
     parser.add_argument("--cuda-device", type=int, default=-1)
     parser.add_argument("--train", help="the run's training data: also compute rho* (needs --gold-train)")
     parser.add_argument("--gold-train", help="the gold corpus the training data was simulated from")

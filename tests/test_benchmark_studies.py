@@ -156,6 +156,9 @@ def test_rerun_report_gold_sns_seeds_ablations_and_cpu_hours(tmp_path):
     # the CPU cost in hours, per block: 1800 s training + 5 s evaluation per finished run
     done = sum(1 for r in plan.runs if r.ablation != "paper-s-schedule-2e-5-50-epochs")
     assert f"CPU cost: {done * 1805 / 3600:.1f} wall hours of compute for the {done} finished runs (gold: 6 runs, 3.0 h; benchmark EE: 9 runs," in text
+    # the speed-ups the runs used, from the plan's settings (the config defaults: batches of 4, encoder precision auto)
+    assert "Speed-ups used: training batches of 4 chunks bucketed by length" in text
+    assert "in batches of 8, across document boundaries. Encoder precision: auto (bf16 where the hardware" in text
     # wall time per approach: a study's runs (other settings or data) are rows of their own
     times = text.split("## Wall time")[1].split("\n## ")[0]
     assert "| EER-shortest | 4 | 30.0 min | 2.0 h | 5 s |" in times  # EE seeds 0-2 and NNS, not the bf16 run

@@ -84,9 +84,9 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
             seconds = sum(r.get("seconds") or 0 for r in done.values())
             lines.append([
                 scenario.name if scenario else "–", approach_label(approach), ours, ", ".join(epochs) or "–",
-                f"{seconds / 60:.1f}" if done else "–", f"{value:.1f}" if value is not None else "–", label or "–",
+                f"{seconds / 60 / len(done):.1f}" if done else "–", f"{value:.1f}" if value is not None else "–", label or "–",
             ])  # fmt: skip
-    header = ["scenario", "approach", f"ours: {dataset} F1", "epochs", "wall (min)", f"paper: {column} F1", "paper row"]
+    header = ["scenario", "approach", f"ours: {dataset} F1", "epochs", "min per run", f"paper: {column} F1", "paper row"]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 
 

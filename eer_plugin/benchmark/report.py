@@ -52,6 +52,18 @@ class Report:
         value = self.setting("EER_PRECISION", "fp32")
         return value.replace("auto", "auto (bf16 where the hardware computes bfloat16 natively, else fp32)")
 
+    def speed_text(self) -> str:
+        """The speed-ups these runs used (and the one they did not), from the plan's settings."""
+        from eer_plugin.evaluation import BATCH_SIZE
+
+        return (
+            f"Speed-ups used: training batches of {self.setting('EER_BATCH_SIZE', '?')} chunks bucketed by length (little "
+            "padding); the CRF's forward recursion, marginals and Viterbi vectorised over batch and tags; test evaluation "
+            f"predicts the chunks of all test documents in batches of {BATCH_SIZE}, across document boundaries. "
+            f"Encoder precision: {self.precision_text()}; bf16 pays off only on CPUs that compute it natively "
+            "(`make bench` measures the step time in both)."
+        )
+
     def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None, ablation=None) -> Optional[dict]:
         return self.records.get((dataset, scenario, approach, encoder, seed, ratio, ablation))
 
@@ -328,7 +340,7 @@ class Report:
                 f"CPU cost: {total / 3600:.1f} wall hours of compute for the {status['done']} finished runs ({blocks}): the sum of "
                 "the wall times of training, decoding-cost search and test evaluation of every run directory once (runs in "
                 "parallel with --jobs take less elapsed time). Training time per run is the wall time of its training "
-                "subprocess(es); Raw+CD includes the training of its Raw model.", "", times, "",
+                "subprocess(es); Raw+CD includes the training of its Raw model. " + self.speed_text(), "", times, "",
             ]  # fmt: skip
         grid = studies.ratio_grid_table(self)
         if grid:
