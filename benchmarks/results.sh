@@ -52,8 +52,6 @@ save_records() {
     done
     if [ -d data ]; then find data -name '*.stats.json' -type f -print0 | xargs -0 -r cp --parents -t "$RECORDS"; fi
   )
-  # the committed records name no path of this machine: paths inside the repository become relative to it
-  find "$RECORDS" -name ratio_estimate.json -type f -print0 | xargs -0 -r sed -i "s#$ROOT/##g"
 }
 restore_records
 # a plan with the 'mpnet encoder' ablation needs all-mpnet-base-v2's wheels (idempotent: a stamp check when installed)

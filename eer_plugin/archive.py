@@ -46,6 +46,16 @@ PathLike = Union[str, os.PathLike]
 CONFIG_NAME = "config.json"  # allennlp.models.archival.CONFIG_NAME
 
 
+def path_problem(name: str) -> Optional[str]:
+    """Why an archive member's path is unsafe to extract (absolute, or with ``..``), or None; shared by
+    model archives (tar) and split encoder archives (zip, :mod:`eer_plugin.encoder_packages`)."""
+    if not name or name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
+        return "its path is absolute"
+    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
+        return "its path contains '..'"
+    return None
+
+
 def _problem(member: tarfile.TarInfo, destination: Optional[Path]) -> Optional[str]:
     """Why ``member`` must not be extracted, or None."""
     name = member.name
@@ -59,10 +69,9 @@ def _problem(member: tarfile.TarInfo, destination: Optional[Path]) -> Optional[s
         return "it is a named pipe"
     if not (member.isfile() or member.isdir()):
         return "it is not a regular file or directory"
-    if not name or name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
-        return "its path is absolute"
-    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
-        return "its path contains '..'"
+    problem = path_problem(name)
+    if problem is not None:
+        return problem
     if destination is not None:
         target = (destination / name).resolve()
         if target != destination and destination not in target.parents:

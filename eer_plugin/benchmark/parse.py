@@ -214,8 +214,6 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     else:
         encoders = [env.pop("EER_ENCODER", config_defaults()["EER_ENCODER"])]
     env.pop("EER_ENCODER", None)
-    slugs = {e: slug(e) for e in encoders}
-    _require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
 
     seeds = _seeds(data.get("seeds", [0]), "'seeds'")
     epochs: Dict[str, int] = {}
@@ -309,10 +307,10 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         }  # fmt: skip
 
     ablations = _ablations(data["ablations"], dataset_names, scenario_names, subset) if data.get("ablations") is not None else None
-    for setting in (ablations or {}).get("settings", []):  # a setting's own encoder gets a directory name too
-        if setting["encoder"] is not None and setting["encoder"] not in slugs:
-            slugs[setting["encoder"]] = slug(setting["encoder"])
-            _require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
+    # directory names of the plan's encoders and of the ablation settings' own
+    own_encoders = [setting["encoder"] for setting in (ablations or {}).get("settings", []) if setting["encoder"]]
+    slugs = {e: slug(e) for e in dict.fromkeys(encoders + own_encoders)}
+    _require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
 
     bootstrap = {"resamples": 100_000, "confidence": 0.99, "seed": 0}
     if data.get("bootstrap") is not None:

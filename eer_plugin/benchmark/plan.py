@@ -419,11 +419,11 @@ class Plan:
         env = self.env_of(run)
         return float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])
 
-    def reference_run(self, run: Run) -> Optional[Run]:
-        """The benchmark block's run an ablation run is compared with: the same approach, data, encoder and seed
-        (the plan's first encoder for a setting with an encoder of its own)."""
+    def reference_run(self, run: Run, approach: Optional[str] = None) -> Optional[Run]:
+        """The benchmark block's run an ablation run is compared with: the same approach (or ``approach``),
+        data, encoder and seed (the plan's first encoder for a setting with an encoder of its own)."""
         encoder = run.encoder if run.encoder in self.encoders else self.encoders[0]
-        key = (run.dataset.name, run.scenario_name, run.approach, encoder, run.seed, None, None)
+        key = (run.dataset.name, run.scenario_name, approach or run.approach, encoder, run.seed, None, None)
         return next((r for r in self.runs if r.key == key), None)
 
     def _curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:

@@ -213,8 +213,8 @@ class Runner:
         if run.complete_documents is None:
             return None
         env = self.plan.env_of(run)
-        command = [
-            "allennlp", "eer-estimate-ratio", str(self.data_path(run)), "--encoder", run.encoder, "--variant", run.variant,
+        command = [  # run from REPO_ROOT: ratio_estimate.json names the data relative to it, like doc_counts.json
+            "allennlp", "eer-estimate-ratio", os.path.relpath(self.data_path(run), REPO_ROOT), "--encoder", run.encoder, "--variant", run.variant,
             "--max-length", str(env.get("EER_MAX_LENGTH", "512")), "--seed", str(run.seed), "--output", str(self._estimate_staging(run)),
         ]  # fmt: skip
         if str(env.get("EER_RATIO_BOOKENDS", "false")).lower() == "true":

@@ -145,8 +145,7 @@ def ablation_rows(report) -> List[dict]:
         reference = None
         if plan.reference:
             same_setting = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, run.ablation)
-            benchmark = (run.dataset.name, run.scenario_name, plan.reference, base.encoder if base else run.encoder, run.seed, None, None)
-            reference = report.by_key.get(same_setting) or report.by_key.get(benchmark)
+            reference = report.by_key.get(same_setting) or plan.reference_run(run, plan.reference)
         rows.append({"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference})
     return rows
 
