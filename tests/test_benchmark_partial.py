@@ -11,6 +11,7 @@ import pytest
 
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.runner import block_counts, dry_run
+from eer_plugin.benchmark.studies import ablation_notes, setting_text
 from eer_plugin.core import simulators
 from eer_plugin.core.documents import Document
 from eer_plugin.core.simulators import SimulationError
@@ -120,6 +121,40 @@ def test_partial_dev_and_ratio_estimate_runs(tmp_path, capsys):
     assert "allennlp eer-estimate-ratio " in printed and "EER_VALIDATION_METRIC=+partial-f1" in printed
 
 
+COMPLETE = {"name": "2 complete documents, plan's ratio", "complete_documents": 2, "approach": ["eer_short", "sns_shortest"]}
+
+
+def test_complete_documents_with_the_plan_s_ratio(tmp_path):
+    """``complete_documents``: the estimate's training data (the same file), the plan's ratio, no estimate step;
+    a setting with the reference approach compares EER with SNS on that data."""
+    plan = parse_plan(partial_plan(ablations={"scenarios": ["EE"], "seeds": [0], "settings": [ESTIMATE, COMPLETE]})).expand()
+    runner = Runner(plan, str(tmp_path / "bench"))
+    by_name = {name(r): r for r in plan.runs}
+    eer = by_name["fx/ablations/2-complete-documents-plan-s-ratio/EE/eer_short/seed0"]
+    sns = by_name["fx/ablations/2-complete-documents-plan-s-ratio/EE/sns_shortest/seed0"]
+    estimate = by_name["fx/ablations/ratio-estimated-from-2-complete-documents/EE/eer_short/seed0"]
+    assert (eer.complete_documents, eer.estimates_ratio, estimate.estimates_ratio) == (2, False, True)
+    env, base_env = runner.environment(eer), runner.environment(by_name["fx/EE/eer_short/seed0"])
+    assert env["EER_TRAIN_DATA"] == runner.environment(estimate)["EER_TRAIN_DATA"] == runner.environment(sns)["EER_TRAIN_DATA"]
+    assert env["EER_TRAIN_DATA"].endswith("_complete2-EE/seed0.jsonl")
+    assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"]) == (base_env["EER_ENTITY_RATIO"], base_env["EER_RATIO_MARGIN"])
+    assert runner.estimate_command(eer) is None and runner.ratio_estimate(eer) is None
+    assert plan.ratio_of(eer, {"entity_ratio": 0.3, "ratio_margin": 0.1}) == plan.ratio_of(by_name["fx/EE/eer_short/seed0"])
+    assert plan.reference_run(eer, "sns_shortest") is by_name["fx/EE/sns_shortest/seed0"]
+    setting = next(s for s in plan.ablations["settings"] if s["name"] == COMPLETE["name"])
+    assert setting_text(setting, eer) == "2 complete training documents (in the budget), the plan's ratio"
+    notes = ablation_notes([setting])
+    assert "the CRF taggers observe their unmarked words as O" in notes and "eer-estimate-ratio" not in notes
+
+    def fails(pattern, setting, scenarios=("EE",)):
+        with pytest.raises(PlanError, match=pattern):
+            parse_plan(partial_plan(ablations={"scenarios": list(scenarios), "settings": [setting]})).expand()
+
+    fails(r"complete_documents must be a positive integer \(training documents annotated completely\), got 0", {**COMPLETE, "complete_documents": 0})
+    fails(r"give either 'estimate_ratio' .* or 'complete_documents' .*, not both", {**ESTIMATE, "complete_documents": 2})
+    fails(r"complete_documents needs an EE scenario .* not 'NNS' \(nns\)", COMPLETE, scenarios=["NNS"])
+
+
 def test_simulated_partial_dev_and_complete_documents(tmp_path):
     plan = parse_plan(partial_plan(ablations={"scenarios": ["EE"], "seeds": [0], "settings": [
         PARTIAL_DEV, {**PARTIAL_DEV, "name": "fixed", "dev": {"budget": 5}}, {**ESTIMATE, "estimate_ratio": {"complete_documents": 1}},
@@ -180,7 +215,7 @@ def test_ablations_section_shows_the_estimate_and_the_partial_dev_set(tmp_path):
         if run.ablation and run.seed == 1:
             continue  # the estimate's seed 1: not run yet
         fabricate(runner, run, [(6, correct, 0)] * documents)
-        if run.complete_documents is not None:
+        if run.estimates_ratio:
             result_path = runner.run_dir(run) / "result.json"
             result = json.loads(result_path.read_text())
             result.update(entity_ratio=0.215, ratio_margin=0.035, ratio_estimate={"ratio": 0.21, "low": 0.18, "high": 0.25, "documents": 2, "entity_ratio": 0.215, "ratio_margin": 0.035})

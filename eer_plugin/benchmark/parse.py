@@ -4,7 +4,7 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Sequence
+from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from eer_plugin.benchmark.plan import (
     ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, SCENARIO_PARAMETERS, SCENARIO_TYPES, VARIANTS, Dataset, Plan, PlanError, Scenario,
@@ -352,17 +352,24 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
     for index, item in enumerate(settings):
         _require(isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip(), f"ablations.settings[{index}] must be a mapping with a 'name' and an 'env'")
         where = f"ablations setting {item['name']!r}"
-        _check_keys(item, ["name", "env", "approach", "encoder", "dev", "estimate_ratio", "seeds"], where)
+        _check_keys(item, ["name", "env", "approach", "encoder", "dev", "estimate_ratio", "complete_documents", "seeds"], where)
         dev = _partial_dev(item["dev"], where) if item.get("dev") is not None else None
         estimate = _estimate_ratio(item["estimate_ratio"], where) if item.get("estimate_ratio") is not None else None
+        complete = _complete_documents(item.get("complete_documents"), where)
         _require(
-            "env" in item or dev or estimate or "encoder" in item, f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)"
+            not (estimate and complete),
+            f"{where}: give either 'estimate_ratio' (complete documents and the ratio estimated on them) or 'complete_documents' (the plan's ratio), not both",
+        )  # fmt: skip
+        _require(
+            "env" in item or dev or estimate or complete or "encoder" in item,
+            f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)",
         )  # fmt: skip
         env = _env(item.get("env", {}), f"{where}: env")
         encoder = item.get("encoder")
         _require(encoder is None or (isinstance(encoder, str) and encoder.strip()), f"{where}: 'encoder' must be a model name or directory")
         _require(
-            bool(env) or bool(dev) or bool(estimate) or encoder is not None, f"{where}: 'env' is empty (it would repeat the benchmark run)"
+            bool(env) or bool(dev) or bool(estimate) or bool(complete) or encoder is not None,
+            f"{where}: 'env' is empty (it would repeat the benchmark run)",
         )  # fmt: skip
         if dev is not None:
             _require(
@@ -382,7 +389,7 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
         seeds = _seeds(item["seeds"], f"{where}: seeds") if "seeds" in item else None
         parsed.append({
             "name": item["name"], "slug": name_slug, "env": env, "approaches": own, "encoder": encoder, "dev": dev,
-            "estimate_ratio": estimate, "seeds": seeds,
+            "estimate_ratio": estimate, "complete_documents": complete, "seeds": seeds,
         })  # fmt: skip
     return {
         "approach": approach, "settings": parsed,
@@ -409,6 +416,18 @@ def _partial_dev(value: Any, where: str) -> Dict[str, Any]:
     cap = value.get("max_per_document", 10)
     _require(isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1, f"{where}: dev.max_per_document must be a positive integer, got {cap!r}")
     return {"type": "ee", "budget": budget, "keep_probability": float(keep), "max_per_document": cap}
+
+
+def _complete_documents(value: Any, where: str) -> Optional[int]:
+    """An ablation setting's ``complete_documents: 20``: that many training documents annotated completely
+    within the scenario's budget (as for ``estimate_ratio``), trained with the plan's ratio; None: not given."""
+    if value is None:
+        return None
+    _require(
+        isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+        f"{where}: complete_documents must be a positive integer (training documents annotated completely), got {value!r}",
+    )  # fmt: skip
+    return value
 
 
 def _estimate_ratio(value: Any, where: str) -> Dict[str, Any]:

@@ -144,9 +144,12 @@ class Run:
     #: an ablation's partial dev set: (("budget", N | "proportional"), ("keep_probability", p), ("max_per_document", k));
     #: EER_DEV_DATA is then the EE simulator's output on the dataset's dev file (the run's seed)
     dev: Optional[Tuple[Tuple[str, Any], ...]] = None
-    #: an ablation's ratio estimate: this many training documents annotated completely within the
-    #: scenario's budget; EER_ENTITY_RATIO / EER_RATIO_MARGIN from ``eer-estimate-ratio`` on them
+    #: an ablation's complete documents: this many training documents annotated completely within the
+    #: scenario's budget (``_complete<n>-<scenario>`` data)
     complete_documents: Optional[int] = None
+    #: a ratio-estimate run: EER_ENTITY_RATIO / EER_RATIO_MARGIN from ``eer-estimate-ratio`` on its
+    #: complete documents (else the plan's ratio)
+    estimates_ratio: bool = False
 
     @property
     def dev_budget(self) -> Optional[Any]:
@@ -155,7 +158,7 @@ class Run:
     @property
     def train_data_name(self) -> str:
         """The directory of the run's simulated training data under ``data/<dataset>/``: the scenario's,
-        or (ratio estimate) ``_complete<n>-<scenario>``, the scenario's data with n complete documents."""
+        or ``_complete<n>-<scenario>``, the scenario's data with n complete documents."""
         if self.complete_documents is not None:
             return f"_complete{self.complete_documents}-{self.scenario_name}"
         return self.scenario_name
@@ -394,7 +397,7 @@ class Plan:
 
     @staticmethod
     def _ablation_options(setting: Dict[str, Any], scenario: Scenario) -> Dict[str, Any]:
-        """The :class:`Run` fields of an ablation setting's partial dev set and ratio estimate."""
+        """The :class:`Run` fields of an ablation setting's partial dev set, complete documents and ratio estimate."""
         options: Dict[str, Any] = {}
         where = f"ablations setting {setting['name']!r}"
         dev = setting.get("dev")
@@ -403,16 +406,19 @@ class Plan:
                 raise PlanError(f"{where}: dev.budget 'proportional' needs an EE scenario (a budget), not {scenario.name!r} ({scenario.type})")
             options["dev"] = tuple((k, dev[k]) for k in ("budget", "keep_probability", "max_per_document"))
         estimate = setting.get("estimate_ratio")
-        if estimate:
+        complete = estimate["complete_documents"] if estimate else setting.get("complete_documents")
+        if complete:
+            key = "estimate_ratio" if estimate else "complete_documents"
             if scenario.type != "ee":
-                raise PlanError(f"{where}: estimate_ratio needs an EE scenario (its budget pays for the complete documents), not {scenario.name!r} ({scenario.type})")
-            options["complete_documents"] = estimate["complete_documents"]
+                raise PlanError(f"{where}: {key} needs an EE scenario (its budget pays for the complete documents), not {scenario.name!r} ({scenario.type})")
+            options["complete_documents"] = complete
+            options["estimates_ratio"] = bool(estimate)
         return options
 
     def ratio_of(self, run: Run, record: Optional[Mapping[str, Any]] = None) -> Tuple[float, float]:
         """(rho, gamma) a run trained with: a ratio-estimate run's estimate (from its record), the ratio
         grid's setting, else the plan's (dataset's)."""
-        if run.complete_documents is not None and record and record.get("entity_ratio") is not None:
+        if run.estimates_ratio and record and record.get("entity_ratio") is not None:
             return float(record["entity_ratio"]), float(record["ratio_margin"])
         if run.ratio is not None:
             return run.ratio

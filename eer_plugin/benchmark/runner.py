@@ -112,7 +112,7 @@ class Runner:
 
     def ratio_estimate(self, run: Run) -> Optional[dict]:
         """``{ratio, low, high, documents, entity_ratio, ratio_margin}`` of a ratio-estimate run's step, once it ran."""
-        if run.complete_documents is None:
+        if not run.estimates_ratio:
             return None
         data = read_json(self.estimate_path(run)) or read_json(self._estimate_staging(run))
         if not data or "suggested" not in data:
@@ -176,7 +176,7 @@ class Runner:
         )
         if run.ratio is not None:
             env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (number_text(v) for v in run.ratio)
-        if run.complete_documents is not None:  # the ratio estimate's suggestion (a placeholder until it ran)
+        if run.estimates_ratio:  # the ratio estimate's suggestion (a placeholder until it ran)
             estimate = self.ratio_estimate(run)
             if estimate is None:
                 env["EER_ENTITY_RATIO"] = env["EER_RATIO_MARGIN"] = "<estimated>"
@@ -210,7 +210,7 @@ class Runner:
         """A ratio-estimate run's first step: ``eer-estimate-ratio`` on the complete documents of its
         training data (the run's encoder, chunk length and bookend counting; its partial documents in
         the run's variant are checked against the estimate)."""
-        if run.complete_documents is None:
+        if not run.estimates_ratio:
             return None
         env = self.plan.env_of(run)
         command = [  # run from REPO_ROOT: ratio_estimate.json names the data relative to it, like doc_counts.json
@@ -266,7 +266,7 @@ class Runner:
         own_seconds = 0.0
         extra: Dict[str, Any] = {}
         estimate_seconds = 0.0
-        if run.complete_documents is not None:  # the ratio estimate first: the training reads its suggestion
+        if run.estimates_ratio:  # the ratio estimate first: the training reads its suggestion
             directory.parent.mkdir(parents=True, exist_ok=True)
             self._estimate_staging(run).unlink(missing_ok=True)
             estimate_seconds = self._subprocess(self.estimate_command(run), self.environment(run), log, "estimate ratio")
@@ -300,7 +300,7 @@ class Runner:
             seconds = own_seconds = self._subprocess(self.commands(run)[0], env, log, "cbl" if cbl else "train")
             final = directory / "final" if cbl else directory
             archive, metrics_path = final / "model.tar.gz", final / "metrics.json"
-        if run.complete_documents is not None:
+        if run.estimates_ratio:
             os.replace(self._estimate_staging(run), self.estimate_path(run))
         evaluate = [
             sys.executable, "-m", "eer_plugin.evaluation", os.path.relpath(archive, REPO_ROOT), os.path.relpath(run.dataset.test, REPO_ROOT),
@@ -314,7 +314,7 @@ class Runner:
         summary = counts["summary"]
         ratio = counts.get("ratio", {})
         rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
-        if run.complete_documents is not None:
+        if run.estimates_ratio:
             rho, gamma = extra["ratio_estimate"]["entity_ratio"], extra["ratio_estimate"]["ratio_margin"]
         seconds += estimate_seconds
         own_seconds += estimate_seconds
