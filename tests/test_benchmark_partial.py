@@ -143,6 +143,7 @@ def test_complete_documents_with_the_plan_s_ratio(tmp_path):
     assert plan.reference_run(eer, "sns_shortest") is by_name["fx/EE/sns_shortest/seed0"]
     setting = next(s for s in plan.ablations["settings"] if s["name"] == COMPLETE["name"])
     assert setting_text(setting, eer) == "2 complete training documents (in the budget), the plan's ratio"
+    assert setting_text(setting, sns) == "2 complete training documents (in the budget)"
     notes = ablation_notes([setting])
     assert "the CRF taggers observe their unmarked words as O" in notes and "eer-estimate-ratio" not in notes
 

@@ -165,7 +165,8 @@ def setting_text(setting: dict, run) -> str:
             f"EER_ENTITY_RATIO / EER_RATIO_MARGIN estimated from {estimate['complete_documents']} complete training documents (in the budget)"
         )
     if setting.get("complete_documents"):
-        parts.append(f"{setting['complete_documents']} complete training documents (in the budget), the plan's ratio")
+        ratio = ", the plan's ratio" if run.family == "eer" else ""  # the other approaches have no ratio to estimate
+        parts.append(f"{setting['complete_documents']} complete training documents (in the budget){ratio}")
     return ", ".join(parts)
 
 
