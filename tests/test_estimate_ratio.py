@@ -115,3 +115,26 @@ def test_reader_file_encoding(tmp_path, caplog):
     with pytest.raises(Exception, match="invalid UTF-8 byte 0xe9"):
         strict.read_documents(str(path))
     assert PartialDocumentReader(model_name=ENCODER, file_encoding="cp1252").read_documents(str(path))[0].tokens[0] == "Jos\u00e9"
+
+
+# ----------------------------------------------------------------------------------- coverage script
+def test_coverage_script_on_the_fixture(capsys, tmp_path):
+    """benchmarks/ratio_estimate_coverage.py: a sample of every document is the corpus itself (its estimate
+    is the corpus ratio on every draw); smaller samples spread around it; sizes above the corpus are skipped."""
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("coverage_script", REPO / "benchmarks" / "ratio_estimate_coverage.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    data = FIXTURES / "conll2003_tiny.txt"
+    documents = len(read_documents(data))
+    output = tmp_path / "coverage.json"
+    result = script.main([str(data), "--encoder", ENCODER, "--documents", "1", str(documents), str(documents + 1), "--trials", "20", "--resamples", "200", "--output", str(output)])
+    assert json.loads(output.read_text()) == json.loads(json.dumps(result))
+    one, whole = result["rows"]
+    assert [one["documents"], whole["documents"]] == [1, documents] and "more than the corpus's" in capsys.readouterr().err
+    assert whole["estimate_p05"] == pytest.approx(result["corpus_ratio"]) == pytest.approx(whole["estimate_p95"])
+    assert whole["interval_covers"] == whole["band_covers"] == 1.0
+    assert one["estimate_p05"] < result["corpus_ratio"] < one["estimate_p95"] and one["mean_width"] == 0.0  # one document: no interval
