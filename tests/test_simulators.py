@@ -17,6 +17,7 @@ from eer_plugin.core.documents import Document
 from eer_plugin.core.formats import read_conll, read_jsonl
 from eer_plugin.core.simulators import (
     SimulationError,
+    ee_with_complete_documents,
     exploratory_expert,
     non_native_speaker,
     random_drop,
@@ -288,6 +289,30 @@ def test_cli_nns_and_errors(tmp_path, capsys):
         err = capsys.readouterr().err
         assert info.value.code == 2 and len(err.strip().splitlines()) == 1, err
         assert err.startswith("eer-simulate: error: ") and re.search(message, err), err
+
+
+def test_cli_complete_documents(tmp_path, capsys):
+    """--complete-documents: D documents with every gold span and is_complete, inside the budget, as the
+    benchmark's ablation data; errors for the options it does not combine with."""
+    out = tmp_path / "mixed.jsonl"
+    assert simulate_cli.main(["ee", str(CONLL2003), str(out), "--budget", "30", "--complete-documents", "1", "--seed", "0"]) == 0
+    printed = capsys.readouterr().out
+    docs = read_jsonl(out)
+    complete = [d for d in docs if d.is_complete]
+    gold = {d.id: d for d in read_conll(CONLL2003)}
+    assert len(complete) == 1 and complete[0].spans == gold[complete[0].id].spans
+    assert sum(len(d.spans) for d in docs) == 30 and f"complete 1 ({len(complete[0].spans)} spans)" in printed
+    expected, _ = ee_with_complete_documents(read_conll(CONLL2003), 30, 1, seed=0)
+    assert [d.to_json() for d in docs] == [d.to_json() for d in expected]
+    for argv, message in [
+        (["nns", str(CONLL2003), str(out), "--complete-documents", "1"], "--complete-documents does not apply to scenario 'nns'"),
+        (["ee", str(CONLL2003), str(out), "--learning-curve", "--complete-documents", "1"], "does not combine with --learning-curve"),
+        (["ee", str(CONLL2003), str(out), "--budget", "5", "--complete-documents", "4"], "hold 82 spans, more than the budget of 5"),
+    ]:
+        with pytest.raises(SystemExit) as info:
+            simulate_cli.main(argv)
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and re.search(message, err), err
 
 
 def test_cli_learning_curve(tmp_path, capsys, monkeypatch):

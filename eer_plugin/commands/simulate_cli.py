@@ -5,7 +5,7 @@ This module does not import AllenNLP.
 ::
 
     eer-simulate {ee,nns,random,gold} INPUT OUTPUT.jsonl [--budget M] [--learning-curve]
-        [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
+        [--complete-documents D] [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
         [--max-fp-length L] [--seed S] [--variant all|short|shortest]
         [--format auto|conll|ontonotes|jsonl] [--encoding auto|IOB1|BIO|BIOUL]
         [--sentences-per-document K] [--file-encoding auto|latin-1|...]
@@ -14,7 +14,10 @@ Reads INPUT (gold documents), simulates the scenario, applies the train-data var
 partial-annotation JSON lines, printing the achieved recall, precision, kept spans and touched
 documents. ``--learning-curve`` (EE) writes one file per budget of
 :data:`~eer_plugin.core.simulators.learning_curve_budgets`, named OUTPUT with ``_M<budget>``
-before the extension. Errors print one line and exit with status 2.
+before the extension. ``--complete-documents D`` (EE) annotates D random documents completely within
+the budget (``is_complete``; the EE simulator spends the rest on the others): data with which
+``eer-estimate-ratio`` can measure rho and on which EER observes those documents' ``O`` tags.
+Errors print one line and exit with status 2.
 """
 import argparse
 import sys
@@ -35,6 +38,7 @@ SCENARIOS = ("ee", "nns", "random", "gold")
 SCENARIO_OPTIONS = {
     "budget": ("ee",),
     "learning_curve": ("ee",),
+    "complete_documents": ("ee",),
     "max_per_document": ("ee",),
     "keep_probability": ("ee", "random"),
     "recall": ("nns",),
@@ -58,6 +62,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ee.add_argument(
         "--learning-curve", action="store_true",
         help=f"one output per budget {simulators.learning_curve_budgets}, named OUTPUT_M<budget>.jsonl",
+    )  # fmt: skip
+    ee.add_argument(
+        "--complete-documents", type=int, default=None, metavar="D",
+        help="annotate D random documents completely, within the budget (marked is_complete; the rest of the budget goes to EE)",
     )  # fmt: skip
     ee.add_argument(
         "--max-per-document", type=int, default=None,
@@ -110,6 +118,8 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("scenario 'random' needs --keep-probability")
     if args.learning_curve and args.budget is not None:
         raise UsageError("--learning-curve runs every budget; do not give --budget")
+    if args.learning_curve and args.complete_documents is not None:
+        raise UsageError("--complete-documents takes one --budget; it does not combine with --learning-curve")
 
 
 def _simulate(args: argparse.Namespace, docs: Sequence[Document]) -> List[Tuple[Path, List[Document], Dict]]:
@@ -126,7 +136,10 @@ def _simulate(args: argparse.Namespace, docs: Sequence[Document]) -> List[Tuple[
             cap = args.max_per_document
             if cap is None:
                 cap = simulators.learning_curve_max_per_document(budget) if args.learning_curve else 10
-            output, stats = simulators.exploratory_expert(docs, budget, keep, cap, seed)
+            if args.complete_documents is not None:
+                output, stats = simulators.ee_with_complete_documents(docs, budget, args.complete_documents, keep, cap, seed)
+            else:
+                output, stats = simulators.exploratory_expert(docs, budget, keep, cap, seed)
             path = learning_curve_path(args.output, budget) if args.learning_curve else Path(args.output)
             runs.append((path, output, stats))
         return runs
@@ -165,7 +178,8 @@ def run(args: argparse.Namespace) -> List[Dict]:
             f"{args.scenario}: recall {stats['recall']:.4f}  precision {stats['precision']:.4f}  "
             f"kept spans {stats['kept_spans']}/{stats['gold_spans']}  false positives {stats['false_positives']}  "
             f"documents touched {stats['documents_touched']}/{stats['documents']}  "
-            f"-> {path} ({written} documents, variant {args.variant})"
+            + (f"complete {stats['complete_documents']} ({stats['complete_spans']} spans)  " if "complete_documents" in stats else "")
+            + f"-> {path} ({written} documents, variant {args.variant})"
         )
         reports.append(stats)
     return reports
