@@ -191,14 +191,14 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
 
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
-    # the complete documents with the plan's ratio on EER-short and SNS-shortest)
+    # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2)
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2,
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2"]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
-    assert len(conll.runs) == 69
+    assert len(conll.runs) == 73
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]  # (0.15, 0.05) is the benchmark's EER-short run
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
@@ -227,7 +227,9 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     estimated = [r for r in conll.runs if r.ablation == "ratio-estimated-from-20-complete-training-documents"]
     assert [(r.seed, r.complete_documents, r.approach) for r in estimated] == [(s, 20, "eer_short") for s in (0, 1, 2)]
     complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio]
-    assert [(r.seed, r.approach, r.train_data_name) for r in complete] == [(0, a, "_complete20-EE") for a in ("eer_short", "sns_shortest")]
+    assert [(r.seed, r.approach, r.train_data_name) for r in complete] == [
+        (s, a, "_complete20-EE") for a in ("eer_short", "sns_shortest") for s in (0, 1, 2)
+    ]  # fmt: skip
     assert runner.settings(complete[0])["EER_ENTITY_RATIO"] == settings["eng-c/EE/eer_short"]["EER_ENTITY_RATIO"]
     paper = ablations["paper-s-schedule-2e-5-50-epochs"][1]
     assert (paper["EER_LEARNING_RATE"], paper["EER_HEAD_LEARNING_RATE"], paper["EER_EPOCHS"]) == ("2e-5", "2e-5", "50")
