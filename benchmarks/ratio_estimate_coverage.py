@@ -29,13 +29,13 @@ def main(argv=None) -> dict:
     parser.add_argument("--output", help="also write the table as JSON")
     args = parser.parse_args(argv)
 
-    from eer_plugin.commands.estimate_ratio import _counts
+    from eer_plugin.commands.estimate_ratio import document_counts
     from eer_plugin.core import ratio_estimate
     from eer_plugin.data.reader import PartialDocumentReader
 
     reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length)
     docs = [d for d in reader.read_documents(args.data) if d.is_complete]
-    counts = _counts(reader, docs, count_bookends=False, latent_is_entity=True)
+    counts = document_counts(reader, docs, count_bookends=False, latent_is_entity=True)
     truth = ratio_estimate.ratio(counts)
     print(f"{args.data}: {len(docs)} complete documents, corpus entity subword ratio {truth:.3f} ({args.encoder})")
     rng = np.random.default_rng(args.seed)

@@ -43,7 +43,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     return parser
 
 
-def _counts(reader, docs: List[Document], count_bookends: bool, latent_is_entity: bool) -> List[ratio_estimate.RatioCounts]:
+def document_counts(reader, docs: List[Document], count_bookends: bool, latent_is_entity: bool) -> List[ratio_estimate.RatioCounts]:
     return [
         ratio_estimate.chunk_counts(doc.id, (c.labels for c in reader.chunk(doc)), count_bookends, latent_is_entity)
         for doc in docs
@@ -64,10 +64,10 @@ def run(args: argparse.Namespace) -> dict:
             f"{args.data}: no complete document (is_complete: true) to count; mark checked documents with "
             "eer-import --complete-ids, or pass a gold corpus"
         )
-    result = ratio_estimate.estimate(_counts(reader, complete, args.count_bookends, True), args.resamples, args.confidence, args.seed)
+    result = ratio_estimate.estimate(document_counts(reader, complete, args.count_bookends, True), args.resamples, args.confidence, args.seed)
     suggestion = ratio_estimate.suggest(result["low"], result["high"], args.min_margin)
     partial = variant(partial, args.variant)
-    partial_ratio = ratio_estimate.ratio(_counts(reader, partial, args.count_bookends, False)) if partial else None
+    partial_ratio = ratio_estimate.ratio(document_counts(reader, partial, args.count_bookends, False)) if partial else None
     messages = ratio_estimate.warnings(result, suggestion, partial_ratio, len(partial))
     result.update(
         data=str(args.data), encoder=args.encoder, count_bookends=args.count_bookends, suggested=suggestion,
