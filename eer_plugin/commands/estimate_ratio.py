@@ -44,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def document_counts(reader, docs: List[Document], count_bookends: bool, latent_is_entity: bool) -> List[ratio_estimate.RatioCounts]:
+    """Each document's subword and entity positions on the training reader's chunks, as the ratio loss counts them."""
     return [
         ratio_estimate.chunk_counts(doc.id, (c.labels for c in reader.chunk(doc)), count_bookends, latent_is_entity)
         for doc in docs
