@@ -245,6 +245,34 @@ def test_ablations_section_shows_the_estimate_and_the_partial_dev_set(tmp_path):
     assert float(csv_rows[("ratio-estimated-from-2-complete-documents", "0")]["entity_ratio"]) == 0.215
 
 
+def test_ablation_seeds_pooled_against_the_reference(tmp_path):
+    """The claims paragraph's ablation comparison: one paired bootstrap per setting and approach over the
+    seeds on which it and the reference finished, per-document counts summed (not one verdict per run)."""
+    from eer_plugin.benchmark.studies import pooled_ablation_differences
+
+    plan = parse_plan(partial_plan()).expand()
+    runner = Runner(plan, str(tmp_path / "bench"))
+    for run in plan.runs:
+        correct = {(None, "sns_shortest"): 3}.get((run.ablation, run.approach), 5)
+        if run.ablation == "ratio-estimated-from-2-complete-documents":
+            correct = 5 if run.seed == 0 else 3
+        fabricate(runner, run, [(6, correct, 0)] * 20)
+    pooled = {e["setting"]["name"]: e for e in pooled_ablation_differences(Report(plan, runner))}
+    assert list(pooled) == ["partial dev set", ESTIMATE["name"]]
+    estimate = pooled[ESTIMATE["name"]]
+    assert estimate["seeds"] == [0, 1] and estimate["run"].approach == "eer_short"
+    # pooled over seeds 0 and 1, per document: EER tp 5 + 3 of 12 gold, SNS 3 + 3 of 12
+    assert estimate["test"]["delta"] == pytest.approx(2 * 8 / (2 * 8 + 4) - 2 * 6 / (2 * 6 + 6))
+    assert pooled["partial dev set"]["seeds"] == [0]
+    # a setting that runs the reference approach too: its own reference run is not compared with itself
+    plan = parse_plan(partial_plan(ablations={"scenarios": ["EE"], "seeds": [0], "settings": [COMPLETE]})).expand()
+    runner = Runner(plan, str(tmp_path / "bench2"))
+    for run in plan.runs:
+        fabricate(runner, run, [(6, 4 if run.ablation else 5, 0)] * 20)
+    (entry,) = pooled_ablation_differences(Report(plan, runner))
+    assert entry["run"].approach == "eer_short" and entry["test"]["delta"] == pytest.approx(0.0)
+
+
 # ----------------------------------------------------------------------------------- end to end
 @pytest.mark.slow
 def test_partial_dev_and_estimate_end_to_end(tiny_encoder, tmp_path):

@@ -230,7 +230,7 @@ def test_claims_in_the_docs_from_the_numbers(tmp_path):
     assert paragraph.startswith("**Which of the paper's claims hold here** (fx; 99% paired bootstrap over test documents, seeds pooled;")
     assert "of 1 claims checked, 1 not significant. Not significant: [0.30, 0.30] < [0.10, 0.20] (EE)." in paragraph
     # the ablations against SNS-shortest: 'no calibrated start' (3 of 6 right, no error) is not significantly worse
-    assert "Ablations: of 2 finished ablation runs, these are not significantly worse than SNS-shortest: no calibrated start (EER-short, " in paragraph
+    assert "Ablations: of 2 finished ablation settings (an approach's seeds pooled), these are not significantly worse than SNS-shortest: no calibrated start (EER-short, seed 0: " in paragraph
     # with the paper's SNS-shortest row, the EE claim gets a verdict: EER-short better, significantly here
     with_sns = tex.replace("Raw-BERT-shortest & 80.7 & 65.0\\\\", "Raw-BERT-shortest & 80.7 & 65.0\\\\\nSNS-BERT-shortest & 83.9 & 69.6\\\\")
     _, rows = paper_table(with_sns)

@@ -228,23 +228,22 @@ def claims_paragraph(plan, report, rows, tex: str, dataset: str, column: str) ->
     for v in ("holds", "does not hold", "not significant"):
         if v in groups:
             text.append(f"{v[0].upper() + v[1:]}: {'; '.join(groups[v])}.")
-    from eer_plugin.benchmark.studies import ablation_rows, paired_difference
+    from eer_plugin.benchmark.studies import pooled_ablation_differences
 
     if plan.reference:
         closing, tested = [], 0
-        for entry in ablation_rows(report):
+        for entry in pooled_ablation_differences(report):
             if entry["run"].dataset.name != dataset:
                 continue
-            test = paired_difference(report, entry["run"], entry["reference"])
-            if test is None:
-                continue
             tested += 1
+            test, seeds = entry["test"], entry["seeds"]
             if not (test["significant"] and test["delta"] < 0):
-                closing.append(f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {100 * test['delta']:+.1f})")
+                which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))} pooled"
+                closing.append(f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {which}: {100 * test['delta']:+.1f})")
         if tested:
             label = approach_label(plan.reference)
             text.append(
-                f"Ablations: of {tested} finished ablation runs, "
+                f"Ablations: of {tested} finished ablation settings (an approach's seeds pooled), "
                 + (f"these are not significantly worse than {label}: {'; '.join(closing)}." if closing else f"none comes within significance of {label}.")
             )
     return " ".join(text)

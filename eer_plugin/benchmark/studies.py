@@ -125,6 +125,30 @@ def paired_difference(report, run_a, run_b) -> Optional[dict]:
     return paired_bootstrap(a, b, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
 
 
+def pooled_ablation_differences(report) -> List[dict]:
+    """Each ablation setting and approach against the plan's reference approach, its finished seeds pooled
+    (per-document counts summed over the seeds on which both finished; one paired bootstrap):
+    ``{setting, run (the first), seeds, test}``, in the plan's order; settings with no finished pair left out."""
+    from eer_plugin.core.bootstrap import paired_bootstrap, sum_over_runs
+
+    groups: Dict[tuple, dict] = {}
+    for entry in ablation_rows(report):
+        run, reference = entry["run"], entry["reference"]
+        if run is reference or paired_difference(report, run, reference) is None:  # itself; or not both finished
+            continue
+        group = groups.setdefault((entry["setting"]["name"], run.dataset.name, run.approach, run.encoder), {"setting": entry["setting"], "run": run, "pairs": []})
+        group["pairs"].append((run.seed, report.doc_counts(run.key), report.doc_counts(reference.key)))
+    settings = report.plan.bootstrap
+    out = []
+    for group in groups.values():
+        seeds, mine, theirs = zip(*group["pairs"])
+        test = paired_bootstrap(
+            sum_over_runs(mine), sum_over_runs(theirs), n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"],
+        )  # fmt: skip
+        out.append({"setting": group["setting"], "run": group["run"], "seeds": list(seeds), "test": test})
+    return out
+
+
 def _delta_cell(record, other, test) -> str:
     """``+1.2`` (F1 points), with † / ‡ when the paired bootstrap finds it significant; "–" without both runs."""
     if record.get("status") != "done" or other is None or other.get("status") != "done":
