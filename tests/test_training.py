@@ -11,7 +11,7 @@ from conftest import FIXTURES, REPO
 from eer_plugin.core.calibration import RatioBatch, calibrate_outside_shift, sample_ratio
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.tags import BiluoScheme
-from eer_plugin.training.trainer import epochs_for_budget
+from eer_plugin.training.trainer import batches_for_budget, epochs_for_budget
 
 CONFIGS = sorted(c.name for c in (REPO / "training_configs").glob("*.jsonnet"))
 
@@ -166,27 +166,43 @@ def test_one_head_learning_rate_reaches_every_fresh_parameter(config, tiny_env, 
 
 
 # ---------------------------------------------------------------- step budgets
-def test_epochs_for_budget():
+def test_epochs_and_batches_for_budget():
     assert epochs_for_budget(10, 0, 5) == 10
     assert epochs_for_budget(10, 30, 5) == 10
     assert epochs_for_budget(2, 30, 5) == 6
     assert epochs_for_budget(2, 31, 5) == 7
     assert epochs_for_budget(1, 10, 5, accumulation_steps=2) == 4  # 3 optimizer steps per epoch
     assert epochs_for_budget(3, 100, 0) == 3
+    assert batches_for_budget(10, 0, 5) == batches_for_budget(10, 50, 5) == 5  # the data's own suffice
+    assert batches_for_budget(10, 310, 4) == 31 and batches_for_budget(2, 31, 5) == 16
+    assert batches_for_budget(2, 10, 3, accumulation_steps=2) == 10  # 5 optimizer steps of 2 batches per epoch
+    assert batches_for_budget(3, 100, 0) == 0
 
 
-def test_min_steps_raises_the_epochs_and_the_schedule(tiny_env, monkeypatch, tmp_path):
-    from allennlp.commands.train import train_model_from_file
+def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, tmp_path):
+    """A budget above the data's steps: the same number of epochs (validations), each with more batches
+    (the data cycled), so the run makes at least min_steps optimizer steps; the schedule spans them."""
+    import allennlp.training.optimizers as optimizers
+    from allennlp.commands.train import TrainModel
+    from allennlp.common import Params
 
-    monkeypatch.setenv("EER_EPOCHS", "1")
+    monkeypatch.setenv("EER_EPOCHS", "2")
     monkeypatch.setenv("EER_BATCH_SIZE", "16")
-    monkeypatch.setenv("EER_MIN_STEPS", "3")
+    monkeypatch.setenv("EER_MIN_STEPS", "5")
     monkeypatch.setenv("EER_RATIO_INIT", "none")
     _, batches = _model_and_batches("eer_short.jsonnet", batch_size=16)
-    expected = epochs_for_budget(1, 3, len(batches))
-    assert expected > 1
-    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "out"))
-    assert len(list(tmp_path.glob("out/metrics_epoch_*.json"))) == expected
+    assert 2 * len(batches) < 5  # the data alone would make fewer steps
+    steps = []
+    step = optimizers.AdamWOptimizer.step
+    monkeypatch.setattr(optimizers.AdamWOptimizer, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
+    params = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"))
+    for key in ("numpy_seed", "pytorch_seed", "random_seed"):  # read by allennlp train before it builds TrainModel
+        params.pop(key, None)
+    train = TrainModel.from_params(params=params, serialization_dir=str(tmp_path / "out"), local_rank=0)
+    assert len(train.trainer.data_loader) == batches_for_budget(2, 5, len(batches)) == 3
+    assert train.trainer._learning_rate_scheduler.num_steps_per_epoch == 3
+    train.run()
+    assert len(steps) == 2 * 3 and len(list(tmp_path.glob("out/metrics_epoch_*.json"))) == 2
 
 
 # ---------------------------------------------------------------- ablation switches and precision

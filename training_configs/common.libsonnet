@@ -9,7 +9,8 @@
 //   EER_HEAD_LEARNING_RATE  peak learning rate of every freshly initialised part, in every approach:
 //                      the CRF taggers' linear scorer and transitions, SNS's span classifier, CBL's taggers,
 //                      CBL-LSTM's word embeddings and BiLSTM (default 1e-3)
-//   EER_MIN_STEPS      least number of optimizer steps (0: the epochs decide); small data get more epochs
+//   EER_MIN_STEPS      least number of optimizer steps (0: the epochs decide); small data get longer epochs
+//                      (more batches per epoch, the data cycled; the number of epochs stays EER_EPOCHS)
 //   EER_PRECISION      auto | fp32 | bf16: the encoder's precision (the CRF and the losses stay float32);
 //                      auto (default): bf16 on CPUs with AMX / AVX-512 BF16 and bf16-capable GPUs, else fp32
 //   EER_RATIO_INIT     eer | all | none: which CRF taggers start ratio-calibrated (the O bias set so that

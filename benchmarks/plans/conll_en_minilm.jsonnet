@@ -14,16 +14,17 @@
 //     measures what bf16 changes (issue 14);
 //   - seeds 0, 1, 2 for Gold, Gold-SNS and the EE block (mean ± sd; the bootstrap pools the seeds), seed 0
 //     for the NNS block (the paper: one sample per setting);
-//   - NNS: min_steps 786 = 3 epochs' worth of its data (1,048-1,055 chunks of 512 subwords in every
-//     variant = 262-264 batches of 4; 786 = 3 x 262, so every tagger variant trains exactly 3 epochs).
+//   - NNS: min_steps 786 = 3 passes' worth of its data (1,048-1,055 chunks of 512 subwords in every
+//     variant = 262-264 batches of 4; 786 = 3 x 262): the trainer keeps the 2 epochs (2 validations) and
+//     makes each 393 batches long, the data cycled (eer_plugin/training/trainer.py).
 //     The earlier 2-epoch NNS EER runs started at rho_hat 0.85 and ended at 0.35, above the band
-//     [0.10, 0.20]; the calibrated start puts rho_hat at rho before the first step, and 3 epochs' worth of
-//     steps gives them one more epoch than before to settle inside it. SNS trains on sentences (3,301
+//     [0.10, 0.20]; the calibrated start puts rho_hat at rho before the first step, and the budget gives
+//     them half as many steps again as 2 passes to settle inside it. SNS trains on sentences (3,301
 //     batches per epoch), so the budget does not change it; CBL's binary relabelling rounds keep their
 //     1 epoch each (`allennlp cbl` gives the budget to the final tagger only, the run that is compared);
 //   - the learning curve's runs get min_steps 310, the steps of the EE-1000 EER-short run (seed 0: 124
 //     chunks of its short variant = 31 batches of 4, x 10 epochs), so the small budgets are not
-//     undertrained; with its own budget the curve's 1000 point is its own runs (scenario EE-1000), not
+//     undertrained (10 epochs of at least 31 batches each, the small data cycled: 10 validations, not 78); with its own budget the curve's 1000 point is its own runs (scenario EE-1000), not
 //     the EE block's. The ratio grid needs no budget: every grid run is EER-short on the EE data, i.e.
 //     exactly those 310 steps already (a grid min_steps would only give the benchmark setting a duplicate);
 //   - ratio grid, learning curve and ablations on seed 0 only (the paper: 3 samples for the grid, 5 seeds

@@ -137,7 +137,7 @@ def _seeds(value: Any, where: str) -> List[int]:
 
 def _min_steps(value: Any, where: str) -> int:
     """``min_steps`` of a plan or scenario: a positive integer, passed to the runs as EER_MIN_STEPS (the
-    trainer then runs more epochs until epochs x batches per epoch reaches it)."""
+    trainer then makes the epochs longer until epochs x batches per epoch reaches it)."""
     _require(
         isinstance(value, int) and not isinstance(value, bool) and value >= 1,
         f"{where} must be a positive integer (the least number of optimizer steps of a run), got {value!r}",

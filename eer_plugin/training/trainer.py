@@ -1,10 +1,14 @@
 """The ``eer`` trainer: AllenNLP's gradient-descent trainer with a budget in optimizer steps.
 
 Registered as ``eer`` (``trainer: {type: 'eer', min_steps: N, ...}``); every other argument is the
-``gradient_descent`` trainer's. With ``min_steps`` a small training set gets more epochs: the number
-of epochs becomes ``max(num_epochs, ceil(min_steps / optimizer steps per epoch))``, decided before
-the learning-rate schedule is built, so the schedule spans the whole budget. A comparison whose
-runs share ``min_steps`` gives every run at least that many updates, whatever the size of its data.
+``gradient_descent`` trainer's. With ``min_steps`` a small training set gets longer epochs, as the
+authors fixed the number of batches per epoch for small data: the number of epochs stays
+``num_epochs`` (so validation, checkpoints and patience count the same epochs) and every epoch draws
+``ceil(min_steps / num_epochs)`` optimizer steps' worth of batches, cycling through the shuffled data
+(the data loader's ``batches_per_epoch``). It is decided before the learning-rate schedule is built,
+so the schedule spans the whole budget. A comparison whose runs share ``min_steps`` gives every run
+at least that many updates, whatever the size of its data. A data loader without
+``batches_per_epoch`` gets more epochs instead (``max(num_epochs, ceil(min_steps / steps per epoch))``).
 """
 import inspect
 import logging
@@ -23,6 +27,17 @@ def epochs_for_budget(num_epochs: int, min_steps: int, batches_per_epoch: int, a
     return max(num_epochs, math.ceil(min_steps / steps_per_epoch))
 
 
+def batches_for_budget(num_epochs: int, min_steps: int, batches_per_epoch: int, accumulation_steps: int = 1) -> int:
+    """Batches per epoch so that ``num_epochs`` epochs make at least ``min_steps`` optimizer steps
+    (at least ``batches_per_epoch``, the data's own; a multiple of the accumulation steps when raised)."""
+    accumulation = max(accumulation_steps, 1)
+    if min_steps <= 0 or batches_per_epoch <= 0 or num_epochs <= 0:
+        return batches_per_epoch
+    if num_epochs * math.ceil(batches_per_epoch / accumulation) >= min_steps:
+        return batches_per_epoch
+    return math.ceil(min_steps / num_epochs) * accumulation
+
+
 @Trainer.register("eer", constructor="from_partial_objects")
 class EERTrainer(GradientDescentTrainer):
     @classmethod
@@ -33,15 +48,23 @@ class EERTrainer(GradientDescentTrainer):
         accumulation = kwargs.get("num_gradient_accumulation_steps", 1)
         if min_steps > 0:
             batches = len(data_loader)
-            epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
-            logger.info(
-                "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
-                min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
-            )
-            kwargs["num_epochs"] = epochs
-            patience = kwargs.get("patience")
-            if patience is not None and patience >= num_epochs:  # "never stop early" stays so
-                kwargs["patience"] = epochs
+            longer = batches_for_budget(num_epochs, min_steps, batches, accumulation)
+            if longer > batches and hasattr(data_loader, "batches_per_epoch"):
+                logger.info(
+                    "min_steps %d: %d batches per epoch instead of %d (the data cycled), %d epochs",
+                    min_steps, longer, batches, num_epochs,
+                )  # fmt: skip
+                data_loader.batches_per_epoch = longer
+            elif longer > batches:
+                epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
+                logger.info(
+                    "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
+                    min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
+                )  # fmt: skip
+                kwargs["num_epochs"] = epochs
+                patience = kwargs.get("patience")
+                if patience is not None and patience >= num_epochs:  # "never stop early" stays so
+                    kwargs["patience"] = epochs
         return super().from_partial_objects(**kwargs)
 
 
