@@ -7,7 +7,9 @@ authors fixed the number of batches per epoch for small data: the number of epoc
 ``ceil(min_steps / num_epochs)`` optimizer steps' worth of batches, cycling through the shuffled data
 (the data loader's ``batches_per_epoch``). It is decided before the learning-rate schedule is built,
 so the schedule spans the whole budget. A comparison whose runs share ``min_steps`` gives every run
-at least that many updates, whatever the size of its data. A data loader without
+at least that many updates, whatever the size of its data. (A run resumed from a checkpoint starts
+its next epoch at a fresh pass through the data, where the uninterrupted run would have continued the
+pass it was in.) A data loader without
 ``batches_per_epoch`` gets more epochs instead (``max(num_epochs, ceil(min_steps / steps per epoch))``).
 """
 import inspect
