@@ -51,10 +51,22 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     monkeypatch.setenv("EER_EPOCHS", "1")
     monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
     monkeypatch.setenv("EER_MIN_STEPS", "7")  # the step budget is the final tagger's, not the rounds'
+    from eer_plugin.training import trainer
+
+    budgets = []  # (min_steps, the data's batches, batches per epoch) of every trainer given a budget
+    original = trainer.batches_for_budget
+
+    def recorded(epochs, min_steps, batches, accumulation=1):
+        budgets.append((min_steps, batches, original(epochs, min_steps, batches, accumulation)))
+        return budgets[-1][2]
+
+    monkeypatch.setattr(trainer, "batches_for_budget", recorded)
     params = Params.from_file(str(REPO / "training_configs" / "cbl_bert_all.jsonnet"))
     log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
     assert all(len(list(r.glob("metrics_epoch_*.json"))) == 1 for r in (tmp_path / "cbl").glob("round_*") if r.is_dir())
-    assert len(list((tmp_path / "cbl" / "final").glob("metrics_epoch_*.json"))) >= 2
+    assert len(list((tmp_path / "cbl" / "final").glob("metrics_epoch_*.json"))) == 1
+    (budget,) = budgets  # the final tagger only: its one epoch is 7 batches long, the data cycled
+    assert budget[0] == 7 and budget[1] < 7 == budget[2]
     assert len(log["rounds"]) == len(cbl.ratio_schedule(log["annotated_ratio"], 0.2, 0.02)) >= 2
     assert json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())["total_seconds"] > 0
     final = tmp_path / "cbl" / "round_1_train.jsonl"
