@@ -110,41 +110,48 @@ def _band(report, run, record) -> Tuple[str, str]:
     return ("never" if first is None else str(first)) + f" of {len(epochs)}", final_text
 
 
-def paired_difference(report, run_a, run_b) -> Optional[dict]:
-    """Paired bootstrap of two finished runs on the same test documents (the plan's bootstrap settings)."""
-    from eer_plugin.core.bootstrap import paired_bootstrap
-
+def _finished_counts(report, run_a, run_b) -> Optional[tuple]:
+    """The per-document counts of two runs when both finished and have them, else None."""
     if run_a is None or run_b is None:
         return None
     if any(report.records[r.key].get("status") != "done" for r in (run_a, run_b)):
         return None
     a, b = report.doc_counts(run_a.key), report.doc_counts(run_b.key)
-    if a is None or b is None:
-        return None
+    return None if a is None or b is None else (a, b)
+
+
+def _bootstrap(report, a, b) -> dict:
+    """The paired bootstrap of per-document counts ``a`` vs ``b`` with the plan's settings."""
+    from eer_plugin.core.bootstrap import paired_bootstrap
+
     settings = report.plan.bootstrap
     return paired_bootstrap(a, b, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
+
+
+def paired_difference(report, run_a, run_b) -> Optional[dict]:
+    """Paired bootstrap of two finished runs on the same test documents (the plan's bootstrap settings)."""
+    counts = _finished_counts(report, run_a, run_b)
+    return None if counts is None else _bootstrap(report, *counts)
 
 
 def pooled_ablation_differences(report) -> List[dict]:
     """Each ablation setting and approach against the plan's reference approach, its finished seeds pooled
     (per-document counts summed over the seeds on which both finished; one paired bootstrap):
     ``{setting, run (the first), seeds, test}``, in the plan's order; settings with no finished pair left out."""
-    from eer_plugin.core.bootstrap import paired_bootstrap, sum_over_runs
+    from eer_plugin.core.bootstrap import sum_over_runs
 
     groups: Dict[tuple, dict] = {}
     for entry in ablation_rows(report):
         run, reference = entry["run"], entry["reference"]
-        if run is reference or paired_difference(report, run, reference) is None:  # itself; or not both finished
+        counts = None if run is reference else _finished_counts(report, run, reference)  # itself; or not both finished
+        if counts is None:
             continue
         group = groups.setdefault((entry["setting"]["name"], run.dataset.name, run.approach, run.encoder), {"setting": entry["setting"], "run": run, "pairs": []})
-        group["pairs"].append((run.seed, report.doc_counts(run.key), report.doc_counts(reference.key)))
-    settings = report.plan.bootstrap
+        group["pairs"].append((run.seed, *counts))
     out = []
     for group in groups.values():
         seeds, mine, theirs = zip(*group["pairs"])
-        test = paired_bootstrap(
-            sum_over_runs(mine), sum_over_runs(theirs), n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"],
-        )  # fmt: skip
+        test = _bootstrap(report, sum_over_runs(mine), sum_over_runs(theirs))
         out.append({"setting": group["setting"], "run": group["run"], "seeds": list(seeds), "test": test})
     return out
 
