@@ -11,7 +11,7 @@ from conftest import FIXTURES, REPO
 from eer_plugin.core.calibration import RatioBatch, calibrate_outside_shift, sample_ratio
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.tags import BiluoScheme
-from eer_plugin.training.trainer import batches_for_budget, epochs_for_budget
+from eer_plugin.training.trainer import apply_budget, batches_for_budget, epochs_for_budget
 
 CONFIGS = sorted(c.name for c in (REPO / "training_configs").glob("*.jsonnet"))
 
@@ -177,6 +177,36 @@ def test_epochs_and_batches_for_budget():
     assert batches_for_budget(10, 310, 4) == 31 and batches_for_budget(2, 31, 5) == 16
     assert batches_for_budget(2, 10, 3, accumulation_steps=2) == 10  # 5 optimizer steps of 2 batches per epoch
     assert batches_for_budget(3, 100, 0) == 0
+
+
+def test_budget_lengthens_epochs_or_adds_them_without_batches_per_epoch():
+    """apply_budget on the trainer's arguments: a loader with batches_per_epoch gets longer epochs (the
+    epochs and patience stay); one without gets more epochs, and a patience that could never stop the
+    configured run early cannot stop the longer one either; a budget the data meets changes nothing."""
+
+    class Loader:  # AllenNLP's loaders: len() = batches per epoch
+        def __init__(self, batches):
+            self.batches = batches
+
+        def __len__(self):
+            return self.batches
+
+    class CyclingLoader(Loader):
+        batches_per_epoch = None
+
+    cycling = {"data_loader": CyclingLoader(4), "num_epochs": 10, "patience": 10}
+    apply_budget(310, cycling)
+    assert cycling["data_loader"].batches_per_epoch == 31 and cycling["num_epochs"] == 10 and cycling["patience"] == 10
+    plain = {"data_loader": Loader(4), "num_epochs": 10, "patience": 10, "num_gradient_accumulation_steps": 2}
+    apply_budget(100, plain)
+    assert plain["num_epochs"] == 50 == epochs_for_budget(10, 100, 4, 2) and plain["patience"] == 50
+    impatient = {"data_loader": Loader(4), "num_epochs": 10, "patience": 3}
+    apply_budget(100, impatient)
+    assert impatient["num_epochs"] == 25 and impatient["patience"] == 3
+    for met in (0, 40):
+        unchanged = {"data_loader": Loader(4), "num_epochs": 10, "patience": 3}
+        apply_budget(met, unchanged)
+        assert unchanged == {"data_loader": unchanged["data_loader"], "num_epochs": 10, "patience": 3}
 
 
 def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, tmp_path):

@@ -40,33 +40,43 @@ def batches_for_budget(num_epochs: int, min_steps: int, batches_per_epoch: int, 
     return math.ceil(min_steps / num_epochs) * accumulation
 
 
+def apply_budget(min_steps: int, trainer_kwargs: dict) -> None:
+    """Make the run of ``trainer_kwargs`` (the ``gradient_descent`` trainer's arguments) at least
+    ``min_steps`` optimizer steps long, in place: longer epochs where the data loader has
+    ``batches_per_epoch``, else more epochs (and a patience that never stopped early still never does)."""
+    if min_steps <= 0:
+        return
+    data_loader = trainer_kwargs["data_loader"]
+    num_epochs = trainer_kwargs.get("num_epochs", 20)
+    accumulation = trainer_kwargs.get("num_gradient_accumulation_steps", 1)
+    batches = len(data_loader)
+    longer = batches_for_budget(num_epochs, min_steps, batches, accumulation)
+    if longer <= batches:
+        return
+    if hasattr(data_loader, "batches_per_epoch"):
+        logger.info(
+            "min_steps %d: %d batches per epoch instead of %d (the data cycled), %d epochs",
+            min_steps, longer, batches, num_epochs,
+        )  # fmt: skip
+        data_loader.batches_per_epoch = longer
+        return
+    epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
+    logger.info(
+        "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
+        min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
+    )  # fmt: skip
+    trainer_kwargs["num_epochs"] = epochs
+    patience = trainer_kwargs.get("patience")
+    if patience is not None and patience >= num_epochs:  # "never stop early" stays so
+        trainer_kwargs["patience"] = epochs
+
+
 @Trainer.register("eer", constructor="from_partial_objects")
 class EERTrainer(GradientDescentTrainer):
     @classmethod
     def from_partial_objects(cls, min_steps: int = 0, **kwargs) -> Trainer:  # type: ignore[override]
         """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide)."""
-        data_loader = kwargs["data_loader"]
-        num_epochs = kwargs.get("num_epochs", 20)
-        accumulation = kwargs.get("num_gradient_accumulation_steps", 1)
-        if min_steps > 0:
-            batches = len(data_loader)
-            longer = batches_for_budget(num_epochs, min_steps, batches, accumulation)
-            if longer > batches and hasattr(data_loader, "batches_per_epoch"):
-                logger.info(
-                    "min_steps %d: %d batches per epoch instead of %d (the data cycled), %d epochs",
-                    min_steps, longer, batches, num_epochs,
-                )  # fmt: skip
-                data_loader.batches_per_epoch = longer
-            elif longer > batches:
-                epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
-                logger.info(
-                    "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
-                    min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
-                )  # fmt: skip
-                kwargs["num_epochs"] = epochs
-                patience = kwargs.get("patience")
-                if patience is not None and patience >= num_epochs:  # "never stop early" stays so
-                    kwargs["patience"] = epochs
+        apply_budget(min_steps, kwargs)
         return super().from_partial_objects(**kwargs)
 
 
