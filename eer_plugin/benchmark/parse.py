@@ -360,16 +360,13 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
             not (estimate and complete),
             f"{where}: give either 'estimate_ratio' (complete documents and the ratio estimated on them) or 'complete_documents' (the plan's ratio), not both",
         )  # fmt: skip
-        _require(
-            "env" in item or dev or estimate or complete or "encoder" in item,
-            f"{where}: 'env' is missing (the EER_* variables that differ from the plan's)",
-        )  # fmt: skip
         env = _env(item.get("env", {}), f"{where}: env")
         encoder = item.get("encoder")
         _require(encoder is None or (isinstance(encoder, str) and encoder.strip()), f"{where}: 'encoder' must be a model name or directory")
         _require(
             bool(env) or bool(dev) or bool(estimate) or bool(complete) or encoder is not None,
-            f"{where}: 'env' is empty (it would repeat the benchmark run)",
+            f"{where}: 'env' is {'empty' if 'env' in item else 'missing'}: give the EER_* variables that differ "
+            "from the plan's (or a dev, encoder, estimate_ratio or complete_documents); as it stands it would repeat the benchmark run",
         )  # fmt: skip
         if dev is not None:
             _require(
