@@ -1,0 +1,98 @@
+"""The paper's numbers the benchmark report sets beside its own: the main table, the ratio robustness
+table and the convergence sentence, read from the LaTeX source (fixtures here; the real paper when
+../shared is present)."""
+from conftest import REPO
+from eer_plugin.benchmark import Report, Runner, parse_plan
+from test_benchmark import plan_data
+
+PAPER_TABLE = r"""\begin{table*}\begin{tabular}{ll|c}
+\toprule
+Approach / Language & eng-c & avg\\
+\midrule
+Gold-BERT-all & 92.7 & 85.6\\
+& \multicolumn{2}{c}{Non-Native Speaker Scenario (NNS): Recall=$50\%$ } \\
+\cmidrule{2-3}
+EER-BERT-all & \textbf{88.0} & 75.8\\
+& \multicolumn{2}{c}{Exploratory Expert Scenario (EE): $1,000$ Annotations } \\
+Raw-BERT-all      & 0.4  & 02.6 \\
+Raw-BERT-shortest & 80.7 & 65.0\\
+EER-BERT-short    & \textbf{89.0}$^\dagger$ & \:\,\textbf{71.7}$^\dagger$\\
+\bottomrule
+\end{tabular}
+\caption{x}
+\label{table:benchmark}
+\end{table*}"""
+
+
+
+def test_paper_table_is_read_from_the_latex_source():
+    from eer_plugin.benchmark.paper import paper_table, paper_value
+
+    tex = PAPER_TABLE
+    columns, rows = paper_table(tex)
+    assert columns == ["eng-c", "avg"]
+    assert rows[("", "Gold-BERT-all")] == {"eng-c": 92.7, "avg": 85.6}
+    assert rows[("ee", "EER-BERT-short")] == {"eng-c": 89.0, "avg": 71.7} and rows[("ee", "Raw-BERT-all")]["avg"] == 2.6
+    assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
+    assert paper_value(rows, "nns", "eer_short", "eng-c") == (88.0, "EER-BERT-all")  # NNS: the -all row
+    assert paper_value(rows, None, "gold", "avg") == (85.6, "Gold-BERT-all")
+    assert paper_value(rows, "ee", "sns_shortest", "eng-c") == (None, "")  # no fallback: EE has -shortest rows
+    assert paper_value(rows, "ee", "raw_shortest", "eng-c") == (80.7, "Raw-BERT-shortest")
+    paper = REPO.parent / "shared" / "paper" / "eer-paper.tex"
+    if paper.exists():  # the real table: 7 data sets + avg, EER-short on eng-c = 89.0
+        columns, rows = paper_table(paper.read_text())
+        assert columns[0] == "eng-c" and columns[-1] == "avg" and len(columns) == 8
+        assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
+
+
+PAPER_ROBUSTNESS = r"""\begin{table}[H]\begin{tabular}{lcccc}
+\toprule
+$[\rho-\gamma, \rho+\gamma]$& RS0 & RS1 & RS2 & Avg.\\
+\midrule
+$[0.23,0.23]^*$ & 86.8 & 87.4 & 87.0 & 87.1\\
+$[0.30,0.30]$  & 79.1 & 79.4 & 79.7 & 79.4\\
+$[0.10,0.20]^\dagger$ & 87.6 & 88.2 & 87.8 & 87.9\\
+\bottomrule
+\end{tabular}
+\label{table:robustness}
+\end{table}"""
+
+
+def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
+    from eer_plugin.benchmark.docs import ratio_comparison
+    from eer_plugin.benchmark.paper import paper_robustness
+
+    paper = paper_robustness(PAPER_ROBUSTNESS)
+    assert paper == {
+        (0.23, 0.23): {"f1": [86.8, 87.4, 87.0], "avg": 87.1, "mark": "*"},
+        (0.3, 0.3): {"f1": [79.1, 79.4, 79.7], "avg": 79.4, "mark": ""},
+        (0.1, 0.2): {"f1": [87.6, 88.2, 87.8], "avg": 87.9, "mark": "†"},
+    }
+    assert paper_robustness(PAPER_TABLE) == {}
+    plan = parse_plan(plan_data(ratio_grid=[[0.15, 0.05], [0.3, 0.0], [0.05, 0.0]])).expand()
+    report = Report(plan, Runner(plan, str(tmp_path / "out")))
+    high = next(run for _, setting, run in plan.ratio_entries if setting == (0.3, 0.0))
+    report.records[high.key] = {**report.records[high.key], "status": "done", "f1": 0.612, "rho_hat": 0.287, "rho_star": 0.2}
+    lines = ratio_comparison(report, PAPER_ROBUSTNESS).split("\n")
+    assert lines[2] == "| fx | EE-15 | [0.10, 0.20]† | not run | – | 87.9† |"  # the benchmark's own EER-short run
+    assert lines[3] == "| fx | EE-15 | [0.30, 0.30] | 61.2 | 0.287 | 79.4 |"
+    assert lines[4] == "| fx | EE-15 | [0.05, 0.05] | not run | – | – |"  # not in the paper's table
+    assert "rho* (gold subword entity ratio of our training data) = 0.200" in lines[-1]
+    assert "rho = rho* setting [0.23, 0.23]" in lines[-1]
+    if (REPO.parent / "shared" / "paper" / "eer-paper.tex").exists():
+        real = paper_robustness((REPO.parent / "shared" / "paper" / "eer-paper.tex").read_text())
+        assert len(real) == 7 and real[(0.1, 0.2)]["avg"] == 87.9 and real[(0.3, 0.3)]["f1"] == [79.1, 79.4, 79.7]
+
+
+def test_papers_convergence_sentence_is_quoted_without_markup():
+    from eer_plugin.benchmark.paper import paper_convergence
+
+    tex = (
+        "Intro. We tested this by taking $\\rhohat$ of the models with respect to the true $\\rho^*$, resulting in "
+        "mean absolute error of only $0.018$. This is closer than $0.2$ (the error then would be $0.048$). Next."
+    )
+    assert paper_convergence(tex) == (
+        "We tested this by taking rho_hat of the models with respect to the true rho*, resulting in "
+        "mean absolute error of only 0.018. This is closer than 0.2 (the error then would be 0.048)"
+    )
+    assert paper_convergence("no such sentence.") == ""
