@@ -335,3 +335,25 @@ def test_ablation_setting_with_its_own_encoder_and_several_approaches(tmp_path):
         parse_plan(plan_data(ablations={"settings": [{**setting, "approach": ["eer_short", "gold"]}]}))
     with pytest.raises(PlanError, match=r"env.EER_ENCODER: give the setting's encoder as its 'encoder'"):
         parse_plan(plan_data(ablations={"settings": [{"name": "x", "env": {"EER_ENCODER": "m"}}]}))
+
+
+def test_learning_curve_claims_are_checked_per_budget_with_the_paired_bootstrap(tmp_path):
+    """The paper's three learning-curve claims at each budget: EER beats Raw on EE data, Raw beats EER on
+    exhaustive data, and EE + EER beats exhaustive + Raw only at 500 and 1000 (elsewhere shown, no verdict)."""
+    from eer_plugin.benchmark.studies import learning_curve_claims
+
+    plan = parse_plan(plan_data(learning_curve={"budgets": [100, 500], "approaches": ["eer_short", "raw_shortest"]})).expand()
+    runner = Runner(plan, str(tmp_path / "out"))
+    correct = {("ee", "eer_short"): 8, ("ee", "raw_shortest"): 4, ("exhaustive", "eer_short"): 6, ("exhaustive", "raw_shortest"): 6}
+    for dataset, scheme, budget, run in plan.lc_entries:  # 40 documents of 10 gold entities, the same per document
+        fabricate(runner, run, [(10, correct[(scheme, run.approach)], 0)] * 40)
+    table = learning_curve_claims(Report(plan, runner)).split("\n")
+    assert len(table) == 2 + 2 * 3
+    rows = {(cells[1], cells[2]): cells[3:] for cells in (line.strip("| ").split(" | ") for line in table[2:])}
+    # F1: 8 of 10 found, none wrong = 88.9; 4 of 10 = 57.1; 6 of 10 = 75.0 (every document alike: a CI of one point)
+    assert rows[("100", "EE + EER-short − EE + Raw-shortest")] == ["+31.7 [+31.7, +31.7] (1 seed)", "EE + EER-short > EE + Raw-shortest", "holds"]
+    assert rows[("500", "Exhaustive + Raw-shortest − Exhaustive + EER-short")][::2] == ["+0.0 [+0.0, +0.0] (1 seed)", "not significant"]
+    assert rows[("100", "EE + EER-short − Exhaustive + Raw-shortest")][1:] == ["– (no claim at this budget)", "–"]
+    assert rows[("500", "EE + EER-short − Exhaustive + Raw-shortest")] == ["+13.9 [+13.9, +13.9] (1 seed)", "EE + EER-short > Exhaustive + Raw-shortest", "holds"]
+    plan.lc_entries[:] = [entry for entry in plan.lc_entries if entry[3].approach == "eer_short"]  # no pair to compare
+    assert learning_curve_claims(Report(plan, runner)) == ""

@@ -360,6 +360,12 @@ class Report:
                 "random order, until the budget is spent (EE with keep probability 1 and no per-document cap).", "", curve, "",
                 "Data: `learning_curve.csv`.",
             ]  # fmt: skip
+            curve_claims = studies.learning_curve_claims(self)
+            if curve_claims:
+                md += [
+                    "", "The paper's learning-curve claims (its section \"EE vs. Exhaustive Experiments\"), each A − B on the "
+                    "same test documents (paired bootstrap, seeds pooled):", "", curve_claims,
+                ]  # fmt: skip
             if plots.plot_learning_curve(self, curve_rows, outdir / "learning_curve.png"):
                 written["learning_curve_png"] = str(outdir / "learning_curve.png")
                 md += ["", "![learning curve](learning_curve.png)"]

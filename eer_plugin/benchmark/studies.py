@@ -96,6 +96,56 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
     return "\n\n".join(parts), rows
 
 
+#: The paper's claims on its learning curve (section "EE vs. Exhaustive Experiments"), each "A better than
+#: B" as ((scheme, approach) of A, of B, the budgets it is claimed for; None: all):
+#: "on EE-annotated data, using our EER loss substantially outperforms traditional likelihood training at all
+#: amounts of partial annotation, but the opposite is true on exhaustively annotated data"; "at modest sizes of
+#: only 500 and 1K annotations, EE annotated data with our proposed EER-short approach outperformed exhaustive
+#: annotation with traditional supervised training".
+LEARNING_CURVE_CLAIMS = (
+    (("ee", "eer_short"), ("ee", "raw_shortest"), None),
+    (("exhaustive", "raw_shortest"), ("exhaustive", "eer_short"), None),
+    (("ee", "eer_short"), ("exhaustive", "raw_shortest"), (500, 1000)),
+)
+
+
+def learning_curve_claims(report) -> str:
+    """The paper's learning-curve claims (:data:`LEARNING_CURVE_CLAIMS`) at each budget of the plan: our
+    difference A − B with the paired bootstrap over test documents (seeds on which both finished, pooled)
+    and whether the claim holds; a pair the paper makes no claim on at that budget is shown without verdict."""
+    from eer_plugin.core.bootstrap import sum_over_runs
+
+    if not report.plan.lc_entries:
+        return ""
+    runs = {(dataset, scheme, run.approach, budget, run.encoder, run.seed): run for dataset, scheme, budget, run in report.plan.lc_entries}
+    label = lambda side: f"{'EE' if side[0] == 'ee' else 'Exhaustive'} + {approach_label(side[1])}"  # noqa: E731
+    lines = []
+    for dataset, encoder in dict.fromkeys((key[0], key[4]) for key in runs):
+        for budget in report.plan.learning_curve["budgets"]:
+            for a, b, claimed in LEARNING_CURVE_CLAIMS:
+                seeds = sorted(key[5] for key in runs if key[:5] == (dataset, *a, budget, encoder) and (dataset, *b, budget, encoder, key[5]) in runs)
+                pairs = [_finished_counts(report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)]) for s in seeds]
+                pairs = [pair for pair in pairs if pair is not None]
+                if not seeds:
+                    continue  # the plan does not train this pair
+                cells = ["–", "–"]
+                if pairs:
+                    mine, theirs = zip(*pairs)
+                    test = _bootstrap(report, sum_over_runs(mine), sum_over_runs(theirs))
+                    ci = f"[{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}]"
+                    cells = [f"{100 * test['delta']:+.1f} {ci} ({len(pairs)} seed{'s' if len(pairs) > 1 else ''})", ""]
+                    if claimed is None or budget in claimed:
+                        cells[1] = "not significant" if not test["significant"] else ("holds" if test["delta"] > 0 else "does not hold")
+                claim = f"{label(a)} > {label(b)}" if claimed is None or budget in claimed else "– (no claim at this budget)"
+                prefix = [dataset] + ([report.plan.encoder_slugs[encoder]] if len(report.plan.encoders) > 1 else [])
+                lines.append([*prefix, str(budget), f"{label(a)} − {label(b)}", cells[0], claim, cells[1] or "–"])
+    if not lines:
+        return ""
+    confidence = report.plan.bootstrap["confidence"]
+    header = ["dataset", *(["encoder"] if len(report.plan.encoders) > 1 else []), "budget", "difference", f"ours, F1 points [{confidence:.0%} CI]", "the paper's claim", "here"]
+    return markdown_table(header, lines, ["l"] * (len(header) - 5) + ["r", "l", "r", "l", "l"])
+
+
 def _band(report, run, record) -> Tuple[str, str]:
     """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise."""
     if run.family != "eer" or record.get("status") != "done":
