@@ -252,6 +252,8 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
 # ----------------------------------------------------------------------------------- end to end
 def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path, capsys):
     """The committed smoke plan with the tiny encoder: two runs in parallel, then a resume."""
+    from test_benchmark_paper import PAPER_TABLE  # here: that module imports this one
+
     monkeypatch.chdir(REPO)
     monkeypatch.setenv("EER_ENCODER", tiny_encoder)  # read by the plan's std.extVar
     monkeypatch.setenv("EER_RATIO_LOSS_WEIGHT", "0")  # ignored: a run's EER_* come from the plan only
