@@ -3,26 +3,7 @@ table and the convergence sentence, read from the LaTeX source (fixtures here; t
 ../shared is present)."""
 from conftest import REPO
 from eer_plugin.benchmark import Report, Runner, parse_plan
-from test_benchmark import plan_data
-
-PAPER_TABLE = r"""\begin{table*}\begin{tabular}{ll|c}
-\toprule
-Approach / Language & eng-c & avg\\
-\midrule
-Gold-BERT-all & 92.7 & 85.6\\
-& \multicolumn{2}{c}{Non-Native Speaker Scenario (NNS): Recall=$50\%$ } \\
-\cmidrule{2-3}
-EER-BERT-all & \textbf{88.0} & 75.8\\
-& \multicolumn{2}{c}{Exploratory Expert Scenario (EE): $1,000$ Annotations } \\
-Raw-BERT-all      & 0.4  & 02.6 \\
-Raw-BERT-shortest & 80.7 & 65.0\\
-EER-BERT-short    & \textbf{89.0}$^\dagger$ & \:\,\textbf{71.7}$^\dagger$\\
-\bottomrule
-\end{tabular}
-\caption{x}
-\label{table:benchmark}
-\end{table*}"""
-
+from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, plan_data
 
 
 def test_paper_table_is_read_from_the_latex_source():
@@ -43,19 +24,6 @@ def test_paper_table_is_read_from_the_latex_source():
         columns, rows = paper_table(paper.read_text())
         assert columns[0] == "eng-c" and columns[-1] == "avg" and len(columns) == 8
         assert paper_value(rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
-
-
-PAPER_ROBUSTNESS = r"""\begin{table}[H]\begin{tabular}{lcccc}
-\toprule
-$[\rho-\gamma, \rho+\gamma]$& RS0 & RS1 & RS2 & Avg.\\
-\midrule
-$[0.23,0.23]^*$ & 86.8 & 87.4 & 87.0 & 87.1\\
-$[0.30,0.30]$  & 79.1 & 79.4 & 79.7 & 79.4\\
-$[0.10,0.20]^\dagger$ & 87.6 & 88.2 & 87.8 & 87.9\\
-\bottomrule
-\end{tabular}
-\label{table:robustness}
-\end{table}"""
 
 
 def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):

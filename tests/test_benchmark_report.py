@@ -15,8 +15,7 @@ from eer_plugin.benchmark.docs import comparison, ratio_comparison, repository_r
 from eer_plugin.benchmark.paper import paper_table
 from eer_plugin.commands import benchmark
 from eer_plugin.encoders import config_defaults
-from test_benchmark import fabricate, plan_data
-from test_benchmark_paper import PAPER_ROBUSTNESS, PAPER_TABLE
+from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data
 
 DOCS_PER_RUN = 30
 

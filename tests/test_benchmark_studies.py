@@ -14,8 +14,7 @@ from eer_plugin.benchmark.docs import claims_paragraph, differences, render_docs
 from eer_plugin.benchmark.paper import paper_table, paper_value
 from eer_plugin.benchmark.runner import block_counts
 from eer_plugin.commands import benchmark
-from test_benchmark import fabricate, plan_data, read_csv
-from test_benchmark_paper import PAPER_ROBUSTNESS, PAPER_TABLE
+from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data, read_csv
 
 DOCS = 30
 ABLATIONS = {

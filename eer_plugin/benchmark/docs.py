@@ -17,6 +17,7 @@ from eer_plugin.benchmark.parse import load_plan
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
 from eer_plugin.benchmark.report import DEFAULT_HEAD_LEARNING_RATE, Report
 from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.studies import direction_verdict
 from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
 from eer_plugin.encoders import REPO_ROOT
 
@@ -104,9 +105,7 @@ def verdict(paper_delta: Optional[float], test: Optional[dict]) -> str:
         return "–"
     if abs(paper_delta) < EQUAL_MARGIN:
         return "does not hold" if test["significant"] else "holds"
-    if not test["significant"]:
-        return "not significant"
-    return "holds" if (test["delta"] > 0) == (paper_delta > 0) else "does not hold"
+    return direction_verdict(test, paper_delta)
 
 
 def _claim_text(a: str, b: str, paper_delta: Optional[float]) -> str:

@@ -113,37 +113,41 @@ def learning_curve_claims(report) -> str:
     """The paper's learning-curve claims (:data:`LEARNING_CURVE_CLAIMS`) at each budget of the plan: our
     difference A − B with the paired bootstrap over test documents (seeds on which both finished, pooled)
     and whether the claim holds; a pair the paper makes no claim on at that budget is shown without verdict."""
-    from eer_plugin.core.bootstrap import sum_over_runs
-
     if not report.plan.lc_entries:
         return ""
     runs = {(dataset, scheme, run.approach, budget, run.encoder, run.seed): run for dataset, scheme, budget, run in report.plan.lc_entries}
     label = lambda side: f"{'EE' if side[0] == 'ee' else 'Exhaustive'} + {approach_label(side[1])}"  # noqa: E731
+    several_encoders = len(report.plan.encoders) > 1
     lines = []
     for dataset, encoder in dict.fromkeys((key[0], key[4]) for key in runs):
+        prefix = [dataset] + ([report.plan.encoder_slugs[encoder]] if several_encoders else [])
         for budget in report.plan.learning_curve["budgets"]:
             for a, b, claimed in LEARNING_CURVE_CLAIMS:
                 seeds = sorted(key[5] for key in runs if key[:5] == (dataset, *a, budget, encoder) and (dataset, *b, budget, encoder, key[5]) in runs)
-                pairs = [_finished_counts(report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)]) for s in seeds]
-                pairs = [pair for pair in pairs if pair is not None]
                 if not seeds:
                     continue  # the plan does not train this pair
-                cells = ["–", "–"]
-                if pairs:
-                    mine, theirs = zip(*pairs)
-                    test = _bootstrap(report, sum_over_runs(mine), sum_over_runs(theirs))
-                    ci = f"[{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}]"
-                    cells = [f"{100 * test['delta']:+.1f} {ci} ({len(pairs)} seed{'s' if len(pairs) > 1 else ''})", ""]
-                    if claimed is None or budget in claimed:
-                        cells[1] = "not significant" if not test["significant"] else ("holds" if test["delta"] > 0 else "does not hold")
-                claim = f"{label(a)} > {label(b)}" if claimed is None or budget in claimed else "– (no claim at this budget)"
-                prefix = [dataset] + ([report.plan.encoder_slugs[encoder]] if len(report.plan.encoders) > 1 else [])
-                lines.append([*prefix, str(budget), f"{label(a)} − {label(b)}", cells[0], claim, cells[1] or "–"])
+                pairs = [_finished_counts(report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)]) for s in seeds]
+                pairs = [pair for pair in pairs if pair is not None]
+                test = _pooled_bootstrap(report, pairs) if pairs else None
+                is_claimed = claimed is None or budget in claimed
+                ours = f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}] ({len(pairs)} seed{'s' if len(pairs) > 1 else ''})" if test else "–"
+                claim = f"{label(a)} > {label(b)}" if is_claimed else "– (no claim at this budget)"
+                here = direction_verdict(test, +1) if test and is_claimed else "–"
+                lines.append([*prefix, str(budget), f"{label(a)} − {label(b)}", ours, claim, here])
     if not lines:
         return ""
     confidence = report.plan.bootstrap["confidence"]
-    header = ["dataset", *(["encoder"] if len(report.plan.encoders) > 1 else []), "budget", "difference", f"ours, F1 points [{confidence:.0%} CI]", "the paper's claim", "here"]
+    header = ["dataset", *(["encoder"] if several_encoders else []), "budget", "difference", f"ours, F1 points [{confidence:.0%} CI]", "the paper's claim", "here"]
     return markdown_table(header, lines, ["l"] * (len(header) - 5) + ["r", "l", "r", "l", "l"])
+
+
+def direction_verdict(test: dict, paper_sign: float) -> str:
+    """Whether the paper's claim "A better than B" (``paper_sign`` > 0; "worse": < 0) holds against our
+    paired bootstrap of A − B: ``holds`` when our difference is significant with the paper's sign, ``does
+    not hold`` when significant with the other sign, else ``not significant``."""
+    if not test["significant"]:
+        return "not significant"
+    return "holds" if (test["delta"] > 0) == (paper_sign > 0) else "does not hold"
 
 
 def _band(report, run, record) -> Tuple[str, str]:
@@ -178,6 +182,14 @@ def _bootstrap(report, a, b) -> dict:
     return paired_bootstrap(a, b, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
 
 
+def _pooled_bootstrap(report, pairs) -> dict:
+    """One paired bootstrap over several seeds: ``pairs`` of per-document counts (A, B), summed per side."""
+    from eer_plugin.core.bootstrap import sum_over_runs
+
+    mine, theirs = zip(*pairs)
+    return _bootstrap(report, sum_over_runs(mine), sum_over_runs(theirs))
+
+
 def paired_difference(report, run_a, run_b) -> Optional[dict]:
     """Paired bootstrap of two finished runs on the same test documents (the plan's bootstrap settings)."""
     counts = _finished_counts(report, run_a, run_b)
@@ -188,8 +200,6 @@ def pooled_ablation_differences(report) -> List[dict]:
     """Each ablation setting and approach against the plan's reference approach, its finished seeds pooled
     (per-document counts summed over the seeds on which both finished; one paired bootstrap):
     ``{setting, run (the first), seeds, test}``, in the plan's order; settings with no finished pair left out."""
-    from eer_plugin.core.bootstrap import sum_over_runs
-
     groups: Dict[tuple, dict] = {}
     for entry in ablation_rows(report):
         run, reference = entry["run"], entry["reference"]
@@ -200,9 +210,9 @@ def pooled_ablation_differences(report) -> List[dict]:
         group["pairs"].append((run.seed, *counts))
     out = []
     for group in groups.values():
-        seeds, mine, theirs = zip(*group["pairs"])
-        test = _bootstrap(report, sum_over_runs(mine), sum_over_runs(theirs))
-        out.append({"setting": group["setting"], "run": group["run"], "seeds": list(seeds), "test": test})
+        seeds = [seed for seed, _, _ in group["pairs"]]
+        test = _pooled_bootstrap(report, [(mine, theirs) for _, mine, theirs in group["pairs"]])
+        out.append({"setting": group["setting"], "run": group["run"], "seeds": seeds, "test": test})
     return out
 
 
