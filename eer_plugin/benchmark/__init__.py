@@ -1,8 +1,9 @@
 """The benchmark behind ``allennlp eer-benchmark``: run a plan (the paper's results table and
 analyses) and write the tables. One module per concern:
 
-- :mod:`~eer_plugin.benchmark.plan`: the data model (data sets, scenarios, runs) and the expansion of
-  a plan into its runs; :mod:`~eer_plugin.benchmark.parse`: reading and checking plan files;
+- :mod:`~eer_plugin.benchmark.scenario`: data sets and annotation scenarios (the simulators' settings);
+  :mod:`~eer_plugin.benchmark.plan`: runs and the expansion of a plan into them;
+  :mod:`~eer_plugin.benchmark.parse`: reading and checking plan files;
 - :mod:`~eer_plugin.benchmark.runner`: execution (subprocesses, resume, retries, jobs, shards);
 - :mod:`~eer_plugin.benchmark.report`: ``results.md`` and ``results.csv`` (main table, bootstrap,
   wall time), with :mod:`~eer_plugin.benchmark.studies` (ratio grid, learning curve),

@@ -7,9 +7,9 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
 from eer_plugin.benchmark.plan import (
-    ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, SCENARIO_PARAMETERS, SCENARIO_TYPES, VARIANTS, Dataset, Plan, PlanError, Scenario,
-    setting_slug, slug, split_approach,
+    ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, VARIANTS, Plan, PlanError, setting_slug, slug, split_approach,
 )  # fmt: skip
+from eer_plugin.benchmark.scenario import SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
 from eer_plugin.encoders import config_defaults
 
 PLAN_KEYS = (

@@ -1,12 +1,14 @@
-"""The data model of a benchmark plan: data sets, annotation scenarios, runs, and the expansion of a
-validated plan into its runs (benchmark table, ratio grid, learning curve), each run once.
+"""The runs of a benchmark plan and the expansion of a validated plan into them (benchmark table, ratio
+grid, learning curve, ablations), each run once.
 
-Parsing and validation of plan files is in :mod:`eer_plugin.benchmark.parse`."""
+Data sets and annotation scenarios are in :mod:`eer_plugin.benchmark.scenario`; parsing and validation
+of plan files is in :mod:`eer_plugin.benchmark.parse`."""
 import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from eer_plugin.benchmark.scenario import EXHAUSTIVE_MAX_PER_DOCUMENT, Dataset, Scenario
 from eer_plugin.encoders import config_defaults
 
 FAMILIES = ("raw", "raw_cd", "cbl_lstm", "cbl_bert", "sns", "eer")
@@ -19,17 +21,8 @@ KNOWN_APPROACHES = GOLD_APPROACHES + tuple(f"{family}_{variant}" for family in F
 FAMILY_LABELS = {
     "gold": "Gold", "gold_sns": "Gold-SNS", "raw": "Raw", "raw_cd": "Raw+CD", "cbl_lstm": "CBL-LSTM", "cbl_bert": "CBL-BERT", "sns": "SNS", "eer": "EER",
 }  # fmt: skip
-SCENARIO_TYPES = ("ee", "nns", "random", "gold")
-#: parameters of each scenario type and their defaults (None: required)
-SCENARIO_PARAMETERS: Dict[str, Dict[str, Any]] = {
-    "ee": {"budget": 1000, "keep_probability": 0.8, "max_per_document": 10},
-    "nns": {"recall": 0.5, "precision": 0.9, "max_fp_length": 3},
-    "random": {"keep_probability": None},
-    "gold": {},
-}
 GOLD_SCENARIO = "gold"  # directory of the gold approaches' runs (they ignore the scenario)
 ABLATIONS_DIR = "ablations"  # <dataset>/ablations/<setting>/<scenario>/...: the ablation study's runs
-EXHAUSTIVE_MAX_PER_DOCUMENT = 1_000_000_000
 
 
 class PlanError(ValueError):
@@ -62,71 +55,6 @@ def setting_slug(name: str) -> str:
 
 def number_text(value: float) -> str:
     return f"{float(value):g}"
-
-
-@dataclasses.dataclass(frozen=True)
-class Dataset:
-    name: str
-    train: str
-    dev: str
-    test: str
-    env: Tuple[Tuple[str, str], ...] = ()
-
-
-@dataclasses.dataclass(frozen=True)
-class Scenario:
-    name: str
-    type: str
-    params: Tuple[Tuple[str, Any], ...] = ()
-    env: Tuple[Tuple[str, str], ...] = ()  # EER_* settings of this scenario's runs (over the plan's)
-    epochs: Tuple[Tuple[str, int], ...] = ()  # variant -> epochs of this scenario's runs (over the plan's)
-    min_steps: Optional[int] = None  # least optimizer steps of this scenario's runs (over the plan's)
-    seeds: Optional[Tuple[int, ...]] = None  # seeds of this scenario's runs (None: the plan's)
-
-    def get(self, key: str) -> Any:
-        return dict(self.params)[key]
-
-    @property
-    def spec(self) -> Tuple:
-        return (self.type, self.params)
-
-    def describe(self) -> str:
-        p = dict(self.params)
-        if self.type == "ee":
-            text = f"Exploratory Expert (EE): {p['budget']:,} annotations"
-            extras = []
-            if p["keep_probability"] != 0.8:
-                extras.append(f"keep probability {p['keep_probability']:g}")
-            if p["max_per_document"] != 10:
-                extras.append(
-                    "whole documents" if p["max_per_document"] >= EXHAUSTIVE_MAX_PER_DOCUMENT
-                    else f"at most {p['max_per_document']} per document"
-                )  # fmt: skip
-            return text + (f" ({', '.join(extras)})" if extras else "")
-        if self.type == "nns":
-            return f"Non-Native Speaker (NNS): recall {p['recall']:.0%}, precision {p['precision']:.0%}"
-        if self.type == "random":
-            return f"uniform drop: each entity kept with probability {p['keep_probability']:g}"
-        return "complete annotation"
-
-    def simulate(self, docs, seed: int):
-        from eer_plugin.core import simulators
-
-        p = dict(self.params)
-        if self.type == "ee":
-            return simulators.exploratory_expert(docs, p["budget"], p["keep_probability"], p["max_per_document"], seed)
-        if self.type == "nns":
-            return simulators.non_native_speaker(docs, p["recall"], p["precision"], seed, p["max_fp_length"])
-        if self.type == "random":
-            return simulators.random_drop(docs, p["keep_probability"], seed)
-        return simulators.gold(docs)
-
-    def simulate_with_complete_documents(self, docs, seed: int, complete_documents: int):
-        """This EE scenario's data with ``complete_documents`` documents annotated completely within its budget."""
-        from eer_plugin.core import simulators
-
-        p = dict(self.params)
-        return simulators.ee_with_complete_documents(docs, p["budget"], complete_documents, p["keep_probability"], p["max_per_document"], seed)
 
 
 @dataclasses.dataclass(eq=False)
