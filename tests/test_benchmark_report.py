@@ -10,7 +10,7 @@ import pytest
 
 from conftest import REPO
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.convergence import first_epoch_in_band
+from eer_plugin.benchmark.convergence import epoch_in_band_to_the_end, first_epoch_in_band
 from eer_plugin.benchmark.docs import comparison, ratio_comparison, repository_relative
 from eer_plugin.benchmark.paper import paper_table
 from eer_plugin.commands import benchmark
@@ -84,20 +84,27 @@ def test_first_epoch_in_the_band_per_eer_run(tmp_path):
     assert first_epoch_in_band([(0, 0.85), (1, 0.4), (2, 0.2), (3, 0.15)], 0.15, 0.05) == 3  # the edge is inside
     assert first_epoch_in_band([(0, 0.85), (1, 0.35)], 0.15, 0.05) is None
     assert first_epoch_in_band([], 0.15, 0.05) is None
+    # in band from an epoch to the end: an early visit that leaves the band again does not count
+    assert epoch_in_band_to_the_end([(0, 0.15), (1, 0.45), (2, 0.19), (3, 0.16)], 0.15, 0.05) == 3
+    assert epoch_in_band_to_the_end([(0, 0.15), (1, 0.12)], 0.15, 0.05) == 1
+    assert epoch_in_band_to_the_end([(0, 0.15), (1, 0.21)], 0.15, 0.05) is None  # ended outside
+    assert epoch_in_band_to_the_end([], 0.15, 0.05) is None
     plan = parse_plan(plan_data(approaches=["raw_shortest", "eer_short", "eer_shortest"], ratio_grid=[[0.3, 0.0]])).expand()
     runner = Runner(plan, str(tmp_path / "bench"))
     for run in plan.runs:
         fabricate(runner, run, [(6, 4, 1)] * 3)
-    series = {"eer_short": [0.85, 0.4, 0.19, 0.16], "eer_shortest": [0.85, 0.5, 0.35], "eer_short_rho0.3_gamma0": [0.8, 0.3]}
+    series = {"eer_short": [0.85, 0.15, 0.4, 0.19, 0.16], "eer_shortest": [0.85, 0.5, 0.35], "eer_short_rho0.3_gamma0": [0.8, 0.3]}
     for run in plan.runs:
         if run.approach_dir in series:
             write_rho_hats(runner, run, series[run.approach_dir])
     report = Path(Report(plan, runner).write()["md"]).read_text()
     section = report.split("## Epochs until rho_hat entered the band")[1]
-    assert "| dataset | scenario | approach | seed | [rho - gamma, rho + gamma] | epochs | first epoch in band | final rho_hat |" in section
-    assert "| fx | EE-15 | EER-short | 0 | [0.10, 0.20] | 4 | 3 | 0.160 |" in section
-    assert "| fx | EE-15 | EER-shortest | 0 | [0.10, 0.20] | 3 | never | 0.350 |" in section
-    assert "| fx | EE-15 | EER-short | 0 | [0.30, 0.30] | 2 | 2 | 0.300 |" in section  # the ratio grid's run, its own band
+    assert (
+        "| dataset | scenario | approach | seed | [rho - gamma, rho + gamma] | epochs | first epoch in band | in band from (to the end) | final rho_hat |"
+    ) in section
+    assert "| fx | EE-15 | EER-short | 0 | [0.10, 0.20] | 5 | 2 | 4 | 0.160 |" in section  # in band at 2, out at 3, back at 4
+    assert "| fx | EE-15 | EER-shortest | 0 | [0.10, 0.20] | 3 | never | never | 0.350 |" in section
+    assert "| fx | EE-15 | EER-short | 0 | [0.30, 0.30] | 2 | 2 | 2 | 0.300 |" in section  # the ratio grid's run, its own band
     assert "Raw-shortest" not in section  # EER runs only
 
 

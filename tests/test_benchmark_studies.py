@@ -120,11 +120,12 @@ def fabricate_rerun(runner, plan):
         else:
             quality = (6, eer[run.seed], 0)
         fabricate(runner, run, [quality] * DOCS, seconds=1800.0)
-    # rho_hat per epoch: the benchmark run enters the band at epoch 2, the uncalibrated one at epoch 3
+    # rho_hat per epoch: the benchmark run enters the band at epoch 2, the uncalibrated one at epoch 3,
+    # the bf16 one at epoch 1, leaves it and is back from epoch 3
     for run in plan.runs:
         if not runner.run_dir(run).exists():
             continue
-        series = {"no-calibrated-start": [0.85, 0.4, 0.19]}.get(run.ablation, [0.3, 0.18, 0.17])
+        series = {"no-calibrated-start": [0.85, 0.4, 0.19], "bf16-encoder": [0.15, 0.45, 0.17, 0.18]}.get(run.ablation, [0.3, 0.18, 0.17])
         for epoch, value in enumerate(series):
             (runner.run_dir(run) / f"metrics_epoch_{epoch}.json").write_text(json.dumps({"training_rho_hat": value}))
 
@@ -152,7 +153,7 @@ def test_rerun_report_gold_sns_seeds_ablations_and_cpu_hours(tmp_path):
     assert "seeds 0, 1, 2 (scenario NNS: 0)" in text
     # convergence: the ablation runs are rows of their own, not part of the benchmark's
     assert "| fx | EE | EER-short | 0.15 ± 0.05 | 3 |" in text and "| fx | EE | EER-short, ablation: no calibrated start | 0.15 ± 0.05 | 1 |" in text
-    assert "| fx | EE | EER-short, ablation: no calibrated start | 0 | [0.10, 0.20] | 3 | 3 | 0.190 |" in text
+    assert "| fx | EE | EER-short, ablation: no calibrated start | 0 | [0.10, 0.20] | 3 | 3 | 3 | 0.190 |" in text
     # the CPU cost in hours, per block: 1800 s training + 5 s evaluation per finished run
     done = sum(1 for r in plan.runs if r.ablation != "paper-s-schedule-2e-5-50-epochs")
     assert f"CPU cost: {done * 1805 / 3600:.1f} wall hours of compute for the {done} finished runs (gold: 6 runs, 3.0 h; benchmark EE: 9 runs," in text
@@ -180,6 +181,7 @@ def test_rerun_report_gold_sns_seeds_ablations_and_cpu_hours(tmp_path):
     )
     assert rows[4].startswith("| paper's schedule (2e-5, 50 epochs) | EER-short | 0 | EER_LEARNING_RATE=2e-5, EER_EPOCHS=50 | – | – | not run | – | – |")
     assert rows[5].startswith(f"| bf16 encoder | EER-shortest | 0 | EER_PRECISION=bf16 | 100.0 | {100 * 5 / 6:.1f} | {f1(5, 0):.1f} | +0.0 |")
+    assert rows[5].endswith("| 1 of 4, in band from 3 | 0.200 | 30.0 min |")
     csv_rows = read_csv(written["csv"])
     assert {r["ablation"] for r in csv_rows} == {"", "no-calibrated-start", "paper-s-schedule-2e-5-50-epochs", "bf16-encoder"}
     # the ratio grid's columns are its own seeds

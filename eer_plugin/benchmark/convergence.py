@@ -1,6 +1,7 @@
 """Convergence of EER's training rho_hat: the final rho_hat of every EER run against rho* (the gold
-subword entity ratio of its training data), as in the paper's analysis, and the first epoch at which
-rho_hat entered the band [rho - gamma, rho + gamma] of the ratio loss."""
+subword entity ratio of its training data), as in the paper's analysis, the first epoch at which
+rho_hat entered the band [rho - gamma, rho + gamma] of the ratio loss, and the epoch from which it
+stayed there (a run can enter the band early and leave it again)."""
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -22,17 +23,34 @@ def rho_hat_per_epoch(run_dir: Path) -> List[Tuple[int, float]]:
     return sorted(epochs)
 
 
+def in_band(value: float, rho: float, gamma: float) -> bool:
+    return rho - gamma - BAND_TOLERANCE <= value <= rho + gamma + BAND_TOLERANCE
+
+
 def first_epoch_in_band(epochs: List[Tuple[int, float]], rho: float, gamma: float) -> Optional[int]:
     """The first epoch (counted from 1) whose rho_hat lies in [rho - gamma, rho + gamma]; None: never."""
+    return next((epoch + 1 for epoch, value in epochs if in_band(value, rho, gamma)), None)
+
+
+def epoch_in_band_to_the_end(epochs: List[Tuple[int, float]], rho: float, gamma: float) -> Optional[int]:
+    """The first epoch (counted from 1) from which every epoch's rho_hat lies in [rho - gamma, rho + gamma]
+    up to the last one; None: the last epoch's rho_hat is outside the band (or there are no epochs)."""
+    settled = None
     for epoch, value in epochs:
-        if rho - gamma - BAND_TOLERANCE <= value <= rho + gamma + BAND_TOLERANCE:
-            return epoch + 1
-    return None
+        settled = (settled or epoch + 1) if in_band(value, rho, gamma) else None
+    return settled
+
+
+def band_text(epochs: List[Tuple[int, float]], rho: float, gamma: float) -> Tuple[str, str]:
+    """("first epoch in band", "in band from ... to the end") cells: an epoch number or "never"."""
+    first, settled = first_epoch_in_band(epochs, rho, gamma), epoch_in_band_to_the_end(epochs, rho, gamma)
+    return ("never" if first is None else str(first)), ("never" if settled is None else str(settled))
 
 
 def band_entry_table(report) -> str:
     """Per finished EER run: the epochs it trained, the first epoch whose training rho_hat lies inside
-    [rho - gamma, rho + gamma] (or "never") and the final rho_hat; "" when no run has per-epoch metrics."""
+    [rho - gamma, rho + gamma] (or "never"), the epoch from which it stayed inside to the end (or
+    "never": the last epoch's is outside) and the final rho_hat; "" when no run has per-epoch metrics."""
     plan = report.plan
     rows = []
     for run in plan.runs:
@@ -42,16 +60,17 @@ def band_entry_table(report) -> str:
         if not epochs:
             continue
         rho, gamma = plan.ratio_of(run, report.records[run.key])
-        first = first_epoch_in_band(epochs, rho, gamma)
-        label = _label(plan, run)
         rows.append([
-            run.dataset.name, run.scenario_name, label, str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
-            str(len(epochs)), "never" if first is None else str(first), f"{epochs[-1][1]:.3f}",
+            run.dataset.name, run.scenario_name, _label(plan, run), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
+            str(len(epochs)), *band_text(epochs, rho, gamma), f"{epochs[-1][1]:.3f}",
         ])  # fmt: skip
     if not rows:
         return ""
-    header = ["dataset", "scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "epochs", "first epoch in band", "final rho_hat"]
-    return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r"])
+    header = [
+        "dataset", "scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "epochs", "first epoch in band",
+        "in band from (to the end)", "final rho_hat",
+    ]  # fmt: skip
+    return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r", "r"])
 
 
 def ablation_names(plan) -> Dict[str, str]:

@@ -388,7 +388,8 @@ class Report:
             md += [
                 "## Epochs until rho_hat entered the band", "",
                 "For every finished EER run: the first epoch (counted from 1) at whose end the training rho_hat "
-                "(`metrics_epoch_*.json`) lay inside [rho - gamma, rho + gamma], the band of the ratio loss; never: no epoch did.", "",
+                "(`metrics_epoch_*.json`) lay inside [rho - gamma, rho + gamma], the band of the ratio loss (never: no epoch did), "
+                "and the first epoch from which it stayed inside up to the last one (never: the last epoch's lay outside).", "",
                 band, "",
             ]  # fmt: skip
         ablations = studies.ablations_table(self)
@@ -404,7 +405,9 @@ class Report:
                     "the setting has one, as with a setting's own encoder)" if self.plan.reference else ""
                 )
                 + "; † / ‡: significantly better / worse (paired bootstrap over test documents, as above). First epoch in band: "
-                "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma]."
+                "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma]; "
+                "\"in band from k\": it left the band again and stayed inside from epoch k to the end; \"not at the end\": "
+                "the last epoch's lay outside."
                 + studies.ablation_notes(settings["settings"]), "",
                 ablations, "",
             ]  # fmt: skip

@@ -4,7 +4,7 @@ at a time against the benchmark's own run). Each function takes a
 :class:`~eer_plugin.benchmark.report.Report` and returns Markdown (and, for the learning curve, its rows)."""
 from typing import Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.convergence import first_epoch_in_band, rho_hat_per_epoch
+from eer_plugin.benchmark.convergence import band_text, rho_hat_per_epoch
 from eer_plugin.benchmark.plan import approach_label
 from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
 
@@ -151,7 +151,9 @@ def direction_verdict(test: dict, paper_sign: float) -> str:
 
 
 def _band(report, run, record) -> Tuple[str, str]:
-    """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise."""
+    """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise.
+    The first cell also names the epoch from which rho_hat stayed in the band when that is a later one
+    (``1 of 50, in band from 12``) or that it ended outside (``1 of 50, not at the end``)."""
     if run.family != "eer" or record.get("status") != "done":
         return "–", "–"
     rho, gamma = report.plan.ratio_of(run, record)
@@ -160,8 +162,11 @@ def _band(report, run, record) -> Tuple[str, str]:
     final_text = f"{final:.3f}" if final is not None else (f"{epochs[-1][1]:.3f}" if epochs else "–")
     if not epochs:
         return "–", final_text
-    first = first_epoch_in_band(epochs, rho, gamma)
-    return ("never" if first is None else str(first)) + f" of {len(epochs)}", final_text
+    first, settled = band_text(epochs, rho, gamma)
+    text = f"{first} of {len(epochs)}"
+    if first != "never" and settled != first:
+        text += ", not at the end" if settled == "never" else f", in band from {settled}"
+    return text, final_text
 
 
 def _finished_counts(report, run_a, run_b) -> Optional[tuple]:
