@@ -5,7 +5,6 @@ stayed there (a run can enter the band early and leave it again)."""
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.plan import approach_label
 from eer_plugin.benchmark.tables import markdown_table, mean, read_json
 
 #: slack of the band test, so that a rho_hat printed as the band's edge counts as inside
@@ -61,7 +60,7 @@ def band_entry_table(report) -> str:
             continue
         rho, gamma = plan.ratio_of(run, report.records[run.key])
         rows.append([
-            run.dataset.name, run.scenario_name, _label(plan, run), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
+            run.dataset.name, run.scenario_name, _label(plan, run.approach, run.encoder, run.ablation), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
             str(len(epochs)), *band_text(epochs, rho, gamma), f"{epochs[-1][1]:.3f}",
         ])  # fmt: skip
     if not rows:
@@ -78,10 +77,9 @@ def ablation_names(plan) -> Dict[str, str]:
     return {setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}
 
 
-def _label(plan, run) -> str:
+def _label(plan, approach: str, encoder: str, ablation: Optional[str]) -> str:
     """``EER-short``; with several encoders ``EER-short (MiniLM)``; an ablation run ``EER-short, ablation: <name>``."""
-    label = approach_label(run.approach) + (f" ({run.encoder_slug})" if len(plan.encoders) > 1 else "")
-    return label + (f", ablation: {ablation_names(plan)[run.ablation]}" if run.ablation else "")
+    return plan.label(approach, encoder) + (f", ablation: {ablation_names(plan)[ablation]}" if ablation else "")
 
 
 def convergence(report) -> str:
@@ -110,8 +108,7 @@ def convergence(report) -> str:
         rho, gamma = records[0]["entity_ratio"], records[0]["ratio_margin"]
         rows.append([
             dataset, scenario,
-            approach_label(approach) + (f" ({report.plan.encoder_slugs[encoder]})" if len(report.plan.encoders) > 1 else "")
-            + (f", ablation: {ablation_names(report.plan)[ablation]}" if ablation else ""),
+            _label(report.plan, approach, encoder, ablation),
             f"{rho:g} ± {gamma:g}", str(len(records)), f"{mean([r['rho_hat'] for r in records]):.3f}",
             f"{mean([r['rho_star'] for r in records]):.3f}", f"{mean(errors):.3f}", f"{mean(bound_errors):.3f}",
         ])  # fmt: skip

@@ -126,8 +126,7 @@ def _pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None)) -> Tu
     pair, _ = report.pair_counts(dataset, scenario, a, encoder, reference=b, ratios=ratios)
     if pair is None:
         return None, per_seed
-    settings = report.plan.bootstrap
-    return paired_bootstrap(*pair, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"]), per_seed
+    return paired_bootstrap(*pair, **report.bootstrap_settings), per_seed
 
 
 def claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dict]:

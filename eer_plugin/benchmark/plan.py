@@ -343,6 +343,10 @@ class Plan:
             options["estimates_ratio"] = bool(estimate)
         return options
 
+    def label(self, approach: str, encoder: str) -> str:
+        """An approach's row label: ``EER-short``; with several encoders ``EER-short (all-MiniLM-L6-v2)``."""
+        return approach_label(approach) + (f" ({self.encoder_slugs[encoder]})" if len(self.encoders) > 1 else "")
+
     def ratio_of(self, run: Run, record: Optional[Mapping[str, Any]] = None) -> Tuple[float, float]:
         """(rho, gamma) a run trained with: a ratio-estimate run's estimate (from its record), the ratio
         grid's setting, else the plan's (dataset's)."""

@@ -3,7 +3,7 @@ import math
 from pathlib import Path
 from typing import Dict, List
 
-from eer_plugin.benchmark.plan import GOLD_SCENARIO, approach_label
+from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.convergence import rho_hat_per_epoch
 from eer_plugin.benchmark.tables import mean
 
@@ -31,7 +31,7 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
             x = [p[0] for p in curve_points]
             y = [100 * p[1] for p in curve_points]
             e = [100 * p[2] for p in curve_points]
-            label = f"{scheme} + {approach_label(approach)}" + (f" ({report.plan.encoder_slugs[encoder]})" if len(report.plan.encoders) > 1 else "")
+            label = f"{scheme} + {report.plan.label(approach, encoder)}"
             (line,) = axis.plot(x, y, marker="o", linestyle="-" if scheme == "EE" else "--", label=label)
             axis.fill_between(x, [a - b for a, b in zip(y, e)], [a + b for a, b in zip(y, e)], color=line.get_color(), alpha=0.2)
         for encoder in report.plan.encoders:
@@ -84,7 +84,7 @@ def plot_rho_hat(report, path: Path) -> bool:
         for run, epochs, record in series:
             if (run.dataset.name, run.scenario_name) != panel:
                 continue
-            label = approach_label(run.approach) + (f" ({run.encoder_slug})" if len(report.plan.encoders) > 1 else "")
+            label = report.plan.label(run.approach, run.encoder)
             color = colors.setdefault(label, f"C{len(colors) % 10}")
             axis.plot(
                 [e + 1 for e, _ in epochs], [v for _, v in epochs], color=color, marker="o", markersize=3,

@@ -91,6 +91,12 @@ class Report:
             self._counts[key] = data["counts"] if data else None
         return self._counts[key]
 
+    @property
+    def bootstrap_settings(self) -> Dict[str, Any]:
+        """The plan's bootstrap settings as keyword arguments of :func:`~eer_plugin.core.bootstrap.paired_bootstrap`."""
+        settings = self.plan.bootstrap
+        return dict(n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
+
     def pair_counts(self, dataset, scenario, approach, encoder, reference: Optional[str] = None, ratios=(None, None)):
         """Per-document counts of ``approach`` and the reference (default: the plan's), summed over
         their common seeds; ``ratios``: the (rho, gamma) of each side (None: the benchmark setting)."""
@@ -108,11 +114,7 @@ class Report:
     # ------------------------------------------------------------------ main table
     def row_specs(self) -> List[Tuple[Optional[Scenario], List[Tuple[str, str]]]]:
         """Groups of (label, approach, encoder) rows: gold first, then one group per scenario."""
-        multi = len(self.plan.encoders) > 1
-
-        def label(approach, encoder):
-            return approach_label(approach) + (f" ({self.plan.encoder_slugs[encoder]})" if multi else "")
-
+        label = self.plan.label
         groups = []
         gold = [a for a in self.plan.approaches if a in GOLD_APPROACHES]
         if gold:
@@ -128,7 +130,7 @@ class Report:
 
         if self.plan.reference is None or approach == self.plan.reference or approach in GOLD_APPROACHES:
             return None
-        settings = dict(n_resamples=self.plan.bootstrap["resamples"], confidence=self.plan.bootstrap["confidence"], seed=self.plan.bootstrap["seed"])
+        settings = self.bootstrap_settings
         names = [dataset] if dataset is not None else [d.name for d in self.plan.datasets]
         pairs, seeds = [], {}
         for name in names:
@@ -206,7 +208,7 @@ class Report:
         confidence = self.plan.bootstrap["confidence"]
         rows = []
         for b in self.bootstraps:
-            label = approach_label(b["approach"]) + (f" ({self.plan.encoder_slugs[b['encoder']]})" if len(self.plan.encoders) > 1 else "")
+            label = self.plan.label(b["approach"], b["encoder"])
             seeds = sorted({s for v in b["seeds"].values() for s in v})
             rows.append([
                 b["scenario"], label, b["dataset"], ",".join(map(str, seeds)), str(b["n_documents"]),

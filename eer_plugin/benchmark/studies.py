@@ -76,7 +76,7 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
         table_rows = []
         for scheme, approach, encoder in dict.fromkeys((r["scheme"], r["approach"], r["encoder"]) for r in rows if r["dataset"] == dataset):
-            label = f"{scheme} + {approach_label(approach)}" + (f" ({report.plan.encoder_slugs[encoder]})" if len(report.plan.encoders) > 1 else "")
+            label = f"{scheme} + {report.plan.label(approach, encoder)}"
             line = [label]
             for budget in budgets:
                 r = next(x for x in rows if (x["dataset"], x["scheme"], x["approach"], x["encoder"], x["budget"]) == (dataset, scheme, approach, encoder, budget))
@@ -183,8 +183,7 @@ def _bootstrap(report, a, b) -> dict:
     """The paired bootstrap of per-document counts ``a`` vs ``b`` with the plan's settings."""
     from eer_plugin.core.bootstrap import paired_bootstrap
 
-    settings = report.plan.bootstrap
-    return paired_bootstrap(a, b, n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
+    return paired_bootstrap(a, b, **report.bootstrap_settings)
 
 
 def _pooled_bootstrap(report, pairs) -> dict:
