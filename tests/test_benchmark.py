@@ -204,19 +204,22 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
 
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
-    # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2)
+    # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2, the ratio weight on EE and NNS)
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3,
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2"]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
-    assert len(conll.runs) == 73
+    assert len(conll.runs) == 75
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]  # (0.15, 0.05) is the benchmark's EER-short run
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
     runner = Runner(conll, "/tmp/unused-benchmark-dir")
     settings = {r.name.split("/all-MiniLM")[0] + (f"/{r.seed}" if r.seed else ""): runner.settings(r) for r in conll.runs}
+    # the ratio-weight setting on EE and NNS, each with its scenario's own settings (NNS: the step budget)
+    weight = [(n, s["EER_RATIO_LOSS_WEIGHT"], s["EER_MIN_STEPS"]) for n, s in settings.items() if "ratio-weight" in n]
+    assert weight == [("eng-c/ablations/ratio-weight-100/EE/eer_short", "100", "0"), ("eng-c/ablations/ratio-weight-100/NNS/eer_short", "100", "786")]
     # epochs by data size: 2 on (nearly) the whole corpus (gold, EE all, every NNS variant), 10 on EE short/shortest
     epochs = {name: s["EER_EPOCHS"] for name, s in settings.items()}
     assert epochs["eng-c/gold/gold"] == epochs["eng-c/gold/gold_sns/2"] == epochs["eng-c/EE/eer_all"] == epochs["eng-c/NNS/eer_shortest"] == "2"

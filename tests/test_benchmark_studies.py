@@ -338,6 +338,30 @@ def test_ablation_setting_with_its_own_encoder_and_several_approaches(tmp_path):
         parse_plan(plan_data(ablations={"settings": [{"name": "x", "env": {"EER_ENCODER": "m"}}]}))
 
 
+def test_ablation_setting_with_its_own_scenarios(tmp_path):
+    """A setting that matters on one annotation scenario (the ratio weight on NNS, where rho_hat stays above
+    the band) runs on its own scenarios with their seeds and settings, is compared with that scenario's
+    benchmark runs, and the table names the data of each row."""
+    setting = {"name": "ratio weight 100", "env": {"EER_RATIO_LOSS_WEIGHT": "100"}, "scenarios": ["NNS"]}
+    plan = parse_plan(rerun_plan(ablations={**ABLATIONS, "settings": ABLATIONS["settings"][:1] + [setting], "scenarios": ["EE"]})).expand()
+    own = [run for entry, run in plan.ablation_entries if entry["name"] == "ratio weight 100"]
+    assert [(r.scenario_name, r.approach, r.seed) for r in own] == [("NNS", "eer_short", 0)]  # NNS has seed 0 only
+    assert own[0].name == "fx/ablations/ratio-weight-100/NNS/eer_short/all-MiniLM-L6-v2/seed0"
+    assert plan.env_of(own[0])["EER_RATIO_LOSS_WEIGHT"] == "100"
+    assert plan.reference_run(own[0]).name == "fx/NNS/eer_short/all-MiniLM-L6-v2/seed0"
+    others = [run for entry, run in plan.ablation_entries if entry["name"] != "ratio weight 100"]
+    assert {r.scenario_name for r in others} == {"EE"}  # the study's scenarios stay the other settings'
+    runner = Runner(plan, str(tmp_path / "bench"))
+    for run in plan.runs:
+        fabricate(runner, run, [(6, 5 if run.ablation else 4, 0)] * DOCS)
+    text = Path(Report(plan, runner).write()["md"]).read_text()
+    section = text.split("## Ablations")[1]
+    assert "| benchmark setting | EER-short | fx/NNS | 0 | the plan's |" in section
+    assert f"| ratio weight 100 | EER-short | fx/NNS | 0 | EER_RATIO_LOSS_WEIGHT=100 | 100.0 | {100 * 5 / 6:.1f} | {f1(5, 0):.1f} | {f1(5, 0) - f1(4, 0):+.1f}† |" in section
+    with pytest.raises(PlanError, match=r"ablations setting 'ratio weight 100': scenarios: unknown name 'XX'; the plan has EE, NNS"):
+        parse_plan(rerun_plan(ablations={**ABLATIONS, "settings": [{**setting, "scenarios": ["XX"]}]}))
+
+
 def test_learning_curve_claims_are_checked_per_budget_with_the_paired_bootstrap(tmp_path):
     """The paper's three learning-curve claims at each budget: EER beats Raw on EE data, Raw beats EER on
     exhaustive data, and EE + EER beats exhaustive + Raw only at 500 and 1000 (elsewhere shown, no verdict)."""

@@ -329,11 +329,12 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
 
 
 def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], subset) -> Dict[str, Any]:
-    """``ablations: {approach, scenarios, datasets, seeds, settings: [{name, env, approach, encoder}]}``: each
-    setting is one run per seed (default: the scenario's seeds) of the approach (a setting's ``approach``
+    """``ablations: {approach, scenarios, datasets, seeds, settings: [{name, env, approach, encoder, scenarios}]}``:
+    each setting is one run per seed (default: the scenario's seeds) of the approach (a setting's ``approach``
     may list several) on each scenario's data, with the plan's settings and the setting's env over them;
     compared with the benchmark's own run. A setting's ``encoder`` replaces the plan's encoders for its runs
-    (a second encoder measured on a few approaches without running the whole plan with it)."""
+    (a second encoder measured on a few approaches without running the whole plan with it); its
+    ``scenarios`` replace the study's (a setting that matters on one annotation scenario only)."""
     _require(isinstance(study, dict), "'ablations' must be a mapping with 'approach' and 'settings'")
     _check_keys(study, ["approach", "settings", "datasets", "scenarios", "seeds"], "ablations")
     _require(bool(scenario_names), "ablations need a scenario")
@@ -352,7 +353,7 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
     for index, item in enumerate(settings):
         _require(isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip(), f"ablations.settings[{index}] must be a mapping with a 'name' and an 'env'")
         where = f"ablations setting {item['name']!r}"
-        _check_keys(item, ["name", "env", "approach", "encoder", "dev", "estimate_ratio", "complete_documents", "seeds"], where)
+        _check_keys(item, ["name", "env", "approach", "encoder", "dev", "estimate_ratio", "complete_documents", "seeds", "scenarios"], where)
         dev = _partial_dev(item["dev"], where) if item.get("dev") is not None else None
         estimate = _estimate_ratio(item["estimate_ratio"], where) if item.get("estimate_ratio") is not None else None
         complete = _complete_documents(item.get("complete_documents"), where)
@@ -387,6 +388,7 @@ def _ablations(study: Any, dataset_names: List[str], scenario_names: List[str], 
         parsed.append({
             "name": item["name"], "slug": name_slug, "env": env, "approaches": own, "encoder": encoder, "dev": dev,
             "estimate_ratio": estimate, "complete_documents": complete, "seeds": seeds,
+            "scenarios": subset(item.get("scenarios"), scenario_names, f"{where}: scenarios"),
         })  # fmt: skip
     return {
         "approach": approach, "settings": parsed,

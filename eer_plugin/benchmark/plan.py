@@ -160,7 +160,7 @@ class Plan:
     learning_curve: Optional[Dict[str, Any]]
     bootstrap: Dict[str, Any]
     min_steps: Optional[int] = None  # least optimizer steps of every run (EER_MIN_STEPS); scenarios may override
-    ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approaches, encoder}]}
+    ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approaches, encoder, scenarios}]}
     # filled by expand()
     runs: List[Run] = dataclasses.field(default_factory=list)
     ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
@@ -308,9 +308,12 @@ class Plan:
                                     self.lc_entries.append((dataset.name, scheme, budget_size, run))
         study = self.ablations
         if study:
+            default = self._scenarios(study["scenarios"])
+            own = {s["slug"]: self._scenarios(s["scenarios"]) if s["scenarios"] else default for s in study["settings"]}
+            names = {scenario.name for scenarios in own.values() for scenario in scenarios}
             for dataset in self._datasets(study["datasets"]):
-                for scenario in self._scenarios(study["scenarios"]):
-                    for setting in study["settings"]:
+                for scenario in [s for s in self.scenarios if s.name in names]:
+                    for setting in [s for s in study["settings"] if scenario in own[s["slug"]]]:
                         options = self._ablation_options(setting, scenario)
                         for approach in setting["approaches"]:
                             for encoder in [setting["encoder"]] if setting["encoder"] else self.encoders:
