@@ -3,7 +3,8 @@
 markers), retries and failure records, parallel jobs, shards and interruption (Ctrl-C, SIGTERM).
 
 A run is finished when its ``DONE`` marker exists (written last, atomically); finished runs are
-skipped, so an interrupted benchmark resumes where it stopped. A failing run is retried, then
+skipped, so an interrupted benchmark resumes where it stopped, and an interrupted training continues
+from its latest checkpoint (:mod:`~eer_plugin.benchmark.resume`). A failing run is retried, then
 recorded as failed (``FAILED.json``, its log under ``OUTDIR/logs``) and retried on the next invocation."""
 import fnmatch
 import json
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
+from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point, start_attempt
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
 from eer_plugin.encoders import REPO_ROOT
@@ -261,7 +263,8 @@ class Runner:
         self.data.make(needed)
 
     # ------------------------------------------------------------------ one run
-    def _attempt(self, run: Run, log: Path) -> dict:
+    def _attempt(self, run: Run, log: Path, resume: Optional[Tuple[int, float]] = None) -> dict:
+        """One attempt at a run; ``resume``: (epoch, training seconds kept) of an interrupted training to continue."""
         directory = self.run_dir(run)
         own_seconds = 0.0
         extra: Dict[str, Any] = {}
@@ -297,7 +300,14 @@ class Runner:
             archive, metrics_path = directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
         else:
             cbl = run.family in CBL_FAMILIES
-            seconds = own_seconds = self._subprocess(self.commands(run)[0], env, log, "cbl" if cbl else "train")
+            command, kept = self.commands(run)[0], 0.0
+            if resumable(run):
+                kept = resume[1] if resume else 0.0
+                start_attempt(directory, self.settings(run), kept)
+                if resume:
+                    command = command + ["--recover"]
+                    extra["resumed"] = {"epoch": resume[0], "seconds_before": kept}
+            seconds = own_seconds = kept + self._subprocess(command, env, log, "cbl" if cbl else "train")
             final = directory / "final" if cbl else directory
             archive, metrics_path = final / "model.tar.gz", final / "metrics.json"
         if run.estimates_ratio:
@@ -340,20 +350,26 @@ class Runner:
         attempts = self.retries + 1
         error = ""
         data_error = next((self.data.errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self.data.errors), None)
+        # an interrupted training continues on the first attempt (a failed attempt's retry starts afresh)
+        resume = resume_point(directory, self.settings(run)) if resumable(run) and not data_error else None
         for attempt in range(1, attempts + 1):
             if self._stopping:
                 return self.record(run)
-            if directory.exists():
+            if attempt > 1:
+                resume = None
+            if directory.exists() and resume is None:
                 shutil.rmtree(directory)
             with open(log, "a") as handle:
                 handle.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {run.name}: attempt {attempt} of {attempts}\n")
+                if resume:
+                    handle.write(f"resuming the interrupted training from its checkpoint of epoch {resume[0]} ({resume[1]:.0f} s of training kept)\n")
                 if data_error:
                     handle.write(data_error + "\n")
             if data_error:
                 error = data_error
                 break  # deterministic: no retry
             try:
-                result = self._attempt(run, log)
+                result = self._attempt(run, log, resume)
             except Exception as err:  # noqa: BLE001 - any failure of a run is recorded, never raised
                 if self._stopping:  # interrupted: the next invocation starts this run again
                     return self.record(run)
@@ -364,7 +380,7 @@ class Runner:
                     self._status(f"retry  {run.name}: {error} (log {log})")
                 continue
             if not self.keep_checkpoints:
-                self._remove_checkpoints(directory, log)
+                remove_checkpoints(directory, log)
             write_atomic(directory / "result.json", json.dumps(result, indent=1))
             write_atomic(directory / "DONE", time.strftime("%Y-%m-%d %H:%M:%S\n"))
             return result
@@ -375,20 +391,6 @@ class Runner:
         }  # fmt: skip
         write_atomic(directory / "FAILED.json", json.dumps(failure, indent=1))
         return failure
-
-    @staticmethod
-    def _remove_checkpoints(directory: Path, log: Path) -> None:
-        """Deletes what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz
-        and best.th): trainer checkpoints, and the CBL rounds' best.th. A CBL run on MiniLM would
-        otherwise keep several GB."""
-        patterns = ["**/model_state_e*.th", "**/training_state_e*.th", "round_*/best.th"]
-        freed = 0
-        for pattern in patterns:
-            for file in directory.glob(pattern):
-                freed += file.stat().st_size
-                file.unlink()
-        with open(log, "a") as handle:
-            handle.write(f"--- removed trainer checkpoints: {freed / 2**20:.1f} MB\n")
 
     def _status(self, message: str) -> None:
         with self._lock:
@@ -413,7 +415,8 @@ class Runner:
             elif result["status"] == "failed":
                 self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {self.log_path(run)})")
             else:
-                self._status(f"stopped {tag} {run.name} (interrupted; it runs again next time)")
+                next_time = "continues from its latest checkpoint" if resumable(run) else "runs again"
+                self._status(f"stopped {tag} {run.name} (interrupted; it {next_time} next time)")
             with self._lock:
                 if self._progress is not None:
                     self._progress.update()

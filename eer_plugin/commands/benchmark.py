@@ -80,7 +80,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
         try:
             runner.run_units([unit for _, unit in selected])
         except KeyboardInterrupt:
-            print("eer-benchmark: interrupted; finished runs are kept: run the same command to continue", file=sys.stderr)
+            print("eer-benchmark: interrupted; finished runs are kept and interrupted trainings continue from their latest checkpoint: run the same command to continue", file=sys.stderr)
             return 130
         finally:
             if in_main_thread:

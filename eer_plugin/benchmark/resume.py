@@ -1,0 +1,87 @@
+"""Resuming a benchmark run's interrupted training, and removing the checkpoints once a run is finished.
+
+A run whose only long step is ``allennlp train`` into its own directory (EER, SNS, Raw, Gold, ...) keeps
+that directory when the benchmark is interrupted (Ctrl-C, SIGTERM, a kill, the end of a session). The next
+invocation continues it with ``allennlp train --recover`` from its latest complete trainer checkpoint (the
+``eer_atomic`` checkpointer's: both files of an epoch written, random number generators included, so the
+resumed run repeats the uninterrupted one) when the run's settings are the ones it started with. Otherwise
+(no checkpoint yet, other settings, a recorded failure, CBL's rounds, Raw+CD's search, a ratio estimate)
+it starts from scratch, as before.
+
+Each attempt leaves ``<run directory>.attempt.json`` beside the run directory (``allennlp train`` wants
+the directory itself empty): the compared settings and when the training started, plus the training
+seconds kept from earlier attempts. The seconds an interrupted attempt
+contributes are those up to its latest checkpoint (the work after it is redone), so a resumed run's wall
+time counts every kept epoch once, whether the interruption was a signal or a kill."""
+import json
+import re
+import time
+from pathlib import Path
+from typing import Dict, Optional, Tuple
+
+from eer_plugin.benchmark.plan import CBL_FAMILIES, Run
+from eer_plugin.benchmark.tables import read_json, write_atomic
+
+_CHECKPOINT = re.compile(r"training_state_e(\d+)_b(\d+)\.th$")
+#: what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz and best.th);
+#: CBL's rounds keep a best.th each
+CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round_*/best.th")
+
+
+def resumable(run: Run) -> bool:
+    """Whether an interrupted run continues its training: its one long step is ``allennlp train`` into
+    its own directory (not CBL's rounds, Raw+CD's search or a ratio estimate's two steps)."""
+    return run.family not in CBL_FAMILIES and run.family != "raw_cd" and not run.estimates_ratio
+
+
+def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
+    """``(epoch, batch, modification time)`` of the newest trainer checkpoint in ``directory`` with both
+    of its files (``model_state_e<E>_b<B>.th`` and ``training_state_e<E>_b<B>.th``), else None."""
+    found = []
+    for path in directory.glob("training_state_e*_b*.th"):
+        match = _CHECKPOINT.search(path.name)
+        model = directory / f"model_state_e{match.group(1)}_b{match.group(2)}.th" if match else None
+        if match and model.is_file():
+            found.append((int(match.group(1)), int(match.group(2)), max(path.stat().st_mtime, model.stat().st_mtime)))
+    return max(found) if found else None
+
+
+def attempt_path(directory: Path) -> Path:
+    """The attempt record of the run in ``directory``: ``<directory>.attempt.json`` beside it."""
+    return directory.with_name(directory.name + ".attempt.json")
+
+
+def start_attempt(directory: Path, settings: Dict[str, str], seconds_before: float = 0.0) -> None:
+    """Records that a training attempt starts now in ``directory`` with ``settings``, after
+    ``seconds_before`` seconds of training kept from earlier attempts."""
+    directory.parent.mkdir(parents=True, exist_ok=True)
+    record = {"settings": settings, "started": time.time(), "seconds_before": seconds_before}
+    write_atomic(attempt_path(directory), json.dumps(record, indent=1))
+
+
+def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:
+    """``(epoch of the checkpoint, training seconds kept)`` when the interrupted training in ``directory``
+    can continue with ``--recover``: it has an attempt record with these settings, a complete
+    checkpoint, and neither a ``DONE`` marker nor a failure record. None: start from scratch."""
+    if not directory.is_dir() or (directory / "DONE").exists() or (directory / "FAILED.json").exists():
+        return None
+    attempt = read_json(attempt_path(directory))
+    checkpoint = latest_checkpoint(directory)
+    if not attempt or attempt.get("settings") != settings or checkpoint is None:
+        return None
+    epoch, _, written = checkpoint
+    kept = float(attempt.get("seconds_before", 0.0)) + max(0.0, written - float(attempt.get("started", written)))
+    return epoch, kept
+
+
+def remove_checkpoints(directory: Path, log: Path) -> None:
+    """Deletes a finished run's trainer checkpoints (a CBL run on MiniLM would otherwise keep several GB)
+    and its attempt record; the MB freed go to the run's log."""
+    freed = 0
+    for pattern in CHECKPOINT_PATTERNS:
+        for file in directory.glob(pattern):
+            freed += file.stat().st_size
+            file.unlink()
+    attempt_path(directory).unlink(missing_ok=True)
+    with open(log, "a") as handle:
+        handle.write(f"--- removed trainer checkpoints: {freed / 2**20:.1f} MB\n")

@@ -1,0 +1,106 @@
+"""An interrupted benchmark run continues its training from the latest checkpoint
+(eer_plugin.benchmark.resume): when it may (settings unchanged, a complete checkpoint, no failure), the
+wall time it keeps, and, with the tiny encoder, that a run killed by SIGTERM after two epochs and resumed
+ends with the uninterrupted run's results."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+from conftest import REPO
+from eer_plugin.benchmark import parse_plan
+from eer_plugin.benchmark.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt
+from eer_plugin.commands import benchmark
+from test_benchmark import DEV, TRAIN, plan_data
+
+SETTINGS = {"EER_EPOCHS": "4", "EER_LEARNING_RATE": "5e-5"}
+
+
+def checkpoint(directory: Path, epoch: int, mtime: float, model: bool = True, training: bool = True) -> None:
+    directory.mkdir(parents=True, exist_ok=True)
+    for name, present in ((f"model_state_e{epoch}_b0.th", model), (f"training_state_e{epoch}_b0.th", training)):
+        if present:
+            (directory / name).write_bytes(b"x")
+            os.utime(directory / name, (mtime, mtime))
+
+
+def test_resume_point_needs_the_same_settings_a_complete_checkpoint_and_no_failure(tmp_path):
+    run_dir = tmp_path / "seed0"
+    assert resume_point(run_dir, SETTINGS) is None  # nothing there
+    start_attempt(run_dir, SETTINGS, seconds_before=100.0)
+    started = json.loads(attempt_path(run_dir).read_text())["started"]
+    assert attempt_path(run_dir).parent == run_dir.parent and not run_dir.exists()  # allennlp train wants the run directory empty
+    run_dir.mkdir()
+    assert resume_point(run_dir, SETTINGS) is None  # no checkpoint yet: start again
+    checkpoint(run_dir, 0, started + 30)
+    checkpoint(run_dir, 1, started + 60)
+    checkpoint(run_dir, 2, started + 95, training=False)  # killed between the two files: not a checkpoint
+    assert latest_checkpoint(run_dir)[:2] == (1, 0)
+    epoch, kept = resume_point(run_dir, SETTINGS)
+    # the training kept: 100 s from earlier attempts and 60 s up to the checkpoint (the 35 s after it are redone)
+    assert epoch == 1 and abs(kept - 160.0) < 1e-6
+    assert resume_point(run_dir, {**SETTINGS, "EER_EPOCHS": "5"}) is None  # the plan changed: start again
+    (run_dir / "FAILED.json").write_text("{}")
+    assert resume_point(run_dir, SETTINGS) is None  # a recorded failure starts afresh
+    (run_dir / "FAILED.json").unlink()
+    (run_dir / "DONE").write_text("")
+    assert resume_point(run_dir, SETTINGS) is None
+
+
+def test_which_runs_resume():
+    plan = parse_plan(plan_data(approaches=["eer_short", "sns_shortest", "raw_shortest", "raw_cd_shortest", "cbl_bert_shortest", "gold"])).expand()
+    assert {run.approach: resumable(run) for run in plan.runs} == {
+        "eer_short": True, "sns_shortest": True, "raw_shortest": True, "gold": True,
+        "raw_cd_shortest": False, "cbl_bert_shortest": False,  # several steps: they start again
+    }  # fmt: skip
+
+
+def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(tiny_encoder, tmp_path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"datasets: [{{name: fx, train: {TRAIN}, dev: {DEV}, test: {DEV}}}]\n"
+        "scenarios: [{name: EE-15, type: ee, budget: 15}]\napproaches: [eer_short]\nepochs: 5\n"
+        f"env: {{EER_ENCODER: {tiny_encoder}, EER_MAX_LENGTH: 128}}\n"
+    )
+    tail = Path("runs/fx/EE-15/eer_short") / Path(tiny_encoder).name / "seed0"
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    assert benchmark.main([str(plan), "-o", str(whole)]) == 0
+
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(resumed)],
+        cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    run_dir = resumed / tail
+
+    def saved_epoch() -> int:
+        found = latest_checkpoint(run_dir) if run_dir.is_dir() else None
+        return found[0] if found else -1
+
+    deadline = time.time() + 180
+    while time.time() < deadline and runner.poll() is None and saved_epoch() < 1:  # two epochs checkpointed
+        time.sleep(0.2)
+    runner.send_signal(signal.SIGTERM)
+    _, stderr = runner.communicate(timeout=60)
+    assert runner.returncode == 130, stderr[-2000:]
+    assert not (run_dir / "DONE").exists(), "the run finished before it was interrupted"
+    epoch = latest_checkpoint(run_dir)[0]
+    assert 1 <= epoch < 4 and "interrupted trainings continue from their latest checkpoint" in stderr
+
+    assert benchmark.main([str(plan), "-o", str(resumed)]) == 0
+    log = (resumed / "logs" / tail.relative_to("runs")).with_suffix(".log").read_text()
+    assert f"resuming the interrupted training from its checkpoint of epoch {epoch}" in log and "--recover" in log
+    mine, theirs = (json.loads((out / tail / "result.json").read_text()) for out in (resumed, whole))
+    assert mine["resumed"]["epoch"] == epoch and mine["seconds"] > mine["resumed"]["seconds_before"] > 0
+    for key in ("tp", "fp", "fn", "f1", "rho_hat", "best_epoch"):
+        assert mine[key] == theirs[key], key
+    metrics = [json.loads((out / tail / "metrics.json").read_text()) for out in (resumed, whole)]
+    assert metrics[0]["best_validation_f1-measure-overall"] == metrics[1]["best_validation_f1-measure-overall"]
+    weights = [torch.load(out / tail / "best.th", weights_only=True) for out in (resumed, whole)]
+    assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    assert not list(run_dir.glob("training_state_*.th")) and not attempt_path(run_dir).exists()  # cleaned up when finished
