@@ -21,9 +21,9 @@ from test_benchmark import DEV, TRAIN, plan_data
 SETTINGS = {"EER_EPOCHS": "4", "EER_LEARNING_RATE": "5e-5"}
 
 
-def checkpoint(directory: Path, epoch: int, mtime: float, model: bool = True, training: bool = True) -> None:
+def checkpoint(directory: Path, epochs: int, mtime: float, model: bool = True, training: bool = True) -> None:
     directory.mkdir(parents=True, exist_ok=True)
-    for name, present in ((f"model_state_e{epoch}_b0.th", model), (f"training_state_e{epoch}_b0.th", training)):
+    for name, present in ((f"model_state_e{epochs}_b0.th", model), (f"training_state_e{epochs}_b0.th", training)):
         if present:
             (directory / name).write_bytes(b"x")
             os.utime(directory / name, (mtime, mtime))
@@ -37,13 +37,13 @@ def test_resume_point_needs_the_same_settings_a_complete_checkpoint_and_no_failu
     assert attempt_path(run_dir).parent == run_dir.parent and not run_dir.exists()  # allennlp train wants the run directory empty
     run_dir.mkdir()
     assert resume_point(run_dir, SETTINGS) is None  # no checkpoint yet: start again
-    checkpoint(run_dir, 0, started + 30)
-    checkpoint(run_dir, 1, started + 60)
-    checkpoint(run_dir, 2, started + 95, training=False)  # killed between the two files: not a checkpoint
-    assert latest_checkpoint(run_dir)[:2] == (1, 0)
-    epoch, kept = resume_point(run_dir, SETTINGS)
+    checkpoint(run_dir, 1, started + 30)  # AllenNLP's names: e1_b0 after the first epoch
+    checkpoint(run_dir, 2, started + 60)
+    checkpoint(run_dir, 3, started + 95, training=False)  # killed between the two files: not a checkpoint
+    assert latest_checkpoint(run_dir)[:2] == (2, 0)
+    epochs, kept = resume_point(run_dir, SETTINGS)
     # the training kept: 100 s from earlier attempts and 60 s up to the checkpoint (the 35 s after it are redone)
-    assert epoch == 1 and abs(kept - 160.0) < 1e-6
+    assert epochs == 2 and abs(kept - 160.0) < 1e-6
     assert resume_point(run_dir, {**SETTINGS, "EER_EPOCHS": "5"}) is None  # the plan changed: start again
     (run_dir / "FAILED.json").write_text("{}")
     assert resume_point(run_dir, SETTINGS) is None  # a recorded failure starts afresh
@@ -78,25 +78,25 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
     )  # fmt: skip
     run_dir = resumed / tail
 
-    def saved_epoch() -> int:
+    def epochs_saved() -> int:
         found = latest_checkpoint(run_dir) if run_dir.is_dir() else None
         return found[0] if found else -1
 
     deadline = time.time() + 180
-    while time.time() < deadline and runner.poll() is None and saved_epoch() < 1:  # two epochs checkpointed
+    while time.time() < deadline and runner.poll() is None and epochs_saved() < 2:  # two epochs checkpointed
         time.sleep(0.2)
     runner.send_signal(signal.SIGTERM)
     _, stderr = runner.communicate(timeout=60)
     assert runner.returncode == 130, stderr[-2000:]
     assert not (run_dir / "DONE").exists(), "the run finished before it was interrupted"
-    epoch = latest_checkpoint(run_dir)[0]
-    assert 1 <= epoch < 4 and "interrupted trainings continue from their latest checkpoint" in stderr
+    epochs = latest_checkpoint(run_dir)[0]
+    assert 2 <= epochs < 5 and "interrupted trainings continue from their latest checkpoint" in stderr
 
     assert benchmark.main([str(plan), "-o", str(resumed)]) == 0
     log = (resumed / "logs" / tail.relative_to("runs")).with_suffix(".log").read_text()
-    assert f"resuming the interrupted training from its checkpoint of epoch {epoch}" in log and "--recover" in log
+    assert f"resuming the interrupted training after {epochs} completed epoch(s)" in log and "--recover" in log
     mine, theirs = (json.loads((out / tail / "result.json").read_text()) for out in (resumed, whole))
-    assert mine["resumed"]["epoch"] == epoch and mine["seconds"] > mine["resumed"]["seconds_before"] > 0
+    assert mine["resumed"]["epochs_completed"] == epochs and mine["seconds"] > mine["resumed"]["seconds_before"] > 0
     for key in ("tp", "fp", "fn", "f1", "rho_hat", "best_epoch"):
         assert mine[key] == theirs[key], key
     metrics = [json.loads((out / tail / "metrics.json").read_text()) for out in (resumed, whole)]

@@ -35,7 +35,8 @@ def resumable(run: Run) -> bool:
 
 
 def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
-    """``(epoch, batch, modification time)`` of the newest trainer checkpoint in ``directory`` with both
+    """``(epochs completed, batches completed in the next, modification time)`` of the newest trainer
+    checkpoint in ``directory`` (AllenNLP names it by those counts: ``e1_b0`` is written after the first epoch) with both
     of its files (``model_state_e<E>_b<B>.th`` and ``training_state_e<E>_b<B>.th``), else None."""
     found = []
     for path in directory.glob("training_state_e*_b*.th"):
@@ -60,7 +61,7 @@ def start_attempt(directory: Path, settings: Dict[str, str], seconds_before: flo
 
 
 def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:
-    """``(epoch of the checkpoint, training seconds kept)`` when the interrupted training in ``directory``
+    """``(epochs completed at the checkpoint, training seconds kept)`` when the interrupted training in ``directory``
     can continue with ``--recover``: it has an attempt record with these settings, a complete
     checkpoint, and neither a ``DONE`` marker nor a failure record. None: start from scratch."""
     if not directory.is_dir() or (directory / "DONE").exists() or (directory / "FAILED.json").exists():
@@ -69,9 +70,9 @@ def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[in
     checkpoint = latest_checkpoint(directory)
     if not attempt or attempt.get("settings") != settings or checkpoint is None:
         return None
-    epoch, _, written = checkpoint
+    epochs, _, written = checkpoint
     kept = float(attempt.get("seconds_before", 0.0)) + max(0.0, written - float(attempt.get("started", written)))
-    return epoch, kept
+    return epochs, kept
 
 
 def remove_checkpoints(directory: Path, log: Path) -> None:

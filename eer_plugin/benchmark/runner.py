@@ -306,7 +306,7 @@ class Runner:
                 start_attempt(directory, self.settings(run), kept)
                 if resume:
                     command = command + ["--recover"]
-                    extra["resumed"] = {"epoch": resume[0], "seconds_before": kept}
+                    extra["resumed"] = {"epochs_completed": resume[0], "seconds_before": kept}
             seconds = own_seconds = kept + self._subprocess(command, env, log, "cbl" if cbl else "train")
             final = directory / "final" if cbl else directory
             archive, metrics_path = final / "model.tar.gz", final / "metrics.json"
@@ -362,7 +362,7 @@ class Runner:
             with open(log, "a") as handle:
                 handle.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {run.name}: attempt {attempt} of {attempts}\n")
                 if resume:
-                    handle.write(f"resuming the interrupted training from its checkpoint of epoch {resume[0]} ({resume[1]:.0f} s of training kept)\n")
+                    handle.write(f"resuming the interrupted training after {resume[0]} completed epoch(s) ({resume[1]:.0f} s of training kept)\n")
                 if data_error:
                     handle.write(data_error + "\n")
             if data_error:
