@@ -310,9 +310,8 @@ class Plan:
         if study:
             default = self._scenarios(study["scenarios"])
             own = {s["slug"]: self._scenarios(s["scenarios"]) if s["scenarios"] else default for s in study["settings"]}
-            names = {scenario.name for scenarios in own.values() for scenario in scenarios}
             for dataset in self._datasets(study["datasets"]):
-                for scenario in [s for s in self.scenarios if s.name in names]:
+                for scenario in self.scenarios:
                     for setting in [s for s in study["settings"] if scenario in own[s["slug"]]]:
                         options = self._ablation_options(setting, scenario)
                         for approach in setting["approaches"]:

@@ -14,7 +14,6 @@ seconds kept from earlier attempts. The seconds an interrupted attempt
 contributes are those up to its latest checkpoint (the work after it is redone), so a resumed run's wall
 time counts every kept epoch once, whether the interruption was a signal or a kill."""
 import json
-import re
 import time
 from pathlib import Path
 from typing import Dict, Optional, Tuple
@@ -22,7 +21,6 @@ from typing import Dict, Optional, Tuple
 from eer_plugin.benchmark.plan import CBL_FAMILIES, Run
 from eer_plugin.benchmark.tables import read_json, write_atomic
 
-_CHECKPOINT = re.compile(r"training_state_e(\d+)_b(\d+)\.th$")
 #: what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz and best.th);
 #: CBL's rounds keep a best.th each
 CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round_*/best.th")
@@ -35,16 +33,18 @@ def resumable(run: Run) -> bool:
 
 
 def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
-    """``(epochs completed, batches completed in the next, modification time)`` of the newest trainer
-    checkpoint in ``directory`` (AllenNLP names it by those counts: ``e1_b0`` is written after the first epoch) with both
-    of its files (``model_state_e<E>_b<B>.th`` and ``training_state_e<E>_b<B>.th``), else None."""
-    found = []
-    for path in directory.glob("training_state_e*_b*.th"):
-        match = _CHECKPOINT.search(path.name)
-        model = directory / f"model_state_e{match.group(1)}_b{match.group(2)}.th" if match else None
-        if match and model.is_file():
-            found.append((int(match.group(1)), int(match.group(2)), max(path.stat().st_mtime, model.stat().st_mtime)))
-    return max(found) if found else None
+    """``(epochs completed, batches completed in the next, modification time)`` of the checkpoint
+    ``allennlp train --recover`` would load from ``directory``, as the ``eer_atomic`` checkpointer itself finds
+    it (the newest with both of its files; AllenNLP names it by those counts: ``e1_b0`` is written after
+    the first epoch), else None."""
+    from eer_plugin.training.checkpointer import AtomicCheckpointer  # AllenNLP: only where a run may resume
+
+    latest = AtomicCheckpointer(directory).find_latest_checkpoint()
+    if latest is None:
+        return None
+    model, training = (Path(path) for path in latest)
+    epochs, batches = AtomicCheckpointer._parse_training_state_path(training)
+    return epochs, batches, max(model.stat().st_mtime, training.stat().st_mtime)
 
 
 def attempt_path(directory: Path) -> Path:

@@ -264,7 +264,7 @@ class Runner:
 
     # ------------------------------------------------------------------ one run
     def _attempt(self, run: Run, log: Path, resume: Optional[Tuple[int, float]] = None) -> dict:
-        """One attempt at a run; ``resume``: (epoch, training seconds kept) of an interrupted training to continue."""
+        """One attempt at a run; ``resume``: (epochs completed, training seconds kept) of an interrupted training to continue."""
         directory = self.run_dir(run)
         own_seconds = 0.0
         extra: Dict[str, Any] = {}
