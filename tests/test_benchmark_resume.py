@@ -18,6 +18,7 @@ from eer_plugin.benchmark.resume import attempt_path, latest_checkpoint, resumab
 from eer_plugin.commands import benchmark
 from test_benchmark import DEV, TRAIN, plan_data
 
+EPOCHS = 6  # of the interrupted run: it is stopped after two
 SETTINGS = {"EER_EPOCHS": "4", "EER_LEARNING_RATE": "5e-5"}
 
 
@@ -61,13 +62,17 @@ def test_which_runs_resume():
 
 
 def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(tiny_encoder, tmp_path):
+    # epochs of ~2 s (the fixture's 4 documents 30 times, every sentence trained on): the tiny fixture run's
+    # 0.1 s epochs all ended before a SIGTERM sent after the second one took effect (CI, stop 23)
+    train = tmp_path / "train.txt"
+    train.write_text(Path(TRAIN).read_text() * 30)
     plan = tmp_path / "plan.yaml"
     plan.write_text(
-        f"datasets: [{{name: fx, train: {TRAIN}, dev: {DEV}, test: {DEV}}}]\n"
-        "scenarios: [{name: EE-15, type: ee, budget: 15}]\napproaches: [eer_short]\nepochs: 5\n"
+        f"datasets: [{{name: fx, train: {train}, dev: {DEV}, test: {DEV}}}]\n"
+        f"scenarios: [{{name: EE-400, type: ee, budget: 400}}]\napproaches: [eer_all]\nepochs: {EPOCHS}\n"
         f"env: {{EER_ENCODER: {tiny_encoder}, EER_MAX_LENGTH: 128}}\n"
     )
-    tail = Path("runs/fx/EE-15/eer_short") / Path(tiny_encoder).name / "seed0"
+    tail = Path("runs/fx/EE-400/eer_all") / Path(tiny_encoder).name / "seed0"
     whole, resumed = tmp_path / "whole", tmp_path / "resumed"
     assert benchmark.main([str(plan), "-o", str(whole)]) == 0
 
@@ -85,13 +90,13 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
 
     deadline = time.time() + 180
     while time.time() < deadline and runner.poll() is None and epochs_saved() < 2:  # two epochs checkpointed
-        time.sleep(0.2)
+        time.sleep(0.1)
     runner.send_signal(signal.SIGTERM)
     _, stderr = runner.communicate(timeout=60)
     assert runner.returncode == 130, stderr[-2000:]
     assert not (run_dir / "DONE").exists(), "the run finished before it was interrupted"
     epochs = latest_checkpoint(run_dir)[0]
-    assert 2 <= epochs < 5 and "interrupted trainings continue from their latest checkpoint" in stderr
+    assert 2 <= epochs < EPOCHS and "interrupted trainings continue from their latest checkpoint" in stderr
 
     assert benchmark.main([str(plan), "-o", str(resumed)]) == 0
     log = (resumed / "logs" / tail.relative_to("runs")).with_suffix(".log").read_text()
