@@ -76,7 +76,7 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
     whole, resumed = tmp_path / "whole", tmp_path / "resumed"
     assert benchmark.main([str(plan), "-o", str(whole)]) == 0
 
-    latest_checkpoint(tmp_path)  # imports the checkpointer now: a first import inside the polling loop outlasts the tiny run
+    latest_checkpoint(tmp_path)  # imports the checkpointer (AllenNLP, seconds) now, not in the polling loop's first call
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
     runner = subprocess.Popen(
         [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(resumed)],
