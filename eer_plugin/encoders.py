@@ -64,6 +64,7 @@ def config_defaults() -> dict:
         "EER_ENTITY_RATIO": "0.15",
         "EER_RATIO_MARGIN": "0.05",
         "EER_RATIO_LOSS_WEIGHT": "10",
+        "EER_RATIO_CONTROL": "fixed",  # fixed (the paper's lambda_u alone) or bind (the band held as a constraint)
         "EER_CUDA_DEVICE": "-1",
         "EER_CBL_ROUND_EPOCHS": "5",
         "EER_WORD_VECTORS": "",  # CBL-LSTM: optional GloVe/fastText text file
@@ -71,6 +72,12 @@ def config_defaults() -> dict:
     }
 
 
+#: the variables that :func:`install_config_defaults` filled in (the rest were set by the user)
+FILLED_IN: set = set()
+
+
 def install_config_defaults() -> None:
     for key, value in config_defaults().items():
-        os.environ.setdefault(key, value)
+        if key not in os.environ:
+            os.environ[key] = value
+            FILLED_IN.add(key)

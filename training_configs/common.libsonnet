@@ -21,6 +21,7 @@
 //   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
 //   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
+//   EER_RATIO_CONTROL  fixed | bind: the paper's fixed weight lambda_u alone, or with the band held as a constraint
 //   EER_VALIDATION_METRIC  checkpoint selection: +f1-measure-overall (complete dev data) or +partial-f1
 //                      (partially annotated dev data: recall on its annotated spans, precision on its complete
 //                      documents or estimated from rho; see eer_plugin/models/partial_metrics.py)
@@ -61,6 +62,11 @@ local tagger(partial) = {
   entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),
   ratio_margin: std.parseJson(env('EER_RATIO_MARGIN')),
   ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
+  // EER_RATIO_CONTROL=bind holds rho_hat in the band (augmented Lagrangian, eer_plugin/core/ratio_control.py);
+  // its step eta and slope c are overridden with -o '{"model.price_rate": ..., "model.price_penalty": ...}'
+  ratio_control: if partial then env('EER_RATIO_CONTROL') else 'fixed',
+  [if partial then 'price_rate']: 1.0,
+  [if partial then 'price_penalty']: 10.0,
   per_sequence_ratio: flag('EER_PER_SEQUENCE_RATIO'),
   ratio_counts_bookends: flag('EER_RATIO_BOOKENDS'),
   train_constraints: flag('EER_TRAIN_CONSTRAINTS'),

@@ -88,6 +88,9 @@ local data = '../shared/data/conll2003-en/';
       // ~0.33 within ~100 steps and stays there, above the band, whatever the step budget; on EE it ends inside
       // or under the band. Does a stronger ratio term hold it in the band, and what does that do to F1?
       { name: 'ratio weight 100', env: { EER_RATIO_LOSS_WEIGHT: '100' }, scenarios: ['NNS', 'EE'] },
+      // issue 26: the band held as a constraint (EER_RATIO_CONTROL=bind, an augmented Lagrangian on
+      // rho - gamma <= rho_hat <= rho + gamma) instead of the fixed weight alone, on the EER rows of both blocks
+      { name: 'binding ratio control', env: { EER_RATIO_CONTROL: 'bind' }, approach: ['eer_short', 'eer_shortest'], scenarios: ['EE', 'NNS'] },
     ],
   },
 }

@@ -66,10 +66,46 @@ def entity_ratio_loss(
     return hinges.sum() / rows.sum().clamp(min=1)
 
 
+def band_penalty(
+    rho_hat: torch.Tensor, multipliers: torch.Tensor, low: float, high: float, penalty: float
+) -> torch.Tensor:
+    """The augmented-Lagrangian term of the band constraint ``low <= rho_hat <= high``, per token::
+
+        psi = (max(0, lambda_hi + c (rho_hat - high))^2 - lambda_hi^2
+               + max(0, lambda_lo + c (low - rho_hat))^2 - lambda_lo^2) / (2 c)
+
+    with ``multipliers = [lambda_lo, lambda_hi]`` and ``c = penalty``. Its derivative in ``rho_hat``
+    is the effective price ``max(0, lambda_hi + c (rho_hat - high)) - max(0, lambda_lo + c (low - rho_hat))``:
+    the multipliers plus a push proportional to the distance outside the band (zero inside it
+    while both multipliers are zero). See :mod:`eer_plugin.core.ratio_control`."""
+    lam_lo, lam_hi = multipliers.to(rho_hat.dtype).unbind()
+    above = torch.clamp(lam_hi + penalty * (rho_hat - high), min=0)
+    below = torch.clamp(lam_lo + penalty * (low - rho_hat), min=0)
+    return (above.square() - lam_hi.square() + below.square() - lam_lo.square()) / (2 * penalty)
+
+
+class BandConstraint(NamedTuple):
+    """What :func:`eer_objective` needs of the binding control: the band and the current multipliers."""
+
+    low: float  # rho - gamma
+    high: float  # rho + gamma
+    multipliers: torch.Tensor  # [lambda_lo, lambda_hi], detached
+    penalty: float  # c
+
+
+def band_term(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, band: BandConstraint) -> torch.Tensor:
+    """``n_bar * psi(rho_hat)``: :func:`band_penalty` of the batch's ``rho_hat`` times the mean number
+    of counted positions per row (its gradient is the effective price per expected entity tag)."""
+    rho_hat = expected_entity_ratio(marginals, mask, entity_mask)
+    positions_per_row = mask.to(marginals.dtype).sum() / max(mask.shape[0], 1)
+    return positions_per_row * band_penalty(rho_hat, band.multipliers, band.low, band.high, band.penalty)
+
+
 class EERLossOutput(NamedTuple):
     loss: torch.Tensor  # the objective to minimise (scalar)
     partial_nll: torch.Tensor  # L_p: mean over rows of -log p(y_O | x)
     ratio_loss: torch.Tensor  # L_u (0 when ratio_loss_weight == 0)
+    band_term: torch.Tensor  # the binding control's term, n_bar * psi(rho_hat) (0 without it)
     rho_hat: torch.Tensor  # batch expected entity ratio (detached, for logging)
     marginals: Optional[torch.Tensor]  # (B, n, K) model tag marginals, or None when not needed
 
@@ -85,23 +121,29 @@ def eer_objective(
     ratio_margin: float = DEFAULT_RATIO_MARGIN,
     ratio_loss_weight: float = DEFAULT_RATIO_LOSS_WEIGHT,
     per_sequence: bool = False,
+    band: Optional[BandConstraint] = None,
 ) -> EERLossOutput:
-    """The full EER training loss ``L_p + ratio_loss_weight * L_u`` on one batch.
+    """The full EER training loss ``L_p + ratio_loss_weight * L_u (+ band term)`` on one batch.
 
     ``allowed`` holds the observations (see :func:`eer_plugin.core.crf.observations_to_allowed`);
     ``ratio_mask`` selects the positions counted in ``rho_hat`` (default: ``mask``; the tagger
     excludes the [CLS]/[SEP] bookends, which are always ``O``). ``L_p`` is averaged over rows, as
-    in the paper's eq. (1).
+    in the paper's eq. (1). ``band`` (the binding control, :class:`BandConstraint`) adds
+    ``n_bar * psi(rho_hat)``, :func:`band_penalty` of the batch ratio times the mean number of counted
+    positions per row, so that its pull on each token is in the units of ``L_p`` (nats per row).
     """
     ratio_mask = mask if ratio_mask is None else ratio_mask
-    if ratio_loss_weight:
+    zero = emissions.new_zeros(())
+    if ratio_loss_weight or band is not None:
         pll, marginals = crf.partial_log_likelihood_and_marginals(emissions, mask, allowed)
         ratio_loss = entity_ratio_loss(marginals, ratio_mask, entity_mask, entity_ratio, ratio_margin, per_sequence)
         rho_hat = expected_entity_ratio(marginals.detach(), ratio_mask, entity_mask)
+        bound = zero if band is None else band_term(marginals, ratio_mask, entity_mask, band)
     else:
         pll = crf.partial_log_likelihood(emissions, mask, allowed)
         marginals = None
-        ratio_loss = emissions.new_zeros(())
+        ratio_loss, bound = zero, zero
         rho_hat = emissions.new_full((), float("nan"))
     partial_nll = -pll.mean()
-    return EERLossOutput(partial_nll + ratio_loss_weight * ratio_loss, partial_nll, ratio_loss, rho_hat, marginals)
+    loss = partial_nll + ratio_loss_weight * ratio_loss + bound
+    return EERLossOutput(loss, partial_nll, ratio_loss, bound, rho_hat, marginals)

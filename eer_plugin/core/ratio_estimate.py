@@ -153,3 +153,25 @@ def warnings(
             "estimate (are the complete documents representative of the training data?); raise EER_ENTITY_RATIO"
         )
     return messages
+
+
+def read_suggestion(path: str) -> Dict[str, float]:
+    """``{"entity_ratio": rho, "ratio_margin": gamma}`` from the JSON that ``eer-estimate-ratio --output``
+    writes (its ``suggested`` entry); a :class:`ValueError` naming the file and the fix otherwise."""
+    import json
+
+    fix = "write it with: eer-ner eer-estimate-ratio DATA --output ratio.json"
+    try:
+        with open(path, encoding="utf-8") as handle:
+            data = json.load(handle)
+    except FileNotFoundError:
+        raise ValueError(f"{path}: no such file (the ratio estimate; {fix})") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+        raise ValueError(f"{path}: not a ratio estimate (unreadable JSON: {error}; {fix})") from None
+    suggested = data.get("suggested") if isinstance(data, dict) else None
+    values = {key: (suggested or {}).get(key) for key in ("entity_ratio", "ratio_margin")}
+    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
+        raise ValueError(f"{path}: no 'suggested' entity_ratio and ratio_margin numbers in it ({fix})")
+    if not (0 <= values["entity_ratio"] <= 1 and values["ratio_margin"] >= 0):
+        raise ValueError(f"{path}: suggested entity_ratio must be in [0, 1] and ratio_margin >= 0, got {values}")
+    return {key: float(value) for key, value in values.items()}

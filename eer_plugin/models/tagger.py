@@ -27,6 +27,13 @@ from eer_plugin.core.losses import (
     eer_objective,
     expected_entity_ratio,
 )
+from eer_plugin.core.ratio_control import (
+    DEFAULT_PRICE_PENALTY,
+    DEFAULT_PRICE_RATE,
+    BandMultipliers,
+    batch_ratio,
+    check_ratio_control,
+)
 from eer_plugin.core.spans import SpanCounts, subword_owners, subword_spans_to_words
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans
 from eer_plugin.data.chunking import LATENT_LABEL
@@ -88,6 +95,16 @@ class EERTagger(Model):
         ``gamma`` in the paper: no penalty while ``|rho - rho_hat| <= gamma``.
     ratio_loss_weight : float
         ``lambda_u`` in the paper: the weight of the EER loss. 0 gives plain (partial) likelihood.
+    ratio_control : str
+        ``fixed``: the paper's objective, ``lambda_u`` times the hinge. ``bind``: adds the augmented
+        Lagrangian of the band constraint, so that the training ``rho_hat`` stays inside
+        ``[rho - gamma, rho + gamma]`` (:mod:`eer_plugin.core.ratio_control`); its accumulated price per
+        expected entity tag is logged per epoch as the metric ``entity_price``. Only for EER
+        (``ratio_loss_weight > 0``).
+    price_rate : float
+        ``eta`` of ``bind``: the multipliers' dual-ascent step per unit of ratio violation per batch.
+    price_penalty : float
+        ``c`` of ``bind``: the slope of the price per unit of ratio outside the band.
     per_sequence_ratio : bool
         Use the mean of per-chunk hinges instead of the hinge of the batch ratio (the paper's).
     ratio_counts_bookends : bool
@@ -116,6 +133,9 @@ class EERTagger(Model):
         entity_ratio: float = DEFAULT_ENTITY_RATIO,
         ratio_margin: float = DEFAULT_RATIO_MARGIN,
         ratio_loss_weight: float = DEFAULT_RATIO_LOSS_WEIGHT,
+        ratio_control: str = "fixed",
+        price_rate: float = DEFAULT_PRICE_RATE,
+        price_penalty: float = DEFAULT_PRICE_PENALTY,
         per_sequence_ratio: bool = False,
         ratio_counts_bookends: bool = False,
         train_constraints: bool = True,
@@ -154,6 +174,13 @@ class EERTagger(Model):
         self.entity_ratio = entity_ratio
         self.ratio_margin = ratio_margin
         self.ratio_loss_weight = ratio_loss_weight
+        self.ratio_control = check_ratio_control(ratio_control)
+        if ratio_control == "bind" and not ratio_loss_weight:
+            raise ValueError("ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold")
+        #: the band's multipliers (a buffer: saved in checkpoints), or None for the paper's fixed weight
+        self.band = (
+            BandMultipliers(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
+        )
         self.per_sequence_ratio = per_sequence_ratio
         self.ratio_counts_bookends = ratio_counts_bookends
         self.train_constraints = train_constraints
@@ -252,6 +279,7 @@ class EERTagger(Model):
 
         if tags is not None:
             allowed = self.observations(tags, mask, o_weights, bookends)
+            bound = self.band is not None and self.training
             result = eer_objective(
                 self.training_crf() if self.training else self.crf,
                 emissions,
@@ -263,7 +291,10 @@ class EERTagger(Model):
                 ratio_margin=self.ratio_margin,
                 ratio_loss_weight=self.ratio_loss_weight if self.training else 0.0,
                 per_sequence=self.per_sequence_ratio,
+                band=self.band.constraint() if bound else None,
             )
+            if bound and torch.is_grad_enabled():  # one dual-ascent step per training batch
+                self.band.update(batch_ratio(result.marginals, counted, self._entity_mask))
             output["loss"] = result.loss
             self.partial_nll(result.partial_nll.item())
             self.ratio_loss(float(result.ratio_loss.detach()))
@@ -303,6 +334,8 @@ class EERTagger(Model):
         metrics["rho_hat"] = self.rho_hat.get_metric(reset)
         metrics["partial_nll"] = self.partial_nll.get_metric(reset)
         metrics["ratio_loss"] = self.ratio_loss.get_metric(reset)
+        if self.band is not None and self.training:  # the price after the epoch's last batch
+            metrics["entity_price"] = self.band.price()
         metrics.update(evaluation_metrics(self.partial_span, self.training, reset))
         return metrics
 
