@@ -205,6 +205,7 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
 
     for name, default in (("EER_ENTITY_RATIO", "0.15"), ("EER_RATIO_MARGIN", "0.05"), ("EER_RATIO_CONTROL", "fixed")):
         monkeypatch.setenv(name, default)  # restored afterwards: the flag sets them in this process
+    monkeypatch.setenv("EER_RATIO_INIT", "none")  # start far above the band (rho_hat ~0.85), not calibrated into it
     estimate = write_estimate(tmp_path / "ratio.json", rho=0.05, gamma=0.01)
     out = tmp_path / "run"
     config = str(REPO / "training_configs" / "eer_short.jsonnet")
@@ -212,6 +213,7 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
     model = json.loads((out / "config.json").read_text())["model"]
     assert (model["entity_ratio"], model["ratio_margin"], model["ratio_control"]) == (0.05, 0.01, "bind")
     metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["training_entity_price"] > 0  # the calibrated start (rho 0.05) rises above the band at first
+    assert metrics["training_entity_price"] > 0  # rho_hat above the band: a positive price per entity tag
+    assert "validation_entity_price" not in metrics
     price = load_weights(out / "best.th")["band.multipliers"]
     assert price.dtype == torch.float64 and price.shape == (2,)
