@@ -51,6 +51,8 @@ from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY, install_predict_m
 from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 
 OUTPUT_FORMATS = ("json", "conll")
+#: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
+_LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 class InputError(ValueError):
@@ -284,7 +286,7 @@ class DocumentTaggerPredictor(Predictor):
     # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:
         if self.output_format == "json":
-            return json.dumps(outputs, ensure_ascii=False) + "\n"
+            return json.dumps(outputs, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n"
         if "error" in outputs:
             return f"# error: line {outputs['line']}, id {outputs['id']!r}: {outputs['error']}\n\n"
         lines, start = [], 0
