@@ -5,6 +5,7 @@ Commands that read user files: ``eer-simulate``, ``eer-import``, ``eer-estimate-
 (``tune-o-cost``'s checks are here too; ``evaluate``'s are in test_reliability.py). Generated cases use
 hypothesis: a few examples in the default run, larger sweeps under ``integration``.
 """
+import argparse
 import json
 import os
 import shutil
@@ -179,3 +180,21 @@ def test_generated_files_give_output_or_one_line_errors(command, tmp_path_factor
 def test_generated_files_sweep(command, tmp_path_factory, capsys):
     main, argv = COMMANDS[command]
     _sweep(main, argv, tmp_path_factory, capsys, SWEEP)
+
+
+@pytest.mark.parametrize("output", ["archive", "dev"])
+def test_tune_o_cost_refuses_an_output_archive_that_is_an_input(output, tmp_path):
+    from eer_plugin.commands.tune_o_cost import tune_o_cost
+    from eer_plugin.errors import UserError
+
+    (tmp_path / "model.tar.gz").write_bytes(b"the model")  # checked before the archive is opened
+    shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "dev.txt")
+    before = snapshot(tmp_path)
+    args = argparse.Namespace(
+        archive_file=str(tmp_path / "model.tar.gz"), dev_file=str(tmp_path / "dev.txt"), test_file=None, n_calls=3,
+        low=1e-4, high=1e2, seed=0, batch_size=8, cuda_device=-1,
+        output_archive=str(tmp_path / ("model.tar.gz" if output == "archive" else "dev.txt")),
+    )
+    with pytest.raises(UserError, match="is the same file as"):
+        tune_o_cost(args)
+    assert snapshot(tmp_path) == before

@@ -20,10 +20,14 @@ entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the 
 forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
 document is written as CoNLL lines ``word tag`` (BIO) with blank lines between sentences.
 
-**Bad lines.** A line that is not a JSON object of the form above gives an error record instead of
-a document, ``{"line": 7, "id": "doc7", "error": "..."}`` (``"id"`` null when unknown; in CoNLL
-output a line ``# error: line 7, id 'doc7': ...``), and the same message on stderr; the other lines
-are tagged as usual. Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
+**Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.core.text`): lone surrogates
+(``"\\ud800"``) and control characters become U+FFFD, one for one, so offsets still index the input.
+
+**Bad lines.** A line that is not a JSON object of the form above, or on which anything else fails
+(reading, tokenizing, tagging: any exception), gives an error record instead of a document,
+``{"line": 7, "id": "doc7", "error": "..."}`` (``"id"`` null when unknown; in CoNLL output a line
+``# error: line 7, id 'doc7': ...``), and the same message on stderr; the other lines are tagged
+as usual. Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
 the line number in the input file (blank lines are skipped but counted) and the exit status is 1
 when any line failed, 0 otherwise.
 
