@@ -186,6 +186,26 @@ def test_generated_predict_inputs_give_one_record_per_line(lines, predictor, tmp
     assert [r["line"] for r in out if "error" in r] == [n for n, r in zip(expected, out) if "error" in r]
 
 
+def dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+
+
+def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_path):
+    from allennlp.commands import predict
+
+    lines = [json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) for i in range(6)]
+    (tmp_path / "in.jsonl").write_text(lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n")  # a blank line, counted
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    kept = '{"id": "kept0"}\n{"line": 3, "id": "d1", "error": "was bad"}\n{"id": "kept2"}\n{"id": "cut'  # killed mid-line
+    (tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
+    with pytest.raises(SystemExit):  # the kept error record still counts
+        predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
+                                resume=True).run()
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["kept0", "d1", "kept2", "d3", "d4", "d5"]
+    assert out[3]["tokens"] == ["Paris", "3", "."] and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+
+
 # ------------------------------------------------------------------------------------ the real command
 def eer_ner(*argv, **kwargs):
     command = [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)]
@@ -213,9 +233,11 @@ def test_documented_predict_command(archive, tmp_path):
 
 @pytest.mark.integration
 def test_sigkill_half_way_leaves_the_previous_output_byte_identical(archive, tmp_path):
+    """A run killed half-way leaves the previous output file as it was; ``--resume`` then finishes the
+    job into the output an uninterrupted run writes; a run without it removes the killed run's file."""
     source, output = tmp_path / "docs.jsonl", tmp_path / "tagged.jsonl"
-    text = "John Smith visited New York and London. " * 20
-    source.write_text("".join(json.dumps({"id": i, "text": text}) + "\n" for i in range(5000)))
+    source.write_text("".join(json.dumps({"id": i, "text": "John Smith visited New York and London. " * 2}) + "\n"
+                              for i in range(300)))
     output.write_bytes(PREVIOUS)
     command = [str(Path(sys.executable).parent / "eer-ner"), "predict", str(archive), str(source), "--predictor",
                "eer_tagger", "--output-file", str(output), "--silent"]
@@ -224,9 +246,9 @@ def test_sigkill_half_way_leaves_the_previous_output_byte_identical(archive, tmp
         deadline = time.time() + 300
         while time.time() < deadline and process.poll() is None:  # wait until some predictions are written
             partial = [p for p in tmp_path.iterdir() if p.name.startswith(".tagged.jsonl.eer-tmp-")]
-            if partial and partial[0].stat().st_size > 20000:
+            if partial and partial[0].stat().st_size > 16000:
                 break
-            time.sleep(0.2)
+            time.sleep(0.05)
         assert process.poll() is None, "the run ended before it could be killed half-way"
         os.kill(process.pid, signal.SIGKILL)
         process.wait()
@@ -234,9 +256,20 @@ def test_sigkill_half_way_leaves_the_previous_output_byte_identical(archive, tmp
         if process.poll() is None:
             process.kill()
     assert output.read_bytes() == PREVIOUS
-    leftover = [p for p in tmp_path.iterdir() if p.name.startswith(".tagged.jsonl.eer-tmp-")]
-    assert len(leftover) == 1
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith(".tagged.jsonl.eer-tmp-")]) == 1
+    reference = tmp_path / "reference.jsonl"
+    assert eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", reference, "--silent").returncode == 0
+    resumed = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent", "--resume")
+    assert resumed.returncode == 0 and "--resume: kept the " in resumed.stderr, resumed.stderr[-2000:]
+    assert output.read_bytes() == reference.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "reference.jsonl", "tagged.jsonl"]
+
+
+@pytest.mark.integration
+def test_a_new_run_removes_a_killed_runs_file(archive, tmp_path):
+    source, output = tmp_path / "docs.jsonl", tmp_path / "tagged.jsonl"
     source.write_text('{"id": "new", "text": "Paris ."}\n')
+    (tmp_path / f".tagged.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text('{"id": "old"}\n{"id"')
     rerun = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent")
     assert rerun.returncode == 0 and json.loads(output.read_text())["id"] == "new"
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "tagged.jsonl"]  # the killed run's file removed
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "tagged.jsonl"]

@@ -15,7 +15,7 @@ import glob
 import os
 import uuid
 from contextlib import contextmanager
-from typing import IO, Callable, Iterable, Iterator, Optional, Sequence, Tuple, Union
+from typing import IO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMPORARY_MARK = ".eer-tmp-"
@@ -91,16 +91,24 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
-def remove_stale_temporaries(path: PathLike) -> None:
-    """Removes the temporary files of ``path`` whose writer process no longer runs."""
+def stale_temporaries(path: PathLike) -> List[str]:
+    """The temporary files of ``path`` whose writer process no longer runs (a killed run's), largest first."""
     directory, name = os.path.split(os.fspath(path))
+    stale = []
     for temporary in glob.glob(os.path.join(glob.escape(directory or "."), f".{glob.escape(name)}{TEMPORARY_MARK}*")):
         pid = temporary.rsplit(TEMPORARY_MARK, 1)[1].split("-", 1)[0]
         if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
-            try:
-                os.remove(temporary)
-            except OSError:  # pragma: no cover - removed meanwhile
-                pass
+            stale.append(temporary)
+    return sorted(stale, key=lambda t: -os.path.getsize(t) if os.path.exists(t) else 0)
+
+
+def remove_stale_temporaries(path: PathLike) -> None:
+    """Removes the temporary files of ``path`` whose writer process no longer runs."""
+    for temporary in stale_temporaries(path):
+        try:
+            os.remove(temporary)
+        except OSError:  # pragma: no cover - removed meanwhile
+            pass
 
 
 def fsync_directory(directory: str) -> None:

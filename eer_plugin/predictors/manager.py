@@ -26,8 +26,10 @@ For predictors that declare ``reports_bad_lines = True`` (the ``eer_tagger`` pre
   keys), unless ``--silent``.
 
 Under ``eer-ner predict`` (:func:`install_predict_manager` also wraps AllenNLP's ``_predict``), the
-arguments are checked before the model is loaded, and ``--silent`` without ``--output-file`` (which
-AllenNLP answers by writing nothing) is a one-line error.
+arguments are checked before the model is loaded, ``--silent`` without ``--output-file`` (which
+AllenNLP answers by writing nothing) is a one-line error, and ``--resume`` continues a killed run:
+the complete lines of its unfinished (temporary) output are kept, that many non-blank input lines
+skipped, and the rest tagged into the same file (costs one pass over the kept lines).
 """
 import argparse
 import io
@@ -37,11 +39,12 @@ import re
 import sys
 from typing import Iterator, Optional
 
+from allennlp.common import logging as common_logging
 from allennlp.common.file_utils import cached_path, open_compressed
 from allennlp.common.util import JsonDict
 from allennlp.commands import predict as allennlp_predict
 
-from eer_plugin.core.outputs import publish, remove_stale_temporaries, temporary_name
+from eer_plugin.core.outputs import publish, remove_stale_temporaries, stale_temporaries, temporary_name
 from eer_plugin.errors import UserError, check_outputs
 
 #: Key of the input line number in a loaded JSON object (removed before the document is read).
@@ -68,13 +71,22 @@ def check_arguments(input_file: str, output_file: Optional[str], batch_size: int
     check_outputs(inputs, [("--output-file", output_file)])
 
 
+RESUME_HELP = (
+    "continue a killed run with the same input and --output-file: keep the complete lines it wrote and tag only "
+    "the rest of the input (eer_tagger, JSON output)"
+)
+
+
 def _checked(original):
     def _predict(args: argparse.Namespace) -> None:
+        resume = getattr(args, "resume", False)
         if args.silent and not args.output_file:
             raise UserError(
                 "--silent without --output-file would write nothing: give --output-file FILE, or leave out --silent "
                 "to write the predictions to stdout"
             )
+        if resume and not args.output_file:
+            raise UserError("--resume needs --output-file: the output file of the killed run to continue")
         check_arguments(args.input_file, args.output_file, args.batch_size, args.archive_file, args.weights_file)
         if args.predictor == "eer_tagger" and args.predictor_args.strip():
             from eer_plugin.predictors.tagger import check_predictor_args
@@ -83,28 +95,77 @@ def _checked(original):
                 check_predictor_args(**json.loads(args.predictor_args))
             except (ValueError, TypeError) as error:
                 raise UserError(f"--predictor-args {args.predictor_args}: {error}") from None
-        original(args)
+        if not resume:
+            original(args)
+            return
+        common_logging.FILE_FRIENDLY_LOGGING = args.file_friendly_logging
+        predictor = allennlp_predict._get_predictor(args)
+        LineReportingPredictManager(
+            predictor, args.input_file, args.output_file, args.batch_size, not args.silent, args.use_dataset_reader,
+            args.multitask_head, resume=True,
+        ).run()
 
     _predict.eer_checked = True  # type: ignore[attr-defined]
     return _predict
+
+
+def _with_resume(original):
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        subparser = original(self, parser)
+        subparser.add_argument("--resume", action="store_true", help=RESUME_HELP)
+        return subparser
+
+    add_subparser.eer_resume = True  # type: ignore[attr-defined]
+    return add_subparser
 
 
 class LineReportingPredictManager(allennlp_predict._PredictManager):
     """See the module docstring."""
 
     def __init__(self, predictor, input_file: str, output_file: Optional[str], batch_size: int,
-                 print_to_console: bool, has_dataset_reader: bool, multitask_head: Optional[str] = None) -> None:
+                 print_to_console: bool, has_dataset_reader: bool, multitask_head: Optional[str] = None,
+                 resume: bool = False) -> None:
         check_arguments(input_file, output_file, batch_size)
         super().__init__(predictor, input_file, None, batch_size, print_to_console, has_dataset_reader, multitask_head)
         self._output_path = output_file
         self._temporary = None
+        self._skip, self._kept_failures = 0, []  # --resume: input lines already tagged, and which of them failed
         if output_file is not None:
             directory = os.path.dirname(output_file)
             if directory:
                 os.makedirs(directory, exist_ok=True)
-            remove_stale_temporaries(output_file)
             self._temporary = temporary_name(output_file)
-            self._output_file = open(self._temporary, "w", encoding="utf-8")
+            if resume:
+                self._adopt_killed_run(output_file)
+            remove_stale_temporaries(output_file)
+            self._output_file = open(self._temporary, "a" if resume else "w", encoding="utf-8")
+
+    def _adopt_killed_run(self, output_file: str) -> None:
+        """``--resume``: the largest unfinished output of a killed run becomes this run's, cut after its
+        last complete line; that many non-blank input lines are skipped."""
+        if not self._reports() or getattr(self._predictor, "output_format", "json") != "json":
+            raise UserError("--resume works with the eer_tagger predictor's JSON output only")
+        stale = stale_temporaries(output_file)
+        if not stale:
+            print(f"eer_tagger: --resume: no unfinished run of {output_file}; tagging from the start", file=sys.stderr)
+            return
+        end = 0
+        with open(stale[0], "rb") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line) if line.endswith(b"\n") else None
+                except ValueError:
+                    record = None
+                if not isinstance(record, dict):
+                    break
+                if "error" in record:
+                    self._kept_failures.append(record.get("line"))
+                self._skip += 1
+                end += len(line)
+        os.truncate(stale[0], end)
+        os.replace(stale[0], self._temporary)
+        print(f"eer_tagger: --resume: kept the {self._skip} output line(s) of the killed run; tagging the rest",
+              file=sys.stderr, flush=True)
 
     def _reports(self) -> bool:
         return self._dataset_reader is None and bool(getattr(self._predictor, "reports_bad_lines", False))
@@ -120,8 +181,12 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                 yield from self._numbered(lines)
 
     def _numbered(self, lines) -> Iterator[JsonDict]:
+        seen = 0
         for number, line in enumerate(lines, 1):
             if line.isspace():
+                continue
+            seen += 1
+            if seen <= self._skip:  # tagged by the run --resume continues
                 continue
             bad = _UNDECODABLE.search(line)
             if bad:
@@ -131,6 +196,11 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                 data = self._predictor.load_line(line)
             data[LINE_KEY] = number
             yield data
+        if seen < self._skip:
+            raise UserError(
+                f"--resume: the killed run wrote {self._skip} output lines, but {self._input_file} has only {seen} "
+                "non-blank lines: not the same input. Run without --resume"
+            )
 
     def _maybe_print_to_console_and_file(self, index: int, prediction: str, model_input: Optional[str] = None) -> None:
         if not self._reports():
@@ -144,6 +214,8 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
     def run(self) -> None:
         failed = getattr(self._predictor, "failed_lines", None)
         before = len(failed) if self._reports() and failed is not None else 0
+        if failed is not None:
+            failed.extend(self._kept_failures)
         try:
             super().run()  # closes the output file
             if self._temporary is not None:
@@ -168,3 +240,5 @@ def install_predict_manager() -> None:
         allennlp_predict._PredictManager = LineReportingPredictManager  # type: ignore[misc]
     if not getattr(allennlp_predict._predict, "eer_checked", False):
         allennlp_predict._predict = _checked(allennlp_predict._predict)
+    if not getattr(allennlp_predict.Predict.add_subparser, "eer_resume", False):
+        allennlp_predict.Predict.add_subparser = _with_resume(allennlp_predict.Predict.add_subparser)  # type: ignore[method-assign]
