@@ -134,29 +134,29 @@ FILES = st.one_of(
 )
 
 
-def check_generated(main, argv, data: bytes, tmp_path: Path, capsys, ok_status: int = 0) -> None:
+def check_generated(main, argv, data: bytes, tmp_path: Path, capsys, output: str = "out.jsonl", validate=read_jsonl) -> None:
     """One generated file through a command: correct output or a one-line error naming the file; input untouched."""
     for leftover in tmp_path.iterdir():
         leftover.unlink() if leftover.is_file() else shutil.rmtree(leftover)
     source = tmp_path / "in.jsonl"
     source.write_bytes(data)
-    status, err = run(main, [{"IN": source, "OUT": tmp_path / "out.jsonl"}.get(a, a) for a in argv], capsys)
+    status, err = run(main, [{"IN": source, "OUT": tmp_path / output}.get(a, a) for a in argv], capsys)
     assert source.read_bytes() == data
-    if status == ok_status:
+    if status == 0:
         assert "Traceback" not in err
-        read_jsonl(tmp_path / "out.jsonl")  # whatever was written is valid partial JSON lines
+        validate(tmp_path / output)  # whatever was written is valid
     else:
         one_line_error(err, str(source))
-        assert not (tmp_path / "out.jsonl").exists()
+        assert not (tmp_path / output).exists()
 
 
-def _sweep(main, argv, tmp_path_factory, capsys, examples):
+def _sweep(main, argv, tmp_path_factory, capsys, examples, **options):
     tmp_path = tmp_path_factory.mktemp("generated")
 
     @examples
     @given(FILES)
     def check(data):
-        check_generated(main, argv, data, tmp_path, capsys)
+        check_generated(main, argv, data, tmp_path, capsys, **options)
 
     check()
 
@@ -173,6 +173,12 @@ COMMANDS = {
 def test_generated_files_give_output_or_one_line_errors(command, tmp_path_factory, capsys):
     main, argv = COMMANDS[command]
     _sweep(main, argv, tmp_path_factory, capsys, QUICK)
+
+
+def test_generated_files_through_estimate_ratio(tmp_path_factory, capsys, tiny_encoder):
+    argv = ["IN", "--encoder", tiny_encoder, "--resamples", "20", "--output", "OUT"]
+    _sweep(estimate_ratio.main, argv, tmp_path_factory, capsys, QUICK, output="ratio.json",
+           validate=lambda path: json.loads(path.read_text()))
 
 
 @pytest.mark.integration
