@@ -204,3 +204,21 @@ def test_tune_o_cost_refuses_an_output_archive_that_is_an_input(output, tmp_path
     with pytest.raises(UserError, match="is the same file as"):
         tune_o_cost(args)
     assert snapshot(tmp_path) == before
+
+
+@pytest.mark.parametrize("output", ["--output-file", "--predictions-output-file"])
+def test_evaluate_refuses_an_output_that_is_its_data(output, tmp_path, monkeypatch):
+    from allennlp.commands import evaluate
+
+    from eer_plugin.errors import UserError
+
+    monkeypatch.setattr(evaluate, "evaluate_from_archive", lambda **kwargs: pytest.fail("the model was loaded"))
+    shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "test.txt")
+    (tmp_path / "model.tar.gz").write_bytes(b"the model")
+    before = snapshot(tmp_path)
+    args = argparse.Namespace(archive_file=str(tmp_path / "model.tar.gz"), input_file=f"{tmp_path}/other.txt,{tmp_path}/test.txt",
+                              weights_file=None, output_file=None, predictions_output_file=None)
+    setattr(args, output.lstrip("-").replace("-", "_"), f"{tmp_path}/m1.json,{tmp_path}/./test.txt")
+    with pytest.raises(UserError, match=f"{output} .*test.txt is the same file as the evaluation data"):
+        evaluate.evaluate_from_args(args)
+    assert snapshot(tmp_path) == before
