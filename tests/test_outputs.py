@@ -91,3 +91,10 @@ def test_stale_temporaries_of_dead_writers_are_removed_live_ones_kept(tmp_path):
     with writing(target) as handle:
         handle.write("new\n")
     assert not stale.exists() and live.exists() and target.read_text() == "new\n"
+
+
+def test_an_output_under_a_file_is_refused(tmp_path):
+    (tmp_path / "a.txt").write_text("gold")
+    with pytest.raises(OutputError, match=r"a.txt/out.jsonl: cannot write in .*a.txt; choose a directory"):
+        check_outputs([], [("OUTPUT", tmp_path / "a.txt" / "out.jsonl")])
+    check_outputs([], [("OUTPUT", tmp_path / "new" / "deeper" / "out.jsonl")])  # directories are made

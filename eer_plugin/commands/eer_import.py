@@ -115,4 +115,4 @@ def run(args: argparse.Namespace) -> dict:
 
 
 # FormatError is a DocumentError
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError))
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError, OSError))

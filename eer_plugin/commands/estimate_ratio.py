@@ -97,4 +97,4 @@ def run(args: argparse.Namespace) -> dict:
 
 
 # FormatError is a DocumentError
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError))  # OutputError is a ValueError
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError, OSError))  # OutputError is a ValueError

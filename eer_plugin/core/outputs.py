@@ -57,6 +57,13 @@ def same_file(output: PathLike, input: PathLike) -> bool:
     return _identity(input) == target
 
 
+def _existing_parent(directory: str) -> str:
+    """``directory`` or its nearest existing ancestor (the one the output's directories would be made in)."""
+    while not os.path.exists(directory) and os.path.dirname(directory) != directory:
+        directory = os.path.dirname(directory)
+    return directory
+
+
 def check_outputs(inputs: Iterable[Tuple[str, Optional[PathLike]]], outputs: Sequence[Tuple[str, Optional[PathLike]]]) -> None:
     """:class:`OutputError` unless every output can be written without touching an input.
 
@@ -67,6 +74,9 @@ def check_outputs(inputs: Iterable[Tuple[str, Optional[PathLike]]], outputs: Seq
     for index, (what, path) in enumerate(outputs):
         if os.path.isdir(path):
             raise OutputError(f"{what} {path} is a directory; give a file name for the output")
+        parent = _existing_parent(os.path.dirname(os.path.abspath(path)))
+        if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
+            raise OutputError(f"{what} {path}: cannot write in {parent}; choose a directory you can write to")
         for input_what, input_path in inputs:
             if same_file(path, input_path):
                 raise OutputError(
