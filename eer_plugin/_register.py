@@ -22,3 +22,6 @@ from eer_plugin.commands import benchmark  # noqa: E402,F401
 from eer_plugin.commands import eer_import  # noqa: E402,F401
 from eer_plugin.commands import estimate_ratio  # noqa: E402,F401
 from eer_plugin.commands import train as _train  # noqa: E402,F401  (train --ratio-estimate)
+from eer_plugin.commands import evaluate_checks  # noqa: E402
+
+evaluate_checks.install()  # eer-ner evaluate: an output that is an input is refused before the model loads

@@ -125,6 +125,7 @@ def extracted_archive(resolved_archive_file: PathLike, cleanup: bool = True) -> 
     """Drop-in replacement of ``allennlp.models.archival.extracted_archive`` (same signature and
     behaviour: a new temporary directory, removed on exit if ``cleanup``) with a checked extraction."""
     tempdir = tempfile.mkdtemp(prefix="eer-archive-")
+    _EXTRACTED_FROM[tempdir] = str(resolved_archive_file)
     try:
         logger.info("extracting archive file %s to temp dir %s (checked)", resolved_archive_file, tempdir)
         try:
@@ -140,6 +141,14 @@ def extracted_archive(resolved_archive_file: PathLike, cleanup: bool = True) -> 
             shutil.rmtree(tempdir, ignore_errors=True)
 
 
+#: temporary extraction directory -> the model archive it came from (for error messages)
+_EXTRACTED_FROM: Dict[str, str] = {}
+
+
+class MissingWeightsError(ArchiveError, FileNotFoundError):
+    """A model archive or weights path without the weights file (still a ``FileNotFoundError``)."""
+
+
 def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tensor]:
     """A state dict read with ``weights_only=True`` (tensors and plain containers, no code)."""
     from allennlp.nn.util import device_mapping
@@ -147,7 +156,11 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
     try:
         state = torch.load(path, map_location=device_mapping(cuda_device), weights_only=True)
     except FileNotFoundError:
-        raise
+        where = _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path))
+        raise MissingWeightsError(
+            f"{where}: no weights file ({os.path.basename(str(path))}): the model archive (or serialization directory) holds no weights "
+            "(weights.th, or best.th); archive a trained model again, or pass the weights with --weights-file"
+        ) from None
     except Exception as error:  # pickle.UnpicklingError for objects beyond the weights-only allowlist
         raise ArchiveError(f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}") from None
     if not isinstance(state, dict):

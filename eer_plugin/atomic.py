@@ -2,60 +2,35 @@
 then renamed over the final name (``os.replace`` is atomic on POSIX and Windows). A kill at any
 moment leaves either the old file or the new one, never a truncated one; the temporary files of
 a killed writer (``.<name>.eer-tmp-<pid>-<random>``) are removed by :func:`remove_temporary_files`.
+The same-file checks and atomic writes of the commands' outputs are in :mod:`eer_plugin.core.outputs`.
 """
 import glob
 import logging
 import os
 import shutil
-import uuid
 from contextlib import contextmanager
 from typing import Any, Iterator
 
 import torch
 
+from eer_plugin.core import outputs
+from eer_plugin.core.outputs import TEMPORARY_MARK, temporary_name  # noqa: F401  (public here too)
+
 logger = logging.getLogger(__name__)
-
-TEMPORARY_MARK = ".eer-tmp-"
-
-
-def temporary_name(path: str) -> str:
-    directory, name = os.path.split(path)
-    return os.path.join(directory, f".{name}{TEMPORARY_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
-
-
-def _fsync_directory(directory: str) -> None:
-    try:
-        descriptor = os.open(directory or ".", os.O_RDONLY)
-    except OSError:  # pragma: no cover - e.g. platforms without directory descriptors
-        return
-    try:
-        os.fsync(descriptor)
-    except OSError:  # pragma: no cover
-        pass
-    finally:
-        os.close(descriptor)
 
 
 def publish(temporary: str, path: str, sync: bool = False) -> None:
     """Renames ``temporary`` over ``path`` (``sync``: flush the file's data to disk first)."""
-    if sync:
-        with open(temporary, "rb") as handle:
-            os.fsync(handle.fileno())
-    os.replace(temporary, path)
-    _fsync_directory(os.path.dirname(path))
+    outputs.publish(temporary, path, sync)
 
 
 @contextmanager
 def replacing(path: str) -> Iterator[str]:
     """Yields a temporary path next to ``path``; what the block writes there replaces ``path``
-    (data flushed to disk first) when the block ends without an error, else it is removed."""
-    temporary = temporary_name(path)
-    try:
+    (data flushed to disk first) when the block ends without an error, else it is removed
+    (:func:`eer_plugin.core.outputs.replacing`, publishing through this module's :func:`publish`)."""
+    with outputs.replacing(path, lambda temporary, final: publish(temporary, final, sync=True)) as temporary:
         yield temporary
-        publish(temporary, path, sync=True)
-    finally:
-        if os.path.exists(temporary):
-            os.remove(temporary)
 
 
 def atomic_torch_save(obj: Any, path: str) -> None:

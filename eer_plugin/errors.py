@@ -31,6 +31,16 @@ class UnknownEntityTypeError(UserError):
     """Evaluation data with an entity type that the model was not trained on."""
 
 
+def check_outputs(inputs, outputs) -> None:
+    """:func:`eer_plugin.core.outputs.check_outputs`, its :class:`OutputError` as a :class:`UserError`."""
+    from eer_plugin.core.outputs import OutputError, check_outputs as check
+
+    try:
+        check(inputs, outputs)
+    except OutputError as error:
+        raise UserError(str(error)) from None
+
+
 def one_line(error: BaseException) -> str:
     return f"error: {error}"
 

@@ -12,6 +12,7 @@ import shutil
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
+from eer_plugin.atomic import atomic_write_text, replacing
 from eer_plugin.benchmark.paper import paper_convergence, paper_robustness, paper_settings, paper_table, paper_value
 from eer_plugin.benchmark.parse import load_plan
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
@@ -287,9 +288,10 @@ def render_docs(
         source = runner.outdir / name
         if source.exists():
             if name.endswith(".csv"):
-                (assets / name).write_text(repository_relative(source.read_text(), runner.outdir, docs_dir))
+                atomic_write_text(str(assets / name), repository_relative(source.read_text(), runner.outdir, docs_dir))
             else:
-                shutil.copyfile(source, assets / name)
+                with replacing(str(assets / name)) as temporary:
+                    shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
     tex = paper_path.read_text()
     _, rows = paper_table(tex)
@@ -357,5 +359,5 @@ def render_docs(
         ]
     parts.append(text)
     target = docs_dir / "results.md"
-    target.write_text(repository_relative("\n".join(parts).rstrip() + "\n", runner.outdir, docs_dir))
+    atomic_write_text(str(target), repository_relative("\n".join(parts).rstrip() + "\n", runner.outdir, docs_dir))
     return target

@@ -3,9 +3,16 @@ import math
 from pathlib import Path
 from typing import Dict, List
 
+from eer_plugin.atomic import replacing
 from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.convergence import rho_hat_per_epoch
 from eer_plugin.benchmark.tables import mean
+
+
+def _save(figure, path) -> None:
+    """``figure.savefig(path)``, atomically (the format from ``path``'s extension)."""
+    with replacing(str(path)) as temporary:
+        figure.savefig(temporary, dpi=120, format=Path(path).suffix.lstrip(".") or "png")
 
 
 def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
@@ -49,7 +56,7 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
         axis.grid(alpha=0.3)
         axis.legend(fontsize=8)
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    _save(figure, path)
     plt.close(figure)
     return True
 
@@ -104,6 +111,6 @@ def plot_rho_hat(report, path: Path) -> bool:
     for index in range(len(panels), rows_count * columns):
         axes[index // columns][index % columns].axis("off")
     figure.tight_layout()
-    figure.savefig(path, dpi=120)
+    _save(figure, path)
     plt.close(figure)
     return True

@@ -5,7 +5,9 @@ FORMAT is ``doccano``, ``label-studio``, ``brat``, ``prodigy`` or ``spacy`` (par
 tokenizer (:func:`eer_plugin.predictors.tokenizer.tokenize_text`), so ``allennlp predict`` on the same
 text yields character offsets into the same characters. Prints the import report (documents,
 spans, complete documents, negative spans, skipped items, warnings) and every warning; writes the
-output atomically (temporary file + rename), so a failed import leaves no partial file.
+output atomically (temporary file + rename), so a failed import leaves no partial file; an output
+that is an input, or two outputs that are one file, are refused before anything is read
+(:mod:`eer_plugin.core.outputs`).
 """
 import argparse
 import sys
@@ -15,6 +17,7 @@ from eer_plugin.commands import one_shot
 from eer_plugin.core.documents import DocumentError
 from eer_plugin.core.formats import write_jsonl
 from eer_plugin.core.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
+from eer_plugin.core.outputs import OutputError, check_outputs
 
 NAME = "eer-import"
 DESCRIPTION = (
@@ -82,6 +85,10 @@ def run(args: argparse.Namespace) -> dict:
     """Imports, writes and returns the report (as JSON)."""
     from eer_plugin.predictors.tokenizer import tokenize_text  # the predictor's raw-text tokenizer (pure Python)
 
+    check_outputs(
+        [("INPUT", args.input), ("--complete-ids", args.complete_ids)],
+        [("OUTPUT", args.output), ("--complete-output", args.complete_output), ("--report", args.report)],
+    )
     complete_ids = read_ids(args.complete_ids) if args.complete_ids else None
     documents, report = import_documents(
         args.format, args.input, tokenize_text, complete=args.complete, complete_ids=complete_ids, **_format_options(args)
@@ -108,4 +115,4 @@ def run(args: argparse.Namespace) -> dict:
 
 
 # FormatError is a DocumentError
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError))
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError, OSError))

@@ -18,6 +18,7 @@ from typing import List
 from eer_plugin.commands import one_shot
 from eer_plugin.core import ratio_estimate
 from eer_plugin.core.documents import Document, DocumentError
+from eer_plugin.core.outputs import check_outputs
 from eer_plugin.core.simulators import VARIANTS, variant
 
 NAME = "eer-estimate-ratio"
@@ -54,6 +55,7 @@ def document_counts(reader, docs: List[Document], count_bookends: bool, latent_i
 def run(args: argparse.Namespace) -> dict:
     from eer_plugin.data.reader import PartialDocumentReader
 
+    check_outputs([("DATA", args.data), *(("--partial", path) for path in args.partial)], [("--output", args.output)])
     reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length, file_encoding=args.file_encoding)
     docs = reader.read_documents(args.data)
     complete = [d for d in docs if d.is_complete]
@@ -95,4 +97,4 @@ def run(args: argparse.Namespace) -> dict:
 
 
 # FormatError is a DocumentError
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError))
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError, OSError))  # OutputError is a ValueError

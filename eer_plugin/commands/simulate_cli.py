@@ -27,6 +27,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from eer_plugin.core import simulators
 from eer_plugin.core.documents import Document, DocumentError
 from eer_plugin.core.formats import FORMATS, read_documents, write_jsonl
+from eer_plugin.core.outputs import OutputError, check_outputs
 
 NAME = "eer-simulate"
 DESCRIPTION = (
@@ -162,9 +163,15 @@ def run(args: argparse.Namespace) -> List[Dict]:
     """Reads, simulates, writes and reports; returns the statistics of every output file.
 
     Raises :class:`~eer_plugin.core.documents.DocumentError` (bad input),
-    :class:`~eer_plugin.core.simulators.SimulationError` or :class:`UsageError`.
+    :class:`~eer_plugin.core.simulators.SimulationError`, :class:`UsageError` or
+    :class:`~eer_plugin.core.outputs.OutputError` (an output that is the input: nothing is read or written).
     """
     _check_options(args)
+    if args.learning_curve:
+        outputs = [("OUTPUT", learning_curve_path(args.output, budget)) for budget in simulators.learning_curve_budgets]
+    else:
+        outputs = [("OUTPUT", args.output)]
+    check_outputs([("INPUT", args.input)], outputs)
     docs = read_documents(
         args.input, format=args.format, encoding=args.encoding, sentences_per_document=args.sentences_per_document,
         file_encoding=args.file_encoding,
@@ -189,7 +196,7 @@ def run_or_exit(args: argparse.Namespace) -> None:
     """:func:`run`, turning expected errors into one line on stderr and exit status 2."""
     try:
         run(args)
-    except (DocumentError, simulators.SimulationError, UsageError, OSError) as err:
+    except (DocumentError, simulators.SimulationError, UsageError, OutputError, OSError) as err:
         print(f"{NAME}: error: {err}", file=sys.stderr)
         sys.exit(2)
 

@@ -26,7 +26,7 @@ from tqdm import tqdm
 from eer_plugin.archive import check_members, load_model_archive
 from eer_plugin.atomic import replacing
 from eer_plugin.core.spans import SpanCounts
-from eer_plugin.errors import UserError, check_entity_types
+from eer_plugin.errors import UserError, check_entity_types, check_outputs
 from eer_plugin.evaluation import write_json
 
 logger = logging.getLogger(__name__)
@@ -117,6 +117,12 @@ def tune_o_cost(args: argparse.Namespace) -> Dict:
     for name, path in (("dev file", args.dev_file), ("test file", args.test_file)):
         if path is not None and not Path(path).is_file():
             raise UserError(f"{path}: no such {name}")
+    directory = Path(args.archive_file).parent
+    output = args.output_archive or str(directory / "model_o_cost.tar.gz")
+    check_outputs(
+        [("archive_file", args.archive_file), ("dev_file", args.dev_file), ("--test-file", args.test_file)],
+        [("--output-archive", output), ("o_cost.json", str(directory / "o_cost.json"))],
+    )
     archive = load_model_archive(args.archive_file, cuda_device=args.cuda_device)
     model, reader = archive.model, archive.validation_dataset_reader
     dev = CachedDecoder(model, reader, args.dev_file, args.batch_size, args.cuda_device)
@@ -139,9 +145,7 @@ def tune_o_cost(args: argparse.Namespace) -> Dict:
         test = CachedDecoder(model, reader, args.test_file, args.batch_size, args.cuda_device)
         report["test"] = test.metrics(best_cost)
         report["test_without_cost"] = test.metrics(0.0)
-    directory = Path(args.archive_file).parent
     write_json(report, str(directory / "o_cost.json"))
-    output = args.output_archive or str(directory / "model_o_cost.tar.gz")
     archive_with_o_cost(args.archive_file, best_cost, output)
     print(f"best O-cost {best_cost:.4g}: dev F1 {best_f1:.4f} (without cost {report['dev_f1_without_cost']:.4f})")
     if "test" in report:

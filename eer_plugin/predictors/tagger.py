@@ -20,10 +20,14 @@ entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the 
 forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
 document is written as CoNLL lines ``word tag`` (BIO) with blank lines between sentences.
 
-**Bad lines.** A line that is not a JSON object of the form above gives an error record instead of
-a document, ``{"line": 7, "id": "doc7", "error": "..."}`` (``"id"`` null when unknown; in CoNLL
-output a line ``# error: line 7, id 'doc7': ...``), and the same message on stderr; the other lines
-are tagged as usual. Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
+**Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.core.text`): lone surrogates
+(``"\\ud800"``) and control characters become U+FFFD, one for one, so offsets still index the input.
+
+**Bad lines.** A line that is not a JSON object of the form above, or on which anything else fails
+(reading, tokenizing, tagging: any exception), gives an error record instead of a document,
+``{"line": 7, "id": "doc7", "error": "..."}`` (``"id"`` null when unknown; in CoNLL output a line
+``# error: line 7, id 'doc7': ...``), and the same message on stderr; the other lines are tagged
+as usual. Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
 the line number in the input file (blank lines are skipped but counted) and the exit status is 1
 when any line failed, 0 otherwise.
 
@@ -45,20 +49,49 @@ from allennlp.predictors import Predictor
 from eer_plugin.core.documents import Document, DocumentError
 from eer_plugin.core.spans import map_to_words, subword_owners
 from eer_plugin.core.tags import biluo_to_spans, spans_to_biluo
-from eer_plugin.predictors.manager import LINE_KEY, install_predict_manager
+from eer_plugin.core.text import normalise_value
+from eer_plugin.errors import UserError
+from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY, install_predict_manager
 from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 
-#: Key of the reason in a line that could not be read (set by :meth:`DocumentTaggerPredictor.load_line`).
-ERROR_KEY = "_eer_error"
+OUTPUT_FORMATS = ("json", "conll")
+#: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
+_LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 class InputError(ValueError):
     """A predict input that cannot be tagged; reported as an error record for its line."""
 
 
+class PredictorArgumentError(UserError, ValueError):
+    """A ``--predictor-args`` value the predictor cannot use."""
+
+
+def check_predictor_args(output_format: str = "json", chunk_batch_size: Optional[int] = None, **unknown: Any) -> None:
+    """:class:`PredictorArgumentError` unless these are valid ``eer_tagger`` arguments."""
+    if unknown:
+        raise PredictorArgumentError(
+            f"unknown argument(s) {', '.join(map(repr, sorted(unknown)))}; the eer_tagger predictor takes "
+            "output_format ('json' or 'conll') and chunk_batch_size (an integer, at least 1)"
+        )
+    if output_format not in OUTPUT_FORMATS:
+        raise PredictorArgumentError(f"output_format must be 'json' or 'conll', got {_describe(output_format)}")
+    if chunk_batch_size is not None and (
+        isinstance(chunk_batch_size, bool) or not isinstance(chunk_batch_size, int) or chunk_batch_size < 1
+    ):
+        raise PredictorArgumentError(f"chunk_batch_size must be an integer of at least 1, got {_describe(chunk_batch_size)}")
+
+
 def _describe(value: Any) -> str:
     text = json.dumps(value, ensure_ascii=False)
     return text if len(text) <= 40 else text[:37] + "..."
+
+
+def _reason(error: Exception) -> str:
+    """The message of an error record: the text of an expected error, else its class too."""
+    if isinstance(error, InputError):
+        return str(error)
+    return f"{type(error).__name__}: {str(error)[:200]}"
 
 
 def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[str]]:
@@ -122,11 +155,8 @@ class DocumentTaggerPredictor(Predictor):
         output_format: str = "json",
         chunk_batch_size: Optional[int] = None,
     ) -> None:
+        check_predictor_args(output_format, chunk_batch_size)
         super().__init__(model, dataset_reader)
-        if output_format not in ("json", "conll"):
-            raise ValueError(f"output_format must be 'json' or 'conll', got {output_format!r}")
-        if chunk_batch_size is not None and chunk_batch_size < 1:
-            raise ValueError(f"chunk_batch_size must be at least 1, got {chunk_batch_size}")
         self.output_format = output_format
         self.chunk_batch_size = chunk_batch_size
         #: line numbers (or None) of the inputs that gave error records
@@ -136,11 +166,14 @@ class DocumentTaggerPredictor(Predictor):
 
     # ------------------------------------------------------------------ input
     def load_line(self, line: str) -> JsonDict:
-        """The line's JSON object; a line that is not JSON becomes an error marker (never raises)."""
+        """The line's JSON object, its strings normalised (:mod:`eer_plugin.core.text`: lone
+        surrogates and control characters become U+FFFD); a line that is not JSON becomes an error
+        marker (never raises)."""
         try:
-            data = json.loads(line)
-        except json.JSONDecodeError as err:
-            return {ERROR_KEY: f"not JSON ({err.msg} at column {err.colno}): {line.strip()[:60]!r}"}
+            data = normalise_value(json.loads(line))
+        except (json.JSONDecodeError, RecursionError) as err:
+            reason = f"{err.msg} at column {err.colno}" if isinstance(err, json.JSONDecodeError) else "nested too deeply"
+            return {ERROR_KEY: f"not JSON ({reason}): {normalise_value(line.strip()[:60])!r}"}
         return data if isinstance(data, dict) else {ERROR_KEY: f"expected a JSON object, got {_describe(data)}"}
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
@@ -164,6 +197,8 @@ class DocumentTaggerPredictor(Predictor):
         return self.predict_batch_json([inputs])[0]
 
     def predict_batch_json(self, inputs: List[JsonDict]) -> List[JsonDict]:
+        """One output per input, in order: the tagged document, or the error record of an input
+        that could not be read, tokenized or tagged (any exception; the others are still tagged)."""
         results: List[Optional[JsonDict]] = [None] * len(inputs)
         documents = []  # (index, doc, offsets, text, chunks)
         for index, data in enumerate(inputs):
@@ -173,21 +208,37 @@ class DocumentTaggerPredictor(Predictor):
                 fields = {k: v for k, v in data.items() if k != LINE_KEY} if isinstance(data, dict) else data
                 doc, offsets, text = parse_input(fields)
                 chunks = self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
-            except InputError as err:
-                results[index] = self._error_record(data, str(err))
+            except Exception as err:  # noqa: BLE001  (one bad input never ends the batch)
+                results[index] = self._error_record(data, _reason(err))
                 continue
             documents.append((index, doc, offsets, text, chunks))
+        try:
+            outputs = self._tag_documents(documents, self.chunk_batch_size or max(len(inputs), 1))
+        except Exception:  # noqa: BLE001  (find the document that fails: tag them one by one)
+            outputs = []
+            for document in documents:
+                try:
+                    outputs.extend(self._tag_documents([document], self.chunk_batch_size or 1))
+                except Exception as err:  # noqa: BLE001
+                    outputs.append(self._error_record(inputs[document[0]], f"tagging failed: {_reason(err)}"))
+        for (index, *_), output in zip(documents, outputs):
+            results[index] = output
+        return results  # type: ignore[return-value]
+
+    def _tag_documents(self, documents: List[Tuple], size: int) -> List[JsonDict]:
+        """The outputs of ``documents`` (``(index, doc, offsets, text, chunks)``), their chunks tagged
+        ``size`` per model forward, longest first."""
         items = [(d, chunk) for d, (_, _, _, _, chunks) in enumerate(documents) for chunk in chunks]
         order = sorted(range(len(items)), key=lambda i: -len(items[i][1].subword_ids))
-        size = self.chunk_batch_size or max(len(inputs), 1)
         spans_of: List[List[Tuple[int, Dict[str, Any]]]] = [[] for _ in documents]  # (chunk order, span)
         for first in range(0, len(order), size):
             batch = [items[i] for i in order[first : first + size]]
             for (d, chunk), chunk_spans in zip(batch, self._tag_chunks([chunk for _, chunk in batch])):
                 spans_of[d].extend((chunk.index, span) for span in chunk_spans)
-        for d, (index, doc, offsets, text, _) in enumerate(documents):
-            results[index] = self._document_output(doc, offsets, text, [s for _, s in sorted(spans_of[d], key=lambda x: x[0])])
-        return results  # type: ignore[return-value]
+        return [
+            self._document_output(doc, offsets, text, [s for _, s in sorted(spans_of[d], key=lambda x: x[0])])
+            for d, (_, doc, offsets, text, _) in enumerate(documents)
+        ]
 
     def _document_output(self, doc: Document, offsets, text: Optional[str], chunk_spans: List[Dict[str, Any]]) -> JsonDict:
         spans = []
@@ -239,7 +290,7 @@ class DocumentTaggerPredictor(Predictor):
     # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:
         if self.output_format == "json":
-            return json.dumps(outputs, ensure_ascii=False) + "\n"
+            return json.dumps(outputs, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n"
         if "error" in outputs:
             return f"# error: line {outputs['line']}, id {outputs['id']!r}: {outputs['error']}\n\n"
         lines, start = [], 0

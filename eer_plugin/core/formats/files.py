@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Iterator, Optional, Tuple, Union
 
 from eer_plugin.core.documents import DocumentError
+from eer_plugin.core.text import normalise_text
 
 PathLike = Union[str, "os.PathLike[str]"]
 logger = logging.getLogger(__name__)
@@ -44,7 +45,8 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
     ``auto`` reads UTF-8 (a leading byte-order mark is dropped); when the bytes are not valid UTF-8
     and ``fallback`` is true, the file is read as latin-1 (ISO-8859-1, the encoding of the CoNLL-2002
     Spanish/Dutch distribution) and a warning says so. Without the fallback, or with an explicit
-    encoding, an undecodable byte raises :class:`FormatError` naming its line and offset.
+    encoding, an undecodable byte raises :class:`FormatError` naming its line and offset. Control
+    characters that are not white space become U+FFFD (:mod:`eer_plugin.core.text`).
     """
     try:
         data = Path(path).read_bytes()
@@ -65,7 +67,7 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
                 "(set file_encoding / --file-encoding to choose another encoding)",
                 path, data[err.start], line,
             )
-            return data.decode("latin-1")
+            return _normalised(data.decode("latin-1"), path)
         name = "UTF-8" if codecs.lookup(codec).name == "utf-8" else codec
         hint = "" if file_encoding == AUTO_FILE_ENCODING and fallback else " (set file_encoding / --file-encoding, e.g. latin-1)"
         raise FormatError(
@@ -74,7 +76,14 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
             path,
             line,
         ) from None
-    return text[1:] if text.startswith("\ufeff") else text
+    return _normalised(text[1:] if text.startswith("\ufeff") else text, path)
+
+
+def _normalised(text: str, path: PathLike) -> str:
+    text, replaced = normalise_text(text)
+    if replaced:
+        logger.warning("%s: %d control character(s) replaced by U+FFFD", path, replaced)
+    return text
 
 
 def read_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False) -> Iterator[Tuple[int, str]]:

@@ -1,25 +1,33 @@
 """Partial-annotation JSON lines: the format the simulators and importers write and the training
 reader consumes (see :meth:`eer_plugin.core.documents.Document.from_json`)."""
 import json
-import os
-from pathlib import Path
+import logging
 from typing import Dict, Iterable, Iterator, List, Tuple
 
 from eer_plugin.core.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
+from eer_plugin.core.outputs import writing
 from eer_plugin.core.tags import OUTSIDE
+from eer_plugin.core.text import normalise_value
+
+logger = logging.getLogger(__name__)
 
 
 def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
     """``(line number, parsed value)`` of every non-blank line of a JSON lines file; a line that is
-    not JSON raises ``error`` (a :class:`FormatError` class) naming the line and column."""
+    not JSON raises ``error`` (a :class:`FormatError` class) naming the line and column. Strings
+    are normalised (:mod:`eer_plugin.core.text`: lone surrogates, control characters)."""
     for number, text in read_lines(path, file_encoding, json_lines=True):
         if not text.strip():
             continue
         try:
-            yield number, json.loads(text)
+            value = json.loads(text)
         except json.JSONDecodeError as err:
             raise error(f"invalid JSON at column {err.colno}: {err.msg}", path, number) from None
+        cleaned = normalise_value(value)
+        if cleaned != value:
+            logger.warning("%s:%d: lone surrogate(s) or control character(s) replaced by U+FFFD", path, number)
+        yield number, cleaned
 
 
 #: keys of the authors' format (``ml/dataset_readers/partial_jsonl_reader.py``)
@@ -92,19 +100,12 @@ def _from_authors_format(data: dict) -> dict:
 def write_jsonl(documents: Iterable[Document], path: PathLike) -> int:
     """Validates and writes documents as JSON lines (UTF-8, one per line); returns how many.
 
-    The file is written under a temporary name and renamed, so a failure leaves no partial file.
+    The file is written under a temporary name and renamed (:func:`eer_plugin.core.outputs.writing`),
+    so a failure leaves the previous file, never a partial one.
     """
-    target = Path(path)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    temporary = target.with_name(target.name + ".tmp")
     count = 0
-    try:
-        with open(temporary, "w", encoding="utf-8") as out:
-            for document in documents:
-                out.write(json.dumps(document.validate().to_json(), ensure_ascii=False) + "\n")
-                count += 1
-        os.replace(temporary, target)
-    finally:
-        if temporary.exists():
-            temporary.unlink()
+    with writing(path) as out:
+        for document in documents:
+            out.write(json.dumps(document.validate().to_json(), ensure_ascii=False) + "\n")
+            count += 1
     return count

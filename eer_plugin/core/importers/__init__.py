@@ -30,6 +30,7 @@ from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tupl
 
 from eer_plugin.core.documents import Document, DocumentError
 from eer_plugin.core.formats import FormatError, PathLike
+from eer_plugin.core.text import normalise_text, normalise_value
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
 Tokenizer = Callable[[str], Tuple[List[str], List[Tuple[int, int]], List[int]]]
@@ -180,8 +181,19 @@ def _snap(raw, span, words_in, start, end, starts, ends, action: str, empty: str
 def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> Optional[Document]:
     """Tokenizes ``raw.text`` and maps its character spans to words (see the module docstring).
 
-    Returns None (with a warning) for a document without any word.
+    Returns None (with a warning) for a document without any word. The id, text and labels are
+    normalised first (:mod:`eer_plugin.core.text`; offsets stay valid), with a warning when the
+    text changed.
     """
+    raw.id = normalise_value(raw.id)
+    if isinstance(raw.text, str):
+        raw.text, replaced = normalise_text(raw.text)
+        if replaced:
+            report.warn(
+                f"{raw.source}: document {raw.id!r}: {replaced} lone surrogate(s) or control character(s) replaced by U+FFFD"
+            )
+    for span in raw.spans:
+        span.label = normalise_value(span.label)
     words, offsets, sentence_ends = tokenize(raw.text)
     if not words:
         report.warn(f"{raw.source}: document {raw.id!r} has no words; skipped")
