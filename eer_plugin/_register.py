@@ -21,3 +21,4 @@ from eer_plugin.predictors import tagger as _predictor  # noqa: E402,F401
 from eer_plugin.commands import benchmark  # noqa: E402,F401
 from eer_plugin.commands import eer_import  # noqa: E402,F401
 from eer_plugin.commands import estimate_ratio  # noqa: E402,F401
+from eer_plugin.commands import inspect_data  # noqa: E402,F401

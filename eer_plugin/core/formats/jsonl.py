@@ -1,6 +1,7 @@
 """Partial-annotation JSON lines: the format the simulators and importers write and the training
 reader consumes (see :meth:`eer_plugin.core.documents.Document.from_json`)."""
 import json
+import logging
 import os
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
@@ -8,6 +9,8 @@ from typing import Dict, Iterable, Iterator, List, Tuple
 from eer_plugin.core.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
 from eer_plugin.core.tags import OUTSIDE
+
+logger = logging.getLogger(__name__)
 
 
 def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
@@ -57,6 +60,10 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
         documents.append(document)
     if not documents:
         raise FormatError("no documents; expected one JSON object per line", path)
+    codec = "utf-8 (auto: JSON lines are UTF-8)" if file_encoding == AUTO_FILE_ENCODING else f"{file_encoding} (given)"
+    complete = sum(d.is_complete for d in documents)
+    logger.info("%s: character encoding %s", path, codec)
+    logger.info("%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme", path, len(documents), complete)
     return documents
 
 
