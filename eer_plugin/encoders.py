@@ -74,6 +74,12 @@ def config_defaults() -> dict:
         "EER_VALIDATION_METRIC": "+f1-measure-overall",  # +partial-f1 for partially annotated dev data
         "EER_SEED": "0",
         "EER_MAX_LENGTH": "512",
+        # how data files are read (eer-simulate's --tag-scheme, --file-encoding, --sentences-per-document,
+        # --tag-column; a benchmark dataset entry's tag_scheme, file_encoding, ...); empty: 10 sentences
+        "EER_TAG_SCHEME": "auto",
+        "EER_FILE_ENCODING": "auto",
+        "EER_SENTENCES_PER_DOCUMENT": "",
+        "EER_TAG_COLUMN": "-1",
         "EER_ENTITY_RATIO": "0.15",
         "EER_RATIO_MARGIN": "0.05",
         "EER_RATIO_LOSS_WEIGHT": "10",

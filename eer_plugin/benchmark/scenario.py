@@ -14,6 +14,14 @@ SCENARIO_PARAMETERS: Dict[str, Dict[str, Any]] = {
     "gold": {},
 }
 EXHAUSTIVE_MAX_PER_DOCUMENT = 1_000_000_000
+#: reader options of a dataset entry (the names of eer-simulate's / eer-inspect's options) -> the config
+#: variable that hands them to the training configs' ``eer_documents`` reader
+READER_OPTION_VARIABLES = {
+    "tag_scheme": "EER_TAG_SCHEME",
+    "file_encoding": "EER_FILE_ENCODING",
+    "sentences_per_document": "EER_SENTENCES_PER_DOCUMENT",
+    "tag_column": "EER_TAG_COLUMN",
+}
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,6 +31,19 @@ class Dataset:
     dev: str
     test: str
     env: Tuple[Tuple[str, str], ...] = ()
+    #: reader options given in the entry (keys of :data:`READER_OPTION_VARIABLES`)
+    reader: Tuple[Tuple[str, Any], ...] = ()
+
+    def read_options(self) -> Dict[str, Any]:
+        """Keyword arguments of :func:`~eer_plugin.core.formats.read_documents` for the gold files."""
+        options = dict(self.reader)
+        if "tag_scheme" in options:
+            options["encoding"] = options.pop("tag_scheme")
+        return options
+
+    def reader_env(self) -> Dict[str, str]:
+        """The config variables of the entry's reader options."""
+        return {READER_OPTION_VARIABLES[key]: str(value) for key, value in self.reader}
 
 
 @dataclasses.dataclass(frozen=True)
