@@ -24,7 +24,7 @@ from eer_plugin.core.inspection import inspect_file, subword_statistics
 NAME = "eer-inspect"
 DESCRIPTION = (
     "Show what the readers make of corpus files: encoding, tag scheme, documents, sentences, tokens, entity spans "
-    "per type, I- chunk starts, lengths in subwords and the subword entity ratio, with warnings."
+    "per type, I- chunk starts, lengths in subwords and the subword entity ratio, and what deserves a look."
 )
 #: ``--encoder`` value that skips the subword statistics
 NO_ENCODER = "none"
