@@ -244,7 +244,7 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     reader = DatasetReader.from_params(config.pop("validation_dataset_reader"))
     assert (reader.tag_scheme, reader.sentences_per_document, reader.file_encoding) == ("IOB1", 4, "utf-8")
     assert len(reader.read_documents(gold)) == 3
-    with pytest.raises(PlanError, match="dataset 'es': 'sentences_per_document' must be a whole number of at least 1"):
+    with pytest.raises(PlanError, match="dataset 'es': 'sentences_per_document' must be a whole number \\(at least 1\\), got 0"):
         parse_plan({**plan_data_of(entry, sentences_per_document=0)})
     with pytest.raises(PlanError, match="dataset 'es': 'tag_scheme': unknown tag encoding 'IOB3'"):
         parse_plan({**plan_data_of(entry, tag_scheme="IOB3")})

@@ -10,6 +10,7 @@ from eer_plugin.benchmark.plan import (
     ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, VARIANTS, Plan, PlanError, setting_slug, slug, split_approach,
 )  # fmt: skip
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
+from eer_plugin.benchmark.scenario import dataset_reader_options
 from eer_plugin.encoders import config_defaults
 
 PLAN_KEYS = (
@@ -93,27 +94,6 @@ def _resolve(path: Any, where: str, check: bool) -> str:
     if check and not resolved.exists():
         raise PlanError(f"{where}: file not found: {resolved} (relative paths are relative to the current directory {Path.cwd()})")
     return str(resolved)
-
-
-def _reader_options(item: Mapping, where: str) -> Dict[str, Any]:
-    """The reader options of a dataset entry, checked (the values eer-simulate / eer-inspect accept)."""
-    from eer_plugin.core.tags import normalize_encoding
-
-    options = {key: item[key] for key in READER_OPTION_VARIABLES if key in item}
-    if "tag_scheme" in options:
-        try:
-            options["tag_scheme"] = "auto" if options["tag_scheme"] == "auto" else normalize_encoding(str(options["tag_scheme"]))
-        except ValueError as err:
-            raise PlanError(f"{where}: 'tag_scheme': {err}") from None
-    if "sentences_per_document" in options:
-        value = options["sentences_per_document"]
-        _require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, f"{where}: 'sentences_per_document' must be a whole number of at least 1, got {value!r}")
-    if "tag_column" in options:
-        value = options["tag_column"]
-        _require(isinstance(value, int) and not isinstance(value, bool), f"{where}: 'tag_column' must be a whole number (0-based, -1: the last column), got {value!r}")
-    if "file_encoding" in options:
-        _require(isinstance(options["file_encoding"], str) and bool(options["file_encoding"]), f"{where}: 'file_encoding' must be 'auto' or a codec name such as latin-1")
-    return options
 
 
 def _scenario(data: Any, index: int) -> Scenario:
@@ -216,7 +196,10 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
             _require(key in item, f"{where}: missing key {key!r} (a gold data file)")
         files = {key: _resolve(item[key], f"{where}: {key!r}", check_files) for key in ("train", "dev", "test")}
         dataset_env = _env(item.get("env", {}), f"{where}: env")
-        reader = tuple(sorted(_reader_options(item, where).items()))
+        try:
+            reader = tuple(sorted(dataset_reader_options(item).items()))
+        except ValueError as err:
+            raise PlanError(f"{where}: {err}") from None
         datasets.append(Dataset(name, files["train"], files["dev"], files["test"], tuple(sorted(dataset_env.items())), reader))
     _require(len({d.name for d in datasets}) == len(datasets), "two datasets have the same name")
 

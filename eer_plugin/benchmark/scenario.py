@@ -24,6 +24,27 @@ READER_OPTION_VARIABLES = {
 }
 
 
+def dataset_reader_options(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """The reader options of a dataset entry, checked (the values eer-simulate / eer-inspect accept);
+    a bad one raises ValueError naming the key."""
+    from eer_plugin.core.tags import normalize_encoding
+
+    options = {key: entry[key] for key in READER_OPTION_VARIABLES if key in entry}
+    scheme = options.get("tag_scheme", "auto")
+    if scheme != "auto":
+        try:
+            options["tag_scheme"] = normalize_encoding(scheme if isinstance(scheme, str) else repr(scheme))
+        except ValueError as err:
+            raise ValueError(f"'tag_scheme': {err}") from None
+    for key, lowest, meaning in (("sentences_per_document", 1, "at least 1"), ("tag_column", None, "0-based, -1: the last column")):
+        value = options.get(key, 0 if lowest is None else lowest)
+        if not isinstance(value, int) or isinstance(value, bool) or (lowest is not None and value < lowest):
+            raise ValueError(f"{key!r} must be a whole number ({meaning}), got {value!r}")
+    if not isinstance(options.get("file_encoding", "auto"), str) or not options.get("file_encoding", "auto"):
+        raise ValueError("'file_encoding' must be 'auto' or a codec name such as latin-1")
+    return options
+
+
 @dataclasses.dataclass(frozen=True)
 class Dataset:
     name: str
