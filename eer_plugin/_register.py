@@ -25,3 +25,4 @@ from eer_plugin.commands import train as _train  # noqa: E402,F401  (train --rat
 from eer_plugin.commands import evaluate_checks  # noqa: E402
 
 evaluate_checks.install()  # eer-ner evaluate: an output that is an input is refused before the model loads
+from eer_plugin.commands import inspect_data  # noqa: E402,F401

@@ -5,7 +5,7 @@
 eer-simulate`` works only in the repository root. ``eer-ner`` (installed as a console script by
 ``setup.py``) imports :mod:`eer_plugin` first (readers, models, predictors, the ``eer_atomic``
 checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o-cost``, ``cbl``,
-``eer-benchmark``, ...), then runs AllenNLP's own ``main``: every ``allennlp`` subcommand (``train``,
+``eer-benchmark``, ``eer-inspect``, ...), then runs AllenNLP's own ``main``: every ``allennlp`` subcommand (``train``,
 ``evaluate``, ``predict``, ...) plus ours, with the same arguments::
 
     eer-ner train training_configs/eer_short.jsonnet -s runs/eer

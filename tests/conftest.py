@@ -1,4 +1,5 @@
 """Shared test fixtures: a tiny BERT built locally from a config (random weights, no download)."""
+import logging
 import os
 import string
 from pathlib import Path
@@ -34,6 +35,25 @@ def build_tiny_encoder(directory: Path) -> Path:
     )
     BertModel(config).save_pretrained(directory)
     return directory
+
+
+@pytest.fixture(autouse=True)
+def _root_logging_restored():
+    """AllenNLP's training (prepare_global_logging) puts handlers on the root logger that write to the
+    streams pytest captured for that test, closed after it; a later test whose code logs at INFO (the
+    readers do, once per file) would get '--- Logging error ---' on its stderr. Each test ends with the
+    root logger's level and handlers as they were (pytest's own capture handlers left alone)."""
+    root = logging.getLogger()
+    level, handlers = root.level, list(root.handlers)
+    yield
+    for handler in list(root.handlers):
+        if handler not in handlers and not type(handler).__module__.startswith("_pytest"):
+            root.removeHandler(handler)
+            handler.close()
+    for handler in handlers:
+        if handler not in root.handlers and not type(handler).__module__.startswith("_pytest"):
+            root.addHandler(handler)
+    root.setLevel(level)
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,8 @@
 //                      the per-sequence ratio hinge (false)
 //   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
 //   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
+//   EER_TAG_SCHEME, EER_FILE_ENCODING, EER_SENTENCES_PER_DOCUMENT, EER_TAG_COLUMN  how the data files are read
+//                      (auto, auto, empty = 10, -1: eer-simulate's --tag-scheme, --file-encoding, ...)
 //   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
 //   EER_RATIO_CONTROL  fixed | bind: the paper's fixed weight lambda_u alone, or with the band held as a constraint
 //   EER_VALIDATION_METRIC  checkpoint selection: +f1-measure-overall (complete dev data) or +partial-f1
@@ -44,6 +46,10 @@ local reader(variant, assume_complete, sentence_level=false, words=false) = {
   max_length: max_length,
   sentence_level: sentence_level,
   [if words then 'token_indexers']: { tokens: { type: 'single_id', lowercase_tokens: true } },
+  tag_scheme: env('EER_TAG_SCHEME'),
+  file_encoding: env('EER_FILE_ENCODING'),
+  tag_column: std.parseInt(env('EER_TAG_COLUMN')),
+  [if env('EER_SENTENCES_PER_DOCUMENT') != '' then 'sentences_per_document']: std.parseInt(env('EER_SENTENCES_PER_DOCUMENT')),
 };
 
 local embedder = { token_embedders: { tokens: { type: 'eer_transformer', model_name: encoder } } };

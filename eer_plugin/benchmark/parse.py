@@ -9,7 +9,8 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from eer_plugin.benchmark.plan import (
     ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, VARIANTS, Plan, PlanError, setting_slug, slug, split_approach,
 )  # fmt: skip
-from eer_plugin.benchmark.scenario import SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
+from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
+from eer_plugin.benchmark.scenario import dataset_reader_options
 from eer_plugin.encoders import config_defaults
 
 PLAN_KEYS = (
@@ -23,6 +24,7 @@ CONTROLLED_VARIABLES = {
     "EER_DEV_DATA": "datasets[].dev (a partial dev set: an ablation setting's 'dev')",
     "EER_TEST_DATA": "datasets[].test",
     "EER_SEED": "seeds",
+    **{variable: f"datasets[].{key}" for key, variable in READER_OPTION_VARIABLES.items()},
 }
 NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
@@ -189,12 +191,16 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         name = item.get("name")
         _require(isinstance(name, str) and bool(NAME_PATTERN.match(name or "")), f"datasets[{index}]: 'name' must be a name like 'eng-c', got {name!r}")
         where = f"dataset {name!r}"
-        _check_keys(item, ["name", "train", "dev", "test", "env"], where)
+        _check_keys(item, ["name", "train", "dev", "test", "env", *READER_OPTION_VARIABLES], where)
         for key in ("train", "dev", "test"):
             _require(key in item, f"{where}: missing key {key!r} (a gold data file)")
         files = {key: _resolve(item[key], f"{where}: {key!r}", check_files) for key in ("train", "dev", "test")}
         dataset_env = _env(item.get("env", {}), f"{where}: env")
-        datasets.append(Dataset(name, files["train"], files["dev"], files["test"], tuple(sorted(dataset_env.items()))))
+        try:
+            reader = tuple(sorted(dataset_reader_options(item).items()))
+        except ValueError as err:
+            raise PlanError(f"{where}: {err}") from None
+        datasets.append(Dataset(name, files["train"], files["dev"], files["test"], tuple(sorted(dataset_env.items())), reader))
     _require(len({d.name for d in datasets}) == len(datasets), "two datasets have the same name")
 
     _require("approaches" in data, f"'approaches' is missing; known approaches: {', '.join(KNOWN_APPROACHES)}")

@@ -168,7 +168,7 @@ class Plan:
     ablation_entries: List[Tuple[Dict[str, Any], Run]] = dataclasses.field(default_factory=list)  # (setting, run)
 
     def dataset_env(self, dataset: Dataset) -> Dict[str, str]:
-        return {**config_defaults(), **self.env, **dict(dataset.env)}
+        return {**config_defaults(), **self.env, **dict(dataset.env), **dataset.reader_env()}
 
     def run_env(self, dataset: Dataset, scenario: Optional[Scenario], variant: str) -> Dict[str, str]:
         """The EER_* settings of a run: config defaults < plan env < dataset env < scenario env,

@@ -14,6 +14,35 @@ SCENARIO_PARAMETERS: Dict[str, Dict[str, Any]] = {
     "gold": {},
 }
 EXHAUSTIVE_MAX_PER_DOCUMENT = 1_000_000_000
+#: reader options of a dataset entry (the names of eer-simulate's / eer-inspect's options) -> the config
+#: variable that hands them to the training configs' ``eer_documents`` reader
+READER_OPTION_VARIABLES = {
+    "tag_scheme": "EER_TAG_SCHEME",
+    "file_encoding": "EER_FILE_ENCODING",
+    "sentences_per_document": "EER_SENTENCES_PER_DOCUMENT",
+    "tag_column": "EER_TAG_COLUMN",
+}
+
+
+def dataset_reader_options(entry: Dict[str, Any]) -> Dict[str, Any]:
+    """The reader options of a dataset entry, checked (the values eer-simulate / eer-inspect accept);
+    a bad one raises ValueError naming the key."""
+    from eer_plugin.core.tags import normalize_encoding
+
+    options = {key: entry[key] for key in READER_OPTION_VARIABLES if key in entry}
+    scheme = options.get("tag_scheme", "auto")
+    if scheme != "auto":
+        try:
+            options["tag_scheme"] = normalize_encoding(scheme if isinstance(scheme, str) else repr(scheme))
+        except ValueError as err:
+            raise ValueError(f"'tag_scheme': {err}") from None
+    for key, lowest, meaning in (("sentences_per_document", 1, "at least 1"), ("tag_column", None, "0-based, -1: the last column")):
+        value = options.get(key, 0 if lowest is None else lowest)
+        if not isinstance(value, int) or isinstance(value, bool) or (lowest is not None and value < lowest):
+            raise ValueError(f"{key!r} must be a whole number ({meaning}), got {value!r}")
+    if not isinstance(options.get("file_encoding", "auto"), str) or not options.get("file_encoding", "auto"):
+        raise ValueError("'file_encoding' must be 'auto' or a codec name such as latin-1")
+    return options
 
 
 @dataclasses.dataclass(frozen=True)
@@ -23,6 +52,19 @@ class Dataset:
     dev: str
     test: str
     env: Tuple[Tuple[str, str], ...] = ()
+    #: reader options given in the entry (keys of :data:`READER_OPTION_VARIABLES`)
+    reader: Tuple[Tuple[str, Any], ...] = ()
+
+    def read_options(self) -> Dict[str, Any]:
+        """Keyword arguments of :func:`~eer_plugin.core.formats.read_documents` for the gold files."""
+        options = dict(self.reader)
+        if "tag_scheme" in options:
+            options["encoding"] = options.pop("tag_scheme")
+        return options
+
+    def reader_env(self) -> Dict[str, str]:
+        """The config variables of the entry's reader options."""
+        return {READER_OPTION_VARIABLES[key]: str(value) for key, value in self.reader}
 
 
 @dataclasses.dataclass(frozen=True)

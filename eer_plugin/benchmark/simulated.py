@@ -25,7 +25,7 @@ class SimulatedData:
         self.outdir = outdir
         self.echo = echo
         self.errors: Dict[Path, str] = {}  # data file -> why it could not be made (fails its runs, not the benchmark)
-        self._gold_cache: Dict[str, list] = {}
+        self._gold_cache: Dict[tuple, list] = {}
 
     def path(self, dataset: str, data: str, seed: int, suffix: str = ".jsonl") -> Path:
         """The data file (``.jsonl``) or its statistics (``.stats.json``)."""
@@ -49,12 +49,14 @@ class SimulatedData:
                 self.errors[path] = f"simulating {label} failed: {err}"
                 self.echo(self.errors[path])
 
-    def _gold(self, path: str) -> list:
+    def _gold(self, path: str, dataset) -> list:
+        """The gold documents of one of ``dataset``'s files, read with the entry's reader options."""
         from eer_plugin.core.formats import read_documents
 
-        if path not in self._gold_cache:
-            self._gold_cache[path] = read_documents(path)
-        return self._gold_cache[path]
+        key = (path, dataset.reader)
+        if key not in self._gold_cache:
+            self._gold_cache[key] = read_documents(path, **dataset.read_options())
+        return self._gold_cache[key]
 
     def _simulate(self, kind: str, run: Run) -> Tuple[list, dict]:
         """(documents, statistics) of one simulated data file of ``run`` (``kind``: train or dev)."""
@@ -64,18 +66,18 @@ class SimulatedData:
         common = dict(scenario=scenario.name, type=scenario.type, params=dict(scenario.params), seed=run.seed)
         if kind == "dev":
             p = dict(run.dev)
-            dev = self._gold(run.dataset.dev)
+            dev = self._gold(run.dataset.dev, run.dataset)
             budget = p["budget"]
             extra: Dict[str, Any] = {}
             if budget == "proportional":
                 dev_tokens = sum(len(d.tokens) for d in dev)
-                train_tokens = sum(len(d.tokens) for d in self._gold(run.dataset.train))
+                train_tokens = sum(len(d.tokens) for d in self._gold(run.dataset.train, run.dataset))
                 budget = max(1, round(scenario.get("budget") * dev_tokens / train_tokens))
                 extra = {"proportional_to": scenario.get("budget"), "dev_tokens": dev_tokens, "train_tokens": train_tokens}
             docs, stats = simulators.exploratory_expert(dev, budget, p["keep_probability"], p["max_per_document"], run.seed)
             shown = os.path.relpath(run.dataset.dev, REPO_ROOT)  # the statistics are kept in docs/: no path of this machine
             return docs, dict(stats, **common, data="dev", file=shown, budget=budget, dev_params=p, **extra)
-        gold = self._gold(run.dataset.train)
+        gold = self._gold(run.dataset.train, run.dataset)
         if run.complete_documents is not None:
             docs, stats = scenario.simulate_with_complete_documents(gold, run.seed, run.complete_documents)
         else:

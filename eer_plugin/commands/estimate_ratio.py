@@ -1,7 +1,8 @@
-"""``allennlp eer-estimate-ratio DATA --encoder NAME``: the entity ratio rho, measured instead of guessed.
+"""``allennlp eer-estimate-ratio DATA [--encoder NAME]``: the entity ratio rho, measured instead of guessed.
 
 Reads DATA with the training reader (``eer_documents``: any corpus format, the encoder's tokenizer,
-the same chunking) and counts, on its *complete* documents (every document of a gold CoNLL /
+the same chunking; the reader options of :mod:`eer_plugin.commands.reader_options`; without
+``--encoder``, ``EER_ENCODER`` or the package's default encoder, named in the output) and counts, on its *complete* documents (every document of a gold CoNLL /
 OntoNotes file; ``is_complete`` ones of partial JSON lines), the share of entity subword tags as
 EER's ratio loss counts it (bookends excluded unless ``--count-bookends``), overall and per type,
 with a bootstrap interval over documents (maths in :mod:`eer_plugin.core.ratio_estimate`). Prints
@@ -15,7 +16,7 @@ import json
 import sys
 from typing import List
 
-from eer_plugin.commands import one_shot
+from eer_plugin.commands import one_shot, reader_options
 from eer_plugin.core import ratio_estimate
 from eer_plugin.core.documents import Document, DocumentError
 from eer_plugin.core.outputs import check_outputs
@@ -30,7 +31,7 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("data", help="corpus whose complete documents are counted: partial .jsonl (is_complete), or gold CoNLL/OntoNotes")
-    parser.add_argument("--encoder", required=True, help="Hugging Face name or directory of the encoder you train with (all-MiniLM-L6-v2: the packaged one)")
+    parser.add_argument("--encoder", help="Hugging Face name or directory of the encoder you train with (default: EER_ENCODER if set, else all-MiniLM-L6-v2, the packaged one)")
     parser.add_argument("--partial", action="append", default=[], metavar="FILE", help="partial training data to check the estimate against (repeatable)")
     parser.add_argument("--variant", choices=VARIANTS, default="all", help="training-data variant applied to the partial documents (default all)")
     parser.add_argument("--max-length", type=int, default=512, help="subwords per chunk, bookends included (EER_MAX_LENGTH)")
@@ -39,8 +40,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--resamples", type=int, default=ratio_estimate.DEFAULT_RESAMPLES, help="bootstrap resamples (default 10000)")
     parser.add_argument("--seed", type=int, default=0, help="bootstrap seed")
     parser.add_argument("--min-margin", type=float, default=ratio_estimate.DEFAULT_MIN_MARGIN, help="smallest suggested ratio_margin (default 0.01)")
-    parser.add_argument("--file-encoding", default="auto", help="character encoding of the data files (auto: UTF-8, latin-1 fallback for column files)")
     parser.add_argument("--output", metavar="JSON", help="also write the whole estimate as JSON")
+    reader_options.add_reader_arguments(parser, "the data files")
     return parser
 
 
@@ -55,8 +56,13 @@ def document_counts(reader, docs: List[Document], count_bookends: bool, latent_i
 def run(args: argparse.Namespace) -> dict:
     from eer_plugin.data.reader import PartialDocumentReader
 
+    from eer_plugin.encoders import default_encoder
+
     check_outputs([("DATA", args.data), *(("--partial", path) for path in args.partial)], [("--output", args.output)])
-    reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length, file_encoding=args.file_encoding)
+    if args.encoder is None:
+        args.encoder, source = default_encoder()
+        print(f"encoder: {args.encoder} ({source}; choose another with --encoder)")
+    reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length, **reader_options.reader_parameters(args))
     docs = reader.read_documents(args.data)
     complete = [d for d in docs if d.is_complete]
     partial = [d for d in docs if not d.is_complete]

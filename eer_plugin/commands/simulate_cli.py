@@ -7,8 +7,8 @@ This module does not import AllenNLP.
     eer-simulate {ee,nns,random,gold} INPUT OUTPUT.jsonl [--budget M] [--learning-curve]
         [--complete-documents D] [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
         [--max-fp-length L] [--seed S] [--variant all|short|shortest]
-        [--format auto|conll|ontonotes|jsonl] [--encoding auto|IOB1|BIO|BIOUL]
-        [--sentences-per-document K] [--file-encoding auto|latin-1|...]
+        [--format auto|conll|ontonotes|jsonl] [--tag-scheme auto|IOB1|BIO|BIOUL]
+        [--sentences-per-document K] [--tag-column N] [--file-encoding auto|latin-1|...]
 
 Reads INPUT (gold documents), simulates the scenario, applies the train-data variant and writes
 partial-annotation JSON lines, printing the achieved recall, precision, kept spans and touched
@@ -26,7 +26,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.core import simulators
 from eer_plugin.core.documents import Document, DocumentError
-from eer_plugin.core.formats import FORMATS, read_documents, write_jsonl
+from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
+from eer_plugin.core.formats import read_documents, write_jsonl
 from eer_plugin.core.outputs import OutputError, check_outputs
 
 NAME = "eer-simulate"
@@ -84,18 +85,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--variant", choices=simulators.VARIANTS, default="all", help="train-data variant of the output (default all)"
     )
-    data = parser.add_argument_group("input")
-    data.add_argument("--format", choices=FORMATS, default="auto", help="input format (default: from name and content)")
-    data.add_argument("--encoding", default="auto", help="CoNLL tag encoding: auto, IOB1, BIO/IOB2 or BIOUL")
-    data.add_argument(
-        "--sentences-per-document", type=int, default=None,
-        help="CoNLL files without -DOCSTART-: sentences per document (default 10)",
-    )  # fmt: skip
-    data.add_argument(
-        "--file-encoding", default="auto",
-        help="character encoding of INPUT: auto (UTF-8; a column file that is not UTF-8 is read as latin-1, "
-        "with a warning) or a codec name such as latin-1",
-    )  # fmt: skip
+    add_reader_arguments(parser, "INPUT")
     return parser
 
 
@@ -172,10 +162,7 @@ def run(args: argparse.Namespace) -> List[Dict]:
     else:
         outputs = [("OUTPUT", args.output)]
     check_outputs([("INPUT", args.input)], outputs)
-    docs = read_documents(
-        args.input, format=args.format, encoding=args.encoding, sentences_per_document=args.sentences_per_document,
-        file_encoding=args.file_encoding,
-    )  # fmt: skip
+    docs = read_documents(args.input, **reader_options(args))
     reports = []
     for path, output, stats in _simulate(args, docs):
         output = simulators.variant(output, args.variant)

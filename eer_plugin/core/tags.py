@@ -123,20 +123,30 @@ def to_biluo(tags: Sequence[str], encoding: str) -> List[str]:
     return spans_to_biluo(tags_to_spans(tags, encoding), len(tags))
 
 
+def i_chunk_starts(tags: Sequence[str]) -> List[int]:
+    """Positions where an ``I-`` tag starts a chunk by conlleval's rule: after ``O``, after a tag of
+    another type, or at the start of the sentence (IOB1 writes every such chunk so; in IOB2/BIO they
+    are stray tags)."""
+    starts = []
+    previous = OUTSIDE
+    for i, tag in enumerate(tags):
+        prefix, label = _split(tag, i)
+        if prefix == "I" and (previous == OUTSIDE or previous[2:] != label):
+            starts.append(i)
+        previous = tag
+    return starts
+
+
 def detect_encoding(sentences: Iterable[Sequence[str]]) -> str:
     """Guesses the encoding of a corpus from its tags: ``BIOUL`` if any ``L-``/``U-`` occurs,
-    ``IOB1`` if some entity starts with ``I-`` (after ``O``, another type, or at a sentence start),
-    otherwise ``BIO`` (a corpus with no entity starting in ``I-`` reads the same in IOB1 and BIO)."""
+    ``IOB1`` if some entity starts with ``I-`` (after ``O``, another type, or at a sentence start;
+    see :func:`i_chunk_starts`), otherwise ``BIO`` (a corpus with no entity starting in ``I-`` reads
+    the same in IOB1 and BIO)."""
     saw_iob1 = False
     for tags in sentences:
-        previous = OUTSIDE
-        for i, tag in enumerate(tags):
-            prefix, label = _split(tag, i)
-            if prefix in ("L", "U"):
-                return "BIOUL"
-            if prefix == "I" and (previous == OUTSIDE or previous[2:] != label):
-                saw_iob1 = True
-            previous = tag
+        if any(tag[:2] in ("L-", "U-") for tag in tags):
+            return "BIOUL"
+        saw_iob1 = saw_iob1 or bool(i_chunk_starts(tags))
     return "IOB1" if saw_iob1 else "BIO"
 
 

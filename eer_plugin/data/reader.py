@@ -55,10 +55,14 @@ class PartialDocumentReader(DatasetReader):
         position per word, for word-embedding encoders such as CBL-LSTM's BiLSTM).
     format : str
         ``auto`` (by file name/content), ``conll``, ``ontonotes`` or ``jsonl`` (partial annotations).
-    encoding : str
-        Tag encoding of CoNLL files: ``auto``, ``IOB1``, ``BIO``/``IOB2`` or ``BIOUL``.
+    tag_scheme : str
+        Tag scheme of CoNLL files: ``auto``, ``IOB1``, ``BIO``/``IOB2`` or ``BIOUL`` (``encoding`` is
+        its old name, still accepted). The reader logs the scheme, character encoding and documents it
+        settles on for every file it reads (see :func:`~eer_plugin.core.formats.read_conll`).
     sentences_per_document : int, optional
-        For CoNLL files without ``-DOCSTART-``: how many sentences make a document.
+        For CoNLL files without ``-DOCSTART-``: how many sentences make a document (default 10).
+    tag_column : int
+        For CoNLL files: the column of the tag, 0-based (default -1: the last).
     variant : str
         ``all``, ``short`` (drop documents without annotation) or ``shortest`` (also drop the
         sentences after each document's last annotation), as in the paper.
@@ -89,14 +93,19 @@ class PartialDocumentReader(DatasetReader):
         sentence_level: bool = False,
         token_indexers: Optional[Dict[str, TokenIndexer]] = None,
         file_encoding: str = "auto",
+        tag_scheme: str = "auto",
+        tag_column: int = -1,
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         if variant not in ("all", "short", "shortest"):
             raise ValueError(f"variant must be 'all', 'short' or 'shortest', got {variant!r}")
         self.model_name = model_name
+        if "auto" not in (encoding, tag_scheme) and encoding != tag_scheme:
+            raise ValueError(f"tag_scheme {tag_scheme!r} and its old name encoding {encoding!r} disagree; give tag_scheme only")
         self.format = format
-        self.encoding = encoding
+        self.tag_scheme = tag_scheme if tag_scheme != "auto" else encoding
+        self.tag_column = tag_column
         self.sentences_per_document = sentences_per_document
         self.variant = variant
         self.assume_complete = assume_complete
@@ -121,17 +130,17 @@ class PartialDocumentReader(DatasetReader):
         self._token_indexers = token_indexers or {"tokens": EncoderIndexer(model_name)}
 
     # -------------------------------------------------------------- documents
+    def format_options(self) -> Dict[str, object]:
+        """The keyword arguments of :func:`~eer_plugin.core.formats.read_documents` this reader reads with."""
+        return dict(
+            format=self.format, encoding=self.tag_scheme, sentences_per_document=self.sentences_per_document,
+            tag_column=self.tag_column, file_encoding=self.file_encoding,
+        )  # fmt: skip
+
     def read_documents(self, file_path: str) -> List[Document]:
-        kwargs = {}
-        if self.sentences_per_document is not None:
-            kwargs["sentences_per_document"] = self.sentences_per_document
-        if self.encoding != "auto":
-            kwargs["encoding"] = self.encoding
-        if self.file_encoding != "auto":
-            kwargs["file_encoding"] = self.file_encoding
         # the variant first, from the annotation as given: marked complete before it, every document of a
         # Raw run would count as annotated and its short/shortest data would be the whole corpus
-        docs = apply_variant(list(read_documents(file_path, format=self.format, **kwargs)), self.variant)
+        docs = apply_variant(list(read_documents(file_path, **self.format_options())), self.variant)
         if self.assume_complete:
             for doc in docs:
                 doc.is_complete = True

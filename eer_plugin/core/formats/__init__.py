@@ -15,7 +15,10 @@ One module per format (``conll``, ``ontonotes``, ``jsonl``) and ``files`` for wh
 (character encodings, line breaks, :class:`FormatError`); this package re-exports their API.
 
 Every reader reads the whole input before returning, and any problem raises :class:`FormatError`
-naming the file, the line and what was expected, so a corpus is never half-read silently.
+naming the file, the line and what was expected, so a corpus is never half-read silently. Every
+reader logs, once per file at INFO, what it settled on (tag scheme, character encoding, documents),
+and the CoNLL reader warns when it grouped sentences into documents; ``eer-inspect``
+(:mod:`eer_plugin.core.inspection`) shows all of it with counts.
 """
 from pathlib import Path
 from typing import List, Optional

@@ -1,14 +1,15 @@
 """CoNLL column files: one token per line, the tag in the last column (or ``tag_column``), blank
 lines between sentences, optional ``-DOCSTART-`` lines between documents. Covers CoNLL-2003
 (English/German, IOB1), CoNLL-2002 (Spanish/Dutch, IOB2), WNUT and any ``token ... tag`` file."""
+import dataclasses
 import logging
 import re
 from pathlib import Path
 from typing import List, Optional, Tuple
 
 from eer_plugin.core.documents import Document, Span
-from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
-from eer_plugin.core.tags import TagSequenceError, detect_encoding, normalize_encoding, tags_to_spans
+from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
+from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
 
 logger = logging.getLogger(__name__)
 
@@ -38,6 +39,52 @@ class _ConllDocument:
 
 
 _TAG_PATTERN = re.compile(r"^(O|[BILU]-\S+)$")
+
+
+@dataclasses.dataclass
+class ConllReading:
+    """What :func:`read_conll` decided about a file, and what it saw that made it decide."""
+
+    #: the codec the file was decoded with, and why (``auto: valid UTF-8``, ``given``, ...)
+    file_encoding: str
+    file_encoding_reason: str
+    #: ``IOB1``, ``BIO`` or ``BIOUL``, and why (``given`` or what ``auto`` saw)
+    tag_scheme: str
+    tag_scheme_reason: str
+    #: ``docstart`` (``-DOCSTART-`` lines delimit the documents) or ``grouped`` (``group_size`` sentences each)
+    documents_from: str
+    group_size: Optional[int]
+    documents: int
+    sentences: int
+    #: ``(line, tag, previous tag or None at a sentence start)`` of every chunk that starts with ``I-``
+    #: after ``O``, another type or at a sentence start (conlleval's rule)
+    i_starts: List[Tuple[int, str, Optional[str]]]
+    #: line of the first ``L-``/``U-`` tag (None: none)
+    first_biluo_line: Optional[int] = None
+
+    def log_lines(self, path: PathLike) -> List[Tuple[int, str]]:
+        """``(logging level, message)``: the scheme, the character encoding and the documents, one line
+        each at INFO, and a WARNING with the fix when sentences were grouped into documents."""
+        lines = [
+            (logging.INFO, f"{path}: tag scheme {self.tag_scheme} ({self.tag_scheme_reason})"),
+            (logging.INFO, f"{path}: character encoding {self.file_encoding} ({self.file_encoding_reason})"),
+        ]
+        if self.documents_from == "docstart":
+            lines.append((logging.INFO, f"{path}: {self.documents} documents from {DOCSTART} lines ({self.sentences} sentences)"))
+        else:
+            lines.append((
+                logging.INFO,
+                f"{path}: {self.documents} documents of up to {self.group_size} sentences ({self.sentences} sentences; "
+                f"no {DOCSTART} line, sentences grouped)",
+            ))  # fmt: skip
+            lines.append((
+                logging.WARNING,
+                f"{path} has no {DOCSTART} line: its {self.sentences} sentences were grouped into {self.documents} "
+                f"documents of {self.group_size} consecutive sentences; the grouping changes chunking, the EE "
+                "simulator's per-document budget and the ratio estimate (set sentences_per_document / "
+                "--sentences-per-document to choose the size)",
+            ))  # fmt: skip
+        return lines
 
 
 def read_conll(
@@ -77,7 +124,25 @@ def read_conll(
     Every token line must have the same number of columns as the first one (``-DOCSTART-`` lines
     are exempt: CoNLL-2002 Dutch writes ``-DOCSTART- -DOCSTART- O``). Documents get ids
     ``<file stem>-<index>`` (zero-padded) and sources ``<file>:<line of their first line>``.
+
+    Logs, once per file, the tag scheme, the character encoding and the documents it settled on (one
+    line each at INFO, with what ``auto`` saw), and a warning when sentences were grouped into
+    documents (:meth:`ConllReading.log_lines`); :func:`read_conll_reading` returns that instead.
     """
+    documents, reading = read_conll_reading(path, encoding, sentences_per_document, tag_column, file_encoding)
+    for level, message in reading.log_lines(path):
+        logger.log(level, message)
+    return documents
+
+
+def read_conll_reading(
+    path: PathLike,
+    encoding: str = "auto",
+    sentences_per_document: Optional[int] = None,
+    tag_column: int = -1,
+    file_encoding: str = AUTO_FILE_ENCODING,
+) -> Tuple[List[Document], ConllReading]:
+    """:func:`read_conll` without its log lines: the documents and the :class:`ConllReading`."""
     try:
         encoding = "auto" if encoding == "auto" else normalize_encoding(encoding)
     except ValueError as err:
@@ -85,7 +150,7 @@ def read_conll(
     if sentences_per_document is not None and sentences_per_document < 1:
         raise FormatError(f"sentences_per_document must be at least 1, got {sentences_per_document}", path)
 
-    documents = _read_conll_documents(path, tag_column, file_encoding)
+    documents, (codec, codec_reason) = _read_conll_documents(path, tag_column, file_encoding)
     if documents and documents[-1].starts_with_docstart and not documents[-1].sentences:
         logger.warning(
             "%s:%d: %s at the end of the file is followed by no tokens; dropping that empty document",
@@ -97,26 +162,46 @@ def read_conll(
     for document in documents:
         if document.starts_with_docstart and not document.sentences:
             raise FormatError(f"empty document: {DOCSTART} is followed by no tokens", path, document.line)
+    group_size = None
     if not any(d.starts_with_docstart for d in documents):
-        documents = _group_sentences(documents[0].sentences, sentences_per_document or DEFAULT_SENTENCES_PER_DOCUMENT)
+        group_size = sentences_per_document or DEFAULT_SENTENCES_PER_DOCUMENT
+        documents = _group_sentences(documents[0].sentences, group_size)
 
-    if encoding == "auto":
-        encoding = detect_encoding(s.tags for d in documents for s in d.sentences)
+    sentences = [s for d in documents for s in d.sentences]
+    i_starts = [
+        (s.lines[i], s.tags[i], s.tags[i - 1] if i else None) for s in sentences for i in i_chunk_starts(s.tags)
+    ]
+    first_biluo = next((line for s in sentences for line, tag in zip(s.lines, s.tags) if tag[:2] in ("L-", "U-")), None)
+    if encoding != "auto":
+        reason = "given"
+    elif first_biluo is not None:
+        encoding, reason = "BIOUL", f"auto: L-/U- tags, first on line {first_biluo}"
+    elif i_starts:
+        encoding = "IOB1"
+        starts = "1 chunk starts" if len(i_starts) == 1 else f"{len(i_starts)} chunks start"
+        reason = f"auto: {starts} with I- after O or another type, first on line {i_starts[0][0]}"
+    else:
+        encoding, reason = "BIO", "auto: every chunk starts with B-" if any(t != "O" for s in sentences for t in s.tags) else "auto: no entity tags"
+    reading = ConllReading(
+        codec, codec_reason, encoding, reason, "grouped" if group_size else "docstart", group_size, len(documents),
+        len(sentences), i_starts, first_biluo,
+    )  # fmt: skip
     stem = Path(path).name.split(".")[0] or "document"
     width = len(str(len(documents) - 1))
     return [
         _to_document(d, f"{stem}-{index:0{width}d}", path, encoding).validate()
         for index, d in enumerate(documents)
-    ]
+    ], reading
 
 
-def _read_conll_documents(path: PathLike, tag_column: int, file_encoding: str = AUTO_FILE_ENCODING) -> List[_ConllDocument]:
+def _read_conll_documents(path: PathLike, tag_column: int, file_encoding: str = AUTO_FILE_ENCODING) -> Tuple[List[_ConllDocument], Tuple[str, str]]:
     """Splits a column file into documents (at ``-DOCSTART-``) and sentences, checking columns
-    and tag shapes."""
+    and tag shapes; also returns the codec used and why."""
     documents: List[_ConllDocument] = []
     sentence: Optional[_Sentence] = None
     columns: Optional[Tuple[int, int]] = None  # (column count, line that set it)
-    for number, text in read_lines(path, file_encoding):
+    lines, codec = decoded_lines(path, file_encoding)
+    for number, text in lines:
         fields = text.split()
         if not fields:
             sentence = None
@@ -152,7 +237,7 @@ def _read_conll_documents(path: PathLike, tag_column: int, file_encoding: str = 
         sentence.tokens.append(fields[0])
         sentence.tags.append(tag)
         sentence.lines.append(number)
-    return documents
+    return documents, codec
 
 
 def _group_sentences(sentences: List[_Sentence], size: int) -> List[_ConllDocument]:
@@ -173,7 +258,10 @@ def _to_document(document: _ConllDocument, doc_id: str, path: PathLike, encoding
             sentence_spans = tags_to_spans(sentence.tags, encoding)
         except TagSequenceError as err:
             line = sentence.lines[min(err.position, len(sentence.lines) - 1)]
-            raise FormatError(f"{err} (reading the tags as {encoding})", path, line) from None
+            hint = ""
+            if encoding == "BIO" and sentence.tags[min(err.position, len(sentence.tags) - 1)].startswith("I-"):
+                hint = "; to start a chunk there, as conlleval does, read the file as IOB1 (tag_scheme / --tag-scheme IOB1)"
+            raise FormatError(f"{err} (reading the tags as {encoding}){hint}", path, line) from None
         offset = len(tokens)
         spans.extend((offset + s, offset + e, t) for s, e, t in sentence_spans)
         tokens.extend(sentence.tokens)

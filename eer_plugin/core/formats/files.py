@@ -5,7 +5,7 @@ import logging
 import os
 import re
 from pathlib import Path
-from typing import Iterator, Optional, Tuple, Union
+from typing import Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.core.documents import DocumentError
 from eer_plugin.core.text import normalise_text
@@ -48,6 +48,12 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
     encoding, an undecodable byte raises :class:`FormatError` naming its line and offset. Control
     characters that are not white space become U+FFFD (:mod:`eer_plugin.core.text`).
     """
+    return decode_file_as(path, file_encoding, fallback)[0]
+
+
+def decode_file_as(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True) -> Tuple[str, str, str]:
+    """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
+    ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
     try:
         data = Path(path).read_bytes()
     except OSError as err:
@@ -67,7 +73,7 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
                 "(set file_encoding / --file-encoding to choose another encoding)",
                 path, data[err.start], line,
             )
-            return _normalised(data.decode("latin-1"), path)
+            return _normalised(data.decode("latin-1"), path), "latin-1", f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})"
         name = "UTF-8" if codecs.lookup(codec).name == "utf-8" else codec
         hint = "" if file_encoding == AUTO_FILE_ENCODING and fallback else " (set file_encoding / --file-encoding, e.g. latin-1)"
         raise FormatError(
@@ -76,7 +82,10 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
             path,
             line,
         ) from None
-    return _normalised(text[1:] if text.startswith("\ufeff") else text, path)
+    why = "auto: valid UTF-8" if file_encoding == AUTO_FILE_ENCODING else "given"
+    if text.startswith("\ufeff"):
+        return _normalised(text[1:], path), codec, why + " (byte-order mark dropped)"
+    return _normalised(text, path), codec, why
 
 
 def _normalised(text: str, path: PathLike) -> str:
@@ -91,10 +100,14 @@ def read_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lin
     :func:`decode_file`; JSON lines files must be UTF-8 unless ``file_encoding`` says otherwise,
     so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and in column files also at
     U+2028 / U+2029."""
-    text = decode_file(path, file_encoding, fallback=not json_lines)
+    yield from decoded_lines(path, file_encoding, json_lines)[0]
+
+
+def decoded_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
+    """The lines of :func:`read_lines` and ``(codec used, why)`` (see :func:`decode_file_as`)."""
+    text, codec, why = decode_file_as(path, file_encoding, fallback=not json_lines)
     breaks = _JSONLINE_BREAKS if json_lines else LINE_BREAKS
     lines = breaks.split(text)
     if lines and lines[-1] == "":
         lines.pop()
-    for number, line in enumerate(lines, start=1):
-        yield number, line
+    return list(enumerate(lines, start=1)), (codec, why)

@@ -2,6 +2,8 @@
 reader consumes (see :meth:`eer_plugin.core.documents.Document.from_json`)."""
 import json
 import logging
+import os
+from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
 
 from eer_plugin.core.documents import Document, DocumentError, unknown_keys_message
@@ -9,6 +11,8 @@ from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathL
 from eer_plugin.core.outputs import writing
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.core.text import normalise_value
+
+logger = logging.getLogger(__name__)
 
 logger = logging.getLogger(__name__)
 
@@ -65,6 +69,10 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
         documents.append(document)
     if not documents:
         raise FormatError("no documents; expected one JSON object per line", path)
+    codec = "utf-8 (auto: JSON lines are UTF-8)" if file_encoding == AUTO_FILE_ENCODING else f"{file_encoding} (given)"
+    complete = sum(d.is_complete for d in documents)
+    logger.info("%s: character encoding %s", path, codec)
+    logger.info("%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme", path, len(documents), complete)
     return documents
 
 

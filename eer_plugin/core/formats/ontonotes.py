@@ -1,11 +1,14 @@
 """OntoNotes 5 / CoNLL-2012 ``*_conll`` / ``*.gold_conll`` files: bracketed named entities, one
 document per ``#begin document`` part."""
+import logging
 import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
 from eer_plugin.core.documents import Document, Span
-from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
+from eer_plugin.core.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
+
+logger = logging.getLogger(__name__)
 
 #: the 18 OntoNotes 5 named-entity types
 ONTONOTES_TYPES = (
@@ -70,7 +73,10 @@ def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) ->
         if tokens and (not sentence_ends or sentence_ends[-1] != len(tokens)):
             sentence_ends.append(len(tokens))
 
-    for number, text in read_lines(path, file_encoding):
+    lines, (codec, why) = decoded_lines(path, file_encoding)
+    logger.info("%s: character encoding %s (%s)", path, codec, why)
+    parts = 0
+    for number, text in lines:
         stripped = text.strip()
         if stripped.startswith("#begin document"):
             match = _BEGIN_DOCUMENT.match(stripped)
@@ -91,6 +97,7 @@ def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) ->
             if not tokens:
                 raise FormatError(f"empty document {doc_id!r}: no token lines", path, begin_line)
             found_any = True
+            parts += 1
             source = f"{path}:{begin_line}"
             yield Document(doc_id, tokens, sentence_ends, spans, is_complete=True, source=source).validate()
             begin_line = None
@@ -139,6 +146,7 @@ def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) ->
         raise FormatError(f"document {doc_id!r} has no '#end document' line", path, begin_line)
     if not found_any:
         raise FormatError("no '#begin document' found; expected an OntoNotes CoNLL-2012 file", path)
+    logger.info("%s: %d documents from '#begin document' parts; entities from bracket column %d, no tag scheme", path, parts, ONTONOTES_NE_COLUMN + 1)
 
 
 # --------------------------------------------------------------------------------------- JSON lines

@@ -1,0 +1,120 @@
+"""``eer-ner eer-inspect FILE [FILE ...]``: what the readers make of a corpus, before any training.
+
+For every file (CoNLL columns, OntoNotes, partial JSON lines) it prints the character encoding and
+tag scheme used and why, the documents (from ``-DOCSTART-`` lines or grouped sentences), sentences,
+tokens, entity spans per type (conlleval's rule), chunks that start with ``I-`` after ``O`` or
+another type, the longest sentence and document in words and in the encoder's subword tokens beside
+the chunk size, and the subword entity ratio of the complete documents (the number EER's
+``entity_ratio`` band is about), then warnings with the option that changes what they are about.
+``--json`` prints one JSON object per file instead. A file that does not parse prints its file,
+line and reason; the command then exits with status 1 after the other files.
+The counting is in :mod:`eer_plugin.core.inspection`.
+"""
+import argparse
+import json
+import sys
+from typing import Any, Dict
+
+from eer_plugin.commands import one_shot, reader_options
+from eer_plugin.core import ratio_estimate
+from eer_plugin.core.documents import DocumentError
+from eer_plugin.core.formats import FormatError
+from eer_plugin.core.inspection import inspect_file, subword_statistics
+
+NAME = "eer-inspect"
+DESCRIPTION = (
+    "Show what the readers make of corpus files: encoding, tag scheme, documents, sentences, tokens, entity spans "
+    "per type, I- chunk starts, lengths in subwords and the subword entity ratio, and what deserves a look."
+)
+#: ``--encoder`` value that skips the subword statistics
+NO_ENCODER = "none"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("files", nargs="+", metavar="FILE", help="corpus files: CoNLL columns, OntoNotes *_conll (or a directory), partial .jsonl")
+    parser.add_argument(
+        "--encoder",
+        help="encoder whose tokenizer counts subwords (default: EER_ENCODER if set, else all-MiniLM-L6-v2, the packaged one; "
+        f"'{NO_ENCODER}': no subword statistics)",
+    )  # fmt: skip
+    parser.add_argument("--max-length", type=int, default=512, help="subwords per chunk, bookends included (EER_MAX_LENGTH)")
+    parser.add_argument("--json", action="store_true", help="print one JSON object per file (JSON lines)")
+    reader_options.add_reader_arguments(parser, "the files")
+    return parser
+
+
+def run(args: argparse.Namespace) -> list:
+    reader = None
+    if args.encoder != NO_ENCODER:
+        from eer_plugin.commands.estimate_ratio import document_counts
+        from eer_plugin.data.reader import PartialDocumentReader
+        from eer_plugin.encoders import default_encoder
+
+        encoder, source = (args.encoder, "--encoder") if args.encoder else default_encoder()
+        reader = PartialDocumentReader(model_name=encoder, max_length=args.max_length)
+    reports, failed = [], 0
+    for path in args.files:
+        try:
+            report, docs = inspect_file(path, **reader_options.reader_options(args))
+        except (FormatError, DocumentError) as err:
+            failed += 1
+            error = {"file": str(getattr(err, "path", path)), "line": getattr(err, "line", None), "error": getattr(err, "reason", str(err))}
+            print(json.dumps(error) if args.json else f"== {path} ==\nerror: {err}", file=sys.stdout if args.json else sys.stderr)
+            reports.append(error)
+            continue
+        if reader is not None:
+            report["encoder"] = {"name": encoder, "from": source}
+            report.update(subword_statistics(docs, reader.tokenize_words, reader.max_length))
+            complete = [d for d in docs if d.is_complete]
+            counts = document_counts(reader, complete, False, True)
+            report["subword_entity_ratio"] = ratio_estimate.ratio(counts) if complete else None
+        print(json.dumps(report) if args.json else describe(report))
+        reports.append(report)
+    if failed:
+        sys.exit(1)
+    return reports
+
+
+def describe(report: Dict[str, Any]) -> str:
+    """The report as text, one fact a line."""
+    lines = [f"== {report['file']} ==", f"format              {report['format']}"]
+    lines.append(f"character encoding  {report['file_encoding']} ({report['file_encoding_reason']})")
+    lines.append(f"tag scheme          {report['tag_scheme'] or 'none'} ({report['tag_scheme_reason']})")
+    origin = {
+        "docstart": "from -DOCSTART- lines", "grouped": f"groups of {report['group_size']} sentences, no -DOCSTART- line",
+        "json_lines": "one per JSON line", "begin_document": "from '#begin document' parts",
+    }[report["documents_from"]]  # fmt: skip
+    lines.append(f"documents           {report['documents']} ({origin}; {report['complete_documents']} complete)")
+    lines.append(f"sentences           {report['sentences']}")
+    lines.append(f"tokens              {report['tokens']}")
+    per_type = ", ".join(f"{t} {n}" for t, n in report["spans"].items())
+    kind = "annotated spans " if report["format"] == "jsonl" else "entity spans    "
+    lines.append(f"{kind}    {report['spans_total']}" + (f" ({per_type})" if per_type else ""))
+    if "negative_spans" in report:
+        lines.append(f"negative spans      {report['negative_spans']}")
+    if "i_starts" in report:
+        shown = ", ".join(f"line {s['line']} ({s['tag']} after {s['after']})" for s in report["i_start_lines"])
+        lines.append(f"I- chunk starts     {report['i_starts']} (chunks that start with I- after O or another type)" + (f": {shown}" if shown else ""))
+    for key in ("sentence", "document"):
+        text = f"longest {key:<9}   {_longest(report[f'longest_{key}_words'], 'words')}"
+        if "encoder" in report:
+            text += f"; {_longest(report[f'longest_{key}_subwords'], 'subwords')} of a chunk's {report['chunk_subwords']}"
+        lines.append(text)
+    if report.get("sentences_over_chunk"):
+        lines.append(f"sentences over a chunk  {report['sentences_over_chunk']} (the reader cuts them at word boundaries)")
+    if "encoder" in report:
+        ratio, complete = report["subword_entity_ratio"], report["complete_documents"]
+        encoder = f"{report['encoder']['name']}, {report['encoder']['from']}"
+        lines.append(
+            f"subword entity ratio {ratio:.3f} of the {complete} complete documents ({encoder}; bookends excluded)" if ratio is not None
+            else f"subword entity ratio n/a: no complete document ({encoder})"
+        )  # fmt: skip
+    lines.extend(f"warning: {message}" for message in report["warnings"])
+    return "\n".join(lines)
+
+
+def _longest(item: Dict[str, Any], unit: str) -> str:
+    return f"{item[unit]} {unit} (document {item['document']}, {item['source']})"
+
+
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError))

@@ -1,0 +1,63 @@
+"""The reader options of every command that reads a corpus (``eer-simulate``, ``eer-estimate-ratio``,
+``eer-inspect``), with the names the ``eer_documents`` dataset reader and the benchmark's dataset
+entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, ``--tag-column`` and
+``--file-encoding`` (``format``, ``tag_scheme``, ... in a config or a plan). No AllenNLP here."""
+import argparse
+from typing import Any, Dict
+
+from eer_plugin.core.formats import DEFAULT_SENTENCES_PER_DOCUMENT, FORMATS
+from eer_plugin.core.tags import normalize_encoding
+
+
+def tag_scheme(value: str) -> str:
+    """``auto`` or a tag scheme name (IOB1, BIO/IOB2, BIOUL/BILOU), as argparse ``type``."""
+    if value == "auto":
+        return value
+    try:
+        return normalize_encoding(value)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def positive_int(value: str) -> int:
+    number = int(value)
+    if number < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of at least 1, got {value}")
+    return number
+
+
+def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpus") -> argparse._ArgumentGroup:
+    """Adds the reader options to ``parser`` in a group of their own; :func:`reader_options` reads them back."""
+    group = parser.add_argument_group("reading the corpus")
+    group.add_argument("--format", choices=FORMATS, default="auto", help="format of the files (default auto: from name and content)")
+    group.add_argument(
+        "--tag-scheme", "--encoding", dest="tag_scheme", type=tag_scheme, default="auto", metavar="SCHEME",
+        help="tag scheme of CoNLL files: auto (BIOUL if L-/U- occur, IOB1 if a chunk starts with I- after O or "
+        "another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
+    )  # fmt: skip
+    group.add_argument(
+        "--sentences-per-document", type=positive_int, default=None, metavar="K",
+        help=f"CoNLL files without -DOCSTART- lines: sentences per document (default {DEFAULT_SENTENCES_PER_DOCUMENT})",
+    )  # fmt: skip
+    group.add_argument("--tag-column", type=int, default=-1, metavar="N", help="CoNLL files: column of the tag, 0-based (default -1: the last)")
+    group.add_argument(
+        "--file-encoding", default="auto", metavar="CODEC",
+        help=f"character encoding of {what}: auto (UTF-8; a column file that is not valid UTF-8 is read as latin-1, "
+        "with a warning) or a codec name such as latin-1",
+    )  # fmt: skip
+    return group
+
+
+def reader_options(args: argparse.Namespace) -> Dict[str, Any]:
+    """The keyword arguments of :func:`~eer_plugin.core.formats.read_documents` from the parsed options."""
+    return dict(
+        format=args.format, encoding=args.tag_scheme, sentences_per_document=args.sentences_per_document,
+        tag_column=args.tag_column, file_encoding=args.file_encoding,
+    )  # fmt: skip
+
+
+def reader_parameters(args: argparse.Namespace) -> Dict[str, Any]:
+    """The same options as parameters of the ``eer_documents`` dataset reader."""
+    options = reader_options(args)
+    options["tag_scheme"] = options.pop("encoding")
+    return options
