@@ -5,74 +5,77 @@ import torch
 
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.losses import BandConstraint, band_penalty, band_term, eer_objective, expected_entity_ratio
-from eer_plugin.core.ratio_control import BandMultipliers, batch_ratio, check_ratio_control
+from eer_plugin.core.ratio_control import EntityPrice, batch_ratio, check_ratio_control
 from eer_plugin.core.tags import BiluoScheme
 
 
-def effective_price(rho_hat, lam_lo, lam_hi, low, high, c):
-    return max(0.0, lam_hi + c * (rho_hat - high)) - max(0.0, lam_lo + c * (low - rho_hat))
+def price_per_unit(r, lam_lo, lam_hi, low, high, c):
+    return max(0.0, lam_hi + c * (r - high)) - max(0.0, lam_lo + c * (low - r))
 
 
-@pytest.mark.parametrize("rho_hat", [0.0, 0.05, 0.11, 0.15, 0.19, 0.26, 0.9])
+@pytest.mark.parametrize("ratio", [0.0, 0.05, 0.11, 0.15, 0.19, 0.26, 0.9])
 @pytest.mark.parametrize("multipliers", [(0.0, 0.0), (0.0, 1.5), (0.7, 0.0), (0.2, 0.3)])
-def test_band_penalty_derivative_is_the_effective_price(rho_hat, multipliers):
-    x = torch.tensor(rho_hat, dtype=torch.float64, requires_grad=True)
-    lam = torch.tensor(multipliers, dtype=torch.float64)
-    value = band_penalty(x, lam, 0.10, 0.20, 10.0)
+def test_the_penalty_s_derivative_is_the_price(ratio, multipliers):
+    x = torch.tensor(ratio, dtype=torch.float64, requires_grad=True)
+    band = BandConstraint(0.10, 0.20, multipliers, 30.0, None, 0.9)
+    value = band_penalty(x, band)
     (grad,) = torch.autograd.grad(value, x)
-    assert float(grad) == pytest.approx(effective_price(rho_hat, *multipliers, 0.10, 0.20, 10.0), abs=1e-12)
-    if multipliers == (0.0, 0.0) and 0.10 <= rho_hat <= 0.20:
+    assert float(grad) == pytest.approx(price_per_unit(ratio, *multipliers, 0.10, 0.20, 30.0), abs=1e-12)
+    if multipliers == (0.0, 0.0) and 0.10 <= ratio <= 0.20:
         assert float(value.detach()) == 0.0  # no pull inside the band until a multiplier has built up
 
 
-def test_band_term_pulls_each_token_by_the_price_per_expected_entity_tag():
-    """d(band term)/d(emissions) = price * d(mean expected entity tags per row)/d(emissions), with padding."""
+@pytest.mark.parametrize("running_ratio", [None, 0.05])
+def test_the_band_term_pulls_each_token_by_the_price_per_expected_entity_tag(running_ratio):
+    """d(term)/d(emissions) = (1 - m) psi'(r) d(mean expected entity tags per row)/d(emissions), padding
+    included; r = m r_before + (1 - m) rho_hat(batch), or rho_hat(batch) on the first batch."""
     torch.manual_seed(0)
     scheme = BiluoScheme(["PER", "LOC"])
     crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end())
     emissions = (3 * torch.randn(3, 6, scheme.num_tags, dtype=torch.float64)).requires_grad_()
     mask = torch.tensor([[1] * 6, [1] * 4 + [0] * 2, [1] * 2 + [0] * 4], dtype=torch.bool)
-    band = BandConstraint(0.05, 0.10, torch.tensor([0.0, 0.4], dtype=torch.float64), 10.0)
-    marginals = crf.marginals(emissions, mask)
+    band = BandConstraint(0.05, 0.10, (0.0, 0.4), 30.0, running_ratio, 0.9)
     entity = scheme.entity_mask()
-    (grad_term,) = torch.autograd.grad(band_term(marginals, mask, entity, band), emissions)
+    (grad_term,) = torch.autograd.grad(band_term(crf.marginals(emissions, mask), mask, entity, band), emissions)
     marginals = crf.marginals(emissions, mask)
-    rho_hat = float(expected_entity_ratio(marginals.detach(), mask, entity))
+    batch = float(expected_entity_ratio(marginals.detach(), mask, entity))
+    weight, ratio = (1.0, batch) if running_ratio is None else (0.1, 0.9 * running_ratio + 0.1 * batch)
     counts = (marginals * entity).sum(-1).mul(mask).sum(-1).mean()
     (grad_counts,) = torch.autograd.grad(counts, emissions)
-    price = effective_price(rho_hat, 0.0, 0.4, 0.05, 0.10, 10.0)
-    assert price > 0.4  # above the band: the multiplier plus the proportional push
+    price = weight * price_per_unit(ratio, 0.0, 0.4, 0.05, 0.10, 30.0)
+    assert price != 0
     torch.testing.assert_close(grad_term, price * grad_counts, rtol=1e-9, atol=1e-12)
     assert torch.isfinite(grad_term).all()
 
 
-def test_multipliers_accumulate_outside_the_band_and_relax_inside():
-    band = BandMultipliers(0.15, 0.05, price_rate=2.0)
-    band.update(torch.tensor(0.30))  # 0.10 above: lambda_hi += 2 * 0.10
-    assert band.multipliers.tolist() == pytest.approx([0.0, 0.2])
-    band.update(torch.tensor(0.25))
-    assert band.price() == pytest.approx(0.3)
-    band.update(torch.tensor(0.15))  # inside: lambda_hi relaxes by 2 * 0.05, never below 0
-    assert band.price() == pytest.approx(0.2)
-    for _ in range(5):
-        band.update(torch.tensor(0.15))
-    assert band.multipliers.tolist() == [0.0, 0.0]
-    band.update(torch.tensor(0.0))  # below: a subsidy
-    assert band.price() == pytest.approx(-0.2)
-    state = band.state_dict()
-    assert set(state) == {"multipliers"}
-    restored = BandMultipliers(0.15, 0.05, price_rate=2.0)
+def test_the_multipliers_follow_the_running_ratio():
+    price = EntityPrice(0.15, 0.05, price_rate=2.0, price_penalty=10.0, momentum=0.5)
+    assert price.price() == 0.0  # no batch seen yet
+    price.update(torch.tensor(0.30))  # r = 0.30 (the first batch), 0.10 above: lambda_hi = 2 * 0.10
+    assert price.state.tolist()[:2] == pytest.approx([0.0, 0.2])
+    assert price.price() == pytest.approx(0.2 + 10 * 0.10)  # the multiplier plus the immediate push
+    price.update(torch.tensor(0.10))  # r = 0.20: on the edge, the multiplier stays
+    assert price.running_ratio == pytest.approx(0.20) and price.price() == pytest.approx(0.2)
+    for _ in range(10):
+        price.update(torch.tensor(0.15))  # r falls into the band: lambda_hi relaxes, never below 0
+    assert price.state.tolist()[:2] == [0.0, 0.0] and price.price() == 0.0
+    for _ in range(3):
+        price.update(torch.tensor(0.0))  # r below the band: a subsidy
+    assert price.price() < 0 and price.state[0] > 0
+    state = price.state_dict()
+    assert set(state) == {"state"}
+    restored = EntityPrice(0.15, 0.05, price_rate=2.0, price_penalty=10.0, momentum=0.5)
     restored.load_state_dict(state)
-    assert restored.price() == band.price()
+    assert restored.price() == price.price()
 
 
 def test_arguments_are_checked():
     with pytest.raises(ValueError, match="ratio_control must be one of fixed, bind"):
         check_ratio_control("adaptive")
     with pytest.raises(ValueError, match="gamma"):
-        BandMultipliers(0.15, -0.1)
-    with pytest.raises(ValueError, match="price_penalty"):
-        BandMultipliers(0.15, 0.05, price_penalty=0.0)
+        EntityPrice(0.15, -0.1)
+    with pytest.raises(ValueError, match="momentum"):
+        EntityPrice(0.15, 0.05, momentum=1.0)
 
 
 def test_batch_ratio_is_the_expected_entity_ratio():
@@ -110,7 +113,7 @@ def train_tiny_tagger(control: str, rho: float, gamma: float, steps: int = 120) 
     crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end())
     scores = torch.nn.Embedding(VOCAB, scheme.num_tags)
     optimizer = torch.optim.Adam([*scores.parameters(), *crf.parameters()], lr=0.05)
-    band = BandMultipliers(rho, gamma) if control == "bind" else None
+    control_state = EntityPrice(rho, gamma) if control == "bind" else None
     unit = scheme.index["U-X"]
     ratios = []
     for step in range(steps):
@@ -120,19 +123,19 @@ def train_tiny_tagger(control: str, rho: float, gamma: float, steps: int = 120) 
         allowed[annotated] = torch.nn.functional.one_hot(torch.tensor(unit), scheme.num_tags).bool()
         result = eer_objective(
             crf, scores(words), mask, allowed, scheme.entity_mask(), entity_ratio=rho, ratio_margin=gamma,
-            ratio_loss_weight=10.0, band=None if band is None else band.constraint(),
+            ratio_loss_weight=10.0, band=None if control_state is None else control_state.constraint(),
         )
         optimizer.zero_grad()
         result.loss.backward()
         optimizer.step()
         assert torch.isfinite(result.loss)
-        if band is not None:
-            band.update(batch_ratio(result.marginals, mask, scheme.entity_mask()))
+        if control_state is not None:
+            control_state.update(batch_ratio(result.marginals, mask, scheme.entity_mask()))
         ratios.append(float(result.rho_hat))
     return sum(ratios[-30:]) / 30
 
 
-@pytest.mark.parametrize("rho, gamma", [(0.05, 0.01), (0.15, 0.05)])
+@pytest.mark.parametrize("rho, gamma", [(0.05, 0.01), (0.10, 0.02)])
 def test_the_band_binds_under_the_control_and_not_under_the_fixed_weight(rho, gamma):
     fixed = train_tiny_tagger("fixed", rho, gamma)
     bound = train_tiny_tagger("bind", rho, gamma)
@@ -215,5 +218,5 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
     metrics = json.loads((out / "metrics.json").read_text())
     assert metrics["training_entity_price"] > 0  # rho_hat above the band: a positive price per entity tag
     assert "validation_entity_price" not in metrics
-    price = load_weights(out / "best.th")["band.multipliers"]
-    assert price.dtype == torch.float64 and price.shape == (2,)
+    state = load_weights(out / "best.th")["entity_price.state"]
+    assert state.dtype == torch.float64 and state.shape == (3,)

@@ -72,7 +72,7 @@ local tagger(partial) = {
   // its step eta and slope c are overridden with -o '{"model.price_rate": ..., "model.price_penalty": ...}'
   ratio_control: if partial then env('EER_RATIO_CONTROL') else 'fixed',
   [if partial then 'price_rate']: 1.0,
-  [if partial then 'price_penalty']: 10.0,
+  [if partial then 'price_penalty']: 30.0,
   per_sequence_ratio: flag('EER_PER_SEQUENCE_RATIO'),
   ratio_counts_bookends: flag('EER_RATIO_BOOKENDS'),
   train_constraints: flag('EER_TRAIN_CONSTRAINTS'),

@@ -10,7 +10,7 @@ from CRF tag marginals and estimated on a mini-batch (Monte-Carlo over the data 
 objective is ``L_p + lambda_u * L_u`` with ``lambda_u`` the ``ratio_loss_weight``.
 Paper defaults: ``rho = 0.15``, ``gamma = 0.05``, ``lambda_u = 10``.
 """
-from typing import NamedTuple, Optional
+from typing import NamedTuple, Optional, Tuple
 
 import torch
 
@@ -66,46 +66,45 @@ def entity_ratio_loss(
     return hinges.sum() / rows.sum().clamp(min=1)
 
 
-def band_penalty(
-    rho_hat: torch.Tensor, multipliers: torch.Tensor, low: float, high: float, penalty: float
-) -> torch.Tensor:
-    """The augmented-Lagrangian term of the band constraint ``low <= rho_hat <= high``, per token::
-
-        psi = (max(0, lambda_hi + c (rho_hat - high))^2 - lambda_hi^2
-               + max(0, lambda_lo + c (low - rho_hat))^2 - lambda_lo^2) / (2 c)
-
-    with ``multipliers = [lambda_lo, lambda_hi]`` and ``c = penalty``. Its derivative in ``rho_hat``
-    is the effective price ``max(0, lambda_hi + c (rho_hat - high)) - max(0, lambda_lo + c (low - rho_hat))``:
-    the multipliers plus a push proportional to the distance outside the band (zero inside it
-    while both multipliers are zero). See :mod:`eer_plugin.core.ratio_control`."""
-    lam_lo, lam_hi = multipliers.to(rho_hat.dtype).unbind()
-    above = torch.clamp(lam_hi + penalty * (rho_hat - high), min=0)
-    below = torch.clamp(lam_lo + penalty * (low - rho_hat), min=0)
-    return (above.square() - lam_hi.square() + below.square() - lam_lo.square()) / (2 * penalty)
-
-
 class BandConstraint(NamedTuple):
-    """What :func:`eer_objective` needs of the binding control: the band and the current multipliers."""
+    """The binding control's state for one batch (see :mod:`eer_plugin.core.ratio_control`)."""
 
     low: float  # rho - gamma
     high: float  # rho + gamma
-    multipliers: torch.Tensor  # [lambda_lo, lambda_hi], detached
+    multipliers: Tuple[float, float]  # (lambda_lo, lambda_hi)
     penalty: float  # c
+    running_ratio: Optional[float]  # r before this batch (None: the first batch)
+    momentum: float  # m
+
+
+def band_penalty(ratio: torch.Tensor, band: BandConstraint) -> torch.Tensor:
+    """The augmented-Lagrangian penalty of ``low <= ratio <= high``::
+
+        psi(r) = (max(0, lambda_hi + c (r - high))^2 + max(0, lambda_lo + c (low - r))^2) / (2 c)
+
+    whose derivative, the price per unit of ratio, is
+    ``max(0, lambda_hi + c (r - high)) - max(0, lambda_lo + c (low - r))``."""
+    lam_lo, lam_hi = band.multipliers
+    above = torch.clamp(lam_hi + band.penalty * (ratio - band.high), min=0)
+    below = torch.clamp(lam_lo + band.penalty * (band.low - ratio), min=0)
+    return (above.square() + below.square()) / (2 * band.penalty)
 
 
 def band_term(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, band: BandConstraint) -> torch.Tensor:
-    """``n_bar * psi(rho_hat)``: :func:`band_penalty` of the batch's ``rho_hat`` times the mean number
-    of counted positions per row (its gradient is the effective price per expected entity tag)."""
-    rho_hat = expected_entity_ratio(marginals, mask, entity_mask)
+    """``n_bar * psi(r)`` with ``r = m * r_before + (1 - m) * rho_hat(batch)``, the running ratio this
+    batch moves, and ``n_bar`` the mean number of counted positions per row: each token's pull is
+    ``(1 - m) * psi'(r)`` per expected entity tag, in the units of ``L_p`` (nats per row)."""
+    batch = expected_entity_ratio(marginals, mask, entity_mask)
+    ratio = batch if band.running_ratio is None else band.momentum * band.running_ratio + (1 - band.momentum) * batch
     positions_per_row = mask.to(marginals.dtype).sum() / max(mask.shape[0], 1)
-    return positions_per_row * band_penalty(rho_hat, band.multipliers, band.low, band.high, band.penalty)
+    return positions_per_row * band_penalty(ratio, band)
 
 
 class EERLossOutput(NamedTuple):
     loss: torch.Tensor  # the objective to minimise (scalar)
     partial_nll: torch.Tensor  # L_p: mean over rows of -log p(y_O | x)
     ratio_loss: torch.Tensor  # L_u (0 when ratio_loss_weight == 0)
-    band_term: torch.Tensor  # the binding control's term, n_bar * psi(rho_hat) (0 without it)
+    band_term: torch.Tensor  # the binding control's term n_bar * psi(r) (0 without it)
     rho_hat: torch.Tensor  # batch expected entity ratio (detached, for logging)
     marginals: Optional[torch.Tensor]  # (B, n, K) model tag marginals, or None when not needed
 
@@ -128,9 +127,8 @@ def eer_objective(
     ``allowed`` holds the observations (see :func:`eer_plugin.core.crf.observations_to_allowed`);
     ``ratio_mask`` selects the positions counted in ``rho_hat`` (default: ``mask``; the tagger
     excludes the [CLS]/[SEP] bookends, which are always ``O``). ``L_p`` is averaged over rows, as
-    in the paper's eq. (1). ``band`` (the binding control, :class:`BandConstraint`) adds
-    ``n_bar * psi(rho_hat)``, :func:`band_penalty` of the batch ratio times the mean number of counted
-    positions per row, so that its pull on each token is in the units of ``L_p`` (nats per row).
+    in the paper's eq. (1). ``band`` (the binding control, :mod:`eer_plugin.core.ratio_control`) adds
+    :func:`band_term`.
     """
     ratio_mask = mask if ratio_mask is None else ratio_mask
     zero = emissions.new_zeros(())

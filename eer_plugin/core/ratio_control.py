@@ -1,4 +1,4 @@
-"""A ratio control that binds: the band as a constraint, held by an augmented Lagrangian.
+"""A ratio control that binds: a price per entity tag that holds the running rho_hat in the band.
 
 The paper's EER term ``lambda_u * max(0, |rho - rho_hat| - gamma)`` acts on one batch ratio, while
 the partial likelihood ``L_p`` is a mean over rows of *summed* per-token terms. The hinge's pull on
@@ -7,27 +7,31 @@ against about ``1 / B`` from the likelihood (``B`` rows): with chunks of a few h
 likelihood wins and ``rho_hat`` goes where it sends it, whatever band ``[rho - gamma, rho + gamma]``
 the user gave (docs/results.md, the ratio issue).
 
-The binding control (``ratio_control: bind``) keeps the paper's objective and adds the augmented
-Lagrangian of the constraint ``rho - gamma <= rho_hat <= rho + gamma`` (method of multipliers)::
+The binding control (``ratio_control: bind``) keeps the paper's objective and treats the band as a
+constraint on ``r``, a running mean of the training batches' ``rho_hat`` (``r = m r_before + (1 - m)
+rho_hat(batch)``, ``momentum`` m), held by the augmented Lagrangian of the method of multipliers::
 
-    L = L_p + lambda_u * L_u + n_bar * psi(rho_hat)
-    psi' (rho_hat) = max(0, lambda_hi + c (rho_hat - high)) - max(0, lambda_lo + c (low - rho_hat))
-    lambda_hi <- max(0, lambda_hi + eta (rho_hat - high))       high = rho + gamma
-    lambda_lo <- max(0, lambda_lo + eta (low - rho_hat))        low  = rho - gamma
+    L = L_p + lambda_u * L_u + n_bar * psi(r)
+    psi(r) = (max(0, lambda_hi + c (r - high))^2 + max(0, lambda_lo + c (low - r))^2) / (2 c)
+    lambda_hi <- max(0, lambda_hi + eta (r - high))          high = rho + gamma
+    lambda_lo <- max(0, lambda_lo + eta (low - r))           low  = rho - gamma
 
-``n_bar`` is the mean number of counted positions per row, so ``psi'`` is a *price per expected
-entity tag* in the likelihood's own units (nats per row): positive when the model has too many
-entity tags, negative (a subsidy) when it has too few. It has a part proportional to the distance
-outside the band (``c``, ``penalty``: an immediate push that does not wait for the multipliers) and
-the multipliers, which accumulate while the batch ratio is outside the band (``eta``,
-``price_rate``: stochastic dual ascent, one step per training batch) and relax while it is inside.
-At equilibrium the multiplier balances the likelihood's pull and ``rho_hat`` sits at the band's
-edge, whatever the chunk length or batch size. Functions: :func:`eer_plugin.core.losses.band_penalty`
-(``psi``) and :func:`eer_plugin.core.losses.band_term`; this module holds the multipliers.
+``n_bar`` is the mean number of counted positions per row, so ``psi'(r)`` is a *price per expected
+entity tag* in the likelihood's own units (nats per row): positive while the model has too many
+entity tags, negative (a subsidy) while it has too few, zero inside the band once the multipliers
+have relaxed. It has a part proportional to the distance outside the band (``c``,
+``price_penalty``: a push that does not wait) and the multipliers (``eta``, ``price_rate``: dual
+ascent, one step per batch), which accumulate while ``r`` stays outside and relax while it is
+inside, so at equilibrium the price balances the likelihood's pull and ``r`` sits at the band's
+edge, whatever the chunk length or batch size. The penalty acts on the running ratio rather than on
+each batch's: a batch of entity-dense documents moves ``r`` by only ``(1 - m)`` of its deviation,
+so it is not pushed down much harder than a sparse one, and the band is held on average, as the
+paper's prior means it. ``psi`` is differentiated exactly through the batch's CRF marginals
+(:func:`eer_plugin.core.losses.band_term`).
 
-The multipliers are a buffer, so every checkpoint saves them and ``--recover`` continues exactly;
-under distributed training the dual step uses the ratio over all workers' batches, so every worker
-holds the same multipliers. The gradient is exact (autograd through the CRF marginals).
+The running ratio and the multipliers are buffers, so every checkpoint saves them and ``--recover``
+continues exactly; under distributed training each batch's ratio is taken over all workers, so
+every worker holds the same price.
 """
 from typing import Optional
 
@@ -35,11 +39,13 @@ import torch
 
 from eer_plugin.core.losses import BandConstraint, expected_entity_counts
 
-#: eta: the multipliers' step per unit of ratio violation per training batch (nats per entity tag)
+#: eta: the multipliers' step per unit of ratio outside the band, per training batch (nats per entity tag)
 DEFAULT_PRICE_RATE = 1.0
-#: c: the effective price's slope per unit of ratio outside the band (nats per entity tag)
-DEFAULT_PRICE_PENALTY = 10.0
-#: the ratio controls a tagger accepts: the paper's fixed weight alone, or with the band constraint
+#: c: the price's immediate slope per unit of ratio outside the band (nats per entity tag)
+DEFAULT_PRICE_PENALTY = 30.0
+#: m: the running ratio's decay per batch (0.9: about the last 10 batches)
+DEFAULT_MOMENTUM = 0.9
+#: the ratio controls a tagger accepts: the paper's fixed weight alone, or with the band held
 RATIO_CONTROLS = ("fixed", "bind")
 
 
@@ -49,8 +55,8 @@ def check_ratio_control(control: str) -> str:
     return control
 
 
-class BandMultipliers(torch.nn.Module):
-    """The multipliers ``[lambda_lo, lambda_hi]`` of the band ``rho - gamma <= rho_hat <= rho + gamma``.
+class EntityPrice(torch.nn.Module):
+    """The state of the binding control: the multipliers and the running ratio ``r``.
 
     Parameters
     ----------
@@ -59,10 +65,12 @@ class BandMultipliers(torch.nn.Module):
     ratio_margin : float
         ``gamma``: the band's half width.
     price_rate : float
-        ``eta``: each multiplier moves by ``eta`` times the batch ratio's distance outside (or, with
-        the opposite sign, inside) its side of the band.
+        ``eta``: each multiplier moves by ``eta`` times the running ratio's distance outside (or,
+        relaxing, inside) its side of the band, per batch.
     price_penalty : float
-        ``c``: the slope of the effective price outside the band.
+        ``c``: the price's immediate slope outside the band.
+    momentum : float
+        ``m`` of the running ratio ``r <- m r + (1 - m) rho_hat(batch)``.
     """
 
     def __init__(
@@ -71,6 +79,7 @@ class BandMultipliers(torch.nn.Module):
         ratio_margin: float,
         price_rate: float = DEFAULT_PRICE_RATE,
         price_penalty: float = DEFAULT_PRICE_PENALTY,
+        momentum: float = DEFAULT_MOMENTUM,
     ) -> None:
         super().__init__()
         if not 0.0 <= entity_ratio <= 1.0:
@@ -81,32 +90,52 @@ class BandMultipliers(torch.nn.Module):
             raise ValueError(f"price_rate (eta) must be >= 0, got {price_rate}")
         if not price_penalty > 0:
             raise ValueError(f"price_penalty (c) must be > 0, got {price_penalty}")
+        if not 0.0 <= momentum < 1.0:
+            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
         self.low = entity_ratio - ratio_margin
         self.high = entity_ratio + ratio_margin
         self.price_rate = price_rate
         self.price_penalty = price_penalty
-        # float64, so that many small dual steps add up without rounding
-        self.register_buffer("multipliers", torch.zeros(2, dtype=torch.float64))
+        self.momentum = momentum
+        # [lambda_lo, lambda_hi, r] in float64 (many small steps add up without rounding); r is NaN
+        # until the first training batch
+        self.register_buffer("state", torch.tensor([0.0, 0.0, float("nan")], dtype=torch.float64))
+
+    @property
+    def running_ratio(self) -> Optional[float]:
+        ratio = float(self.state[2])
+        return None if ratio != ratio else ratio
 
     def constraint(self) -> BandConstraint:
-        """The band and the current multipliers, for :func:`eer_plugin.core.losses.eer_objective`."""
-        return BandConstraint(self.low, self.high, self.multipliers.detach().clone(), self.price_penalty)
+        """What :func:`eer_plugin.core.losses.eer_objective` needs for the next training batch."""
+        lam_lo, lam_hi, _ = self.state.tolist()
+        return BandConstraint(self.low, self.high, (lam_lo, lam_hi), self.price_penalty, self.running_ratio, self.momentum)
 
     def price(self) -> float:
-        """``mu = lambda_hi - lambda_lo``: the accumulated price per expected entity tag."""
-        return float(self.multipliers[1] - self.multipliers[0])
+        """``psi'(r)``: the current price per expected entity tag per unit of ratio (0 before the first batch)."""
+        ratio = self.running_ratio
+        if ratio is None:
+            return 0.0
+        lam_lo, lam_hi, _ = self.state.tolist()
+        above = max(0.0, lam_hi + self.price_penalty * (ratio - self.high))
+        below = max(0.0, lam_lo + self.price_penalty * (self.low - ratio))
+        return above - below
 
     @torch.no_grad()
     def update(self, rho_hat: torch.Tensor) -> None:
-        """One dual-ascent step from a training batch's expected entity ratio ``rho_hat``."""
+        """Folds a training batch's ``rho_hat`` into ``r`` (as :func:`band_term` did), then one dual step."""
         rho_hat = float(rho_hat)
-        step = torch.tensor([self.low - rho_hat, rho_hat - self.high], dtype=torch.float64)
-        self.multipliers.add_(self.price_rate * step.to(self.multipliers.device)).clamp_(min=0.0)
+        lam_lo, lam_hi, _ = self.state.tolist()
+        previous = self.running_ratio
+        ratio = rho_hat if previous is None else self.momentum * previous + (1 - self.momentum) * rho_hat
+        lam_lo = max(0.0, lam_lo + self.price_rate * (self.low - ratio))
+        lam_hi = max(0.0, lam_hi + self.price_rate * (ratio - self.high))
+        self.state.copy_(torch.tensor([lam_lo, lam_hi, ratio], dtype=torch.float64))
 
 
 def batch_ratio(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, group: Optional[object] = None) -> torch.Tensor:
     """``rho_hat`` of a batch, summed over every worker when ``torch.distributed`` is initialised
-    (so that all workers take the same dual step)."""
+    (so that all workers hold the same running ratio and multipliers)."""
     import torch.distributed as dist
 
     totals = torch.stack(

@@ -30,7 +30,7 @@ from eer_plugin.core.losses import (
 from eer_plugin.core.ratio_control import (
     DEFAULT_PRICE_PENALTY,
     DEFAULT_PRICE_RATE,
-    BandMultipliers,
+    EntityPrice,
     batch_ratio,
     check_ratio_control,
 )
@@ -97,14 +97,14 @@ class EERTagger(Model):
         ``lambda_u`` in the paper: the weight of the EER loss. 0 gives plain (partial) likelihood.
     ratio_control : str
         ``fixed``: the paper's objective, ``lambda_u`` times the hinge. ``bind``: adds the augmented
-        Lagrangian of the band constraint, so that the training ``rho_hat`` stays inside
-        ``[rho - gamma, rho + gamma]`` (:mod:`eer_plugin.core.ratio_control`); its accumulated price per
-        expected entity tag is logged per epoch as the metric ``entity_price``. Only for EER
+        Lagrangian of ``rho - gamma <= r <= rho + gamma`` for the running training ``rho_hat`` ``r``
+        (:mod:`eer_plugin.core.ratio_control`): a price per expected entity tag; the
+        price after the epoch's last batch is logged as the metric ``entity_price``. Only for EER
         (``ratio_loss_weight > 0``).
     price_rate : float
-        ``eta`` of ``bind``: the multipliers' dual-ascent step per unit of ratio violation per batch.
+        ``eta`` of ``bind``: the multipliers' dual-ascent step per unit of ratio outside the band.
     price_penalty : float
-        ``c`` of ``bind``: the slope of the price per unit of ratio outside the band.
+        ``c`` of ``bind``: the price's immediate slope per unit of ratio outside the band.
     per_sequence_ratio : bool
         Use the mean of per-chunk hinges instead of the hinge of the batch ratio (the paper's).
     ratio_counts_bookends : bool
@@ -177,9 +177,9 @@ class EERTagger(Model):
         self.ratio_control = check_ratio_control(ratio_control)
         if ratio_control == "bind" and not ratio_loss_weight:
             raise ValueError("ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold")
-        #: the band's multipliers (a buffer: saved in checkpoints), or None for the paper's fixed weight
-        self.band = (
-            BandMultipliers(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
+        #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight
+        self.entity_price = (
+            EntityPrice(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
         )
         self.per_sequence_ratio = per_sequence_ratio
         self.ratio_counts_bookends = ratio_counts_bookends
@@ -279,7 +279,7 @@ class EERTagger(Model):
 
         if tags is not None:
             allowed = self.observations(tags, mask, o_weights, bookends)
-            bound = self.band is not None and self.training
+            priced = self.entity_price is not None and self.training
             result = eer_objective(
                 self.training_crf() if self.training else self.crf,
                 emissions,
@@ -291,10 +291,10 @@ class EERTagger(Model):
                 ratio_margin=self.ratio_margin,
                 ratio_loss_weight=self.ratio_loss_weight if self.training else 0.0,
                 per_sequence=self.per_sequence_ratio,
-                band=self.band.constraint() if bound else None,
+                band=self.entity_price.constraint() if priced else None,
             )
-            if bound and torch.is_grad_enabled():  # one dual-ascent step per training batch
-                self.band.update(batch_ratio(result.marginals, counted, self._entity_mask))
+            if priced and torch.is_grad_enabled():  # the running ratio and one dual step per training batch
+                self.entity_price.update(batch_ratio(result.marginals, counted, self._entity_mask))
             output["loss"] = result.loss
             self.partial_nll(result.partial_nll.item())
             self.ratio_loss(float(result.ratio_loss.detach()))
@@ -334,8 +334,8 @@ class EERTagger(Model):
         metrics["rho_hat"] = self.rho_hat.get_metric(reset)
         metrics["partial_nll"] = self.partial_nll.get_metric(reset)
         metrics["ratio_loss"] = self.ratio_loss.get_metric(reset)
-        if self.band is not None and self.training:  # the price after the epoch's last batch
-            metrics["entity_price"] = self.band.price()
+        if self.entity_price is not None and self.training:  # after the epoch's last batch
+            metrics["entity_price"] = self.entity_price.price()
         metrics.update(evaluation_metrics(self.partial_span, self.training, reset))
         return metrics
 
