@@ -21,7 +21,7 @@ from eer_plugin.core.formats import read_jsonl
 from eer_plugin.core.importers import import_documents
 from eer_plugin.errors import DataFileError, UserError
 from eer_plugin.predictors.tokenizer import tokenize_text
-from eer_plugin.settings import SETTINGS, config_defaults, settings_help
+from eer_plugin.settings import SETTINGS, config_defaults
 from eer_plugin.training.trainer import FEW_STEPS, warn_about_run
 
 NAMES = [s.name for s in SETTINGS]
@@ -232,3 +232,11 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
         failed = _run(args, work, env)
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-3000:]
         assert failed.stderr.strip().splitlines()[-1].startswith("error: ") and "missing." in failed.stderr
+
+
+@pytest.mark.integration
+def test_importing_the_plugin_writes_no_settings_into_the_environment():
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+    code = "import os, eer_plugin; print(sorted(k for k in os.environ if k.startswith('EER_')))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr[-2000:]
