@@ -1,9 +1,7 @@
 """Imports every module that registers an AllenNLP component (readers, models, predictors, commands)."""
-from eer_plugin.encoders import install_config_defaults
+from eer_plugin import archive, config_files, errors
 
-install_config_defaults()  # defaults of the configs' std.extVar variables (see eer_plugin/encoders.py)
-
-from eer_plugin import archive, errors  # noqa: E402
+config_files.install()  # packaged configs by name; EER_* defaults as jsonnet variables (no os.environ writes)
 
 archive.install()  # checked extraction and weights-only loading of model archives, inside AllenNLP too
 errors.install_excepthook()  # an uncaught eer_plugin.errors.UserError prints one line, no traceback
@@ -26,3 +24,6 @@ from eer_plugin.commands import evaluate_checks  # noqa: E402
 
 evaluate_checks.install()  # eer-ner evaluate: an output that is an input is refused before the model loads
 from eer_plugin.commands import inspect_data  # noqa: E402,F401
+from eer_plugin.commands import eer_settings, split  # noqa: E402
+
+eer_settings.install()  # train --help lists the settings and the packaged configs

@@ -8,14 +8,15 @@ checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o
 ``eer-benchmark``, ``eer-inspect``, ...), then runs AllenNLP's own ``main``: every ``allennlp`` subcommand (``train``,
 ``evaluate``, ``predict``, ...) plus ours, with the same arguments::
 
-    eer-ner train training_configs/eer_short.jsonnet -s runs/eer
+    eer-ner train eer_short.jsonnet -s runs/eer   # a packaged config, by name (eer_plugin/config_files.py)
     eer-ner eer-simulate --help
     eer-ner evaluate runs/eer/model.tar.gz test.txt
 
 ``python -m eer_plugin.cli`` does the same. An error caused by the input
 (:class:`eer_plugin.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
-is one line on stderr and exit status 1.
+is one line on stderr and exit status 1, and so is a missing input file.
 """
+import os
 import sys
 from typing import Optional, Sequence
 
@@ -32,6 +33,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         allennlp_main(prog="eer-ner")
     except UserError as error:
         print(one_line(error), file=sys.stderr)
+        return 1
+    except FileNotFoundError as error:  # AllenNLP's cached_path: e.g. a predict input file that is not there
+        print(f"error: {error} (relative paths start in {os.getcwd()})", file=sys.stderr)
         return 1
     return 0
 

@@ -15,6 +15,8 @@ from typing import Iterable, List, Optional
 
 from allennlp.common.checks import ConfigurationError
 
+from eer_plugin.core.documents import DocumentError
+
 
 class UserError(ConfigurationError):
     """A failure caused by the user's input, explained in one line."""
@@ -25,6 +27,10 @@ class UserError(ConfigurationError):
 
 class ArchiveError(UserError):
     """A model archive that is missing, is no archive, or is unsafe to extract."""
+
+
+class DataFileError(UserError, DocumentError):
+    """A data file that is missing or cannot be read (also a ``DocumentError``, which one-shot commands catch)."""
 
 
 class UnknownEntityTypeError(UserError):

@@ -11,6 +11,9 @@
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
 export EER_EPOCHS="${EER_EPOCHS:-20}" EER_BATCH_SIZE="${EER_BATCH_SIZE:-1}"
+# the demo's data: the bundled fixtures, named explicitly (the configs have no data defaults)
+export EER_TRAIN_DATA="${EER_TRAIN_DATA:-fixtures/conll2003_tiny_partial.jsonl}"
+export EER_DEV_DATA="${EER_DEV_DATA:-fixtures/conll2003_tiny_dev.txt}" EER_TEST_DATA="${EER_TEST_DATA:-fixtures/conll2003_tiny_dev.txt}"
 OUT="${OUT:-runs/demo}"
 LOG="$OUT.log"  # next to the serialization directory: `allennlp train` wants that directory new
 ALLENNLP="$VENV/bin/allennlp"

@@ -9,10 +9,20 @@ import pytest
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
 os.environ.setdefault("EER_PRECISION", "fp32")
-import eer_plugin  # noqa: E402,F401  (registers the AllenNLP components and sets the config defaults)
+import eer_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/settings.py)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+#: the data of the fixture runs, named explicitly: the configs have no data defaults (a test of a user's
+#: own data removes these, see test_own_data.py)
+FIXTURE_DATA = {
+    "EER_TRAIN_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
+    "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_dev.txt"),
+    "EER_TEST_DATA": str(FIXTURES / "conll2003_tiny_dev.txt"),
+    "EER_GOLD_TRAIN_DATA": str(FIXTURES / "conll2003_tiny.txt"),
+}
+for _name, _path in FIXTURE_DATA.items():
+    os.environ.setdefault(_name, _path)
 CONLL_EN = REPO.parent / "shared" / "data" / "conll2003-en"
 
 

@@ -362,7 +362,9 @@ def test_cli_complete_output_and_complete_flag(tmp_path, capsys):
     assert "wrote 3 -> " in capsys.readouterr().out
     run_cli("label-studio", IMPORT / "label_studio.json", train, "--complete", "--annotators", "union")
     docs = read_jsonl(train)
-    assert all(d.is_complete for d in docs) and len(docs[0].spans) == 3
+    # task 102's only annotation was cancelled: nobody annotated it, so --complete does not make it complete
+    assert [d.id for d in docs if d.is_complete] == ["101"] and len(docs[0].spans) == 3
+    assert "1 unannotated (never complete)" in capsys.readouterr().out
 
 
 def test_cli_errors_leave_no_output(tmp_path, capsys):

@@ -151,22 +151,20 @@ def write_estimate(path, rho=0.105, gamma=0.02):
     return str(path)
 
 
-def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path, monkeypatch):
+def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
     from eer_plugin.commands import train
-    from eer_plugin.encoders import FILLED_IN
 
-    monkeypatch.setattr(train, "FILLED_IN", FILLED_IN | {"EER_ENTITY_RATIO", "EER_RATIO_MARGIN", "EER_RATIO_CONTROL"})
-    environ = {"EER_ENTITY_RATIO": "0.15", "EER_RATIO_MARGIN": "0.05", "EER_RATIO_CONTROL": "fixed"}  # the defaults
+    environ = {"EER_TRAIN_DATA": "train.jsonl"}  # none of the ratio settings set by the user
     chosen = train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), environ)
-    assert environ == {"EER_ENTITY_RATIO": "0.105", "EER_RATIO_MARGIN": "0.02", "EER_RATIO_CONTROL": "bind"} == chosen
+    assert chosen == {"EER_ENTITY_RATIO": "0.105", "EER_RATIO_MARGIN": "0.02", "EER_RATIO_CONTROL": "bind"}
+    assert environ == {"EER_TRAIN_DATA": "train.jsonl", **chosen}
 
 
-def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_ratio(tmp_path, monkeypatch):
+def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_ratio(tmp_path):
     from eer_plugin.commands import train
     from eer_plugin.errors import UserError
 
-    monkeypatch.setattr(train, "FILLED_IN", {"EER_RATIO_MARGIN"})
-    environ = {"EER_ENTITY_RATIO": "0.105", "EER_RATIO_MARGIN": "0.05", "EER_RATIO_CONTROL": "fixed"}
+    environ = {"EER_ENTITY_RATIO": "0.105", "EER_RATIO_CONTROL": "fixed"}  # the same rho: no conflict
     train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), environ)
     assert environ["EER_RATIO_CONTROL"] == "fixed" and environ["EER_RATIO_MARGIN"] == "0.02"
     environ["EER_ENTITY_RATIO"] = "0.2"
@@ -206,8 +204,10 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
     from eer_plugin.archive import load_weights
     from eer_plugin.cli import main
 
-    for name, default in (("EER_ENTITY_RATIO", "0.15"), ("EER_RATIO_MARGIN", "0.05"), ("EER_RATIO_CONTROL", "fixed")):
-        monkeypatch.setenv(name, default)  # restored afterwards: the flag sets them in this process
+    for name in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN", "EER_RATIO_CONTROL"):
+        monkeypatch.delenv(name, raising=False)  # restored afterwards: the flag sets them in this process
+        monkeypatch.setenv(name, "placeholder")
+        monkeypatch.delenv(name)
     monkeypatch.setenv("EER_RATIO_INIT", "none")  # start far above the band (rho_hat ~0.85), not calibrated into it
     estimate = write_estimate(tmp_path / "ratio.json", rho=0.05, gamma=0.01)
     out = tmp_path / "run"

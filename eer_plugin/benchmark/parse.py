@@ -12,6 +12,7 @@ from eer_plugin.benchmark.plan import (
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
 from eer_plugin.benchmark.scenario import dataset_reader_options
 from eer_plugin.encoders import config_defaults
+from eer_plugin.settings import unset_defaults
 
 PLAN_KEYS = (
     "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
@@ -31,7 +32,7 @@ NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._+-]*$")
 
 def read_plan_file(path: str) -> Any:
     """A plan file as Python data: ``.yaml``/``.yml`` with PyYAML, anything else as jsonnet (which
-    includes JSON; ``std.extVar(NAME)`` reads environment variables)."""
+    includes JSON; ``std.extVar(NAME)`` reads environment variables, or an ``EER_*`` setting's default)."""
     p = Path(path)
     if not p.is_file():
         raise PlanError(f"plan file not found: {p}")
@@ -45,7 +46,8 @@ def read_plan_file(path: str) -> Any:
     import _jsonnet
 
     try:
-        text = _jsonnet.evaluate_file(str(p), ext_vars={k: v for k, v in os.environ.items()})
+        # the environment, and the settings' defaults for the EER_* variables it does not set
+        text = _jsonnet.evaluate_file(str(p), ext_vars={**unset_defaults(), **os.environ})
     except RuntimeError as err:
         raise PlanError(f"{p}: invalid jsonnet: {err}") from None
     return json.loads(text)

@@ -16,7 +16,6 @@ from allennlp.commands.subcommand import Subcommand
 from allennlp.commands.train import Train
 
 from eer_plugin.core.ratio_estimate import read_suggestion
-from eer_plugin.encoders import FILLED_IN
 from eer_plugin.errors import UserError
 
 logger = logging.getLogger(__name__)
@@ -31,7 +30,7 @@ def apply_ratio_estimate(path: str, environ=os.environ) -> dict:
         suggestion = read_suggestion(path)
     except ValueError as error:
         raise UserError(f"--ratio-estimate {error}") from None
-    user_set = {name for name in environ if name not in FILLED_IN}
+    user_set = set(environ)  # the plugin writes no setting into the environment: what is there, you set
     chosen = {SETTINGS[key]: f"{value:g}" for key, value in suggestion.items()}
     for name, value in chosen.items():
         if name in user_set and float(environ[name]) != float(value):

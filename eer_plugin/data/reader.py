@@ -1,5 +1,6 @@
 """AllenNLP reader: documents (CoNLL, OntoNotes or partial JSON lines) -> subword chunk instances."""
 import logging
+import os
 from typing import Dict, Iterable, List, Optional
 
 from allennlp.data import Batch, DatasetReader, Instance, Token
@@ -11,10 +12,11 @@ import torch
 from transformers import AutoTokenizer
 
 from eer_plugin.core.documents import Document
-from eer_plugin.core.formats import read_documents
+from eer_plugin.core.formats import FormatError, read_documents
 from eer_plugin.core.simulators import variant as apply_variant
 from eer_plugin.data.chunking import Chunk, chunk_document
 from eer_plugin.encoders import resolve_model_name
+from eer_plugin.errors import DataFileError
 
 logger = logging.getLogger(__name__)
 
@@ -138,9 +140,18 @@ class PartialDocumentReader(DatasetReader):
         )  # fmt: skip
 
     def read_documents(self, file_path: str) -> List[Document]:
+        if not os.path.exists(file_path):
+            raise DataFileError(
+                f"data file {file_path!r} not found (relative paths start in {os.getcwd()}); check the path, "
+                "or the EER_TRAIN_DATA / EER_DEV_DATA / EER_TEST_DATA setting that names it"
+            )
+        try:
+            documents = list(read_documents(file_path, **self.format_options()))
+        except FormatError as error:  # names the file, the line and what was expected
+            raise DataFileError(str(error)) from None
         # the variant first, from the annotation as given: marked complete before it, every document of a
         # Raw run would count as annotated and its short/shortest data would be the whole corpus
-        docs = apply_variant(list(read_documents(file_path, **self.format_options())), self.variant)
+        docs = apply_variant(documents, self.variant)
         if self.assume_complete:
             for doc in docs:
                 doc.is_complete = True

@@ -9,6 +9,16 @@ Tokens, tried in this order at each position (white space separates tokens and i
    (decimals and thousands: ``3.5``, ``1,000.25``, ``v1.2``), stay inside the word.
 3. **Punctuation**: any other single character, e.g. ``.``, ``,``, ``(``, ``$``.
 
+**English clitics** are then split off the end of a word as in CoNLL-2003 and the Penn Treebank
+(and spaCy): ``'s``, ``'re``, ``'ve``, ``'ll``, ``'d``, ``'m`` and ``n't``, with ``'`` or ``’``, in any
+case: ``Germany's`` -> ``Germany``, ``'s``; ``Commission’s`` -> ``Commission``, ``’s``; ``don't`` ->
+``do``, ``n't``; ``can't`` -> ``ca``, ``n't``; ``O'Neill's`` -> ``O'Neill``, ``'s``. So an entity ends
+before its possessive, in imported annotations and in predictions. The rule is the same for every
+language: an apostrophe inside a word stays there (French ``aujourd'hui``, ``l'homme``, Italian
+``dell'anno``, Irish ``O'Brien``), but a word that *ends* in one of these suffixes is split in any
+language (Dutch plurals such as ``auto's`` give ``auto``, ``'s``). Both tokens keep their exact
+character offsets.
+
 Every letter, digit or punctuation character keeps the combining marks that follow it (Unicode
 categories ``Mn``, ``Mc``, ``Me``: NFD accents ``José``, Devanagari vowel signs and virama ``हिन्दी``,
 Thai vowels and tone marks ``ภาษาไทย``), so no token starts with a mark unless the mark follows
@@ -56,6 +66,8 @@ def token_pattern() -> Pattern[str]:
 
 
 _DECIMAL = re.compile(r"\d[.,]\d")
+#: an English clitic at the end of a word (its stem must not be empty)
+_CLITIC = re.compile(r"(?<=\w)(?:n['’]t|['’](?:s|re|ve|ll|d|m))$", re.IGNORECASE)
 _SPACE = re.compile(r"\s+")
 
 
@@ -79,6 +91,11 @@ def tokenize_text(text: str) -> Tuple[List[str], List[Tuple[int, int]], List[int
     for match in token_pattern().finditer(text):
         token = match.group()
         start, end = match.span()
+        clitic = _CLITIC.search(token) if match.lastgroup == "word" else None
+        if clitic is not None:  # the stem, then the clitic
+            words.append(token[: clitic.start()])
+            offsets.append((start, start + clitic.start()))
+            token, start = clitic.group(), start + clitic.start()
         words.append(token)
         offsets.append((start, end))
         if match.lastgroup == "abbreviation":

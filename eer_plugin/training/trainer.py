@@ -11,10 +11,15 @@ at least that many updates, whatever the size of its data. (A run resumed from a
 its next epoch at a fresh pass through the data, where the uninterrupted run would have continued the
 pass it was in.) A data loader without
 ``batches_per_epoch`` gets more epochs instead (``max(num_epochs, ceil(min_steps / steps per epoch))``).
+
+Every run is checked before it starts (:func:`warn_about_run`): a run without a dev set says so once
+(it keeps its last epoch), and a run of fewer than :data:`FEW_STEPS` optimizer steps gets a warning
+with the settings that fix it.
 """
 import inspect
 import logging
 import math
+from typing import List, Optional
 
 from allennlp.training import GradientDescentTrainer, Trainer
 
@@ -71,12 +76,53 @@ def apply_budget(min_steps: int, trainer_kwargs: dict) -> None:
         trainer_kwargs["patience"] = epochs
 
 
+#: fewer optimizer steps than this in a run: a warning with the fix (on a few dozen documents the
+#: defaults make one or two batches per epoch, and such a run can end with F1 0)
+FEW_STEPS = 150
+FEW_STEPS_FIX = (
+    f"EER_MIN_STEPS={FEW_STEPS} (longer epochs, the data cycled); on a few dozen documents also EER_BATCH_SIZE=2 "
+    "EER_LEARNING_RATE=1e-4"
+)
+
+
+def optimizer_steps(trainer_kwargs: dict) -> Optional[int]:
+    """Optimizer steps of the run of ``trainer_kwargs`` (None when the data loader has no length)."""
+    try:
+        batches = len(trainer_kwargs["data_loader"])
+    except TypeError:  # a lazy data loader
+        return None
+    accumulation = max(trainer_kwargs.get("num_gradient_accumulation_steps", 1), 1)
+    return trainer_kwargs.get("num_epochs", 20) * math.ceil(batches / accumulation)
+
+
+def warn_about_run(trainer_kwargs: dict) -> List[str]:
+    """Logs (and returns) the warnings about a run: no dev set, too few optimizer steps."""
+    warnings = []
+    if trainer_kwargs.get("validation_data_loader") is None:
+        warnings.append(
+            "no dev set (EER_DEV_DATA is not set): training without validation, the last epoch's model is kept. "
+            "To select the best epoch on held-out documents: eer-ner eer-split DATA train.jsonl dev.jsonl, then "
+            "EER_TRAIN_DATA=train.jsonl EER_DEV_DATA=dev.jsonl"
+        )
+    steps = optimizer_steps(trainer_kwargs)
+    if steps is not None and steps < FEW_STEPS:
+        warnings.append(
+            f"this run makes only {steps} optimizer steps ({trainer_kwargs.get('num_epochs', 20)} epochs of "
+            f"{len(trainer_kwargs['data_loader'])} batches); a model trained this briefly may learn nothing (F1 0). "
+            f"Fix: {FEW_STEPS_FIX}"
+        )
+    for warning in warnings:
+        logger.warning(warning)
+    return warnings
+
+
 @Trainer.register("eer", constructor="from_partial_objects")
 class EERTrainer(GradientDescentTrainer):
     @classmethod
     def from_partial_objects(cls, min_steps: int = 0, **kwargs) -> Trainer:  # type: ignore[override]
         """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide)."""
         apply_budget(min_steps, kwargs)
+        warn_about_run(kwargs)
         return super().from_partial_objects(**kwargs)
 
 

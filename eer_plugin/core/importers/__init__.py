@@ -78,6 +78,9 @@ class RawDocument:
     #: the export's line of the document, when it is a line-based file (for errors)
     line: Optional[int] = None
     path: str = ""
+    #: nobody annotated it (a Label Studio task without a non-cancelled annotation): never complete,
+    #: whatever ``--complete`` / ``--complete-ids`` say (its entities would all be taught as ``O``)
+    unannotated: bool = False
 
 
 @dataclasses.dataclass
@@ -94,6 +97,8 @@ class ImportReport:
     skipped: Counter = dataclasses.field(default_factory=Counter)
     warnings: List[str] = dataclasses.field(default_factory=list)
     snapped_spans: int = 0
+    #: documents without any human annotation (imported without spans, never complete)
+    unannotated_documents: int = 0
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
@@ -117,6 +122,7 @@ class ImportReport:
             "negative_spans": self.negative_spans,
             "types": dict(sorted(self.types.items())),
             "snapped_spans": self.snapped_spans,
+            "unannotated_documents": self.unannotated_documents,
             "skipped": dict(sorted(self.skipped.items())),
             "warnings": len(self.warnings),
         }
@@ -128,6 +134,7 @@ class ImportReport:
             f"{self.documents} document{'s' * (self.documents != 1)}",
             f"{self.spans} span{'s' * (self.spans != 1)}" + (f" ({types})" if types else ""),
             f"{self.complete_documents} complete",
+            *([f"{self.unannotated_documents} unannotated (never complete)"] if self.unannotated_documents else []),
             f"{self.negative_spans} negative span{'s' * (self.negative_spans != 1)}",
             f"{len(self.warnings)} warning{'s' * (len(self.warnings) != 1)}",
         ]
@@ -309,16 +316,26 @@ def import_documents(
         raise AnnotationImportError(f"--complete-ids names {len(missing)} document(s) not in the export: {shown}", path)
     documents: List[Document] = []
     seen: Dict[str, str] = {}
+    not_complete: List[str] = []  # unannotated documents that --complete / --complete-ids would have made complete
     for raw in raws:
         if raw.id in seen:
             raise AnnotationImportError(f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}", path, raw.line)
         seen[raw.id] = raw.source
-        if complete or raw.id in wanted:
+        if (complete or raw.id in wanted) and raw.unannotated:
+            not_complete.append(raw.id)
+        elif complete or raw.id in wanted:
             raw.complete = True
         document = to_document(raw, tokenize, report)
         if document is not None:
             report.add(document)
+            report.unannotated_documents += int(raw.unannotated)
             documents.append(document)
+    if not_complete:
+        shown = ", ".join(repr(i) for i in not_complete[:5]) + (f" and {len(not_complete) - 5} more" if len(not_complete) > 5 else "")
+        report.warn(
+            f"{path}: {len(not_complete)} document(s) without any human annotation ({shown}) imported as unannotated, "
+            f"not complete, although {'--complete' if complete else '--complete-ids'} says so (predictions are no annotation)"
+        )
     if not documents:
         raise AnnotationImportError(f"no documents with text found in this {format} export", path)
     return documents, report

@@ -13,8 +13,10 @@ A task::
   exclusive; one span per label in ``value.labels``); other result types (choices, relations, ...)
   and ``predictions`` are ignored; older exports' ``completions`` are read like ``annotations``;
 * cancelled (skipped) annotations (``was_cancelled: true``) are skipped and counted; a task whose
-  annotations are all cancelled, or that has none, is imported without spans (it is a document
-  nobody annotated: its words stay latent);
+  annotations are all cancelled, or that has none (also one holding only ``predictions``), is imported
+  without spans and is *never complete*, whatever ``--complete`` / ``--complete-ids`` say (nobody
+  annotated it: its words stay latent; the report counts these as unannotated, with a warning when
+  a completeness option named them);
 * several annotators: ``annotators="first"`` keeps the first non-cancelled annotation,
   ``"union"`` the union of all of them (the same span twice counts once; overlapping spans from
   different annotators are an error naming both).
@@ -82,6 +84,7 @@ def read(
                 report.skip("cancelled annotations")
                 continue
             kept.append(annotation)
+        raw.unannotated = not kept
         if annotators == "first" and len(kept) > 1:
             report.skip("annotations of other annotators (--annotators first)", len(kept) - 1)
             kept = kept[:1]

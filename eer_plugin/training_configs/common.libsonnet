@@ -1,8 +1,11 @@
 // Shared settings of every experiment. Each training_configs/<approach>_<variant>.jsonnet calls
 // `experiment(...)` with what differs. Variables come from the environment (allennlp passes it to
-// jsonnet); importing eer_plugin sets defaults for the ones not set, which train on the bundled
-// fixtures (see eer_plugin/encoders.py:config_defaults):
-//   EER_TRAIN_DATA, EER_DEV_DATA, EER_TEST_DATA, EER_GOLD_TRAIN_DATA  data files (CoNLL, OntoNotes or partial .jsonl)
+// jsonnet); the plugin gives jsonnet the default of every one not set, from the table in
+// eer_plugin/settings.py (`eer-ner eer-settings` lists them; a test checks that this header names each):
+//   EER_TRAIN_DATA     training data (partial .jsonl, CoNLL or OntoNotes); required, no default
+//   EER_DEV_DATA       validation data; empty (default): no validation, the last epoch's model is kept
+//   EER_TEST_DATA      test data evaluated after training; empty (default): no test evaluation
+//   EER_GOLD_TRAIN_DATA  fully annotated training data (gold, gold_sns); required there
 //   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
 //   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
 //   EER_LEARNING_RATE  peak learning rate of the pretrained encoder (the paper's 2e-5)
@@ -28,6 +31,12 @@
 //                      (partially annotated dev data: recall on its annotated spans, precision on its complete
 //                      documents or estimated from rho; see eer_plugin/models/partial_metrics.py)
 local env(name) = std.extVar(name);
+// a data path that must be given, and one that may be empty (null: no such data)
+local required(name) =
+  if env(name) != '' then env(name)
+  else error name + ' is not set: name your training data, e.g. ' + name +
+             '=train.jsonl eer-ner train eer_short.jsonnet -s model (eer-ner eer-settings lists every setting)';
+local optional(name) = if env(name) != '' then env(name) else null;
 local encoder = env('EER_ENCODER');
 local max_length = std.parseInt(env('EER_MAX_LENGTH'));
 local seed = std.parseInt(env('EER_SEED'));
@@ -132,10 +141,11 @@ local ratio_init(approach) =
     // evaluation data: gold files (CoNLL, OntoNotes) are complete; a partial .jsonl stays partial and is scored
     // by the partial-* metrics (select with EER_VALIDATION_METRIC=+partial-f1)
     validation_dataset_reader: reader('all', false, sentences, lstm),
-    train_data_path: if std.member(['gold', 'gold_sns'], approach) then env('EER_GOLD_TRAIN_DATA') else env('EER_TRAIN_DATA'),
-    validation_data_path: env('EER_DEV_DATA'),
-    test_data_path: env('EER_TEST_DATA'),
-    evaluate_on_test: true,
+    train_data_path: required(if std.member(['gold', 'gold_sns'], approach) then 'EER_GOLD_TRAIN_DATA' else 'EER_TRAIN_DATA'),
+    // no dev set: no validation (the trainer says so); test data only when named
+    validation_data_path: optional('EER_DEV_DATA'),
+    test_data_path: optional('EER_TEST_DATA'),
+    evaluate_on_test: env('EER_TEST_DATA') != '',
     model: if sentences then sns else if lstm then lstm_tagger else tagger(partial),
     data_loader: {
       batch_sampler: { type: 'bucket', batch_size: std.parseInt(env('EER_BATCH_SIZE')), sorting_keys: ['tokens'] },

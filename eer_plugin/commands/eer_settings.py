@@ -1,0 +1,54 @@
+"""``eer-ner eer-settings``: every ``EER_*`` setting with its default, its meaning and the value set here.
+
+The same listing ends ``eer-ner train --help`` (:func:`install` adds it there), with the packaged
+configs that ``train`` finds by name. Both come from the table of :mod:`eer_plugin.settings`.
+"""
+import argparse
+import os
+import textwrap
+
+from eer_plugin.commands import one_shot
+from eer_plugin.config_files import packaged_configs
+from eer_plugin.settings import settings_help
+
+NAME = "eer-settings"
+DESCRIPTION = "List every EER_* setting of the training configs: its default, its meaning and the value set here."
+
+
+def configs_help() -> str:
+    return textwrap.fill(
+        "configs: a file, or a packaged config by name from any directory (a local file of that name wins): "
+        + ", ".join(packaged_configs()),
+        100,
+    )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    return parser
+
+
+def run(args: argparse.Namespace) -> str:
+    text = settings_help(os.environ) + "\n" + configs_help()
+    print(text)
+    return text
+
+
+def install() -> None:
+    """Adds the settings and the packaged configs to ``train --help`` (idempotent)."""
+    from allennlp.commands.train import Train
+
+    original = Train.add_subparser
+    if getattr(original, "eer_settings", False):
+        return
+
+    def add_subparser(self, parser):
+        subparser = original(self, parser)
+        subparser.formatter_class = argparse.RawDescriptionHelpFormatter
+        subparser.epilog = f"{configs_help()}\n\n{settings_help()}\n\n(eer-ner {NAME} also shows the values set here)"
+        return subparser
+
+    add_subparser.eer_settings = True  # type: ignore[attr-defined]
+    Train.add_subparser = add_subparser
+
+
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, ())
