@@ -200,7 +200,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
     assert conll.seeds == [0, 1, 2] and conll.reference == "sns_shortest"
-    from eer_plugin.benchmark.runner import block_counts
+    from eer_plugin.benchmark.selection import block_counts
 
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,

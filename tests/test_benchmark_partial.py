@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.runner import block_counts, dry_run
+from eer_plugin.benchmark.selection import block_counts, dry_run
 from eer_plugin.benchmark.studies import ablation_notes, setting_text
 from eer_plugin.core import simulators
 from eer_plugin.core.documents import Document

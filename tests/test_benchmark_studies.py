@@ -12,7 +12,7 @@ import pytest
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.docs import claims_paragraph, differences, render_docs, verdict
 from eer_plugin.benchmark.paper import paper_robustness, paper_table, paper_value
-from eer_plugin.benchmark.runner import block_counts
+from eer_plugin.benchmark.selection import block_counts
 from eer_plugin.commands import benchmark
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data, read_csv
 
