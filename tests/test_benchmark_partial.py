@@ -274,6 +274,7 @@ def test_ablation_seeds_pooled_against_the_reference(tmp_path):
 
 
 # ----------------------------------------------------------------------------------- end to end
+@pytest.mark.integration
 @pytest.mark.slow
 def test_partial_dev_and_estimate_end_to_end(tiny_encoder, tmp_path):
     """Both settings trained for real on the fixtures with the tiny encoder."""

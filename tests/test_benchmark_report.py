@@ -151,6 +151,7 @@ def test_docs_in_the_repository_name_no_absolute_path(tmp_path):
     assert repository_relative(text, outdir, tmp_path / "docs") == text  # docs outside the repository: unchanged
 
 
+@pytest.mark.integration
 def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     """`RENDER_ONLY=1 bash benchmarks/results.sh` (the entry point of docs/results.md) on fabricated runs
     of the CoNLL plan, into a scratch docs directory: one code path, `allennlp eer-benchmark --docs`."""

@@ -270,6 +270,7 @@ def test_runs_from_before_a_setting_existed_are_stale_for_a_plan_that_changes_it
 
 
 # ----------------------------------------------------------------------------------- end to end
+@pytest.mark.integration
 @pytest.mark.slow
 def test_gold_sns_scenario_seeds_and_ablations_end_to_end(tiny_encoder, tmp_path, capsys):
     """Gold-SNS, a scenario with its own seeds and two ablation settings (one on another approach), 1 epoch

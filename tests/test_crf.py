@@ -3,6 +3,7 @@
 For small lattices we enumerate all K^n taggings, keep the valid ones (BILUO grammar, start/end
 rule, per-position allowed sets) and compute every quantity directly from its definition.
 """
+import functools
 import itertools
 
 import pytest
@@ -26,7 +27,10 @@ def make_crf(num_tags, seed=0, dtype=torch.float64, scale=1.0):
     return crf.to(dtype), scheme
 
 
+@functools.lru_cache(maxsize=None)
 def valid_sequences(scheme, length):
+    """Every valid tagging of ``length`` positions ``(S, length)``, enumerated once per scheme and length
+    (9 tags, 6 positions: 531,441 candidates checked in Python). Callers index it, never change it."""
     seqs = [s for s in itertools.product(range(scheme.num_tags), repeat=length) if scheme.is_valid(scheme.decode(s))]
     return torch.tensor(seqs, dtype=torch.long).view(len(seqs), length)
 

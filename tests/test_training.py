@@ -118,6 +118,7 @@ def test_an_untrained_eer_model_starts_at_rho(monkeypatch):
     assert not model.training  # calibrate_tagger restores the mode it found (evaluation here)
 
 
+@pytest.mark.integration
 def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path):
     from allennlp.commands.train import train_model_from_file
 
@@ -210,6 +211,7 @@ def test_budget_lengthens_epochs_or_adds_them_without_batches_per_epoch():
         assert unchanged == {"data_loader": unchanged["data_loader"], "num_epochs": 10, "patience": 3}
 
 
+@pytest.mark.integration
 def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, tmp_path):
     """A budget above the data's steps: the same number of epochs (validations), each with more batches
     (the data cycled), so the run makes at least min_steps optimizer steps; the schedule spans them."""
