@@ -4,15 +4,21 @@ VENV ?= .venv
 export VENV
 PYTEST_ARGS ?=
 
-.PHONY: setup test bench demo
+.PHONY: setup test test-all bench demo
 
 setup:
 	bash scripts/setup_env.sh
 
-# scripts/test.sh re-checks the setup (a no-op when up to date), then runs
-# $(VENV)/bin/python -m pytest -q with HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
+# scripts/test.sh re-checks the setup (a no-op when up to date), then runs the fast tests (no training, no
+# subprocess) with $(VENV)/bin/python -m pytest -q -m "not slow and not integration", offline
+# (HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false)
 test: setup
 	bash scripts/test.sh $(PYTEST_ARGS)
+
+# every test but the slow real-data runs: also those that train a model or start a process (marked
+# integration), as CI runs them
+test-all: setup
+	bash scripts/test.sh --all $(PYTEST_ARGS)
 
 # one speed report (CRF loss, prediction, bf16 step), also written to benchmarks/speed_report.json
 # and into the README's Benchmarks section; BENCH_ARGS="--threads 2" on an idle machine

@@ -67,6 +67,7 @@ def read_csv(path):
 
 
 # ----------------------------------------------------------------------------------- evaluation
+@pytest.mark.integration
 def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_path):
     """Per-document counts of a trained tagger (with and without an O-cost) and of SNS sum to the
     overall P/R/F1 of `allennlp evaluate`, and the counts JSON is what the runner reads."""
@@ -200,7 +201,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
     assert conll.seeds == [0, 1, 2] and conll.reference == "sns_shortest"
-    from eer_plugin.benchmark.runner import block_counts
+    from eer_plugin.benchmark.selection import block_counts
 
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
@@ -285,6 +286,7 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
 
 
 # ----------------------------------------------------------------------------------- end to end
+@pytest.mark.integration
 def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path, capsys):
     """The committed smoke plan with the tiny encoder: two runs in parallel, then a resume."""
     monkeypatch.chdir(REPO)
@@ -357,6 +359,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (out / "results.csv").read_text()
 
 
+@pytest.mark.integration
 def test_failing_run_is_retried_then_reported(tiny_encoder, tmp_path, capsys):
     broken = tmp_path / "broken_dev.txt"
     broken.write_text("-DOCSTART- -X- -X- O\n\nEU B-ORG\nrejects\n")  # a line with one column
@@ -480,6 +483,7 @@ def test_report_layout_on_fabricated_runs(tmp_path):
     assert "## Wall time" in report and "| EER-short |" in report.split("## Wall time")[1]
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_every_approach_and_analysis_on_the_fixture(tiny_encoder, tmp_path):
     """Gold, Raw+CD (training its own Raw model), CBL, SNS, EER, a ratio-grid setting and a learning
@@ -506,6 +510,7 @@ def test_every_approach_and_analysis_on_the_fixture(tiny_encoder, tmp_path):
     assert (out / "learning_curve.png").exists() and (out / "learning_curve.csv").exists()
 
 
+@pytest.mark.integration
 def test_sigterm_stops_the_benchmark_without_retry_or_failure(tiny_encoder, tmp_path):
     """`kill <runner>` (SIGTERM to the runner alone, as a batch scheduler sends it) stops like Ctrl-C:
     the running run's subprocess is killed, nothing is retried or recorded as failed, exit 130.

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.runner import block_counts, dry_run
+from eer_plugin.benchmark.selection import block_counts, dry_run
 from eer_plugin.benchmark.studies import ablation_notes, setting_text
 from eer_plugin.core import simulators
 from eer_plugin.core.documents import Document
@@ -274,6 +274,7 @@ def test_ablation_seeds_pooled_against_the_reference(tmp_path):
 
 
 # ----------------------------------------------------------------------------------- end to end
+@pytest.mark.integration
 @pytest.mark.slow
 def test_partial_dev_and_estimate_end_to_end(tiny_encoder, tmp_path):
     """Both settings trained for real on the fixtures with the tiny encoder."""

@@ -12,7 +12,7 @@ from conftest import REPO
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.convergence import epoch_in_band_to_the_end, first_epoch_in_band
 from eer_plugin.benchmark.docs import comparison, ratio_comparison, repository_relative
-from eer_plugin.benchmark.paper import paper_table
+from eer_plugin.benchmark.paper import paper_robustness, paper_table
 from eer_plugin.commands import benchmark
 from eer_plugin.encoders import config_defaults
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data
@@ -134,7 +134,7 @@ def test_several_seeds_mean_sd_and_pooled_bootstrap(tmp_path):
     _, rows = paper_table(PAPER_TABLE)
     # wall time: the mean over the seeds' runs (100 s each), comparable between rows with different seed counts
     assert f"| EE-15 | EER-short | {cell} | – | 1.7 | 89.0 | EER-BERT-short |" in comparison(plan, report, rows, "fx", "eng-c")
-    grid = ratio_comparison(report, PAPER_ROBUSTNESS).split("\n")
+    grid = ratio_comparison(report, paper_robustness(PAPER_ROBUSTNESS)).split("\n")
     assert grid[2] == f"| fx | EE-15 | [0.10, 0.20]† | {cell} | 0.200 | 87.9† |"  # one line per setting, not per seed
     assert grid[3] == f"| fx | EE-15 | [0.30, 0.30] | {cell} | 0.200 | 79.4 |" and len(grid) == 6
     assert "Ours: mean ± sd over seeds 0, 1, 2;" in grid[-1]
@@ -151,6 +151,7 @@ def test_docs_in_the_repository_name_no_absolute_path(tmp_path):
     assert repository_relative(text, outdir, tmp_path / "docs") == text  # docs outside the repository: unchanged
 
 
+@pytest.mark.integration
 def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     """`RENDER_ONLY=1 bash benchmarks/results.sh` (the entry point of docs/results.md) on fabricated runs
     of the CoNLL plan, into a scratch docs directory: one code path, `allennlp eer-benchmark --docs`."""

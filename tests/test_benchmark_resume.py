@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 import torch
 
 from conftest import REPO
@@ -61,6 +62,7 @@ def test_which_runs_resume():
     }  # fmt: skip
 
 
+@pytest.mark.integration
 def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(tiny_encoder, tmp_path):
     # epochs of ~2 s (the fixture's 4 documents 30 times, every sentence trained on): the tiny fixture run's
     # 0.1 s epochs all ended before a SIGTERM sent after the second one took effect (CI, stop 23)

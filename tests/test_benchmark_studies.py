@@ -11,8 +11,8 @@ import pytest
 
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.docs import claims_paragraph, differences, render_docs, verdict
-from eer_plugin.benchmark.paper import paper_table, paper_value
-from eer_plugin.benchmark.runner import block_counts
+from eer_plugin.benchmark.paper import paper_robustness, paper_table, paper_value
+from eer_plugin.benchmark.selection import block_counts
 from eer_plugin.commands import benchmark
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data, read_csv
 
@@ -217,7 +217,7 @@ def test_claims_in_the_docs_from_the_numbers(tmp_path):
     report = Report(plan, runner)
     tex = PAPER_WITH_GOLD_SNS + "\n" + PAPER_ROBUSTNESS
     _, rows = paper_table(tex)
-    table = differences(plan, report, rows, "fx", "eng-c", tex).splitlines()
+    table = differences(plan, report, rows, "fx", "eng-c", paper_robustness(tex)).splitlines()
     assert table[0] == "| scenario | difference | ours (fx, F1 points) | paper (eng-c) | ours, seeds pooled [99% CI] | the paper's claim | here |"
     per_seed = [f1(c, 0) - f1(3, 2) for c in (5, 4, 6)]
     mean = sum(per_seed) / 3
@@ -228,7 +228,7 @@ def test_claims_in_the_docs_from_the_numbers(tmp_path):
     # EER-short vs EER-shortest: the paper has no EER-shortest row here either; the grid: [0.30, 0.30] vs the benchmark setting
     grid = next(line for line in table if "[0.30, 0.30] − [0.10, 0.20]" in line)
     assert grid.startswith(f"| EE | EER-short [0.30, 0.30] − [0.10, 0.20] | +0.0 | {79.4 - 87.9:+.1f} | +0.0 [+0.0, +0.0] | [0.30, 0.30] < [0.10, 0.20] | not significant |")
-    paragraph = claims_paragraph(plan, report, rows, tex, "fx", "eng-c")
+    paragraph = claims_paragraph(plan, report, rows, paper_robustness(tex), "fx", "eng-c")
     assert paragraph.startswith("**Which of the paper's claims hold here** (fx; 99% paired bootstrap over test documents, seeds pooled;")
     assert "of 1 claims checked, 1 not significant. Not significant: [0.30, 0.30] < [0.10, 0.20] (EE)." in paragraph
     # the ablations against SNS-shortest: 'no calibrated start' (3 of 6 right, no error) is not significantly worse
@@ -237,7 +237,7 @@ def test_claims_in_the_docs_from_the_numbers(tmp_path):
     with_sns = tex.replace("Raw-BERT-shortest & 80.7 & 65.0\\\\", "Raw-BERT-shortest & 80.7 & 65.0\\\\\nSNS-BERT-shortest & 83.9 & 69.6\\\\")
     _, rows = paper_table(with_sns)
     report = Report(plan, runner)
-    table = differences(plan, report, rows, "fx", "eng-c", with_sns)
+    table = differences(plan, report, rows, "fx", "eng-c", paper_robustness(with_sns))
     assert re.search(r"\| EE \| EER-short − SNS-shortest \| .* \| \+5\.1 \| .* \| EER-short > SNS-shortest \| holds \|", table)
     # docs/results.md carries the table and the paragraph, the Gold-SNS row beside the paper's, and the ablations
     paper = tmp_path / "paper.tex"
@@ -270,6 +270,7 @@ def test_runs_from_before_a_setting_existed_are_stale_for_a_plan_that_changes_it
 
 
 # ----------------------------------------------------------------------------------- end to end
+@pytest.mark.integration
 @pytest.mark.slow
 def test_gold_sns_scenario_seeds_and_ablations_end_to_end(tiny_encoder, tmp_path, capsys):
     """Gold-SNS, a scenario with its own seeds and two ablation settings (one on another approach), 1 epoch

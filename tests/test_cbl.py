@@ -41,6 +41,7 @@ def test_binary_collapses_types():
     assert [t for _, _, t in cbl.binary(docs()[0]).spans] == ["ENT"]
 
 
+@pytest.mark.integration
 def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     from allennlp.common import Params
     from allennlp.models.archival import load_archive
@@ -76,6 +77,7 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     assert model.scheme.entity_types == ["LOC", "MISC", "ORG", "PER"]
 
 
+@pytest.mark.integration
 def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     """CBL-LSTM: word-level positions (no subword tokenizer), BiLSTM over trainable embeddings."""
     from allennlp.common import Params

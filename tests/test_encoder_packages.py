@@ -98,6 +98,7 @@ def test_a_missing_or_damaged_piece_leaves_nothing(tmp_path):
     assert not destination.exists() and leftovers(destination.parent) == []
 
 
+@pytest.mark.integration
 def test_the_work_of_a_killed_assembly_is_removed_by_the_next(tmp_path):
     import subprocess
     import sys

@@ -379,6 +379,7 @@ def test_cli_errors_leave_no_output(tmp_path, capsys):
     assert not out.exists() and not list(tmp_path.glob("*.tmp"))
 
 
+@pytest.mark.integration
 def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, capsys):
     """README 'Your own annotations': a tool export -> partial JSON lines -> ratio -> a trained model,
     no gold file (the tiny encoder stands in for MiniLM in training)."""

@@ -18,6 +18,7 @@ def _offline_env():
     return env
 
 
+@pytest.mark.integration
 def test_allennlp_help_is_clean():
     exe = BIN / "allennlp"
     assert exe.exists(), f"allennlp console script not found next to {sys.executable}"
@@ -100,6 +101,7 @@ _BLOCKED_IMPORT_SCRIPT = textwrap.dedent(
 )
 
 
+@pytest.mark.integration
 def test_core_imports_without_allennlp():
     """Guards the rule that eer_plugin.core never imports AllenNLP."""
     proc = subprocess.run(

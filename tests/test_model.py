@@ -33,6 +33,7 @@ def trained(tmp_path_factory, tiny_encoder):
     yield from trained_run(tmp_path_factory, tiny_encoder, "eer_short.jsonnet", 3)
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("config", [c.name for c in CONFIGS])
 def test_every_config_trains_on_the_fixtures(config, tiny_env, monkeypatch, tmp_path):
     monkeypatch.setenv("EER_EPOCHS", "1")
@@ -61,6 +62,7 @@ def test_configs_default_to_the_paper_settings(monkeypatch):
     assert raw["dataset_reader"]["assume_complete"]
 
 
+@pytest.mark.integration
 def test_metrics_and_archive_round_trip(trained):
     from allennlp.models.archival import load_archive
 
@@ -83,6 +85,7 @@ def test_metrics_and_archive_round_trip(trained):
         torch.testing.assert_close(torch.as_tensor(a["emissions"]), torch.as_tensor(b["emissions"]))
 
 
+@pytest.mark.integration
 def test_eer_loss_differs_from_supervised_on_partial_data(trained):
     from allennlp.data import Batch
 
@@ -120,6 +123,7 @@ def raw_trained(tmp_path_factory, tiny_encoder):
     yield from trained_run(tmp_path_factory, tiny_encoder, "raw_all.jsonnet", 10, '{"trainer.optimizer.lr": 1e-3}')
 
 
+@pytest.mark.integration
 def test_o_cost_increases_recall_monotonically(raw_trained):
     from allennlp.models.archival import load_archive
 
@@ -141,6 +145,7 @@ def test_o_cost_increases_recall_monotonically(raw_trained):
     assert counts[-1] < counts[0] and recalls[-1] > recalls[0]
 
 
+@pytest.mark.integration
 def test_predictor_raw_text_offsets_and_conll_output(trained):
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
@@ -168,6 +173,7 @@ def test_predictor_raw_text_offsets_and_conll_output(trained):
     model.o_cost = 0.0
 
 
+@pytest.mark.integration
 def test_distributed_training_on_two_cpu_workers(tiny_env, tmp_path):
     """AllenNLP's own distributed training (gloo, two CPU processes) runs the EER tagger."""
     import os
@@ -190,6 +196,7 @@ def test_distributed_training_on_two_cpu_workers(tiny_env, tmp_path):
     assert sorted(p.name for p in (tmp_path / "dist").glob("out_worker*.log")) == ["out_worker0.log", "out_worker1.log"]
 
 
+@pytest.mark.integration
 def test_tune_o_cost_is_deterministic_and_stored(raw_trained, tmp_path):
     import argparse
 

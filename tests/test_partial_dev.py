@@ -30,6 +30,7 @@ def partial_dev_run(tmp_path_factory, tiny_encoder):
     mp.undo()
 
 
+@pytest.mark.integration
 def test_training_selects_on_partial_f1(partial_dev_run):
     _, directory = partial_dev_run
     metrics = json.loads((directory / "metrics.json").read_text())
@@ -40,6 +41,7 @@ def test_training_selects_on_partial_f1(partial_dev_run):
     assert metrics["best_epoch"] == best
 
 
+@pytest.mark.integration
 def test_partial_dev_data_is_scored_as_annotated_and_said_so(partial_dev_run, caplog):
     from allennlp.models.archival import load_archive
 

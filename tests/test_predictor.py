@@ -181,6 +181,7 @@ def test_inputs_that_are_not_objects_and_null_ids(predictor):
     assert not_object == {"line": None, "id": None, "error": 'expected a JSON object, got ["Paris"]'}
 
 
+@pytest.mark.integration
 def test_allennlp_predict_goes_on_after_bad_lines_and_exits_1(archive, tmp_path):
     """Issue 13.4, through the real command: one record per non-blank line, in order, with the
     line numbers of the file (blank lines counted), messages on stderr, exit status 1."""

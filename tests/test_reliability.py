@@ -108,6 +108,7 @@ def test_unsafe_member_names_are_refused_before_extraction(tmp_path):
         assert list(destination.iterdir()) == []  # not even the good member: all checks come first
 
 
+@pytest.mark.integration
 def test_normal_archive_still_loads(archive):
     from allennlp.models.archival import load_archive
 
@@ -128,6 +129,7 @@ class _Payload:
         return (open, (self.marker, "w"))
 
 
+@pytest.mark.integration
 def test_weights_are_loaded_weights_only(archive, tmp_path):
     """A weights.th holding a pickled callable is refused, and the callable never runs."""
     from allennlp.models.archival import load_archive
@@ -169,6 +171,7 @@ def _with_unknown_type(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.integration
 def test_evaluate_on_an_unknown_entity_type_names_type_and_file(archive, tmp_path):
     from allennlp.commands.evaluate import evaluate_from_archive
 
@@ -182,6 +185,7 @@ def test_evaluate_on_an_unknown_entity_type_names_type_and_file(archive, tmp_pat
     assert "LOC, MISC, ORG, PER" in message
 
 
+@pytest.mark.integration
 def test_document_counts_on_an_unknown_entity_type(archive, tmp_path):
     from eer_plugin.errors import UnknownEntityTypeError
     from eer_plugin.evaluation import document_counts
@@ -191,6 +195,7 @@ def test_document_counts_on_an_unknown_entity_type(archive, tmp_path):
         document_counts(str(archive), str(data))
 
 
+@pytest.mark.integration
 def test_tune_o_cost_on_unknown_type_missing_or_broken_archive(archive, tmp_path):
     import argparse
 
@@ -221,6 +226,7 @@ def test_tune_o_cost_on_unknown_type_missing_or_broken_archive(archive, tmp_path
     assert not (tmp_path / "cd.tar.gz").exists()
 
 
+@pytest.mark.integration
 def test_user_errors_are_one_line_at_the_command_line(tmp_path):
     """`allennlp tune-o-cost` / `evaluate` on a missing or non-archive file: one line, no traceback."""
     (tmp_path / "text.tar.gz").write_text("not an archive\n")
@@ -277,6 +283,7 @@ def _assert_identical(a: dict, b: dict) -> None:
         assert all(torch.equal(a[name][k], b[name][k]) for k in a[name])
 
 
+@pytest.mark.integration
 @pytest.mark.parametrize("config", ["eer_short.jsonnet", "sns_short.jsonnet"])
 def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_encoder, monkeypatch, tmp_path):
     from eer_plugin.training import checkpointer
@@ -302,6 +309,7 @@ def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_enc
     _assert_identical(_comparable(tmp_path / "straight"), _comparable(tmp_path / "resumed"))
 
 
+@pytest.mark.integration
 def test_resume_from_a_checkpoint_inside_an_epoch(tiny_encoder, monkeypatch, tmp_path):
     from eer_plugin.training import checkpointer
 
@@ -331,6 +339,7 @@ def test_resume_from_a_checkpoint_inside_an_epoch(tiny_encoder, monkeypatch, tmp
     _assert_identical(straight, resumed)
 
 
+@pytest.mark.integration
 def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch, tmp_path):
     """Every file write of a 2-epoch run (checkpoints, best.th, metrics) is interrupted in turn
     half-way; --recover then always finishes the run with the uninterrupted run's results."""
@@ -396,6 +405,7 @@ def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch,
 # ----------------------------------------------------------------------------------- 7. the eer-ner command
 
 
+@pytest.mark.integration
 def test_eer_ner_command_runs_allennlp_with_the_plugin_from_any_directory(tmp_path):
     from importlib.metadata import entry_points
 
@@ -465,6 +475,7 @@ def kill_and_recover(directory: Path, config: str, delay: float, env: dict, over
     return recovery, left
 
 
+@pytest.mark.integration
 @pytest.mark.slow
 def test_sigkill_at_random_moments_then_recover(tiny_encoder, tmp_path):
     """EER_KILL_ITERATIONS (default 5) runs killed at random moments; every --recover finishes with

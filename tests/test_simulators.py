@@ -202,6 +202,7 @@ print(json.dumps([[d.to_json() for d in run] for run in runs]))
 """
 
 
+@pytest.mark.integration
 def test_seed_stability_across_hash_seeds(tiny):
     expected = [
         [d.to_json() for d in run]
@@ -256,6 +257,7 @@ def test_variants_on_partial_fixture():
 
 
 # ----------------------------------------------------------------------------------- command line
+@pytest.mark.integration
 def test_cli_module_subprocess(tmp_path):
     out = tmp_path / "ee.jsonl"
     proc = subprocess.run(

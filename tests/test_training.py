@@ -12,6 +12,7 @@ from eer_plugin.core.calibration import RatioBatch, calibrate_outside_shift, sam
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.tags import BiluoScheme
 from eer_plugin.training.trainer import apply_budget, batches_for_budget, epochs_for_budget
+from oracles import sequence_score
 
 CONFIGS = sorted(c.name for c in (REPO / "training_configs").glob("*.jsonnet"))
 
@@ -117,6 +118,7 @@ def test_an_untrained_eer_model_starts_at_rho(monkeypatch):
     assert not model.training  # calibrate_tagger restores the mode it found (evaluation here)
 
 
+@pytest.mark.integration
 def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path):
     from allennlp.commands.train import train_model_from_file
 
@@ -209,6 +211,7 @@ def test_budget_lengthens_epochs_or_adds_them_without_batches_per_epoch():
         assert unchanged == {"data_loader": unchanged["data_loader"], "num_epochs": 10, "patience": 3}
 
 
+@pytest.mark.integration
 def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, tmp_path):
     """A budget above the data's steps: the same number of epochs (validations), each with more batches
     (the data cycled), so the run makes at least min_steps optimizer steps; the schedule spans them."""
@@ -271,7 +274,7 @@ def test_training_without_constraints_uses_a_free_crf_with_shared_transitions(ti
     model.eval()  # decoding keeps the grammar: every predicted tagging is valid BILUO
     with torch.no_grad():
         predicted = model(tokens=batch["tokens"], metadata=batch["metadata"])["predicted_tags"]
-    score = model.crf.sequence_score(torch.zeros_like(emissions), predicted, mask)
+    score = sequence_score(model.crf, torch.zeros_like(emissions), predicted, mask)
     assert bool((score > -1e3).all())
 
 

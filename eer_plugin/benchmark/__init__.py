@@ -4,13 +4,14 @@ analyses) and write the tables. One module per concern:
 - :mod:`~eer_plugin.benchmark.scenario`: data sets and annotation scenarios (the simulators' settings);
   :mod:`~eer_plugin.benchmark.plan`: runs and the expansion of a plan into them;
   :mod:`~eer_plugin.benchmark.parse`: reading and checking plan files;
-- :mod:`~eer_plugin.benchmark.runner`: execution (subprocesses, resume, retries, jobs, shards);
+- :mod:`~eer_plugin.benchmark.runner`: execution (subprocesses, resume, retries, jobs), one attempt at a
+  run in :mod:`~eer_plugin.benchmark.attempt`, shards and ``--runs`` in :mod:`~eer_plugin.benchmark.selection`;
 - :mod:`~eer_plugin.benchmark.report`: ``results.md`` and ``results.csv`` (main table, bootstrap,
   wall time), with :mod:`~eer_plugin.benchmark.studies` (ratio grid, learning curve),
   :mod:`~eer_plugin.benchmark.convergence` (rho_hat against rho* and the band) and
   :mod:`~eer_plugin.benchmark.plots`;
 - :mod:`~eer_plugin.benchmark.docs`: ``docs/results.md``, the report with the paper's numbers beside
-  ours (read from the paper's LaTeX by :mod:`~eer_plugin.benchmark.paper`).
+  ours (read from the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_plugin.benchmark.paper`).
 
 The command line is :mod:`eer_plugin.commands.benchmark`::
 
@@ -47,7 +48,8 @@ Outputs: ``OUTDIR/results.csv`` (one row per run of the plan, whatever its statu
 from eer_plugin.benchmark.parse import load_plan, parse_plan, read_plan_file
 from eer_plugin.benchmark.plan import Plan, PlanError, Run, epochs_text
 from eer_plugin.benchmark.report import Report
-from eer_plugin.benchmark.runner import Runner, StepFailed, dry_run, select_runs, select_shard
+from eer_plugin.benchmark.runner import Runner, StepFailed
+from eer_plugin.benchmark.selection import dry_run, select_runs, select_shard
 
 __all__ = [
     "Plan", "PlanError", "Report", "Run", "Runner", "StepFailed", "dry_run", "epochs_text", "load_plan", "parse_plan",

@@ -1,6 +1,6 @@
 """``docs/results.md``: the benchmark report of :mod:`~eer_plugin.benchmark.report` behind a header
 with the exact commands, the hardware and software, and the paper's numbers beside ours (read from
-the paper's LaTeX by :mod:`~eer_plugin.benchmark.paper`). Nothing here is typed by hand.
+the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_plugin.benchmark.paper`). Nothing here is typed by hand.
 
 Written by ``allennlp eer-benchmark PLAN -o OUTDIR --report-only --docs docs --command ...`` (what
 ``benchmarks/results.sh`` runs). When the docs directory is inside this repository, absolute paths
@@ -13,26 +13,28 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.atomic import atomic_write_text, replacing
-from eer_plugin.benchmark.paper import paper_convergence, paper_robustness, paper_settings, paper_table, paper_value
+from eer_plugin.benchmark.paper import PAPER_NUMBERS, paper_value, read_paper
 from eer_plugin.benchmark.parse import load_plan
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
-from eer_plugin.benchmark.report import DEFAULT_HEAD_LEARNING_RATE, Report
+from eer_plugin.benchmark.report import Report
 from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_plugin.benchmark.studies import direction_verdict
 from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
 from eer_plugin.encoders import REPO_ROOT
 
-#: where the paper's LaTeX source is expected when ``--paper`` is not given
-DEFAULT_PAPER = REPO_ROOT.parent / "shared" / "paper" / "eer-paper.tex"
+#: the paper's numbers when ``--paper`` is not given: the package's ``paper_numbers.json`` (``--paper``
+#: also takes the LaTeX source itself)
+DEFAULT_PAPER = PAPER_NUMBERS
 
 
-def ratio_comparison(report, tex: str) -> str:
-    """Our EER hyperparameter grid beside the paper's table "Varying EER HPs", setting by setting
-    (matched on the interval ``[rho - gamma, rho + gamma]``)."""
+def ratio_comparison(report, paper: Dict[tuple, dict]) -> str:
+    """Our EER hyperparameter grid beside the paper's table "Varying EER HPs" (``paper``: as
+    :func:`~eer_plugin.benchmark.paper.paper_robustness`), setting by setting (matched on the interval
+    ``[rho - gamma, rho + gamma]``)."""
     plan = report.plan
     if not plan.ratio_entries:
         return ""
-    paper = paper_robustness(tex)
     lines, stars = [], []
     settings: Dict[tuple, List[dict]] = {}  # (group, setting) -> the records of its seeds, in plan order
     dagger: Dict[tuple, bool] = {}
@@ -130,19 +132,20 @@ def _pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None)) -> Tu
     return paired_bootstrap(*pair, **report.bootstrap_settings), per_seed
 
 
-def claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dict]:
+def claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> List[dict]:
     """The paper's claims that this plan can check, each with the paper's difference, ours (per seed,
     and pooled over seeds with the paired bootstrap) and the :func:`verdict`: every EER approach
     (short, shortest) against every baseline in each scenario (the paper's NNS block: its -all rows),
     EER-short against EER-shortest, and each setting of the ratio grid against the benchmark setting
-    (the paper's "Varying EER HPs"). Computed once per report and data set."""
+    (the paper's "Varying EER HPs", ``robustness``: as :func:`~eer_plugin.benchmark.paper.paper_robustness`).
+    Computed once per report and data set."""
     cache = report.__dict__.setdefault("_claims", {})
     if (dataset, column) not in cache:
-        cache[(dataset, column)] = _claims(plan, report, rows, tex, dataset, column)
+        cache[(dataset, column)] = _claims(plan, report, rows, robustness, dataset, column)
     return cache[(dataset, column)]
 
 
-def _claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dict]:
+def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> List[dict]:
     encoder = plan.encoders[0]
     eer = [a for a in plan.approaches if split_approach(a)[0] == "eer" and a != "eer_all"]
     baselines = [a for a in plan.approaches if split_approach(a)[0] not in ("eer",) and a not in GOLD_APPROACHES]
@@ -161,7 +164,6 @@ def _claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dic
             "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
         })  # fmt: skip
     if plan.ratio_entries:
-        robustness = paper_robustness(tex)
         base_of: Dict[tuple, tuple] = {}  # group -> (base setting, the ratio key of its runs)
         for group, setting, run in plan.ratio_entries:
             if setting == plan.base_ratio(run.dataset):
@@ -186,12 +188,12 @@ def _claims(plan, report, rows, tex: str, dataset: str, column: str) -> List[dic
     return out
 
 
-def differences(plan, report, rows, dataset: str, column: str, tex: str = "") -> str:
+def differences(plan, report, rows, dataset: str, column: str, robustness: Optional[Dict[tuple, dict]] = None) -> str:
     """The paper's claims as differences (see :func:`claims`), in F1 points: ours (mean ± sd over the
     common seeds), the paired bootstrap with the seeds pooled, the paper's, and the verdict."""
     lines = []
     confidence = plan.bootstrap["confidence"]
-    for c in claims(plan, report, rows, tex, dataset, column):
+    for c in claims(plan, report, rows, robustness or {}, dataset, column):
         ours = "–"
         if c["per_seed"]:
             ours = f"{mean(c['per_seed']):+.1f}" + (f" ± {std(c['per_seed']):.1f}" if len(c["per_seed"]) > 1 else "")
@@ -206,10 +208,10 @@ def differences(plan, report, rows, dataset: str, column: str, tex: str = "") ->
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "l", "l"])
 
 
-def claims_paragraph(plan, report, rows, tex: str, dataset: str, column: str) -> str:
+def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> str:
     """The claims in words, generated from :func:`claims` (no number typed by hand), with the ablation
     that comes closest to the plan's reference approach."""
-    found = [c for c in claims(plan, report, rows, tex, dataset, column) if c["verdict"] != "–"]
+    found = [c for c in claims(plan, report, rows, robustness, dataset, column) if c["verdict"] != "–"]
     if not found:
         return ""
     groups: Dict[str, List[str]] = {}
@@ -272,11 +274,10 @@ def render_docs(
     report: Report, written: Dict[str, str], commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str],
     notes: Sequence[str] = (),
 ) -> Path:
-    """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned)."""
+    """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned);
+    ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source."""
     plan, runner = report.plan, report.runner
-    paper_path = Path(paper)
-    if not paper_path.is_file():
-        raise FileNotFoundError(f"the paper's LaTeX source is not at {paper_path}: pass its path with --paper")
+    numbers = read_paper(Path(paper))
     docs_dir = Path(docs)
     docs_dir.mkdir(parents=True, exist_ok=True)
     body = Path(written["md"]).read_text().split("\n")
@@ -293,8 +294,7 @@ def render_docs(
                 with replacing(str(assets / name)) as temporary:
                     shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
-    tex = paper_path.read_text()
-    _, rows = paper_table(tex)
+    rows = numbers.rows
     settings = plan.run_env(plan.datasets[0], None, "all")
     parts = [
         f"# Results: {plan.name}",
@@ -317,7 +317,7 @@ def render_docs(
         *([f"- Note: {note}" for note in notes] + [""] if notes else []),
         "## Ours next to the paper",
         "",
-        f"The paper (RoBERTa-base for English, on a GPU): {paper_settings(tex)}",
+        f"The paper (RoBERTa-base for English, on a GPU): {numbers.settings}",
         "",
         f"Ours: {', '.join(plan.encoders)} on CPU; epochs {plan.epochs_description()}; "
         f"batch size {settings['EER_BATCH_SIZE']} chunks, peak learning rate {settings['EER_LEARNING_RATE']} (encoder) and "
@@ -335,13 +335,13 @@ def render_docs(
             "differences, and the paired bootstrap with the seeds pooled) next to the paper's (NNS: the paper's -all rows; "
             "the ratio grid: the paper's \"Varying EER HPs\", mean of its 3 samples):",
             "",
-            differences(plan, report, rows, dataset.name, column, tex),
+            differences(plan, report, rows, dataset.name, column, numbers.robustness),
             "",
         ]
-        paragraph = claims_paragraph(plan, report, rows, tex, dataset.name, column)
+        paragraph = claims_paragraph(plan, report, rows, numbers.robustness, dataset.name, column)
         if paragraph:
             parts += [paragraph, ""]
-    grid = ratio_comparison(report, tex)
+    grid = ratio_comparison(report, numbers.robustness)
     if grid:
         parts += [
             "EER hyperparameters: our grid beside the paper's table \"Varying EER HPs\" (its finding: settings with "
@@ -350,7 +350,7 @@ def render_docs(
             grid,
             "",
         ]
-    said = paper_convergence(tex)
+    said = numbers.convergence
     if said and report.plan.scenarios:
         parts += [
             f"Convergence of rho_hat: the paper: \"{said}\" Ours: the row \"EER-short, EE scenarios, benchmark setting\" "

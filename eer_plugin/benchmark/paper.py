@@ -1,8 +1,15 @@
 """The paper's numbers, read from its LaTeX source (nothing typed by hand): the benchmark table
 (``\\label{table:benchmark}``), the EER hyperparameter table (``\\label{table:robustness}``), and its
-sentences on training settings and on the convergence of rho_hat."""
+sentences on training settings and on the convergence of rho_hat.
+
+The report reads them from ``paper_numbers.json`` beside this module (package data), so that a clone
+of the repository renders its report without the paper; that file is written from the LaTeX source by
+``python scripts/paper_numbers.py ../shared/paper/eer-paper.tex`` (:func:`paper_numbers`), and a
+test checks it against the source when ``../shared`` is present."""
+import json
 import re
-from typing import Dict, List, Optional, Tuple
+from pathlib import Path
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, split_approach
 
@@ -104,3 +111,64 @@ def paper_settings(tex: str) -> str:
     plain = [re.sub(r"\s+", " ", re.sub(r"\\(textbf|tt)\b|[{}$]|\\times\s*", lambda m: "x" if "times" in m.group(0) else "", s)).strip() for s in wanted]
     plain = [re.sub(r"\s+([.,])", r"\1", p.replace("\\%", "%")) for p in plain]
     return " ".join(f"\"{s}\"" for s in plain[:3])
+
+
+#: the paper's numbers as package data, written from its LaTeX source by :func:`main`
+PAPER_NUMBERS = Path(__file__).with_name("paper_numbers.json")
+
+
+class Paper(NamedTuple):
+    """What the report sets beside its own numbers (see the module docstring)."""
+
+    columns: List[str]
+    rows: Dict[Tuple[str, str], Dict[str, float]]  # as :func:`paper_table`
+    robustness: Dict[Tuple[float, float], Dict[str, object]]  # as :func:`paper_robustness`
+    settings: str  # as :func:`paper_settings`
+    convergence: str  # as :func:`paper_convergence`
+
+
+def paper_numbers(tex: str) -> dict:
+    """The paper's numbers from its LaTeX source as JSON data (the content of ``paper_numbers.json``)."""
+    columns, rows = paper_table(tex)
+    return {
+        "source": "the paper's LaTeX source, by `python scripts/paper_numbers.py ../shared/paper/eer-paper.tex`",
+        "columns": columns,
+        "rows": [{"block": block, "row": label, "f1": values} for (block, label), values in rows.items()],
+        "robustness": [{"interval": list(interval), **entry} for interval, entry in paper_robustness(tex).items()],
+        "settings": paper_settings(tex),
+        "convergence": paper_convergence(tex),
+    }
+
+
+def paper_from_numbers(data: dict) -> Paper:
+    """:class:`Paper` from :func:`paper_numbers`' JSON data."""
+    rows = {(row["block"], row["row"]): row["f1"] for row in data["rows"]}
+    robustness = {tuple(e["interval"]): {k: v for k, v in e.items() if k != "interval"} for e in data["robustness"]}
+    return Paper(data["columns"], rows, robustness, data["settings"], data["convergence"])
+
+
+def read_paper(path: Path = PAPER_NUMBERS) -> Paper:
+    """The paper's numbers from ``paper_numbers.json`` (the default) or from a LaTeX source (``.tex``)."""
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(
+            f"the paper's numbers are not at {path}: pass the paper's LaTeX source or a paper_numbers.json with --paper"
+        )
+    if path.suffix == ".tex":
+        return paper_from_numbers(paper_numbers(path.read_text()))
+    try:
+        return paper_from_numbers(json.loads(path.read_text()))
+    except (ValueError, KeyError, TypeError) as err:
+        raise ValueError(
+            f"{path}: not the paper's numbers ({err!r}); write it again with `python scripts/paper_numbers.py TEX -o {path}`"
+        ) from None
+
+
+def numbers_text(data: dict) -> str:
+    """:func:`paper_numbers`' data as the text of ``paper_numbers.json``: one table row per line."""
+    def value(v):
+        if isinstance(v, list) and v and isinstance(v[0], dict):
+            return "[\n" + ",\n".join(f"  {json.dumps(item, ensure_ascii=False)}" for item in v) + "\n ]"
+        return json.dumps(v, ensure_ascii=False)
+
+    return "{\n" + ",\n".join(f" {json.dumps(k)}: {value(v)}" for k, v in data.items()) + "\n}\n"

@@ -1,14 +1,14 @@
-"""The runs of a benchmark plan and the expansion of a validated plan into them (benchmark table, ratio
-grid, learning curve, ablations), each run once.
+"""The runs of a benchmark plan and the plan itself (its settings per run, seeds, step budgets, units).
 
 Data sets and annotation scenarios are in :mod:`eer_plugin.benchmark.scenario`; parsing and validation
-of plan files is in :mod:`eer_plugin.benchmark.parse`."""
+of plan files in :mod:`eer_plugin.benchmark.parse`; the expansion of a plan into its runs (benchmark
+table, ratio grid, learning curve, ablations) in :mod:`eer_plugin.benchmark.expand`."""
 import dataclasses
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from eer_plugin.benchmark.scenario import EXHAUSTIVE_MAX_PER_DOCUMENT, Dataset, Scenario
+from eer_plugin.benchmark.scenario import Dataset, Scenario
 from eer_plugin.encoders import config_defaults
 
 FAMILIES = ("raw", "raw_cd", "cbl_lstm", "cbl_bert", "sns", "eer")
@@ -236,114 +236,12 @@ class Plan:
         env = self.dataset_env(dataset)
         return float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])
 
-    # ------------------------------------------------------------------ expansion
     def expand(self) -> "Plan":
-        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve, ablations), each once.
+        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve, ablations), each
+        once (:class:`~eer_plugin.benchmark.expand.Expansion`); returns the plan."""
+        from eer_plugin.benchmark.expand import Expansion  # it builds on this module's Plan and Run
 
-        A study's run is the benchmark's own run when it would be the same run with the same settings
-        (the ratio grid's benchmark setting, a learning-curve point with a benchmark scenario's data):
-        a study's ``min_steps`` that differs from the scenario's gives the study its own runs."""
-        by_key: Dict[Tuple, Run] = {}
-        runs: List[Run] = []
-
-        def add(dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=(), **options) -> Run:
-            if ratio is not None and tuple(ratio) == self.base_ratio(dataset) and not overrides:
-                ratio = None
-            run = Run(
-                dataset, scenario, approach, encoder, self.encoder_slugs[encoder], seed, ratio, ablation=ablation,
-                overrides=tuple(sorted(overrides)), **options,
-            )  # fmt: skip
-            existing = by_key.get(run.key)
-            if existing is None:
-                by_key[run.key] = existing = run
-                runs.append(run)
-            if study not in existing.studies:
-                existing.studies.append(study)
-            return existing
-
-        def budget(study, scenario) -> Tuple[Tuple[str, str], ...]:
-            """The EER_MIN_STEPS override of a study's runs on ``scenario`` (none when it is the scenario's own)."""
-            steps = study.get("min_steps")
-            if steps is None or steps == self.effective_min_steps(scenario):
-                return ()
-            return (("EER_MIN_STEPS", str(steps)),)
-
-        for dataset in self.datasets:
-            for approach in self.approaches:
-                if approach in GOLD_APPROACHES:
-                    for encoder in self.encoders:
-                        for seed in self.seeds:
-                            add(dataset, None, approach, encoder, seed, "benchmark")
-            for scenario in self.scenarios:
-                for approach in self.approaches:
-                    if approach in GOLD_APPROACHES:
-                        continue
-                    for encoder in self.encoders:
-                        for seed in self.scenario_seeds(scenario):
-                            add(dataset, scenario, approach, encoder, seed, "benchmark")
-        grid = self.ratio_grid
-        if grid:
-            for dataset in self._datasets(grid["datasets"]):
-                for scenario in self._scenarios(grid["scenarios"]):
-                    for encoder in self.encoders:
-                        for rho, gamma in grid["settings"]:
-                            for seed in grid.get("seeds") or self.scenario_seeds(scenario):
-                                run = add(
-                                    dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma),
-                                    overrides=budget(grid, scenario),
-                                )  # fmt: skip
-                                self.ratio_entries.append(((dataset.name, scenario.name, encoder), (rho, gamma), run))
-        curve = self.learning_curve
-        if curve:
-            by_spec = {s.spec: s for s in self.scenarios}
-            names = {s.name for s in self.scenarios}
-            for dataset in self._datasets(curve["datasets"]):
-                for scheme in curve["schemes"]:
-                    for budget_size in curve["budgets"]:
-                        scenario = self._curve_scenario(scheme, budget_size, curve, by_spec, names)
-                        for approach in curve["approaches"]:
-                            for encoder in self.encoders:
-                                for seed in curve.get("seeds") or self.seeds:
-                                    run = add(dataset, scenario, approach, encoder, seed, "learning_curve")
-                                    self.lc_entries.append((dataset.name, scheme, budget_size, run))
-        study = self.ablations
-        if study:
-            default = self._scenarios(study["scenarios"])
-            own = {s["slug"]: self._scenarios(s["scenarios"]) if s["scenarios"] else default for s in study["settings"]}
-            for dataset in self._datasets(study["datasets"]):
-                for scenario in self.scenarios:
-                    for setting in [s for s in study["settings"] if scenario in own[s["slug"]]]:
-                        options = self._ablation_options(setting, scenario)
-                        for approach in setting["approaches"]:
-                            for encoder in [setting["encoder"]] if setting["encoder"] else self.encoders:
-                                for seed in setting.get("seeds") or study.get("seeds") or self.scenario_seeds(scenario):
-                                    run = add(
-                                        dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
-                                        overrides=tuple(setting["env"].items()), **options,
-                                    )  # fmt: skip
-                                    self.ablation_entries.append((setting, run))
-        self.runs = runs
-        return self
-
-    @staticmethod
-    def _ablation_options(setting: Dict[str, Any], scenario: Scenario) -> Dict[str, Any]:
-        """The :class:`Run` fields of an ablation setting's partial dev set, complete documents and ratio estimate."""
-        options: Dict[str, Any] = {}
-        where = f"ablations setting {setting['name']!r}"
-        dev = setting.get("dev")
-        if dev:
-            if dev["budget"] == "proportional" and scenario.type != "ee":
-                raise PlanError(f"{where}: dev.budget 'proportional' needs an EE scenario (a budget), not {scenario.name!r} ({scenario.type})")
-            options["dev"] = tuple((k, dev[k]) for k in ("budget", "keep_probability", "max_per_document"))
-        estimate = setting.get("estimate_ratio")
-        complete = estimate["complete_documents"] if estimate else setting.get("complete_documents")
-        if complete:
-            key = "estimate_ratio" if estimate else "complete_documents"
-            if scenario.type != "ee":
-                raise PlanError(f"{where}: {key} needs an EE scenario (its budget pays for the complete documents), not {scenario.name!r} ({scenario.type})")
-            options["complete_documents"] = complete
-            options["estimates_ratio"] = bool(estimate)
-        return options
+        return Expansion(self).expand()
 
     def label(self, approach: str, encoder: str) -> str:
         """An approach's row label: ``EER-short``; with several encoders ``EER-short (all-MiniLM-L6-v2)``."""
@@ -365,39 +263,6 @@ class Plan:
         encoder = run.encoder if run.encoder in self.encoders else self.encoders[0]
         key = (run.dataset.name, run.scenario_name, approach or run.approach, encoder, run.seed, None, None)
         return next((r for r in self.runs if r.key == key), None)
-
-    def _curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:
-        """The scenario of a learning-curve point: a benchmark scenario with the same data and settings
-        when the plan has one (its runs are shared), else its own (``EE-<budget>``, ``Exh-<budget>``)."""
-        from eer_plugin.core.simulators import learning_curve_max_per_document
-
-        if scheme == "ee":
-            params = {"budget": budget, "keep_probability": curve["keep_probability"], "max_per_document": learning_curve_max_per_document(budget)}
-            name = f"EE-{budget}"
-        else:  # exhaustive: linear annotation of whole documents in random order
-            params = {"budget": budget, "keep_probability": 1.0, "max_per_document": EXHAUSTIVE_MAX_PER_DOCUMENT}
-            name = f"Exh-{budget}"
-        scenario = Scenario(name, "ee", tuple(sorted(params.items())), min_steps=curve.get("min_steps"))
-        shared = by_spec.get(scenario.spec)
-        if shared is not None and (
-            shared is by_spec.get(("lc",) + scenario.spec)
-            or (not shared.env and not shared.epochs and self.effective_min_steps(shared) == self.effective_min_steps(scenario))
-        ):
-            return shared  # the same data and settings as a benchmark scenario (or an earlier curve point): share its runs
-        while scenario.name in names:
-            scenario = dataclasses.replace(scenario, name=f"{scenario.name}-lc")
-        names.add(scenario.name)
-        by_spec[scenario.spec] = by_spec[("lc",) + scenario.spec] = scenario
-        return scenario
-
-    def _datasets(self, names: Optional[List[str]]) -> List[Dataset]:
-        return [d for d in self.datasets if names is None or d.name in names]
-
-    def _scenarios(self, names: Optional[List[str]]) -> List[Scenario]:
-        if names is not None:
-            return [s for s in self.scenarios if s.name in names]
-        ee = [s for s in self.scenarios if s.type == "ee"]
-        return ee or list(self.scenarios)
 
     def units(self) -> List[List[Run]]:
         """Runs grouped into independent units, in run order: a ``raw_cd_<v>`` run joins the unit of

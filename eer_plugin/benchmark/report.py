@@ -3,20 +3,17 @@ the bootstrap table, wall times, and the analyses of :mod:`~eer_plugin.benchmark
 :mod:`~eer_plugin.benchmark.convergence` and :mod:`~eer_plugin.benchmark.plots`) and
 ``OUTDIR/results.csv`` (one row per run of the plan, whatever its status). Every number comes from
 the runs' result files."""
-import csv
-import io
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark import convergence, plots, studies
+from eer_plugin.benchmark import convergence, sections
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, approach_label
 from eer_plugin.benchmark.scenario import Scenario
-from eer_plugin.benchmark.runner import Runner, block_counts
+from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.selection import block_counts
 from eer_plugin.benchmark.tables import (
     duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
 )  # fmt: skip
 
-#: the head learning rate of the configs when the plan and the config defaults name none
-DEFAULT_HEAD_LEARNING_RATE = "1e-3"
 CSV_COLUMNS = (
     "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
     "seconds", "run_dir", "log", "study", "entity_ratio", "ratio_margin", "rho_star", "tp", "fp", "fn",
@@ -286,133 +283,24 @@ class Report:
             rows.append(row)
         return rows
 
-    def write(self) -> Dict[str, str]:
-        outdir = self.runner.outdir
-        outdir.mkdir(parents=True, exist_ok=True)
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=CSV_COLUMNS, lineterminator="\n")
-        writer.writeheader()
-        writer.writerows(self.csv_rows())
-        write_atomic(outdir / "results.csv", buffer.getvalue())
-        written = {"csv": str(outdir / "results.csv")}
-
+    def status_counts(self) -> Dict[str, int]:
+        """Runs per status (``done``, ``failed``, ``missing``)."""
         status = {"done": 0, "failed": 0, "missing": 0}
         for record in self.records.values():
             status[record.get("status", "missing")] = status.get(record.get("status", "missing"), 0) + 1
-        plan = self.plan
-        md = [f"# Benchmark: {plan.name}", ""]
-        md.append(
-            f"Plan `{plan.path}`; {len(plan.runs)} runs: {status['done']} finished, {status['failed']} failed, "
-            f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {plan.seeds_description()}; "
-            f"epochs {plan.epochs_description()}{'; ' + plan.min_steps_description() if plan.min_steps_description() else ''}. "
-            f"Learning rate: encoder {self.setting('EER_LEARNING_RATE')}, freshly initialised heads "
-            f"{self.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); "
-            f"encoder precision {self.precision_text()} (EER_PRECISION). "
-            "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
-        )  # fmt: skip
-        md += ["", "## Test F1", ""]
-        seeds_text = "mean ± standard deviation over seeds" if len(plan.all_seeds) > 1 else "one seed"
-        md.append(
-            f"Word-level span F1 × 100 on each data set's test file ({seeds_text}); **bold**: best of its scenario group. "
-            "The Gold row is trained on the complete annotation and does not depend on the scenario. "
-            "avg: mean over the data sets (only when every data set has a result)."
-        )
-        main_table = self.main_table()
-        if plan.reference:
-            confidence = plan.bootstrap["confidence"]
-            md.append(
-                f"† / ‡: significantly better / worse than {approach_label(plan.reference)} (paired percentile bootstrap over test "
-                f"documents, {plan.bootstrap['resamples']:,} resamples, the two-sided {confidence:.0%} interval of the F1 difference "
-                "excludes 0; with several seeds the per-document counts are summed over the seeds both runs finished; "
-                "avg: the data sets' documents pooled)."
-            )
-        md += ["", main_table, ""]
-        failed = [(run, self.records[run.key]) for run in plan.runs if self.records[run.key].get("status") == "failed"]
-        if failed:
-            md += ["### Failed runs", ""]
-            md += [f"- `{run.name}`: {record.get('error')} (log `{self.runner.log_path(run)}`)" for run, record in failed]
-            md.append("")
-        boot = self.bootstrap_table()
-        if boot:
-            md += ["## Significance (paired bootstrap)", "", f"Δ = F1(approach) − F1({approach_label(plan.reference)}), in F1 points; p: two-sided bootstrap share.", "", boot, ""]
-        times, total = self.time_table()
-        if times:
-            blocks = "; ".join(f"{block}: {count} run{'s' if count > 1 else ''}, {seconds / 3600:.1f} h" for block, (count, seconds) in self.compute_by_block().items())
-            md += [
-                "## Wall time", "",
-                f"CPU cost: {total / 3600:.1f} wall hours of compute for the {status['done']} finished runs ({blocks}): the sum of "
-                "the wall times of training, decoding-cost search and test evaluation of every run directory once (runs in "
-                "parallel with --jobs take less elapsed time). Training time per run is the wall time of its training "
-                "subprocess(es); Raw+CD includes the training of its Raw model. " + self.speed_text(), "", times, "",
-            ]  # fmt: skip
-        grid = studies.ratio_grid_table(self)
-        if grid:
-            md += ["## EER hyperparameters (rho, gamma)", "", "Test F1 × 100 per seed.", "", grid, ""]
-        curve, curve_rows = studies.learning_curve(self)
-        if curve:
-            fields = ["dataset", "scheme", "approach", "encoder", "budget", "seeds_done", "seeds_planned", "mean_f1", "std_error", "f1_per_seed", "documents_annotated"]
-            buffer = io.StringIO()
-            writer = csv.DictWriter(buffer, fieldnames=fields, lineterminator="\n")
-            writer.writeheader()
-            writer.writerows({k: ("" if v is None else v) for k, v in r.items()} for r in curve_rows)
-            write_atomic(outdir / "learning_curve.csv", buffer.getvalue())
-            written["learning_curve_csv"] = str(outdir / "learning_curve.csv")
-            md += [
-                "## Learning curves: EE vs exhaustive annotation", "",
-                "EE: the Exploratory Expert with the given budget; Exhaustive: whole documents annotated completely, in "
-                "random order, until the budget is spent (EE with keep probability 1 and no per-document cap).", "", curve, "",
-                "Data: `learning_curve.csv`.",
-            ]  # fmt: skip
-            curve_claims = studies.learning_curve_claims(self)
-            if curve_claims:
-                md += [
-                    "", "The paper's learning-curve claims (its section \"EE vs. Exhaustive Experiments\"), each A − B on the "
-                    "same test documents (paired bootstrap, seeds pooled):", "", curve_claims,
-                ]  # fmt: skip
-            if plots.plot_learning_curve(self, curve_rows, outdir / "learning_curve.png"):
-                written["learning_curve_png"] = str(outdir / "learning_curve.png")
-                md += ["", "![learning curve](learning_curve.png)"]
-            md.append("")
-        convergence_table = convergence.convergence(self)
-        if convergence_table:
-            md += [
-                "## Convergence of rho_hat towards rho*", "",
-                "Final training rho_hat of every finished EER run against rho*, the share of entity subword tags in the gold "
-                "annotation of the documents the run trained on (its train-data variant, tokenized by its encoder). "
-                "MAE(rho + gamma, rho*) is the error of a model that would just settle at the top of the interval.", "",
-                convergence_table, "",
-            ]  # fmt: skip
-            if plots.plot_rho_hat(self, outdir / "rho_hat_over_epochs.png"):
-                written["rho_hat_png"] = str(outdir / "rho_hat_over_epochs.png")
-                md += ["![rho_hat over epochs](rho_hat_over_epochs.png)", ""]
-        band = convergence.band_entry_table(self)
-        if band:
-            md += [
-                "## Epochs until rho_hat entered the band", "",
-                "For every finished EER run: the first epoch (counted from 1) at whose end the training rho_hat "
-                "(`metrics_epoch_*.json`) lay inside [rho - gamma, rho + gamma], the band of the ratio loss (never: no epoch did), "
-                "and the first epoch from which it stayed inside up to the last one (never: the last epoch's lay outside).", "",
-                band, "",
-            ]  # fmt: skip
-        ablations = studies.ablations_table(self)
-        if ablations:
-            settings = self.plan.ablations
-            md += [
-                "## Ablations", "",
-                f"Each setting changes the named EER_* settings of the plan and nothing else, on "
-                f"{approach_label(settings['approach'])} unless the row names another approach. \"benchmark setting\" is the "
-                "benchmark's own run of that approach (same data, encoder and seed); Δ F1 in points against it"
-                + (
-                    f" and against {approach_label(self.plan.reference)} (same data and seed; the setting's own run of it when "
-                    "the setting has one, as with a setting's own encoder)" if self.plan.reference else ""
-                )
-                + "; † / ‡: significantly better / worse (paired bootstrap over test documents, as above). First epoch in band: "
-                "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma]; "
-                "\"in band from k\": it left the band again and stayed inside from epoch k to the end; \"not at the end\": "
-                "the last epoch's lay outside."
-                + studies.ablation_notes(settings["settings"]), "",
-                ablations, "",
-            ]  # fmt: skip
+        return status
+
+    def write(self) -> Dict[str, str]:
+        """Writes ``results.csv`` and ``results.md`` (its sections: :mod:`~eer_plugin.benchmark.sections`),
+        with the analyses' CSV and plot files; returns their paths by kind (``csv``, ``md``, ...)."""
+        outdir = self.runner.outdir
+        outdir.mkdir(parents=True, exist_ok=True)
+        write_atomic(outdir / "results.csv", sections.csv_text(CSV_COLUMNS, self.csv_rows()))
+        written = {"csv": str(outdir / "results.csv")}
+        status = self.status_counts()
+        md = sections.header(self, status) + sections.test_f1(self) + sections.significance(self) + sections.wall_time(self, status)
+        md += sections.ratio_grid(self) + sections.learning_curve(self, written) + sections.rho_hat_convergence(self, written)
+        md += sections.band_entry(self) + sections.ablations(self)
         write_atomic(outdir / "results.md", "\n".join(md))
         written["md"] = str(outdir / "results.md")
         return written

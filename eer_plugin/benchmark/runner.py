@@ -6,7 +6,6 @@ A run is finished when its ``DONE`` marker exists (written last, atomically); fi
 skipped, so an interrupted benchmark resumes where it stopped, and an interrupted training continues
 from its latest checkpoint (:mod:`~eer_plugin.benchmark.resume`). A failing run is retried, then
 recorded as failed (``FAILED.json``, its log under ``OUTDIR/logs``) and retried on the next invocation."""
-import fnmatch
 import json
 import os
 import shutil
@@ -16,10 +15,11 @@ import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, List, Optional, Tuple
 
+from eer_plugin.benchmark.attempt import Attempt, StepFailed
 from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
-from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point, start_attempt
+from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
 from eer_plugin.encoders import REPO_ROOT
@@ -43,10 +43,6 @@ LEGACY_SETTINGS = {
     "EER_RATIO_BOOKENDS": lambda recorded: "false",
     "EER_PER_SEQUENCE_RATIO": lambda recorded: "false",
 }
-
-
-class StepFailed(RuntimeError):
-    """A subprocess of a run exited with a non-zero status (or a run could not be set up)."""
 
 
 class Runner:
@@ -264,82 +260,9 @@ class Runner:
 
     # ------------------------------------------------------------------ one run
     def _attempt(self, run: Run, log: Path, resume: Optional[Tuple[int, float]] = None) -> dict:
-        """One attempt at a run; ``resume``: (epochs completed, training seconds kept) of an interrupted training to continue."""
-        directory = self.run_dir(run)
-        own_seconds = 0.0
-        extra: Dict[str, Any] = {}
-        estimate_seconds = 0.0
-        if run.estimates_ratio:  # the ratio estimate first: the training reads its suggestion
-            directory.parent.mkdir(parents=True, exist_ok=True)
-            self._estimate_staging(run).unlink(missing_ok=True)
-            estimate_seconds = self._subprocess(self.estimate_command(run), self.environment(run), log, "estimate ratio")
-            estimate = self.ratio_estimate(run)
-            if estimate is None:
-                raise StepFailed(f"the ratio estimate wrote no suggestion to {self.estimate_path(run)}")
-            extra["ratio_estimate"], extra["estimate_seconds"] = estimate, estimate_seconds
-        env = self.environment(run)
-        if run.family == "raw_cd":
-            partner = self.plan.raw_partner(run)
-            directory.mkdir(parents=True, exist_ok=True)
-            if partner is not None:
-                partner_record = self.record(partner)
-                if partner_record.get("status") != "done":
-                    raise StepFailed(f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {self.log_path(partner)})")
-                raw_dir, raw_seconds = self.run_dir(partner), float(partner_record["seconds"])
-            else:
-                raw_dir = directory / "raw"
-                raw_seconds = self._subprocess(self.commands(run)[0], env, log, f"train raw_{run.variant}")
-                own_seconds += raw_seconds
-            tune = self.commands(run)[-1]
-            tune_seconds = self._subprocess(tune, env, log, "tune-o-cost")
-            own_seconds += tune_seconds
-            seconds = raw_seconds + tune_seconds
-            shutil.copyfile(raw_dir / "o_cost.json", directory / "o_cost.json")
-            extra["o_cost"] = json.loads((directory / "o_cost.json").read_text())["o_cost"]
-            extra["raw_seconds"], extra["tune_seconds"], extra["raw_dir"] = raw_seconds, tune_seconds, self.recorded(raw_dir)
-            archive, metrics_path = directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
-        else:
-            cbl = run.family in CBL_FAMILIES
-            command, kept = self.commands(run)[0], 0.0
-            if resumable(run):
-                kept = resume[1] if resume else 0.0
-                start_attempt(directory, self.settings(run), kept)
-                if resume:
-                    command = command + ["--recover"]
-                    extra["resumed"] = {"epochs_completed": resume[0], "seconds_before": kept}
-            seconds = own_seconds = kept + self._subprocess(command, env, log, "cbl" if cbl else "train")
-            final = directory / "final" if cbl else directory
-            archive, metrics_path = final / "model.tar.gz", final / "metrics.json"
-        if run.estimates_ratio:
-            os.replace(self._estimate_staging(run), self.estimate_path(run))
-        evaluate = [
-            sys.executable, "-m", "eer_plugin.evaluation", os.path.relpath(archive, REPO_ROOT), os.path.relpath(run.dataset.test, REPO_ROOT),
-            "-o", str(directory / "doc_counts.json"),
-        ]  # fmt: skip (run from REPO_ROOT: doc_counts.json names the archive and the test file relative to it)
-        if run.family == "eer":
-            evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
-        eval_seconds = self._subprocess(evaluate, env, log, "per-document evaluation")
-        counts = json.loads((directory / "doc_counts.json").read_text())
-        metrics = read_json(metrics_path) or {}
-        summary = counts["summary"]
-        ratio = counts.get("ratio", {})
-        rho, gamma = run.ratio if run.ratio is not None else self.plan.base_ratio(run.dataset)
-        if run.estimates_ratio:
-            rho, gamma = extra["ratio_estimate"]["entity_ratio"], extra["ratio_estimate"]["ratio_margin"]
-        seconds += estimate_seconds
-        own_seconds += estimate_seconds
-        return {
-            "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
-            "seed": run.seed, "status": "done", "ablation": run.ablation,
-            "precision": summary["precision"], "recall": summary["recall"], "f1": summary["f1"],
-            "tp": summary["tp"], "fp": summary["fp"], "fn": summary["fn"],
-            "rho_hat": metrics.get("training_rho_hat"), "rho_star": ratio.get("rho_star"), "rho_star_words": ratio.get("rho_star_words"),
-            "entity_ratio": rho, "ratio_margin": gamma,
-            "seconds": seconds, "own_seconds": own_seconds, "eval_seconds": eval_seconds,
-            "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
-            "run_dir": self.recorded(directory), "log": self.recorded(log), "archive": self.recorded(archive), "settings": self.settings(run),
-            "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **extra,
-        }  # fmt: skip
+        """One attempt at a run (:class:`~eer_plugin.benchmark.attempt.Attempt`); ``resume``: (epochs
+        completed, training seconds kept) of an interrupted training to continue."""
+        return Attempt(self, run, log, resume).result()
 
     def execute(self, run: Run) -> dict:
         """Runs one run (skipping it when done), retrying a failure ``self.retries`` times."""
@@ -453,50 +376,3 @@ class Runner:
             self._progress.close()
             self._progress = None
 
-
-def select_shard(units: List[List[Run]], shard: Optional[Tuple[int, int]]) -> List[Tuple[int, List[Run]]]:
-    """``(unit index, unit)`` of the units of shard ``i/n``: those whose index % n == i."""
-    index, count = shard if shard is not None else (0, 1)
-    return [(position, unit) for position, unit in enumerate(units) if position % count == index]
-
-
-def select_runs(units: List[Tuple[int, List[Run]]], patterns: Optional[Sequence[str]]) -> List[Tuple[int, List[Run]]]:
-    """The units with a run whose name (``dataset/scenario/approach/encoder/seedK``) matches one of
-    the shell patterns (all units when there are none)."""
-    if not patterns:
-        return units
-    return [(i, unit) for i, unit in units if any(fnmatch.fnmatchcase(run.name, p) for run in unit for p in patterns)]
-
-
-def dry_run(plan: Plan, runner: Runner, units: List[Tuple[int, List[Run]]], echo=print) -> None:
-    for position, unit in units:
-        for run in unit:
-            state = runner.record(run).get("status")
-            echo(f"unit {position:4d}  {state:7s}  {run.name}  (studies: {', '.join(run.studies)})")
-            env = runner.environment(run, for_settings=True)
-            keys = ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_MIN_STEPS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN")
-            keys += tuple(k for k, _ in run.overrides if k not in keys)  # an ablation's own settings
-            settings = " ".join(f"{k}={env.get(k, '')}" for k in keys)
-            echo(f"             {settings}")
-            if run.dev is not None:
-                echo(f"             EER_DEV_DATA={env.get('EER_DEV_DATA')} (partial: EE on {run.dataset.dev}, budget {run.dev_budget})")
-            estimate = runner.estimate_command(run)
-            for command in ([estimate] if estimate else []) + runner.commands(run):
-                echo("             " + " ".join(command))
-    runs = [run for _, unit in units for run in unit]
-    echo(f"{len(runs)} runs in {len(units)} units (dry run: nothing was run)")
-    echo("runs per block: " + ", ".join(f"{block} {count}" for block, count in block_counts(runs).items()))
-
-
-def block_counts(runs: Iterable[Run]) -> Dict[str, int]:
-    """Runs per block, in plan order: ``gold`` (gold approaches), ``benchmark <scenario>``, then the
-    studies (``ratio grid``, ``learning curve``, ``ablations``) for the runs they added themselves."""
-    labels = {"ratio_grid": "ratio grid", "learning_curve": "learning curve", "ablations": "ablations"}
-    counts: Dict[str, int] = {}
-    for run in runs:
-        if "benchmark" in run.studies:
-            block = "gold" if run.scenario is None else f"benchmark {run.scenario_name}"
-        else:
-            block = labels.get(run.studies[0], run.studies[0])
-        counts[block] = counts.get(block, 0) + 1
-    return counts

@@ -171,10 +171,3 @@ def sum_over_runs(runs: Sequence[Mapping[str, Sequence[float]]]) -> Dict[str, Li
         if set(run) != set(ids):
             raise BootstrapError(f"run {index} is scored on other documents than run 0")
     return {k: [float(sum(run[k][j] for run in runs)) for j in range(3)] for k in ids}
-
-
-def format_interval(result: Mapping[str, float], scale: float = 100.0, digits: int = 1) -> str:
-    """``+1.2 [-0.3, +2.8]`` (F1 points by default)."""
-    f = f"{{:+.{digits}f}}"
-    return f"{f.format(scale * result['delta'])} [{f.format(scale * result['ci_low'])}, {f.format(scale * result['ci_high'])}]"
-

@@ -29,8 +29,8 @@ marginals are exact to rounding at any scale of the scores; :meth:`ConstrainedCR
 gives the probability of any tag path (a predicted span) from the same one pass.
 The fast forward-backward (:class:`~eer_plugin.core.forward_backward.ForwardBackward`, in its own
 module: a factorised log-space recursion with a hand-written backward) is hard to read;
-:meth:`ConstrainedCRF.reference_log_partition` is the textbook forward algorithm in ten lines, and
-the tests check the fast path against it (and both against brute-force enumeration).
+``tests/oracles.py`` has the textbook forward algorithm in ten lines (and the score and likelihood
+of full taggings); the tests check the fast path against it and both against brute-force enumeration.
 Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-inf`` so that
 values and gradients stay finite even when a row has no valid tagging at all.
 """
@@ -241,49 +241,6 @@ class ConstrainedCRF(torch.nn.Module):
         both = torch.cat([emissions, self._restrict(emissions, allowed)], 0)
         log_z, marginals = self._forward_backward(both, lengths.repeat(2))
         return log_z[batch:] - log_z[:batch], marginals[:batch]
-
-    def sequence_score(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """``s(y)`` of given taggings ``tags (B, n)`` (padding ignored); invalid taggings score
-        about :data:`IMPOSSIBLE` per violation."""
-        lengths = self._check(emissions, mask)
-        mask = mask.bool()
-        tags = tags.long().masked_fill(~mask, 0)
-        unary = (emissions.gather(2, tags.unsqueeze(2)).squeeze(2) * mask).sum(1)
-        trans = self._constrained_transitions(emissions.dtype)
-        pair = trans[tags[:, :-1], tags[:, 1:]] * (mask[:, 1:])
-        first = self._boundary(self.allowed_start, emissions.dtype)[tags[:, 0]]
-        last_tags = tags.gather(1, (lengths - 1).clamp(min=0).unsqueeze(1)).squeeze(1)
-        last = self._boundary(self.allowed_end, emissions.dtype)[last_tags]
-        boundary = torch.where(lengths > 0, first + last, torch.zeros_like(first))
-        return unary + pair.sum(1) + boundary
-
-    def log_likelihood(self, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-        """Ordinary CRF log-likelihood ``log p(y | x)`` ``(B,)`` of fully observed taggings."""
-        return self.sequence_score(emissions, tags, mask) - self.log_partition(emissions, mask)
-
-    # ------------------------------------------------------------------ reference
-    def reference_log_partition(
-        self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None
-    ) -> torch.Tensor:
-        """The textbook forward algorithm for ``log Z`` ``(B,)``, written for reading, not speed:
-
-            alpha_1(y)     = phi(1, y) + start(y)
-            alpha_{i+1}(y') = phi(i+1, y') + logsumexp_y (alpha_i(y) + T[y, y'])
-            log Z          = logsumexp_y (alpha_n(y) + end(y))
-
-        with ``T``, ``start``, ``end`` = :data:`IMPOSSIBLE` where the grammar forbids them, and each
-        row stopping at its own length. The marginals are its gradient in the emissions
-        (``torch.autograd.grad(log_z.sum(), emissions, create_graph=True)``). The fast path
-        (:class:`~eer_plugin.core.forward_backward.ForwardBackward`) computes the same numbers; the tests check one against the other."""
-        lengths = self._check(emissions, mask)
-        emissions = self._restrict(emissions, allowed)
-        trans = self._constrained_transitions(emissions.dtype)
-        alpha = emissions[:, 0] + self._boundary(self.allowed_start, emissions.dtype)
-        for i in range(1, emissions.shape[1]):
-            step = emissions[:, i] + torch.logsumexp(alpha.unsqueeze(2) + trans, dim=1)
-            alpha = torch.where((i < lengths).unsqueeze(1), step, alpha)  # finished rows keep their alpha
-        log_z = torch.logsumexp(alpha + self._boundary(self.allowed_end, emissions.dtype), dim=1)
-        return torch.where(lengths > 0, log_z, torch.zeros_like(log_z))
 
     # ------------------------------------------------------------------ decoding
     @torch.no_grad()

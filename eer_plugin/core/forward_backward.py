@@ -2,20 +2,20 @@
 
 :class:`ForwardBackward` computes ``log Z`` and the exact tag marginals of a batch of (already
 restricted) lattices in one pass over the positions: a factorised log-space recursion (the
-grammar's allowed transitions grouped into slots, see :func:`_step_structure` and
-:func:`_step_constants`), run in float64 for float32 inputs, with a hand-written backward so that
+grammar's allowed transitions grouped into slots, see
+:func:`~eer_plugin.core.step_constants.step_constants`), run in float64 for float32 inputs, with a hand-written backward so that
 the marginals are differentiable without a double backward (the EER loss is a function of them).
-:meth:`ConstrainedCRF.reference_log_partition` is the textbook forward algorithm the tests check
-this against (and both against brute-force enumeration).
+``reference_log_partition`` in ``tests/oracles.py`` is the textbook forward algorithm the tests
+check this against (and both against brute-force enumeration).
 """
 import math
 from typing import NamedTuple, Optional
 
 import torch
 
-#: Score given to impossible tags/transitions: ``exp(IMPOSSIBLE - anything reasonable) == 0``
-#: exactly in float32 and float64, and unlike ``-inf`` it never produces NaN gradients.
-IMPOSSIBLE = -1e9
+from eer_plugin.core.step_constants import FAR, IMPOSSIBLE, Steps, cast_steps, step_constants
+
+__all__ = ["IMPOSSIBLE", "ForwardBackward", "build_lattice", "work_dtype"]
 
 #: Log-probabilities below this are treated as exactly 0 inside exponentials. ``exp`` of very
 #: negative arguments takes a slow path on CPUs (10-40x slower); clamping at -80 keeps it on the
@@ -43,142 +43,8 @@ def _gather_steps(values: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
     return values.reshape((n * rows,) + values.shape[2:]).index_select(0, flat).view(index.shape + values.shape[2:])
 
 
-#: Largest spread ``max - min`` of the allowed transition scores into one tag for which that tag
-#: shares its step of the recursion with the other tags of the same predecessor set (see
-#: :func:`_step_constants`). Terms then lie within ``exp(-30)`` of each group's largest one, so
-#: the :data:`_LOG_FLOOR` clamp changes sums by less than ``K exp(-50)`` relative; tags beyond it
-#: (never seen with learned scores) get an exact step of their own.
-_MAX_SPREAD = 30.0
-
-#: Score of the padding of the predecessor lists: far below any score, never overflowing.
-_FAR = 1e30
-
 #: ``1 / ln 2``: the forward loop runs in base-2 logarithms (see :meth:`ForwardBackward.forward`).
 _LOG2E = 1.0 / math.log(2.0)
-
-
-class _Structure(NamedTuple):
-    """The index structure of :func:`_step_constants`; depends only on which transitions are allowed
-    and which target tags have a wide spread, so it is cached."""
-
-    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g (at g * P + p); 2K: padding
-    wide_entries: torch.Tensor  # positions in (G * P) of the predecessors of wide tags ...
-    wide_scores: torch.Tensor  # ... and the flat index of their scores in matrices (2, K, K)
-    width: int  # P, the longest predecessor list
-    slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots, the real predecessors
-    slot_sources: torch.Tensor  # (C,) column of each slot's predecessor
-    slot_targets: torch.Tensor  # (C, 2K) bool: target column y is in the slot's group
-    target_group: torch.Tensor  # (2K,) group of each target column
-    pair_slots: torch.Tensor  # (2, K, K) [d, x, y]: the slot of the pair x -> y in direction d
-
-
-class _Steps(NamedTuple):
-    """Constants of one step of the two recursions run side by side on ``2K`` columns (column
-    ``d * K + y``; direction 0: alpha, 1: beta on reversed rows), see :func:`_step_constants`."""
-
-    sources: torch.Tensor  # (G * P,) column of the p-th predecessor of group g; 2K (always -_FAR): padding
-    bias: Optional[torch.Tensor]  # (G * P,) the scores of the tags with a group of their own, else 0 (None: all 0)
-    width: int  # P
-    slot_index: torch.Tensor  # (C,) positions in (G * P) of the slots
-    slot_sources: torch.Tensor  # (C,)
-    slot_factors: torch.Tensor  # (C, 2K): F(x_c, y) when target column y is in the slot's group, else 0
-    target_group: torch.Tensor  # (2K,)
-    shift: torch.Tensor  # (2K,)
-    pair_slots: torch.Tensor  # (2, K, K)
-    pair_factors: torch.Tensor  # (2, K, K) [d, x, y]: F(x, y) in direction d (0 when not allowed)
-
-
-_STRUCTURES: "dict" = {}
-
-
-def _step_structure(allowed: torch.Tensor, wide: torch.Tensor) -> _Structure:
-    """:class:`_Structure` for ``allowed (2, K, K)`` ([d, y, x]) and ``wide (2, K)``, cached."""
-    key = (allowed.cpu().numpy().tobytes(), wide.cpu().numpy().tobytes(), allowed.shape[1], str(allowed.device))
-    if key in _STRUCTURES:
-        return _STRUCTURES[key]
-    k = allowed.shape[1]
-    device = allowed.device
-    tags = torch.arange(k, device=device)
-    sources, valid, wide_entries, wide_scores, target_group = [], [], [], [], []
-    parts = []
-    for d in (0, 1):
-        # group: the targets with the same predecessor set, except that a wide tag has its own
-        key_rows = torch.cat([allowed[d].long(), torch.where(wide[d], tags, -1)[:, None]], 1)
-        group = torch.unique(key_rows, dim=0, return_inverse=True)[1]
-        representative = torch.empty(int(group.max()) + 1, dtype=torch.long, device=device)
-        representative.scatter_(0, group, tags)
-        parts.append((group, representative, allowed[d][representative]))  # members (G_d, K): P_g
-    width = max(int(members.sum(1).max()) for _, _, members in parts)
-    offset = 0
-    for d, (group, representative, members) in enumerate(parts):
-        order = torch.argsort((~members).to(torch.uint8), dim=1, stable=True)[:, :width]  # members first
-        real = torch.arange(width, device=device) < members.sum(1, keepdim=True)
-        sources.append(torch.where(real, order + d * k, 2 * k))
-        valid.append(real)
-        is_wide = real & wide[d][representative][:, None]
-        wide_entries.append((is_wide.flatten().nonzero().squeeze(1) + offset * width))
-        wide_scores.append((d * k * k + representative[:, None] * k + order)[is_wide])
-        target_group.append(group + offset)
-        offset += len(representative)
-    sources, valid = torch.cat(sources).flatten(), torch.cat(valid).flatten()
-    target_group = torch.cat(target_group)
-    slot_index = valid.nonzero().squeeze(1)
-    slot_sources = sources[slot_index]
-    slot_group = slot_index // width
-    slot_targets = target_group[None, :] == slot_group[:, None]
-    slot_of = torch.zeros(offset, 2 * k, dtype=torch.long, device=device)
-    slot_of[slot_group, slot_sources] = torch.arange(len(slot_index), device=device)
-    pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
-    structure = _Structure(
-        sources, torch.cat(wide_entries), torch.cat(wide_scores), width,
-        slot_index, slot_sources, slot_targets, target_group, pair_slots,
-    )
-    if len(_STRUCTURES) >= 16:
-        _STRUCTURES.clear()
-    _STRUCTURES[key] = structure
-    return structure
-
-
-def _step_constants(transitions: torch.Tensor) -> _Steps:
-    """Constants turning one step ``new(y) = phi(y) + log sum_x exp(old(x) + matrix[y, x])`` of both
-    recursions (``matrix = T^T`` for alpha, ``T`` for beta) into a few small operations and one
-    small matrix product.
-
-    Target tags ``y`` with the same set ``P_g`` of allowed predecessors (``matrix > IMPOSSIBLE / 2``;
-    all tags if none) form a group ``g`` and, when their scores spread less than
-    :data:`_MAX_SPREAD`, share the shift ``m_g = max_{x in P_g} old(x)``:
-    ``new(y) = phi(y) + shift(y) + m_g + log sum_{x in P_g} W_g(x) F(x, y)`` with the weights
-    ``W_g(x) = exp(old(x) - m_g)``, ``shift(y) = max_{x in P_g} matrix[y, x]`` and the factors
-    ``F(x, y) = exp(matrix[y, x] - shift(y))`` in ``[exp(-_MAX_SPREAD), 1]`` on ``P_g``, 0
-    elsewhere. A tag with a wider spread is a group of its own whose weights include its scores,
-    ``W_g(x) = exp(old(x) + matrix[y, x] - m_g)`` with ``m_g`` the max of ``old(x) + matrix[y, x]``,
-    ``shift(y) = 0`` and factors 1: the exact per-target log-sum-exp. Either way the largest weight
-    of a group is 1 and the largest term of every sum at least ``exp(-_MAX_SPREAD)``, whatever the
-    scores ``old``, so flooring the weights at ``exp(_LOG_FLOOR)`` is exact to rounding.
-
-    The predecessor lists are padded to a common length ``P`` (with a ``-_FAR`` column) for the max; the
-    weights are kept only on the ``C`` *slots* ``(g, x in P_g)`` (BILUO: the predecessor sets
-    partition the tags, so ``C = 2K`` slots for both directions).
-    """
-    matrices = torch.stack([transitions.t(), transitions])  # (2, K, K): [d, y, x]
-    allowed = matrices > IMPOSSIBLE / 2
-    allowed |= ~allowed.any(2, keepdim=True)  # no allowed predecessor: keep the IMPOSSIBLE scores of all
-    top = matrices.masked_fill(~allowed, float("-inf")).amax(2)
-    wide = top - matrices.masked_fill(~allowed, float("inf")).amin(2) > _MAX_SPREAD
-    structure = _step_structure(allowed, wide)
-    shift = torch.where(wide, torch.zeros_like(top), top)
-    log_factors = torch.where(allowed, matrices - shift[:, :, None], torch.full_like(matrices, float("-inf")))
-    log_factors = torch.where(wide[:, :, None] & allowed, torch.zeros_like(matrices), log_factors)
-    factors = log_factors.exp().transpose(1, 2)  # (2, K, K): [d, x, y]
-    bias = None
-    if len(structure.wide_entries):
-        bias = transitions.new_zeros(len(structure.sources))
-        bias[structure.wide_entries] = matrices.flatten()[structure.wide_scores]
-    slot_factors = torch.block_diag(factors[0], factors[1])[structure.slot_sources] * structure.slot_targets
-    return _Steps(
-        structure.sources, bias, structure.width, structure.slot_index, structure.slot_sources, slot_factors,
-        structure.target_group, shift.flatten(), structure.pair_slots, factors,
-    )
 
 
 class ForwardBackward(torch.autograd.Function):
@@ -191,7 +57,7 @@ class ForwardBackward(torch.autograd.Function):
     Forward: one loop over positions runs the forward recursion
     ``alpha_{i+1}(b) = phi_{i+1}(b) + log sum_a exp(alpha_i(a) + T(a, b))`` on the rows and, side by
     side with it (columns ``K..2K-1``), the same recursion on the rows reversed within their lengths
-    with ``T`` transposed, which gives ``beta``. :func:`_step_constants` factorizes each step into
+    with ``T`` transposed, which gives ``beta``. :func:`~eer_plugin.core.step_constants.step_constants` factorizes each step into
     weights ``W_i[g, a] = exp(alpha_i(a) - m_{i,g})`` (``m_{i,g}``: the largest ``alpha_i`` over the
     predecessor set of group ``g``; in float32 floored at ``exp(_LOG_FLOOR)``), one small matrix product with
     constant factors ``F`` giving ``s_{i+1}(b) = sum_a W_i[g(b), a] F(a, b)``, and
@@ -236,7 +102,7 @@ class ForwardBackward(torch.autograd.Function):
         log_z, marginals = lattice.log_z.to(dtype), lattice.marginals.to(dtype)
         ctx.save_for_backward(log_z, marginals, lattice.lengths)
         ctx.weights, ctx.norms = lattice.weights.to(dtype), lattice.norms.to(dtype)
-        ctx.steps, ctx.reverse = _cast_steps(lattice.steps, dtype), lattice.reverse
+        ctx.steps, ctx.reverse = cast_steps(lattice.steps, dtype), lattice.reverse
         return log_z, marginals
 
     @staticmethod
@@ -311,13 +177,13 @@ def build_lattice(emissions, transitions, start, end, lengths) -> "_Lattice":
     rows, n, k = emissions.shape
     lengths = lengths.long()
     reverse = _reverse_index(lengths, n)
-    steps = _step_constants(transitions)
+    steps = step_constants(transitions)
     groups = steps.target_group.max().item() + 1 if n > 1 else 0
     slots = len(steps.slot_sources)
     # Position-major (n, R, 2K + 1) so each step reads and writes contiguous slices; the last
-    # column stays at -_FAR for the padding of the predecessor lists. ``scores`` starts as
+    # column stays at -FAR for the padding of the predecessor lists. ``scores`` starts as
     # phi + start/end (position 0) or phi + shift and the loop adds m_{g(b)} + log s.
-    far = emissions.new_full((rows, n, 1), -_FAR)
+    far = emissions.new_full((rows, n, 1), -FAR)
     scores = torch.cat([emissions, _gather_positions(emissions, reverse), far], 2).transpose(0, 1).contiguous()
     scores[0, :, : 2 * k] += torch.cat([start, end])
     scores[1:, :, : 2 * k] += steps.shift
@@ -391,7 +257,7 @@ class _Lattice(NamedTuple):
     beta: torch.Tensor
     weights: torch.Tensor
     norms: torch.Tensor
-    steps: "_Steps"
+    steps: "Steps"
     reverse: torch.Tensor
     lengths: torch.Tensor
 
@@ -399,13 +265,3 @@ class _Lattice(NamedTuple):
 def work_dtype(dtype: torch.dtype, recursion_dtype: Optional[torch.dtype]) -> torch.dtype:
     """The dtype the recursion runs in: ``recursion_dtype`` unless the input is more precise."""
     return dtype if recursion_dtype is None else torch.promote_types(dtype, recursion_dtype)
-
-
-def _cast_steps(steps: "_Steps", dtype: torch.dtype) -> "_Steps":
-    if steps.slot_factors.dtype == dtype:
-        return steps
-    cast = lambda t: None if t is None else t.to(dtype)  # noqa: E731
-    return steps._replace(
-        bias=cast(steps.bias), slot_factors=cast(steps.slot_factors), shift=cast(steps.shift),
-        pair_factors=cast(steps.pair_factors),
-    )

@@ -9,7 +9,6 @@ word level, so scoring is exact-match on (start, end, type) like conlleval.
 from collections import Counter
 from typing import Dict, Iterable, List, Sequence, Tuple
 
-from eer_plugin.core.tags import biluo_to_spans
 
 Span = Tuple[int, int, str]
 
@@ -38,10 +37,6 @@ def map_to_words(subword_spans: Sequence[Span], subword_to_word: Sequence[int]) 
 
 def subword_spans_to_words(subword_spans: Sequence[Span], subword_to_word: Sequence[int]) -> List[Span]:
     return [span for _, span in map_to_words(list(subword_spans), subword_to_word)]
-
-
-def word_spans_from_tags(subword_tags: Sequence[str], subword_to_word: Sequence[int]) -> List[Span]:
-    return subword_spans_to_words(biluo_to_spans(subword_tags), subword_to_word)
 
 
 class SpanCounts:

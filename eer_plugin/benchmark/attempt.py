@@ -1,0 +1,128 @@
+"""One attempt at a benchmark run (:meth:`~eer_plugin.benchmark.runner.Runner.execute` retries it): the
+ratio estimate (a ratio-estimate run), the training (``allennlp train`` / ``cbl``, or Raw then
+``tune-o-cost`` for Raw+CD), the per-document test evaluation, and the run's result record."""
+import json
+import os
+import shutil
+import sys
+import time
+from pathlib import Path
+from typing import Any, Dict, Optional, Tuple
+
+from eer_plugin.benchmark.plan import CBL_FAMILIES, Run
+from eer_plugin.benchmark.resume import resumable, start_attempt
+from eer_plugin.benchmark.tables import read_json
+from eer_plugin.encoders import REPO_ROOT
+
+
+class StepFailed(RuntimeError):
+    """A subprocess of a run exited with a non-zero status (or a run could not be set up)."""
+
+
+class Attempt:
+    """One attempt at ``run`` with ``runner``'s paths, environment and subprocesses; ``resume``: (epochs
+    completed, training seconds kept) of an interrupted training to continue. :meth:`result` runs it and returns
+    the result record. ``seconds`` is the run's cost (a Raw+CD run counts the Raw training it tunes, even
+    when that is another run's), ``own_seconds`` what this attempt spent."""
+
+    def __init__(self, runner, run: Run, log: Path, resume: Optional[Tuple[int, float]] = None):
+        self.runner, self.run, self.log, self.resume = runner, run, log, resume
+        self.directory = runner.run_dir(run)
+        self.seconds = self.own_seconds = self.estimate_seconds = 0.0
+        self.extra: Dict[str, Any] = {}
+
+    def step(self, command, env: Dict[str, str], name: str) -> float:
+        return self.runner._subprocess(command, env, self.log, name)
+
+    def result(self) -> dict:
+        run, runner = self.run, self.runner
+        if run.estimates_ratio:  # the ratio estimate first: the training reads its suggestion
+            self.estimate_ratio()
+        env = runner.environment(run)
+        archive, metrics_path = self.tune_raw(env) if run.family == "raw_cd" else self.train(env)
+        if run.estimates_ratio:
+            os.replace(runner._estimate_staging(run), runner.estimate_path(run))
+        eval_seconds, counts = self.evaluate(env, archive)
+        return self.record(counts, read_json(metrics_path) or {}, eval_seconds, archive)
+
+    def estimate_ratio(self) -> None:
+        run, runner = self.run, self.runner
+        self.directory.parent.mkdir(parents=True, exist_ok=True)
+        runner._estimate_staging(run).unlink(missing_ok=True)
+        seconds = self.step(runner.estimate_command(run), runner.environment(run), "estimate ratio")
+        estimate = runner.ratio_estimate(run)
+        if estimate is None:
+            raise StepFailed(f"the ratio estimate wrote no suggestion to {runner.estimate_path(run)}")
+        self.extra["ratio_estimate"], self.extra["estimate_seconds"] = estimate, seconds
+        self.estimate_seconds = seconds
+
+    def tune_raw(self, env: Dict[str, str]) -> Tuple[Path, Path]:
+        """Raw+CD: the Raw run it tunes (the plan's own Raw run when there is one, else trained here),
+        then ``tune-o-cost``; returns the archive and the metrics file."""
+        run, runner, directory = self.run, self.runner, self.directory
+        partner = runner.plan.raw_partner(run)
+        directory.mkdir(parents=True, exist_ok=True)
+        if partner is not None:
+            partner_record = runner.record(partner)
+            if partner_record.get("status") != "done":
+                raise StepFailed(f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {runner.log_path(partner)})")
+            raw_dir, raw_seconds = runner.run_dir(partner), float(partner_record["seconds"])
+        else:
+            raw_dir = directory / "raw"
+            raw_seconds = self.step(runner.commands(run)[0], env, f"train raw_{run.variant}")
+            self.own_seconds += raw_seconds
+        tune_seconds = self.step(runner.commands(run)[-1], env, "tune-o-cost")
+        self.own_seconds += tune_seconds
+        self.seconds = raw_seconds + tune_seconds
+        shutil.copyfile(raw_dir / "o_cost.json", directory / "o_cost.json")
+        self.extra["o_cost"] = json.loads((directory / "o_cost.json").read_text())["o_cost"]
+        self.extra["raw_seconds"], self.extra["tune_seconds"], self.extra["raw_dir"] = raw_seconds, tune_seconds, runner.recorded(raw_dir)
+        return directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
+
+    def train(self, env: Dict[str, str]) -> Tuple[Path, Path]:
+        """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted training); returns the archive
+        and the metrics file."""
+        run, runner = self.run, self.runner
+        cbl = run.family in CBL_FAMILIES
+        command, kept = runner.commands(run)[0], 0.0
+        if resumable(run):
+            kept = self.resume[1] if self.resume else 0.0
+            start_attempt(self.directory, runner.settings(run), kept)
+            if self.resume:
+                command = command + ["--recover"]
+                self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
+        self.seconds = self.own_seconds = kept + self.step(command, env, "cbl" if cbl else "train")
+        final = self.directory / "final" if cbl else self.directory
+        return final / "model.tar.gz", final / "metrics.json"
+
+    def evaluate(self, env: Dict[str, str], archive: Path) -> Tuple[float, dict]:
+        """The per-document evaluation on the test data: its seconds and ``doc_counts.json``."""
+        run, counts_path = self.run, self.directory / "doc_counts.json"
+        evaluate = [
+            sys.executable, "-m", "eer_plugin.evaluation", os.path.relpath(archive, REPO_ROOT), os.path.relpath(run.dataset.test, REPO_ROOT),
+            "-o", str(counts_path),
+        ]  # fmt: skip (run from REPO_ROOT: doc_counts.json names the archive and the test file relative to it)
+        if run.family == "eer":
+            evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
+        seconds = self.step(evaluate, env, "per-document evaluation")
+        return seconds, json.loads(counts_path.read_text())
+
+    def record(self, counts: dict, metrics: dict, eval_seconds: float, archive: Path) -> dict:
+        run, runner = self.run, self.runner
+        summary, ratio = counts["summary"], counts.get("ratio", {})
+        rho, gamma = run.ratio if run.ratio is not None else runner.plan.base_ratio(run.dataset)
+        if run.estimates_ratio:
+            rho, gamma = self.extra["ratio_estimate"]["entity_ratio"], self.extra["ratio_estimate"]["ratio_margin"]
+        return {
+            "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
+            "seed": run.seed, "status": "done", "ablation": run.ablation,
+            "precision": summary["precision"], "recall": summary["recall"], "f1": summary["f1"],
+            "tp": summary["tp"], "fp": summary["fp"], "fn": summary["fn"],
+            "rho_hat": metrics.get("training_rho_hat"), "rho_star": ratio.get("rho_star"), "rho_star_words": ratio.get("rho_star_words"),
+            "entity_ratio": rho, "ratio_margin": gamma,
+            "seconds": self.seconds + self.estimate_seconds, "own_seconds": self.own_seconds + self.estimate_seconds,
+            "eval_seconds": eval_seconds,
+            "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
+            "run_dir": runner.recorded(self.directory), "log": runner.recorded(self.log), "archive": runner.recorded(archive),
+            "settings": runner.settings(run), "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **self.extra,
+        }  # fmt: skip
