@@ -14,7 +14,7 @@ PACKAGE = REPO / "eer_plugin"
 #: its own layer or below. A new unit must be placed here.
 LAYERS = [
     ("maths and corpus data, no AllenNLP", {"core"}),
-    ("runtime: atomic writes, errors, archives, encoders", {"atomic", "errors", "archive", "encoder_packages", "encoders"}),
+    ("runtime: atomic writes, errors, archives, encoders, settings and config files", {"atomic", "errors", "archive", "encoder_packages", "encoders", "settings", "config_files"}),
     ("the AllenNLP roles", {"data", "models", "training", "predictors", "evaluation"}),
     ("the benchmark", {"benchmark"}),
     ("entry points: subcommands, registration", {"commands", "cli", "simulate", "_register", "__init__"}),

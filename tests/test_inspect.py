@@ -240,6 +240,7 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     for key, value in env.items():
         if key.startswith("EER_"):
             monkeypatch.setenv(key, value)
+    monkeypatch.setenv("EER_TRAIN_DATA", gold)  # the simulated file is not written here; the config checks that data exist
     config = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"))
     reader = DatasetReader.from_params(config.pop("validation_dataset_reader"))
     assert (reader.tag_scheme, reader.sentences_per_document, reader.file_encoding) == ("IOB1", 4, "utf-8")
