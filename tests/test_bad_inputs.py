@@ -17,11 +17,12 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 
-from eer_plugin.commands import eer_import, estimate_ratio, simulate_cli
+from eer_plugin.commands import eer_import, estimate_ratio, simulate_cli, split
 from eer_plugin.core.formats import read_jsonl
 
 GOLD = FIXTURES / "conll2003_tiny.txt"
 DOCCANO = FIXTURES / "import" / "doccano.jsonl"
+DOCCANO_IMPORTED = FIXTURES / "partial_tiny.jsonl"  # partial JSON lines, as eer-import writes them
 QUICK = settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 SWEEP = settings(max_examples=300, deadline=None, suppress_health_check=list(HealthCheck))
 
@@ -72,6 +73,16 @@ def test_import_refuses_output_equal_to_input_or_to_complete_output(tmp_path, ca
         status, err = run(eer_import.main, ["doccano", *[tmp_path / a if a.endswith((".jsonl", ".txt")) else a for a in argv]], capsys)
         assert status == 1 and snapshot(tmp_path) == before, argv
         one_line_error(err, "same file")
+
+
+@pytest.mark.parametrize("outputs", [["d.jsonl", "dev.jsonl"], ["train.jsonl", "./d.jsonl"], ["same.jsonl", "same.jsonl"]])
+def test_split_refuses_an_output_that_is_its_data_or_the_other_output(outputs, tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(DOCCANO_IMPORTED, "d.jsonl")
+    before = snapshot(tmp_path)
+    status, err = run(split.main, ["d.jsonl", *outputs], capsys)
+    assert status == 1 and snapshot(tmp_path) == before
+    one_line_error(err, "same file")
 
 
 def test_import_keeps_complete_documents_apart(tmp_path, capsys):
@@ -140,7 +151,7 @@ def check_generated(main, argv, data: bytes, tmp_path: Path, capsys, output: str
         leftover.unlink() if leftover.is_file() else shutil.rmtree(leftover)
     source = tmp_path / "in.jsonl"
     source.write_bytes(data)
-    status, err = run(main, [{"IN": source, "OUT": tmp_path / output}.get(a, a) for a in argv], capsys)
+    status, err = run(main, [{"IN": source, "OUT": tmp_path / output, "DEV": tmp_path / "dev.jsonl"}.get(a, a) for a in argv], capsys)
     assert source.read_bytes() == data
     if status == 0:
         assert "Traceback" not in err
@@ -166,6 +177,7 @@ COMMANDS = {
     "simulate-ee": (simulate_cli.main, ["ee", "IN", "OUT", "--budget", "2", "--format", "jsonl"]),
     "import-doccano": (eer_import.main, ["doccano", "IN", "OUT"]),
     "import-prodigy": (eer_import.main, ["prodigy", "IN", "OUT"]),
+    "split": (split.main, ["IN", "OUT", "DEV", "--dev-fraction", "0.5"]),
 }
 
 

@@ -14,6 +14,7 @@ from typing import List, Sequence, Tuple
 
 from eer_plugin.commands import one_shot
 from eer_plugin.core.documents import Document, DocumentError
+from eer_plugin.core.outputs import OutputError, check_outputs
 
 NAME = "eer-split"
 DESCRIPTION = (
@@ -51,8 +52,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> dict:
     from eer_plugin.core.formats import read_documents, write_jsonl
 
+    check_outputs([("DATA", args.data)], [("TRAIN", args.train_output), ("DEV", args.dev_output)])
     docs = list(read_documents(args.data))
-    train, dev = split_documents(docs, args.dev_fraction, args.seed, args.complete_only)
+    try:
+        train, dev = split_documents(docs, args.dev_fraction, args.seed, args.complete_only)
+    except DocumentError as error:
+        raise DocumentError(f"{args.data}: {error}") from None
     write_jsonl(train, args.train_output)
     write_jsonl(dev, args.dev_output)
     complete = sum(d.is_complete for d in dev)
@@ -64,4 +69,4 @@ def run(args: argparse.Namespace) -> dict:
     return {"train": len(train), "dev": len(dev), "dev_complete": complete}
 
 
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError,))
+run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError))
