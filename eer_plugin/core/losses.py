@@ -77,16 +77,28 @@ class BandConstraint(NamedTuple):
     momentum: float  # m
 
 
+def next_running_ratio(previous: Optional[float], batch, momentum: float):
+    """``r = m * r_before + (1 - m) * rho_hat(batch)``, or the batch's ratio when there is no ``r_before``."""
+    return batch if previous is None else momentum * previous + (1 - momentum) * batch
+
+
+def band_sides(ratio: torch.Tensor, band: BandConstraint) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``(max(0, lambda_hi + c (r - high)), max(0, lambda_lo + c (low - r)))``: their difference is the
+    price per unit of ratio, the derivative of :func:`band_penalty`."""
+    lam_lo, lam_hi = band.multipliers
+    above = torch.clamp(lam_hi + band.penalty * (ratio - band.high), min=0)
+    below = torch.clamp(lam_lo + band.penalty * (band.low - ratio), min=0)
+    return above, below
+
+
 def band_penalty(ratio: torch.Tensor, band: BandConstraint) -> torch.Tensor:
     """The augmented-Lagrangian penalty of ``low <= ratio <= high``::
 
         psi(r) = (max(0, lambda_hi + c (r - high))^2 + max(0, lambda_lo + c (low - r))^2) / (2 c)
 
     whose derivative, the price per unit of ratio, is
-    ``max(0, lambda_hi + c (r - high)) - max(0, lambda_lo + c (low - r))``."""
-    lam_lo, lam_hi = band.multipliers
-    above = torch.clamp(lam_hi + band.penalty * (ratio - band.high), min=0)
-    below = torch.clamp(lam_lo + band.penalty * (band.low - ratio), min=0)
+    ``max(0, lambda_hi + c (r - high)) - max(0, lambda_lo + c (low - r))`` (:func:`band_sides`)."""
+    above, below = band_sides(ratio, band)
     return (above.square() + below.square()) / (2 * band.penalty)
 
 
@@ -95,7 +107,7 @@ def band_term(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Te
     batch moves, and ``n_bar`` the mean number of counted positions per row: each token's pull is
     ``(1 - m) * psi'(r)`` per expected entity tag, in the units of ``L_p`` (nats per row)."""
     batch = expected_entity_ratio(marginals, mask, entity_mask)
-    ratio = batch if band.running_ratio is None else band.momentum * band.running_ratio + (1 - band.momentum) * batch
+    ratio = next_running_ratio(band.running_ratio, batch, band.momentum)
     positions_per_row = mask.to(marginals.dtype).sum() / max(mask.shape[0], 1)
     return positions_per_row * band_penalty(ratio, band)
 

@@ -37,7 +37,7 @@ from typing import Optional
 
 import torch
 
-from eer_plugin.core.losses import BandConstraint, expected_entity_counts
+from eer_plugin.core.losses import BandConstraint, band_sides, expected_entity_counts, next_running_ratio
 
 #: eta: the multipliers' step per unit of ratio outside the band, per training batch (nats per entity tag)
 DEFAULT_PRICE_RATE = 1.0
@@ -116,18 +116,15 @@ class EntityPrice(torch.nn.Module):
         ratio = self.running_ratio
         if ratio is None:
             return 0.0
-        lam_lo, lam_hi, _ = self.state.tolist()
-        above = max(0.0, lam_hi + self.price_penalty * (ratio - self.high))
-        below = max(0.0, lam_lo + self.price_penalty * (self.low - ratio))
-        return above - below
+        above, below = band_sides(torch.tensor(ratio, dtype=torch.float64), self.constraint())
+        return float(above - below)
 
     @torch.no_grad()
     def update(self, rho_hat: torch.Tensor) -> None:
         """Folds a training batch's ``rho_hat`` into ``r`` (as :func:`band_term` did), then one dual step."""
         rho_hat = float(rho_hat)
         lam_lo, lam_hi, _ = self.state.tolist()
-        previous = self.running_ratio
-        ratio = rho_hat if previous is None else self.momentum * previous + (1 - self.momentum) * rho_hat
+        ratio = next_running_ratio(self.running_ratio, rho_hat, self.momentum)
         lam_lo = max(0.0, lam_lo + self.price_rate * (self.low - ratio))
         lam_hi = max(0.0, lam_hi + self.price_rate * (ratio - self.high))
         self.state.copy_(torch.tensor([lam_lo, lam_hi, ratio], dtype=torch.float64))
