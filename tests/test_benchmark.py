@@ -206,16 +206,17 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
     # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2, the ratio weight on EE and NNS,
-    # the binding ratio control on EER-short and EER-shortest, EE and NNS)
+    # the binding ratio control on EER-short and EER-shortest, EE and NNS, its EE EER-short run being the ratio
+    # grid's plan band under bind; the grid: 4 bands besides the benchmark's, then all 5 under bind)
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 4,
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2"]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
-    assert len(conll.runs) == 79
+    assert len(conll.runs) == 83
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
-    assert grid == [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]  # (0.15, 0.05) is the benchmark's EER-short run
+    assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
     runner = Runner(conll, "/tmp/unused-benchmark-dir")
     settings = {r.name.split("/all-MiniLM")[0] + (f"/{r.seed}" if r.seed else ""): runner.settings(r) for r in conll.runs}

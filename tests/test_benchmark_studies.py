@@ -383,3 +383,39 @@ def test_learning_curve_claims_are_checked_per_budget_with_the_paired_bootstrap(
     assert rows[("500", "EE + EER-short − Exhaustive + Raw-shortest")] == ["+13.9 [+13.9, +13.9] (1 seed)", "EE + EER-short > Exhaustive + Raw-shortest", "holds"]
     plan.lc_entries[:] = [entry for entry in plan.lc_entries if entry[3].approach == "eer_short"]  # no pair to compare
     assert learning_curve_claims(Report(plan, runner)) == ""
+
+
+# ----------------------------------------------------------------------------------- ratio grid under bind (issue 26)
+def test_ratio_grid_under_the_binding_control_shares_the_ablation_run_and_reports_the_band(tmp_path):
+    bind_ablation = {"approach": "eer_short", "scenarios": ["EE"], "seeds": [0], "settings": [{"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}}]}
+    grid = {"settings": [[0.15, 0.05], [0.3, 0.0]], "scenarios": ["EE"], "seeds": [0], "controls": ["fixed", "bind"]}
+    plan = parse_plan(rerun_plan(ratio_grid=grid, ablations=bind_ablation, learning_curve=None)).expand()
+    names = [r.name.replace("/all-MiniLM-L6-v2", "") for r in plan.runs]
+    bind = [r.name.replace("/all-MiniLM-L6-v2", "") for _, _, r in plan.bind_entries]
+    assert bind == ["fx/ablations/binding-ratio-control/EE/eer_short/seed0", "fx/ablations/binding-ratio-control/EE/eer_short_rho0.3_gamma0/seed0"]
+    assert names.count(bind[0]) == 1  # the plan's band under bind is the ablation's run, trained once
+    runner = Runner(plan, str(tmp_path / "out"))
+    for _, (rho, gamma), run in plan.bind_entries:
+        settings = runner.settings(run)
+        assert settings["EER_RATIO_CONTROL"] == "bind" and (float(settings["EER_ENTITY_RATIO"]), float(settings["EER_RATIO_MARGIN"])) == (rho, gamma)
+    for _, _, run in plan.ratio_entries:
+        assert runner.settings(run)["EER_RATIO_CONTROL"] == "fixed"
+    # the report: a bind row under each fixed row, and whether the final rho_hat is inside the band +- 0.01
+    for run in plan.runs:
+        fabricate(runner, run, [(10, 8, 1)] * DOCS, rho_hat=0.305 if run.ratio else 0.26)
+    table = Path(Report(plan, runner).write()["md"]).read_text()
+    rows = [line for line in table.splitlines() if line.startswith("| [0.")]
+    assert [row.split("|")[2].strip() for row in rows] == ["fixed", "bind", "fixed", "bind"]
+    assert [row.split("|")[-2].strip() for row in rows] == ["no", "no", "yes", "yes"]  # 0.26 is outside [0.10, 0.20] + 0.01
+    assert "Ratio control: `fixed` is the paper's hinge" in table
+    # without an ablation of that name the bind runs still have a name in every table
+    alone = parse_plan(rerun_plan(ratio_grid=grid, ablations=None, learning_curve=None)).expand()
+    runner = Runner(alone, str(tmp_path / "alone"))
+    for run in alone.runs:
+        fabricate(runner, run, [(10, 8, 1)] * DOCS)
+    assert "| EER-short (ablation: binding ratio control) | 2 |" in Path(Report(alone, runner).write()["md"]).read_text()
+
+
+def test_ratio_grid_controls_are_checked():
+    with pytest.raises(PlanError, match=r"ratio_grid.controls: unknown control 'strict'; expected 'fixed' or 'bind'"):
+        parse_plan(rerun_plan(ratio_grid={"settings": [[0.3, 0.0]], "controls": ["strict"]}))

@@ -56,8 +56,10 @@ local data = '../shared/data/conll2003-en/';
   reference: 'sns_shortest',  // the paper's significance marks: better than SNS-shortest (99% paired bootstrap)
   bootstrap: { resamples: 100000, confidence: 0.99, seed: 0 },
   // the paper's "Varying EER HPs" table (EER-short on EE, [rho - gamma, rho + gamma]), a subset of its settings
+  // issue 26: every band also under the binding control (EER_RATIO_CONTROL=bind); the plan's own band under bind
+  // is the run of the ablation 'binding ratio control'
   ratio_grid: {
-    approach: 'eer_short', scenarios: ['EE'], seeds: [0],
+    approach: 'eer_short', scenarios: ['EE'], seeds: [0], controls: ['fixed', 'bind'],
     settings: [[0.15, 0.05], [0.15, 0.0], [0.3, 0.0], [0.25, 0.05], [0.05, 0.05]],
   },
   // EE vs exhaustive annotation at small budgets (the paper: 100 ... 10,000 and 5 seeds), with a step budget

@@ -5,6 +5,7 @@ stayed there (a run can enter the band early and leave it again)."""
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
+from eer_plugin.benchmark.plan import BIND_SLUG
 from eer_plugin.benchmark.tables import markdown_table, mean, read_json
 
 #: slack of the band test, so that a rho_hat printed as the band's edge counts as inside
@@ -73,8 +74,9 @@ def band_entry_table(report) -> str:
 
 
 def ablation_names(plan) -> Dict[str, str]:
-    """Ablation setting directory name -> its name in the plan."""
-    return {setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}
+    """Ablation setting directory name -> its name in the plan (the ratio grid's bands under the binding
+    control live in ``binding-ratio-control`` whether or not the plan has an ablation of that name)."""
+    return {BIND_SLUG: "binding ratio control", **{setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}}
 
 
 def _label(plan, approach: str, encoder: str, ablation: Optional[str]) -> str:

@@ -7,7 +7,7 @@ ratio grid's benchmark setting, a learning-curve point with a benchmark scenario
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, Plan, PlanError, Run
+from eer_plugin.benchmark.plan import BIND_SLUG, GOLD_APPROACHES, Plan, PlanError, Run
 from eer_plugin.benchmark.scenario import EXHAUSTIVE_MAX_PER_DOCUMENT, Dataset, Scenario
 
 
@@ -32,13 +32,18 @@ class Expansion:
 
     def add(self, dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=(), **options) -> Run:
         """The run (a new one, or the same run added before), with ``study`` among its studies."""
-        if ratio is not None and tuple(ratio) == self.plan.base_ratio(dataset) and not overrides:
-            ratio = None
+        if ratio is not None and tuple(ratio) == self.plan.base_ratio(dataset) and (not overrides or ablation is not None):
+            ratio = None  # an ablation's own directory keeps its overrides apart from the benchmark run
         run = Run(
             dataset, scenario, approach, encoder, self.plan.encoder_slugs[encoder], seed, ratio, ablation=ablation,
             overrides=tuple(sorted(overrides)), **options,
         )  # fmt: skip
         existing = self.by_key.get(run.key)
+        if existing is not None and existing.overrides != run.overrides:
+            raise PlanError(
+                f"two runs of the plan share the directory {run.rel} with different settings "
+                f"({dict(existing.overrides)} and {dict(run.overrides)}): give one of the studies its own setting"
+            )
         if existing is None:
             self.by_key[run.key] = existing = run
             self.runs.append(run)
@@ -74,13 +79,22 @@ class Expansion:
         for dataset in self.datasets(grid["datasets"]):
             for scenario in self.scenarios(grid["scenarios"]):
                 for encoder in plan.encoders:
-                    for rho, gamma in grid["settings"]:
-                        for seed in grid.get("seeds") or plan.scenario_seeds(scenario):
-                            run = self.add(
-                                dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma),
-                                overrides=self.budget(grid, scenario),
-                            )  # fmt: skip
-                            plan.ratio_entries.append(((dataset.name, scenario.name, encoder), (rho, gamma), run))
+                    for control in grid["controls"]:
+                        for rho, gamma in grid["settings"]:
+                            for seed in grid.get("seeds") or plan.scenario_seeds(scenario):
+                                entry = ((dataset.name, scenario.name, encoder), (rho, gamma))
+                                if control == "fixed":
+                                    run = self.add(
+                                        dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma),
+                                        overrides=self.budget(grid, scenario),
+                                    )  # fmt: skip
+                                    plan.ratio_entries.append((*entry, run))
+                                else:  # shared with the ablation setting "binding ratio control" on the plan's band
+                                    run = self.add(
+                                        dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma), ablation=BIND_SLUG,
+                                        overrides=self.budget(grid, scenario) + (("EER_RATIO_CONTROL", "bind"),),
+                                    )  # fmt: skip
+                                    plan.bind_entries.append((*entry, run))
 
     def learning_curve(self, curve: Dict[str, Any]) -> None:
         plan = self.plan

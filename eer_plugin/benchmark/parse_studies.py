@@ -5,16 +5,18 @@ from typing import Any, Dict, List, Optional
 from eer_plugin.benchmark.checks import (
     check_approaches, check_env, check_keys, check_min_steps, check_names, check_seeds, check_subset, require,
 )  # fmt: skip
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, KNOWN_APPROACHES, setting_slug, split_approach
+from eer_plugin.benchmark.plan import GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_CONTROLS, setting_slug, split_approach
 from eer_plugin.benchmark.scenario import Scenario
 
 
 def check_ratio_grid(grid: Any, scenarios: List[Scenario], dataset_names: List[str], scenario_names: List[str]) -> Dict[str, Any]:
-    """``ratio_grid``: a list of [rho, gamma] pairs, or ``{settings, approach, datasets, scenarios, seeds, min_steps}``."""
+    """``ratio_grid``: a list of [rho, gamma] pairs, or ``{settings, approach, controls, datasets, scenarios, seeds,
+    min_steps}``. ``controls``: the ratio controls each band is trained with, ``fixed`` (the paper's hinge with a
+    fixed weight, the default) and/or ``bind`` (the binding control, ``EER_RATIO_CONTROL=bind``)."""
     if isinstance(grid, list):
         grid = {"settings": grid}
     require(isinstance(grid, dict), "'ratio_grid' must be a list of [rho, gamma] pairs or a mapping with 'settings'")
-    check_keys(grid, ["settings", "approach", "datasets", "scenarios", "seeds", "min_steps"], "ratio_grid")
+    check_keys(grid, ["settings", "approach", "controls", "datasets", "scenarios", "seeds", "min_steps"], "ratio_grid")
     settings = grid.get("settings")
     require(isinstance(settings, list) and settings, "ratio_grid: 'settings' must be a non-empty list of [rho, gamma] pairs")
     pairs = []
@@ -28,8 +30,11 @@ def check_ratio_grid(grid: Any, scenarios: List[Scenario], dataset_names: List[s
     approach = grid.get("approach", "eer_short")
     require(approach in KNOWN_APPROACHES and split_approach(approach)[0] == "eer", f"ratio_grid: 'approach' must be an EER approach (eer_all, eer_short, eer_shortest), got {approach!r}")
     require(bool(scenarios), "ratio_grid needs a scenario")
+    controls = check_names(grid.get("controls", ["fixed"]), "ratio_grid.controls")
+    for control in controls:
+        require(control in RATIO_CONTROLS, f"ratio_grid.controls: unknown control {control!r}; expected {' or '.join(map(repr, RATIO_CONTROLS))}")
     return {
-        "settings": pairs, "approach": approach,
+        "settings": pairs, "approach": approach, "controls": controls,
         "datasets": check_subset(grid.get("datasets"), dataset_names, "ratio_grid.datasets"),
         "scenarios": check_subset(grid.get("scenarios"), scenario_names, "ratio_grid.scenarios"),
         "seeds": check_seeds(grid["seeds"], "ratio_grid.seeds") if "seeds" in grid else None,

@@ -22,6 +22,10 @@ FAMILY_LABELS = {
     "gold": "Gold", "gold_sns": "Gold-SNS", "raw": "Raw", "raw_cd": "Raw+CD", "cbl_lstm": "CBL-LSTM", "cbl_bert": "CBL-BERT", "sns": "SNS", "eer": "EER",
 }  # fmt: skip
 GOLD_SCENARIO = "gold"  # directory of the gold approaches' runs (they ignore the scenario)
+#: the ratio grid's controls (``EER_RATIO_CONTROL``); a grid band trained with ``bind`` is kept with the
+#: ablation setting of that name (``<dataset>/ablations/binding-ratio-control/...``) and is the same run as it
+RATIO_CONTROLS = ("fixed", "bind")
+BIND_SLUG = "binding-ratio-control"
 ABLATIONS_DIR = "ablations"  # <dataset>/ablations/<setting>/<scenario>/...: the ablation study's runs
 
 
@@ -164,6 +168,8 @@ class Plan:
     # filled by expand()
     runs: List[Run] = dataclasses.field(default_factory=list)
     ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
+    #: the ratio grid's bands under the binding control, as ``ratio_entries`` (a grid with ``controls: [..., 'bind']``)
+    bind_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
     lc_entries: List[Tuple[str, str, int, Run]] = dataclasses.field(default_factory=list)
     ablation_entries: List[Tuple[Dict[str, Any], Run]] = dataclasses.field(default_factory=list)  # (setting, run)
 

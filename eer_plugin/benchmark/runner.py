@@ -30,6 +30,7 @@ COMPARED_SETTINGS = (
     "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
     "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS", "EER_MIN_STEPS", "EER_HEAD_LEARNING_RATE", "EER_PRECISION",
     "EER_RATIO_INIT", "EER_TRAIN_CONSTRAINTS", "EER_RATIO_BOOKENDS", "EER_PER_SEQUENCE_RATIO",
+    "EER_RATIO_CONTROL",  # no legacy value: runs recorded before it ran with either control (the env said which)
 )  # fmt: skip
 #: how a run made before a setting was recorded behaved: its value of the setting (a callable of the
 #: recorded settings). A finished run whose record lacks a setting is compared with this value, so a

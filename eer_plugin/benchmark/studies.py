@@ -9,37 +9,61 @@ from eer_plugin.benchmark.plan import approach_label
 from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
 
 
+#: how far outside its band a final training rho_hat may end and still count as held (issue 26)
+BAND_SLACK = 0.01
+
+
 def ratio_grid_table(report) -> str:
-    """Test F1 per seed and (rho, gamma) setting of the ratio grid, one table per (dataset, scenario, encoder)."""
-    if not report.plan.ratio_entries:
+    """Test F1 per seed and (rho, gamma) setting of the ratio grid, one table per (dataset, scenario, encoder);
+    a band also trained with the binding control has a second row (``bind``) under its fixed-weight row, and
+    the last column says whether the final training rho_hat of every seed lies inside the band widened by 0.01."""
+    plan = report.plan
+    if not plan.ratio_entries and not plan.bind_entries:
         return ""
-    groups: Dict[Tuple, Dict[Tuple[float, float], Dict[int, dict]]] = {}
-    for group, setting, run in report.plan.ratio_entries:
-        groups.setdefault(group, {}).setdefault(setting, {})[run.seed] = report.records[run.key]
+    groups: Dict[Tuple, Dict[Tuple, Dict[int, dict]]] = {}  # group -> ((rho, gamma), control) -> seed -> record
+    for control, entries in (("fixed", plan.ratio_entries), ("bind", plan.bind_entries)):
+        for group, setting, run in entries:
+            groups.setdefault(group, {}).setdefault((setting, control), {})[run.seed] = report.records[run.key]
+    controls = {control for settings in groups.values() for _, control in settings}
     parts = []
     for (dataset, scenario, encoder), settings in groups.items():
-        base = report.plan.base_ratio(next(d for d in report.plan.datasets if d.name == dataset))
+        base = plan.base_ratio(next(d for d in plan.datasets if d.name == dataset))
         seeds = sorted({seed for records in settings.values() for seed in records})
-        done = {setting: {s: r for s, r in records.items() if r.get("status") == "done"} for setting, records in settings.items()}
+        done = {key: {s: r for s, r in records.items() if r.get("status") == "done"} for key, records in settings.items()}
         rho_stars = [r["rho_star"] for cells in done.values() for r in cells.values() if r.get("rho_star") is not None]
-        title = f"**{dataset}, scenario {scenario}, {approach_label(report.plan.ratio_grid['approach'])}**"
-        if len(report.plan.encoders) > 1:
+        title = f"**{dataset}, scenario {scenario}, {approach_label(plan.ratio_grid['approach'])}**"
+        if len(plan.encoders) > 1:
             title += f", encoder {encoder}"
         if rho_stars:
             title += f" (gold subword ratio of the training data rho* = {mean(rho_stars):.3f}, mean over runs)"
         rows = []
-        for (rho, gamma), cells in done.items():
+        for key in sorted(done, key=lambda k: (list(dict.fromkeys(s for s, _ in settings)).index(k[0]), k[1] != "fixed")):
+            (rho, gamma), control = key
+            cells = done[key]
             label = f"[{rho - gamma:.2f}, {rho + gamma:.2f}] (rho {rho:g}, gamma {gamma:g})" + ("†" if (rho, gamma) == base else "")
             values = [cells[s]["f1"] for s in sorted(cells)]
-            records = settings[(rho, gamma)]
             per_seed = [
-                points(cells[s]["f1"]) if s in cells else ("failed" if records.get(s, {}).get("status") == "failed" else "–") for s in seeds
+                points(cells[s]["f1"]) if s in cells else ("failed" if settings[key].get(s, {}).get("status") == "failed" else "–") for s in seeds
             ]  # fmt: skip
             rho_hats = [cells[s]["rho_hat"] for s in cells if cells[s].get("rho_hat") is not None]
-            rows.append([label, *per_seed, mean_sd_cell(values, None), f"{mean(rho_hats):.3f}" if rho_hats else "–"])
+            inside = all(rho - gamma - BAND_SLACK <= r <= rho + gamma + BAND_SLACK for r in rho_hats)
+            row = [label, *per_seed, mean_sd_cell(values, None), f"{mean(rho_hats):.3f}" if rho_hats else "–"]
+            if len(controls) > 1:
+                row[1:1] = [control]
+                row.append(("yes" if inside else "no") if rho_hats else "–")
+            rows.append(row)
         header = ["[rho - gamma, rho + gamma]", *[f"seed {s}" for s in seeds], "mean", "final rho_hat"]
+        if len(controls) > 1:
+            header[1:1] = ["ratio control"]
+            header.append(f"rho_hat in band ± {BAND_SLACK:g}")
         parts.append(title + "\n\n" + markdown_table(header, rows))
-    return "\n\n".join(parts) + "\n\n† the benchmark setting (the plan's EER_ENTITY_RATIO / EER_RATIO_MARGIN)."
+    note = "\n\n† the benchmark setting (the plan's EER_ENTITY_RATIO / EER_RATIO_MARGIN)."
+    if len(controls) > 1:
+        note += (
+            " Ratio control: `fixed` is the paper's hinge with its fixed weight (`EER_RATIO_LOSS_WEIGHT`), `bind` the "
+            "binding control (`EER_RATIO_CONTROL=bind`: an augmented Lagrangian on the running training rho_hat)."
+        )
+    return "\n\n".join(parts) + note
 
 
 def learning_curve(report) -> Tuple[str, List[dict]]:
