@@ -207,14 +207,14 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
     # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2, the ratio weight on EE and NNS,
     # the binding ratio control on EER-short and EER-shortest, EE and NNS, its EE EER-short run being the ratio
-    # grid's plan band under bind; the grid: 4 bands besides the benchmark's, then all 5 under bind)
+    # grid's plan band under bind; the grid: 4 bands besides the benchmark's, then all 5 under bind; estimate, then bind on seeds 0-2)
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3,
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2"]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
-    assert len(conll.runs) == 83
+    assert len(conll.runs) == 86
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}

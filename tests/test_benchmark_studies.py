@@ -419,3 +419,20 @@ def test_ratio_grid_under_the_binding_control_shares_the_ablation_run_and_report
 def test_ratio_grid_controls_are_checked():
     with pytest.raises(PlanError, match=r"ratio_grid.controls: unknown control 'strict'; expected 'fixed' or 'bind'"):
         parse_plan(rerun_plan(ratio_grid={"settings": [[0.3, 0.0]], "controls": ["strict"]}))
+
+
+def test_an_ablation_on_other_data_is_compared_with_the_reference_on_those_data(tmp_path):
+    """Estimate, then bind (20 complete documents, the band estimated from them) against SNS-shortest trained on the
+    same complete documents with the plan's settings, not against the benchmark's SNS-shortest."""
+    from eer_plugin.benchmark.studies import ablation_rows
+
+    settings = [
+        {"name": "complete, plan's ratio", "complete_documents": 2, "approach": ["eer_short", "sns_shortest"]},
+        {"name": "estimate, then bind", "estimate_ratio": {"complete_documents": 2}, "env": {"EER_RATIO_CONTROL": "bind"}},
+        {"name": "no calibrated start", "env": {"EER_RATIO_INIT": "none"}},
+    ]
+    plan = parse_plan(rerun_plan(ablations={"approach": "eer_short", "scenarios": ["EE"], "seeds": [0], "settings": settings})).expand()
+    runner = Runner(plan, str(tmp_path / "out"))
+    references = {row["run"].name.replace("/all-MiniLM-L6-v2", ""): row["reference"].name.replace("/all-MiniLM-L6-v2", "") for row in ablation_rows(Report(plan, runner))}
+    assert references["fx/ablations/estimate-then-bind/EE/eer_short/seed0"] == "fx/ablations/complete-plan-s-ratio/EE/sns_shortest/seed0"
+    assert references["fx/ablations/no-calibrated-start/EE/eer_short/seed0"] == "fx/EE/sns_shortest/seed0"  # same data as the benchmark

@@ -162,7 +162,8 @@ def ablations(report) -> List[str]:
         "benchmark's own run of that approach (same data, encoder and seed); Δ F1 in points against it"
         + (
             f" and against {approach_label(reference)} (same data and seed; the setting's own run of it when "
-            "the setting has one, as with a setting's own encoder)" if reference else ""
+            "the setting has one, as with a setting's own encoder; for a setting whose training or dev data differ "
+            "from the benchmark's, its run on those same data with the plan's settings where the plan has one)" if reference else ""
         )
         + "; † / ‡: significantly better / worse (paired bootstrap over test documents, as above). First epoch in band: "
         "the first epoch (of those trained) whose training rho_hat lay inside [rho - gamma, rho + gamma]; "

@@ -256,7 +256,8 @@ def ablation_rows(report) -> List[dict]:
     """One entry per ablation run: its setting, run, record, the benchmark run it is compared with
     (same approach, data, encoder and seed) and the plan's reference approach's run (same data and seed):
     the one in the same setting when the setting has the reference approach too (e.g. both with a
-    setting's own encoder), else the benchmark's."""
+    setting's own encoder), else one trained on the same data (complete documents, dev set) with the plan's
+    settings in another setting, else the benchmark's."""
     plan = report.plan
     rows = []
     for setting, run in plan.ablation_entries:
@@ -264,9 +265,25 @@ def ablation_rows(report) -> List[dict]:
         reference = None
         if plan.reference:
             same_setting = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, run.ablation)
-            reference = report.by_key.get(same_setting) or plan.reference_run(run, plan.reference)
+            reference = report.by_key.get(same_setting) or _same_data_reference(plan, run) or plan.reference_run(run, plan.reference)
         rows.append({"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference})
     return rows
+
+
+def _same_data_reference(plan, run):
+    """The reference approach's run on the same training and dev data as an ablation run whose data differ from
+    the benchmark's (complete documents, a partial dev set), trained with the plan's settings; None if there is none."""
+    if run.train_data_name == run.scenario_name and run.dev is None:
+        return None
+    return next(
+        (
+            r for r in plan.runs
+            if r.approach == plan.reference and not r.overrides and not r.estimates_ratio and r.ratio is None
+            and (r.dataset.name, r.scenario_name, r.encoder, r.seed, r.train_data_name, r.dev)
+            == (run.dataset.name, run.scenario_name, run.encoder, run.seed, run.train_data_name, run.dev)
+        ),
+        None,
+    )  # fmt: skip
 
 
 def setting_text(setting: dict, run) -> str:
