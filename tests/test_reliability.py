@@ -310,6 +310,35 @@ def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_enc
 
 
 @pytest.mark.integration
+def test_recovered_run_under_the_binding_control_is_the_uninterrupted_run(tiny_encoder, monkeypatch, tmp_path):
+    """The binding control's state (running ratio and the band's two multipliers) is part of the model: a run
+    killed after epoch 1 and recovered ends with the uninterrupted run's weights, multipliers and metrics."""
+    from eer_plugin.training import checkpointer
+
+    _train_env(monkeypatch, tiny_encoder, epochs=3)
+    band = {"EER_RATIO_CONTROL": "bind", "EER_ENTITY_RATIO": "0.6", "EER_RATIO_MARGIN": "0.01", "EER_RATIO_INIT": "none"}
+    for name, value in band.items():
+        monkeypatch.setenv(name, value)  # a band far from where the model starts and is pulled: the multipliers move
+    _train(tmp_path / "straight", "eer_short.jsonnet")
+    original = checkpointer.AtomicCheckpointer.save_checkpoint
+
+    def save_then_die(self, trainer):
+        original(self, trainer)
+        if trainer._epochs_completed == 1:
+            raise Killed()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
+        with pytest.raises(Killed):
+            _train(tmp_path / "resumed", "eer_short.jsonnet")
+    _train(tmp_path / "resumed", "eer_short.jsonnet", recover=True)
+    straight, resumed = _comparable(tmp_path / "straight"), _comparable(tmp_path / "resumed")
+    _assert_identical(straight, resumed)
+    assert [k for k in straight["weights"] if k.endswith("entity_price.state")]  # compared above with the weights
+    assert any(m.get("training_entity_price", 0) > 0 for m in straight["epochs"].values())
+
+
+@pytest.mark.integration
 def test_resume_from_a_checkpoint_inside_an_epoch(tiny_encoder, monkeypatch, tmp_path):
     from eer_plugin.training import checkpointer
 
