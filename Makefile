@@ -21,10 +21,10 @@ test-all: setup
 	bash scripts/test.sh --all $(PYTEST_ARGS)
 
 # one speed report (CRF loss, prediction, bf16 step), also written to benchmarks/speed_report.json
-# and into the README's Benchmarks section; BENCH_ARGS="--threads 2" on an idle machine
+# and into docs/speed.md's generated block; BENCH_ARGS="--threads 2" on an idle machine
 BENCH_ARGS ?=
 bench: setup
-	$(VENV)/bin/python benchmarks/speed_report.py --json benchmarks/speed_report.json --readme README.md $(BENCH_ARGS)
+	$(VENV)/bin/python benchmarks/speed_report.py --json benchmarks/speed_report.json --doc docs/speed.md $(BENCH_ARGS)
 
 demo: setup
 	bash scripts/demo.sh

@@ -15,10 +15,10 @@ In one process, each part interleaved (A, B, A, B, ...), medians:
    backward, AdamW) with the encoder in fp32 and under ``torch.autocast("cpu", bfloat16)``
    (``EERTagger.precision``), interleaved; target: bf16 at most half the fp32 time (ratio <= 0.5).
 
-``--json FILE`` writes the numbers; ``--readme README.md`` rewrites the README's generated
-benchmark block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from
-them; ``--render FILE.json --readme README.md`` does only that, from a saved report. A benchmark
-never fails the build: it always exits 0.
+``--json FILE`` writes the numbers; ``--doc docs/speed.md`` rewrites that page's generated
+block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from them;
+``--render FILE.json --doc docs/speed.md`` does only that, from a saved report. A benchmark never
+fails the build: it always exits 0.
 """
 import argparse
 import contextlib
@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import crf_speed  # noqa: E402
+from eer_plugin.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
 TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "bf16_ratio": 0.5, "marginal_error": 1e-4}
@@ -220,7 +221,7 @@ def verdict(value, target):
 
 
 def report_lines(report):
-    """The report as Markdown lines (printed by ``make bench`` and written into the README)."""
+    """The report as Markdown lines (printed by ``make bench`` and written into ``docs/speed.md``)."""
     lines = [f"Measured {report['date']} on {report['machine']}, torch {report['torch']}, {report['threads']} threads, "
              f"load average {report['load']:.1f} at the start (other processes skew timings), medians of interleaved runs.", ""]
     if report.get("crf"):
@@ -266,17 +267,18 @@ def report_lines(report):
     return lines
 
 
-def write_readme(readme: Path, lines):
-    """Replaces the generated block of ``readme`` (between the markers) by ``lines``."""
-    text = readme.read_text()
+def write_block(doc: Path, lines):
+    """Replaces the generated block of the Markdown file ``doc`` (between the markers) by ``lines``,
+    atomically; a file without the markers is left as it is (with a message on stderr)."""
+    text = doc.read_text()
     if BEGIN not in text or END not in text:
-        print(f"{readme}: no {BEGIN} ... {END} block; not rewritten", file=sys.stderr)
+        print(f"{doc}: no {BEGIN} ... {END} block; not rewritten", file=sys.stderr)
         return
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
     block = (f"{BEGIN}\n<!-- written by benchmarks/speed_report.py (make bench); do not edit by hand -->\n"
              + "\n".join(lines).rstrip() + f"\n{END}")
-    readme.write_text(head + block + tail)
+    atomic_write_text(str(doc), head + block + tail)
 
 
 def main():
@@ -288,8 +290,8 @@ def main():
     parser.add_argument("--parts", default="crf,predictor,bf16", help="comma-separated subset of crf,predictor,bf16")
     parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
     parser.add_argument("--json", help="write the report to this JSON file")
-    parser.add_argument("--readme", help="rewrite this README's generated benchmark block")
-    parser.add_argument("--render", help="do not measure: render this saved JSON report (with --readme)")
+    parser.add_argument("--doc", help="rewrite the generated block of this Markdown file (docs/speed.md)")
+    parser.add_argument("--render", help="do not measure: render this saved JSON report (with --doc)")
     args = parser.parse_args()
     if args.render:
         report = json.loads(Path(args.render).read_text())
@@ -327,9 +329,9 @@ def main():
     lines = report_lines(report)
     print("\n".join(lines))
     if args.json and not args.render:
-        Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
-    if args.readme:
-        write_readme(Path(args.readme), lines)
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    if args.doc:
+        write_block(Path(args.doc), lines)
     return 0
 
 

@@ -381,8 +381,8 @@ def test_cli_errors_leave_no_output(tmp_path, capsys):
 
 @pytest.mark.integration
 def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, capsys):
-    """README 'Your own annotations': a tool export -> partial JSON lines -> ratio -> a trained model,
-    no gold file (the tiny encoder stands in for MiniLM in training)."""
+    """README 'Train on your own data' (docs/data.md, 'Your own annotations'): a tool export -> partial
+    JSON lines -> ratio -> a trained model, no gold file (the tiny encoder stands in for MiniLM in training)."""
     from allennlp.commands.train import train_model_from_file
 
     from conftest import REPO

@@ -17,7 +17,7 @@ The command line is :mod:`eer_plugin.commands.benchmark`::
 
     allennlp eer-benchmark PLAN -o OUTDIR [--jobs N] [--shard i/n] [--dry-run] [--report-only] [--docs DIR]
 
-PLAN is a jsonnet, JSON or YAML file (see README, "Reproducing the benchmark table")::
+PLAN is a jsonnet, JSON or YAML file (see docs/benchmark.md, "Reproducing the benchmark table")::
 
     {datasets: [{name: 'eng-c', train: '...', dev: '...', test: '...'}],
      scenarios: [{name: 'EE', type: 'ee', budget: 1000},                  // the plan's seeds

@@ -4,10 +4,10 @@ write the tables; with ``--docs DIR`` also ``DIR/results.md`` with the paper's n
 ::
 
     allennlp eer-benchmark PLAN -o OUTDIR [--jobs N] [--shard i/n] [--runs PATTERN ...] [--dry-run]
-        [--report-only] [--docs DIR [--paper TEX] [--command TEXT ...] [--note TEXT ...] [--column DATASET=COLUMN ...]]
+        [--report-only] [--docs DIR [--paper JSON|TEX] [--command TEXT ...] [--note TEXT ...] [--column DATASET=COLUMN ...]]
 
 The command line only: the plan language, the runner and the report are in :mod:`eer_plugin.benchmark`
-(see its docstring and README, "Reproducing the benchmark table").
+(see its docstring and docs/benchmark.md, "Reproducing the benchmark table").
 """
 import argparse
 import json
@@ -104,7 +104,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("plan", help="benchmark plan: jsonnet, JSON or YAML (see README, 'Reproducing the benchmark table')")
+    parser.add_argument("plan", help="benchmark plan: jsonnet, JSON or YAML (see docs/benchmark.md, 'Reproducing the benchmark table')")
     parser.add_argument("-o", "--output-dir", required=True, help="benchmark directory (data, runs, logs, results.csv, results.md)")
     parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (default 1); each gets cores // jobs torch threads")
     parser.add_argument("--threads", type=int, default=None, help="torch/OpenMP threads per run (default: cores // jobs)")
@@ -128,7 +128,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )  # fmt: skip
     docs = parser.add_argument_group("docs (the report with the paper's numbers beside ours, e.g. docs/results.md)")
     docs.add_argument("--docs", default=None, metavar="DIR", help="also write DIR/results.md and its plots and CSV files in DIR/results/")
-    docs.add_argument("--paper", default=str(DEFAULT_PAPER), help="the paper's LaTeX source (default: ../shared/paper/eer-paper.tex, beside the repository)")
+    docs.add_argument(
+        "--paper",
+        default=str(DEFAULT_PAPER),
+        help="the paper's numbers: a JSON file written by scripts/paper_numbers.py, or the paper's LaTeX source "
+        "(.tex) (default: the package's eer_plugin/benchmark/paper_numbers.json)",
+    )
     docs.add_argument("--command", action="append", default=[], help="a command that produced OUTDIR, quoted into the file (repeatable)")
     docs.add_argument("--note", action="append", default=[], help="a remark on how the runs went, quoted into the file (repeatable)")
     docs.add_argument(
