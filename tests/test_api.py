@@ -67,7 +67,7 @@ def test_text_is_normalised_one_for_one_like_predict_input(tagger):
 
 
 def test_pipe_is_a_lazy_stream_batched_across_documents(tagger, predictor):  # noqa: F811
-    documents = [TEXT, ["John", "Smith", "left", "."], TEXT[40:], {"id": 3, "text": "Paris and Berlin."}, TEXT[:30]]
+    documents = [TEXT[:60], ["John", "Smith", "left", "."], TEXT[60:110], {"id": 3, "text": "Paris and Berlin."}, TEXT[:30]]
     pulled = []
 
     def source():

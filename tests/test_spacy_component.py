@@ -12,7 +12,7 @@ from test_predictor import TEXT, archive  # noqa: F401  (the untrained tagger's 
 
 spacy = pytest.importorskip("spacy")
 
-TEXTS = [TEXT, "", "John Smith visited London.", "  \n", "Angela Merkel met Emmanuel Macron in Paris."]
+TEXTS = [TEXT[:60], "", "John Smith visited London.", "  \n", "Angela Merkel met Emmanuel Macron in Paris."]
 
 
 @pytest.fixture(scope="module")
