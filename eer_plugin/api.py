@@ -85,7 +85,6 @@ class Tagger:
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
 
         archive = load_model_archive(path, cuda_device=cuda_device)
-        archive.model.eval()
         return cls(DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader), str(path))
 
     @property
@@ -102,11 +101,14 @@ class Tagger:
         per document in order (the input is read one batch ahead of what was yielded)."""
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
-        if isinstance(documents, (str, dict)) or documents is None:
-            raise TaggerInputError(
-                f"pipe() takes an iterable of documents, got {_shown(documents)}; tag one document with tagger(document)"
-            )
-        return self._stream(iter(documents), batch_size)
+        message = f"pipe() takes an iterable of documents, got {_shown(documents)}; tag one document with tagger(document)"
+        if isinstance(documents, (str, dict)):
+            raise TaggerInputError(message)
+        try:
+            stream = iter(documents)
+        except TypeError:
+            raise TaggerInputError(message) from None
+        return self._stream(stream, batch_size)
 
     def _stream(self, documents: Iterator[DocumentInput], batch_size: int) -> Iterator[Dict[str, Any]]:
         first = 0
@@ -119,7 +121,8 @@ class Tagger:
 
     def _tag(self, documents: List[Any], first: Optional[int]) -> List[Dict[str, Any]]:
         """The outputs of ``documents``, the ``first``-th of a stream onwards (None: one document)."""
-        places = ["document" if first is None else f"document {index} of the stream" for index in range(first or 0, (first or 0) + len(documents))]
+        start = first or 0
+        places = ["document" if first is None else f"document {i} of the stream" for i in range(start, start + len(documents))]
         inputs = [as_predict_input(document, where) for document, where in zip(documents, places)]
         from eer_plugin.predictors.tagger import InputError, parse_input
 
@@ -129,7 +132,7 @@ class Tagger:
             except InputError as error:
                 raise TaggerInputError(f"{where}: {error}") from None
         outputs = self._predictor.predict_batch_json(inputs)
-        for index, output in enumerate(outputs, start=first or 0):
+        for index, output in enumerate(outputs, start=start):
             if "error" in output:
                 raise TaggingError(f"document {index}: {output['error']}")
         return outputs

@@ -122,6 +122,7 @@ def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
 @pytest.mark.parametrize("documents, batch_size, message", [
     ("one text", 8, "pipe\\(\\) takes an iterable of documents, got str"),
     (None, 8, "pipe\\(\\) takes an iterable of documents, got NoneType"),
+    (7, 8, "pipe\\(\\) takes an iterable of documents, got int 7"),
     (["x"], 0, "batch_size must be an integer of at least 1, got int 0"),
     (["x"], True, "batch_size must be an integer of at least 1, got bool"),
 ])  # fmt: skip
