@@ -33,7 +33,8 @@ setup(
     ),
     long_description=README.read_text(encoding="utf-8") if README.exists() else "",
     long_description_content_type="text/markdown",
-    packages=find_packages(include=["eer_plugin", "eer_plugin.*"]),
+    # eer_ner_spacy: the spaCy factory `eer_ner` alone (spaCy imports it whenever it builds a pipeline)
+    packages=find_packages(include=["eer_plugin", "eer_plugin.*", "eer_ner_spacy"]),
     package_data={"eer_plugin": ["**/*.json", "**/*.jsonnet", "**/*.libsonnet", "*.json", "*.jsonnet", "*.libsonnet"]},
     include_package_data=True,
     python_requires=">=3.11",
@@ -45,7 +46,11 @@ setup(
         "tqdm>=4.60",
     ],
     # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/cli.py)
-    entry_points={"console_scripts": ["eer-ner = eer_plugin.cli:main"]},
+    # `eer_ner`: the spaCy pipeline component (nlp.add_pipe("eer_ner", config={"model": ...}); eer_plugin/spacy_component.py)
+    entry_points={
+        "console_scripts": ["eer-ner = eer_plugin.cli:main"],
+        "spacy_factories": ["eer_ner = eer_ner_spacy:make_eer_ner"],
+    },
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],
         "baselines": ["scikit-optimize>=0.10"],

@@ -2,7 +2,8 @@
 
 Importing ``eer_plugin`` registers the AllenNLP components (readers, models, predictors, subcommands)
 when AllenNLP is installed. The mathematical core in :mod:`eer_plugin.core` never imports AllenNLP,
-so it can be used (and tested) on its own.
+so it can be used (and tested) on its own. ``from eer_plugin import Tagger`` is the Python API
+(:mod:`eer_plugin.api`: load a trained model once, tag text), imported on first use.
 """
 import importlib.util
 import warnings
@@ -16,3 +17,13 @@ warnings.filterwarnings(
 
 if importlib.util.find_spec("allennlp") is not None:  # pragma: no branch
     from eer_plugin import _register  # noqa: F401  (registers every AllenNLP component)
+
+
+def __getattr__(name: str):
+    """``from eer_plugin import Tagger`` (:mod:`eer_plugin.api`), imported on first use: the API module
+    imports no AllenNLP until :meth:`Tagger.load` loads an archive."""
+    if name in ("Tagger", "TaggerInputError"):
+        from eer_plugin import api
+
+        return getattr(api, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

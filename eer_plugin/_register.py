@@ -18,6 +18,7 @@ checkpointer.install()  # atomic best.th and metrics*.json in AllenNLP's trainer
 from eer_plugin.predictors import tagger as _predictor  # noqa: E402,F401
 from eer_plugin.commands import benchmark  # noqa: E402,F401
 from eer_plugin.commands import eer_import  # noqa: E402,F401
+from eer_plugin.commands import eer_export  # noqa: E402,F401
 from eer_plugin.commands import estimate_ratio  # noqa: E402,F401
 from eer_plugin.commands import train as _train  # noqa: E402,F401  (train --ratio-estimate)
 from eer_plugin.commands import evaluate_checks  # noqa: E402

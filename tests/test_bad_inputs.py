@@ -1,7 +1,7 @@
 """Issue 32: whatever a careless user types, every command gives either correct output or a one-line
 error naming the file, line and fix; never a traceback; never a changed input or previous output.
 
-Commands that read user files: ``eer-simulate``, ``eer-import``, ``eer-estimate-ratio``, ``predict``
+Commands that read user files: ``eer-simulate``, ``eer-import``, ``eer-export``, ``eer-estimate-ratio``, ``predict``
 (``tune-o-cost``'s checks are here too; ``evaluate``'s are in test_reliability.py). Generated cases use
 hypothesis: a few examples in the default run, larger sweeps under ``integration``.
 """
@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from conftest import FIXTURES
 
-from eer_plugin.commands import eer_import, estimate_ratio, simulate_cli, split
+from eer_plugin.commands import eer_export, eer_import, estimate_ratio, simulate_cli, split
 from eer_plugin.core.formats import read_jsonl
 
 GOLD = FIXTURES / "conll2003_tiny.txt"
@@ -191,6 +191,16 @@ def test_generated_files_through_estimate_ratio(tmp_path_factory, capsys, tiny_e
     argv = ["IN", "--encoder", tiny_encoder, "--resamples", "20", "--output", "OUT"]
     _sweep(estimate_ratio.main, argv, tmp_path_factory, capsys, QUICK, output="ratio.json",
            validate=lambda path: json.loads(path.read_text()))
+
+
+@pytest.mark.parametrize("format", ["prodigy", "label-studio"])
+def test_generated_predictions_through_export(format, tmp_path_factory, capsys):
+    _sweep(eer_export.main, [format, "IN", "OUT"], tmp_path_factory, capsys, QUICK, output="out.json",
+           validate=lambda path: json.loads(path.read_text()) if format == "label-studio" else read_jsonl_values(path))
+
+
+def read_jsonl_values(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
 
 
 @pytest.mark.integration

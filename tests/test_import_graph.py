@@ -17,7 +17,8 @@ LAYERS = [
     ("runtime: atomic writes, errors, archives, encoders, settings and config files", {"atomic", "errors", "archive", "encoder_packages", "encoders", "settings", "config_files"}),
     ("the AllenNLP roles", {"data", "models", "training", "predictors", "evaluation"}),
     ("the benchmark", {"benchmark"}),
-    ("entry points: subcommands, registration", {"commands", "cli", "simulate", "_register", "__init__"}),
+    ("entry points: subcommands, registration, the Python API, the spaCy component",
+     {"commands", "cli", "simulate", "_register", "__init__", "api", "spacy_component"}),
 ]
 LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
 

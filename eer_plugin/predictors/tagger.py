@@ -13,7 +13,8 @@ optionally with ``"id"`` (a string, an integer or null). Wrong types are errors,
 truncated). Documents of any length are chunked like training data and the chunks' predictions
 are stitched back into one document.
 
-Output per document: ``id``, ``tokens``, word ``tags`` (BILUO), ``sentence_ends`` and ``spans`` with
+Output per document: ``id``, ``tokens``, word ``tags`` (BILUO), ``sentence_ends``, ``text`` (raw text
+input only: the normalised text that the character offsets index) and ``spans`` with
 ``type``, word ``start``/``end`` (exclusive), ``text``, character ``char_start``/``char_end`` (raw
 text only) and ``probability``: the CRF marginal probability that exactly this subword span is an
 entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the one
@@ -251,6 +252,8 @@ class DocumentTaggerPredictor(Predictor):
             spans.append(span)
         tags = spans_to_biluo([(s["start"], s["end"], s["type"]) for s in spans], len(doc.tokens))
         output = {"id": doc.id, "tokens": doc.tokens, "tags": tags, "spans": spans, "sentence_ends": doc.sentence_ends}
+        if text is not None:  # raw text: the characters the offsets index (eer-export writes them to the annotation tools)
+            output["text"] = text
         return sanitize(output)
 
     def _tag_chunks(self, chunks: Sequence[Any]) -> List[List[Dict[str, Any]]]:

@@ -1,0 +1,139 @@
+"""Use a trained model from Python: load it once, tag strings, token lists or a stream of documents.
+
+::
+
+    from eer_plugin import Tagger
+
+    tagger = Tagger.load("runs/eer_short/model.tar.gz")
+    tagger("Fischler met Loyola de Palacio in Brussels.")        # raw text
+    tagger(["Fischler", "met", "Loyola", "de", "Palacio", "."])  # pre-split tokens
+    for tagged in tagger.pipe(texts, batch_size=16):             # a stream (lazy, batched)
+        ...
+
+A document is a string (raw text, split into words and sentences by the predictor's tokenizer,
+:mod:`eer_plugin.predictors.tokenizer`), a list of token strings (one sentence), or a dict in the
+form of a line of ``eer-ner predict`` input (``{"id": ..., "text": ...}`` or ``{"id": ...,
+"tokens": [...], "sentence_ends": [...]}``). Text is normalised as everywhere in eer-ner (lone
+surrogates and control characters become U+FFFD, one for one, so character offsets index the input).
+
+Each result is exactly what ``eer-ner predict --predictor eer_tagger`` writes for that document
+(:mod:`eer_plugin.predictors.tagger`): ``id``, ``tokens``, word ``tags`` (BILUO),
+``sentence_ends``, ``spans`` (each with ``type``, word ``start``/``end`` (end exclusive), ``text``,
+``probability``: the CRF marginal probability of exactly this span, and ``char_start``/``char_end``
+for raw text) and, for raw text, the ``text`` itself. :meth:`Tagger.pipe` tags ``batch_size``
+documents per call, their chunks together, as ``predict --batch-size`` does.
+
+A document that is not one of these forms (``None``, a number, an empty string or list, a token
+with white space, ...) raises :class:`TaggerInputError`, one line naming the document and what was
+expected; a model path that is missing or no model archive raises
+:class:`eer_plugin.errors.ArchiveError`.
+
+This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
+``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive.
+"""
+import itertools
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+
+from eer_plugin.core.text import normalise_value
+
+#: one document: raw text, a token list, or a dict like a line of ``eer-ner predict`` input
+DocumentInput = Union[str, Sequence[str], Dict[str, Any]]
+EXPECTED = 'a string (raw text), a list of token strings, or a dict like a predict input line ({"text": ...} or {"tokens": [...]})'
+
+
+class TaggerInputError(ValueError):
+    """A document the tagger cannot read; the message names the document and what was expected."""
+
+
+class TaggingError(RuntimeError):
+    """The model failed on a document that was read correctly (not the input's fault)."""
+
+
+def _shown(value: Any) -> str:
+    text = repr(value)
+    return f"{type(value).__name__} {text if len(text) <= 40 else text[:37] + '...'}"
+
+
+def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
+    """The predictor's input dict of one document (text normalised), or :class:`TaggerInputError`."""
+    if isinstance(document, str):
+        data: Dict[str, Any] = {"text": document}
+    elif isinstance(document, (list, tuple)):
+        data = {"tokens": list(document)}
+    elif isinstance(document, dict):
+        data = dict(document)
+    else:
+        raise TaggerInputError(f"{where}: expected {EXPECTED}, got {_shown(document)}")
+    return normalise_value(data)
+
+
+class Tagger:
+    """A loaded model; see the module docstring. Build it with :meth:`Tagger.load`."""
+
+    def __init__(self, predictor: Any, path: str = "") -> None:
+        self._predictor = predictor
+        #: the path it was loaded from
+        self.path = path
+
+    @classmethod
+    def load(cls, path: Any, cuda_device: int = -1) -> "Tagger":
+        """Loads a model archive (``model.tar.gz``) or a serialization directory once (checked
+        extraction, weights-only loading: :mod:`eer_plugin.archive`). ``cuda_device``: -1 for the
+        CPU, else the GPU's index."""
+        from eer_plugin import _register  # noqa: F401  (the model, reader and predictor classes)
+        from eer_plugin.archive import load_model_archive
+        from eer_plugin.predictors.tagger import DocumentTaggerPredictor
+
+        archive = load_model_archive(path, cuda_device=cuda_device)
+        return cls(DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader), str(path))
+
+    @property
+    def entity_types(self) -> List[str]:
+        """The entity types the model predicts (``["LOC", "MISC", "ORG", "PER"]``)."""
+        return list(self._predictor._model.scheme.entity_types)
+
+    def __call__(self, document: DocumentInput) -> Dict[str, Any]:
+        """The tagged document (see the module docstring)."""
+        return self._tag([document], None)[0]
+
+    def pipe(self, documents: Iterable[DocumentInput], batch_size: int = 8) -> Iterator[Dict[str, Any]]:
+        """Tags a stream of documents lazily, ``batch_size`` per model call, yielding one result
+        per document in order (the input is read one batch ahead of what was yielded)."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
+        message = f"pipe() takes an iterable of documents, got {_shown(documents)}; tag one document with tagger(document)"
+        if isinstance(documents, (str, dict)):
+            raise TaggerInputError(message)
+        try:
+            stream = iter(documents)
+        except TypeError:
+            raise TaggerInputError(message) from None
+        return self._stream(stream, batch_size)
+
+    def _stream(self, documents: Iterator[DocumentInput], batch_size: int) -> Iterator[Dict[str, Any]]:
+        first = 0
+        while True:
+            batch = list(itertools.islice(documents, batch_size))
+            if not batch:
+                return
+            yield from self._tag(batch, first)
+            first += len(batch)
+
+    def _tag(self, documents: List[Any], first: Optional[int]) -> List[Dict[str, Any]]:
+        """The outputs of ``documents``, the ``first``-th of a stream onwards (None: one document)."""
+        start = first or 0
+        places = ["document" if first is None else f"document {i} of the stream" for i in range(start, start + len(documents))]
+        inputs = [as_predict_input(document, where) for document, where in zip(documents, places)]
+        from eer_plugin.predictors.tagger import InputError, parse_input
+
+        for data, where in zip(inputs, places):
+            try:
+                parse_input(data)  # the predictor's rules, checked here so that a bad document raises
+            except InputError as error:
+                raise TaggerInputError(f"{where}: {error}") from None
+        outputs = self._predictor.predict_batch_json(inputs)
+        for index, output in enumerate(outputs, start=start):
+            if "error" in output:
+                raise TaggingError(f"document {index}: {output['error']}")
+        return outputs
+

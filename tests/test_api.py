@@ -1,0 +1,154 @@
+"""The Python API (``from eer_plugin import Tagger``): the predictor's output for strings, token lists
+and lazy batched streams, and one clear error for each kind of bad input. The model is the untrained
+tagger of test_predictor.py (random scores, many spans), so no training runs here."""
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from test_predictor import TEXT, archive, predictor  # noqa: F401  (the untrained tagger's fixtures)
+
+from eer_plugin.api import TaggerInputError
+
+
+@pytest.fixture(scope="module")
+def tagger(archive):  # noqa: F811
+    from eer_plugin import Tagger
+
+    return Tagger.load(archive)
+
+
+def same_output(got: dict, expected: dict) -> None:
+    """Equal predictor outputs: every field exactly, the probabilities to float precision."""
+    assert {k: v for k, v in got.items() if k != "spans"} == {k: v for k, v in expected.items() if k != "spans"}
+    strip = lambda spans: [{k: v for k, v in s.items() if k != "probability"} for s in spans]  # noqa: E731
+    assert strip(got["spans"]) == strip(expected["spans"])
+    assert [s["probability"] for s in got["spans"]] == pytest.approx([s["probability"] for s in expected["spans"]], abs=1e-6)
+
+
+def test_the_package_exports_the_tagger_lazily():
+    import eer_plugin
+    from eer_plugin import api
+
+    assert eer_plugin.Tagger is api.Tagger and eer_plugin.TaggerInputError is TaggerInputError
+    with pytest.raises(AttributeError, match="no attribute 'Tager'"):
+        eer_plugin.Tager  # noqa: B018
+
+
+def test_a_string_is_tagged_as_predict_tags_raw_text(tagger, predictor):  # noqa: F811
+    got = tagger(TEXT)
+    same_output(got, predictor.predict_json({"text": TEXT}))
+    assert got["text"] == TEXT and len(got["spans"]) >= 8
+    for span in got["spans"]:
+        assert TEXT[span["char_start"] : span["char_end"]] == span["text"]
+        assert set(span) == {"type", "start", "end", "text", "char_start", "char_end", "probability"}
+        assert span["type"] in tagger.entity_types and 0.0 < span["probability"] <= 1.0
+
+
+def test_a_token_list_is_one_document_of_those_words(tagger, predictor):  # noqa: F811
+    tokens = ["Angela", "Merkel", "visited", "New", "York", "."]
+    got = tagger(tokens)
+    same_output(got, predictor.predict_json({"tokens": tokens}))
+    assert got["tokens"] == tokens and got["sentence_ends"] == [6] and "text" not in got
+    assert all("char_start" not in s and s["text"] == " ".join(tokens[s["start"] : s["end"]]) for s in got["spans"])
+    assert tagger(tuple(tokens)) == got
+
+
+def test_a_predict_input_dict_keeps_its_id_and_sentences(tagger):
+    got = tagger({"id": "d7", "tokens": ["John", "Smith", ".", "He", "left", "."], "sentence_ends": [3, 6]})
+    assert got["id"] == "d7" and got["sentence_ends"] == [3, 6]
+
+
+def test_text_is_normalised_one_for_one_like_predict_input(tagger):
+    text = "John\x07Smith visited \ud800London."
+    got = tagger(text)
+    assert got["text"] == "John\ufffdSmith visited \ufffdLondon." and len(got["text"]) == len(text)
+
+
+def test_pipe_is_a_lazy_stream_batched_across_documents(tagger, predictor):  # noqa: F811
+    documents = [TEXT[:60], ["John", "Smith", "left", "."], TEXT[60:110], {"id": 3, "text": "Paris and Berlin."}, TEXT[:30]]
+    pulled = []
+
+    def source():
+        for document in documents:
+            pulled.append(document)
+            yield document
+
+    calls = []
+    original = tagger._predictor.predict_batch_json
+    tagger._predictor.predict_batch_json = lambda inputs: calls.append(len(inputs)) or original(inputs)
+    try:
+        stream = tagger.pipe(source(), batch_size=2)
+        assert pulled == []  # nothing is read before the first result is asked for
+        first = next(stream)
+        assert len(pulled) == 2 and calls == [2]
+        results = [first, *stream]
+    finally:
+        del tagger._predictor.predict_batch_json
+    assert calls == [2, 2, 1] and len(results) == len(documents)
+    for document, result in zip(documents, results):
+        same_output(result, tagger(document))
+    assert results[3]["id"] == "3"
+
+
+BAD_DOCUMENTS = [
+    (None, "document: expected a string (raw text), a list of token strings, or a dict"),
+    (42, "got int 42"),
+    (b"bytes", "got bytes"),
+    ("", '"text" is empty or only white space'),
+    ("  \n ", '"text" is empty or only white space'),
+    ([], '"tokens" is empty'),
+    (["New York"], 'tokens must be non-empty, without white space'),
+    (["ok", 3], '"tokens" must be a list of strings'),
+    ({"txt": "typo"}, 'needs exactly one of "text"'),
+]
+
+
+@pytest.mark.parametrize("document, message", BAD_DOCUMENTS)
+def test_a_bad_document_is_one_clear_error(tagger, document, message):
+    with pytest.raises(TaggerInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")):
+        tagger(document)
+
+
+def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
+    stream = tagger.pipe(["John left.", "Paris.", None], batch_size=2)
+    assert len(list(next(stream)["tokens"])) == 3
+    next(stream)
+    with pytest.raises(TaggerInputError, match="document 2 of the stream: expected a string"):
+        next(stream)
+
+
+@pytest.mark.parametrize("documents, batch_size, message", [
+    ("one text", 8, "pipe\\(\\) takes an iterable of documents, got str"),
+    (None, 8, "pipe\\(\\) takes an iterable of documents, got NoneType"),
+    (7, 8, "pipe\\(\\) takes an iterable of documents, got int 7"),
+    (["x"], 0, "batch_size must be an integer of at least 1, got int 0"),
+    (["x"], True, "batch_size must be an integer of at least 1, got bool"),
+])  # fmt: skip
+def test_bad_pipe_arguments_fail_at_the_call(tagger, documents, batch_size, message):
+    with pytest.raises(TaggerInputError, match=message):
+        tagger.pipe(documents, batch_size=batch_size)
+
+
+def test_a_missing_model_is_an_archive_error(tmp_path):
+    from eer_plugin import Tagger
+    from eer_plugin.errors import ArchiveError
+
+    with pytest.raises(ArchiveError, match="no-model.tar.gz: no such file"):
+        Tagger.load(tmp_path / "no-model.tar.gz")
+
+
+@pytest.mark.integration
+def test_the_api_imports_without_allennlp():
+    """``from eer_plugin import Tagger`` where importing AllenNLP fails (the AllenNLP-free path's start)."""
+    code = (
+        "import sys; sys.modules['allennlp'] = None\n"
+        "from eer_plugin import Tagger, TaggerInputError\n"
+        "try:\n    Tagger.__call__(Tagger(None), None)\nexcept TaggerInputError as error:\n    print(error)\n"
+        "print(sorted(m for m in sys.modules if m.startswith('allennlp') and sys.modules[m] is not None))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == ["document: expected a string (raw text), a list of token strings, or a dict like a "
+                                        'predict input line ({"text": ...} or {"tokens": [...]}), got NoneType None', "[]"]

@@ -1,0 +1,101 @@
+"""The spaCy component ``eer_ner`` (entry point ``spacy_factories``): doc.ents and the scored spans of
+doc.spans are the tagger's spans, nlp.pipe batches documents, and a pipeline saved with nlp.to_disk
+tags the same after spacy.load without the original model file."""
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from conftest import REPO
+from test_predictor import TEXT, archive  # noqa: F401  (the untrained tagger's fixture)
+
+spacy = pytest.importorskip("spacy")
+
+TEXTS = [TEXT[:60], "", "John Smith visited London.", "  \n", "Angela Merkel met Emmanuel Macron in Paris."]
+
+
+@pytest.fixture(scope="module")
+def nlp(archive):  # noqa: F811
+    nlp = spacy.blank("en")
+    nlp.add_pipe("eer_ner", config={"model": str(archive), "batch_size": 2})
+    return nlp
+
+
+def spans_of(doc) -> list:
+    return [(s.start_char, s.end_char, s.label_) for s in doc.spans["eer_ner"]]
+
+
+def test_the_factory_is_registered_by_the_entry_point():
+    from importlib.metadata import entry_points
+
+    (point,) = [p for p in entry_points(group="spacy_factories") if p.name == "eer_ner"]
+    assert point.value == "eer_ner_spacy:make_eer_ner"
+    assert spacy.blank("en").has_factory("eer_ner")
+
+
+def test_doc_ents_and_spans_are_the_taggers_spans_with_their_probabilities(nlp):
+    doc = nlp(TEXT)
+    tagged = nlp.get_pipe("eer_ner").tagger(TEXT)
+    assert spans_of(doc) == [(s["char_start"], s["char_end"], s["type"]) for s in tagged["spans"]]  # the tokens agree here
+    assert doc.spans["eer_ner"].attrs["probabilities"] == [s["probability"] for s in tagged["spans"]]
+    assert len(doc.ents) == len(tagged["spans"]) >= 8
+    assert [e._.eer_probability for e in doc.ents] == [s["probability"] for s in tagged["spans"]]
+
+
+def test_a_span_ending_inside_a_spacy_token_covers_that_token(nlp):
+    """The tagger splits ``Kohl's`` into ``Kohl`` ``'s``; a spaCy doc built with other tokens gets whole tokens."""
+    from spacy.tokens import Doc
+
+    doc = Doc(nlp.vocab, words=["JohnSmith", "visited", "NewYork", "."], spaces=[True, True, False, False])
+    component = nlp.get_pipe("eer_ner")
+    component.set_annotations(doc, {"spans": [{"char_start": 0, "char_end": 4, "type": "PER", "probability": 0.9},
+                                              {"char_start": 4, "char_end": 9, "type": "LOC", "probability": 0.8}]})  # fmt: skip
+    assert [(s.start, s.end, s.label_) for s in doc.spans["eer_ner"]] == [(0, 1, "PER"), (0, 1, "LOC")]
+    assert [(e.start, e.end, e.label_) for e in doc.ents] == [(0, 1, "PER")]  # non-overlapping
+
+
+def test_nlp_pipe_batches_documents_and_equals_one_at_a_time(nlp):
+    component = nlp.get_pipe("eer_ner")
+    calls = []
+    original = component.tagger._predictor.predict_batch_json
+    component.tagger._predictor.predict_batch_json = lambda inputs: calls.append(len(inputs)) or original(inputs)
+    try:
+        docs = list(nlp.pipe(TEXTS))
+    finally:
+        del component.tagger._predictor.predict_batch_json
+    assert calls == [1, 1, 1]  # batches of 2 docs; the docs without words are not sent to the model
+    assert [spans_of(d) for d in docs] == [spans_of(nlp(text)) for text in TEXTS]
+    assert docs[1].ents == () and len(docs[1].spans["eer_ner"]) == 0 and len(docs[2].ents) > 0
+
+
+def test_a_saved_pipeline_loads_and_tags_without_the_original_model(nlp, archive, tmp_path):  # noqa: F811
+    model = tmp_path / "model.tar.gz"
+    shutil.copyfile(archive, model)
+    first = spacy.blank("en")
+    first.add_pipe("eer_ner", config={"model": str(model)})
+    expected = [spans_of(doc) for doc in first.pipe(TEXTS)]
+    first.to_disk(tmp_path / "pipeline")
+    model.unlink()
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert loaded.pipe_names == ["eer_ner"]
+    assert [spans_of(doc) for doc in loaded.pipe(TEXTS)] == expected
+    assert loaded.get_pipe("eer_ner").model == str(tmp_path / "pipeline" / "eer_ner" / "model.tar.gz")
+    loaded.to_disk(tmp_path / "pipeline")  # saved again where it was loaded from
+    assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
+
+
+def test_a_missing_model_is_a_clear_error_at_the_first_doc(tmp_path):
+    from eer_plugin.errors import ArchiveError
+
+    nlp = spacy.blank("en")
+    nlp.add_pipe("eer_ner", config={"model": str(tmp_path / "typo.tar.gz")})
+    with pytest.raises(ArchiveError, match="typo.tar.gz: no such file"):
+        nlp("Some text.")
+
+
+@pytest.mark.integration
+def test_building_a_spacy_pipeline_imports_neither_eer_plugin_nor_allennlp():
+    code = "import sys, spacy; spacy.blank('en'); print(sorted(m for m in ('eer_plugin', 'allennlp') if m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "[]", done.stderr
