@@ -44,8 +44,8 @@ setup(
         "numpy>=1.24",
         "tqdm>=4.60",
     ],
-    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/cli.py)
-    entry_points={"console_scripts": ["eer-ner = eer_plugin.cli:main"]},
+    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/commands/cli.py)
+    entry_points={"console_scripts": ["eer-ner = eer_plugin.commands.cli:main"]},
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],
         "baselines": ["scikit-optimize>=0.10"],

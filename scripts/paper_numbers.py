@@ -10,7 +10,7 @@ import json
 import sys
 from pathlib import Path
 
-from eer_plugin.atomic import atomic_write_text
+from eer_plugin.runtime.atomic import atomic_write_text
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, numbers_text, paper_numbers
 
 

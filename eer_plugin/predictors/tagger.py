@@ -20,7 +20,7 @@ entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the 
 forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
 document is written as CoNLL lines ``word tag`` (BIO) with blank lines between sentences.
 
-**Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.core.text`): lone surrogates
+**Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.corpus.text`): lone surrogates
 (``"\\ud800"``) and control characters become U+FFFD, one for one, so offsets still index the input.
 
 **Bad lines.** A line that is not a JSON object of the form above, or on which anything else fails
@@ -46,12 +46,12 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.core.documents import Document, DocumentError
+from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.core.spans import map_to_words, subword_owners
 from eer_plugin.core.tags import biluo_to_spans, spans_to_biluo
-from eer_plugin.core.text import normalise_value
-from eer_plugin.errors import UserError
-from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY, install_predict_manager
+from eer_plugin.corpus.text import normalise_value
+from eer_plugin.runtime.errors import UserError
+from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY
 from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 
 OUTPUT_FORMATS = ("json", "conll")
@@ -166,7 +166,7 @@ class DocumentTaggerPredictor(Predictor):
 
     # ------------------------------------------------------------------ input
     def load_line(self, line: str) -> JsonDict:
-        """The line's JSON object, its strings normalised (:mod:`eer_plugin.core.text`: lone
+        """The line's JSON object, its strings normalised (:mod:`eer_plugin.corpus.text`: lone
         surrogates and control characters become U+FFFD); a line that is not JSON becomes an error
         marker (never raises)."""
         try:
@@ -301,5 +301,3 @@ class DocumentTaggerPredictor(Predictor):
             start = end
         return "\n".join(lines) + "\n"
 
-
-install_predict_manager()
