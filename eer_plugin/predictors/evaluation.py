@@ -18,11 +18,10 @@ import logging
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
-import torch
-
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import read_documents
 from eer_plugin.core.spans import SpanCounts
+from eer_plugin.models.decoding import document_word_spans
 from eer_plugin.runtime.errors import check_entity_types
 
 logger = logging.getLogger(__name__)
@@ -38,16 +37,8 @@ def predict_document_spans(model, reader, docs: Sequence[Document], batch_size: 
     """Predicted word spans of every document (document positions), keyed by document id."""
     chunks = [chunk for doc in docs for chunk in reader.chunk(doc)]
     predicted: Dict[str, set] = {doc.id: set() for doc in docs}
-    model.eval()
-    with torch.no_grad():
-        for start in range(0, len(chunks), batch_size):
-            part = chunks[start : start + batch_size]
-            instances = [reader.chunk_to_instance(chunk, with_labels=False) for chunk in part]
-            tensors = reader.tensorize(instances, model.vocab, cuda_device)
-            output = model(tokens=tensors["tokens"], metadata=tensors["metadata"])
-            for chunk, spans in zip(part, output["word_spans"]):
-                offset = chunk.word_start
-                predicted[chunk.doc_id].update((s + offset, e + offset, label) for s, e, label in spans)
+    for chunk, spans in zip(chunks, document_word_spans(model, reader, chunks, batch_size, cuda_device)):
+        predicted[chunk.doc_id].update(spans)
     return predicted
 
 

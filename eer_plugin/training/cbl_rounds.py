@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 from typing import List
 
+import torch
 from allennlp.commands.train import train_model
 from allennlp.common import Params
 from allennlp.data import DatasetReader
@@ -24,6 +25,7 @@ from allennlp.data import DatasetReader
 from eer_plugin.annotation import cbl
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
+from eer_plugin.models.decoding import batches, tensorize_chunks
 from eer_plugin.runtime.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -33,19 +35,15 @@ def word_entity_probabilities(model, reader, docs: List[Document], batch_size: i
     """``1 - p(O)`` of every word's first subword under ``model``'s CRF marginals."""
     probabilities = [[0.0] * len(d.tokens) for d in docs]
     chunks = [(d, chunk) for d, doc in enumerate(docs) for chunk in reader.chunk(doc)]
+    device = next(model.parameters()).get_device()  # -1 on the CPU
     model.eval()
     with torch.no_grad():
-        for start in tqdm(range(0, len(chunks), batch_size), desc="scoring training words"):
-            part = chunks[start : start + batch_size]
-            instances = [reader.chunk_to_instance(chunk, with_labels=False) for _, chunk in part]
-            tensors = reader.tensorize(instances, model.vocab, model._get_prediction_device())
-            mask = util.get_text_field_mask(tensors["tokens"])
-            emissions = model.emissions(tensors["tokens"])
-            marginals = model.crf.marginals(emissions, mask, model.bookends_outside(mask))
-            entity = 1.0 - marginals[..., model.scheme.outside_index]
-            for row, (d, chunk) in enumerate(part):
-                for w, (first, _) in enumerate(chunk.word_subwords):
-                    probabilities[d][chunk.word_start + w] = float(entity[row, first])
+        for part in batches(chunks, batch_size, desc="scoring training words"):
+            batch = tensorize_chunks(model, reader, [chunk for _, chunk in part], device)
+            emissions, mask = model.scores(batch["tokens"])
+            entity = model.word_entity_probabilities(emissions, mask, [chunk.word_subwords for _, chunk in part])
+            for (d, chunk), words in zip(part, entity):
+                probabilities[d][chunk.word_start : chunk.word_start + len(words)] = words
     return probabilities
 
 

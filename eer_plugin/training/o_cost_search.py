@@ -19,10 +19,10 @@ from typing import Dict, List, Optional, Tuple
 
 import torch
 from allennlp.models.archival import CONFIG_NAME
-from allennlp.nn import util
 from tqdm import tqdm
 
 from eer_plugin.core.spans import SpanCounts
+from eer_plugin.models.decoding import batches
 from eer_plugin.predictors.evaluation import write_json
 from eer_plugin.runtime.archive import check_members, load_model_archive
 from eer_plugin.runtime.atomic import replacing
@@ -41,12 +41,9 @@ class CachedDecoder:
         self.batches: List[Tuple[torch.Tensor, torch.Tensor, List[dict]]] = []
         model.eval()
         with torch.no_grad():
-            for start in tqdm(range(0, len(instances), batch_size), desc=f"encoding {Path(path).name}"):
-                chunk = instances[start : start + batch_size]
-                tensors = reader.tensorize(chunk, model.vocab, cuda_device)
-                mask = util.get_text_field_mask(tensors["tokens"])
-                emissions = model.emissions(tensors["tokens"])
-                self.batches.append((emissions, mask, [i["metadata"].metadata for i in chunk]))
+            for part in batches(instances, batch_size, desc=f"encoding {Path(path).name}"):
+                emissions, mask = model.scores(reader.tensorize(part, model.vocab, cuda_device)["tokens"])
+                self.batches.append((emissions, mask, [i["metadata"].metadata for i in part]))
 
     def metrics(self, o_cost: float) -> Dict[str, float]:
         counts = SpanCounts()
@@ -63,7 +60,7 @@ class CachedDecoder:
     def _metrics(self, o_cost: float, counts: SpanCounts, model) -> Dict[str, float]:
         with torch.no_grad():
             for emissions, mask, metadata in self.batches:
-                tags, _ = model.crf.viterbi(emissions, mask, model.bookends_outside(mask), o_cost=o_cost)
+                tags = model.decode(emissions, mask, o_cost)
                 for spans, meta in zip(model.word_spans(tags, mask, metadata), metadata):
                     counts.add(spans, meta["gold_spans"] or [])
         return counts.metrics()
