@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_plugin.runtime.atomic import atomic_write_text, replacing
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, paper_value, read_paper
 from eer_plugin.benchmark.parse import load_plan
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
@@ -21,6 +20,7 @@ from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_plugin.benchmark.studies import direction_verdict
 from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
+from eer_plugin.runtime.atomic import atomic_write_text, replacing
 from eer_plugin.runtime.encoders import REPO_ROOT
 
 #: the paper's numbers when ``--paper`` is not given: the package's ``paper_numbers.json`` (``--paper``

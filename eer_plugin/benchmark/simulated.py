@@ -7,9 +7,9 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
-from eer_plugin.runtime.atomic import replacing
 from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.tables import write_atomic
+from eer_plugin.runtime.atomic import replacing
 from eer_plugin.runtime.encoders import REPO_ROOT
 
 

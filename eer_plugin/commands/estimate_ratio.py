@@ -16,11 +16,11 @@ import json
 import sys
 from typing import List
 
-from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.annotation import ratio_estimate
+from eer_plugin.annotation.simulators import VARIANTS, variant
+from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.runtime.outputs import check_outputs
-from eer_plugin.annotation.simulators import VARIANTS, variant
 
 NAME = "eer-estimate-ratio"
 DESCRIPTION = (

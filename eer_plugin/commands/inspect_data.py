@@ -15,8 +15,8 @@ import json
 import sys
 from typing import Any, Dict
 
-from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.annotation import ratio_estimate
+from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats import FormatError
 from eer_plugin.corpus.inspection import inspect_file, subword_statistics

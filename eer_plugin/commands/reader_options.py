@@ -5,8 +5,8 @@ entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, `
 import argparse
 from typing import Any, Dict
 
-from eer_plugin.corpus.formats import DEFAULT_SENTENCES_PER_DOCUMENT, FORMATS
 from eer_plugin.core.tags import normalize_encoding
+from eer_plugin.corpus.formats import DEFAULT_SENTENCES_PER_DOCUMENT, FORMATS
 
 
 def tag_scheme(value: str) -> str:

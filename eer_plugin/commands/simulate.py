@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.annotation import simulators
-from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
+from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_documents, write_jsonl
 from eer_plugin.runtime.outputs import OutputError, check_outputs
 

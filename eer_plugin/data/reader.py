@@ -11,9 +11,9 @@ from allennlp.nn import util
 import torch
 from transformers import AutoTokenizer
 
+from eer_plugin.annotation.simulators import variant as apply_variant
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import FormatError, read_documents
-from eer_plugin.annotation.simulators import variant as apply_variant
 from eer_plugin.data.chunking import Chunk, chunk_document
 from eer_plugin.runtime.encoders import resolve_model_name
 from eer_plugin.runtime.errors import DataFileError

@@ -18,9 +18,9 @@ import logging
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
+from eer_plugin.core.spans import SpanCounts
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import read_documents
-from eer_plugin.core.spans import SpanCounts
 from eer_plugin.models.decoding import document_word_spans
 from eer_plugin.runtime.errors import check_entity_types
 

@@ -44,8 +44,8 @@ from allennlp.common.file_utils import cached_path, open_compressed
 from allennlp.common.util import JsonDict
 from allennlp.commands import predict as allennlp_predict
 
-from eer_plugin.runtime.outputs import publish, remove_stale_temporaries, stale_temporaries, temporary_name
 from eer_plugin.runtime.errors import UserError, check_outputs
+from eer_plugin.runtime.outputs import publish, remove_stale_temporaries, stale_temporaries, temporary_name
 
 #: Key of the input line number in a loaded JSON object (removed before the document is read).
 LINE_KEY = "_eer_line"

@@ -46,13 +46,13 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.core.tags import spans_to_biluo
+from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.models.decoding import tensorize_chunks
-from eer_plugin.runtime.errors import UserError
 from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY
 from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
+from eer_plugin.runtime.errors import UserError
 
 OUTPUT_FORMATS = ("json", "conll")
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output

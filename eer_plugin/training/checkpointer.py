@@ -30,7 +30,7 @@ every argument is AllenNLP's ``default`` checkpointer's). Compared with that one
   checkpoint inside an epoch: that epoch starts from its saved start-of-epoch states, so its
   batches come in the same order, and the saved states are restored before the first batch
   that is trained again). An interrupted and recovered run then has the metrics and weights of
-  the uninterrupted run, bit for bit (``tests/test_reliability.py``). One limit, AllenNLP's: it
+  the uninterrupted run, bit for bit (``tests/runtime/test_reliability.py``). One limit, AllenNLP's: it
   keeps no training metrics of a partial epoch, so after a checkpoint *inside* an epoch (not
   what the configs do: they checkpoint at the end of epochs) the ``training_*`` metrics of that
   one epoch cover the batches after the resume only; weights, validation and later epochs match.

@@ -6,11 +6,11 @@ from collections import Counter
 import pytest
 
 from conftest import FIXTURES
-from eer_plugin.commands import estimate_ratio
 from eer_plugin.annotation import ratio_estimate
+from eer_plugin.annotation.ratio_estimate import RatioCounts, chunk_counts, estimate, suggest, warnings
+from eer_plugin.commands import estimate_ratio
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import read_documents, write_jsonl
-from eer_plugin.annotation.ratio_estimate import RatioCounts, chunk_counts, estimate, suggest, warnings
 
 ENCODER = "all-MiniLM-L6-v2"  # the packaged copy: works offline
 

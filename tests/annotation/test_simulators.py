@@ -11,8 +11,8 @@ from typing import Dict, List
 import pytest
 
 from conftest import CONLL_EN, FIXTURES, REPO, requires_conll
-from eer_plugin.commands import simulate
 from eer_plugin.annotation import simulators
+from eer_plugin.commands import simulate
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import read_conll, read_jsonl
 from eer_plugin.annotation.simulators import (
@@ -190,8 +190,8 @@ def test_random_drop(tiny):
 HASH_SEED_SCRIPT = """
 import json, sys
 sys.modules["allennlp"] = None  # this check needs only the core
-from eer_plugin.corpus.formats import read_conll
 from eer_plugin.annotation import simulators
+from eer_plugin.corpus.formats import read_conll
 docs = read_conll(sys.argv[1])
 runs = [
     simulators.exploratory_expert(docs, budget=30, seed=4)[0],

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 
 from conftest import FIXTURES, REPO
-from eer_plugin.commands import benchmark
 from eer_plugin.benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
+from eer_plugin.commands import benchmark
 from eer_plugin.commands.benchmark import parse_shard
 
 TRAIN, DEV = str(FIXTURES / "conll2003_tiny.txt"), str(FIXTURES / "conll2003_tiny_dev.txt")

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
+from eer_plugin.annotation import simulators
+from eer_plugin.annotation.simulators import SimulationError
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.selection import block_counts, dry_run
 from eer_plugin.benchmark.studies import ablation_notes, setting_text
-from eer_plugin.annotation import simulators
 from eer_plugin.corpus.documents import Document
-from eer_plugin.annotation.simulators import SimulationError
 from eer_plugin.runtime.encoders import REPO_ROOT
 from test_benchmark import TRAIN, fabricate, plan_data, read_csv
 

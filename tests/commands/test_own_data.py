@@ -15,12 +15,12 @@ from allennlp.common import Params
 from conftest import FIXTURE_DATA, FIXTURES
 from eer_plugin.commands import cli
 from eer_plugin.commands import split
-from eer_plugin.runtime.config_files import CONFIG_DIR, resolve_config
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.importers import import_documents
-from eer_plugin.runtime.errors import DataFileError, UserError
 from eer_plugin.predictors.tokenizer import tokenize_text
+from eer_plugin.runtime.config_files import CONFIG_DIR, resolve_config
+from eer_plugin.runtime.errors import DataFileError, UserError
 from eer_plugin.runtime.settings import SETTINGS, config_defaults
 from eer_plugin.training.trainer import FEW_STEPS, warn_about_run
 

@@ -4,8 +4,8 @@ import random
 import pytest
 from transformers import AutoTokenizer
 
-from eer_plugin.corpus.documents import Document
 from eer_plugin.core.tags import biluo_to_spans
+from eer_plugin.corpus.documents import Document
 from eer_plugin.data.chunking import LATENT_LABEL, chunk_document
 
 

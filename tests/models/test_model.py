@@ -7,7 +7,7 @@ import torch
 
 from conftest import FIXTURES, REPO
 
-# cbl_* configs are run by `allennlp cbl` (tests/test_cbl.py)
+# cbl_* configs are run by `allennlp cbl` (tests/training/test_cbl.py)
 CONFIGS = sorted(c for c in (REPO / "training_configs").glob("*.jsonnet") if not c.name.startswith("cbl_"))
 
 
@@ -55,7 +55,7 @@ def test_configs_default_to_the_paper_settings(monkeypatch):
     assert eer["dataset_reader"]["variant"] == "short" and not eer["dataset_reader"]["assume_complete"]
     assert eer["trainer"]["validation_metric"] == "+f1-measure-overall"
     # evaluation files are read as they are: gold CoNLL/OntoNotes documents are complete, a partial
-    # .jsonl stays partial (scored by the partial-* metrics, tests/test_partial_dev.py)
+    # .jsonl stays partial (scored by the partial-* metrics, tests/models/test_partial_dev.py)
     assert not eer["validation_dataset_reader"]["assume_complete"]
     raw = Params.from_file(str(REPO / "training_configs" / "raw_all.jsonnet")).as_dict()
     assert raw["trainer"]["num_epochs"] == 20 and raw["model"]["ratio_loss_weight"] == 0

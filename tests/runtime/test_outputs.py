@@ -7,9 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from eer_plugin.corpus.text import REPLACEMENT, normalise, normalise_text, normalise_value
 from eer_plugin.runtime import outputs
 from eer_plugin.runtime.outputs import OutputError, check_outputs, writing
-from eer_plugin.corpus.text import REPLACEMENT, normalise, normalise_text, normalise_value
 
 
 # ------------------------------------------------------------------------------------ text

@@ -7,9 +7,9 @@ import re
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
 from eer_plugin.corpus.documents import Document, Span
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
-from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
 
 logger = logging.getLogger(__name__)
 

@@ -6,11 +6,11 @@ import os
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
 
+from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
-from eer_plugin.runtime.outputs import writing
-from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus.text import normalise_value
+from eer_plugin.runtime.outputs import writing
 
 logger = logging.getLogger(__name__)
 
