@@ -45,10 +45,10 @@ setup(
         "numpy>=1.24",
         "tqdm>=4.60",
     ],
-    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/cli.py)
+    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/commands/cli.py)
     # `eer_ner`: the spaCy pipeline component (nlp.add_pipe("eer_ner", config={"model": ...}); eer_plugin/spacy_component.py)
     entry_points={
-        "console_scripts": ["eer-ner = eer_plugin.cli:main"],
+        "console_scripts": ["eer-ner = eer_plugin.commands.cli:main"],
         "spacy_factories": ["eer_ner = eer_ner_spacy:make_eer_ner"],
     },
     extras_require={

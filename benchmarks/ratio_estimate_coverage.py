@@ -1,7 +1,7 @@
 """How many complete documents does ``allennlp eer-estimate-ratio`` need?
 
 Counts every document of a gold corpus exactly as the estimate does (the training reader's chunks under
-the encoder's tokenizer, bookends excluded; :mod:`eer_plugin.core.ratio_estimate`), takes the corpus's
+the encoder's tokenizer, bookends excluded; :mod:`eer_plugin.annotation.ratio_estimate`), takes the corpus's
 own ratio as the truth, then draws ``--trials`` random samples of n documents for each ``--documents``
 size and runs the estimate and its suggestion on each. Prints, per n: how often the bootstrap interval
 and the suggested band [rho - gamma, rho + gamma] contain the corpus ratio, the interval's mean width,
@@ -30,7 +30,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
 
     from eer_plugin.commands.estimate_ratio import document_counts
-    from eer_plugin.core import ratio_estimate
+    from eer_plugin.annotation import ratio_estimate
     from eer_plugin.data.reader import PartialDocumentReader
 
     reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length)
@@ -66,7 +66,7 @@ def main(argv=None) -> dict:
         )
     result = {"data": args.data, "encoder": args.encoder, "documents": len(docs), "corpus_ratio": truth, "trials": args.trials, "rows": rows}
     if args.output:
-        from eer_plugin.evaluation import write_json
+        from eer_plugin.predictors.evaluation import write_json
 
         write_json(result, args.output)
     return result

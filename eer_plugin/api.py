@@ -26,7 +26,7 @@ documents per call, their chunks together, as ``predict --batch-size`` does.
 A document that is not one of these forms (``None``, a number, an empty string or list, a token
 with white space, ...) raises :class:`TaggerInputError`, one line naming the document and what was
 expected; a model path that is missing or no model archive raises
-:class:`eer_plugin.errors.ArchiveError`.
+:class:`eer_plugin.runtime.errors.ArchiveError`.
 
 This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
 ``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive.
@@ -34,7 +34,7 @@ This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
 import itertools
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
-from eer_plugin.core.text import normalise_value
+from eer_plugin.corpus.text import normalise_value
 
 #: one document: raw text, a token list, or a dict like a line of ``eer-ner predict`` input
 DocumentInput = Union[str, Sequence[str], Dict[str, Any]]
@@ -78,10 +78,10 @@ class Tagger:
     @classmethod
     def load(cls, path: Any, cuda_device: int = -1) -> "Tagger":
         """Loads a model archive (``model.tar.gz``) or a serialization directory once (checked
-        extraction, weights-only loading: :mod:`eer_plugin.archive`). ``cuda_device``: -1 for the
+        extraction, weights-only loading: :mod:`eer_plugin.runtime.archive`). ``cuda_device``: -1 for the
         CPU, else the GPU's index."""
         from eer_plugin import _register  # noqa: F401  (the model, reader and predictor classes)
-        from eer_plugin.archive import load_model_archive
+        from eer_plugin.runtime.archive import load_model_archive
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
 
         archive = load_model_archive(path, cuda_device=cuda_device)

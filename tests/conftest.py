@@ -9,7 +9,7 @@ import pytest
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
 os.environ.setdefault("EER_PRECISION", "fp32")
-import eer_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/settings.py)
+import eer_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -82,3 +82,19 @@ def tiny_env(tiny_encoder, monkeypatch):
 
 
 requires_conll = pytest.mark.skipif(not (CONLL_EN / "train.txt").exists(), reason="CoNLL-2003 English not present")
+
+
+# the untrained tagger of tests/untrained_tagger.py, archived once per module that uses it
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory, tiny_encoder):
+    from untrained_tagger import build_archive
+
+    return build_archive(tmp_path_factory.mktemp("untrained"), tiny_encoder)
+
+
+@pytest.fixture(scope="module")
+def predictor(archive):
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    return Predictor.from_archive(load_archive(str(archive)), "eer_tagger")

@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from test_predictor import TEXT, archive, predictor  # noqa: F401  (the untrained tagger's fixtures)
+from untrained_tagger import TEXT
 
 from eer_plugin.api import TaggerInputError
 
@@ -133,7 +133,7 @@ def test_bad_pipe_arguments_fail_at_the_call(tagger, documents, batch_size, mess
 
 def test_a_missing_model_is_an_archive_error(tmp_path):
     from eer_plugin import Tagger
-    from eer_plugin.errors import ArchiveError
+    from eer_plugin.runtime.errors import ArchiveError
 
     with pytest.raises(ArchiveError, match="no-model.tar.gz: no such file"):
         Tagger.load(tmp_path / "no-model.tar.gz")

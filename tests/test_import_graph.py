@@ -1,6 +1,7 @@
 """The package's import graph, read from the source (every ``import``, also those inside functions): no
-import runs back up a layer, the top-level units import each other without cycles, and ``core`` imports
-neither AllenNLP nor anything outside itself. ``tests/test_install.py`` checks the last point by
+import runs back up a layer, the units import each other without cycles, ``core`` imports neither
+AllenNLP nor anything outside itself (and holds only the maths), and no layer below the runtime imports
+AllenNLP. ``tests/test_install.py`` checks the last point by
 importing ``eer_plugin.core`` with AllenNLP blocked; this test needs no process and names the line."""
 import ast
 from pathlib import Path
@@ -10,22 +11,35 @@ from conftest import REPO
 
 PACKAGE = REPO / "eer_plugin"
 
-#: the layers, lowest first: a unit (a subpackage or a module at the package root) imports only units of
-#: its own layer or below. A new unit must be placed here.
+#: the layers, lowest first: a unit (a subpackage, a module at the package root, or a module named here with its
+#: subpackage, such as ``runtime.outputs``) imports only units of its own layer or below. A new unit must be placed here.
 LAYERS = [
-    ("maths and corpus data, no AllenNLP", {"core"}),
-    ("runtime: atomic writes, errors, archives, encoders, settings and config files", {"atomic", "errors", "archive", "encoder_packages", "encoders", "settings", "config_files"}),
-    ("the AllenNLP roles", {"data", "models", "training", "predictors", "evaluation"}),
+    ("maths: tags, CRF, losses, ratio control, spans; no AllenNLP", {"core"}),
+    ("the output policy: whole files or nothing; no AllenNLP", {"runtime.outputs"}),
+    ("corpus files in: documents, formats, importers, inspection; no AllenNLP", {"corpus"}),
+    ("annotation: simulators, ratio estimate, bootstrap, CBL relabelling; no AllenNLP", {"annotation"}),
+    ("runtime: archives, atomic writes, errors, encoders, settings, config files", {"runtime"}),
+    ("the AllenNLP roles", {"data", "models", "training", "predictors"}),
     ("the benchmark", {"benchmark"}),
-    ("entry points: subcommands, registration, the Python API, the spaCy component",
-     {"commands", "cli", "simulate", "_register", "__init__", "api", "spacy_component"}),
+    ("entry points: subcommands, registration, the AllenNLP patches, the Python API, the spaCy component",
+     {"commands", "_register", "__init__", "runtime.patches", "api", "spacy_component"}),
 ]
 LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
+#: the units below AllenNLP: none of them imports allennlp or allennlp_models
+WITHOUT_ALLENNLP = {"core", "runtime.outputs", "corpus", "annotation"}
+#: the modules of ``core``: the maths only (anything else belongs to a layer above)
+CORE_MODULES = {
+    "__init__", "tags", "crf", "forward_backward", "step_constants", "losses", "calibration", "spans", "span_sampling",
+    "ratio_control",
+}
 
 
 def unit_of(module: str) -> str:
-    """``eer_plugin.core.crf`` -> ``core``; ``eer_plugin.errors`` -> ``errors``; ``eer_plugin`` -> ``__init__``."""
+    """``eer_plugin.core.crf`` -> ``core``; ``eer_plugin.runtime.errors`` -> ``runtime``; ``eer_plugin.runtime.outputs``
+    -> ``runtime.outputs`` (a unit of its own); ``eer_plugin`` -> ``__init__``."""
     parts = module.split(".")
+    if len(parts) > 2 and ".".join(parts[1:3]) in LAYER_OF:
+        return ".".join(parts[1:3])
     return parts[1] if len(parts) > 1 else "__init__"
 
 
@@ -74,6 +88,22 @@ def test_core_imports_nothing_outside_itself_and_no_allennlp():
         if unit_of(module) == "core" and (target.split(".")[0] in ("allennlp", "allennlp_models") or (target.startswith("eer_plugin.") and unit_of(target) != "core"))
     ]  # fmt: skip
     assert not outside, "\n".join(outside)
+
+
+def test_the_layers_below_allennlp_do_not_import_it():
+    found = [
+        f"{path}:{line}: {module} imports {target}"
+        for module, path, line, target in imports()
+        if unit_of(module) in WITHOUT_ALLENNLP and target.split(".")[0] in ("allennlp", "allennlp_models")
+    ]  # fmt: skip
+    assert not found, "\n".join(found)
+
+
+def test_core_holds_only_the_maths():
+    core = PACKAGE / "core"
+    found = {p.stem for p in core.glob("*.py")} | {p.name for p in core.iterdir() if p.is_dir() and p.name != "__pycache__"}
+    assert found - CORE_MODULES == set(), f"core/ is the maths only: move {sorted(found - CORE_MODULES)} to the layer it belongs to"
+    assert CORE_MODULES - found == set(), f"{sorted(CORE_MODULES - found)} left core/: update CORE_MODULES"
 
 
 def test_the_units_import_each_other_without_cycles():

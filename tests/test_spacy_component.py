@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from conftest import REPO
-from test_predictor import TEXT, archive  # noqa: F401  (the untrained tagger's fixture)
+from untrained_tagger import TEXT
 
 spacy = pytest.importorskip("spacy")
 
@@ -86,7 +86,7 @@ def test_a_saved_pipeline_loads_and_tags_without_the_original_model(nlp, archive
 
 
 def test_a_missing_model_is_a_clear_error_at_the_first_doc(tmp_path):
-    from eer_plugin.errors import ArchiveError
+    from eer_plugin.runtime.errors import ArchiveError
 
     nlp = spacy.blank("en")
     nlp.add_pipe("eer_ner", config={"model": str(tmp_path / "typo.tar.gz")})

@@ -37,7 +37,7 @@ setting, and for the ablations, a setting. Each run is an ordinary AllenNLP seri
 ``OUTDIR/runs/<dataset>/<scenario>/<approach>/<encoder>/seed<k>`` (an ablation run:
 ``OUTDIR/runs/<dataset>/ablations/<setting>/<scenario>/<approach>/<encoder>/seed<k>``) made by a subprocess
 (``allennlp train``, ``allennlp cbl``, ``allennlp tune-o-cost``), followed by a per-document
-evaluation on the test data (:mod:`eer_plugin.evaluation`). Simulated partial training data is
+evaluation on the test data (:mod:`eer_plugin.predictors.evaluation`). Simulated partial training data is
 written once per (dataset, scenario, seed) to ``OUTDIR/data``. The gold approaches (``gold``,
 ``gold_sns``) ignore the scenario and run on the plan's seeds.
 

@@ -12,7 +12,6 @@ import shutil
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_plugin.atomic import atomic_write_text, replacing
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, paper_value, read_paper
 from eer_plugin.benchmark.parse import load_plan
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
@@ -21,7 +20,8 @@ from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_plugin.benchmark.studies import direction_verdict
 from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
-from eer_plugin.encoders import REPO_ROOT
+from eer_plugin.runtime.atomic import atomic_write_text, replacing
+from eer_plugin.runtime.encoders import REPO_ROOT
 
 #: the paper's numbers when ``--paper`` is not given: the package's ``paper_numbers.json`` (``--paper``
 #: also takes the LaTeX source itself)
@@ -122,7 +122,7 @@ def _claim_text(a: str, b: str, paper_delta: Optional[float]) -> str:
 def _pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None)) -> Tuple[Optional[dict], List[float]]:
     """The paired bootstrap of A vs B with their common seeds pooled (per-document counts summed), and
     the per-seed F1 differences (points)."""
-    from eer_plugin.core.bootstrap import paired_bootstrap
+    from eer_plugin.annotation.bootstrap import paired_bootstrap
 
     mine, theirs = report.done(dataset, scenario, a, encoder, ratios[0]), report.done(dataset, scenario, b, encoder, ratios[1])
     per_seed = [100 * (mine[s]["f1"] - theirs[s]["f1"]) for s in sorted(set(mine) & set(theirs))]

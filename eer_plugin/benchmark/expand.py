@@ -130,7 +130,7 @@ class Expansion:
     def curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:
         """The scenario of a learning-curve point: a benchmark scenario with the same data and settings
         when the plan has one (its runs are shared), else its own (``EE-<budget>``, ``Exh-<budget>``)."""
-        from eer_plugin.core.simulators import learning_curve_max_per_document
+        from eer_plugin.annotation.simulators import learning_curve_max_per_document
 
         if scheme == "ee":
             params = {"budget": budget, "keep_probability": curve["keep_probability"], "max_per_document": learning_curve_max_per_document(budget)}

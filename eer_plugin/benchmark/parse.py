@@ -15,8 +15,8 @@ from eer_plugin.benchmark.parse_studies import check_ablations, check_learning_c
 from eer_plugin.benchmark.plan import ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, PlanError, slug
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
 from eer_plugin.benchmark.scenario import dataset_reader_options
-from eer_plugin.encoders import config_defaults
-from eer_plugin.settings import unset_defaults
+from eer_plugin.runtime.encoders import config_defaults
+from eer_plugin.runtime.settings import unset_defaults
 
 PLAN_KEYS = (
     "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from eer_plugin.benchmark.scenario import Dataset, Scenario
-from eer_plugin.encoders import config_defaults
+from eer_plugin.runtime.encoders import config_defaults
 
 FAMILIES = ("raw", "raw_cd", "cbl_lstm", "cbl_bert", "sns", "eer")
 CBL_FAMILIES = ("cbl_lstm", "cbl_bert")  # run with `allennlp cbl`; the final model is in <run>/final

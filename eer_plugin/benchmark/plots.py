@@ -3,10 +3,10 @@ import math
 from pathlib import Path
 from typing import Dict, List
 
-from eer_plugin.atomic import replacing
-from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.convergence import rho_hat_per_epoch
+from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.tables import mean
+from eer_plugin.runtime.atomic import replacing
 
 
 def _save(figure, path) -> None:

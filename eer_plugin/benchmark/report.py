@@ -7,8 +7,8 @@ from typing import Any, Dict, List, Optional, Tuple
 
 from eer_plugin.benchmark import convergence, sections
 from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, approach_label
-from eer_plugin.benchmark.scenario import Scenario
 from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.scenario import Scenario
 from eer_plugin.benchmark.selection import block_counts
 from eer_plugin.benchmark.tables import (
     duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
@@ -52,7 +52,7 @@ class Report:
 
     def speed_text(self) -> str:
         """The speed-ups these runs used (and the one they did not), from the plan's settings."""
-        from eer_plugin.evaluation import BATCH_SIZE
+        from eer_plugin.predictors.evaluation import BATCH_SIZE
 
         return (
             f"Speed-ups used: training batches of {self.setting('EER_BATCH_SIZE', '?')} chunks bucketed by length (little "
@@ -90,14 +90,14 @@ class Report:
 
     @property
     def bootstrap_settings(self) -> Dict[str, Any]:
-        """The plan's bootstrap settings as keyword arguments of :func:`~eer_plugin.core.bootstrap.paired_bootstrap`."""
+        """The plan's bootstrap settings as keyword arguments of :func:`~eer_plugin.annotation.bootstrap.paired_bootstrap`."""
         settings = self.plan.bootstrap
         return dict(n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
 
     def pair_counts(self, dataset, scenario, approach, encoder, reference: Optional[str] = None, ratios=(None, None)):
         """Per-document counts of ``approach`` and the reference (default: the plan's), summed over
         their common seeds; ``ratios``: the (rho, gamma) of each side (None: the benchmark setting)."""
-        from eer_plugin.core.bootstrap import sum_over_runs
+        from eer_plugin.annotation.bootstrap import sum_over_runs
 
         reference = reference or self.plan.reference
         mine, theirs = self.done(dataset, scenario, approach, encoder, ratios[0]), self.done(dataset, scenario, reference, encoder, ratios[1])
@@ -123,7 +123,7 @@ class Report:
 
     def significance(self, scenario: Scenario, approach: str, encoder: str, dataset: Optional[str]) -> Optional[dict]:
         """Bootstrap of ``approach`` vs the reference on one dataset (or pooled over all, ``None``)."""
-        from eer_plugin.core.bootstrap import paired_bootstrap, pooled_bootstrap
+        from eer_plugin.annotation.bootstrap import paired_bootstrap, pooled_bootstrap
 
         if self.plan.reference is None or approach == self.plan.reference or approach in GOLD_APPROACHES:
             return None

@@ -22,7 +22,7 @@ from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
 from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
-from eer_plugin.encoders import REPO_ROOT
+from eer_plugin.runtime.encoders import REPO_ROOT
 
 CONFIG_DIR = REPO_ROOT / "training_configs"
 #: settings compared between a finished run and the current plan (a mismatch is an error)

@@ -56,7 +56,7 @@ class Dataset:
     reader: Tuple[Tuple[str, Any], ...] = ()
 
     def read_options(self) -> Dict[str, Any]:
-        """Keyword arguments of :func:`~eer_plugin.core.formats.read_documents` for the gold files."""
+        """Keyword arguments of :func:`~eer_plugin.corpus.formats.read_documents` for the gold files."""
         options = dict(self.reader)
         if "tag_scheme" in options:
             options["encoding"] = options.pop("tag_scheme")
@@ -104,7 +104,7 @@ class Scenario:
         return "complete annotation"
 
     def simulate(self, docs, seed: int):
-        from eer_plugin.core import simulators
+        from eer_plugin.annotation import simulators
 
         p = dict(self.params)
         if self.type == "ee":
@@ -117,7 +117,7 @@ class Scenario:
 
     def simulate_with_complete_documents(self, docs, seed: int, complete_documents: int):
         """This EE scenario's data with ``complete_documents`` documents annotated completely within its budget."""
-        from eer_plugin.core import simulators
+        from eer_plugin.annotation import simulators
 
         p = dict(self.params)
         return simulators.ee_with_complete_documents(docs, p["budget"], complete_documents, p["keep_probability"], p["max_per_document"], seed)

@@ -7,10 +7,10 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Tuple
 
-from eer_plugin.atomic import replacing
 from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.tables import write_atomic
-from eer_plugin.encoders import REPO_ROOT
+from eer_plugin.runtime.atomic import replacing
+from eer_plugin.runtime.encoders import REPO_ROOT
 
 
 class SimulatedData:
@@ -51,7 +51,7 @@ class SimulatedData:
 
     def _gold(self, path: str, dataset) -> list:
         """The gold documents of one of ``dataset``'s files, read with the entry's reader options."""
-        from eer_plugin.core.formats import read_documents
+        from eer_plugin.corpus.formats import read_documents
 
         key = (path, dataset.reader)
         if key not in self._gold_cache:
@@ -60,7 +60,7 @@ class SimulatedData:
 
     def _simulate(self, kind: str, run: Run) -> Tuple[list, dict]:
         """(documents, statistics) of one simulated data file of ``run`` (``kind``: train or dev)."""
-        from eer_plugin.core import simulators
+        from eer_plugin.annotation import simulators
 
         scenario = run.scenario
         common = dict(scenario=scenario.name, type=scenario.type, params=dict(scenario.params), seed=run.seed)
@@ -85,7 +85,7 @@ class SimulatedData:
         return docs, dict(stats, **common)
 
     def _write(self, path: Path, docs: list, stats: dict) -> None:
-        from eer_plugin.core.formats import write_jsonl
+        from eer_plugin.corpus.formats import write_jsonl
 
         path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(str(path)) as temporary:  # the data appears last, after its statistics; on an error, nothing

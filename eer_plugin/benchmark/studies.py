@@ -205,14 +205,14 @@ def _finished_counts(report, run_a, run_b) -> Optional[tuple]:
 
 def _bootstrap(report, a, b) -> dict:
     """The paired bootstrap of per-document counts ``a`` vs ``b`` with the plan's settings."""
-    from eer_plugin.core.bootstrap import paired_bootstrap
+    from eer_plugin.annotation.bootstrap import paired_bootstrap
 
     return paired_bootstrap(a, b, **report.bootstrap_settings)
 
 
 def _pooled_bootstrap(report, pairs) -> dict:
     """One paired bootstrap over several seeds: ``pairs`` of per-document counts (A, B), summed per side."""
-    from eer_plugin.core.bootstrap import sum_over_runs
+    from eer_plugin.annotation.bootstrap import sum_over_runs
 
     mine, theirs = zip(*pairs)
     return _bootstrap(report, sum_over_runs(mine), sum_over_runs(theirs))

@@ -5,7 +5,7 @@ import math
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from eer_plugin.atomic import atomic_write_text
+from eer_plugin.runtime.atomic import atomic_write_text
 
 
 def mean(values: Sequence[float]) -> float:

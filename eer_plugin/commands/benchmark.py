@@ -21,6 +21,7 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from eer_plugin.benchmark import PlanError, Report, Runner, dry_run, load_plan, read_plan_file, select_runs, select_shard
 from eer_plugin.benchmark.docs import DEFAULT_PAPER, render_docs
 from eer_plugin.benchmark.tables import duration, write_atomic
+from eer_plugin.commands import subcommand
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -151,23 +152,17 @@ def _columns(items: List[str]) -> Dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
-    parser = add_arguments(argparse.ArgumentParser(prog="eer-benchmark", description=DESCRIPTION))
-    return run_benchmark(parser.parse_args(argv))
-
-
 DESCRIPTION = "Run a benchmark plan (approaches x scenarios x datasets x encoders x seeds) and write the paper-style tables."
 
-if __name__ != "__main__":  # as `python -m eer_plugin.commands.benchmark` the plugin import registered it already
-    from allennlp.commands.subcommand import Subcommand
+# as `python -m eer_plugin.commands.benchmark` the plugin import registered it already
+run_or_exit, _main = subcommand.define(
+    "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, returns_status=True, register=__name__ != "__main__"
+)
 
-    @Subcommand.register("eer-benchmark")
-    class Benchmark(Subcommand):
-        def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-            subparser = parser.add_parser(self.name, description=DESCRIPTION, help=DESCRIPTION)
-            add_arguments(subparser)
-            subparser.set_defaults(func=lambda args: sys.exit(run_benchmark(args)))
-            return subparser
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    """The exit status of the command on ``argv``: 0, 1 (a run failed) or 2 (a bad plan or selection)."""
+    return _main(None if argv is None else list(argv), "eer-benchmark")
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -1,139 +1,34 @@
-"""``allennlp cbl``: the Constrained Binary Learning baseline (Mayhew et al. 2019) from a config.
+"""``allennlp cbl`` / ``eer-ner cbl``: the Constrained Binary Learning baseline (Mayhew et al. 2019) from a config.
 
     allennlp cbl training_configs/cbl_bert_shortest.jsonnet -s runs/cbl --include-package eer_plugin
 
-The config is an ordinary training config of the ``eer_tagger`` plus a top-level ``cbl`` block:
-``entity_ratio`` (the target ratio ``b``; the paper used 0.2 for CBL), ``step`` (0.02),
-``clip`` (0.5), ``round_epochs`` (epochs of every binary round). Each round is a plain AllenNLP
-training run in ``<serialization dir>/round_<k>``; the final full-tag-set model is an ordinary
-serialization directory ``<serialization dir>/final`` (``final/model.tar.gz`` works with
-``allennlp evaluate``/``predict`` like any other model).
-``cbl_rounds.json`` logs every round (target ratio, relabelled words, seconds) and the total wall
-time (written atomically, as every file of the rounds). See :mod:`eer_plugin.core.cbl` for the algorithm.
+The arguments only; the rounds are :func:`eer_plugin.training.cbl_rounds.run_cbl`.
 """
 import argparse
-import json
-import logging
-import time
 from pathlib import Path
-from typing import List
 
-import torch
-from allennlp.commands.subcommand import Subcommand
-from allennlp.commands.train import train_model
 from allennlp.common import Params
-from allennlp.data import DatasetReader
-from allennlp.nn import util
-from tqdm import tqdm
 
-from eer_plugin.atomic import atomic_write_text
-from eer_plugin.core import cbl
-from eer_plugin.core.documents import Document
-from eer_plugin.core.formats import write_jsonl
-from eer_plugin.errors import UserError
+from eer_plugin.commands import subcommand
+from eer_plugin.runtime.errors import UserError
+from eer_plugin.training.cbl_rounds import run_cbl
 
-logger = logging.getLogger(__name__)
+NAME = "cbl"
+DESCRIPTION = "Train the CBL baseline (Mayhew et al. 2019): binary relabelling rounds, then the final tagger."
 
 
-def word_entity_probabilities(model, reader, docs: List[Document], batch_size: int = 8) -> List[List[float]]:
-    """``1 - p(O)`` of every word's first subword under ``model``'s CRF marginals."""
-    probabilities = [[0.0] * len(d.tokens) for d in docs]
-    chunks = [(d, chunk) for d, doc in enumerate(docs) for chunk in reader.chunk(doc)]
-    model.eval()
-    with torch.no_grad():
-        for start in tqdm(range(0, len(chunks), batch_size), desc="scoring training words"):
-            part = chunks[start : start + batch_size]
-            instances = [reader.chunk_to_instance(chunk, with_labels=False) for _, chunk in part]
-            tensors = reader.tensorize(instances, model.vocab, model._get_prediction_device())
-            mask = util.get_text_field_mask(tensors["tokens"])
-            emissions = model.emissions(tensors["tokens"])
-            marginals = model.crf.marginals(emissions, mask, model.bookends_outside(mask))
-            entity = 1.0 - marginals[..., model.scheme.outside_index]
-            for row, (d, chunk) in enumerate(part):
-                for w, (first, _) in enumerate(chunk.word_subwords):
-                    probabilities[d][chunk.word_start + w] = float(entity[row, first])
-    return probabilities
-
-
-def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) -> dict:
-    started = time.time()
-    settings = params.pop("cbl")
-    entity_ratio = settings.pop_float("entity_ratio", 0.2)
-    step = settings.pop_float("step", 0.02)
-    clip = settings.pop_float("clip", 0.5)
-    round_epochs = settings.pop_int("round_epochs", 5)
-    settings.assert_empty("cbl")
-    out = Path(serialization_dir)
-    out.mkdir(parents=True, exist_ok=True)
-
-    reader_params = params.get("dataset_reader").duplicate()
-    reader: DatasetReader = DatasetReader.from_params(reader_params)
-    docs = reader.read_documents(params.get("train_data_path"))  # type: ignore[attr-defined]
-    weights = [[1.0] * len(d.tokens) for d in docs]  # round 0: every unannotated word is O (Raw)
-    schedule = cbl.ratio_schedule(cbl.annotated_ratio(docs), entity_ratio, step)
-    log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": cbl.annotated_ratio(docs), "rounds": []}
-    logger.info("CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f", len(docs), log["annotated_ratio"], len(schedule), entity_ratio)
-
-    def with_weights(documents, binary: bool) -> List[Document]:
-        result = []
-        for doc, w in zip(documents, weights):
-            doc = cbl.binary(doc) if binary else doc
-            result.append(Document(**{**doc.__dict__, "o_weights": w}))
-        return result
-
-    for k, target in enumerate(schedule):
-        round_started = time.time()
-        round_dir = out / f"round_{k}"
-        data = out / f"round_{k}_train.jsonl"
-        write_jsonl(with_weights(docs, binary=True), data)
-        round_params = params.duplicate()
-        round_params["train_data_path"] = str(data)
-        round_params["dataset_reader"]["variant"] = "all"  # the variant was applied when reading
-        round_params["model"]["entity_types"] = [cbl.BINARY_TYPE]
-        for key in ("validation_data_path", "test_data_path", "validation_dataset_reader"):
-            round_params.pop(key, None)
-        round_params["evaluate_on_test"] = False
-        round_params["trainer"]["num_epochs"] = round_epochs
-        # a binary round is CBL's relabelling step, sized by round_epochs: the step budget
-        # (EER_MIN_STEPS) applies to the final tagger, the run that is compared with the other approaches
-        round_params["trainer"].pop("min_steps", None)
-        round_params["trainer"].pop("patience", None)
-        round_params["trainer"]["validation_metric"] = "-loss"
-        model = train_model(round_params, str(round_dir), include_package=include_package, force=True)
-        probabilities = word_entity_probabilities(model, reader, docs)
-        weights, hard = cbl.relabel(docs, probabilities, target, clip)
-        entry = {"round": k, "target_ratio": target, "relabelled_entity_words": hard, "seconds": time.time() - round_started}
-        log["rounds"].append(entry)
-        logger.info("CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)", k, target, hard, entry["seconds"])
-        atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
-
-    final_started = time.time()
-    data = out / "final_train.jsonl"
-    write_jsonl(with_weights(docs, binary=False), data)
-    params["train_data_path"] = str(data)
-    params["dataset_reader"]["variant"] = "all"
-    train_model(params, str(out / "final"), include_package=include_package, force=True)
-    log["final_seconds"] = time.time() - final_started
-    log["total_seconds"] = time.time() - started
-    atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
-    print(f"CBL: {len(schedule)} binary rounds + final model in {log['total_seconds']:.0f} s -> {out / 'final'}")
-    return log
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("param_path", help="a cbl_*.jsonnet config (training config + a 'cbl' block)")
+    parser.add_argument("-s", "--serialization-dir", required=True, help="directory for the rounds and the final model")
+    parser.add_argument("-o", "--overrides", default="", help="JSON overrides of the config")
+    return parser
 
 
 def cbl_from_args(args: argparse.Namespace) -> dict:
     if not Path(args.param_path).is_file():
         raise UserError(f"{args.param_path}: no such config file")
     params = Params.from_file(args.param_path, args.overrides)
-    return run_cbl(params, args.serialization_dir, args.include_package)
+    return run_cbl(params, args.serialization_dir, getattr(args, "include_package", None) or [])
 
 
-@Subcommand.register("cbl")
-class ConstrainedBinaryLearning(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = "Train the CBL baseline (Mayhew et al. 2019): binary relabelling rounds, then the final tagger."
-        subparser = parser.add_parser(self.name, description=description, help=description)
-        subparser.add_argument("param_path", help="a cbl_*.jsonnet config (training config + a 'cbl' block)")
-        subparser.add_argument("-s", "--serialization-dir", required=True, help="directory for the rounds and the final model")
-        subparser.add_argument("-o", "--overrides", default="", help="JSON overrides of the config")
-        subparser.set_defaults(func=cbl_from_args)
-        return subparser
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, cbl_from_args)

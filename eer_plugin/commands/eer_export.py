@@ -3,19 +3,19 @@ format, as pre-annotations for the annotator to correct (the loop partial annota
 ``eer-import`` -> ``train`` -> ``predict`` -> ``eer-export`` -> correct -> ``eer-import`` ...).
 
 FORMAT is ``doccano``, ``label-studio``, ``prodigy`` or ``brat`` (writers in
-:mod:`eer_plugin.core.exporters`); PREDICTIONS is the JSON lines output of ``eer-ner predict
+:mod:`eer_plugin.corpus.exporters`); PREDICTIONS is the JSON lines output of ``eer-ner predict
 --predictor eer_tagger``. The span probabilities go where the tool has a score field (Label Studio
 result and prediction ``score``, Prodigy span ``score``, brat ``AnnotatorNotes``). Outputs follow
-the output policy (:mod:`eer_plugin.core.outputs`): checked against the input before anything is
+the output policy (:mod:`eer_plugin.runtime.outputs`): checked against the input before anything is
 read, written whole or not at all; brat's OUT is a new directory.
 """
 import argparse
 
-from eer_plugin.commands import one_shot
-from eer_plugin.core.documents import DocumentError
-from eer_plugin.core.exporters import EXPORT_FORMATS, export
-from eer_plugin.core.exporters.brat import check_output_directory
-from eer_plugin.core.outputs import OutputError, check_outputs
+from eer_plugin.commands import subcommand
+from eer_plugin.corpus.documents import DocumentError
+from eer_plugin.corpus.exporters import EXPORT_FORMATS, export
+from eer_plugin.corpus.exporters.brat import check_output_directory
+from eer_plugin.runtime.outputs import OutputError, check_outputs
 
 NAME = "eer-export"
 DESCRIPTION = (
@@ -57,4 +57,4 @@ def run(args: argparse.Namespace) -> dict:
     return {"documents": documents, "spans": spans, "error_records": errors}
 
 
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError, ExportArgumentError, OSError))
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError, ExportArgumentError, OSError))

@@ -1,23 +1,23 @@
 """``allennlp eer-import FORMAT INPUT OUTPUT.jsonl``: an annotation tool's export -> partial JSON lines.
 
 FORMAT is ``doccano``, ``label-studio``, ``brat``, ``prodigy`` or ``spacy`` (parsing in
-:mod:`eer_plugin.core.importers`). The text is split into words by the predictor's raw-text
+:mod:`eer_plugin.corpus.importers`). The text is split into words by the predictor's raw-text
 tokenizer (:func:`eer_plugin.predictors.tokenizer.tokenize_text`), so ``allennlp predict`` on the same
 text yields character offsets into the same characters. Prints the import report (documents,
 spans, complete documents, negative spans, skipped items, warnings) and every warning; writes the
 output atomically (temporary file + rename), so a failed import leaves no partial file; an output
 that is an input, or two outputs that are one file, are refused before anything is read
-(:mod:`eer_plugin.core.outputs`).
+(:mod:`eer_plugin.runtime.outputs`).
 """
 import argparse
 import sys
 from typing import List
 
-from eer_plugin.commands import one_shot
-from eer_plugin.core.documents import DocumentError
-from eer_plugin.core.formats import write_jsonl
-from eer_plugin.core.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
-from eer_plugin.core.outputs import OutputError, check_outputs
+from eer_plugin.commands import subcommand
+from eer_plugin.corpus.documents import DocumentError
+from eer_plugin.corpus.formats import write_jsonl
+from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
+from eer_plugin.runtime.outputs import OutputError, check_outputs
 
 NAME = "eer-import"
 DESCRIPTION = (
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> dict:
     result = report.to_json()
     result.update(input=str(args.input), output=str(args.output), complete_output=args.complete_output)
     if args.report:
-        from eer_plugin.evaluation import write_json
+        from eer_plugin.predictors.evaluation import write_json
 
         write_json(dict(result, warning_messages=report.warnings), args.report)
     print(f"{NAME} {args.format}: {report.summary()}")
@@ -115,4 +115,4 @@ def run(args: argparse.Namespace) -> dict:
 
 
 # FormatError is a DocumentError
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError, OSError))
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError, OSError))

@@ -1,15 +1,15 @@
 """``eer-ner eer-settings``: every ``EER_*`` setting with its default, its meaning and the value set here.
 
 The same listing ends ``eer-ner train --help`` (:func:`install` adds it there), with the packaged
-configs that ``train`` finds by name. Both come from the table of :mod:`eer_plugin.settings`.
+configs that ``train`` finds by name. Both come from the table of :mod:`eer_plugin.runtime.settings`.
 """
 import argparse
 import os
 import textwrap
 
-from eer_plugin.commands import one_shot
-from eer_plugin.config_files import packaged_configs
-from eer_plugin.settings import settings_help
+from eer_plugin.commands import subcommand
+from eer_plugin.runtime.config_files import packaged_configs
+from eer_plugin.runtime.settings import settings_help
 
 NAME = "eer-settings"
 DESCRIPTION = "List every EER_* setting of the training configs: its default, its meaning and the value set here."
@@ -51,4 +51,4 @@ def install() -> None:
     Train.add_subparser = add_subparser
 
 
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, ())
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, ())

@@ -5,7 +5,7 @@ the same chunking; the reader options of :mod:`eer_plugin.commands.reader_option
 ``--encoder``, ``EER_ENCODER`` or the package's default encoder, named in the output) and counts, on its *complete* documents (every document of a gold CoNLL /
 OntoNotes file; ``is_complete`` ones of partial JSON lines), the share of entity subword tags as
 EER's ratio loss counts it (bookends excluded unless ``--count-bookends``), overall and per type,
-with a bootstrap interval over documents (maths in :mod:`eer_plugin.core.ratio_estimate`). Prints
+with a bootstrap interval over documents (maths in :mod:`eer_plugin.annotation.ratio_estimate`). Prints
 the suggested ``entity_ratio`` / ``ratio_margin`` as JSON and as ``EER_ENTITY_RATIO=`` /
 ``EER_RATIO_MARGIN=`` lines, and warns when fewer than 20 complete documents make the interval wide
 or when the partial data's annotated entities alone exceed rho + gamma (the partial documents of
@@ -16,11 +16,11 @@ import json
 import sys
 from typing import List
 
-from eer_plugin.commands import one_shot, reader_options
-from eer_plugin.core import ratio_estimate
-from eer_plugin.core.documents import Document, DocumentError
-from eer_plugin.core.outputs import check_outputs
-from eer_plugin.core.simulators import VARIANTS, variant
+from eer_plugin.annotation import ratio_estimate
+from eer_plugin.annotation.simulators import VARIANTS, variant
+from eer_plugin.commands import reader_options, subcommand
+from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.runtime.outputs import check_outputs
 
 NAME = "eer-estimate-ratio"
 DESCRIPTION = (
@@ -56,7 +56,7 @@ def document_counts(reader, docs: List[Document], count_bookends: bool, latent_i
 def run(args: argparse.Namespace) -> dict:
     from eer_plugin.data.reader import PartialDocumentReader
 
-    from eer_plugin.encoders import default_encoder
+    from eer_plugin.runtime.encoders import default_encoder
 
     check_outputs([("DATA", args.data), *(("--partial", path) for path in args.partial)], [("--output", args.output)])
     if args.encoder is None:
@@ -96,11 +96,11 @@ def run(args: argparse.Namespace) -> dict:
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
     if args.output:
-        from eer_plugin.evaluation import write_json
+        from eer_plugin.predictors.evaluation import write_json
 
         write_json(result, args.output)
     return result
 
 
 # FormatError is a DocumentError
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError, OSError))  # OutputError is a ValueError
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError, OSError))  # OutputError is a ValueError

@@ -1,4 +1,4 @@
-"""``eer-ner evaluate`` under the output policy (:mod:`eer_plugin.core.outputs`): an ``--output-file``
+"""``eer-ner evaluate`` under the output policy (:mod:`eer_plugin.runtime.outputs`): an ``--output-file``
 or ``--predictions-output-file`` that is the same file as the archive, the weights or an evaluation
 file (each comma-separated list split as AllenNLP splits it) is a one-line error before the model
 is loaded, so ``evaluate model.tar.gz test.txt --output-file test.txt`` no longer replaces the test
@@ -9,7 +9,7 @@ import argparse
 
 from allennlp.commands import evaluate as allennlp_evaluate
 
-from eer_plugin.errors import check_outputs
+from eer_plugin.runtime.errors import check_outputs
 
 
 def _files(value) -> list:

@@ -8,18 +8,18 @@ the chunk size, and the subword entity ratio of the complete documents (the numb
 ``entity_ratio`` band is about), then warnings with the option that changes what they are about.
 ``--json`` prints one JSON object per file instead. A file that does not parse prints its file,
 line and reason; the command then exits with status 1 after the other files.
-The counting is in :mod:`eer_plugin.core.inspection`.
+The counting is in :mod:`eer_plugin.corpus.inspection`.
 """
 import argparse
 import json
 import sys
 from typing import Any, Dict
 
-from eer_plugin.commands import one_shot, reader_options
-from eer_plugin.core import ratio_estimate
-from eer_plugin.core.documents import DocumentError
-from eer_plugin.core.formats import FormatError
-from eer_plugin.core.inspection import inspect_file, subword_statistics
+from eer_plugin.annotation import ratio_estimate
+from eer_plugin.commands import reader_options, subcommand
+from eer_plugin.corpus.documents import DocumentError
+from eer_plugin.corpus.formats import FormatError
+from eer_plugin.corpus.inspection import inspect_file, subword_statistics
 
 NAME = "eer-inspect"
 DESCRIPTION = (
@@ -48,7 +48,7 @@ def run(args: argparse.Namespace) -> list:
     if args.encoder != NO_ENCODER:
         from eer_plugin.commands.estimate_ratio import document_counts
         from eer_plugin.data.reader import PartialDocumentReader
-        from eer_plugin.encoders import default_encoder
+        from eer_plugin.runtime.encoders import default_encoder
 
         encoder, source = (args.encoder, "--encoder") if args.encoder else default_encoder()
         reader = PartialDocumentReader(model_name=encoder, max_length=args.max_length)
@@ -117,4 +117,4 @@ def _longest(item: Dict[str, Any], unit: str) -> str:
     return f"{item[unit]} {unit} (document {item['document']}, {item['source']})"
 
 
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError))
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, ValueError))

@@ -5,8 +5,8 @@ entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, `
 import argparse
 from typing import Any, Dict
 
-from eer_plugin.core.formats import DEFAULT_SENTENCES_PER_DOCUMENT, FORMATS
 from eer_plugin.core.tags import normalize_encoding
+from eer_plugin.corpus.formats import DEFAULT_SENTENCES_PER_DOCUMENT, FORMATS
 
 
 def tag_scheme(value: str) -> str:
@@ -49,7 +49,7 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
 
 
 def reader_options(args: argparse.Namespace) -> Dict[str, Any]:
-    """The keyword arguments of :func:`~eer_plugin.core.formats.read_documents` from the parsed options."""
+    """The keyword arguments of :func:`~eer_plugin.corpus.formats.read_documents` from the parsed options."""
     return dict(
         format=args.format, encoding=args.tag_scheme, sentences_per_document=args.sentences_per_document,
         tag_column=args.tag_column, file_encoding=args.file_encoding,

@@ -1,17 +1,196 @@
-"""``allennlp eer-simulate``: simulate partial annotation of a gold corpus (paper, "Simulated
-Annotation Scenarios"). A thin wrapper of :mod:`eer_plugin.commands.simulate_cli`, which also runs
-without AllenNLP as ``python -m eer_plugin.simulate``."""
+"""``eer-ner eer-simulate`` / ``allennlp eer-simulate``: the command line of the annotation simulators
+(:mod:`eer_plugin.annotation.simulators`; paper, "Simulated Annotation Scenarios"). It also runs as
+``python -m eer_plugin.commands.simulate``, and imports no AllenNLP itself.
+
+::
+
+    eer-simulate {ee,nns,random,gold} INPUT OUTPUT.jsonl [--budget M] [--learning-curve]
+        [--complete-documents D] [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
+        [--max-fp-length L] [--seed S] [--variant all|short|shortest]
+        [--format auto|conll|ontonotes|jsonl] [--tag-scheme auto|IOB1|BIO|BIOUL]
+        [--sentences-per-document K] [--tag-column N] [--file-encoding auto|latin-1|...]
+
+Reads INPUT (gold documents), simulates the scenario, applies the train-data variant and writes
+partial-annotation JSON lines, printing the achieved recall, precision, kept spans and touched
+documents. ``--learning-curve`` (EE) writes one file per budget of
+:data:`~eer_plugin.annotation.simulators.learning_curve_budgets`, named OUTPUT with ``_M<budget>``
+before the extension. ``--complete-documents D`` (EE) annotates D random documents completely within
+the budget (``is_complete``; the EE simulator spends the rest on the others): data with which
+``eer-estimate-ratio`` can measure rho and on which EER observes those documents' ``O`` tags.
+Errors print one line and exit with status 2.
+"""
 import argparse
+import sys
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from allennlp.commands.subcommand import Subcommand
+from eer_plugin.annotation import simulators
+from eer_plugin.commands import subcommand
+from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
+from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.formats import read_documents, write_jsonl
+from eer_plugin.runtime.outputs import OutputError, check_outputs
 
-from eer_plugin.commands import simulate_cli
+NAME = "eer-simulate"
+DESCRIPTION = (
+    "Simulate partial annotation of a gold NER corpus: ee (Exploratory Expert), nns (Non-Native "
+    "Speaker), random (uniform drop) or gold (complete, as given). Writes partial-annotation JSON lines."
+)
+SCENARIOS = ("ee", "nns", "random", "gold")
+#: options that only make sense with some scenarios
+SCENARIO_OPTIONS = {
+    "budget": ("ee",),
+    "learning_curve": ("ee",),
+    "complete_documents": ("ee",),
+    "max_per_document": ("ee",),
+    "keep_probability": ("ee", "random"),
+    "recall": ("nns",),
+    "precision": ("nns",),
+    "max_fp_length": ("nns",),
+    "seed": ("ee", "nns", "random"),
+}
 
 
-@Subcommand.register(simulate_cli.NAME)
-class Simulate(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        subparser = parser.add_parser(self.name, description=simulate_cli.DESCRIPTION, help=simulate_cli.DESCRIPTION)
-        simulate_cli.add_arguments(subparser)
-        subparser.set_defaults(func=simulate_cli.run_or_exit)
-        return subparser
+class UsageError(ValueError):
+    """Options that do not fit together."""
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    """Adds the simulator options to ``parser`` (a top-level parser or an AllenNLP subparser)."""
+    parser.add_argument("scenario", choices=SCENARIOS, help="annotation scenario to simulate")
+    parser.add_argument("input", help="gold corpus: CoNLL column file, OntoNotes *_conll file or directory, or .jsonl")
+    parser.add_argument("output", help="output JSON-lines file")
+    ee = parser.add_argument_group("ee (Exploratory Expert)")
+    ee.add_argument("--budget", type=int, default=None, help="entity spans to annotate (default 1000)")
+    ee.add_argument(
+        "--learning-curve", action="store_true",
+        help=f"one output per budget {simulators.learning_curve_budgets}, named OUTPUT_M<budget>.jsonl",
+    )  # fmt: skip
+    ee.add_argument(
+        "--complete-documents", type=int, default=None, metavar="D",
+        help="annotate D random documents completely, within the budget (marked is_complete; the rest of the budget goes to EE)",
+    )  # fmt: skip
+    ee.add_argument(
+        "--max-per-document", type=int, default=None,
+        help="most spans annotated per document (default 10; with --learning-curve 15 for 10000, as the authors)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--keep-probability", type=float, default=None,
+        help="probability of annotating each entity (ee: default 0.8; random: required)",
+    )  # fmt: skip
+    nns = parser.add_argument_group("nns (Non-Native Speaker)")
+    nns.add_argument("--recall", type=float, default=None, help="target recall (default 0.5)")
+    nns.add_argument("--precision", type=float, default=None, help="target precision (default 0.9)")
+    nns.add_argument("--max-fp-length", type=int, default=None, help="longest false positive in words (default 3)")
+    parser.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    parser.add_argument(
+        "--variant", choices=simulators.VARIANTS, default="all", help="train-data variant of the output (default all)"
+    )
+    add_reader_arguments(parser, "INPUT")
+    return parser
+
+
+def build_parser(prog: str = NAME) -> argparse.ArgumentParser:
+    return add_arguments(argparse.ArgumentParser(prog=prog, description=DESCRIPTION))
+
+
+def learning_curve_path(output: str, budget: int) -> Path:
+    """``runs/ee.jsonl`` -> ``runs/ee_M1000.jsonl``."""
+    path = Path(output)
+    return path.with_name(f"{path.stem}_M{budget}{path.suffix}")
+
+
+def _check_options(args: argparse.Namespace) -> None:
+    for option, scenarios in SCENARIO_OPTIONS.items():
+        value = getattr(args, option)
+        if value not in (None, False) and args.scenario not in scenarios:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} does not apply to scenario {args.scenario!r} (only to {', '.join(scenarios)})")
+    if args.scenario == "random" and args.keep_probability is None:
+        raise UsageError("scenario 'random' needs --keep-probability")
+    if args.learning_curve and args.budget is not None:
+        raise UsageError("--learning-curve runs every budget; do not give --budget")
+    if args.learning_curve and args.complete_documents is not None:
+        raise UsageError("--complete-documents takes one --budget; it does not combine with --learning-curve")
+
+
+def _simulate(args: argparse.Namespace, docs: Sequence[Document]) -> List[Tuple[Path, List[Document], Dict]]:
+    """Runs the scenario; returns ``(output path, documents, statistics)`` per output file."""
+    seed = 0 if args.seed is None else args.seed
+    if args.scenario == "ee":
+        keep = 0.8 if args.keep_probability is None else args.keep_probability
+        if args.learning_curve:
+            budgets = simulators.learning_curve_budgets
+        else:
+            budgets = (1000 if args.budget is None else args.budget,)
+        runs = []
+        for budget in budgets:
+            cap = args.max_per_document
+            if cap is None:
+                cap = simulators.learning_curve_max_per_document(budget) if args.learning_curve else 10
+            if args.complete_documents is not None:
+                output, stats = simulators.ee_with_complete_documents(docs, budget, args.complete_documents, keep, cap, seed)
+            else:
+                output, stats = simulators.exploratory_expert(docs, budget, keep, cap, seed)
+            path = learning_curve_path(args.output, budget) if args.learning_curve else Path(args.output)
+            runs.append((path, output, stats))
+        return runs
+    if args.scenario == "nns":
+        output, stats = simulators.non_native_speaker(
+            docs,
+            recall=0.5 if args.recall is None else args.recall,
+            precision=0.9 if args.precision is None else args.precision,
+            seed=seed,
+            max_fp_length=3 if args.max_fp_length is None else args.max_fp_length,
+        )
+    elif args.scenario == "random":
+        output, stats = simulators.random_drop(docs, args.keep_probability, seed)
+    else:
+        output, stats = simulators.gold(docs)
+    return [(Path(args.output), output, stats)]
+
+
+def run(args: argparse.Namespace) -> List[Dict]:
+    """Reads, simulates, writes and reports; returns the statistics of every output file.
+
+    Raises :class:`~eer_plugin.corpus.documents.DocumentError` (bad input),
+    :class:`~eer_plugin.annotation.simulators.SimulationError`, :class:`UsageError` or
+    :class:`~eer_plugin.runtime.outputs.OutputError` (an output that is the input: nothing is read or written).
+    """
+    _check_options(args)
+    if args.learning_curve:
+        outputs = [("OUTPUT", learning_curve_path(args.output, budget)) for budget in simulators.learning_curve_budgets]
+    else:
+        outputs = [("OUTPUT", args.output)]
+    check_outputs([("INPUT", args.input)], outputs)
+    docs = read_documents(args.input, **reader_options(args))
+    reports = []
+    for path, output, stats in _simulate(args, docs):
+        output = simulators.variant(output, args.variant)
+        written = write_jsonl(output, path)
+        stats = dict(stats, variant=args.variant, documents_written=written, output=str(path))
+        print(
+            f"{args.scenario}: recall {stats['recall']:.4f}  precision {stats['precision']:.4f}  "
+            f"kept spans {stats['kept_spans']}/{stats['gold_spans']}  false positives {stats['false_positives']}  "
+            f"documents touched {stats['documents_touched']}/{stats['documents']}  "
+            + (f"complete {stats['complete_documents']} ({stats['complete_spans']} spans)  " if "complete_documents" in stats else "")
+            + f"-> {path} ({written} documents, variant {args.variant})"
+        )
+        reports.append(stats)
+    return reports
+
+
+run_or_exit, _main = subcommand.define(
+    NAME, DESCRIPTION, add_arguments, run, (DocumentError, simulators.SimulationError, UsageError, OutputError, OSError),
+    error_status=subcommand.USAGE_ERROR, named_errors=True, register=__name__ != "__main__",
+)
+Simulate = run_or_exit.subcommand  # the registered AllenNLP subcommand (None without AllenNLP)
+
+
+def main(argv: Optional[Sequence[str]] = None, prog: str = NAME) -> int:
+    """Runs the command on ``argv``; expected errors print one line and exit with status 2."""
+    return _main(None if argv is None else list(argv), prog)
+
+
+if __name__ == "__main__":
+    sys.exit(main(prog="python -m eer_plugin.commands.simulate"))

@@ -12,9 +12,9 @@ import argparse
 import random
 from typing import List, Sequence, Tuple
 
-from eer_plugin.commands import one_shot
-from eer_plugin.core.documents import Document, DocumentError
-from eer_plugin.core.outputs import OutputError, check_outputs
+from eer_plugin.commands import subcommand
+from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.runtime.outputs import OutputError, check_outputs
 
 NAME = "eer-split"
 DESCRIPTION = (
@@ -50,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> dict:
-    from eer_plugin.core.formats import read_documents, write_jsonl
+    from eer_plugin.corpus.formats import read_documents, write_jsonl
 
     check_outputs([("DATA", args.data)], [("TRAIN", args.train_output), ("DEV", args.dev_output)])
     docs = list(read_documents(args.data))
@@ -69,4 +69,4 @@ def run(args: argparse.Namespace) -> dict:
     return {"train": len(train), "dev": len(dev), "dev_complete": complete}
 
 
-run_or_exit, main = one_shot.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError))
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError))

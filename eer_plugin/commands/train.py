@@ -15,8 +15,8 @@ import os
 from allennlp.commands.subcommand import Subcommand
 from allennlp.commands.train import Train
 
-from eer_plugin.core.ratio_estimate import read_suggestion
-from eer_plugin.errors import UserError
+from eer_plugin.annotation.ratio_estimate import read_suggestion
+from eer_plugin.runtime.errors import UserError
 
 logger = logging.getLogger(__name__)
 

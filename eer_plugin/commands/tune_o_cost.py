@@ -1,173 +1,41 @@
-"""``allennlp tune-o-cost``: the Raw+CD baseline's cost-aware decoding (paper, "Cost-aware Decoding").
+"""``allennlp tune-o-cost`` / ``eer-ner tune-o-cost``: the Raw+CD baseline's cost-aware decoding.
 
-Searches the O-cost ``b_O >= 0`` subtracted from the ``O`` score at decoding, maximising dev span F1
-with Gaussian-process Bayesian optimisation (scikit-optimize ``gp_minimize``; 30 evaluations,
-log-uniform on [1e-4, 1e2], seeded), as the authors did. The encoder runs once per data set: its
-tag scores do not depend on ``b_O``, so each evaluation only re-decodes cached emissions.
-
-Writes ``<archive dir>/o_cost.json`` (every evaluation, the best cost, dev and test metrics) and a
-copy of the archive whose config sets ``model.o_cost`` (``model_o_cost.tar.gz`` by default), so
-``allennlp predict`` / ``evaluate`` on that archive decode with the tuned cost.
+The arguments only; the search and the archive rewriting are :mod:`eer_plugin.training.o_cost_search`.
 """
 import argparse
-import json
-import logging
-import tarfile
-import tempfile
-from pathlib import Path
-from typing import Dict, List, Tuple
+from typing import Dict
 
-import torch
-from allennlp.commands.subcommand import Subcommand
-from allennlp.models.archival import CONFIG_NAME
-from allennlp.nn import util
-from tqdm import tqdm
+from eer_plugin.commands import subcommand
+from eer_plugin.training import o_cost_search
 
-from eer_plugin.archive import check_members, load_model_archive
-from eer_plugin.atomic import replacing
-from eer_plugin.core.spans import SpanCounts
-from eer_plugin.errors import UserError, check_entity_types, check_outputs
-from eer_plugin.evaluation import write_json
-
-logger = logging.getLogger(__name__)
+NAME = "tune-o-cost"
+DESCRIPTION = "Tune the decoding O-cost of a trained (Raw) model on dev F1 (the Raw+CD baseline)."
 
 
-class CachedDecoder:
-    """Encoder outputs of a data set computed once; decodes them under any O-cost."""
-
-    def __init__(self, model, reader, path: str, batch_size: int = 8, cuda_device: int = -1):
-        self.model = model
-        check_entity_types(model, reader.read_documents(path), path)
-        instances = list(reader.read(path))
-        self.batches: List[Tuple[torch.Tensor, torch.Tensor, List[dict]]] = []
-        model.eval()
-        with torch.no_grad():
-            for start in tqdm(range(0, len(instances), batch_size), desc=f"encoding {Path(path).name}"):
-                chunk = instances[start : start + batch_size]
-                tensors = reader.tensorize(chunk, model.vocab, cuda_device)
-                mask = util.get_text_field_mask(tensors["tokens"])
-                emissions = model.emissions(tensors["tokens"])
-                self.batches.append((emissions, mask, [i["metadata"].metadata for i in chunk]))
-
-    def metrics(self, o_cost: float) -> Dict[str, float]:
-        counts = SpanCounts()
-        model = self.model
-        # Viterbi runs many tiny ops; intra-op threads only add synchronisation to them (measured:
-        # 60x slower with 2 threads on a loaded 2-core machine), so decode single-threaded.
-        threads = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            return self._metrics(o_cost, counts, model)
-        finally:
-            torch.set_num_threads(threads)
-
-    def _metrics(self, o_cost: float, counts: SpanCounts, model) -> Dict[str, float]:
-        with torch.no_grad():
-            for emissions, mask, metadata in self.batches:
-                tags, _ = model.crf.viterbi(emissions, mask, model.bookends_outside(mask), o_cost=o_cost)
-                for spans, meta in zip(model.word_spans(tags, mask, metadata), metadata):
-                    counts.add(spans, meta["gold_spans"] or [])
-        return counts.metrics()
-
-
-def search_o_cost(f1_of_cost, n_calls: int = 30, low: float = 1e-4, high: float = 1e2, seed: int = 0):
-    """GP search maximising ``f1_of_cost(cost)``; returns (best cost, best f1, [(cost, f1), ...])."""
-    from skopt import gp_minimize
-    from skopt.space import Real
-
-    evaluations: List[Tuple[float, float]] = []
-
-    def objective(point):
-        f1 = f1_of_cost(float(point[0]))
-        evaluations.append((float(point[0]), f1))
-        return -f1
-
-    result = gp_minimize(
-        objective, [Real(low, high, prior="log-uniform")], n_calls=n_calls, random_state=seed,
-        n_initial_points=min(10, n_calls),
-    )
-    return float(result.x[0]), -float(result.fun), evaluations
-
-
-def archive_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
-    """Copies a model archive, setting ``model.o_cost`` in its config (written under a temporary
-    name, then renamed: never a half-written archive)."""
-    with replacing(output_path) as temporary:
-        _copy_with_o_cost(archive_path, o_cost, temporary)
-
-
-def _copy_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
-    with tarfile.open(archive_path) as source, tarfile.open(output_path, "w:gz") as target, tempfile.TemporaryDirectory() as tmp:
-        check_members(source, archive_path)
-        for member in source.getmembers():
-            data = source.extractfile(member) if member.isfile() else None
-            if member.name.lstrip("./") == CONFIG_NAME:
-                config = json.load(data)
-                config["model"]["o_cost"] = o_cost
-                path = Path(tmp) / CONFIG_NAME
-                path.write_text(json.dumps(config, indent=2))
-                member.size = path.stat().st_size
-                with open(path, "rb") as handle:
-                    target.addfile(member, handle)
-            else:
-                target.addfile(member, data)
+def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    parser.add_argument("archive_file", help="trained model archive (model.tar.gz)")
+    parser.add_argument("dev_file", help="gold dev data (any format the model's reader reads)")
+    parser.add_argument("--test-file", help="gold test data: report test metrics with the tuned cost")
+    parser.add_argument("--n-calls", type=int, default=30, help="evaluations of the GP search (default 30)")
+    parser.add_argument("--low", type=float, default=1e-4, help="smallest cost searched (default 1e-4)")
+    parser.add_argument("--high", type=float, default=1e2, help="largest cost searched (default 1e2)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--batch-size", type=int, default=8)
+    parser.add_argument("--cuda-device", type=int, default=-1)
+    parser.add_argument("--output-archive", help="where to write the archive with the tuned cost")
+    return parser
 
 
 def tune_o_cost(args: argparse.Namespace) -> Dict:
-    for name, path in (("dev file", args.dev_file), ("test file", args.test_file)):
-        if path is not None and not Path(path).is_file():
-            raise UserError(f"{path}: no such {name}")
-    directory = Path(args.archive_file).parent
-    output = args.output_archive or str(directory / "model_o_cost.tar.gz")
-    check_outputs(
-        [("archive_file", args.archive_file), ("dev_file", args.dev_file), ("--test-file", args.test_file)],
-        [("--output-archive", output), ("o_cost.json", str(directory / "o_cost.json"))],
+    report, report_path, output = o_cost_search.tune_o_cost(
+        args.archive_file, args.dev_file, args.test_file, args.n_calls, args.low, args.high, args.seed,
+        args.batch_size, args.cuda_device, args.output_archive,
     )
-    archive = load_model_archive(args.archive_file, cuda_device=args.cuda_device)
-    model, reader = archive.model, archive.validation_dataset_reader
-    dev = CachedDecoder(model, reader, args.dev_file, args.batch_size, args.cuda_device)
-    progress = tqdm(total=args.n_calls, desc="O-cost search")
-
-    def dev_f1(cost: float) -> float:
-        progress.update()
-        return dev.metrics(cost)["f1-measure-overall"]
-
-    best_cost, best_f1, evaluations = search_o_cost(dev_f1, args.n_calls, args.low, args.high, args.seed)
-    progress.close()
-    report = {
-        "o_cost": best_cost,
-        "dev_f1": best_f1,
-        "dev_f1_without_cost": dev.metrics(0.0)["f1-measure-overall"],
-        "evaluations": [{"o_cost": c, "dev_f1": f} for c, f in evaluations],
-        "seed": args.seed,
-    }
-    if args.test_file:
-        test = CachedDecoder(model, reader, args.test_file, args.batch_size, args.cuda_device)
-        report["test"] = test.metrics(best_cost)
-        report["test_without_cost"] = test.metrics(0.0)
-    write_json(report, str(directory / "o_cost.json"))
-    archive_with_o_cost(args.archive_file, best_cost, output)
-    print(f"best O-cost {best_cost:.4g}: dev F1 {best_f1:.4f} (without cost {report['dev_f1_without_cost']:.4f})")
+    print(f"best O-cost {report['o_cost']:.4g}: dev F1 {report['dev_f1']:.4f} (without cost {report['dev_f1_without_cost']:.4f})")
     if "test" in report:
         print(f"test F1 {report['test']['f1-measure-overall']:.4f} (without cost {report['test_without_cost']['f1-measure-overall']:.4f})")
-    print(f"wrote {directory / 'o_cost.json'} and {output}")
+    print(f"wrote {report_path} and {output}")
     return report
 
 
-@Subcommand.register("tune-o-cost")
-class TuneOCost(Subcommand):
-    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
-        description = "Tune the decoding O-cost of a trained (Raw) model on dev F1 (the Raw+CD baseline)."
-        subparser = parser.add_parser(self.name, description=description, help=description)
-        subparser.add_argument("archive_file", help="trained model archive (model.tar.gz)")
-        subparser.add_argument("dev_file", help="gold dev data (any format the model's reader reads)")
-        subparser.add_argument("--test-file", help="gold test data: report test metrics with the tuned cost")
-        subparser.add_argument("--n-calls", type=int, default=30, help="evaluations of the GP search (default 30)")
-        subparser.add_argument("--low", type=float, default=1e-4, help="smallest cost searched (default 1e-4)")
-        subparser.add_argument("--high", type=float, default=1e2, help="largest cost searched (default 1e2)")
-        subparser.add_argument("--seed", type=int, default=0)
-        subparser.add_argument("--batch-size", type=int, default=8)
-        subparser.add_argument("--cuda-device", type=int, default=-1)
-        subparser.add_argument("--output-archive", help="where to write the archive with the tuned cost")
-        subparser.set_defaults(func=tune_o_cost)
-        return subparser
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, tune_o_cost)

@@ -35,10 +35,6 @@ def map_to_words(subword_spans: Sequence[Span], subword_to_word: Sequence[int]) 
     return kept
 
 
-def subword_spans_to_words(subword_spans: Sequence[Span], subword_to_word: Sequence[int]) -> List[Span]:
-    return [span for _, span in map_to_words(list(subword_spans), subword_to_word)]
-
-
 class SpanCounts:
     """True positives, false positives and false negatives per entity type."""
 

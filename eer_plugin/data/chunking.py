@@ -13,9 +13,9 @@ import dataclasses
 import logging
 from typing import Callable, List, Optional, Sequence, Tuple
 
-from eer_plugin.core.documents import Document
 from eer_plugin.core.spans import subword_owners
 from eer_plugin.core.tags import OUTSIDE
+from eer_plugin.corpus.documents import Document
 
 logger = logging.getLogger(__name__)
 

@@ -11,12 +11,12 @@ from allennlp.nn import util
 import torch
 from transformers import AutoTokenizer
 
-from eer_plugin.core.documents import Document
-from eer_plugin.core.formats import FormatError, read_documents
-from eer_plugin.core.simulators import variant as apply_variant
+from eer_plugin.annotation.simulators import variant as apply_variant
+from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.formats import FormatError, read_documents
 from eer_plugin.data.chunking import Chunk, chunk_document
-from eer_plugin.encoders import resolve_model_name
-from eer_plugin.errors import DataFileError
+from eer_plugin.runtime.encoders import resolve_model_name
+from eer_plugin.runtime.errors import DataFileError
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +60,7 @@ class PartialDocumentReader(DatasetReader):
     tag_scheme : str
         Tag scheme of CoNLL files: ``auto``, ``IOB1``, ``BIO``/``IOB2`` or ``BIOUL`` (``encoding`` is
         its old name, still accepted). The reader logs the scheme, character encoding and documents it
-        settles on for every file it reads (see :func:`~eer_plugin.core.formats.read_conll`).
+        settles on for every file it reads (see :func:`~eer_plugin.corpus.formats.read_conll`).
     sentences_per_document : int, optional
         For CoNLL files without ``-DOCSTART-``: how many sentences make a document (default 10).
     tag_column : int
@@ -133,7 +133,7 @@ class PartialDocumentReader(DatasetReader):
 
     # -------------------------------------------------------------- documents
     def format_options(self) -> Dict[str, object]:
-        """The keyword arguments of :func:`~eer_plugin.core.formats.read_documents` this reader reads with."""
+        """The keyword arguments of :func:`~eer_plugin.corpus.formats.read_documents` this reader reads with."""
         return dict(
             format=self.format, encoding=self.tag_scheme, sentences_per_document=self.sentences_per_document,
             tag_column=self.tag_column, file_encoding=self.file_encoding,

@@ -100,6 +100,32 @@ class SpanNegativeSampling(Model):
         first, last = encoded[row, starts], encoded[row, ends]
         return self.classifier(torch.cat([first, last, first - last, first * last], -1))
 
+    def encode(self, tokens: TextFieldTensors) -> torch.Tensor:
+        """The encoder outputs ``(B, n, dim)``, in float32 whatever the encoder's precision."""
+        with encoder_autocast(self.precision, self.classifier[1].weight.device):
+            encoded = self.text_field_embedder(tokens)
+        return encoded.float()
+
+    @torch.no_grad()
+    def decode(self, encoded: torch.Tensor, metadata: List[Dict[str, Any]]) -> List[List]:
+        """Per chunk, the most probable non-overlapping entity word spans (chunk word positions)."""
+        predictions = []
+        for row, meta in enumerate(metadata):
+            spans = enumerate_spans(len(meta["words"]), self.max_width)
+            probabilities = self.span_scores(encoded, row, meta["word_subwords"], spans).softmax(-1)
+            best, label = probabilities.max(-1)
+            scored = [
+                (p, s, e, self.entity_types[k - 1])
+                for (s, e), p, k in zip(spans, best.tolist(), label.tolist())
+                if k != 0
+            ]
+            predictions.append(greedy_decode(scored))
+        return predictions
+
+    def chunk_word_spans(self, tokens: TextFieldTensors, metadata: List[Dict[str, Any]]) -> List[List]:
+        """Predicted word spans of every chunk of a batch (chunk word positions; :mod:`eer_plugin.models.decoding`)."""
+        return self.decode(self.encode(tokens), metadata)
+
     def forward(  # type: ignore[override]
         self,
         tokens: TextFieldTensors,
@@ -108,9 +134,7 @@ class SpanNegativeSampling(Model):
     ) -> Dict[str, Any]:
         if metadata is None:
             raise ValueError("sns_tagger needs the reader's metadata (word/subword maps)")
-        with encoder_autocast(self.precision, self.classifier[1].weight.device):
-            encoded = self.text_field_embedder(tokens)
-        encoded = encoded.float()
+        encoded = self.encode(tokens)
         output: Dict[str, Any] = {}
         if tags is not None and self.training:
             losses = []
@@ -130,20 +154,10 @@ class SpanNegativeSampling(Model):
             output["loss"] = loss
             self.span_loss(float(loss.detach()))
         if not self.training:
-            predictions = []
-            with torch.no_grad():
-                for row, meta in enumerate(metadata):
-                    spans = enumerate_spans(len(meta["words"]), self.max_width)
-                    probabilities = self.span_scores(encoded, row, meta["word_subwords"], spans).softmax(-1)
-                    best, label = probabilities.max(-1)
-                    scored = [
-                        (p, s, e, self.entity_types[k - 1])
-                        for (s, e), p, k in zip(spans, best.tolist(), label.tolist())
-                        if k != 0
-                    ]
-                    predictions.append(greedy_decode(scored))
-                    if meta.get("gold_spans") is not None:
-                        self.span_f1(predictions[-1], meta["gold_spans"])
+            predictions = self.decode(encoded, metadata)
+            for spans, meta in zip(predictions, metadata):
+                if meta.get("gold_spans") is not None:
+                    self.span_f1(spans, meta["gold_spans"])
             output["word_spans"] = predictions
             self.partial_span.update(predictions, metadata)
             if tags is not None:

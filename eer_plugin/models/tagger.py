@@ -34,9 +34,10 @@ from eer_plugin.core.ratio_control import (
     batch_ratio,
     check_ratio_control,
 )
-from eer_plugin.core.spans import SpanCounts, subword_owners, subword_spans_to_words
-from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans
+from eer_plugin.core.spans import Span, SpanCounts
+from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans, spans_to_biluo
 from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.decoding import chunks_to_word_spans
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.models.precision import check_precision, encoder_autocast
 
@@ -308,9 +309,7 @@ class EERTagger(Model):
             self.rho_hat(float(expected_entity_ratio(marginals.detach(), counted, self._entity_mask)))
 
         if not self.training or metadata is not None and any(m.get("gold_spans") is not None for m in metadata):
-            predicted, _ = self.crf.viterbi(
-                emissions.detach(), mask, bookends, o_cost=self.o_cost, outside_index=self.scheme.outside_index
-            )
+            predicted = self.decode(emissions.detach(), mask)
             output["predicted_tags"] = predicted
             if metadata is not None:
                 output["word_spans"] = self.word_spans(predicted, mask, metadata)
@@ -321,13 +320,65 @@ class EERTagger(Model):
                         self.span_f1(spans, meta["gold_spans"])
         return output
 
+    # ------------------------------------------------------------------ decoding (models/decoding.py)
+    def scores(self, tokens: TextFieldTensors):
+        """``(emissions, mask)`` of a batch: the tag scores of :meth:`emissions` and the subword mask."""
+        return self.emissions(tokens), util.get_text_field_mask(tokens)
+
+    def decode(self, emissions: torch.Tensor, mask: torch.Tensor, o_cost: Optional[float] = None) -> torch.Tensor:
+        """Viterbi subword tags ``(B, n)`` (scheme indices) under the BILUO grammar, bookends ``O``;
+        ``o_cost`` is ``b_O`` (default: the model's ``o_cost``)."""
+        cost = self.o_cost if o_cost is None else o_cost
+        predicted, _ = self.crf.viterbi(
+            emissions, mask, self.bookends_outside(mask), o_cost=cost, outside_index=self.scheme.outside_index
+        )
+        return predicted
+
+    def subword_spans(self, predicted: torch.Tensor, mask: torch.Tensor) -> List[List[Span]]:
+        """The entity spans ``(start, end, type)`` of every row's decoded subword tags."""
+        return [biluo_to_spans(self.scheme.decode(row[:length])) for row, length in zip(predicted.tolist(), mask.sum(-1).tolist())]
+
+    def span_marginals(self, emissions: torch.Tensor, mask: torch.Tensor, subword_spans: List[List[Span]]) -> List[List[float]]:
+        """Per row, the CRF marginal probability that exactly each subword span is an entity of its
+        type (:meth:`ConstrainedCRF.path_log_marginals`: one forward-backward for the batch)."""
+        paths = [
+            (row, start, self.scheme.encode(spans_to_biluo([(0, end - start, label)], end - start)))
+            for row, spans in enumerate(subword_spans)
+            for start, end, label in spans
+        ]
+        flat = self.crf.path_log_marginals(emissions, mask, paths, self.bookends_outside(mask)).exp().tolist()
+        result, offset = [], 0
+        for spans in subword_spans:
+            result.append(flat[offset : offset + len(spans)])
+            offset += len(spans)
+        return result
+
+    def word_entity_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor, word_subwords) -> List[List[float]]:
+        """Per row, ``1 - p(O)`` of every word's first subword under the CRF marginals (CBL's relabelling)."""
+        marginals = self.crf.marginals(emissions, mask, self.bookends_outside(mask))
+        entity = 1.0 - marginals[..., self.scheme.outside_index]
+        return [[float(entity[row, first]) for first, _ in words] for row, words in enumerate(word_subwords)]
+
     def word_spans(self, predicted: torch.Tensor, mask: torch.Tensor, metadata: List[Dict[str, Any]]) -> List[List]:
         """Predicted word spans per chunk (relative to the chunk's words)."""
-        spans = []
-        for row, length, meta in zip(predicted.tolist(), mask.sum(-1).tolist(), metadata):
-            subword_spans = biluo_to_spans(self.scheme.decode(row[:length]))
-            spans.append(subword_spans_to_words(subword_spans, subword_owners(meta["word_subwords"], length)))
-        return spans
+        mapped = chunks_to_word_spans(
+            self.subword_spans(predicted, mask), [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist()
+        )
+        return [[span for _, span in row] for row in mapped]
+
+    def chunk_entities(self, tokens: TextFieldTensors, metadata: List[Dict[str, Any]]) -> List[List]:
+        """Per chunk of a batch, ``(word span, probability)`` of every predicted entity (chunk word positions;
+        the probability is :meth:`span_marginals` of its subword span)."""
+        emissions, mask = self.scores(tokens)
+        subword_spans = self.subword_spans(self.decode(emissions, mask), mask)
+        probabilities = self.span_marginals(emissions, mask, subword_spans)
+        mapped = chunks_to_word_spans(subword_spans, [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist())
+        return [[(span, row_probabilities[index]) for index, span in row] for row, row_probabilities in zip(mapped, probabilities)]
+
+    def chunk_word_spans(self, tokens: TextFieldTensors, metadata: List[Dict[str, Any]]) -> List[List]:
+        """Predicted word spans of every chunk of a batch (chunk word positions), decoded with the model's ``o_cost``."""
+        emissions, mask = self.scores(tokens)
+        return self.word_spans(self.decode(emissions, mask), mask, metadata)
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = self.span_f1.get_metric(reset)

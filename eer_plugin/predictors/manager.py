@@ -12,7 +12,7 @@ plugin is imported). For every predictor:
 
 * the arguments are checked before anything is opened for writing (:func:`check_arguments`: batch
   size at least 1, input readable, ``--output-file`` not the input, the archive or the weights, see
-  :mod:`eer_plugin.core.outputs`), each failure one line (:class:`~eer_plugin.errors.UserError`);
+  :mod:`eer_plugin.runtime.outputs`), each failure one line (:class:`~eer_plugin.runtime.errors.UserError`);
 * ``--output-file`` is written to a temporary file in its directory and renamed over the output
   only when the run is complete: an error, Ctrl-C or a kill leaves the previous file as it was.
 
@@ -44,8 +44,8 @@ from allennlp.common.file_utils import cached_path, open_compressed
 from allennlp.common.util import JsonDict
 from allennlp.commands import predict as allennlp_predict
 
-from eer_plugin.core.outputs import publish, remove_stale_temporaries, stale_temporaries, temporary_name
-from eer_plugin.errors import UserError, check_outputs
+from eer_plugin.runtime.errors import UserError, check_outputs
+from eer_plugin.runtime.outputs import publish, remove_stale_temporaries, stale_temporaries, temporary_name
 
 #: Key of the input line number in a loaded JSON object (removed before the document is read).
 LINE_KEY = "_eer_line"

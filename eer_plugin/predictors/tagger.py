@@ -21,7 +21,7 @@ entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the 
 forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
 document is written as CoNLL lines ``word tag`` (BIO) with blank lines between sentences.
 
-**Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.core.text`): lone surrogates
+**Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.corpus.text`): lone surrogates
 (``"\\ud800"``) and control characters become U+FFFD, one for one, so offsets still index the input.
 
 **Bad lines.** A line that is not a JSON object of the form above, or on which anything else fails
@@ -47,13 +47,13 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.core.documents import Document, DocumentError
-from eer_plugin.core.spans import map_to_words, subword_owners
-from eer_plugin.core.tags import biluo_to_spans, spans_to_biluo
-from eer_plugin.core.text import normalise_value
-from eer_plugin.errors import UserError
-from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY, install_predict_manager
+from eer_plugin.core.tags import spans_to_biluo
+from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.text import normalise_value
+from eer_plugin.models.decoding import tensorize_chunks
+from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY
 from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
+from eer_plugin.runtime.errors import UserError
 
 OUTPUT_FORMATS = ("json", "conll")
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
@@ -167,7 +167,7 @@ class DocumentTaggerPredictor(Predictor):
 
     # ------------------------------------------------------------------ input
     def load_line(self, line: str) -> JsonDict:
-        """The line's JSON object, its strings normalised (:mod:`eer_plugin.core.text`: lone
+        """The line's JSON object, its strings normalised (:mod:`eer_plugin.corpus.text`: lone
         surrogates and control characters become U+FFFD); a line that is not JSON becomes an error
         marker (never raises)."""
         try:
@@ -258,37 +258,20 @@ class DocumentTaggerPredictor(Predictor):
 
     def _tag_chunks(self, chunks: Sequence[Any]) -> List[List[Dict[str, Any]]]:
         """Word spans (document word indices) with probabilities, per chunk: one model forward
-        (Viterbi inside) and one forward-backward for all the chunks' span probabilities."""
+        (Viterbi) and one forward-backward for all the chunks' span probabilities
+        (:meth:`~eer_plugin.models.tagger.EERTagger.chunk_entities`)."""
         model = self._model
-        reader = self._dataset_reader
-        scheme = model.scheme  # type: ignore[attr-defined]
-        instances = [reader.chunk_to_instance(c, with_labels=False) for c in chunks]  # type: ignore[attr-defined]
         with torch.no_grad():
             model.eval()
-            batch = reader.tensorize(instances, model.vocab, self.cuda_device)  # type: ignore[attr-defined]
-            batch.pop("metadata", None)  # word spans are mapped below, with the probabilities
-            output = model(**batch)
-            emissions, mask = output["emissions"], output["mask"]
-            lengths = mask.sum(-1).tolist()
-            predicted = output["predicted_tags"].tolist()
-            subword_spans, paths = [], []
-            for row, (tags, length) in enumerate(zip(predicted, lengths)):
-                row_spans = biluo_to_spans(scheme.decode(tags[:length]))
-                subword_spans.append(row_spans)
-                for start, end, label in row_spans:
-                    paths.append((row, start, scheme.encode(spans_to_biluo([(0, end - start, label)], end - start))))
-            bookends = model.bookends_outside(mask)  # type: ignore[attr-defined]
-            probabilities = model.crf.path_log_marginals(emissions, mask, paths, bookends).exp().tolist()  # type: ignore[attr-defined]
-        results, offset = [], 0
-        for chunk, row_spans, length in zip(chunks, subword_spans, lengths):
-            owners = subword_owners(chunk.word_subwords, length)
-            results.append([
-                {"type": label, "start": start + chunk.word_start, "end": end + chunk.word_start,
-                 "probability": probabilities[offset + index]}
-                for index, (start, end, label) in map_to_words(row_spans, owners)
-            ])
-            offset += len(row_spans)
-        return results
+            batch = tensorize_chunks(model, self._dataset_reader, chunks, self.cuda_device)
+            entities = model.chunk_entities(batch["tokens"], batch["metadata"])  # type: ignore[attr-defined]
+        return [
+            [
+                {"type": label, "start": start + chunk.word_start, "end": end + chunk.word_start, "probability": probability}
+                for (start, end, label), probability in chunk_entities
+            ]
+            for chunk, chunk_entities in zip(chunks, entities)
+        ]
 
     # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:
@@ -304,5 +287,3 @@ class DocumentTaggerPredictor(Predictor):
             start = end
         return "\n".join(lines) + "\n"
 
-
-install_predict_manager()

@@ -17,8 +17,8 @@ every argument is AllenNLP's ``default`` checkpointer's). Compared with that one
   best epoch's: the trainer saves the checkpoint first). A run killed after its last checkpoint
   (while archiving, say) has no epoch left when recovered; AllenNLP would then write a
   ``metrics.json`` without the last epoch's metrics: they are taken from ``metrics_epoch_<N>.json``.
-  ``model.tar.gz`` is atomic too (:mod:`eer_plugin.archive`); the files are written by
-  :mod:`eer_plugin.atomic`.
+  ``model.tar.gz`` is atomic too (:mod:`eer_plugin.runtime.archive`); the files are written by
+  :mod:`eer_plugin.runtime.atomic`.
 * **Random number generators.** Every checkpoint also holds the states of Python's ``random``,
   NumPy's global generator, torch's CPU (and CUDA) generators, and every private generator of the
   model's modules and of the training data loader and its batch sampler (``random.Random``,
@@ -30,7 +30,7 @@ every argument is AllenNLP's ``default`` checkpointer's). Compared with that one
   checkpoint inside an epoch: that epoch starts from its saved start-of-epoch states, so its
   batches come in the same order, and the saved states are restored before the first batch
   that is trained again). An interrupted and recovered run then has the metrics and weights of
-  the uninterrupted run, bit for bit (``tests/test_reliability.py``). One limit, AllenNLP's: it
+  the uninterrupted run, bit for bit (``tests/runtime/test_reliability.py``). One limit, AllenNLP's: it
   keeps no training metrics of a partial epoch, so after a checkpoint *inside* an epoch (not
   what the configs do: they checkpoint at the end of epochs) the ``training_*`` metrics of that
   one epoch cover the batches after the resume only; weights, validation and later epochs match.
@@ -52,7 +52,7 @@ from allennlp.nn import util as nn_util
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
-from eer_plugin import atomic
+from eer_plugin.runtime import atomic
 
 logger = logging.getLogger(__name__)
 

@@ -1,7 +1,7 @@
 // Shared settings of every experiment. Each training_configs/<approach>_<variant>.jsonnet calls
 // `experiment(...)` with what differs. Variables come from the environment (allennlp passes it to
 // jsonnet); the plugin gives jsonnet the default of every one not set, from the table in
-// eer_plugin/settings.py (`eer-ner eer-settings` lists them; a test checks that this header names each):
+// eer_plugin/runtime/settings.py (`eer-ner eer-settings` lists them; a test checks that this header names each):
 //   EER_TRAIN_DATA     training data (partial .jsonl, CoNLL or OntoNotes); required, no default
 //   EER_DEV_DATA       validation data; empty (default): no validation, the last epoch's model is kept
 //   EER_TEST_DATA      test data evaluated after training; empty (default): no test evaluation

@@ -1,0 +1,73 @@
+"""The one way eer-ner defines a subcommand: an argparse definition and a ``run(args)`` become an
+AllenNLP subcommand (``allennlp NAME`` / ``eer-ner NAME``) and a ``main(argv)`` for tests and
+``python -m``. The command modules parse arguments and call the library; nothing else.
+
+Errors: the exceptions a command expects (bad input files, bad options) are printed by
+:func:`print_error` as one line, and the command exits with its ``error_status``: 1 for errors in
+the input, 2 where the command follows argparse's usage convention (``eer-simulate``, and a bad
+``eer-benchmark`` plan). A :class:`~eer_plugin.runtime.errors.UserError` that a command does not
+expect is printed as one ``error: ...`` line by the plugin's excepthook (status 1)."""
+import argparse
+import importlib.util
+import sys
+from typing import Callable, List, Optional, Tuple, Type
+
+INPUT_ERROR = 1
+USAGE_ERROR = 2
+
+
+def print_error(error: BaseException, command: Optional[str] = None) -> None:
+    """``error: <message>`` (``<command>: error: <message>`` with ``command``, as argparse writes it) on stderr."""
+    print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
+
+
+def define(
+    name: str,
+    description: str,
+    add_arguments: Callable[[argparse.ArgumentParser], argparse.ArgumentParser],
+    run: Callable[[argparse.Namespace], object],
+    errors: Tuple[Type[BaseException], ...] = (),
+    error_status: int = INPUT_ERROR,
+    named_errors: bool = False,
+    returns_status: bool = False,
+    register: bool = True,
+):
+    """Registers subcommand ``name`` and returns ``(run_or_exit, main)``.
+
+    ``errors``: the expected exceptions, printed by :func:`print_error` (with the command's name when
+    ``named_errors``), then exit status ``error_status``. ``returns_status``: ``run`` returns the exit
+    status (``main`` returns it too). ``register=False`` (a module run as ``__main__``, which the
+    plugin import has registered already) only builds ``main``. Without AllenNLP nothing is registered.
+    """
+
+    def status_of(args: argparse.Namespace) -> int:
+        try:
+            result = run(args)
+        except errors as err:
+            print_error(err, name if named_errors else None)
+            sys.exit(error_status)
+        return int(result or 0) if returns_status else 0
+
+    def run_or_exit(args: argparse.Namespace) -> None:
+        status = status_of(args)
+        if status:
+            sys.exit(status)
+
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        subparser = parser.add_parser(self.name, description=description, help=description)
+        add_arguments(subparser)
+        subparser.set_defaults(func=run_or_exit)
+        return subparser
+
+    def main(argv: Optional[List[str]] = None, prog: str = name) -> int:
+        """The command on ``argv`` without the ``allennlp`` front end (run it as ``allennlp NAME``)."""
+        return status_of(add_arguments(argparse.ArgumentParser(prog=prog, description=description)).parse_args(argv))
+
+    run_or_exit.subcommand = None  # type: ignore[attr-defined]  (the registered AllenNLP class)
+    if register and importlib.util.find_spec("allennlp") is not None:
+        from allennlp.commands.subcommand import Subcommand
+
+        class_name = "".join(part.title() for part in name.split("-"))
+        subcommand = type(class_name, (Subcommand,), {"add_subparser": add_subparser, "__doc__": description})
+        run_or_exit.subcommand = Subcommand.register(name)(subcommand)  # type: ignore[attr-defined]
+    return run_or_exit, main

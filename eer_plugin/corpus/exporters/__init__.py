@@ -1,0 +1,161 @@
+"""Exporters of a model's predictions to annotation tools' import formats: pre-annotations that the
+annotator corrects (no AllenNLP import). The counterpart of :mod:`eer_plugin.corpus.importers`.
+
+Input: the JSON lines of ``eer-ner predict --predictor eer_tagger`` (:mod:`eer_plugin.predictors.tagger`).
+Each document becomes a text with character spans:
+
+* a raw-text prediction (it has ``text`` and the spans' ``char_start``/``char_end``) keeps its text and
+  offsets exactly, so that importing the corrected annotation tokenizes the same text into the same
+  words (:func:`eer_plugin.corpus.importers.to_document` uses the predictor's tokenizer);
+* a token prediction (pre-split ``tokens``) gets the text of its tokens joined by one space, its
+  sentences by a line break; importing it gives the same words when the tokenizer keeps each token
+  whole (CoNLL-style tokens do; ``U.S.-based`` would be split);
+* error records (``{"line": 7, "error": ...}``) are skipped and counted.
+
+Document ids must be unique (the importers refuse an id twice); an empty id becomes
+``<file stem>-<line>``, as the importers name documents without an id. Formats (module, what it
+writes): ``doccano`` (JSONL), ``label-studio`` (JSON tasks with ``predictions``), ``prodigy``
+(JSONL tasks with ``spans`` and ``tokens``), ``brat`` (a directory of ``.txt`` + ``.ann``).
+"""
+import dataclasses
+import importlib
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Optional, Sequence, Tuple
+
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
+from eer_plugin.runtime.outputs import writing
+
+#: format name -> module (under ``eer_plugin.corpus.exporters``)
+FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}
+EXPORT_FORMATS = tuple(FORMAT_MODULES)
+
+
+class PredictionsError(FormatError):
+    """A predictions file that cannot be exported; names the file, the line and what was expected."""
+
+
+@dataclasses.dataclass
+class PredictedSpan:
+    start: int  # character offsets into the document's text, end exclusive
+    end: int
+    type: str
+    probability: float
+
+
+@dataclasses.dataclass
+class PredictedDocument:
+    id: str
+    text: str
+    #: character ``(start, end)`` of every word
+    words: List[Tuple[int, int]]
+    #: word ``(start, end)`` (end exclusive) of each span, in the order of ``spans``
+    word_spans: List[Tuple[int, int]]
+    spans: List[PredictedSpan]
+    #: where it came from, for messages
+    path: str
+    line: int
+
+
+def _word_offsets(text: str, tokens: Sequence[str], path: PathLike, line: int) -> List[Tuple[int, int]]:
+    offsets, position = [], 0
+    for index, token in enumerate(tokens):
+        start = text.find(token, position)
+        if start < 0 or text[position:start].strip():
+            raise PredictionsError(f"token {index} {token!r} is not the next word of the document's text", path, line)
+        offsets.append((start, start + len(token)))
+        position = start + len(token)
+    return offsets
+
+
+def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDocument:
+    tokens, spans, ends = record.get("tokens"), record.get("spans"), record.get("sentence_ends")
+    if not (isinstance(tokens, list) and isinstance(spans, list) and isinstance(ends, list)):
+        raise PredictionsError('expected a prediction of eer-ner predict: "tokens", "spans" and "sentence_ends" lists', path, line)
+    if not tokens or not all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in tokens):
+        raise PredictionsError('"tokens" must be non-empty strings without white space (as eer-ner predict writes them)', path, line)
+    if not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
+        raise PredictionsError('"sentence_ends" must be a list of integers', path, line)
+    text = record.get("text")
+    if text is None:  # pre-split tokens: one space between words, a line break between sentences
+        breaks = set(ends)
+        text = "".join(token + ("\n" if i + 1 in breaks else " ") for i, token in enumerate(tokens))[:-1]
+    elif not isinstance(text, str):
+        raise PredictionsError(f'"text" must be a string, got {type(text).__name__}', path, line)
+    words = _word_offsets(text, tokens, path, line)
+    predicted, word_spans = [], []
+    for index, span in enumerate(spans):
+        try:
+            start, end, label, probability = span["start"], span["end"], span["type"], float(span["probability"])
+        except (KeyError, TypeError, ValueError, OverflowError):
+            raise PredictionsError(f"spans[{index}] needs start, end, type and probability", path, line) from None
+        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)) or not isinstance(label, str) or not label:
+            raise PredictionsError(f"spans[{index}]: start and end must be word indices, type a non-empty string", path, line)
+        if not 0.0 <= probability <= 1.0:
+            raise PredictionsError(f"spans[{index}]: probability must be between 0 and 1, got {probability}", path, line)
+        if not 0 <= start < end <= len(words):
+            raise PredictionsError(f"spans[{index}] covers words {start}-{end} of a document of {len(words)} words", path, line)
+        word_spans.append((start, end))
+        predicted.append(PredictedSpan(words[start][0], words[end - 1][1], label, probability))
+    return PredictedDocument(str(record.get("id") or ""), text, words, word_spans, predicted, str(path), line)
+
+
+def read_predictions(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> Tuple[List[PredictedDocument], int]:
+    """The predicted documents of a predictions file and the number of error records skipped."""
+    documents: List[PredictedDocument] = []
+    errors = 0
+    seen: Dict[str, int] = {}
+    stem = Path(path).name.split(".")[0] or "predictions"
+    for line, record in json_lines(path, file_encoding, PredictionsError):
+        if not isinstance(record, dict):
+            raise PredictionsError("expected a JSON object (a line of eer-ner predict output)", path, line)
+        if "error" in record:
+            errors += 1
+            continue
+        document = _document(record, path, line)
+        document.id = document.id or f"{stem}-{line}"
+        if document.id in seen:
+            raise PredictionsError(
+                f"document id {document.id!r} is also the id of line {seen[document.id]}: the importers need unique ids; "
+                'give each predict input line its own "id"',
+                path,
+                line,
+            )
+        seen[document.id] = line
+        documents.append(document)
+    if not documents:
+        raise PredictionsError("no predicted documents in this file" + (f" ({errors} error records)" if errors else ""), path)
+    return documents, errors
+
+
+def export(format: str, predictions: PathLike, output: PathLike, **options) -> Tuple[int, int, int]:
+    """Writes ``predictions`` as ``format`` to ``output``; returns (documents, spans, error records skipped).
+    ``options`` go to the format module (``model_version``, ``from_name``, ``to_name`` for Label Studio)."""
+    if format not in FORMAT_MODULES:
+        raise PredictionsError(f"unknown export format {format!r}; expected one of {', '.join(EXPORT_FORMATS)}", output)
+    documents, errors = read_predictions(predictions)
+    module = importlib.import_module(f"{__name__}.{FORMAT_MODULES[format]}")
+    module.write(documents, output, **options)
+    return len(documents), sum(len(d.spans) for d in documents), errors
+
+
+def rounded(probability: float) -> float:
+    """A probability as written to the tools (6 decimals: JSON stays short, ranking unchanged)."""
+    return round(probability, 6)
+
+
+def lowest_probability(document: PredictedDocument) -> Optional[float]:
+    """The probability of the document's least certain span (None without spans): a document score
+    by which the tools that take one can sort documents for review."""
+    return rounded(min(s.probability for s in document.spans)) if document.spans else None
+
+
+#: characters that some JSON-lines readers take for line ends, escaped in the files written
+_LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+
+
+def write_json_lines(records, path: PathLike) -> None:
+    """One JSON object per line (UTF-8), written atomically (:func:`eer_plugin.runtime.outputs.writing`)."""
+    with writing(path) as out:
+        for record in records:
+            out.write(json.dumps(record, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n")

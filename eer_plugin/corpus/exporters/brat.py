@@ -1,0 +1,77 @@
+"""brat standoff: a new directory with ``<id>.txt`` + ``<id>.ann`` per document and an
+``annotation.conf`` declaring the entity types (copy it into brat's data directory as a collection)::
+
+    T1	ORG 0 2	EU
+    #1	AnnotatorNotes T1	probability 0.91
+
+brat has no score field; each span's probability is its ``AnnotatorNotes`` note (shown when the
+mouse is over the span; the importer, :mod:`eer_plugin.corpus.importers.brat`, ignores notes). A
+document id with ``/`` becomes subdirectories (``news/d1`` -> ``news/d1.txt``), the way the importer
+names documents; an id that is no safe relative path (absolute, ``..``, empty parts) is an error.
+A span whose text holds a line break is written as one fragment and its covered text with the
+line breaks as spaces (brat draws it across the lines).
+
+The directory is written whole or not at all: built under a temporary name beside it, then renamed.
+It must not exist yet (or be empty), so no earlier annotation is ever overwritten.
+"""
+import os
+import shutil
+from pathlib import Path, PurePosixPath
+from typing import List
+
+from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
+from eer_plugin.corpus.formats import PathLike
+from eer_plugin.runtime.outputs import OutputError, fsync_directory, temporary_name
+
+
+def check_output_directory(path: PathLike) -> None:
+    """:class:`OutputError` unless ``path`` is a directory that can be created (or an empty one)."""
+    if os.path.exists(path) and not (os.path.isdir(path) and not os.listdir(path)):
+        raise OutputError(
+            f"OUT {path} already exists: brat output is a new directory (never merged into earlier annotation); "
+            "remove it or name another directory"
+        )
+
+
+def file_stem(document: PredictedDocument) -> str:
+    """The document's path below the output directory, without suffix: its id, when that is a safe relative path."""
+    name = PurePosixPath(document.id)
+    if str(name) != document.id or name.is_absolute() or ".." in name.parts or "\\" in document.id or document.id == ".":
+        raise PredictionsError(
+            f"document id {document.id!r} is no safe relative file name for brat (absolute, '..', '\\' or empty parts); "
+            'give the document another "id" in the predict input',
+            document.path,
+            document.line,
+        )
+    return document.id
+
+
+def annotation_file(document: PredictedDocument) -> str:
+    lines = []
+    for number, span in enumerate(document.spans, start=1):
+        covered = " ".join(document.text[span.start : span.end].splitlines())
+        lines.append(f"T{number}\t{span.type} {span.start} {span.end}\t{covered}")
+        lines.append(f"#{number}\tAnnotatorNotes T{number}\tprobability {rounded(span.probability)}")
+    return "".join(line + "\n" for line in lines)
+
+
+def write(documents: List[PredictedDocument], path: PathLike) -> None:
+    check_output_directory(path)
+    stems = [file_stem(d) for d in documents]
+    temporary = temporary_name(os.path.abspath(path))
+    try:
+        root = Path(temporary)
+        for document, stem in zip(documents, stems):
+            (root / stem).parent.mkdir(parents=True, exist_ok=True)
+            with open(root / f"{stem}.txt", "w", encoding="utf-8", newline="") as out:
+                out.write(document.text)
+            with open(root / f"{stem}.ann", "w", encoding="utf-8", newline="") as out:
+                out.write(annotation_file(document))
+        types = sorted({s.type for d in documents for s in d.spans})
+        (root / "annotation.conf").write_text("[entities]\n" + "".join(t + "\n" for t in types) + "[relations]\n[events]\n[attributes]\n")
+        if os.path.isdir(path):
+            os.rmdir(path)  # the empty directory the check allowed
+        os.replace(temporary, path)
+        fsync_directory(os.path.dirname(os.path.abspath(path)))
+    finally:
+        shutil.rmtree(temporary, ignore_errors=True)

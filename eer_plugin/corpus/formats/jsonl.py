@@ -1,0 +1,119 @@
+"""Partial-annotation JSON lines: the format the simulators and importers write and the training
+reader consumes (see :meth:`eer_plugin.corpus.documents.Document.from_json`)."""
+import json
+import logging
+import os
+from pathlib import Path
+from typing import Dict, Iterable, Iterator, List, Tuple
+
+from eer_plugin.core.tags import OUTSIDE
+from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
+from eer_plugin.corpus.text import normalise_value
+from eer_plugin.runtime.outputs import writing
+
+logger = logging.getLogger(__name__)
+
+logger = logging.getLogger(__name__)
+
+
+def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
+    """``(line number, parsed value)`` of every non-blank line of a JSON lines file; a line that is
+    not JSON raises ``error`` (a :class:`FormatError` class) naming the line and column. Strings
+    are normalised (:mod:`eer_plugin.corpus.text`: lone surrogates, control characters)."""
+    for number, text in read_lines(path, file_encoding, json_lines=True):
+        if not text.strip():
+            continue
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as err:
+            raise error(f"invalid JSON at column {err.colno}: {err.msg}", path, number) from None
+        cleaned = normalise_value(value)
+        if cleaned != value:
+            logger.warning("%s:%d: lone surrogate(s) or control character(s) replaced by U+FFFD", path, number)
+        yield number, cleaned
+
+
+#: keys of the authors' format (``ml/dataset_readers/partial_jsonl_reader.py``)
+AUTHORS_JSON_KEYS = ("uid", "id", "tokens", "sentence_ends", "gold_annotations", "is_complete")
+
+
+def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[Document]:
+    """Reads partial-annotation JSON lines, one document per line (blank lines are skipped)::
+
+        {"id": "doc-1", "tokens": ["Peter", "Blackburn", "said", "."], "sentence_ends": [4],
+         "spans": [[0, 2, "PER"]], "is_complete": false, "negative_spans": [[2, 4]]}
+
+    ``sentence_ends`` defaults to one sentence, ``is_complete`` to false, ``spans`` and
+    ``negative_spans`` to none; span ends are exclusive. A negative span ``[start, end]`` holds no
+    entity; ``[start, end, type]`` is not an entity of that type (e.g. a Prodigy binary reject). Lines in the authors' format
+    (``uid``, ``gold_annotations: [{"start", "end", "type", ...}]``) are accepted too; their
+    annotations of type ``O`` become negative spans. Every document is validated; errors name the
+    file and line.
+    """
+    documents: List[Document] = []
+    first_line: Dict[str, int] = {}
+    for number, data in json_lines(path, file_encoding):
+        try:
+            if isinstance(data, dict) and ("gold_annotations" in data or "uid" in data):
+                data = _from_authors_format(data)
+            document = Document.from_json(data)
+        except DocumentError as err:
+            raise FormatError(str(err), path, number) from None
+        if document.id in first_line:
+            raise FormatError(
+                f"document id {document.id!r} already used on line {first_line[document.id]}", path, number
+            )
+        first_line[document.id] = number
+        document.source = f"{path}:{number}"
+        documents.append(document)
+    if not documents:
+        raise FormatError("no documents; expected one JSON object per line", path)
+    codec = "utf-8 (auto: JSON lines are UTF-8)" if file_encoding == AUTO_FILE_ENCODING else f"{file_encoding} (given)"
+    complete = sum(d.is_complete for d in documents)
+    logger.info("%s: character encoding %s", path, codec)
+    logger.info("%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme", path, len(documents), complete)
+    return documents
+
+
+def _from_authors_format(data: dict) -> dict:
+    """Converts a record of the authors' format to :meth:`Document.to_json` form."""
+    unknown = sorted(set(data) - set(AUTHORS_JSON_KEYS))
+    if unknown:
+        raise DocumentError(unknown_keys_message(unknown, AUTHORS_JSON_KEYS))
+    converted = {k: data[k] for k in ("tokens", "sentence_ends", "is_complete") if k in data}
+    if "id" in data or "uid" in data:
+        converted["id"] = data["id"] if "id" in data else data["uid"]
+    annotations = data.get("gold_annotations", [])
+    if not isinstance(annotations, list):
+        raise DocumentError(f"'gold_annotations' must be a list of objects, got {type(annotations).__name__}")
+    spans, negative_spans = [], []
+    for index, annotation in enumerate(annotations):
+        if not isinstance(annotation, dict) or not {"start", "end", "type"} <= set(annotation):
+            raise DocumentError(f"gold_annotations[{index}] must be an object with 'start', 'end' and 'type'")
+        if annotation.get("kind", "entity") != "entity":
+            raise DocumentError(
+                f"gold_annotations[{index}] has kind {annotation['kind']!r}; only 'entity' is supported"
+            )
+        if annotation["type"] == OUTSIDE:
+            negative_spans.append([annotation["start"], annotation["end"]])
+        else:
+            spans.append([annotation["start"], annotation["end"], annotation["type"]])
+    converted["spans"] = spans
+    if negative_spans:
+        converted["negative_spans"] = negative_spans
+    return converted
+
+
+def write_jsonl(documents: Iterable[Document], path: PathLike) -> int:
+    """Validates and writes documents as JSON lines (UTF-8, one per line); returns how many.
+
+    The file is written under a temporary name and renamed (:func:`eer_plugin.runtime.outputs.writing`),
+    so a failure leaves the previous file, never a partial one.
+    """
+    count = 0
+    with writing(path) as out:
+        for document in documents:
+            out.write(json.dumps(document.validate().to_json(), ensure_ascii=False) + "\n")
+            count += 1
+    return count

@@ -1,0 +1,366 @@
+"""Importers from annotation-tool exports to partial-annotation documents (no AllenNLP import).
+
+Every tool exports *character* offsets over a raw text; eer-ner trains on *words*. One format
+module per tool parses its export into :class:`RawDocument` objects (text, character spans, a
+completeness flag); :func:`to_document` then tokenizes the text with the word tokenizer that the
+predictor uses on raw text (passed in as ``tokenize``), so that predictions on the same text map
+back to the same characters, and maps the spans to words:
+
+* an **entity span** becomes the words it touches (white space around it is trimmed silently); when
+  its characters do not start and end exactly at word boundaries it is *snapped* to the covering
+  words with a warning naming the document, the span and both texts;
+* a **negative span** (known to hold no entity, or no entity of one type) becomes the words lying
+  wholly inside it, with a warning when it had to shrink (growing it could swallow an entity);
+* two entity spans that overlap after this (or a negative span overlapping an entity) are an
+  :class:`AnnotationImportError` naming both.
+
+Formats (module, what it reads): ``doccano`` (sequence-labelling JSONL), ``label-studio`` (JSON
+export), ``brat`` (standoff ``.txt`` + ``.ann``), ``prodigy`` (JSONL), ``spacy`` (``.spacy`` DocBin;
+needs spaCy, imported only there). See each module's docstring for the exact rules.
+
+:func:`import_documents` runs one format end to end and returns the documents and an
+:class:`ImportReport` (documents, spans, complete documents, negative spans, skipped items,
+warnings).
+"""
+import dataclasses
+import importlib
+from collections import Counter
+from pathlib import Path
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+
+from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.formats import FormatError, PathLike
+from eer_plugin.corpus.text import normalise_text, normalise_value
+
+#: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
+Tokenizer = Callable[[str], Tuple[List[str], List[Tuple[int, int]], List[int]]]
+
+#: format name -> module (under ``eer_plugin.corpus.importers``)
+FORMAT_MODULES = {
+    "doccano": "doccano",
+    "label-studio": "label_studio",
+    "brat": "brat",
+    "prodigy": "prodigy",
+    "spacy": "spacy_docbin",
+}
+IMPORT_FORMATS = tuple(FORMAT_MODULES)
+
+
+class AnnotationImportError(FormatError):
+    """An export that cannot be imported (bad structure, overlapping spans, offsets out of range);
+    names the file, the line when there is one, the document and the span(s)."""
+
+
+@dataclasses.dataclass
+class RawSpan:
+    """A character span ``[start, end)`` of a :class:`RawDocument`."""
+
+    start: int
+    end: int
+    #: entity type; for a negative span the type it is known not to be, or None for "no entity"
+    label: Optional[str]
+    #: how the export names it, for messages (``T3``, ``label[1]``, ``result 'x1' of annotation 7``)
+    ref: str
+    negative: bool = False
+
+
+@dataclasses.dataclass
+class RawDocument:
+    """One document of an export, before tokenization."""
+
+    id: str
+    text: str
+    spans: List[RawSpan] = dataclasses.field(default_factory=list)
+    #: the export says every entity is marked (Prodigy manual accept, spaCy without missing tags)
+    complete: bool = False
+    #: where it came from (``file:line`` or ``file``), for messages
+    source: str = ""
+    #: the export's line of the document, when it is a line-based file (for errors)
+    line: Optional[int] = None
+    path: str = ""
+    #: nobody annotated it (a Label Studio task without a non-cancelled annotation): never complete,
+    #: whatever ``--complete`` / ``--complete-ids`` say (its entities would all be taught as ``O``)
+    unannotated: bool = False
+
+
+@dataclasses.dataclass
+class ImportReport:
+    """What an import did: counts, skipped items and warnings (each warning also logged by the command)."""
+
+    format: str
+    documents: int = 0
+    spans: int = 0
+    complete_documents: int = 0
+    negative_spans: int = 0
+    types: Counter = dataclasses.field(default_factory=Counter)
+    #: reason -> count of items not imported (cancelled annotations, ignored answers, discontinuous spans, ...)
+    skipped: Counter = dataclasses.field(default_factory=Counter)
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    snapped_spans: int = 0
+    #: documents without any human annotation (imported without spans, never complete)
+    unannotated_documents: int = 0
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        self.skipped[reason] += count
+
+    def add(self, document: Document) -> None:
+        self.documents += 1
+        self.spans += len(document.spans)
+        self.complete_documents += int(document.is_complete)
+        self.negative_spans += len(document.negative_spans)
+        self.types.update(label for _, _, label in document.spans)
+
+    def to_json(self) -> dict:
+        return {
+            "format": self.format,
+            "documents": self.documents,
+            "spans": self.spans,
+            "complete_documents": self.complete_documents,
+            "negative_spans": self.negative_spans,
+            "types": dict(sorted(self.types.items())),
+            "snapped_spans": self.snapped_spans,
+            "unannotated_documents": self.unannotated_documents,
+            "skipped": dict(sorted(self.skipped.items())),
+            "warnings": len(self.warnings),
+        }
+
+    def summary(self) -> str:
+        """One line: ``3 documents, 7 spans (LOC 2, ORG 2, PER 3), 1 complete, 1 negative span, 2 warnings``."""
+        types = ", ".join(f"{t} {n}" for t, n in sorted(self.types.items()))
+        parts = [
+            f"{self.documents} document{'s' * (self.documents != 1)}",
+            f"{self.spans} span{'s' * (self.spans != 1)}" + (f" ({types})" if types else ""),
+            f"{self.complete_documents} complete",
+            *([f"{self.unannotated_documents} unannotated (never complete)"] if self.unannotated_documents else []),
+            f"{self.negative_spans} negative span{'s' * (self.negative_spans != 1)}",
+            f"{len(self.warnings)} warning{'s' * (len(self.warnings) != 1)}",
+        ]
+        if self.skipped:
+            parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())))
+        return ", ".join(parts)
+
+
+# ------------------------------------------------------------------------------ characters -> words
+def _quote(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split()) or text  # white space alone is shown as it is
+    return repr(text if len(text) <= limit else text[: limit - 3] + "...")
+
+
+def _describe(raw: RawDocument, span: RawSpan) -> str:
+    kind = "negative span" if span.negative else "span"
+    label = f" {span.label}" if span.label else ""
+    return f"{kind} {span.ref} [{span.start}, {span.end}){label} {_quote(raw.text[span.start:span.end])}"
+
+
+def _error(raw: RawDocument, message: str) -> AnnotationImportError:
+    return AnnotationImportError(f"document {raw.id!r}: {message}", raw.path or raw.source, raw.line)
+
+
+def _trim(text: str, start: int, end: int) -> Tuple[int, int]:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _snap(raw, span, words_in, start, end, starts, ends, action: str, empty: str, report) -> Optional[Tuple[int, int]]:
+    """Word range ``(first, last + 1)`` of ``words_in``, warning when it does not match the span's
+    characters exactly; None (with a warning) when ``words_in`` is empty."""
+    where = f"{raw.source}: document {raw.id!r}: {_describe(raw, span)}"
+    if not words_in:
+        report.warn(f"{where} {empty}; skipped")
+        report.skip(f"{'negative spans' if span.negative else 'spans'} without a {'whole ' * span.negative}word")
+        return None
+    first, last = words_in[0], words_in[-1]
+    if (starts[first], ends[last]) != (start, end):
+        report.warn(
+            f"{where} does not align with word boundaries; {action} words {first}-{last + 1} "
+            f"{_quote(raw.text[starts[first]:ends[last]])}"
+        )
+        report.snapped_spans += 1
+    return first, last + 1
+
+
+def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> Optional[Document]:
+    """Tokenizes ``raw.text`` and maps its character spans to words (see the module docstring).
+
+    Returns None (with a warning) for a document without any word. The id, text and labels are
+    normalised first (:mod:`eer_plugin.corpus.text`; offsets stay valid), with a warning when the
+    text changed.
+    """
+    raw.id = normalise_value(raw.id)
+    if isinstance(raw.text, str):
+        raw.text, replaced = normalise_text(raw.text)
+        if replaced:
+            report.warn(
+                f"{raw.source}: document {raw.id!r}: {replaced} lone surrogate(s) or control character(s) replaced by U+FFFD"
+            )
+    for span in raw.spans:
+        span.label = normalise_value(span.label)
+    words, offsets, sentence_ends = tokenize(raw.text)
+    if not words:
+        report.warn(f"{raw.source}: document {raw.id!r} has no words; skipped")
+        report.skip("documents without words")
+        return None
+    starts = [a for a, _ in offsets]
+    ends = [b for _, b in offsets]
+    entities: List[Tuple[int, int, str, RawSpan]] = []
+    negatives: List[Tuple[Tuple, RawSpan]] = []
+    for span in raw.spans:
+        if not (isinstance(span.start, int) and isinstance(span.end, int) and 0 <= span.start < span.end <= len(raw.text)):
+            raise _error(
+                raw, f"{'negative span' if span.negative else 'span'} {span.ref} [{span.start}, {span.end}) is out of "
+                f"range: the text has {len(raw.text)} characters (offsets are characters, end exclusive)"
+            )
+        start, end = _trim(raw.text, span.start, span.end)
+        if start == end:
+            report.warn(f"{raw.source}: document {raw.id!r}: {_describe(raw, span)} covers only white space; skipped")
+            report.skip("white-space spans")
+            continue
+        if span.negative:  # the words wholly inside (growing it could swallow an entity)
+            words_in = [w for w in range(len(words)) if starts[w] >= start and ends[w] <= end]
+            snapped = _snap(raw, span, words_in, start, end, starts, ends, "shrunk to", "holds no whole word", report)
+            if snapped is not None:
+                negatives.append((snapped + ((span.label,) if span.label else ()), span))
+            continue
+        # the words it touches (a tokenizer that leaves characters out of every word may leave none)
+        words_in = [w for w in range(len(words)) if ends[w] > start and starts[w] < end]
+        snapped = _snap(raw, span, words_in, start, end, starts, ends, "snapped to", "covers no word", report)
+        if snapped is None:
+            continue
+        first, last = snapped[0], snapped[1] - 1
+        entities.append((first, last + 1, span.label or "", span))
+
+    # the same span twice (two annotators, or a binary accept of a manual span) counts once
+    unique: Dict[Tuple[int, int, str], RawSpan] = {}
+    for s, e, label, span in sorted(entities, key=lambda x: x[:3]):
+        unique.setdefault((s, e, label), span)
+    previous: Optional[Tuple[Tuple[int, int, str], RawSpan]] = None
+    for key, span in unique.items():
+        if previous is not None and key[0] < previous[0][1]:
+            raise _error(
+                raw, f"overlapping spans: {_describe(raw, previous[1])} and {_describe(raw, span)} (words "
+                f"{previous[0][0]}-{previous[0][1]} and {key[0]}-{key[1]}); nested or overlapping entities are not supported"
+            )
+        if previous is None or key[1] > previous[0][1]:
+            previous = (key, span)
+    unique_negatives: Dict[Tuple, RawSpan] = {}
+    for key, span in sorted(negatives, key=lambda x: (x[0][0], x[0][1], x[0][2:])):
+        unique_negatives.setdefault(key, span)
+    for key, negative in unique_negatives.items():
+        for (s, e, label), span in unique.items():
+            clash = (key[0] < e and s < key[1]) if len(key) == 2 else key == (s, e, label)
+            if clash:
+                raise _error(
+                    raw, f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, span)}"
+                )
+    document = Document(
+        id=raw.id,
+        tokens=words,
+        sentence_ends=sentence_ends,
+        spans=list(unique),
+        is_complete=raw.complete,
+        negative_spans=list(unique_negatives),
+        source=raw.source,
+    )
+    try:
+        return document.validate()
+    except DocumentError as err:  # e.g. a tokenizer returning a word with white space
+        raise _error(raw, str(err)) from None
+
+
+# ------------------------------------------------------------------------------ one import
+def read_ids(path: PathLike) -> Set[str]:
+    """Document ids, one per line (blank lines and ``#`` comments skipped), for ``--complete-ids``."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise FormatError(f"cannot read the id list: {err}", path) from None
+    return {line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")}
+
+
+def read_raw_documents(format: str, path: PathLike, report: ImportReport, **options) -> List[RawDocument]:
+    """The :class:`RawDocument` objects of an export (the format module's ``read``)."""
+    if format not in FORMAT_MODULES:
+        raise AnnotationImportError(f"unknown import format {format!r}; expected one of {', '.join(IMPORT_FORMATS)}", path)
+    module = importlib.import_module(f"{__name__}.{FORMAT_MODULES[format]}")
+    return module.read(path, report, **options)
+
+
+def import_documents(
+    format: str,
+    path: PathLike,
+    tokenize: Tokenizer,
+    complete: bool = False,
+    complete_ids: Optional[Iterable[str]] = None,
+    **options,
+) -> Tuple[List[Document], ImportReport]:
+    """Reads an export of ``format`` and returns its documents (validated) and the import report.
+
+    ``complete`` marks every document complete (the annotators marked every entity);
+    ``complete_ids`` only the documents with these ids (an id not in the export is an error, so a
+    typo does not silently leave a document partial). Other ``options`` go to the format module
+    (``file_encoding`` for every format; ``annotators`` for Label Studio; ``text_key`` for Label
+    Studio; ``incorrect_spans_key`` for spaCy). Document ids must be unique.
+    """
+    report = ImportReport(format)
+    raws = read_raw_documents(format, path, report, **options)
+    wanted = set(complete_ids) if complete_ids is not None else set()
+    missing = sorted(wanted - {raw.id for raw in raws})
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise AnnotationImportError(f"--complete-ids names {len(missing)} document(s) not in the export: {shown}", path)
+    documents: List[Document] = []
+    seen: Dict[str, str] = {}
+    not_complete: List[str] = []  # unannotated documents that --complete / --complete-ids would have made complete
+    for raw in raws:
+        if raw.id in seen:
+            raise AnnotationImportError(f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}", path, raw.line)
+        seen[raw.id] = raw.source
+        if (complete or raw.id in wanted) and raw.unannotated:
+            not_complete.append(raw.id)
+        elif complete or raw.id in wanted:
+            raw.complete = True
+        document = to_document(raw, tokenize, report)
+        if document is not None:
+            report.add(document)
+            report.unannotated_documents += int(raw.unannotated)
+            documents.append(document)
+    if not_complete:
+        shown = ", ".join(repr(i) for i in not_complete[:5]) + (f" and {len(not_complete) - 5} more" if len(not_complete) > 5 else "")
+        report.warn(
+            f"{path}: {len(not_complete)} document(s) without any human annotation ({shown}) imported as unannotated, "
+            f"not complete, although {'--complete' if complete else '--complete-ids'} says so (predictions are no annotation)"
+        )
+    if not documents:
+        raise AnnotationImportError(f"no documents with text found in this {format} export", path)
+    return documents, report
+
+
+# ------------------------------------------------------------------------------ helpers for the formats
+def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
+    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+        raise AnnotationImportError(f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line)
+    return int(value)
+
+
+def as_id(value, fallback: str) -> str:
+    return fallback if value is None or value == "" else str(value)
+
+
+__all__: Sequence[str] = (
+    "AnnotationImportError",
+    "IMPORT_FORMATS",
+    "ImportReport",
+    "RawDocument",
+    "RawSpan",
+    "Tokenizer",
+    "import_documents",
+    "read_ids",
+    "to_document",
+)

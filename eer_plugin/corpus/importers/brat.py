@@ -1,0 +1,77 @@
+"""brat standoff: a directory of ``X.txt`` + ``X.ann`` pairs (searched recursively), or one ``.ann`` file.
+
+``.ann`` lines (TAB-separated)::
+
+    T1	Organization 0 2	EU
+    T2	Person 30 43;50 58	Peter ... Blackburn
+    A1	Negated T1
+    #1	AnnotatorNotes T1	a note
+
+* ``T`` lines are entity spans: ``type start end`` in characters of the ``.txt`` (end exclusive),
+  then the covered text, which is checked against the ``.txt`` (a mismatch is a warning: the
+  offsets are then probably counted in another encoding or newline convention);
+* discontinuous spans (fragments ``start end;start end``) are reported and skipped;
+* every other line type (``A``/``M`` attributes, ``R`` relations, ``E`` events, ``N``
+  normalizations, ``*`` equivalences, ``#`` notes) is ignored.
+
+The document id is the ``.ann`` path relative to the directory, without the suffix
+(``news/doc1``). brat has no completeness flag: use ``--complete`` or ``--complete-ids``.
+"""
+import re
+from pathlib import Path
+from typing import List
+
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
+
+_T_LINE = re.compile(r"^(?P<id>T\S*)\t(?P<type>\S+) (?P<offsets>\d+ \d+(?:;\d+ \d+)*)(?:\t(?P<text>.*))?$")
+
+
+def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
+    root = Path(path)
+    if root.is_dir():
+        files = sorted(root.rglob("*.ann"))
+        if not files:
+            raise AnnotationImportError("no .ann files below this directory (brat standoff: X.txt + X.ann)", root)
+    elif root.suffix == ".ann":
+        files, root = [root], root.parent
+    else:
+        raise AnnotationImportError("expected a brat directory (X.txt + X.ann files) or an .ann file", root)
+    return [_read_pair(ann, root, report, file_encoding) for ann in files]
+
+
+def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) -> RawDocument:
+    txt = ann.with_suffix(".txt")
+    if not txt.exists():
+        raise AnnotationImportError(f"no text file {txt.name} next to this annotation file", ann)
+    text = decode_file(txt, file_encoding)
+    doc_id = ann.relative_to(root).with_suffix("").as_posix()
+    raw = RawDocument(doc_id, text, source=str(ann), path=str(ann))
+    # split on LF only: CR / U+2028 may sit inside the covered text of a T line
+    for number, line in enumerate(decode_file(ann, file_encoding).split("\n"), start=1):
+        line = line.rstrip("\r")
+        if not line.startswith("T"):
+            continue  # A, M, R, E, N, *, # lines and blank lines
+        match = _T_LINE.match(line)
+        if not match:
+            raise AnnotationImportError(
+                f"document {doc_id!r}: expected a text-bound annotation 'T<id><TAB><type> <start> <end><TAB><text>', got {line!r}",
+                ann,
+                number,
+            )
+        fragments = [tuple(int(x) for x in part.split()) for part in match["offsets"].split(";")]
+        if len(fragments) > 1:
+            shown = ";".join(f"{s} {e}" for s, e in fragments)
+            report.warn(
+                f"{ann}:{number}: document {doc_id!r}: {match['id']} {match['type']} is discontinuous ({shown}); skipped"
+            )
+            report.skip("discontinuous spans")
+            continue
+        start, end = fragments[0]
+        if match["text"] is not None and end <= len(text) and text[start:end] != match["text"]:
+            report.warn(
+                f"{ann}:{number}: document {doc_id!r}: {match['id']} text {match['text']!r} differs from the .txt "
+                f"characters [{start}, {end}) {text[start:end]!r} (offsets counted in another encoding or newline convention?)"
+            )
+        raw.spans.append(RawSpan(start, end, match["type"], f"{match['id']} (line {number})"))
+    return raw

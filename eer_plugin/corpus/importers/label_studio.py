@@ -1,0 +1,112 @@
+"""Label Studio JSON export (the "JSON" export: a list of tasks).
+
+A task::
+
+    {"id": 12, "data": {"text": "EU rejects German call"},
+     "annotations": [{"id": 31, "completed_by": 1, "was_cancelled": false,
+                      "result": [{"id": "a1", "from_name": "label", "to_name": "text", "type": "labels",
+                                  "value": {"start": 0, "end": 2, "text": "EU", "labels": ["ORG"]}}]}],
+     "predictions": []}
+
+* the text is ``data[text_key]``; by default ``data["text"]``, or the only string in ``data``;
+* results of ``type: "labels"`` are entity spans (``value.start``/``value.end``: characters, end
+  exclusive; one span per label in ``value.labels``); other result types (choices, relations, ...)
+  and ``predictions`` are ignored; older exports' ``completions`` are read like ``annotations``;
+* cancelled (skipped) annotations (``was_cancelled: true``) are skipped and counted; a task whose
+  annotations are all cancelled, or that has none (also one holding only ``predictions``), is imported
+  without spans and is *never complete*, whatever ``--complete`` / ``--complete-ids`` say (nobody
+  annotated it: its words stay latent; the report counts these as unannotated, with a warning when
+  a completeness option named them);
+* several annotators: ``annotators="first"`` keeps the first non-cancelled annotation,
+  ``"union"`` the union of all of them (the same span twice counts once; overlapping spans from
+  different annotators are an error naming both).
+
+The document id is the task ``id`` (else ``task-<index>``). Label Studio has no completeness flag:
+use ``--complete`` or ``--complete-ids``.
+"""
+import json
+from typing import List, Optional
+
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+
+ANNOTATORS = ("first", "union")
+
+
+def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> str:
+    data = task.get("data")
+    if not isinstance(data, dict):
+        hint = " (this looks like the JSON_MIN export; export 'JSON' instead)" if "text" in task else ""
+        raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text{hint}", path)
+    if text_key is not None:
+        if not isinstance(data.get(text_key), str):
+            raise AnnotationImportError(f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path)
+        return data[text_key]
+    if isinstance(data.get("text"), str):
+        return data["text"]
+    strings = [k for k, v in data.items() if isinstance(v, str)]
+    if len(strings) == 1:
+        return data[strings[0]]
+    raise AnnotationImportError(
+        f"task {doc_id!r}: cannot tell which of data's keys {sorted(data)} holds the text; pass --text-key", path
+    )
+
+
+def read(
+    path: PathLike,
+    report: ImportReport,
+    file_encoding: str = AUTO_FILE_ENCODING,
+    annotators: str = "first",
+    text_key: Optional[str] = None,
+) -> List[RawDocument]:
+    if annotators not in ANNOTATORS:
+        raise AnnotationImportError(f"annotators must be one of {', '.join(ANNOTATORS)}, got {annotators!r}", path)
+    try:
+        tasks = json.loads(decode_file(path, file_encoding, fallback=False))
+    except json.JSONDecodeError as err:
+        raise AnnotationImportError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path, err.lineno) from None
+    if isinstance(tasks, dict) and "annotations" in tasks:
+        tasks = [tasks]
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+        raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path)
+    documents: List[RawDocument] = []
+    for index, task in enumerate(tasks):
+        doc_id = as_id(task.get("id"), f"task-{index}")
+        raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
+        annotations = task.get("annotations", task.get("completions", []))
+        if not isinstance(annotations, list):
+            raise AnnotationImportError(f"task {doc_id!r}: 'annotations' must be a list", path)
+        kept = []
+        for annotation in annotations:
+            if not isinstance(annotation, dict):
+                raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path)
+            if annotation.get("was_cancelled"):
+                report.skip("cancelled annotations")
+                continue
+            kept.append(annotation)
+        raw.unannotated = not kept
+        if annotators == "first" and len(kept) > 1:
+            report.skip("annotations of other annotators (--annotators first)", len(kept) - 1)
+            kept = kept[:1]
+        for annotation in kept:
+            name = f"annotation {annotation.get('id', '?')}"
+            results = annotation.get("result", [])
+            if not isinstance(results, list):
+                raise AnnotationImportError(f"task {doc_id!r}: {name}: 'result' must be a list", path)
+            for position, result in enumerate(results):
+                if not isinstance(result, dict) or result.get("type") != "labels":
+                    continue
+                value = result.get("value")
+                if not isinstance(value, dict) or not {"start", "end", "labels"} <= set(value):
+                    raise AnnotationImportError(
+                        f"task {doc_id!r}: {name}: result {position} of type 'labels' needs value.start, value.end and value.labels",
+                        path,
+                    )
+                start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, None)
+                end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, None)
+                ref = f"result {result.get('id', position)!r} of {name}"
+                labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
+                for label in labels:
+                    raw.spans.append(RawSpan(start, end, str(label), ref))
+        documents.append(raw)
+    return documents

@@ -1,0 +1,94 @@
+"""Prodigy JSONL export (``prodigy db-out DATASET > data.jsonl``), one task per line::
+
+    {"text": "EU rejects German call", "_input_hash": 11, "_task_hash": 21, "_view_id": "ner_manual",
+     "tokens": [{"text": "EU", "start": 0, "end": 2, "id": 0}, ...],
+     "spans": [{"start": 0, "end": 2, "token_start": 0, "token_end": 0, "label": "ORG"}],
+     "answer": "accept"}
+
+* spans use character ``start``/``end`` (end exclusive); without them, ``token_start`` /
+  ``token_end`` (**inclusive**) index the task's ``tokens``, whose character offsets are used;
+* ``answer: "ignore"`` tasks are skipped (counted);
+* manual views (``_view_id`` other than ``"ner"``: ``ner_manual``, ``spans_manual``, ``blocks``):
+  ``accept`` means the annotator marked every entity, so the document is **complete**; ``reject``
+  means the example was rejected as a whole: skipped (counted);
+* the binary view (``_view_id: "ner"``, ``ner.teach`` / ``ner.correct`` binary decisions): each
+  span of an ``accept`` is an entity (the document stays partial); each span of a ``reject`` is a
+  **negative span** of that type (``[start, end, type]``: not an entity of this type here).
+
+Tasks of the same input (same ``_input_hash``, else the same text) are merged into one document
+(binary decisions on one sentence, or a manual pass and binary ones). The document id is
+``meta.id`` or ``id`` when present, else ``_input_hash``, else ``<file stem>-<line>``.
+"""
+from pathlib import Path
+from typing import Dict, List
+
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+
+BINARY_VIEW = "ner"
+
+
+def _char_offsets(span: dict, index: int, task: dict, doc_id: str, path: PathLike, line: int):
+    if "start" in span and "end" in span:
+        return (
+            check_offsets(span["start"], f"spans[{index}].start", doc_id, path, line),
+            check_offsets(span["end"], f"spans[{index}].end", doc_id, path, line),
+        )
+    if "token_start" in span and "token_end" in span:
+        tokens = task.get("tokens")
+        first = check_offsets(span["token_start"], f"spans[{index}].token_start", doc_id, path, line)
+        last = check_offsets(span["token_end"], f"spans[{index}].token_end", doc_id, path, line)
+        if not isinstance(tokens, list) or not 0 <= first <= last < len(tokens):
+            raise AnnotationImportError(
+                f"document {doc_id!r}: spans[{index}] has token_start {first} / token_end {last} (inclusive) but the task has "
+                f"{len(tokens) if isinstance(tokens, list) else 'no'} tokens with character offsets",
+                path,
+                line,
+            )
+        try:
+            return int(tokens[first]["start"]), int(tokens[last]["end"])
+        except (KeyError, TypeError, ValueError):
+            raise AnnotationImportError(f"document {doc_id!r}: tokens need 'start' and 'end' character offsets", path, line) from None
+    raise AnnotationImportError(
+        f"document {doc_id!r}: spans[{index}] needs start/end (characters) or token_start/token_end (tokens, inclusive)", path, line
+    )
+
+
+def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
+    documents: Dict[object, RawDocument] = {}
+    stem = Path(path).name.split(".")[0] or "prodigy"
+    for number, task in json_lines(path, file_encoding, AnnotationImportError):
+        if not isinstance(task, dict) or not isinstance(task.get("text"), str):
+            raise AnnotationImportError('expected a Prodigy task: a JSON object with a "text" string', path, number)
+        meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
+        doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}")
+        answer = task.get("answer", "accept")
+        if answer not in ("accept", "reject", "ignore"):
+            raise AnnotationImportError(f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number)
+        binary = task.get("_view_id") == BINARY_VIEW
+        if answer == "ignore":
+            report.skip("ignored tasks")
+            continue
+        if answer == "reject" and not binary:
+            report.skip("rejected manual tasks")
+            continue
+        key = task.get("_input_hash", task["text"])
+        raw = documents.get(key)
+        if raw is None:
+            raw = documents[key] = RawDocument(doc_id, task["text"], source=f"{path}:{number}", line=number, path=str(path))
+        elif raw.text != task["text"]:
+            raise AnnotationImportError(
+                f"document {doc_id!r}: same _input_hash as line {raw.line} but another text", path, number
+            )
+        if not binary:
+            raw.complete = True  # a manual accept: every entity is marked
+        spans = task.get("spans", [])
+        if not isinstance(spans, list):
+            raise AnnotationImportError(f"document {doc_id!r}: 'spans' must be a list", path, number)
+        for index, span in enumerate(spans):
+            if not isinstance(span, dict) or "label" not in span:
+                raise AnnotationImportError(f"document {doc_id!r}: spans[{index}] must be an object with a label", path, number)
+            start, end = _char_offsets(span, index, task, doc_id, path, number)
+            negative = binary and answer == "reject"
+            raw.spans.append(RawSpan(start, end, str(span["label"]), f"spans[{index}] (line {number}, {answer})", negative=negative))
+    return list(documents.values())

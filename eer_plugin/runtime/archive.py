@@ -1,0 +1,271 @@
+"""Safe model archives: checked extraction and weights-only loading.
+
+A ``model.tar.gz`` may come from someone else. AllenNLP 2.10.1 unpacks it with
+``tarfile.extractall`` and no filter (``allennlp/models/archival.py``: on Python 3.11 every member
+is trusted), so a member named ``../../.bashrc``, an absolute path, a symbolic or hard link or a
+device node would be written wherever the user can write, before any weights are read. Here:
+
+* :func:`check_members` refuses an archive with any member that is not a regular file or a
+  directory, or whose name is absolute or contains ``..`` (or would land outside the
+  destination): nothing at all is extracted from such an archive, and the :class:`ArchiveError`
+  names the member and the reason;
+* :func:`safe_extract` extracts the checked members with Python's ``data`` filter on top (which
+  also drops set-user-id bits and the archive's owners);
+* :func:`load_weights` reads a state dict with ``torch.load(..., weights_only=True)`` (tensors and
+  plain containers only: no pickled code runs);
+* :func:`load_model_archive` is the one way this package opens an archive (evaluation,
+  ``tune-o-cost``, the benchmark's evaluation subprocess): a missing path or a file that is not a
+  model archive is one clear :class:`ArchiveError`.
+
+:func:`install` (called when the plugin is imported, so for every ``allennlp`` / ``eer-ner``
+command) puts the checked versions into AllenNLP itself: ``archival.extracted_archive`` (used by
+``load_archive``, hence ``evaluate``, ``predict``, ``Model.from_archive`` and the
+``_pretrained`` initializer), the existence check before it (``archival.cached_path``), and
+``nn.util.read_state_dict`` (the model weights of ``Model.load``). It also makes
+``archival.archive_model`` atomic (``model.tar.gz`` appears whole or not at all, see
+:mod:`eer_plugin.runtime.atomic`).
+"""
+import logging
+import os
+import shutil
+import tarfile
+import tempfile
+from collections import OrderedDict
+from contextlib import contextmanager
+from pathlib import Path, PurePosixPath
+from typing import Dict, Iterator, List, Optional, Union
+
+import torch
+
+from eer_plugin.runtime import atomic
+from eer_plugin.runtime.errors import ArchiveError
+
+logger = logging.getLogger(__name__)
+
+PathLike = Union[str, os.PathLike]
+CONFIG_NAME = "config.json"  # allennlp.models.archival.CONFIG_NAME
+
+
+def path_problem(name: str) -> Optional[str]:
+    """Why an archive member's path is unsafe to extract (absolute, or with ``..``), or None; shared by
+    model archives (tar) and split encoder archives (zip, :mod:`eer_plugin.runtime.encoder_packages`)."""
+    if not name or name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
+        return "its path is absolute"
+    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
+        return "its path contains '..'"
+    return None
+
+
+def _problem(member: tarfile.TarInfo, destination: Optional[Path]) -> Optional[str]:
+    """Why ``member`` must not be extracted, or None."""
+    name = member.name
+    if member.issym():
+        return f"it is a symbolic link (to {member.linkname!r})"
+    if member.islnk():
+        return f"it is a hard link (to {member.linkname!r})"
+    if member.ischr() or member.isblk():
+        return "it is a device node"
+    if member.isfifo():
+        return "it is a named pipe"
+    if not (member.isfile() or member.isdir()):
+        return "it is not a regular file or directory"
+    problem = path_problem(name)
+    if problem is not None:
+        return problem
+    if destination is not None:
+        target = (destination / name).resolve()
+        if target != destination and destination not in target.parents:
+            return "it would be written outside the extraction directory"
+    return None
+
+
+def check_members(archive: tarfile.TarFile, archive_path: PathLike, destination: Optional[PathLike] = None) -> List[tarfile.TarInfo]:
+    """Every member of ``archive`` if all are safe; else :class:`ArchiveError` naming the first bad one."""
+    root = Path(destination).resolve() if destination is not None else None
+    members = archive.getmembers()
+    for member in members:
+        reason = _problem(member, root)
+        if reason is not None:
+            raise ArchiveError(
+                f"{archive_path}: unsafe model archive, refusing to extract it: member {member.name!r}: {reason} "
+                "(a model archive holds only regular files and directories below its root)"
+            )
+    return members
+
+
+def _open(archive_path: PathLike) -> tarfile.TarFile:
+    path = Path(archive_path)
+    if not path.exists():
+        raise ArchiveError(f"{archive_path}: no such file (expected a model archive, model.tar.gz)")
+    if path.is_dir():
+        raise ArchiveError(f"{archive_path}: is a directory, not a model archive (model.tar.gz)")
+    try:
+        return tarfile.open(path, "r:*")
+    except (tarfile.TarError, OSError, EOFError):
+        raise ArchiveError(f"{archive_path}: not a model archive (model.tar.gz): not a tar file (gzip, bz2, xz or plain)") from None
+
+
+def safe_extract(archive_path: PathLike, destination: PathLike) -> None:
+    """Extracts a model archive into ``destination`` after :func:`check_members` accepted every member."""
+    with _open(archive_path) as archive:
+        try:
+            members = check_members(archive, archive_path, destination)
+            if hasattr(tarfile, "data_filter"):  # Python >= 3.11.4 (3.12 everywhere)
+                archive.extractall(destination, members=members, filter="data")
+            else:  # pragma: no cover - the checks above already cover what the filter refuses
+                archive.extractall(destination, members=members)
+        except getattr(tarfile, "FilterError", ()) as error:
+            raise ArchiveError(f"{archive_path}: unsafe model archive, refusing to extract it: {error}") from None
+        except (tarfile.TarError, EOFError, OSError, ValueError) as error:
+            raise ArchiveError(f"{archive_path}: damaged model archive: {error}") from None
+
+
+@contextmanager
+def extracted_archive(resolved_archive_file: PathLike, cleanup: bool = True) -> Iterator[str]:
+    """Drop-in replacement of ``allennlp.models.archival.extracted_archive`` (same signature and
+    behaviour: a new temporary directory, removed on exit if ``cleanup``) with a checked extraction."""
+    tempdir = tempfile.mkdtemp(prefix="eer-archive-")
+    _EXTRACTED_FROM[tempdir] = str(resolved_archive_file)
+    try:
+        logger.info("extracting archive file %s to temp dir %s (checked)", resolved_archive_file, tempdir)
+        try:
+            safe_extract(resolved_archive_file, tempdir)
+            if not os.path.isfile(os.path.join(tempdir, CONFIG_NAME)):
+                raise ArchiveError(f"{resolved_archive_file}: not a model archive (no {CONFIG_NAME} in it)")
+        except BaseException:
+            shutil.rmtree(tempdir, ignore_errors=True)  # load_archive calls us with cleanup=False
+            raise
+        yield tempdir
+    finally:
+        if cleanup:
+            shutil.rmtree(tempdir, ignore_errors=True)
+
+
+#: temporary extraction directory -> the model archive it came from (for error messages)
+_EXTRACTED_FROM: Dict[str, str] = {}
+
+
+class MissingWeightsError(ArchiveError, FileNotFoundError):
+    """A model archive or weights path without the weights file (still a ``FileNotFoundError``)."""
+
+
+def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tensor]:
+    """A state dict read with ``weights_only=True`` (tensors and plain containers, no code)."""
+    from allennlp.nn.util import device_mapping
+
+    try:
+        state = torch.load(path, map_location=device_mapping(cuda_device), weights_only=True)
+    except FileNotFoundError:
+        where = _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path))
+        raise MissingWeightsError(
+            f"{where}: no weights file ({os.path.basename(str(path))}): the model archive (or serialization directory) holds no weights "
+            "(weights.th, or best.th); archive a trained model again, or pass the weights with --weights-file"
+        ) from None
+    except Exception as error:  # pickle.UnpicklingError for objects beyond the weights-only allowlist
+        raise ArchiveError(f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}") from None
+    if not isinstance(state, dict):
+        raise ArchiveError(f"{path}: not a state dict (found {type(state).__name__})")
+    return state
+
+
+def read_state_dict(
+    path: PathLike,
+    strip_prefix: Optional[str] = None,
+    ignore: Optional[List[str]] = None,
+    strict: bool = True,
+    cuda_device: int = -1,
+) -> Dict[str, torch.Tensor]:
+    """``allennlp.nn.util.read_state_dict`` (same arguments, same result) reading with :func:`load_weights`."""
+    import re
+
+    if ignore is not None and not isinstance(ignore, list):
+        raise ValueError("'ignore' parameter should be a list")
+    state = load_weights(path, cuda_device)
+    out: Dict[str, torch.Tensor] = OrderedDict()
+    prefix_used = False
+    ignore_used = [False] * len(ignore or [])
+    for key, value in state.items():
+        matched = next((i for i, pattern in enumerate(ignore or []) if re.match(pattern, key)), None)
+        if matched is not None:
+            ignore_used[matched] = True
+            logger.warning("ignoring %s from state dict", key)
+            continue
+        new_key = key
+        if strip_prefix and key.startswith(strip_prefix):
+            prefix_used = True
+            new_key = key[len(strip_prefix) :]
+            if not new_key:
+                raise ValueError("'strip_prefix' resulted in an empty string for a key")
+        out[new_key] = value
+    if strict and strip_prefix is not None and not prefix_used:
+        raise ValueError(f"'strip_prefix' of '{strip_prefix}' was never used")
+    if strict:
+        for pattern, used in zip(ignore or [], ignore_used):
+            if not used:
+                raise ValueError(f"'ignore' pattern '{pattern}' didn't have any matches")
+    return out
+
+
+def _checked_cached_path(original):
+    def cached_path(url_or_filename, *args, **kwargs):
+        text = str(url_or_filename)
+        if "://" not in text and not os.path.exists(text):
+            raise ArchiveError(f"{text}: no such file (expected a model archive, model.tar.gz)")
+        if "://" not in text and os.path.isdir(text) and not os.path.isfile(os.path.join(text, CONFIG_NAME)):
+            raise ArchiveError(f"{text}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no {CONFIG_NAME})")
+        return original(url_or_filename, *args, **kwargs)
+
+    cached_path.eer_checked = True  # type: ignore[attr-defined]
+    return cached_path
+
+
+def load_model_archive(archive_path: PathLike, cuda_device: int = -1, overrides: str = "", weights_file: Optional[str] = None):
+    """AllenNLP's ``load_archive`` with the checks of this module (installed or not) and a clear
+    :class:`ArchiveError` when the path is missing or is not a model archive."""
+    from allennlp.models import archival
+
+    install()
+    return archival.load_archive(str(archive_path), cuda_device=cuda_device, overrides=overrides, weights_file=weights_file)
+
+
+def _atomic_archive_model(original):
+    """``archival.archive_model`` writing ``model.tar.gz`` under a temporary name, then renaming it:
+    a kill while archiving leaves no truncated archive (that would look like a finished run)."""
+
+    def archive_model(serialization_dir, weights: str = "best.th", archive_path=None, include_in_archive=None) -> str:
+        final = os.path.join(serialization_dir, "model.tar.gz") if archive_path is None else str(archive_path)
+        if os.path.isdir(final):
+            final = os.path.join(final, "model.tar.gz")
+        with atomic.replacing(final) as temporary:
+            original(serialization_dir, weights=weights, archive_path=temporary, include_in_archive=include_in_archive)
+        return final
+
+    archive_model.eer_atomic = True  # type: ignore[attr-defined]
+    archive_model.__doc__ = original.__doc__
+    return archive_model
+
+
+def install() -> None:
+    """Puts the checked extraction and weights loading into AllenNLP, and makes its model archives
+    atomic (idempotent; see the module docstring)."""
+    from allennlp import models
+    from allennlp.commands import train
+    from allennlp.models import archival
+    from allennlp.nn import util as nn_util
+
+    if not getattr(archival.archive_model, "eer_atomic", False):
+        archival.archive_model = _atomic_archive_model(archival.archive_model)
+    for module in (models, train):  # they imported the name
+        module.archive_model = archival.archive_model
+
+    if archival.extracted_archive is not extracted_archive:
+        archival.extracted_archive = extracted_archive
+    if not getattr(archival.cached_path, "eer_checked", False):
+        archival.cached_path = _checked_cached_path(archival.cached_path)
+    if nn_util.read_state_dict is not read_state_dict:
+        nn_util.read_state_dict = read_state_dict
+    import sys
+
+    transformer_module = sys.modules.get("allennlp.modules.transformer.transformer_module")
+    if transformer_module is not None and getattr(transformer_module, "read_state_dict", None) is not read_state_dict:
+        transformer_module.read_state_dict = read_state_dict  # type: ignore[attr-defined]

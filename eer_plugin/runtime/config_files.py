@@ -1,0 +1,111 @@
+"""The packaged training configs: found by name from any directory, with the settings' defaults.
+
+The configs live in ``eer_plugin/training_configs/`` (package data, installed with the package; the
+checkout's ``training_configs/`` is a link to it). :func:`install` wraps AllenNLP's
+``Params.from_file``, through which ``train``, ``cbl``, ``evaluate`` and every archive load read a
+config, so that:
+
+* a config given by name (``eer_short.jsonnet``, ``eer_short``, ``training_configs/eer_short.jsonnet``)
+  that is no file here is the packaged config of that name; a local file of that name wins;
+* ``import 'common.libsonnet'`` resolves next to the importing file first and then in the packaged
+  directory (a local copy of ``eer_short.jsonnet`` works alone);
+* every ``EER_*`` setting that the environment does not set gets its default from
+  :mod:`eer_plugin.runtime.settings` as a jsonnet external variable (nothing is written to ``os.environ``);
+* a missing config, or a config error (a required setting not set, a bad value), is one
+  :class:`~eer_plugin.runtime.errors.UserError` line instead of a traceback.
+"""
+import functools
+import os
+from pathlib import Path
+from typing import List, Union
+
+from eer_plugin.runtime.errors import DataFileError, UserError
+from eer_plugin.runtime.settings import unset_defaults
+
+CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
+#: directory names under which a config name means the packaged one (the checkout's layout)
+_PACKAGED_PREFIXES = (Path("."), Path("training_configs"))
+
+
+def packaged_configs() -> List[str]:
+    """File names of the packaged configs (``eer_short.jsonnet``, ...)."""
+    return sorted(p.name for p in CONFIG_DIR.glob("*.jsonnet"))
+
+
+def resolve_config(name: Union[str, "os.PathLike[str]"]) -> str:
+    """The path of config ``name``: the file itself when it exists (or is a URL), else the packaged
+    config of that name (``.jsonnet`` may be left out); a :class:`UserError` when neither exists."""
+    text = str(name)
+    if "://" in text or os.path.exists(text):
+        return text
+    path = Path(text)
+    if path.parent in _PACKAGED_PREFIXES:
+        for candidate in (path.name, f"{path.name}.jsonnet"):
+            if (CONFIG_DIR / candidate).is_file():
+                return str(CONFIG_DIR / candidate)
+    packaged = ", ".join(packaged_configs())
+    raise UserError(
+        f"config {text!r} not found: no such file in {os.getcwd()}, and no packaged config of that name "
+        f"(packaged: {packaged}; give one by name, e.g. eer_short.jsonnet)"
+    )
+
+
+#: config key -> the setting that names it in the packaged configs
+DATA_KEYS = {
+    "train_data_path": "EER_TRAIN_DATA (EER_GOLD_TRAIN_DATA in gold, gold_sns)",
+    "validation_data_path": "EER_DEV_DATA",
+    "test_data_path": "EER_TEST_DATA",
+}
+
+
+def check_data_paths(config: str, params: dict) -> None:
+    """A :class:`DataFileError` for the first data path of a training config that is no file, before
+    ``train`` creates its serialization directory (a rerun after the fix then needs no clean-up)."""
+    for key, setting in DATA_KEYS.items():
+        path = params.get(key)
+        if isinstance(path, str) and "://" not in path and not os.path.exists(path):
+            raise DataFileError(
+                f"{config}: {key} {path!r} not found (relative paths start in {os.getcwd()}); "
+                f"check the path, or the setting that names it: {setting}"
+            )
+
+
+def _jsonnet_error(config: str, error: RuntimeError) -> UserError:
+    """``RUNTIME ERROR: EER_TRAIN_DATA is not set ...`` (and the jsonnet stack trace) -> one line."""
+    first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
+    for prefix in ("RUNTIME ERROR: ", "STATIC ERROR: "):
+        first = first[len(prefix):] if first.startswith(prefix) else first
+    return UserError(f"{config}: {first}")
+
+
+def install() -> None:
+    """Wraps ``Params.from_file`` and jsonnet's ``evaluate_file`` in AllenNLP (idempotent)."""
+    from allennlp.common import params as params_module
+    from allennlp.common.params import Params
+
+    if getattr(Params.from_file, "eer_configs", False):
+        return
+    try:
+        import _jsonnet
+    except ImportError:  # pragma: no cover - AllenNLP then reads configs as plain JSON
+        _jsonnet = None
+    if _jsonnet is not None:
+        params_module.evaluate_file = functools.partial(_jsonnet.evaluate_file, jpathdir=[str(CONFIG_DIR)])
+    original = Params.from_file.__func__
+
+    def from_file(cls, params_file, params_overrides="", ext_vars=None):
+        config = resolve_config(params_file)
+        ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
+        try:
+            params = original(cls, config, params_overrides, ext_vars)
+        except RuntimeError as error:
+            if str(error).startswith(("RUNTIME ERROR", "STATIC ERROR")):
+                raise _jsonnet_error(str(params_file), error) from None
+            raise
+        if config.endswith((".jsonnet", ".libsonnet")):  # a training config (an archive's config.json is not checked)
+            check_data_paths(str(params_file), params.as_dict(quiet=True))
+        return params
+
+    from_file.eer_configs = True  # type: ignore[attr-defined]
+    from_file.__doc__ = original.__doc__
+    Params.from_file = classmethod(from_file)

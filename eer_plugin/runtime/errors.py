@@ -1,0 +1,151 @@
+"""Errors meant for the person at the command line, and how they are shown.
+
+Every check of this package that fails because of what the user gave it (a path that is no model
+archive, an unsafe archive, data with an entity type the model does not know) raises a
+:class:`UserError`. It is an AllenNLP ``ConfigurationError``, so code that catches those keeps
+working. Uncaught, it is printed as one line, ``error: <message>``, instead of a traceback (exit
+status 1): :func:`install_excepthook` (called when the plugin is imported) wraps
+``sys.excepthook`` for this class only; every other exception keeps its full traceback. Set
+``EER_TRACEBACK=1`` to see the traceback of a :class:`UserError` too.
+"""
+import os
+import re
+import sys
+from typing import Iterable, List, Optional
+
+from allennlp.common.checks import ConfigurationError
+
+from eer_plugin.corpus.documents import DocumentError
+
+
+class UserError(ConfigurationError):
+    """A failure caused by the user's input, explained in one line."""
+
+    def __str__(self) -> str:  # ConfigurationError's __str__ is repr(message) (quotes and escapes)
+        return str(self.message)
+
+
+class ArchiveError(UserError):
+    """A model archive that is missing, is no archive, or is unsafe to extract."""
+
+
+class DataFileError(UserError, DocumentError):
+    """A data file that is missing or cannot be read (also a ``DocumentError``, which one-shot commands catch)."""
+
+
+class UnknownEntityTypeError(UserError):
+    """Evaluation data with an entity type that the model was not trained on."""
+
+
+def check_outputs(inputs, outputs) -> None:
+    """:func:`eer_plugin.runtime.outputs.check_outputs`, its :class:`OutputError` as a :class:`UserError`."""
+    from eer_plugin.runtime.outputs import OutputError, check_outputs as check
+
+    try:
+        check(inputs, outputs)
+    except OutputError as error:
+        raise UserError(str(error)) from None
+
+
+def one_line(error: BaseException) -> str:
+    return f"error: {error}"
+
+
+def _excepthook(previous):
+    def hook(kind, value, traceback):
+        if isinstance(value, UserError) and os.environ.get("EER_TRACEBACK", "") in ("", "0"):
+            print(one_line(value), file=sys.stderr)
+            return  # the interpreter then exits with status 1
+        previous(kind, value, traceback)
+
+    hook.eer_user_errors = True  # type: ignore[attr-defined]
+    return hook
+
+
+def install_excepthook() -> None:
+    """Prints an uncaught :class:`UserError` as one line (idempotent)."""
+    if not getattr(sys.excepthook, "eer_user_errors", False):
+        sys.excepthook = _excepthook(sys.excepthook)
+
+
+# --------------------------------------------------------------------------- unknown entity types
+
+_LABEL_MISS = re.compile(r"'(?P<label>[^']*)' not found in vocab namespace '(?P<namespace>[^']*)'")
+
+
+def entity_type_of(tag: str) -> str:
+    """``B-PER`` -> ``PER`` (any of the BIO/BIOUL/IOB1 prefixes); other strings unchanged."""
+    return tag[2:] if len(tag) > 2 and tag[1] == "-" and tag[0] in "BIOULES" else tag
+
+
+def known_entity_types(vocab, namespace: str = "labels") -> list:
+    tags = vocab.get_token_to_index_vocabulary(namespace)
+    return sorted({entity_type_of(t) for t in tags if t != "O" and entity_type_of(t) != t})
+
+
+def unknown_type_message(tag: str, data_path: Optional[str], known: Iterable[str]) -> str:
+    where = f"{data_path}: " if data_path else ""
+    known = ", ".join(known) or "none"
+    return (
+        f"{where}entity type {entity_type_of(tag)!r} (tag {tag!r}) is not known to the model: it was "
+        f"trained on the types {known}. Evaluate on data with the model's types, or train a model on this one."
+    )
+
+
+def translate_label_error(error: KeyError, vocab, data_path: Optional[str]) -> Optional[UnknownEntityTypeError]:
+    """The clear error for AllenNLP's ``'B-X' not found in vocab namespace 'labels'`` KeyError, or None."""
+    match = _LABEL_MISS.search(str(error))
+    if match is None or not match.group("namespace").endswith("labels"):
+        return None
+    return UnknownEntityTypeError(
+        unknown_type_message(match.group("label"), data_path, known_entity_types(vocab, match.group("namespace")))
+    )
+
+
+def install_unknown_type_check() -> None:
+    """AllenNLP's data loader indexes evaluation data with the model's vocabulary (``allennlp
+    evaluate``); a tag the model never saw is a raw ``KeyError`` there. This wraps
+    ``MultiProcessDataLoader.index_with`` to turn it into an :class:`UnknownEntityTypeError` naming
+    the type and the file (idempotent)."""
+    from allennlp.data.data_loaders.multiprocess_data_loader import MultiProcessDataLoader
+
+    original = MultiProcessDataLoader.index_with
+    if getattr(original, "eer_checked", False):
+        return
+
+    def index_with(self, vocab) -> None:
+        try:
+            original(self, vocab)
+        except KeyError as error:
+            clear = translate_label_error(error, vocab, getattr(self, "data_path", None))
+            if clear is None:
+                raise
+            raise clear from None
+
+    index_with.eer_checked = True  # type: ignore[attr-defined]
+    index_with.__doc__ = original.__doc__
+    MultiProcessDataLoader.index_with = index_with
+
+
+def model_entity_types(model) -> Optional[List[str]]:
+    """The entity types a loaded ``eer_tagger`` / ``sns_tagger`` predicts (None if unknown)."""
+    types = getattr(model, "entity_types", None)
+    if types is None and getattr(model, "scheme", None) is not None:
+        types = getattr(model.scheme, "entity_types", None)
+    return list(types) if types is not None else None
+
+
+def check_entity_types(model, docs, data_path: str) -> None:
+    """:class:`UnknownEntityTypeError` if a document of ``data_path`` has an entity of a type the
+    model was not trained on (its F1 would silently count every such entity as missed)."""
+    known = model_entity_types(model)
+    if known is None:
+        return
+    for doc in docs:
+        for span in doc.spans:
+            if span[2] not in known:
+                where = f"{doc.source}" if getattr(doc, "source", None) else f"{data_path} (document {doc.id!r})"
+                raise UnknownEntityTypeError(
+                    f"{where}: entity type {span[2]!r} is not known to the model: it was trained on the types "
+                    f"{', '.join(known)}. Evaluate on data with the model's types, or train a model on this one."
+                )

@@ -1,0 +1,275 @@
+"""Issue 32 (and 33.2) for ``predict``: arguments checked before anything is written, an atomic
+output file, clean JSON lines, and one bad line (whatever fails on it) never ends a batch."""
+import argparse
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+
+
+from eer_plugin.runtime.errors import UserError
+
+PREVIOUS = b'{"id": "old", "tokens": ["kept"]}\n'
+
+
+def manager(predictor, source, output, batch_size=2, print_to_console=False):
+    from allennlp.commands import predict
+
+    return predict._PredictManager(predictor, str(source), None if output is None else str(output), batch_size, print_to_console, False)
+
+
+def run_manager(predictor, source, output, batch_size=2) -> int:
+    try:
+        manager(predictor, source, output, batch_size).run()
+    except SystemExit as exit:
+        return exit.code
+    return 0
+
+
+def records(path: Path) -> list:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+# ------------------------------------------------------------------------------------ one bad line never ends a batch
+def test_a_lone_surrogate_in_line_2_of_6_is_tagged_and_lines_3_to_6_too(predictor, tmp_path):
+    lines = ['{"id": 1, "text": "John Smith visited London."}', '{"id": 2, "text": "bad \\ud800 text \\u0000 here"}']
+    lines += [json.dumps({"id": i, "text": f"Paris number {i}."}) for i in range(3, 7)]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
+    assert run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl") == 0
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["1", "2", "3", "4", "5", "6"] and all("error" not in r for r in out)
+    assert out[1]["tokens"] == ["bad", "\ufffd", "text", "\ufffd", "here"]  # normalised, offsets kept
+    assert {(s["char_start"], s["char_end"]) for s in out[1]["spans"]} <= {(0, 3), (4, 5), (6, 10), (11, 12), (13, 17)}
+
+
+def test_any_exception_on_one_document_becomes_its_error_record(predictor, tmp_path, monkeypatch):
+    original = predictor._tag_chunks
+
+    def failing(chunks):
+        if any("boom" in chunk.words for chunk in chunks):
+            raise RuntimeError("the model failed")
+        return original(chunks)
+
+    monkeypatch.setattr(predictor, "_tag_chunks", failing)
+    reader = predictor._dataset_reader
+    chunk = reader.chunk
+
+    def failing_chunk(doc):
+        if "crash" in doc.tokens:
+            raise TypeError("unexpected")
+        return chunk(doc)
+
+    monkeypatch.setattr(reader, "chunk", failing_chunk)
+    lines = ["John Smith .", "a boom here", "Paris .", "a crash here", "Rome ."]
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(lines, 1)))
+    (tmp_path / "in.jsonl").open("ab").write(b'{"id": "7", "text": "caf\xe9"}\n')  # line 6: not UTF-8
+    assert run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl", batch_size=3) == 1
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["1", "2", "3", "4", "5", None]
+    assert out[1] == {"line": 2, "id": "2", "error": "tagging failed: RuntimeError: the model failed"}
+    assert out[3] == {"line": 4, "id": "4", "error": "TypeError: unexpected"}
+    assert out[5]["line"] == 6 and "not UTF-8 (byte 0xe9 at column 25); save the file as UTF-8" in out[5]["error"]
+    assert all("error" not in out[i] for i in (0, 2, 4))
+
+
+# ------------------------------------------------------------------------------------ arguments checked before writing
+@pytest.mark.parametrize("case", ["output-is-input", "missing-input", "batch-size-0", "batch-size-negative", "input-is-directory"])
+def test_bad_arguments_are_one_line_errors_and_touch_nothing(case, predictor, tmp_path):
+    source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
+    source.write_text('{"text": "Paris ."}\n')
+    output.write_bytes(PREVIOUS)
+    batch_size = {"batch-size-0": 0, "batch-size-negative": -1}.get(case, 2)
+    if case == "output-is-input":
+        output = Path(f"{tmp_path}/./in.jsonl")
+    if case == "missing-input":
+        source = tmp_path / "missing.jsonl"
+    if case == "input-is-directory":
+        source = tmp_path
+    before = {p.name: p.read_bytes() for p in tmp_path.iterdir()}
+    with pytest.raises(UserError) as error:
+        manager(predictor, source, output, batch_size)
+    assert "\n" not in str(error.value)
+    assert {p.name: p.read_bytes() for p in tmp_path.iterdir()} == before
+
+
+def _args(archive, source, output, **changes) -> argparse.Namespace:
+    values = dict(archive_file=str(archive), input_file=str(source), output_file=output, weights_file=None, batch_size=1,
+                  silent=True, predictor="eer_tagger", predictor_args="")
+    values.update(changes)
+    return argparse.Namespace(**values)
+
+
+@pytest.mark.parametrize("changes,message", [
+    (dict(output_file="ARCHIVE"), "is the same file as the model archive"),
+    (dict(output_file=None), "--silent without --output-file would write nothing"),
+    (dict(predictor_args='{"output_format": "xml"}'), "output_format must be 'json' or 'conll'"),
+    (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
+    (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
+    (dict(predictor_args='{"output_format": '), "--predictor-args"),
+])
+def test_predict_command_checks_its_arguments_before_loading_the_model(changes, message, archive, tmp_path, monkeypatch):
+    from allennlp.commands import predict
+
+    monkeypatch.setattr(predict, "_get_predictor", lambda args: pytest.fail("the model was loaded"), raising=True)
+    (tmp_path / "in.jsonl").write_text('{"text": "Paris ."}\n')
+    if changes.get("output_file") == "ARCHIVE":
+        changes["output_file"] = str(archive)
+    size = archive.stat().st_size
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        predict._predict(_args(archive, tmp_path / "in.jsonl", str(tmp_path / "out.jsonl"), **changes))
+    assert archive.stat().st_size == size and not (tmp_path / "out.jsonl").exists()
+
+
+def test_an_archive_without_weights_is_a_one_line_error(archive, tmp_path):
+    import tarfile
+
+    from allennlp.models.archival import load_archive
+
+    broken = tmp_path / "no_weights.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(broken, "w:gz") as target:
+        for member in source.getmembers():
+            if "weights" not in member.name:
+                target.addfile(member, source.extractfile(member) if member.isfile() else None)
+    with pytest.raises(UserError, match=f"{broken}: no weights file"):
+        load_archive(str(broken))
+
+
+# ------------------------------------------------------------------------------------ atomic output, clean stdout
+def test_a_run_stopped_half_way_leaves_the_previous_output(predictor, tmp_path, monkeypatch):
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"text": f"Paris {i} ."}) + "\n" for i in range(6)))
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    calls = []
+    original = predictor.predict_batch_json
+
+    def interrupted(inputs):
+        calls.append(len(inputs))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return original(inputs)
+
+    monkeypatch.setattr(predictor, "predict_batch_json", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+
+
+def test_stdout_gets_json_lines_without_internal_keys(predictor, tmp_path, capsys):
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "John Smith ."}\n\nnot json\n')
+    with pytest.raises(SystemExit):
+        manager(predictor, tmp_path / "in.jsonl", None, print_to_console=True).run()
+    lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["id"] for r in lines] == ["a", None] and lines[1]["line"] == 3
+    assert not any(key.startswith("_") for r in lines for key in r)
+
+
+@given(lines=st.lists(st.one_of(st.text(max_size=20).map(lambda t: json.dumps({"text": t})),
+                          st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
+                          .map(lambda t: json.dumps({"text": t, "id": 1})),
+                          st.text(max_size=20).filter(lambda t: "\n" not in t and "\r" not in t)), min_size=1, max_size=5))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+def test_generated_predict_inputs_give_one_record_per_line(lines, predictor, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("generated")
+    source, output = directory / "in.jsonl", directory / "out.jsonl"
+    source.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    status = run_manager(predictor, source, output)
+    out = records(output)
+    expected = [number for number, line in enumerate(source.read_text().split("\n"), 1) if line.strip()]
+    assert len(out) == len(expected) and status == (1 if any("error" in r for r in out) else 0)
+    assert [r["line"] for r in out if "error" in r] == [n for n, r in zip(expected, out) if "error" in r]
+
+
+def dead_pid() -> int:
+    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+
+
+def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_path):
+    from allennlp.commands import predict
+
+    lines = [json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) for i in range(6)]
+    (tmp_path / "in.jsonl").write_text(lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n")  # a blank line, counted
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    kept = '{"id": "kept0"}\n{"line": 3, "id": "d1", "error": "was bad"}\n{"id": "kept2"}\n{"id": "cut'  # killed mid-line
+    (tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
+    with pytest.raises(SystemExit):  # the kept error record still counts
+        predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
+                                resume=True).run()
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["kept0", "d1", "kept2", "d3", "d4", "d5"]
+    assert out[3]["tokens"] == ["Paris", "3", "."] and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+
+
+# ------------------------------------------------------------------------------------ the real command
+def eer_ner(*argv, **kwargs):
+    command = [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=600, **kwargs)
+
+
+@pytest.mark.integration
+def test_documented_predict_command(archive, tmp_path):
+    """The README's command: JSON lines to stdout, or to --output-file; same-path output refused."""
+    source = tmp_path / "docs.jsonl"
+    source.write_text('{"id": "a", "text": "Fischler met Loyola de Palacio in Brussels."}\n')
+    shown = eer_ner("predict", archive, source, "--predictor", "eer_tagger")
+    assert shown.returncode == 0 and [json.loads(line)["id"] for line in shown.stdout.splitlines()] == ["a"]
+    written = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", tmp_path / "tagged.jsonl", "--silent")
+    assert written.returncode == 0 and written.stdout == ""
+    assert [json.loads(line) for line in (tmp_path / "tagged.jsonl").read_text().splitlines()] == [json.loads(shown.stdout)]
+    before = source.read_bytes()
+    same = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", source, "--silent")
+    assert same.returncode == 1 and source.read_bytes() == before
+    assert same.stderr.strip().startswith("error: --output-file") and "Traceback" not in same.stderr
+    silent = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--silent")
+    assert silent.returncode == 1 and silent.stderr.startswith("error: --silent without --output-file")
+
+
+@pytest.mark.integration
+def test_sigkill_half_way_leaves_the_previous_output_byte_identical(archive, tmp_path):
+    """A run killed half-way leaves the previous output file as it was; ``--resume`` then finishes the
+    job into the output an uninterrupted run writes; a run without it removes the killed run's file."""
+    source, output = tmp_path / "docs.jsonl", tmp_path / "tagged.jsonl"
+    source.write_text("".join(json.dumps({"id": i, "text": "John Smith visited New York and London. " * 2}) + "\n"
+                              for i in range(300)))
+    output.write_bytes(PREVIOUS)
+    command = [str(Path(sys.executable).parent / "eer-ner"), "predict", str(archive), str(source), "--predictor",
+               "eer_tagger", "--output-file", str(output), "--silent"]
+    process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"}, stderr=subprocess.DEVNULL)
+    try:
+        deadline = time.time() + 300
+        while time.time() < deadline and process.poll() is None:  # wait until some predictions are written
+            partial = [p for p in tmp_path.iterdir() if p.name.startswith(".tagged.jsonl.eer-tmp-")]
+            if partial and partial[0].stat().st_size > 16000:
+                break
+            time.sleep(0.05)
+        assert process.poll() is None, "the run ended before it could be killed half-way"
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert output.read_bytes() == PREVIOUS
+    assert len([p for p in tmp_path.iterdir() if p.name.startswith(".tagged.jsonl.eer-tmp-")]) == 1
+    reference = tmp_path / "reference.jsonl"
+    assert eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", reference, "--silent").returncode == 0
+    resumed = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent", "--resume")
+    assert resumed.returncode == 0 and "--resume: kept the " in resumed.stderr, resumed.stderr[-2000:]
+    assert output.read_bytes() == reference.read_bytes()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "reference.jsonl", "tagged.jsonl"]
+
+
+@pytest.mark.integration
+def test_a_new_run_removes_a_killed_runs_file(archive, tmp_path):
+    source, output = tmp_path / "docs.jsonl", tmp_path / "tagged.jsonl"
+    source.write_text('{"id": "new", "text": "Paris ."}\n')
+    (tmp_path / f".tagged.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text('{"id": "old"}\n{"id"')
+    rerun = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent")
+    assert rerun.returncode == 0 and json.loads(output.read_text())["id"] == "new"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "tagged.jsonl"]

@@ -1,0 +1,101 @@
+"""CBL (constrained binary learning): the schedule, the relabelling step and an end-to-end run."""
+import json
+
+import pytest
+
+from eer_plugin.annotation import cbl
+from eer_plugin.corpus.documents import Document
+
+
+def docs():
+    a = Document(id="a", tokens=list("abcdefghij"), sentence_ends=[10], spans=[(0, 2, "PER")])
+    b = Document(id="b", tokens=list("klmnopqrst"), sentence_ends=[5, 10], spans=[(4, 5, "LOC")])
+    return [a, b]
+
+
+def test_ratio_schedule_steps_to_the_target():
+    assert cbl.ratio_schedule(0.05, 0.2, 0.02) == pytest.approx([0.07, 0.09, 0.11, 0.13, 0.15, 0.17, 0.19, 0.2])
+    assert cbl.ratio_schedule(0.3, 0.2) == [0.2]
+    with pytest.raises(ValueError):
+        cbl.ratio_schedule(0.1, 0.2, 0)
+
+
+@pytest.mark.parametrize("target", [0.15, 0.3, 0.5])
+def test_relabel_hits_the_target_ratio(target):
+    documents = docs()
+    probabilities = [[0.9, 0.9, 0.2, 0.8, 0.1, 0.6, 0.0, 0.3, 0.7, 0.05], [0.4] * 10]
+    weights, hard = cbl.relabel(documents, probabilities, target, clip=0.5)
+    annotated = sum(sum(cbl.annotated_words(d)) for d in documents)
+    entity_words = annotated + sum(w == 0.0 for row in weights for w in row)
+    assert entity_words == max(annotated, round(target * 20))
+    assert hard == entity_words - annotated
+    # the relabelled words are the most entity-like unannotated ones; the rest are clipped
+    if target == 0.3:
+        assert [i for i, w in enumerate(weights[0]) if w == 0.0] == [3, 5, 8]
+    for doc, row, probs in zip(documents, weights, probabilities):
+        for marked, w, p in zip(cbl.annotated_words(doc), row, probs):
+            assert w == 1.0 if marked else w in (0.0, pytest.approx(1 - min(p, 0.5)))
+
+
+def test_binary_collapses_types():
+    assert [t for _, _, t in cbl.binary(docs()[0]).spans] == ["ENT"]
+
+
+@pytest.mark.integration
+def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
+    from allennlp.common import Params
+    from allennlp.models.archival import load_archive
+
+    from conftest import REPO
+    from eer_plugin.training.cbl_rounds import run_cbl
+
+    monkeypatch.setenv("EER_EPOCHS", "1")
+    monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
+    monkeypatch.setenv("EER_MIN_STEPS", "7")  # the step budget is the final tagger's, not the rounds'
+    from eer_plugin.training import trainer
+
+    budgets = []  # (min_steps, the data's batches, batches per epoch) of every trainer given a budget
+    original = trainer.batches_for_budget
+
+    def recorded(epochs, min_steps, batches, accumulation=1):
+        budgets.append((min_steps, batches, original(epochs, min_steps, batches, accumulation)))
+        return budgets[-1][2]
+
+    monkeypatch.setattr(trainer, "batches_for_budget", recorded)
+    params = Params.from_file(str(REPO / "training_configs" / "cbl_bert_all.jsonnet"))
+    log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
+    assert all(len(list(r.glob("metrics_epoch_*.json"))) == 1 for r in (tmp_path / "cbl").glob("round_*") if r.is_dir())
+    assert len(list((tmp_path / "cbl" / "final").glob("metrics_epoch_*.json"))) == 1
+    (budget,) = budgets  # the final tagger only: its one epoch is 7 batches long, the data cycled
+    assert budget[0] == 7 and budget[1] < 7 == budget[2]
+    assert len(log["rounds"]) == len(cbl.ratio_schedule(log["annotated_ratio"], 0.2, 0.02)) >= 2
+    assert json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())["total_seconds"] > 0
+    final = tmp_path / "cbl" / "round_1_train.jsonl"
+    weights = [w for line in final.read_text().splitlines() for w in json.loads(line)["o_weights"]]
+    assert 0.0 in weights and min(weights) >= 0.0 and max(weights) <= 1.0
+    model = load_archive(str(tmp_path / "cbl" / "final" / "model.tar.gz")).model
+    assert model.scheme.entity_types == ["LOC", "MISC", "ORG", "PER"]
+
+
+@pytest.mark.integration
+def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
+    """CBL-LSTM: word-level positions (no subword tokenizer), BiLSTM over trainable embeddings."""
+    from allennlp.common import Params
+    from allennlp.models.archival import load_archive
+
+    from conftest import FIXTURES, REPO
+    from eer_plugin.training.cbl_rounds import run_cbl
+
+    monkeypatch.setenv("EER_EPOCHS", "1")
+    monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
+    params = Params.from_file(str(REPO / "training_configs" / "cbl_lstm_shortest.jsonnet"))
+    log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
+    assert log["rounds"]
+    archive = load_archive(str(tmp_path / "cbl" / "final" / "model.tar.gz"))
+    reader = archive.validation_dataset_reader
+    instances = list(reader.read(str(FIXTURES / "conll2003_tiny_dev.txt")))
+    meta = instances[0]["metadata"].metadata
+    assert len(instances[0]["tokens"]) == len(meta["words"]) + 2  # one position per word plus bookends
+    assert archive.model.encoder is not None
+    outputs = archive.model.forward_on_instances(instances)
+    assert len(outputs) == len(instances)
