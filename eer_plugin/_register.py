@@ -25,5 +25,6 @@ from eer_plugin.commands import evaluate_checks  # noqa: E402
 evaluate_checks.install()  # eer-ner evaluate: an output that is an input is refused before the model loads
 from eer_plugin.commands import inspect_data  # noqa: E402,F401
 from eer_plugin.commands import eer_settings, split  # noqa: E402
+from eer_plugin.commands import shard  # noqa: E402,F401  (eer-shard, eer-merge)
 
 eer_settings.install()  # train --help lists the settings and the packaged configs
