@@ -91,3 +91,5 @@ def test_merge_refuses_incomplete_or_misordered_outputs(tmp_path, capsys):
     with pytest.raises(SystemExit):
         shard.merge_main([str(source), str(tmp_path / "out.jsonl"), *map(str, parts)])
     assert "not a shard manifest" in capsys.readouterr().err
+    with pytest.raises(ShardError, match="missing.jsonl: no such file"):
+        split_input(str(tmp_path / "missing.jsonl"), str(tmp_path), 2)

@@ -15,8 +15,8 @@ output, byte for byte.
 import json
 import os
 import re
-from pathlib import Path
 from contextlib import ExitStack, contextmanager
+from pathlib import Path
 from typing import IO, Dict, Iterator, List, Sequence
 
 from eer_plugin.core.outputs import check_outputs, remove_stale_temporaries, replacing, writing
@@ -66,6 +66,8 @@ def shard_starts(documents: int, shards: int) -> List[int]:
 def split_input(path: str, directory: str, shards: int) -> Dict:
     """Writes ``directory/<stem>.shard-KK-of-NN.jsonl`` and the manifest ``directory/<stem>.shards.json``
     (two passes over the input, nothing held in memory); returns the manifest."""
+    if not os.path.isfile(path):
+        raise ShardError(f"{path}: no such file; give the JSON lines to tag (the input of eer-ner predict, uncompressed)")
     source = Path(path)
     stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.stem
     names = [f"{stem}.shard-{k:02d}-of-{shards:02d}.jsonl" for k in range(shards)]
