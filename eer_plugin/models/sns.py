@@ -22,6 +22,7 @@ from allennlp.training.metrics import Average
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.models.precision import check_precision, encoder_autocast
 from eer_plugin.models.tagger import WordSpanF1
@@ -77,6 +78,7 @@ class SpanNegativeSampling(Model):
         self.entity_types = list(entity_types)
         self.label_index = {label: i + 1 for i, label in enumerate(self.entity_types)}  # 0 is O
         self.text_field_embedder = text_field_embedder
+        drop_unused_pooler(text_field_embedder)  # no parameter without a gradient (DDP needs that)
         dim = text_field_embedder.get_output_dim()
         self.classifier = torch.nn.Sequential(
             torch.nn.Dropout(dropout),

@@ -38,6 +38,7 @@ from eer_plugin.core.spans import Span, SpanCounts
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans, spans_to_biluo
 from eer_plugin.data.chunking import LATENT_LABEL
 from eer_plugin.models.decoding import chunks_to_word_spans
+from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.models.precision import check_precision, encoder_autocast
 
@@ -165,6 +166,7 @@ class EERTagger(Model):
         self.register_buffer("_entity_mask", self.scheme.entity_mask(), persistent=False)
 
         self.text_field_embedder = text_field_embedder
+        drop_unused_pooler(text_field_embedder)  # no parameter without a gradient (DDP needs that)
         self.encoder = encoder
         self.dropout = torch.nn.Dropout(dropout)
         output_dim = encoder.get_output_dim() if encoder is not None else text_field_embedder.get_output_dim()

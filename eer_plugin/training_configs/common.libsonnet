@@ -142,9 +142,10 @@ local ratio_init(approach) =
     // by the partial-* metrics (select with EER_VALIDATION_METRIC=+partial-f1)
     validation_dataset_reader: reader('all', false, sentences, lstm),
     train_data_path: required(if std.member(['gold', 'gold_sns'], approach) then 'EER_GOLD_TRAIN_DATA' else 'EER_TRAIN_DATA'),
-    // no dev set: no validation (the trainer says so); test data only when named
-    validation_data_path: optional('EER_DEV_DATA'),
-    test_data_path: optional('EER_TEST_DATA'),
+    // no dev set: no validation (the trainer says so); test data only when named. An unset path leaves its key
+    // out (not null): AllenNLP's distributed training reads every *_data_path key present, null included
+    [if optional('EER_DEV_DATA') != null then 'validation_data_path']: optional('EER_DEV_DATA'),
+    [if optional('EER_TEST_DATA') != null then 'test_data_path']: optional('EER_TEST_DATA'),
     evaluate_on_test: env('EER_TEST_DATA') != '',
     model: if sentences then sns else if lstm then lstm_tagger else tagger(partial),
     data_loader: {

@@ -75,7 +75,7 @@ def test_packaged_config_by_name_from_any_directory(tmp_path, monkeypatch):
         params = Params.from_file(name).as_dict(quiet=True)
         assert params["train_data_path"] == "mine.jsonl"
         # no dev or test set given: none is used (the fixtures never are)
-        assert params["validation_data_path"] is None and params["test_data_path"] is None
+        assert "validation_data_path" not in params and "test_data_path" not in params
         assert params["evaluate_on_test"] is False
         assert params["trainer"]["num_epochs"] == 50 and params["data_loader"]["batch_sampler"]["batch_size"] == 4
     assert "fixtures" not in json.dumps(params)

@@ -1,0 +1,94 @@
+"""eer-shard / eer-merge: a sharded prediction, merged, is the unsharded prediction byte for byte."""
+import json
+from pathlib import Path
+
+import pytest
+
+from conftest import FIXTURES
+from test_predict_outputs import run_manager
+
+from eer_plugin.commands import shard
+from eer_plugin.predictors.sharding import ShardError, merge_outputs, shard_starts, shift_error_line, split_input
+
+
+def corpus(path: Path) -> Path:
+    """The fixtures' documents as prediction input, with what a real file has: blank lines, a CRLF line
+    ending, a line that is not JSON and one that is not UTF-8 (both answered by error records)."""
+    docs = [json.dumps({"id": d["id"], "tokens": d["tokens"][:40]}) for d in map(json.loads, (FIXTURES / "conll2003_tiny_partial.jsonl").read_text().splitlines())]
+    docs += (FIXTURES / "example_document.jsonl").read_text().splitlines()
+    lines = [docs[0].encode(), b"", docs[1].encode() + b"\r", b'{"id": "broken", "text": ', docs[2].encode(), b"  ",
+             b'{"id": "latin", "text": "caf\xe9 in Paris"}', docs[3].encode(), docs[4].encode(), b"", docs[5].encode()]  # fmt: skip
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    return path
+
+
+def test_shards_are_contiguous_and_about_equal():
+    assert shard_starts(10, 3) == [0, 3, 6] and shard_starts(3, 3) == [0, 1, 2] and shard_starts(7, 1) == [0]
+    with pytest.raises(ShardError, match="more than the 2 documents"):
+        shard_starts(2, 3)
+    with pytest.raises(ShardError, match="at least 1"):
+        shard_starts(2, 0)
+
+
+def test_error_line_numbers_move_by_the_shard_offset():
+    assert shift_error_line('{"line": 3, "id": "d\\"1", "error": "x"}\n', 10) == '{"line": 13, "id": "d\\"1", "error": "x"}\n'
+    assert shift_error_line('{"line": 3, "id": null, "error": "x"}\n', 10) == '{"line": 13, "id": null, "error": "x"}\n'
+    assert shift_error_line("# error: line 2, id 'a': bad\n", 5) == "# error: line 7, id 'a': bad\n"
+    ordinary = '{"line": 3, "tokens": ["a"]}\n'
+    assert shift_error_line(ordinary, 10) == ordinary
+
+
+def test_split_keeps_every_byte_in_order(tmp_path):
+    source = corpus(tmp_path / "docs.jsonl")
+    manifest = split_input(str(source), str(tmp_path / "shards"), 3)
+    files = [tmp_path / "shards" / entry["file"] for entry in manifest["shards"]]
+    assert b"".join(f.read_bytes() for f in files) == source.read_bytes()
+    assert [e["documents"] for e in manifest["shards"]] == [2, 3, 3] and manifest["documents"] == 8
+    assert [e["first_line"] for e in manifest["shards"]] == [1, 4, 8]  # a shard starts at a document line
+    assert json.loads(Path(manifest["manifest"]).read_text())["shards"] == manifest["shards"]
+
+
+@pytest.mark.parametrize("output_format", ["json", "conll"])
+def test_sharded_prediction_merged_is_the_unsharded_prediction(output_format, archive, tmp_path):  # noqa: F811
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    tagger = Predictor.from_archive(load_archive(str(archive)), "eer_tagger", extra_args={"output_format": output_format})
+    source = corpus(tmp_path / "docs.jsonl")
+    assert run_manager(tagger, source, tmp_path / "whole.out") == 1  # the two bad lines
+    assert shard.split_main([str(source), str(tmp_path / "shards"), "--shards", "3"]) == 0
+    manifest = tmp_path / "shards" / "docs.shards.json"
+    parts = []
+    for entry in json.loads(manifest.read_text())["shards"]:
+        parts.append(tmp_path / "shards" / (entry["file"] + ".out"))
+        run_manager(tagger, tmp_path / "shards" / entry["file"], parts[-1])
+    argv = [str(manifest), str(tmp_path / "merged.out"), *map(str, parts), "--format", output_format]
+    assert shard.merge_main(argv) == 0
+    whole = (tmp_path / "whole.out").read_bytes()
+    assert (tmp_path / "merged.out").read_bytes() == whole
+    assert (b'"line": 4,' if output_format == "json" else b"# error: line 4,") in whole  # numbered in the whole input
+
+
+def test_merge_refuses_incomplete_or_misordered_outputs(tmp_path, capsys):
+    source = corpus(tmp_path / "docs.jsonl")
+    manifest = split_input(str(source), str(tmp_path), 2)["manifest"]
+    parts = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    parts[0].write_text('{"id": 1}\n' * 4)  # shard 0: 4 documents
+    with pytest.raises(ShardError, match=r"b.jsonl: no output of shard 1"):
+        merge_outputs(manifest, list(map(str, parts)), str(tmp_path / "out.jsonl"))
+    parts[1].write_text('{"id": 1}\n' * 3)  # shard 1 has 4
+    with pytest.raises(ShardError, match=r"b.jsonl: 3 output lines but shard 1 .* has 4 documents"):
+        merge_outputs(manifest, list(map(str, parts)), str(tmp_path / "out.jsonl"))
+    with pytest.raises(ShardError, match="2 shards but 1 outputs"):
+        merge_outputs(manifest, [str(parts[0])], str(tmp_path / "out.jsonl"))
+    assert not (tmp_path / "out.jsonl").exists()
+    # an output that is one of its inputs: one line, nothing touched
+    before = parts[0].read_bytes()
+    with pytest.raises(SystemExit):
+        shard.merge_main([manifest, str(parts[0]), *map(str, parts)])
+    assert "error:" in capsys.readouterr().err and parts[0].read_bytes() == before
+    with pytest.raises(SystemExit):
+        shard.merge_main([str(source), str(tmp_path / "out.jsonl"), *map(str, parts)])
+    assert "not a shard manifest" in capsys.readouterr().err
+    with pytest.raises(ShardError, match="missing.jsonl: no such file"):
+        split_input(str(tmp_path / "missing.jsonl"), str(tmp_path), 2)
