@@ -312,7 +312,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
         assert [sum(c[i] for c in counts.values()) for i in range(3)] == [int(row["tp"]), int(row["fp"]), int(row["fn"])]
         assert 0 <= float(row["f1"]) <= 1 and float(row["seconds"]) > 0 and Path(row["log"]).exists()
         assert float(row["rho_hat"]) == json.loads((run_dir / "metrics.json").read_text())["training_rho_hat"]
-        # the records kept across sessions (docs/results/runs) name no path of this machine
+        # the records kept across sessions (docs/results/records.jsonl) name no path of this machine
         record, doc_counts = json.loads((run_dir / "result.json").read_text()), json.loads((run_dir / "doc_counts.json").read_text())
         for key in ("run_dir", "log", "archive"):
             assert not Path(record[key]).is_absolute() and (out / record[key]).exists(), (key, record[key])

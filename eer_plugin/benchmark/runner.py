@@ -84,7 +84,7 @@ class Runner:
 
     def recorded(self, path: Path) -> str:
         """A path as the run records keep it: relative to the benchmark directory, so records copied to
-        another machine or checkout (``docs/results/runs``) name nothing of this one."""
+        another machine or checkout (``docs/results/records.jsonl``) name nothing of this one."""
         return os.path.relpath(path, self.outdir)
 
     def log_path(self, run: Run) -> Path:
