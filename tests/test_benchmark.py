@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import eer_plugin
 from conftest import FIXTURES, REPO
 from eer_plugin.commands import benchmark
 from eer_plugin.benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
@@ -190,6 +191,8 @@ def test_runs_units_shards_and_shared_runs():
     runner = Runner(plan, "/tmp/unused-benchmark-dir")
     raw_cd = next(r for r in plan.runs if r.approach == "raw_cd_short")
     assert [c[1] for c in runner.commands(raw_cd)] == ["train", "tune-o-cost"]
+    config = Path(runner.commands(raw_cd)[0][2])
+    assert config.parent == Path(eer_plugin.__file__).parent / "training_configs" and config.name == "raw_short.jsonnet" and config.is_file()
     env = runner.environment(next(r for r in grid if r.ratio))
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"], env["EER_EPOCHS"]) == ("0.2", "0", "1")
 

@@ -145,11 +145,11 @@ def test_several_seeds_mean_sd_and_pooled_bootstrap(tmp_path):
 def test_docs_in_the_repository_name_no_absolute_path(tmp_path):
     outdir = tmp_path / "bench"
     text = f"run {outdir}/runs/fx/EE/eer_short/seed0, plan {REPO}/benchmarks/plans/p.jsonnet"
-    relative = repository_relative(text, outdir, REPO / "docs")
+    relative = repository_relative(text, outdir, REPO / "docs", root=REPO)
     assert not re.search(r"(^|\s)/", relative)  # no absolute path left
     assert Path(REPO, relative.split()[1].rstrip(",")).resolve() == (outdir / "runs/fx/EE/eer_short/seed0").resolve()
     assert relative.endswith("plan benchmarks/plans/p.jsonnet")
-    assert repository_relative(text, outdir, tmp_path / "docs") == text  # docs outside the repository: unchanged
+    assert repository_relative(text, outdir, tmp_path / "docs", root=REPO) == text  # docs outside the repository: unchanged
 
 
 @pytest.mark.integration

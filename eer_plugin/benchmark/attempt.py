@@ -12,7 +12,6 @@ from typing import Any, Dict, Optional, Tuple
 from eer_plugin.benchmark.plan import CBL_FAMILIES, Run
 from eer_plugin.benchmark.resume import resumable, start_attempt
 from eer_plugin.benchmark.tables import read_json
-from eer_plugin.encoders import REPO_ROOT
 
 
 class StepFailed(RuntimeError):
@@ -99,9 +98,9 @@ class Attempt:
         """The per-document evaluation on the test data: its seconds and ``doc_counts.json``."""
         run, counts_path = self.run, self.directory / "doc_counts.json"
         evaluate = [
-            sys.executable, "-m", "eer_plugin.evaluation", os.path.relpath(archive, REPO_ROOT), os.path.relpath(run.dataset.test, REPO_ROOT),
+            sys.executable, "-m", "eer_plugin.evaluation", self.runner.shown(archive), self.runner.shown(run.dataset.test),
             "-o", str(counts_path),
-        ]  # fmt: skip (run from REPO_ROOT: doc_counts.json names the archive and the test file relative to it)
+        ]  # fmt: skip (run from the runner's workdir: doc_counts.json names the archive and the test file relative to it)
         if run.family == "eer":
             evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
         seconds = self.step(evaluate, env, "per-document evaluation")
