@@ -16,7 +16,8 @@ from typing import Dict, List, Optional, Sequence, Tuple
 from eer_plugin.atomic import atomic_write_text, replacing
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, paper_value, read_paper
 from eer_plugin.benchmark.parse import load_plan
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
+from eer_plugin.benchmark.approaches import approach_label, family_of, split_approach
+from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.report import Report
 from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.sections import DEFAULT_HEAD_LEARNING_RATE
@@ -147,8 +148,9 @@ def claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, colu
 
 def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> List[dict]:
     encoder = plan.encoders[0]
-    eer = [a for a in plan.approaches if split_approach(a)[0] == "eer" and a != "eer_all"]
-    baselines = [a for a in plan.approaches if split_approach(a)[0] not in ("eer",) and a not in GOLD_APPROACHES]
+    # the paper's claims: EER-short and -shortest against every baseline (the approaches without the ratio, not gold)
+    eer = [a for a in plan.approaches if family_of(a).ratio and split_approach(a)[1] != "all"]
+    baselines = [a for a in plan.approaches if not family_of(a).ratio and not family_of(a).gold]
     pairs = [(scenario, a, b) for scenario in plan.scenarios for a in eer for b in baselines]
     if "eer_short" in plan.approaches and "eer_shortest" in plan.approaches:
         pairs += [(scenario, "eer_short", "eer_shortest") for scenario in plan.scenarios]

@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from eer_plugin.benchmark.attempt import Attempt, StepFailed
-from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
+from eer_plugin.benchmark.approaches import FAMILIES
+from eer_plugin.benchmark.plan import Plan, Run, number_text
 from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
-from eer_plugin.config_files import CONFIG_DIR  # the packaged training configs
 
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
@@ -198,19 +198,18 @@ class Runner:
 
     def commands(self, run: Run) -> List[List[str]]:
         """The main commands of a run (for --dry-run; see :meth:`_attempt` for the whole sequence)."""
-        directory = self.run_dir(run)
+        directory, family = self.run_dir(run), FAMILIES[run.family]
         include = ["--include-package", "eer_plugin"]
-        if run.family in CBL_FAMILIES:
-            return [["allennlp", "cbl", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
-        if run.family == "raw_cd":
-            partner = self.plan.raw_partner(run)
+        config = str(family.config_file(run.variant))  # the packaged config (approaches.FAMILIES)
+        if family.tunes_o_cost:  # the run it tunes (the plan's, else trained here), then the search
+            partner = self.plan.tuned_run(run)
             raw_dir = self.run_dir(partner) if partner else directory / "raw"
-            commands = [] if partner else [["allennlp", "train", str(CONFIG_DIR / f"raw_{run.variant}.jsonnet"), "-s", str(raw_dir), *include]]
+            commands = [] if partner else [["allennlp", "train", config, "-s", str(raw_dir), *include]]
             return commands + [[
-                "allennlp", "tune-o-cost", str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
+                "allennlp", family.command, str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
                 "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), *include,
             ]]  # fmt: skip
-        return [["allennlp", "train", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
+        return [["allennlp", family.command, config, "-s", str(directory), *include]]
 
     def estimate_command(self, run: Run) -> Optional[List[str]]:
         """A ratio-estimate run's first step: ``eer-estimate-ratio`` on the complete documents of its
