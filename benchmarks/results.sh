@@ -8,7 +8,7 @@
 #   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
 #   docs/results/notes.txt: the same, one remark per line, committed (read before RESULTS_NOTES)
 #   PLAN=... OUT=... DOCS=... bash benchmarks/results.sh  # another plan, benchmark directory or docs directory
-#   RECORDS=... (default DOCS/results/runs): where the finished runs' records are kept across sessions
+#   RECORDS=... (default DOCS/results/records.jsonl): where the finished runs' records are kept across sessions
 # The runs are started in order of importance, one block after another (commit docs/ after each):
 # Gold, Gold-SNS and the EE block on seed 0, then on seeds 1 and 2 (the 3-seed table), the ablations,
 # the NNS block, the learning curve; the last step runs whatever is left of the plan (the ratio grid).
@@ -35,23 +35,15 @@ STEPS=(
 )
 # The records of the finished runs (what the report reads: DONE, result.json, per-document counts, epoch
 # metrics, ratio_init/estimate, O-cost, CBL rounds, data statistics; no model, checkpoint or log) are kept in
-# RECORDS, inside the repository's docs: a later session, on a fresh clone, restores them into OUT and goes on
-# with the runs that are missing instead of repeating finished ones. Commit docs/ after each block.
-RECORDS="$(realpath -m "${RECORDS:-${DOCS:-docs}/results/runs}")"
+# RECORDS, one JSON line per run inside the repository's docs (eer_plugin/benchmark/records.py): a later session,
+# on a fresh clone, restores them into OUT (never over a file there) and goes on with the runs that are missing
+# instead of repeating finished ones. Commit docs/ after each block.
+RECORDS="$(realpath -m "${RECORDS:-${DOCS:-docs}/results/records.jsonl}")"
 restore_records() {
-  if [ -d "$RECORDS" ]; then mkdir -p "$OUT" && cp -rn "$RECORDS/." "$OUT/"; fi
+  python -m eer_plugin.benchmark.records restore "$RECORDS" "$OUT"
 }
 save_records() {
-  [ -d "$OUT" ] || return 0
-  mkdir -p "$RECORDS"
-  ( cd "$OUT"
-    find . -path ./logs -prune -o -name DONE -type f -printf '%h\0' | while IFS= read -r -d '' run; do
-      find "$run" -type f \( -name DONE -o -name result.json -o -name doc_counts.json -o -name 'metrics*.json' \
-        -o -name ratio_init.json -o -name ratio_estimate.json -o -name o_cost.json -o -name cbl_rounds.json \) \
-        -print0 | xargs -0 -r cp --parents -t "$RECORDS"
-    done
-    if [ -d data ]; then find data -name '*.stats.json' -type f -print0 | xargs -0 -r cp --parents -t "$RECORDS"; fi
-  )
+  python -m eer_plugin.benchmark.records save "$OUT" "$RECORDS"
 }
 restore_records
 # a plan with the 'mpnet encoder' ablation needs all-mpnet-base-v2's wheels (idempotent: a stamp check when installed)

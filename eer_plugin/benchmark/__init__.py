@@ -1,6 +1,8 @@
 """The benchmark behind ``allennlp eer-benchmark``: run a plan (the paper's results table and
 analyses) and write the tables. One module per concern:
 
+- :mod:`~eer_plugin.benchmark.approaches`: the approach registry (each family's command, packaged config
+  and what it supports: the ratio, O-cost tuning, CBL rounds, resume, distributed training);
 - :mod:`~eer_plugin.benchmark.scenario`: data sets and annotation scenarios (the simulators' settings);
   :mod:`~eer_plugin.benchmark.plan`: runs and the expansion of a plan into them;
   :mod:`~eer_plugin.benchmark.parse`: reading and checking plan files;
@@ -11,7 +13,9 @@ analyses) and write the tables. One module per concern:
   :mod:`~eer_plugin.benchmark.convergence` (rho_hat against rho* and the band) and
   :mod:`~eer_plugin.benchmark.plots`;
 - :mod:`~eer_plugin.benchmark.docs`: ``docs/results.md``, the report with the paper's numbers beside
-  ours (read from the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_plugin.benchmark.paper`).
+  ours (read from the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_plugin.benchmark.paper`);
+- :mod:`~eer_plugin.benchmark.records`: the finished runs' records in one JSON-lines file
+  (``docs/results/records.jsonl``), saved and restored across sessions by ``benchmarks/results.sh``.
 
 The command line is :mod:`eer_plugin.commands.benchmark`::
 
@@ -36,7 +40,8 @@ A *run* is (dataset, scenario, approach, encoder, seed) plus, for the ratio grid
 setting, and for the ablations, a setting. Each run is an ordinary AllenNLP serialization directory
 ``OUTDIR/runs/<dataset>/<scenario>/<approach>/<encoder>/seed<k>`` (an ablation run:
 ``OUTDIR/runs/<dataset>/ablations/<setting>/<scenario>/<approach>/<encoder>/seed<k>``) made by a subprocess
-(``allennlp train``, ``allennlp cbl``, ``allennlp tune-o-cost``), followed by a per-document
+(``allennlp train``, ``allennlp cbl``, ``allennlp tune-o-cost``; the packaged configs), started in the
+current directory (relative data paths start there), followed by a per-document
 evaluation on the test data (:mod:`eer_plugin.predictors.evaluation`). Simulated partial training data is
 written once per (dataset, scenario, seed) to ``OUTDIR/data``. The gold approaches (``gold``,
 ``gold_sns``) ignore the scenario and run on the plan's seeds.

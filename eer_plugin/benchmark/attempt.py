@@ -9,10 +9,10 @@ import time
 from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
-from eer_plugin.benchmark.plan import CBL_FAMILIES, Run
+from eer_plugin.benchmark.approaches import FAMILIES
+from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.resume import resumable, start_attempt
 from eer_plugin.benchmark.tables import read_json
-from eer_plugin.runtime.encoders import REPO_ROOT
 
 
 class StepFailed(RuntimeError):
@@ -39,7 +39,7 @@ class Attempt:
         if run.estimates_ratio:  # the ratio estimate first: the training reads its suggestion
             self.estimate_ratio()
         env = runner.environment(run)
-        archive, metrics_path = self.tune_raw(env) if run.family == "raw_cd" else self.train(env)
+        archive, metrics_path = self.tune_raw(env) if FAMILIES[run.family].tunes_o_cost else self.train(env)
         if run.estimates_ratio:
             os.replace(runner._estimate_staging(run), runner.estimate_path(run))
         eval_seconds, counts = self.evaluate(env, archive)
@@ -60,7 +60,7 @@ class Attempt:
         """Raw+CD: the Raw run it tunes (the plan's own Raw run when there is one, else trained here),
         then ``tune-o-cost``; returns the archive and the metrics file."""
         run, runner, directory = self.run, self.runner, self.directory
-        partner = runner.plan.raw_partner(run)
+        partner = runner.plan.tuned_run(run)
         directory.mkdir(parents=True, exist_ok=True)
         if partner is not None:
             partner_record = runner.record(partner)
@@ -69,7 +69,7 @@ class Attempt:
             raw_dir, raw_seconds = runner.run_dir(partner), float(partner_record["seconds"])
         else:
             raw_dir = directory / "raw"
-            raw_seconds = self.step(runner.commands(run)[0], env, f"train raw_{run.variant}")
+            raw_seconds = self.step(runner.commands(run)[0], env, f"train {FAMILIES[run.family].tunes}_{run.variant}")
             self.own_seconds += raw_seconds
         tune_seconds = self.step(runner.commands(run)[-1], env, "tune-o-cost")
         self.own_seconds += tune_seconds
@@ -82,8 +82,7 @@ class Attempt:
     def train(self, env: Dict[str, str]) -> Tuple[Path, Path]:
         """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted training); returns the archive
         and the metrics file."""
-        run, runner = self.run, self.runner
-        cbl = run.family in CBL_FAMILIES
+        run, runner, family = self.run, self.runner, FAMILIES[self.run.family]
         command, kept = runner.commands(run)[0], 0.0
         if resumable(run):
             kept = self.resume[1] if self.resume else 0.0
@@ -91,18 +90,18 @@ class Attempt:
             if self.resume:
                 command = command + ["--recover"]
                 self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
-        self.seconds = self.own_seconds = kept + self.step(command, env, "cbl" if cbl else "train")
-        final = self.directory / "final" if cbl else self.directory
+        self.seconds = self.own_seconds = kept + self.step(command, env, family.command)
+        final = self.directory / "final" if family.cbl_rounds else self.directory
         return final / "model.tar.gz", final / "metrics.json"
 
     def evaluate(self, env: Dict[str, str], archive: Path) -> Tuple[float, dict]:
         """The per-document evaluation on the test data: its seconds and ``doc_counts.json``."""
         run, counts_path = self.run, self.directory / "doc_counts.json"
         evaluate = [
-            sys.executable, "-m", "eer_plugin.commands.evaluate_documents", os.path.relpath(archive, REPO_ROOT), os.path.relpath(run.dataset.test, REPO_ROOT),
+            sys.executable, "-m", "eer_plugin.commands.evaluate_documents", self.runner.shown(archive), self.runner.shown(run.dataset.test),
             "-o", str(counts_path),
-        ]  # fmt: skip (run from REPO_ROOT: doc_counts.json names the archive and the test file relative to it)
-        if run.family == "eer":
+        ]  # fmt: skip (run from the runner's workdir: doc_counts.json names the archive and the test file relative to it)
+        if FAMILIES[run.family].ratio:  # rho* of the training data
             evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
         seconds = self.step(evaluate, env, "per-document evaluation")
         return seconds, json.loads(counts_path.read_text())

@@ -6,7 +6,8 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from eer_plugin.benchmark.plan import KNOWN_APPROACHES, VARIANTS, PlanError
+from eer_plugin.benchmark.approaches import KNOWN_APPROACHES, VARIANTS
+from eer_plugin.benchmark.plan import PlanError
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES
 
 #: EER_* variables the plan sets through its own keys, not through ``env``

@@ -54,7 +54,7 @@ def band_entry_table(report) -> str:
     plan = report.plan
     rows = []
     for run in plan.runs:
-        if run.family != "eer" or report.records[run.key].get("status") != "done":
+        if not run.trains_with_ratio or report.records[run.key].get("status") != "done":
             continue
         epochs = rho_hat_per_epoch(report.runner.run_dir(run))
         if not epochs:
@@ -90,7 +90,7 @@ def convergence(report) -> str:
     groups: Dict[Tuple, List[dict]] = {}
     for run in report.plan.runs:
         record = report.records[run.key]
-        if run.family != "eer" or record.get("status") != "done" or record.get("rho_hat") is None or record.get("rho_star") is None:
+        if not run.trains_with_ratio or record.get("status") != "done" or record.get("rho_hat") is None or record.get("rho_star") is None:
             continue
         groups.setdefault((run.dataset.name, run.scenario_name, run.approach, run.ratio, run.encoder, run.ablation), []).append(record)
     if not groups:

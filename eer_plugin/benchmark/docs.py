@@ -3,8 +3,9 @@ with the exact commands, the hardware and software, and the paper's numbers besi
 the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_plugin.benchmark.paper`). Nothing here is typed by hand.
 
 Written by ``allennlp eer-benchmark PLAN -o OUTDIR --report-only --docs docs --command ...`` (what
-``benchmarks/results.sh`` runs). When the docs directory is inside this repository, absolute paths
-of this machine (the benchmark directory, the repository) are written relative to the repository root.
+``benchmarks/results.sh`` runs, from the repository root). When the docs directory is inside the current
+directory (the repository, for ``results.sh``), absolute paths of this machine (the benchmark directory, the
+current directory) are written relative to the current directory; the plan is always named relative to it.
 """
 import os
 import platform
@@ -14,14 +15,14 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, paper_value, read_paper
 from eer_plugin.benchmark.parse import load_plan
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, approach_label, split_approach
+from eer_plugin.benchmark.approaches import approach_label, family_of, split_approach
+from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.report import Report
 from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_plugin.benchmark.studies import direction_verdict
 from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
 from eer_plugin.runtime.atomic import atomic_write_text, replacing
-from eer_plugin.runtime.encoders import REPO_ROOT
 
 #: the paper's numbers when ``--paper`` is not given: the package's ``paper_numbers.json`` (``--paper``
 #: also takes the LaTeX source itself)
@@ -147,8 +148,9 @@ def claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, colu
 
 def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> List[dict]:
     encoder = plan.encoders[0]
-    eer = [a for a in plan.approaches if split_approach(a)[0] == "eer" and a != "eer_all"]
-    baselines = [a for a in plan.approaches if split_approach(a)[0] not in ("eer",) and a not in GOLD_APPROACHES]
+    # the paper's claims: EER-short and -shortest against every baseline (the approaches without the ratio, not gold)
+    eer = [a for a in plan.approaches if family_of(a).ratio and split_approach(a)[1] != "all"]
+    baselines = [a for a in plan.approaches if not family_of(a).ratio and not family_of(a).gold]
     pairs = [(scenario, a, b) for scenario in plan.scenarios for a in eer for b in baselines]
     if "eer_short" in plan.approaches and "eer_shortest" in plan.approaches:
         pairs += [(scenario, "eer_short", "eer_shortest") for scenario in plan.scenarios]
@@ -260,10 +262,11 @@ def render(
     return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes)
 
 
-def repository_relative(text: str, outdir: Path, docs_dir: Path) -> str:
-    """``text`` with the absolute paths of this machine (the benchmark directory, the repository)
-    relative to the repository root, when ``docs_dir`` is inside the repository; else unchanged."""
-    root = REPO_ROOT.resolve()
+def repository_relative(text: str, outdir: Path, docs_dir: Path, root: Optional[Path] = None) -> str:
+    """``text`` with the absolute paths of this machine (the benchmark directory, ``root``) relative to
+    ``root`` (default: the current directory; the repository root for ``benchmarks/results.sh``), when
+    ``docs_dir`` is inside ``root``; else unchanged."""
+    root = Path(root or os.getcwd()).resolve()
     if not docs_dir.resolve().is_relative_to(root):
         return text
     text = text.replace(str(outdir), os.path.relpath(outdir, root))
@@ -310,7 +313,7 @@ def render_docs(
         *commands,
         "```",
         "",
-        f"Plan: `{os.path.relpath(plan.path, REPO_ROOT)}` (its header comment explains every reduction against the paper).",
+        f"Plan: `{os.path.relpath(plan.path)}` (its header comment explains every reduction against the paper).",
         "",
         *hardware(runner),
         "",

@@ -7,7 +7,8 @@ ratio grid's benchmark setting, a learning-curve point with a benchmark scenario
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.plan import BIND_SLUG, GOLD_APPROACHES, Plan, PlanError, Run
+from eer_plugin.benchmark.approaches import GOLD_APPROACHES
+from eer_plugin.benchmark.plan import BIND_SLUG, Plan, PlanError, Run
 from eer_plugin.benchmark.scenario import EXHAUSTIVE_MAX_PER_DOCUMENT, Dataset, Scenario
 
 

@@ -11,15 +11,10 @@ import re
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, split_approach
+from eer_plugin.benchmark.approaches import FAMILIES, GOLD_APPROACHES, split_approach
 
-# a paper table row label -> our approach name: "EER-BERT-short" -> "eer_short", "Gold-BERT-all" -> "gold",
-# "Gold-SNS-BERT-all" -> "gold_sns", "CBL-LSTM-shortest" -> "cbl_lstm_shortest" (the LSTM rows name no BERT)
-PAPER_FAMILIES = {
-    "Gold": "gold", "Gold-SNS": "gold_sns", "Raw": "raw", "Raw+CD": "raw_cd", "CBL": "cbl_bert", "CBL-LSTM": "cbl_lstm",
-    "SNS": "sns", "EER": "eer",
-}  # fmt: skip
-PAPER_NO_ENCODER = ("CBL-LSTM",)  # families whose row label has no "-BERT"
+# a paper table row label from our approach (approaches.FAMILIES: each family's paper name, and whether its rows
+# name the encoder): "eer_short" -> "EER-BERT-short", "gold" -> "Gold-BERT-all", "cbl_lstm_shortest" -> "CBL-LSTM-shortest"
 PAPER_BLOCKS = {"Non-Native Speaker": "nns", "Exploratory Expert": "ee"}
 
 
@@ -85,8 +80,7 @@ def paper_convergence(tex: str) -> str:
 def paper_row_label(approach: str) -> Tuple[str, str]:
     """``eer_short`` -> (``'EER'``, ``'short'``); ``gold`` -> (``'Gold'``, ``'all'``)."""
     family, variant = split_approach(approach)
-    paper_family = next(name for name, ours in PAPER_FAMILIES.items() if ours == family)
-    return paper_family, variant
+    return FAMILIES[family].paper, variant
 
 
 def paper_value(rows, scenario_type: Optional[str], approach: str, column: str) -> Tuple[Optional[float], str]:
@@ -94,10 +88,11 @@ def paper_value(rows, scenario_type: Optional[str], approach: str, column: str) 
     approach, or, when the block has no row of that variant at all (the paper's NNS block has only
     ``-all`` rows), the same family's ``all`` row."""
     family, variant = paper_row_label(approach)
+    names_encoder = FAMILIES[split_approach(approach)[0]].paper_encoder
     block = "" if approach in GOLD_APPROACHES else scenario_type
     block_variants = {label.rsplit("-", 1)[-1] for (b, label) in rows if b == block}
     for wanted in (variant,) if variant in block_variants else ("all",):
-        label = f"{family}-{wanted}" if family in PAPER_NO_ENCODER else f"{family}-BERT-{wanted}"
+        label = f"{family}-BERT-{wanted}" if names_encoder else f"{family}-{wanted}"
         if (block, label) in rows and column in rows[(block, label)]:
             return rows[(block, label)][column], label
     return None, ""

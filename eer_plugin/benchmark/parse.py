@@ -12,7 +12,8 @@ from eer_plugin.benchmark.checks import (
     require,
 )  # fmt: skip
 from eer_plugin.benchmark.parse_studies import check_ablations, check_learning_curve, check_ratio_grid
-from eer_plugin.benchmark.plan import ABLATIONS_DIR, GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, PlanError, slug
+from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
+from eer_plugin.benchmark.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
 from eer_plugin.benchmark.scenario import dataset_reader_options
 from eer_plugin.runtime.encoders import config_defaults

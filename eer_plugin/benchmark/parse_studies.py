@@ -2,10 +2,11 @@
 ``learning_curve``, ``ablations``), checked as :mod:`~eer_plugin.benchmark.parse` checks the rest."""
 from typing import Any, Dict, List, Optional
 
+from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_APPROACHES
 from eer_plugin.benchmark.checks import (
     check_approaches, check_env, check_keys, check_min_steps, check_names, check_seeds, check_subset, require,
 )  # fmt: skip
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_CONTROLS, setting_slug, split_approach
+from eer_plugin.benchmark.plan import RATIO_CONTROLS, setting_slug
 from eer_plugin.benchmark.scenario import Scenario
 
 
@@ -28,7 +29,7 @@ def check_ratio_grid(grid: Any, scenarios: List[Scenario], dataset_names: List[s
         )  # fmt: skip
         pairs.append((float(pair[0]), float(pair[1])))
     approach = grid.get("approach", "eer_short")
-    require(approach in KNOWN_APPROACHES and split_approach(approach)[0] == "eer", f"ratio_grid: 'approach' must be an EER approach (eer_all, eer_short, eer_shortest), got {approach!r}")
+    require(approach in RATIO_APPROACHES, f"ratio_grid: 'approach' must be an EER approach ({', '.join(RATIO_APPROACHES)}), got {approach!r}")
     require(bool(scenarios), "ratio_grid needs a scenario")
     controls = check_names(grid.get("controls", ["fixed"]), "ratio_grid.controls")
     for control in controls:

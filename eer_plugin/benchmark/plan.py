@@ -8,19 +8,10 @@ import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from eer_plugin.benchmark.approaches import FAMILIES, VARIANTS, approach_label, split_approach
 from eer_plugin.benchmark.scenario import Dataset, Scenario
 from eer_plugin.runtime.encoders import config_defaults
 
-FAMILIES = ("raw", "raw_cd", "cbl_lstm", "cbl_bert", "sns", "eer")
-CBL_FAMILIES = ("cbl_lstm", "cbl_bert")  # run with `allennlp cbl`; the final model is in <run>/final
-VARIANTS = ("all", "short", "shortest")
-#: approaches trained on the complete annotation; they ignore the scenario (directory GOLD_SCENARIO) and
-#: use the plan's seeds: Gold (the CRF tagger) and Gold-SNS (the SNS span model, the paper's Gold-SNS-BERT row)
-GOLD_APPROACHES = ("gold", "gold_sns")
-KNOWN_APPROACHES = GOLD_APPROACHES + tuple(f"{family}_{variant}" for family in FAMILIES for variant in VARIANTS)
-FAMILY_LABELS = {
-    "gold": "Gold", "gold_sns": "Gold-SNS", "raw": "Raw", "raw_cd": "Raw+CD", "cbl_lstm": "CBL-LSTM", "cbl_bert": "CBL-BERT", "sns": "SNS", "eer": "EER",
-}  # fmt: skip
 GOLD_SCENARIO = "gold"  # directory of the gold approaches' runs (they ignore the scenario)
 #: the ratio grid's controls (``EER_RATIO_CONTROL``); a grid band trained with ``bind`` is kept with the
 #: ablation setting of that name (``<dataset>/ablations/binding-ratio-control/...``) and is the same run as it
@@ -31,19 +22,6 @@ ABLATIONS_DIR = "ablations"  # <dataset>/ablations/<setting>/<scenario>/...: the
 
 class PlanError(ValueError):
     """An invalid benchmark plan; the message names the key and what was expected."""
-
-
-def split_approach(approach: str) -> Tuple[str, str]:
-    """``raw_cd_shortest`` -> ``("raw_cd", "shortest")``; ``gold`` -> ``("gold", "all")``; ``gold_sns`` -> ``("gold_sns", "all")``."""
-    if approach in GOLD_APPROACHES:
-        return approach, "all"
-    family, _, variant = approach.rpartition("_")
-    return family, variant
-
-
-def approach_label(approach: str) -> str:
-    family, variant = split_approach(approach)
-    return f"{FAMILY_LABELS[family]}-{variant}"
 
 
 def slug(text: str) -> str:
@@ -126,6 +104,11 @@ class Run:
     @property
     def variant(self) -> str:
         return split_approach(self.approach)[1]
+
+    @property
+    def trains_with_ratio(self) -> bool:
+        """Its family trains with the expected entity ratio (rho_hat, rho*; :mod:`~eer_plugin.benchmark.approaches`)."""
+        return FAMILIES[self.family].ratio
 
     @property
     def approach_dir(self) -> str:
@@ -271,8 +254,10 @@ class Plan:
         return next((r for r in self.runs if r.key == key), None)
 
     def units(self) -> List[List[Run]]:
-        """Runs grouped into independent units, in run order: a ``raw_cd_<v>`` run joins the unit of
-        the ``raw_<v>`` run it tunes (when the plan has that run), so the two never run apart."""
+        """Runs grouped into independent units, in run order: a run of a family that tunes another's model
+        (``raw_cd_<v>``) joins the unit of the run it tunes (``raw_<v>``, when the plan has that run), so the
+        two never run apart; the tuned run comes first."""
+        tuned_by = {family.tunes: name for name, family in FAMILIES.items() if family.tunes}
         by_key = {run.key: run for run in self.runs}
         units: List[List[Run]] = []
         unit_of: Dict[Tuple, List[Run]] = {}
@@ -281,20 +266,24 @@ class Plan:
                 continue
             unit = [run]
             unit_of[run.key] = unit
-            if run.family in ("raw", "raw_cd"):
-                partner_approach = f"raw_cd_{run.variant}" if run.family == "raw" else f"raw_{run.variant}"
-                partner_key = (run.key[0], run.key[1], partner_approach) + run.key[3:]
-                partner = by_key.get(partner_key)
+            partner_family = FAMILIES[run.family].tunes or tuned_by.get(run.family)
+            if partner_family is not None:
+                partner = by_key.get(self._same_run_of(run, partner_family))
                 if partner is not None and partner.key not in unit_of:
                     unit.append(partner)
                     unit_of[partner.key] = unit
-            unit.sort(key=lambda r: r.family != "raw")  # the raw run first
+            unit.sort(key=lambda r: FAMILIES[r.family].tunes is not None)  # the tuned run first
             units.append(unit)
         return units
 
-    def raw_partner(self, run: Run) -> Optional[Run]:
-        """The plan's ``raw_<v>`` run that a ``raw_cd_<v>`` run tunes, if the plan has it."""
-        key = (run.key[0], run.key[1], f"raw_{run.variant}") + run.key[3:]
+    @staticmethod
+    def _same_run_of(run: Run, family: str) -> Tuple:
+        """The key of the run of ``family`` with the same variant, data, encoder and seed as ``run``."""
+        return (run.key[0], run.key[1], f"{family}_{run.variant}") + run.key[3:]
+
+    def tuned_run(self, run: Run) -> Optional[Run]:
+        """The plan's run that a run of a tuning family tunes (``raw_<v>`` for ``raw_cd_<v>``), if the plan has it."""
+        key = self._same_run_of(run, FAMILIES[run.family].tunes)
         return next((r for r in self.runs if r.key == key), None)
 
 

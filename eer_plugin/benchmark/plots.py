@@ -67,7 +67,7 @@ def plot_rho_hat(report, path: Path) -> bool:
     series = []
     for run in report.plan.runs:
         record = report.records[run.key]
-        if run.family != "eer" or "benchmark" not in run.studies or record.get("status") != "done":
+        if not run.trains_with_ratio or "benchmark" not in run.studies or record.get("status") != "done":
             continue
         epochs = rho_hat_per_epoch(report.runner.run_dir(run))
         if epochs:

@@ -6,9 +6,10 @@ the runs' result files."""
 from typing import Any, Dict, List, Optional, Tuple
 
 from eer_plugin.benchmark import convergence, sections
-from eer_plugin.benchmark.plan import GOLD_APPROACHES, GOLD_SCENARIO, KNOWN_APPROACHES, Plan, approach_label
-from eer_plugin.benchmark.runner import Runner
+from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, approach_label
+from eer_plugin.benchmark.plan import GOLD_SCENARIO, Plan
 from eer_plugin.benchmark.scenario import Scenario
+from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.selection import block_counts
 from eer_plugin.benchmark.tables import (
     duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-from eer_plugin.benchmark.plan import CBL_FAMILIES, Run
+from eer_plugin.benchmark.approaches import FAMILIES
+from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.tables import read_json, write_atomic
 
 #: what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz and best.th);
@@ -28,8 +29,9 @@ CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round
 
 def resumable(run: Run) -> bool:
     """Whether an interrupted run continues its training: its one long step is ``allennlp train`` into
-    its own directory (not CBL's rounds, Raw+CD's search or a ratio estimate's two steps)."""
-    return run.family not in CBL_FAMILIES and run.family != "raw_cd" and not run.estimates_ratio
+    its own directory (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`: not CBL's rounds or Raw+CD's
+    search), and not a ratio estimate's two steps."""
+    return FAMILIES[run.family].resumable and not run.estimates_ratio
 
 
 def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:

@@ -18,13 +18,12 @@ from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
 from eer_plugin.benchmark.attempt import Attempt, StepFailed
-from eer_plugin.benchmark.plan import CBL_FAMILIES, Plan, Run, number_text
+from eer_plugin.benchmark.approaches import FAMILIES
+from eer_plugin.benchmark.plan import Plan, Run, number_text
 from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
-from eer_plugin.runtime.encoders import REPO_ROOT
 
-CONFIG_DIR = REPO_ROOT / "training_configs"
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
     "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
@@ -57,13 +56,16 @@ class Runner:
         retries: how often a failing run is started again before it is recorded as failed.
         echo: where progress lines go (``print``; tests pass a collector).
         keep_checkpoints: keep the trainer's checkpoints of finished runs (they are deleted by default).
+        workdir: the directory the runs' subprocesses start in (default: the current directory, where the
+            plan's relative data paths start); the records name the archive and the data relative to it.
     """
 
     def __init__(
         self, plan: Plan, outdir: str, jobs: int = 1, threads: Optional[int] = None, retries: int = 1, echo=print,
-        keep_checkpoints: bool = False,
+        keep_checkpoints: bool = False, workdir: Optional[str] = None,
     ):  # fmt: skip
         self.plan = plan
+        self.workdir = Path(workdir or os.getcwd()).resolve()
         self.keep_checkpoints = keep_checkpoints
         self.outdir = Path(outdir).resolve()
         self.jobs = max(1, jobs)
@@ -71,7 +73,7 @@ class Runner:
         self.retries = retries
         self.echo = echo
         self._lock = threading.Lock()
-        self.data = SimulatedData(self.outdir, lambda message: self.echo(message))
+        self.data = SimulatedData(self.outdir, lambda message: self.echo(message), self.workdir)
         self._progress = None
         self._counter = 0
         self._total = 0
@@ -84,8 +86,13 @@ class Runner:
 
     def recorded(self, path: Path) -> str:
         """A path as the run records keep it: relative to the benchmark directory, so records copied to
-        another machine or checkout (``docs/results/runs``) name nothing of this one."""
+        another machine or checkout (``docs/results/records.jsonl``) name nothing of this one."""
         return os.path.relpath(path, self.outdir)
+
+    def shown(self, path) -> str:
+        """A path as a run's subprocesses are given it: relative to :attr:`workdir`, where they start (so
+        ``doc_counts.json`` and ``ratio_estimate.json`` name no path of this machine)."""
+        return os.path.relpath(path, self.workdir)
 
     def log_path(self, run: Run) -> Path:
         return self.outdir / "logs" / run.rel.parent / f"{run.rel.name}.log"
@@ -191,19 +198,18 @@ class Runner:
 
     def commands(self, run: Run) -> List[List[str]]:
         """The main commands of a run (for --dry-run; see :meth:`_attempt` for the whole sequence)."""
-        directory = self.run_dir(run)
+        directory, family = self.run_dir(run), FAMILIES[run.family]
         include = ["--include-package", "eer_plugin"]
-        if run.family in CBL_FAMILIES:
-            return [["allennlp", "cbl", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
-        if run.family == "raw_cd":
-            partner = self.plan.raw_partner(run)
+        config = str(family.config_file(run.variant))  # the packaged config (approaches.FAMILIES)
+        if family.tunes_o_cost:  # the run it tunes (the plan's, else trained here), then the search
+            partner = self.plan.tuned_run(run)
             raw_dir = self.run_dir(partner) if partner else directory / "raw"
-            commands = [] if partner else [["allennlp", "train", str(CONFIG_DIR / f"raw_{run.variant}.jsonnet"), "-s", str(raw_dir), *include]]
+            commands = [] if partner else [["allennlp", "train", config, "-s", str(raw_dir), *include]]
             return commands + [[
-                "allennlp", "tune-o-cost", str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
+                "allennlp", family.command, str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
                 "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), *include,
             ]]  # fmt: skip
-        return [["allennlp", "train", str(CONFIG_DIR / f"{run.approach}.jsonnet"), "-s", str(directory), *include]]
+        return [["allennlp", family.command, config, "-s", str(directory), *include]]
 
     def estimate_command(self, run: Run) -> Optional[List[str]]:
         """A ratio-estimate run's first step: ``eer-estimate-ratio`` on the complete documents of its
@@ -212,8 +218,8 @@ class Runner:
         if not run.estimates_ratio:
             return None
         env = self.plan.env_of(run)
-        command = [  # run from REPO_ROOT: ratio_estimate.json names the data relative to it, like doc_counts.json
-            "allennlp", "eer-estimate-ratio", os.path.relpath(self.data_path(run), REPO_ROOT), "--encoder", run.encoder, "--variant", run.variant,
+        command = [  # run from the workdir: ratio_estimate.json names the data relative to it, like doc_counts.json
+            "allennlp", "eer-estimate-ratio", self.shown(self.data_path(run)), "--encoder", run.encoder, "--variant", run.variant,
             "--max-length", str(env.get("EER_MAX_LENGTH", "512")), "--seed", str(run.seed), "--output", str(self._estimate_staging(run)),
         ]  # fmt: skip
         if str(env.get("EER_RATIO_BOOKENDS", "false")).lower() == "true":
@@ -227,7 +233,7 @@ class Runner:
         with open(log, "a") as handle:
             handle.write(f"\n--- {step}: {' '.join(command)}\n")
             handle.flush()
-            process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=str(REPO_ROOT))
+            process = subprocess.Popen(command, env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=str(self.workdir))
             with self._lock:
                 self._children.add(process)
             try:

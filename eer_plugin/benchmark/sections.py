@@ -7,7 +7,7 @@ import io
 from typing import Dict, List
 
 from eer_plugin.benchmark import convergence, plots, studies
-from eer_plugin.benchmark.plan import approach_label
+from eer_plugin.benchmark.approaches import approach_label
 from eer_plugin.benchmark.tables import write_atomic
 
 #: the head learning rate of the configs when the plan and the config defaults name none

@@ -5,12 +5,11 @@ atomically (statistics first, data last: the data file's existence means both ar
 import json
 import os
 from pathlib import Path
-from typing import Any, Callable, Dict, Tuple
+from typing import Any, Callable, Dict, Optional, Tuple
 
 from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.tables import write_atomic
 from eer_plugin.runtime.atomic import replacing
-from eer_plugin.runtime.encoders import REPO_ROOT
 
 
 class SimulatedData:
@@ -19,10 +18,12 @@ class SimulatedData:
     Args:
         outdir: the benchmark directory.
         echo: where one line per simulated file goes.
+        workdir: the statistics name the dev file relative to this directory (default: the current one).
     """
 
-    def __init__(self, outdir: Path, echo: Callable[[str], Any] = print):
+    def __init__(self, outdir: Path, echo: Callable[[str], Any] = print, workdir: Optional[Path] = None):
         self.outdir = outdir
+        self.workdir = workdir or Path.cwd()
         self.echo = echo
         self.errors: Dict[Path, str] = {}  # data file -> why it could not be made (fails its runs, not the benchmark)
         self._gold_cache: Dict[tuple, list] = {}
@@ -75,7 +76,7 @@ class SimulatedData:
                 budget = max(1, round(scenario.get("budget") * dev_tokens / train_tokens))
                 extra = {"proportional_to": scenario.get("budget"), "dev_tokens": dev_tokens, "train_tokens": train_tokens}
             docs, stats = simulators.exploratory_expert(dev, budget, p["keep_probability"], p["max_per_document"], run.seed)
-            shown = os.path.relpath(run.dataset.dev, REPO_ROOT)  # the statistics are kept in docs/: no path of this machine
+            shown = os.path.relpath(run.dataset.dev, self.workdir)  # the statistics are kept in docs/: no path of this machine
             return docs, dict(stats, **common, data="dev", file=shown, budget=budget, dev_params=p, **extra)
         gold = self._gold(run.dataset.train, run.dataset)
         if run.complete_documents is not None:

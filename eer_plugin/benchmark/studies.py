@@ -4,8 +4,8 @@ at a time against the benchmark's own run). Each function takes a
 :class:`~eer_plugin.benchmark.report.Report` and returns Markdown (and, for the learning curve, its rows)."""
 from typing import Dict, List, Optional, Tuple
 
+from eer_plugin.benchmark.approaches import approach_label
 from eer_plugin.benchmark.convergence import band_text, rho_hat_per_epoch
-from eer_plugin.benchmark.plan import approach_label
 from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
 
 
@@ -178,7 +178,7 @@ def _band(report, run, record) -> Tuple[str, str]:
     """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise.
     The first cell also names the epoch from which rho_hat stayed in the band when that is a later one
     (``1 of 50, in band from 12``) or that it ended outside (``1 of 50, not at the end``)."""
-    if run.family != "eer" or record.get("status") != "done":
+    if not run.trains_with_ratio or record.get("status") != "done":
         return "–", "–"
     rho, gamma = report.plan.ratio_of(run, record)
     epochs = rho_hat_per_epoch(report.runner.run_dir(run))
@@ -301,7 +301,7 @@ def setting_text(setting: dict, run) -> str:
             f"EER_ENTITY_RATIO / EER_RATIO_MARGIN estimated from {estimate['complete_documents']} complete training documents (in the budget)"
         )
     if setting.get("complete_documents"):
-        ratio = ", the plan's ratio" if run.family == "eer" else ""  # the other approaches have no ratio to estimate
+        ratio = ", the plan's ratio" if run.trains_with_ratio else ""  # the other approaches have no ratio to estimate
         parts.append(f"{setting['complete_documents']} complete training documents (in the budget){ratio}")
     return ", ".join(parts)
 

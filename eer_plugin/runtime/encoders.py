@@ -5,7 +5,6 @@ No model hub is needed: the default encoder is all-MiniLM-L6-v2 as shipped insid
 Any Hugging Face model name or local directory works in their place.
 """
 import os
-from pathlib import Path
 from typing import Tuple
 
 from eer_plugin.runtime import settings
@@ -15,8 +14,6 @@ MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", 
 
 #: the package's default encoder (the packaged copy; no download)
 DEFAULT_ENCODER = MINILM_ALIASES[0]
-
-REPO_ROOT = Path(__file__).resolve().parents[2]
 
 
 def minilm_path() -> str:

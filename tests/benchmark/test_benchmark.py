@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+import eer_plugin
 from conftest import FIXTURES, REPO
 from eer_plugin.benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
 from eer_plugin.commands import benchmark
@@ -191,6 +192,8 @@ def test_runs_units_shards_and_shared_runs():
     runner = Runner(plan, "/tmp/unused-benchmark-dir")
     raw_cd = next(r for r in plan.runs if r.approach == "raw_cd_short")
     assert [c[1] for c in runner.commands(raw_cd)] == ["train", "tune-o-cost"]
+    config = Path(runner.commands(raw_cd)[0][2])
+    assert config.parent == Path(eer_plugin.__file__).parent / "training_configs" and config.name == "raw_short.jsonnet" and config.is_file()
     env = runner.environment(next(r for r in grid if r.ratio))
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"], env["EER_EPOCHS"]) == ("0.2", "0", "1")
 
@@ -313,7 +316,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
         assert [sum(c[i] for c in counts.values()) for i in range(3)] == [int(row["tp"]), int(row["fp"]), int(row["fn"])]
         assert 0 <= float(row["f1"]) <= 1 and float(row["seconds"]) > 0 and Path(row["log"]).exists()
         assert float(row["rho_hat"]) == json.loads((run_dir / "metrics.json").read_text())["training_rho_hat"]
-        # the records kept across sessions (docs/results/runs) name no path of this machine
+        # the records kept across sessions (docs/results/records.jsonl) name no path of this machine
         record, doc_counts = json.loads((run_dir / "result.json").read_text()), json.loads((run_dir / "doc_counts.json").read_text())
         for key in ("run_dir", "log", "archive"):
             assert not Path(record[key]).is_absolute() and (out / record[key]).exists(), (key, record[key])

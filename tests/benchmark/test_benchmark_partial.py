@@ -14,8 +14,9 @@ from eer_plugin.annotation.simulators import SimulationError
 from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.selection import block_counts, dry_run
 from eer_plugin.benchmark.studies import ablation_notes, setting_text
+from eer_plugin.annotation import simulators
 from eer_plugin.corpus.documents import Document
-from eer_plugin.runtime.encoders import REPO_ROOT
+from eer_plugin.annotation.simulators import SimulationError
 from test_benchmark import TRAIN, fabricate, plan_data, read_csv
 
 PARTIAL_DEV = {"name": "partial dev set", "dev": {"type": "ee", "budget": "proportional"}, "env": {"EER_VALIDATION_METRIC": "+partial-f1"}}
@@ -109,7 +110,10 @@ def test_partial_dev_and_ratio_estimate_runs(tmp_path, capsys):
     assert env["EER_TRAIN_DATA"] == str(data / "_complete2-EE" / "seed1.jsonl") and env["EER_DEV_DATA"] == base_env["EER_DEV_DATA"]
     assert env["EER_ENTITY_RATIO"] == env["EER_RATIO_MARGIN"] == "<estimated>"
     command = runner.estimate_command(estimate_run)
-    assert command[:3] == ["allennlp", "eer-estimate-ratio", os.path.relpath(env["EER_TRAIN_DATA"], REPO_ROOT)] and command[-1].endswith(".seed1.ratio_estimate.json")  # moved into the run directory after training
+    assert command[:3] == ["allennlp", "eer-estimate-ratio", os.path.relpath(env["EER_TRAIN_DATA"])] and command[-1].endswith(".seed1.ratio_estimate.json")  # moved into the run directory after training
+    # the subprocesses start in the caller's directory (or the runner's workdir) and are given paths relative to it
+    elsewhere = Runner(plan, str(tmp_path / "bench"), workdir=str(tmp_path)).estimate_command(estimate_run)
+    assert elsewhere[2] == os.path.relpath(env["EER_TRAIN_DATA"], tmp_path) == "bench/data/fx/_complete2-EE/seed1.jsonl"
     assert "--variant" in command and command[command.index("--variant") + 1] == "short" and runner.estimate_command(dev_run) is None
     runner.estimate_path(estimate_run).parent.mkdir(parents=True)
     runner.estimate_path(estimate_run).write_text(json.dumps({"ratio": 0.21, "low": 0.18, "high": 0.25, "documents": 2, "suggested": {"entity_ratio": 0.215, "ratio_margin": 0.035}}))

@@ -4,7 +4,7 @@ rho_hat entered the band, and several seeds (mean ± sd, the paired bootstrap wi
 and repository-relative paths in docs/."""
 import json
 import re
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 import pytest
 
@@ -13,6 +13,7 @@ from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
 from eer_plugin.benchmark.convergence import epoch_in_band_to_the_end, first_epoch_in_band
 from eer_plugin.benchmark.docs import comparison, ratio_comparison, repository_relative
 from eer_plugin.benchmark.paper import paper_robustness, paper_table
+from eer_plugin.benchmark.records import read_records
 from eer_plugin.commands import benchmark
 from eer_plugin.runtime.encoders import config_defaults
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data
@@ -144,11 +145,11 @@ def test_several_seeds_mean_sd_and_pooled_bootstrap(tmp_path):
 def test_docs_in_the_repository_name_no_absolute_path(tmp_path):
     outdir = tmp_path / "bench"
     text = f"run {outdir}/runs/fx/EE/eer_short/seed0, plan {REPO}/benchmarks/plans/p.jsonnet"
-    relative = repository_relative(text, outdir, REPO / "docs")
+    relative = repository_relative(text, outdir, REPO / "docs", root=REPO)
     assert not re.search(r"(^|\s)/", relative)  # no absolute path left
     assert Path(REPO, relative.split()[1].rstrip(",")).resolve() == (outdir / "runs/fx/EE/eer_short/seed0").resolve()
     assert relative.endswith("plan benchmarks/plans/p.jsonnet")
-    assert repository_relative(text, outdir, tmp_path / "docs") == text  # docs outside the repository: unchanged
+    assert repository_relative(text, outdir, tmp_path / "docs", root=REPO) == text  # docs outside the repository: unchanged
 
 
 @pytest.mark.integration
@@ -177,10 +178,10 @@ def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     assert "- Note: a remark" in text and "## Test F1" in text and "## Epochs until rho_hat entered the band" in text
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (tmp_path / "bench" / "results.csv").read_text()
     assert (REPO / "docs" / "results.md").stat().st_mtime_ns == before  # the repository's docs are untouched
-    # the finished runs' records are kept in DOCS/results/runs (no model or log files) and a fresh benchmark
+    # the finished runs' records are kept in DOCS/results/records.jsonl (no model or log files) and a fresh benchmark
     # directory (a later session on a fresh clone) is restored from them: the same report, nothing rerun
-    records = tmp_path / "docs" / "results" / "runs"
-    kept = sorted(p.relative_to(records) for p in records.rglob("*") if p.is_file())
+    records = read_records(tmp_path / "docs" / "results" / "records.jsonl")
+    kept = sorted(PurePosixPath(directory, name) for directory, files in records.items() for name in files)
     assert sum(p.name == "DONE" for p in kept) == len(plan.runs)
     assert {p.name for p in kept} <= {"DONE", "result.json", "doc_counts.json", "metrics.json", "ratio_init.json",
                                       "ratio_estimate.json", "o_cost.json", "cbl_rounds.json"} | {p.name for p in kept if p.name.startswith("metrics_epoch_") or p.name.endswith(".stats.json")}
