@@ -103,3 +103,17 @@ def test_speed_page_holds_what_make_bench_renders(tmp_path):
     speed_report.write_block(plain, ["x"])
     assert plain.read_text() == "# no generated block\n"
     assert "speed-report:begin" not in README.read_text()
+
+
+def test_the_settings_table_of_the_docs_names_every_setting_and_no_other():
+    """docs/configs.md's table of EER_* settings against the one settings table (eer_plugin/runtime/settings.py), and
+    the benchmark's compared settings are settings too."""
+    from eer_plugin.benchmark.runner import COMPARED_SETTINGS
+    from eer_plugin.runtime.settings import SETTINGS
+
+    rows = [line for line in (REPO / "docs" / "configs.md").read_text().splitlines() if re.match(r"^\| `EER_\w+`", line)]
+    named = {name for row in rows for name in re.findall(r"`(EER_\w+)`", row.split("|")[1])}
+    settings = {s.name for s in SETTINGS}
+    assert sorted(settings - named) == [], "docs/configs.md: add these settings to the table"
+    assert sorted(named - settings) == [], "docs/configs.md names settings that eer_plugin/runtime/settings.py does not have"
+    assert set(COMPARED_SETTINGS) <= settings
