@@ -235,14 +235,19 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
 
     if plan.reference:
         closing, tested = [], 0
-        for entry in pooled_ablation_differences(report):
+        pooled = pooled_ablation_differences(report)
+        scenarios: Dict[tuple, set] = {}  # (setting, approach) -> its scenarios: named when there are several
+        for entry in pooled:
+            scenarios.setdefault((entry["setting"]["name"], entry["run"].approach), set()).add(entry["run"].scenario_name)
+        for entry in pooled:
             if entry["run"].dataset.name != dataset:
                 continue
             tested += 1
             test, seeds = entry["test"], entry["seeds"]
             if not (test["significant"] and test["delta"] < 0):
                 which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))} pooled"
-                closing.append(f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {which}: {100 * test['delta']:+.1f})")
+                where = f"{entry['run'].scenario_name}, " if len(scenarios[(entry["setting"]["name"], entry["run"].approach)]) > 1 else ""
+                closing.append(f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {where}{which}: {100 * test['delta']:+.1f})")
         if tested:
             label = approach_label(plan.reference)
             text.append(

@@ -234,7 +234,8 @@ def pooled_ablation_differences(report) -> List[dict]:
         counts = None if run is reference else _finished_counts(report, run, reference)  # itself; or not both finished
         if counts is None:
             continue
-        group = groups.setdefault((entry["setting"]["name"], run.dataset.name, run.approach, run.encoder), {"setting": entry["setting"], "run": run, "pairs": []})
+        key = (entry["setting"]["name"], run.dataset.name, run.scenario_name, run.approach, run.encoder)  # seeds pooled, never scenarios
+        group = groups.setdefault(key, {"setting": entry["setting"], "run": run, "pairs": []})
         group["pairs"].append((run.seed, *counts))
     out = []
     for group in groups.values():
