@@ -436,3 +436,17 @@ def test_an_ablation_on_other_data_is_compared_with_the_reference_on_those_data(
     references = {row["run"].name.replace("/all-MiniLM-L6-v2", ""): row["reference"].name.replace("/all-MiniLM-L6-v2", "") for row in ablation_rows(Report(plan, runner))}
     assert references["fx/ablations/estimate-then-bind/EE/eer_short/seed0"] == "fx/ablations/complete-plan-s-ratio/EE/sns_shortest/seed0"
     assert references["fx/ablations/no-calibrated-start/EE/eer_short/seed0"] == "fx/EE/sns_shortest/seed0"  # same data as the benchmark
+
+
+def test_an_ablation_on_two_scenarios_is_pooled_per_scenario_not_as_seeds(tmp_path):
+    """A setting run on EE and NNS gets one pooled test per scenario (its seeds pooled), never EE and NNS pooled as
+    if they were two seeds of one comparison."""
+    from eer_plugin.benchmark.studies import pooled_ablation_differences
+
+    setting = {"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}, "scenarios": ["EE", "NNS"]}
+    plan = parse_plan(rerun_plan(ablations={**ABLATIONS, "settings": [setting], "scenarios": ["EE"], "seeds": [0]})).expand()
+    runner = Runner(plan, str(tmp_path / "bench"))
+    for run in plan.runs:
+        fabricate(runner, run, [(6, 5 if run.ablation else 4, 0)] * DOCS)
+    pooled = pooled_ablation_differences(Report(plan, runner))
+    assert sorted((e["run"].scenario_name, e["seeds"]) for e in pooled) == [("EE", [0]), ("NNS", [0])]
