@@ -265,6 +265,28 @@ def _train(directory: Path, config: str, recover: bool = False, overrides: str =
     )
 
 
+def _train_until_killed(monkeypatch, directory: Path, config: str, killed_after, overrides: str = "") -> None:
+    """Trains ``config`` into ``directory`` and kills it (:class:`Killed`) right after the checkpoint that
+    ``killed_after(trainer)`` names has been saved, as a SIGKILL at that moment would."""
+    from eer_plugin.training import checkpointer
+
+    original = checkpointer.AtomicCheckpointer.save_checkpoint
+
+    def save_then_die(self, trainer):
+        original(self, trainer)
+        if killed_after(trainer):
+            raise Killed()
+
+    with monkeypatch.context() as patch:
+        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
+        with pytest.raises(Killed):
+            _train(directory, config, overrides=overrides)
+
+
+def _after_epoch_one(trainer) -> bool:
+    return trainer._epochs_completed == 1
+
+
 def _comparable(directory: Path) -> dict:
     """Every metric of every epoch and of the end (durations, memory, timestamps left out), and the final weights."""
     def clean(metrics):
@@ -290,17 +312,7 @@ def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_enc
 
     _train_env(monkeypatch, tiny_encoder, epochs=3)
     _train(tmp_path / "straight", config)
-    original = checkpointer.AtomicCheckpointer.save_checkpoint
-
-    def save_then_die(self, trainer):
-        original(self, trainer)
-        if trainer._epochs_completed == 1:
-            raise Killed()
-
-    with monkeypatch.context() as patch:
-        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
-        with pytest.raises(Killed):
-            _train(tmp_path / "resumed", config)
+    _train_until_killed(monkeypatch, tmp_path / "resumed", config, _after_epoch_one)
     state = torch.load(tmp_path / "resumed" / "training_state_e1_b0.th", weights_only=True)
     assert {"python", "numpy", "torch"} <= state[checkpointer.RNG_KEY]["now"].keys()
     if config.startswith("sns"):  # the span model's own negative sampler
@@ -313,24 +325,12 @@ def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_enc
 def test_recovered_run_under_the_binding_control_is_the_uninterrupted_run(tiny_encoder, monkeypatch, tmp_path):
     """The binding control's state (running ratio and the band's two multipliers) is part of the model: a run
     killed after epoch 1 and recovered ends with the uninterrupted run's weights, multipliers and metrics."""
-    from eer_plugin.training import checkpointer
-
     _train_env(monkeypatch, tiny_encoder, epochs=3)
     band = {"EER_RATIO_CONTROL": "bind", "EER_ENTITY_RATIO": "0.6", "EER_RATIO_MARGIN": "0.01", "EER_RATIO_INIT": "none"}
     for name, value in band.items():
         monkeypatch.setenv(name, value)  # a band far from where the model starts and is pulled: the multipliers move
     _train(tmp_path / "straight", "eer_short.jsonnet")
-    original = checkpointer.AtomicCheckpointer.save_checkpoint
-
-    def save_then_die(self, trainer):
-        original(self, trainer)
-        if trainer._epochs_completed == 1:
-            raise Killed()
-
-    with monkeypatch.context() as patch:
-        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
-        with pytest.raises(Killed):
-            _train(tmp_path / "resumed", "eer_short.jsonnet")
+    _train_until_killed(monkeypatch, tmp_path / "resumed", "eer_short.jsonnet", _after_epoch_one)
     _train(tmp_path / "resumed", "eer_short.jsonnet", recover=True)
     straight, resumed = _comparable(tmp_path / "straight"), _comparable(tmp_path / "resumed")
     _assert_identical(straight, resumed)
@@ -345,17 +345,8 @@ def test_resume_from_a_checkpoint_inside_an_epoch(tiny_encoder, monkeypatch, tmp
     _train_env(monkeypatch, tiny_encoder, epochs=3)
     overrides = json.dumps({"trainer.checkpointer.save_every_num_batches": 2})
     _train(tmp_path / "straight", "gold.jsonnet", overrides=overrides)
-    original = checkpointer.AtomicCheckpointer.save_checkpoint
-
-    def save_then_die(self, trainer):
-        original(self, trainer)
-        if trainer._epochs_completed == 1 and trainer._batches_in_epoch_completed == 2:
-            raise Killed()
-
-    with monkeypatch.context() as patch:
-        patch.setattr(checkpointer.AtomicCheckpointer, "save_checkpoint", save_then_die)
-        with pytest.raises(Killed):
-            _train(tmp_path / "resumed", "gold.jsonnet", overrides=overrides)
+    in_epoch_one = lambda trainer: trainer._epochs_completed == 1 and trainer._batches_in_epoch_completed == 2  # noqa: E731
+    _train_until_killed(monkeypatch, tmp_path / "resumed", "gold.jsonnet", in_epoch_one, overrides=overrides)
     assert (tmp_path / "resumed" / "model_state_e1_b2.th").exists()
     _train(tmp_path / "resumed", "gold.jsonnet", recover=True, overrides=overrides)
     straight, resumed = _comparable(tmp_path / "straight"), _comparable(tmp_path / "resumed")
