@@ -194,7 +194,7 @@ def test_runs_units_shards_and_shared_runs():
     assert [c[1] for c in runner.commands(raw_cd)] == ["train", "tune-o-cost"]
     config = Path(runner.commands(raw_cd)[0][2])
     assert config.parent == Path(eer_plugin.__file__).parent / "training_configs" and config.name == "raw_short.jsonnet" and config.is_file()
-    env = runner.environment(next(r for r in grid if r.ratio))
+    env = runner.run_settings(next(r for r in grid if r.ratio))
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"], env["EER_EPOCHS"]) == ("0.2", "0", "1")
 
 
@@ -246,7 +246,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # issue 12: selection on a partial dev set (seed 0); rho estimated from 20 complete documents (the EE block's seeds)
     partial_dev = next(r for r in conll.runs if r.ablation == "partial-dev-set")
     assert (partial_dev.seed, partial_dev.dev_data_name) == (0, "_dev-ee-proportional1000")
-    assert runner.environment(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
+    assert runner.run_settings(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
     estimated = [r for r in conll.runs if r.ablation == "ratio-estimated-from-20-complete-training-documents"]
     assert [(r.seed, r.complete_documents, r.approach) for r in estimated] == [(s, 20, "eer_short") for s in (0, 1, 2)]
     complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio]
@@ -266,11 +266,22 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     )
     plan = parse_plan(data).expand()
     runner = Runner(plan, str(tmp_path / "out"))
-    got = {(r.scenario_name, r.approach): runner.environment(r) for r in plan.runs}
+    got = {(r.scenario_name, r.approach): runner.run_settings(r) for r in plan.runs}
     assert got[("gold", "gold")]["EER_EPOCHS"] == "2" and got[("EE-15", "eer_all")]["EER_EPOCHS"] == "2"
     assert got[("EE-15", "eer_short")]["EER_EPOCHS"] == "7" and got[("N", "eer_short")]["EER_EPOCHS"] == "3"
     assert got[("EE-15", "raw_shortest")]["EER_EPOCHS"] == ""  # not given: the config's default (50)
     assert got[("N", "eer_all")]["EER_BATCH_SIZE"] == "2" and got[("EE-15", "eer_all")]["EER_BATCH_SIZE"] == "4"
+    # the subprocesses get the environment settings only; the hyperparameters reach the training as -o
+    by_key = {(r.scenario_name, r.approach): r for r in plan.runs}
+    env = runner.environment(by_key[("N", "eer_short")])
+    assert env["EER_SEED"] == "0" and "EER_TRAIN_DATA" in env and "EER_EPOCHS" not in env and "EER_BATCH_SIZE" not in env
+    command = runner.commands(by_key[("N", "eer_short")])[0]
+    overrides = json.loads(command[command.index("-o") + 1])
+    assert overrides["trainer.num_epochs"] == 3 and overrides["data_loader.batch_sampler.batch_size"] == 2
+    assert overrides["model.ratio_loss_weight"] == 10 and overrides["trainer.callbacks"] == [{"type": "eer_ratio_init"}]
+    raw = runner.commands(by_key[("EE-15", "raw_shortest")])[0]
+    raw_overrides = json.loads(raw[raw.index("-o") + 1])
+    assert raw_overrides["trainer.num_epochs"] == 50 and "model.ratio_loss_weight" not in raw_overrides  # Raw's 0 stays
     assert plan.epochs_description() == "2 (all), 7 (short), default (shortest) (scenario N: 2 (all), 3 (short), default (shortest))"
     assert epochs_text({"all": 5, "short": 5, "shortest": 5}) == "5"
     with pytest.raises(PlanError, match=r"'epochs': unknown variant 'longest'; expected all, short, shortest"):
