@@ -69,6 +69,14 @@ def read_csv(path):
 
 # ----------------------------------------------------------------------------------- evaluation
 @pytest.mark.integration
+def status_of(main, argv) -> int:
+    """The exit status of a command's ``main`` in this process (an input error exits from inside it)."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return exit_.code
+
+
 def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_path):
     """Per-document counts of a trained tagger (with and without an O-cost) and of SNS sum to the
     overall P/R/F1 of `allennlp evaluate`, and the counts JSON is what the runner reads."""
@@ -78,11 +86,10 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
     from eer_plugin.commands.evaluate_documents import main
     from eer_plugin.predictors.evaluation import document_counts, gold_entity_ratio, load_model, summarize
 
-    monkeypatch.setenv("EER_EPOCHS", "1")
     for config, o_cost in [("eer_short", None), ("eer_short", -1.5), ("sns_shortest", None)]:
         directory = tmp_path / config
         if not (directory / "model.tar.gz").exists():
-            train_model_from_file(str(REPO / "training_configs" / f"{config}.jsonnet"), str(directory))
+            train_model_from_file(str(REPO / "training_configs" / f"{config}.jsonnet"), str(directory), overrides='{"trainer.num_epochs": 1}')
         archive = str(directory / "model.tar.gz")
         counts = document_counts(archive, DEV, o_cost=o_cost)
         assert list(counts) == ["conll2003_tiny_dev-0", "conll2003_tiny_dev-1"]
@@ -144,12 +151,13 @@ def test_plan_validation_errors_are_clear(tmp_path):
 def test_bad_shard_and_plan_errors_from_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         benchmark.main([str(SMOKE_PLAN), "-o", str(tmp_path / "out"), "--shard", "3/2"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 2  # argparse's usage error
     assert "--shard must be i/n with 0 <= i < n, e.g. 0/4; got '3/2'" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonnet"
     bad.write_text(json.dumps(plan_data(approaches=["cbl_shortest"])))
-    assert benchmark.main([str(bad), "-o", str(tmp_path / "out")]) == 2
-    assert "unknown approach 'cbl_shortest'; known approaches:" in capsys.readouterr().err
+    assert status_of(benchmark.main, [str(bad), "-o", str(tmp_path / "out")]) == 1  # an input error: one line, status 1
+    err = capsys.readouterr().err
+    assert err.startswith("eer-benchmark: error: ") and "unknown approach 'cbl_shortest'; known approaches:" in err
     assert not (tmp_path / "out").exists()
 
 
@@ -298,7 +306,7 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     assert benchmark.main([str(plan_file), "-o", str(tmp_path / "out"), "--dry-run", "--runs", "fx/N/*"]) == 0
     printed = capsys.readouterr().out
     assert "fx/N/eer_short/" in printed and "fx/EE-15/" not in printed and "fx/gold/" not in printed
-    assert benchmark.main([str(plan_file), "-o", str(tmp_path / "out"), "--runs", "fx/NNS/*"]) == 2
+    assert status_of(benchmark.main, [str(plan_file), "-o", str(tmp_path / "out"), "--runs", "fx/NNS/*"]) == 1
     assert "no run of the plan matches --runs fx/NNS/*; run names look like fx/gold/gold/all-MiniLM-L6-v2/seed0" in capsys.readouterr().err
 
 
@@ -351,7 +359,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     # other settings with the same output directory are refused
     changed = tmp_path / "changed.yaml"
     changed.write_text(json.dumps({**json.loads((out / "plan.json").read_text()), "epochs": 2}))
-    assert benchmark.main([str(changed), "-o", str(out)]) == 2
+    assert status_of(benchmark.main, [str(changed), "-o", str(out)]) == 1
     assert "EER_EPOCHS '1' (now '2')" in capsys.readouterr().err
     # report-only and dry-run touch no run
     (out / "results.md").unlink()
