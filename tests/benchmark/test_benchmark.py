@@ -131,6 +131,11 @@ def test_plan_validation_errors_are_clear(tmp_path):
         parse_plan(plan_data(scenarios=[{"name": "X", "type": "expert"}]))
     with pytest.raises(PlanError, match="EER_TRAIN_DATA is set by the runner"):
         parse_plan(plan_data(env={"EER_TRAIN_DATA": TRAIN}))
+    # a hyperparameter's value is checked as the runner's -o will give it (its config key's type)
+    with pytest.raises(PlanError, match=r"scenario 'N': env: EER_BATCH_SIZE must be an integer, got 'eight'"):
+        parse_plan(plan_data(scenarios=[{"name": "N", "type": "nns", "env": {"EER_BATCH_SIZE": "eight"}}]))
+    with pytest.raises(PlanError, match=r"^plan <plan>: env: EER_RATIO_INIT must be eer, all or none, got 'some'"):
+        parse_plan(plan_data(env={"EER_RATIO_INIT": "some"}))
     with pytest.raises(PlanError, match="'reference' 'sns_shortest' must be one of the plan's approaches"):
         parse_plan(plan_data(reference="sns_shortest"))
     with pytest.raises(PlanError, match=r"ratio_grid: each setting must be \[rho, gamma\]"):
