@@ -32,8 +32,7 @@ COMPARED_SETTINGS = (
     "EER_RATIO_INIT", "EER_TRAIN_CONSTRAINTS", "EER_RATIO_BOOKENDS", "EER_PER_SEQUENCE_RATIO",
     "EER_RATIO_CONTROL",  # no legacy value: runs recorded before it ran with either control (the env said which)
 )  # fmt: skip
-#: the value of rho and gamma in a ratio-estimate run's settings until its estimate ran (a dry run shows it)
-ESTIMATED = "<estimated>"
+ESTIMATED = "<estimated>"  #: rho and gamma of a ratio-estimate run until its estimate ran (a dry run shows it)
 #: how a run made before a setting was recorded behaved: its value of the setting (a callable of the
 #: recorded settings). A finished run whose record lacks a setting is compared with this value, so a
 #: run from before the head learning rate or the calibrated start existed is stale for a plan using them.
@@ -171,8 +170,7 @@ class Runner:
 
     # ------------------------------------------------------------------ settings, environment and commands
     def run_settings(self, run: Run) -> Dict[str, str]:
-        """Every setting of the run by its ``EER_*`` name (and the plan's other variables): the config
-        defaults, the plan's env, the dataset's env, the run's own settings (data, encoder, seed, ratio)."""
+        """Every setting of the run by its ``EER_*`` name (and the plan's other variables): the plan's, then the run's own."""
         env = dict(self.plan.env_of(run))
         env.update(
             EER_TRAIN_DATA=str(self.data_path(run)) if run.scenario is not None else run.dataset.train,
@@ -193,9 +191,8 @@ class Runner:
         return env
 
     def environment(self, run: Run) -> Dict[str, str]:
-        """The subprocess environment: the caller's environment without any EER_* variable, then the run's
-        environment settings (data, encoder, seed, ...; :meth:`run_settings`). Its hyperparameters are no
-        environment variables: they reach the training as ``-o`` overrides (:meth:`overrides`)."""
+        """The subprocess environment: the caller's without any EER_* variable, then the run's environment
+        settings (:meth:`run_settings`); its hyperparameters reach the training as ``-o`` (:meth:`overrides`)."""
         env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
         env.update({k: v for k, v in self.run_settings(run).items() if k not in BY_NAME or not BY_NAME[k].is_hyperparameter})
         for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
@@ -206,8 +203,7 @@ class Runner:
         return env
 
     def overrides(self, run: Run, config: str) -> str:
-        """The ``-o`` of the run's training with ``config``: every hyperparameter of the run that the config
-        holds, at its config key (:func:`eer_plugin.runtime.settings.overrides`), as JSON."""
+        """The ``-o`` (JSON) of the run's training with ``config``: the run's hyperparameters at the config's keys."""
         approach, variant = config_approach(config)
         values = self.run_settings(run)
         estimated = [k for k, v in values.items() if v == ESTIMATED]  # shown as is until the estimate ran
