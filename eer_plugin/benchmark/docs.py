@@ -303,6 +303,7 @@ def render_docs(
     """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned);
     ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source."""
     from eer_plugin.benchmark.blocks import block_sections  # it builds on this module's claims
+    from eer_plugin.benchmark.guide import write_guide
 
     plan, runner = report.plan, report.runner
     numbers = read_paper(Path(paper))
@@ -322,6 +323,7 @@ def render_docs(
                 with replacing(str(assets / name)) as temporary:
                     shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
+    write_guide(docs_dir.parent / "README.md", assets / "results.csv", numbers.rows)  # the README's "Which approach should I use?"
     rows = numbers.rows
     settings = plan.run_env(plan.datasets[0], None, "all")
     parts = [

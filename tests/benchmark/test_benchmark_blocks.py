@@ -176,3 +176,22 @@ def test_a_run_records_its_machine():
     assert set(here) == {"cpu", "cores", "torch", "cuda", "gpu"} and here["gpu"] is None and here["cores"] >= 1
     assert machine_text(here).startswith("CPU ") and machine_text(None) == "not recorded"
     assert machine_text({**here, "gpu": "NVIDIA H100", "cuda": "12.1"}) == f"GPU NVIDIA H100 (torch {here['torch']}, CUDA 12.1)"
+
+
+def test_the_readme_guide_is_rendered_from_the_csv(tmp_path):
+    from eer_plugin.benchmark.guide import END, START, region
+
+    plan = block_plan()
+    fabricate_runs(Runner(plan, str(tmp_path / "bench")), [r for r in plan.runs if not (r.approach == "eer_shortest" and r.seed == 2)])
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n## Which approach should I use?\n\n{START}\nold\n{END}\n\n## Next\n")
+    render(tmp_path, plan, "docs")  # DOCS = tmp_path/docs: the README beside it gets the guide
+    guide = region(readme.read_text())
+    rows = guide.splitlines()
+    assert rows[0].startswith("| your annotation | train (best measured, MiniLM) |")
+    # EE: EER-shortest is best (every document right) on its 2 finished seeds of 3; the plan has no CBL-BERT or Raw+CD
+    assert rows[2] == (
+        "| EE: a few entities marked per document (1,000 in all), no document complete | EER-shortest | 100.0 ± 0.0 (2 of 3 seeds, 30 min) | – "
+        f"| SNS-shortest {f1(5, 1):.1f} ± 0.0 (3 seeds); EER-short {(f1(4, 0) + f1(5, 0) + f1(6, 0)) / 3:.1f} ± 10.0 (3 seeds) |"
+    )
+    assert readme.read_text().endswith(f"{END}\n\n## Next\n") and "old" not in guide
