@@ -52,7 +52,11 @@ local data = '../shared/data/conll2003-en/';
   encoders: ['all-MiniLM-L6-v2'],
   seeds: [0, 1, 2],
   epochs: { all: 2, short: 10, shortest: 10 },
-  env: { EER_BATCH_SIZE: '4', EER_LEARNING_RATE: '5e-5', EER_HEAD_LEARNING_RATE: '1e-3', EER_CBL_ROUND_EPOCHS: '3', EER_PRECISION: 'fp32' },
+  // EER_CUDA_DEVICE from the environment (default -1, the CPU): EER_CUDA_DEVICE=0 bash benchmarks/results.sh trains on GPU 0
+  env: {
+    EER_BATCH_SIZE: '4', EER_LEARNING_RATE: '5e-5', EER_HEAD_LEARNING_RATE: '1e-3', EER_CBL_ROUND_EPOCHS: '3', EER_PRECISION: 'fp32',
+    EER_CUDA_DEVICE: std.extVar('EER_CUDA_DEVICE'),
+  },
   reference: 'sns_shortest',  // the paper's significance marks: better than SNS-shortest (99% paired bootstrap)
   bootstrap: { resamples: 100000, confidence: 0.99, seed: 0 },
   // the paper's "Varying EER HPs" table (EER-short on EE, [rho - gamma, rho + gamma]), a subset of its settings

@@ -333,6 +333,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
             assert not Path(record[key]).is_absolute() and (out / record[key]).exists(), (key, record[key])
         assert not Path(doc_counts["archive"]).is_absolute() and (REPO / doc_counts["archive"]).exists()
         assert str(tmp_path) not in json.dumps(record)
+        assert record["machine"]["gpu"] is None and record["machine"]["torch"] and record["machine"]["cores"] >= 1  # the CPU it ran on
     assert rows[1]["rho_star"] and not rows[0]["rho_star"]  # rho* for EER runs
     data = out / "data" / "fixture" / "EE-15"
     assert (data / "seed0.jsonl").exists() and json.loads((data / "seed0.stats.json").read_text())["kept_spans"] == 15
