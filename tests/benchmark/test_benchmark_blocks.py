@@ -83,6 +83,21 @@ def test_a_block_shares_the_encoder_ablations_runs_and_runs_its_settings_with_it
     assert runner.data_path(recipe[0]) == runner.data_path(next(r for r in plan.runs if r.ablation == "estimate-then-bind" and r.encoder != ENCODER))
 
 
+def test_a_block_of_its_own_name_and_an_ablation_with_more_seeds(tmp_path):
+    # seeds the encoder ablation adds (the lead's seeds 1 and 2) are the block's runs too: nothing twice
+    more = {**ABLATIONS, "settings": [{**ABLATIONS["settings"][1], "seeds": [0, 1, 2]}] + ABLATIONS["settings"][2:]}
+    plan = block_plan(ablations=more)
+    shared = [run for run in plan.runs if "ablations" in run.studies and "block" in run.studies]
+    assert sorted((r.approach, r.seed) for r in shared) == [(a, s) for a in ("eer_short", "sns_shortest") for s in (0, 1, 2)]
+    assert len(plan.block_entries) == 20 and len({run.key for run in plan.runs}) == len(plan.runs)
+    # a block with no ablation of its name: its own directory, and every section of the page names it
+    plan = block_plan([{**BLOCK, "name": "encoder b"}])
+    assert {r.ablation for b, s, r in plan.block_entries if s is None} == {"encoder-b"}
+    fabricate_runs(Runner(plan, str(tmp_path / "bench")), plan.runs)
+    text = render(tmp_path, plan, "docs")
+    assert "| EER-short (ablation: encoder b) | 4 |" in text and "| fx | EE | EER-short, ablation: encoder b | 0.15 ± 0.05 | 3 |" in text
+
+
 def test_block_errors_say_the_fix():
     def fails(match, block=None, ablations=ABLATIONS):
         with pytest.raises(PlanError, match=match):
