@@ -125,7 +125,7 @@ def build_minilm_tagger(precision="fp32", o_cost=2.0):
 
 
 def bench_predictor(num_docs=24, batch_size=8, reps=3):
-    from eer_plugin.models.precision import encoder_autocast
+    from eer_plugin.inference.precision import encoder_autocast
     from eer_plugin.predictors.tagger import parse_input
 
     model, reader, predictor = build_minilm_tagger()

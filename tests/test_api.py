@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO
 from untrained_tagger import TEXT
 
+from eer_plugin import api
 from eer_plugin.api import TaggerInputError
 
 
@@ -75,17 +76,15 @@ def test_pipe_is_a_lazy_stream_batched_across_documents(tagger, predictor):  # n
             pulled.append(document)
             yield document
 
-    calls = []
-    original = tagger._predictor.predict_batch_json
-    tagger._predictor.predict_batch_json = lambda inputs: calls.append(len(inputs)) or original(inputs)
-    try:
+    calls = []  # documents per model call
+    original = api.tag_documents
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag))
         stream = tagger.pipe(source(), batch_size=2)
         assert pulled == []  # nothing is read before the first result is asked for
         first = next(stream)
         assert len(pulled) == 2 and calls == [2]
         results = [first, *stream]
-    finally:
-        del tagger._predictor.predict_batch_json
     assert calls == [2, 2, 1] and len(results) == len(documents)
     for document, result in zip(documents, results):
         same_output(result, tagger(document))

@@ -10,6 +10,8 @@ import pytest
 from conftest import REPO
 from untrained_tagger import TEXT
 
+from eer_plugin import api
+
 spacy = pytest.importorskip("spacy")
 
 TEXTS = [TEXT[:60], "", "John Smith visited London.", "  \n", "Angela Merkel met Emmanuel Macron in Paris."]
@@ -57,13 +59,11 @@ def test_a_span_ending_inside_a_spacy_token_covers_that_token(nlp):
 
 def test_nlp_pipe_batches_documents_and_equals_one_at_a_time(nlp):
     component = nlp.get_pipe("eer_ner")
-    calls = []
-    original = component.tagger._predictor.predict_batch_json
-    component.tagger._predictor.predict_batch_json = lambda inputs: calls.append(len(inputs)) or original(inputs)
-    try:
+    calls = []  # documents per model call
+    original = api.tag_documents
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag))
         docs = list(nlp.pipe(TEXTS))
-    finally:
-        del component.tagger._predictor.predict_batch_json
     assert calls == [1, 1, 1]  # batches of 2 docs; the docs without words are not sent to the model
     assert [spans_of(d) for d in docs] == [spans_of(nlp(text)) for text in TEXTS]
     assert docs[1].ents == () and len(docs[1].spans["eer_ner"]) == 0 and len(docs[2].ents) > 0
