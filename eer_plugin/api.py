@@ -17,7 +17,7 @@ form of a line of ``eer-ner predict`` input (``{"id": ..., "text": ...}`` or ``{
 surrogates and control characters become U+FFFD, one for one, so character offsets index the input).
 
 Each result is exactly what ``eer-ner predict --predictor eer_tagger`` writes for that document
-(:mod:`eer_plugin.predictors.tagger`): ``id``, ``tokens``, word ``tags`` (BILUO),
+(:mod:`eer_plugin.inference.documents`): ``id``, ``tokens``, word ``tags`` (BILUO),
 ``sentence_ends``, ``spans`` (each with ``type``, word ``start``/``end`` (end exclusive), ``text``,
 ``probability``: the CRF marginal probability of exactly this span, and ``char_start``/``char_end``
 for raw text) and, for raw text, the ``text`` itself. :meth:`Tagger.pipe` tags ``batch_size``
@@ -29,7 +29,9 @@ expected; a model path that is missing or no model archive raises
 :class:`eer_plugin.runtime.errors.ArchiveError`.
 
 This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
-``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive.
+``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive, not when it
+loads an exported model (``eer-ner eer-export-model``, :mod:`eer_plugin.inference.exported`), which
+needs torch, transformers and safetensors only. Both tag through :mod:`eer_plugin.inference.documents`.
 """
 import itertools
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union

@@ -1,6 +1,6 @@
 """The package's import graph, read from the source (every ``import``, also those inside functions): no
 import runs back up a layer, the units import each other without cycles, ``core`` imports neither
-AllenNLP nor anything outside itself (and holds only the maths), and no layer below the runtime imports
+AllenNLP nor anything outside itself (and holds only the maths), and no layer below the runtime (nor `inference`) imports
 AllenNLP. ``tests/test_install.py`` checks the last point by
 importing ``eer_plugin.core`` with AllenNLP blocked; this test needs no process and names the line."""
 import ast
