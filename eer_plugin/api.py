@@ -37,7 +37,7 @@ import itertools
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from eer_plugin.corpus.text import normalise_value
-from eer_plugin.inference.documents import InputError, ParsedDocument, parse_input, tag_documents
+from eer_plugin.inference.documents import InputError, ParsedDocument, parse_input, tag_documents, uncertain_entity_tags
 
 #: one document: raw text, a token list, or a dict like a line of ``eer-ner predict`` input
 DocumentInput = Union[str, Sequence[str], Dict[str, Any]]
@@ -140,9 +140,33 @@ class Tagger:
             yield from self._tag(batch, first)
             first += len(batch)
 
-    def _tag(self, documents: List[Any], first: Optional[int]) -> List[Dict[str, Any]]:
-        """The outputs of ``documents``, the ``first``-th of a stream onwards (None: one document): their
-        chunks tagged together, as many per model call as there are documents (``predict --batch-size``)."""
+    def rank(self, documents: Iterable[DocumentInput], batch_size: int = 8) -> List[Dict[str, Any]]:
+        """Which documents to annotate next: every document's ``index`` (its position in ``documents``), ``id``,
+        ``words`` and ``uncertain_tags``, the expected number of uncertain entity tags (the sum over its words
+        of ``min(p, 1 - p)``, ``p`` the CRF marginal probability that the word is part of an entity:
+        :func:`eer_plugin.inference.documents.uncertain_entity_tags`), most uncertain first (ties: in input order).
+        The chunks of ``batch_size`` documents go through the model together."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
+        if isinstance(documents, (str, dict)) or not isinstance(documents, Iterable):
+            raise TaggerInputError(f"rank() takes an iterable of documents, got {_shown(documents)}")
+        ranked: List[Dict[str, Any]] = []
+        stream = iter(documents)
+        while True:
+            batch = list(itertools.islice(stream, batch_size))
+            if not batch:
+                break
+            first = len(ranked)
+            parsed = self._parse(batch, first)
+            scores = uncertain_entity_tags(parsed, len(parsed), self._model.entity_probabilities)
+            ranked.extend(
+                {"index": index, "id": document.doc.id, "words": len(document.doc.tokens), "uncertain_tags": score}
+                for index, (document, score) in enumerate(zip(parsed, scores), start=first)
+            )
+        return sorted(ranked, key=lambda row: (-row["uncertain_tags"], row["index"]))
+
+    def _parse(self, documents: List[Any], first: Optional[int]) -> List[ParsedDocument]:
+        """The documents read and chunked, the ``first``-th of a stream onwards (None: one document)."""
         start = first or 0
         places = ["document" if first is None else f"document {i} of the stream" for i in range(start, start + len(documents))]
         parsed = []
@@ -155,7 +179,14 @@ class Tagger:
                 parsed.append(ParsedDocument(doc, offsets, text, self._model.chunk(doc)))
             except Exception as error:  # noqa: BLE001  (not the input's fault: the tokenizer failed)
                 raise TaggingError(f"{where}: chunking failed: {type(error).__name__}: {error}") from error
+        return parsed
+
+    def _tag(self, documents: List[Any], first: Optional[int]) -> List[Dict[str, Any]]:
+        """The outputs of ``documents``, the ``first``-th of a stream onwards (None: one document): their
+        chunks tagged together, as many per model call as there are documents (``predict --batch-size``)."""
+        parsed = self._parse(documents, first)
         try:
             return tag_documents(parsed, len(parsed), self._model.tag_chunks)
         except Exception as error:  # noqa: BLE001
-            raise TaggingError(f"{places[0]}{' onwards' if len(places) > 1 else ''}: tagging failed: {type(error).__name__}: {error}") from error
+            where = "document" if first is None else f"documents {first}-{first + len(parsed) - 1} of the stream"
+            raise TaggingError(f"{where}: tagging failed: {type(error).__name__}: {error}") from error

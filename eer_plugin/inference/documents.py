@@ -12,7 +12,7 @@ into the output of ``predict`` (:func:`document_output`). The AllenNLP predictor
 positions (:meth:`~eer_plugin.inference.decoding.SpanDecoder.chunk_entities`).
 """
 import json
-from typing import Any, Callable, Dict, List, NamedTuple, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import spans_to_biluo
@@ -90,13 +90,18 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     return doc, offsets, text
 
 
-def tag_documents(documents: Sequence[ParsedDocument], size: int, tag_chunks: ChunkTagger) -> List[Dict[str, Any]]:
-    """The outputs of ``documents``, their chunks tagged together by ``tag_chunks``, ``size`` per call, longest first."""
+def chunk_batches(documents: Sequence[ParsedDocument], size: int) -> Iterator[List[Tuple[int, Chunk]]]:
+    """The chunks of all ``documents`` as ``(document index, chunk)``, ``size`` per batch, longest first."""
     items = [(d, chunk) for d, document in enumerate(documents) for chunk in document.chunks]
     order = sorted(range(len(items)), key=lambda i: -len(items[i][1].subword_ids))
-    spans_of: List[List[Tuple[int, Dict[str, Any]]]] = [[] for _ in documents]  # (chunk order, span)
     for first in range(0, len(order), size):
-        batch = [items[i] for i in order[first : first + size]]
+        yield [items[i] for i in order[first : first + size]]
+
+
+def tag_documents(documents: Sequence[ParsedDocument], size: int, tag_chunks: ChunkTagger) -> List[Dict[str, Any]]:
+    """The outputs of ``documents``, their chunks tagged together by ``tag_chunks``, ``size`` per call, longest first."""
+    spans_of: List[List[Tuple[int, Dict[str, Any]]]] = [[] for _ in documents]  # (chunk order, span)
+    for batch in chunk_batches(documents, size):
         for (d, chunk), entities in zip(batch, tag_chunks([chunk for _, chunk in batch])):
             offset = chunk.word_start
             spans_of[d].extend(
@@ -107,6 +112,21 @@ def tag_documents(documents: Sequence[ParsedDocument], size: int, tag_chunks: Ch
         document_output(document, [span for _, span in sorted(spans_of[d], key=lambda x: x[0])])
         for d, document in enumerate(documents)
     ]
+
+
+def uncertain_entity_tags(
+    documents: Sequence[ParsedDocument], size: int, entity_probabilities: Callable[[Sequence[Chunk]], List[List[float]]]
+) -> List[float]:
+    """Per document, the expected number of uncertain entity tags: the sum over its words of ``min(p, 1 - p)``,
+    ``p`` the CRF marginal probability that the word's first subword has an entity tag (not ``O``);
+    ``entity_probabilities(chunks)`` gives ``p`` of every word of each chunk
+    (:meth:`~eer_plugin.inference.decoding.SpanDecoder.word_entity_probabilities`). It is the expected number
+    of words whose entity-or-not call by the marginals is wrong: the documents to annotate next rank highest."""
+    totals = [0.0] * len(documents)
+    for batch in chunk_batches(documents, size):
+        for (d, _), probabilities in zip(batch, entity_probabilities([chunk for _, chunk in batch])):
+            totals[d] += sum(min(p, 1.0 - p) for p in probabilities)
+    return totals
 
 
 def document_output(document: ParsedDocument, chunk_spans: List[Dict[str, Any]]) -> Dict[str, Any]:

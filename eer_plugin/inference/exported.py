@@ -158,3 +158,9 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         with torch.inference_mode():
             batch = self.subwords.tensorize(chunks, self.device)
             return self.chunk_entities(batch, [{"word_subwords": chunk.word_subwords} for chunk in chunks])
+
+    def entity_probabilities(self, chunks: Sequence[Chunk]) -> List[List[float]]:
+        """Per chunk, the CRF marginal probability that each word's first subword has an entity tag."""
+        with torch.inference_mode():
+            emissions, mask = self.scores(self.subwords.tensorize(chunks, self.device))
+            return self.word_entity_probabilities(emissions, mask, [chunk.word_subwords for chunk in chunks])

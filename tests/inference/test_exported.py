@@ -82,6 +82,9 @@ def test_the_export_tags_as_the_archive_does(exported, archive):
     assert_same_outputs([allennlp_tagger(d) for d in documents], [exported_tagger(d) for d in documents])
     assert_same_outputs(list(allennlp_tagger.pipe(documents, batch_size=3)), list(exported_tagger.pipe(documents, batch_size=3)))
     assert sum(len(exported_tagger(d)["spans"]) for d in documents) > 20  # the comparison compared something
+    ranked, ranked_exported = allennlp_tagger.rank(documents, batch_size=4), exported_tagger.rank(documents, batch_size=4)
+    assert [r["index"] for r in ranked] == [r["index"] for r in ranked_exported]
+    assert [r["uncertain_tags"] for r in ranked] == pytest.approx([r["uncertain_tags"] for r in ranked_exported], abs=1e-5)
 
 
 def test_subwords_and_model_inputs_equal_allennlps(archive, exported):
