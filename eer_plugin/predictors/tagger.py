@@ -36,6 +36,8 @@ when any line failed, 0 otherwise.
 its documents together, ``chunk_batch_size`` chunks per model forward (default: as many as there
 are documents in the call, at least 1), longest first; the model skips the ``rho_hat`` marginals
 (``track_rho_hat = False``) and the span probabilities of a batch come from one forward-backward.
+The input rules, the batching and the output are :mod:`eer_plugin.inference.documents`, which the
+Python API and the exported model (no AllenNLP) tag through too.
 """
 import json
 import sys
