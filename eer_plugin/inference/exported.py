@@ -78,6 +78,10 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     scheme = BiluoScheme(settings["entity_types"])
     if settings["tags"] != list(scheme.labels):
         raise ArchiveError(f"{path}: 'tags' {settings['tags']} are not the BILUO tags of {settings['entity_types']}; {FIX}")
+    size = len(scheme.labels)
+    grammar = (settings["allowed_transitions"], settings["allowed_start"], settings["allowed_end"])
+    if [len(row) if isinstance(row, list) else -1 for row in grammar[0]] != [size] * size or [len(grammar[1]), len(grammar[2])] != [size, size]:
+        raise ArchiveError(f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not {size} x {size} and {size}, {size}; {FIX}")
     check_precision(settings["precision"])
     return settings
 

@@ -145,12 +145,18 @@ def broken_copies(exported, tmp_path):
     (no_weights / WEIGHTS_FILE).unlink()
     bad_weights = copy("bad-weights")
     (bad_weights / WEIGHTS_FILE).write_bytes(b"not safetensors")
+    tags = copy("tags")
+    (tags / SETTINGS_FILE).write_text(json.dumps(dict(settings, tags=settings["tags"][::-1])))
+    grammar = copy("grammar")
+    (grammar / SETTINGS_FILE).write_text(json.dumps(dict(settings, allowed_start=settings["allowed_start"][:3])))
     no_encoder = copy("no-encoder")
     (no_encoder / "encoder" / "config.json").unlink()
     return [
         (missing, f"{missing / SETTINGS_FILE}: missing"),
         (version, f"{version / SETTINGS_FILE}: format_version 99, this eer-ner reads version 1"),
         (corrupt, f"{corrupt / SETTINGS_FILE}: not valid JSON"),
+        (tags, f"{tags / SETTINGS_FILE}: 'tags' "),
+        (grammar, f"{grammar / SETTINGS_FILE}: the CRF grammar"),
         (no_weights, f"{no_weights / WEIGHTS_FILE}: missing"),
         (bad_weights, f"{bad_weights / WEIGHTS_FILE}: not a safetensors file"),
         (no_encoder, f"{no_encoder / 'encoder' / 'config.json'}: missing"),
