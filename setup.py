@@ -44,6 +44,7 @@ setup(
         "transformers>=4.30",
         "numpy>=1.24",
         "tqdm>=4.60",
+        "safetensors>=0.4",  # the exported model (eer-export-model, Tagger.load(DIR))
     ],
     # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/commands/cli.py)
     # `eer_ner`: the spaCy pipeline component (nlp.add_pipe("eer_ner", config={"model": ...}); eer_plugin/spacy_component.py)

@@ -11,7 +11,10 @@
 #   RECORDS=... (default DOCS/results/records.jsonl): where the finished runs' records are kept across sessions
 # The runs are started in order of importance, one block after another (commit docs/ after each):
 # Gold, Gold-SNS and the EE block on seed 0, then on seeds 1 and 2 (the 3-seed table), the ablations,
-# the NNS block, the learning curve; the last step runs whatever is left of the plan (the ratio grid).
+# the NNS block, the learning curve; then the block on all-mpnet-base-v2 (issue 27): EER-short and
+# SNS-shortest seed by seed, the recipe pair (estimate, then bind; SNS-shortest on the same data), EER-shortest,
+# the NNS pair, the rest (Raw+CD, CBL-BERT, Gold); the last step runs whatever is left of the plan.
+#   BLOCK=mpnet bash benchmarks/results.sh    # only the mpnet block's steps (BLOCK=minilm: only the others)
 # Stop it at any time: finished runs are kept, and the rendered file says which runs have not finished.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -25,14 +28,30 @@ main_block() {
   local s="$1"
   echo "--runs 'eng-c/gold/*/*/seed$s' 'eng-c/EE/[!e]*/*/seed$s' 'eng-c/EE/eer_all/*/seed$s' 'eng-c/EE/eer_short/*/seed$s' 'eng-c/EE/eer_shortest/*/seed$s'"
 }
-STEPS=(
+MINILM_STEPS=(
   "$(main_block 0)"
   "$(main_block '[12]')"
-  "--runs 'eng-c/ablations/*'"
+  "--runs 'eng-c/ablations/*/all-MiniLM-L6-v2/*'"
   "--runs 'eng-c/NNS/*'"
   "--runs 'eng-c/EE-*' 'eng-c/Exh-*'"
-  ""
 )
+# the plan's block 'mpnet encoder' (its runs: eng-c/ablations/mpnet-encoder/..., and the recipe's settings with its encoder)
+MPNET="eng-c/ablations/mpnet-encoder"
+MPNET_STEPS=(
+  "--runs '$MPNET/EE/eer_short/*/seed0' '$MPNET/EE/sns_shortest/*/seed0'"
+  "--runs '$MPNET/EE/eer_short/*/seed1' '$MPNET/EE/sns_shortest/*/seed1'"
+  "--runs '$MPNET/EE/eer_short/*/seed2' '$MPNET/EE/sns_shortest/*/seed2'"
+  "--runs 'eng-c/ablations/estimate-then-bind/EE/*/all-mpnet-base-v2/*' 'eng-c/ablations/20-complete-training-documents-plan-s-ratio/EE/*/all-mpnet-base-v2/*'"
+  "--runs '$MPNET/EE/eer_shortest/*'"
+  "--runs '$MPNET/NNS/*'"
+  "--runs '$MPNET/*'"
+)
+case "${BLOCK:-}" in
+  "") STEPS=("${MINILM_STEPS[@]}" "${MPNET_STEPS[@]}" "") ;;
+  minilm) STEPS=("${MINILM_STEPS[@]}") ;;
+  mpnet) STEPS=("${MPNET_STEPS[@]}") ;;
+  *) echo "error: BLOCK=${BLOCK} is not a block of this script; use BLOCK=mpnet or BLOCK=minilm (or no BLOCK: all steps)" >&2; exit 2 ;;
+esac
 # The records of the finished runs (what the report reads: DONE, result.json, per-document counts, epoch
 # metrics, ratio_init/estimate, O-cost, CBL rounds, data statistics; no model, checkpoint or log) are kept in
 # RECORDS, one JSON line per run inside the repository's docs (eer_plugin/benchmark/records.py): a later session,
@@ -51,8 +70,16 @@ if [ -z "${RENDER_ONLY:-}" ] && grep -q "all-mpnet-base-v2" "$PLAN"; then
   EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh
 fi
 COMMANDS=(--command "OUT=$SHOWN_OUT bash benchmarks/results.sh" --command "# runs these steps in order (each skips finished runs):")
+show_steps() {  # the docs show every step, whichever BLOCK runs
+  local step
+  for step in "$@"; do COMMANDS+=(--command "allennlp eer-benchmark $PLAN -o $SHOWN_OUT $step"); done
+}
+show_steps "${MINILM_STEPS[@]}"
+COMMANDS+=(--command "# the block on all-mpnet-base-v2 (BLOCK=mpnet runs only these):")
+show_steps "${MPNET_STEPS[@]}"
+COMMANDS+=(--command "# whatever is left of the plan:")
+show_steps ""
 for step in "${STEPS[@]}"; do
-  COMMANDS+=(--command "allennlp eer-benchmark $PLAN -o $SHOWN_OUT $step")
   if [ -z "${RENDER_ONLY:-}" ]; then
     eval "allennlp eer-benchmark \"\$PLAN\" -o \"\$OUT\" $step"
     save_records

@@ -10,7 +10,10 @@ In one process, each part interleaved (A, B, A, B, ...), medians:
    documents per call) on CoNLL-2003 dev documents as raw text (or generated text without the
    data), with MiniLM and an untrained tag scorer biased to predict many entities, vs. the bare
    encoder forward (the transformer embedder, same precision) over the same chunk batches
-   (target ratio <= 1.3); words per second of the predictor.
+   (target ratio <= 1.3); words per second of the predictor. The same model archived and loaded
+   with the Python API (``Tagger.load(model.tar.gz).pipe(texts, batch_size)``) and exported
+   (``eer-export-model``, ``Tagger.load(DIR)``: no AllenNLP), each against the same encoder forward
+   in the same interleaved rounds (target ratio <= 1.1, issue 29).
 3. **bf16 training step**: one EER training step of MiniLM (4 x 512 subwords: forward, loss,
    backward, AdamW) with the encoder in fp32 and under ``torch.autocast("cpu", bfloat16)``
    (``EERTagger.precision``), interleaved; target: bf16 at most half the fp32 time (ratio <= 0.5).
@@ -40,7 +43,7 @@ import crf_speed  # noqa: E402
 from eer_plugin.runtime.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
-TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "bf16_ratio": 0.5, "marginal_error": 1e-4}
+TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "api_ratio": 1.1, "bf16_ratio": 0.5, "marginal_error": 1e-4}
 BEGIN, END = "<!-- speed-report:begin -->", "<!-- speed-report:end -->"
 
 
@@ -124,8 +127,31 @@ def build_minilm_tagger(precision="fp32", o_cost=2.0):
     return model, reader, DocumentTaggerPredictor(model, reader)
 
 
+def archive_and_export(model, reader, directory: Path):
+    """``(model.tar.gz, export directory)`` of the benchmark's tagger (:func:`build_minilm_tagger`): what
+    ``Tagger.load`` loads with and without AllenNLP."""
+    from allennlp.models.archival import archive_model
+
+    from eer_plugin.models.export import export_model
+
+    encoder = {"type": "eer_transformer", "model_name": "all-MiniLM-L6-v2"}
+    config = {
+        "dataset_reader": {"type": "eer_documents", "model_name": "all-MiniLM-L6-v2", "max_length": reader.max_length},
+        "model": {"type": "eer_tagger", "o_cost": model.o_cost, "precision": model.precision,
+                  "text_field_embedder": {"token_embedders": {"tokens": encoder}}},
+        "train_data_path": "unused", "data_loader": {"batch_size": 2}, "trainer": {"optimizer": "adam", "num_epochs": 1},
+    }  # fmt: skip
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "config.json").write_text(json.dumps(config))
+    model.vocab.save_to_files(str(directory / "vocabulary"))
+    torch.save(model.state_dict(), directory / "best.th")
+    archive_model(str(directory))
+    export_model(directory / "model.tar.gz", directory / "export")
+    return directory / "model.tar.gz", directory / "export"
+
+
 def bench_predictor(num_docs=24, batch_size=8, reps=3):
-    from eer_plugin.models.precision import encoder_autocast
+    from eer_plugin.inference.precision import encoder_autocast
     from eer_plugin.predictors.tagger import parse_input
 
     model, reader, predictor = build_minilm_tagger()
@@ -152,16 +178,33 @@ def bench_predictor(num_docs=24, batch_size=8, reps=3):
             for tokens in encoder_batches:
                 model.text_field_embedder(tokens)
 
-    run_predictor()
-    run_encoder()
-    times_p, times_e = [], []
+    import tempfile
+
+    from eer_plugin.api import Tagger
+
+    with tempfile.TemporaryDirectory(prefix="eer-speed-") as temporary:
+        archive, export = archive_and_export(model, reader, Path(temporary))
+        taggers = {"api": Tagger.load(archive), "exported": Tagger.load(export)}
+    texts = [d["text"] for d in docs]
+
+    def run_tagger(name):
+        state[name] = list(taggers[name].pipe(texts, batch_size=batch_size))
+
+    runs = {"predictor": run_predictor, "encoder": run_encoder, "api": lambda: run_tagger("api"),
+            "exported": lambda: run_tagger("exported")}  # fmt: skip
+    times = {name: [] for name in runs}
+    for run in runs.values():
+        run()
     for _ in range(reps):
-        times_p.append(crf_speed.timed(run_predictor))
-        times_e.append(crf_speed.timed(run_encoder))
+        for name, run in runs.items():
+            times[name].append(crf_speed.timed(run))
+    assert [len(o["spans"]) for o in state["api"]] == [len(o["spans"]) for o in state["exported"]] == [len(o["spans"]) for o in state["outputs"]]
     spans = sum(len(out["spans"]) for out in state["outputs"])
     span_words = sum(s["end"] - s["start"] for out in state["outputs"] for s in out["spans"])
-    predictor_s, encoder_s = statistics.median(times_p), statistics.median(times_e)
+    predictor_s, encoder_s = statistics.median(times["predictor"]), statistics.median(times["encoder"])
+    api_s, exported_s = statistics.median(times["api"]), statistics.median(times["exported"])
     return {
+        "api_s": api_s, "api_ratio": api_s / encoder_s, "exported_s": exported_s, "exported_ratio": exported_s / encoder_s,
         "documents": len(docs), "source": source, "words": words, "subwords": subwords,
         "chunks": sum(int(t["tokens"]["token_ids"].shape[0]) for t in encoder_batches),
         "batch_size": batch_size, "spans": spans, "entity_word_fraction": span_words / max(words, 1),
@@ -255,6 +298,14 @@ def report_lines(report):
                   f"{100 * p['entity_word_fraction']:.0f}% of words in entities): predictor {p['predictor_s']:.2f} s vs. bare encoder "
                   f"forward {p['encoder_s']:.2f} s over the same chunks, ratio {p['ratio']:.2f} (target <= {TARGETS['predictor_ratio']} "
                   f"{verdict(p['ratio'], TARGETS['predictor_ratio'])}), {p['words_per_s']:.0f} words/s.", ""]
+        if "api_s" in p:
+            lines += ["| the same documents and chunks, interleaved | time (s) | / bare encoder forward | target |", "|---|---:|---:|---|",
+                      f"| bare encoder forward | {p['encoder_s']:.2f} | 1.00 | |"]
+            for label, key in (("Python API, `Tagger.load(model.tar.gz).pipe(texts)`", "api"),
+                               ("exported model, `Tagger.load(DIR).pipe(texts)` (no AllenNLP)", "exported")):
+                lines.append(f"| {label} | {p[key + '_s']:.2f} | {p[key + '_ratio']:.2f} | <= {TARGETS['api_ratio']} "
+                             f"{verdict(p[key + '_ratio'], TARGETS['api_ratio'])} |")
+            lines.append("")
     b = report.get("bf16")
     if b:
         lines += [f"Training step (MiniLM EER tagger, {b['batch']} x {b['length']} subwords, forward + loss + backward + AdamW): "
@@ -322,7 +373,8 @@ def main():
             if name in parts:
                 try:
                     report[name] = fn()
-                    print(f"  {name}: ratio {report[name]['ratio']:.3f}", flush=True)
+                    extra = "".join(f", {k} {report[name][k + '_ratio']:.3f}" for k in ("api", "exported") if k + "_ratio" in report[name])
+                    print(f"  {name}: ratio {report[name]['ratio']:.3f}{extra}", flush=True)
                 except Exception as err:
                     traceback.print_exc()
                     report["errors"].append(f"{name}: {err}")

@@ -11,13 +11,13 @@
         ...
 
 A document is a string (raw text, split into words and sentences by the predictor's tokenizer,
-:mod:`eer_plugin.predictors.tokenizer`), a list of token strings (one sentence), or a dict in the
+:mod:`eer_plugin.corpus.tokenizer`), a list of token strings (one sentence), or a dict in the
 form of a line of ``eer-ner predict`` input (``{"id": ..., "text": ...}`` or ``{"id": ...,
 "tokens": [...], "sentence_ends": [...]}``). Text is normalised as everywhere in eer-ner (lone
 surrogates and control characters become U+FFFD, one for one, so character offsets index the input).
 
 Each result is exactly what ``eer-ner predict --predictor eer_tagger`` writes for that document
-(:mod:`eer_plugin.predictors.tagger`): ``id``, ``tokens``, word ``tags`` (BILUO),
+(:mod:`eer_plugin.inference.documents`): ``id``, ``tokens``, word ``tags`` (BILUO),
 ``sentence_ends``, ``spans`` (each with ``type``, word ``start``/``end`` (end exclusive), ``text``,
 ``probability``: the CRF marginal probability of exactly this span, and ``char_start``/``char_end``
 for raw text) and, for raw text, the ``text`` itself. :meth:`Tagger.pipe` tags ``batch_size``
@@ -29,12 +29,15 @@ expected; a model path that is missing or no model archive raises
 :class:`eer_plugin.runtime.errors.ArchiveError`.
 
 This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
-``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive.
+``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive, not when it
+loads an exported model (``eer-ner eer-export-model``, :mod:`eer_plugin.inference.exported`), which
+needs torch, transformers and safetensors only. Both tag through :mod:`eer_plugin.inference.documents`.
 """
 import itertools
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
 
 from eer_plugin.corpus.text import normalise_value
+from eer_plugin.inference.documents import InputError, ParsedDocument, parse_input, tag_documents, uncertain_entity_tags
 
 #: one document: raw text, a token list, or a dict like a line of ``eer-ner predict`` input
 DocumentInput = Union[str, Sequence[str], Dict[str, Any]]
@@ -70,16 +73,33 @@ def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
 class Tagger:
     """A loaded model; see the module docstring. Build it with :meth:`Tagger.load`."""
 
-    def __init__(self, predictor: Any, path: str = "") -> None:
-        self._predictor = predictor
+    def __init__(self, model: Any, path: str = "") -> None:
+        #: what tags: the AllenNLP predictor or an :class:`~eer_plugin.inference.exported.ExportedTagger`; each
+        #: has ``chunk(doc)`` and ``tag_chunks(chunks)`` (:mod:`eer_plugin.inference.documents`)
+        self._model = model
         #: the path it was loaded from
         self.path = path
 
     @classmethod
     def load(cls, path: Any, cuda_device: int = -1) -> "Tagger":
-        """Loads a model archive (``model.tar.gz``) or a serialization directory once (checked
-        extraction, weights-only loading: :mod:`eer_plugin.runtime.archive`). ``cuda_device``: -1 for the
-        CPU, else the GPU's index."""
+        """Loads a model once: an exported model's directory (``eer-ner eer-export-model``; torch,
+        transformers and safetensors only: :mod:`eer_plugin.inference.exported`), or a model archive
+        (``model.tar.gz``) or serialization directory (with AllenNLP; checked extraction,
+        weights-only loading: :mod:`eer_plugin.runtime.archive`). ``cuda_device``: -1 for the CPU,
+        else the GPU's index."""
+        from eer_plugin.inference.exported import ExportedTagger, is_export
+
+        if is_export(path):
+            return cls(ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}"), str(path))
+        import importlib.util
+
+        from eer_plugin.runtime.errors import ArchiveError
+
+        if importlib.util.find_spec("allennlp") is None:
+            raise ArchiveError(
+                f"{path}: not an exported model directory, and a model archive needs AllenNLP to load; export it "
+                "where AllenNLP is installed (eer-ner eer-export-model model.tar.gz DIR) and load DIR"
+            )
         from eer_plugin import _register  # noqa: F401  (the model, reader and predictor classes)
         from eer_plugin.runtime.archive import load_model_archive
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
@@ -90,7 +110,8 @@ class Tagger:
     @property
     def entity_types(self) -> List[str]:
         """The entity types the model predicts (``["LOC", "MISC", "ORG", "PER"]``)."""
-        return list(self._predictor._model.scheme.entity_types)
+        scheme = getattr(self._model, "scheme", None) or self._model._model.scheme
+        return list(scheme.entity_types)
 
     def __call__(self, document: DocumentInput) -> Dict[str, Any]:
         """The tagged document (see the module docstring)."""
@@ -119,21 +140,53 @@ class Tagger:
             yield from self._tag(batch, first)
             first += len(batch)
 
-    def _tag(self, documents: List[Any], first: Optional[int]) -> List[Dict[str, Any]]:
-        """The outputs of ``documents``, the ``first``-th of a stream onwards (None: one document)."""
+    def rank(self, documents: Iterable[DocumentInput], batch_size: int = 8) -> List[Dict[str, Any]]:
+        """Which documents to annotate next: every document's ``index`` (its position in ``documents``), ``id``,
+        ``words`` and ``uncertain_tags``, the expected number of uncertain entity tags (the sum over its words
+        of ``min(p, 1 - p)``, ``p`` the CRF marginal probability that the word is part of an entity:
+        :func:`eer_plugin.inference.documents.uncertain_entity_tags`), most uncertain first (ties: in input order).
+        The chunks of ``batch_size`` documents go through the model together."""
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
+        if isinstance(documents, (str, dict)) or not isinstance(documents, Iterable):
+            raise TaggerInputError(f"rank() takes an iterable of documents, got {_shown(documents)}")
+        ranked: List[Dict[str, Any]] = []
+        stream = iter(documents)
+        while True:
+            batch = list(itertools.islice(stream, batch_size))
+            if not batch:
+                break
+            first = len(ranked)
+            parsed = self._parse(batch, first)
+            scores = uncertain_entity_tags(parsed, len(parsed), self._model.entity_probabilities)
+            ranked.extend(
+                {"index": index, "id": document.doc.id, "words": len(document.doc.tokens), "uncertain_tags": score}
+                for index, (document, score) in enumerate(zip(parsed, scores), start=first)
+            )
+        return sorted(ranked, key=lambda row: (-row["uncertain_tags"], row["index"]))
+
+    def _parse(self, documents: List[Any], first: Optional[int]) -> List[ParsedDocument]:
+        """The documents read and chunked, the ``first``-th of a stream onwards (None: one document)."""
         start = first or 0
         places = ["document" if first is None else f"document {i} of the stream" for i in range(start, start + len(documents))]
-        inputs = [as_predict_input(document, where) for document, where in zip(documents, places)]
-        from eer_plugin.predictors.tagger import InputError, parse_input
-
-        for data, where in zip(inputs, places):
+        parsed = []
+        for document, where in zip(documents, places):
             try:
-                parse_input(data)  # the predictor's rules, checked here so that a bad document raises
+                doc, offsets, text = parse_input(as_predict_input(document, where))
             except InputError as error:
                 raise TaggerInputError(f"{where}: {error}") from None
-        outputs = self._predictor.predict_batch_json(inputs)
-        for index, output in enumerate(outputs, start=start):
-            if "error" in output:
-                raise TaggingError(f"document {index}: {output['error']}")
-        return outputs
+            try:
+                parsed.append(ParsedDocument(doc, offsets, text, self._model.chunk(doc)))
+            except Exception as error:  # noqa: BLE001  (not the input's fault: the tokenizer failed)
+                raise TaggingError(f"{where}: chunking failed: {type(error).__name__}: {error}") from error
+        return parsed
 
+    def _tag(self, documents: List[Any], first: Optional[int]) -> List[Dict[str, Any]]:
+        """The outputs of ``documents``, the ``first``-th of a stream onwards (None: one document): their
+        chunks tagged together, as many per model call as there are documents (``predict --batch-size``)."""
+        parsed = self._parse(documents, first)
+        try:
+            return tag_documents(parsed, len(parsed), self._model.tag_chunks)
+        except Exception as error:  # noqa: BLE001
+            where = "document" if first is None else f"documents {first}-{first + len(parsed) - 1} of the stream"
+            raise TaggingError(f"{where}: tagging failed: {type(error).__name__}: {error}") from error

@@ -12,8 +12,9 @@
 
 The factory is registered through the ``spacy_factories`` entry point (``setup.py``;
 :mod:`eer_ner_spacy`, a module that imports spaCy only, so creating any spaCy pipeline does not
-import AllenNLP). Config: ``model`` (a model archive ``model.tar.gz`` or a serialization
-directory; required), ``batch_size`` (at most this many documents per model call, default 8),
+import AllenNLP). Config: ``model`` (a model archive ``model.tar.gz``, a serialization
+directory, or the directory of an exported model (``eer-ner eer-export-model``), which tags without
+AllenNLP; required), ``batch_size`` (at most this many documents per model call, default 8),
 ``spans_key`` (the ``doc.spans`` key, default ``"eer_ner"``).
 
 **Tagging.** Each doc's text is tagged as ``Tagger(doc.text)`` tags it (:mod:`eer_plugin.api`:
@@ -28,9 +29,16 @@ longer one is kept, :func:`spacy.util.filter_spans`). A doc without any word get
 component's directory, ``path/<name>/model.tar.gz`` (a serialization directory: ``.../model/``);
 ``spacy.load(path)`` tags with that copy, so the saved pipeline does not depend on the original
 path. The model is loaded on first use (the first doc), not when the pipeline is built.
+``nlp.to_bytes()`` / ``nlp.from_bytes(data)`` carry the model itself (the archive file, or a tar of
+the directory): :meth:`EntityTaggerComponent.from_bytes` writes it to a temporary directory, loads
+it there at once and removes the directory again; the component keeps the bytes for a later
+``to_bytes`` or ``to_disk``.
 """
+import io
 import os
 import shutil
+import tarfile
+import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
@@ -54,6 +62,8 @@ class EntityTaggerComponent:
         self.batch_size = batch_size
         self.spans_key = spans_key
         self._tagger = None
+        #: the model as :meth:`to_bytes` writes it, once it came from :meth:`from_bytes` (then no file is behind it)
+        self._model_bytes: Optional[bytes] = None
 
     @property
     def tagger(self):
@@ -106,6 +116,14 @@ class EntityTaggerComponent:
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
+        if self._model_bytes is not None:  # from bytes: unpack them into the component's directory
+            with tempfile.TemporaryDirectory(prefix=".eer-ner-", dir=path) as temporary:
+                _unpack(self._model_bytes, Path(temporary))
+                for name in (ARCHIVE_FILE, MODEL_DIRECTORY):
+                    if (Path(temporary) / name).exists():
+                        shutil.rmtree(path / name, ignore_errors=True)
+                        os.replace(Path(temporary) / name, path / name)
+            return
         source = Path(self.model)
         target = path / (MODEL_DIRECTORY if source.is_dir() else ARCHIVE_FILE)
         if not source.exists():
@@ -128,3 +146,37 @@ class EntityTaggerComponent:
                 self.model, self._tagger = str(candidate), None
                 return self
         raise FileNotFoundError(f"{path}: no {ARCHIVE_FILE} (or {MODEL_DIRECTORY}/) in this saved eer_ner component")
+
+    def to_bytes(self, *, exclude: Iterable[str] = ()) -> bytes:
+        """The model as bytes: a tar holding ``model.tar.gz`` (an archive) or ``model/`` (a directory)."""
+        if self._model_bytes is not None:
+            return self._model_bytes
+        source = Path(self.model)
+        if not source.exists():
+            raise FileNotFoundError(f"{source}: no such model (the eer_ner component's config 'model'); nothing to serialize")
+        buffer = io.BytesIO()
+        with tarfile.open(fileobj=buffer, mode="w") as archive:
+            archive.add(str(source), arcname=MODEL_DIRECTORY if source.is_dir() else ARCHIVE_FILE)
+        return buffer.getvalue()
+
+    def from_bytes(self, data: bytes, *, exclude: Iterable[str] = ()) -> "EntityTaggerComponent":
+        """Tags with the model of :meth:`to_bytes`'s ``data``, loaded now (from a temporary directory, removed after)."""
+        from eer_plugin.api import Tagger
+
+        with tempfile.TemporaryDirectory(prefix="eer-ner-spacy-") as temporary:
+            _unpack(data, Path(temporary))
+            model = next(Path(temporary) / name for name in (ARCHIVE_FILE, MODEL_DIRECTORY) if (Path(temporary) / name).exists())
+            self._tagger = Tagger.load(model)
+        self.model, self._model_bytes = f"<{self.name}: from bytes>", bytes(data)
+        return self
+
+
+def _unpack(data: bytes, directory: Path) -> None:
+    """Extracts :meth:`EntityTaggerComponent.to_bytes`'s tar into ``directory`` (checked members only)."""
+    from eer_plugin.runtime.archive import check_members
+
+    with tarfile.open(fileobj=io.BytesIO(data), mode="r") as archive:
+        members = check_members(archive, "eer_ner component bytes", directory)
+        archive.extractall(directory, members=members, filter="data")
+    if not any((directory / name).exists() for name in (ARCHIVE_FILE, MODEL_DIRECTORY)):
+        raise ValueError(f"eer_ner component bytes: no {ARCHIVE_FILE} or {MODEL_DIRECTORY}/ in them")

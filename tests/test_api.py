@@ -9,6 +9,7 @@ import pytest
 from conftest import REPO
 from untrained_tagger import TEXT
 
+from eer_plugin import api
 from eer_plugin.api import TaggerInputError
 
 
@@ -75,17 +76,15 @@ def test_pipe_is_a_lazy_stream_batched_across_documents(tagger, predictor):  # n
             pulled.append(document)
             yield document
 
-    calls = []
-    original = tagger._predictor.predict_batch_json
-    tagger._predictor.predict_batch_json = lambda inputs: calls.append(len(inputs)) or original(inputs)
-    try:
+    calls = []  # documents per model call
+    original = api.tag_documents
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag))
         stream = tagger.pipe(source(), batch_size=2)
         assert pulled == []  # nothing is read before the first result is asked for
         first = next(stream)
         assert len(pulled) == 2 and calls == [2]
         results = [first, *stream]
-    finally:
-        del tagger._predictor.predict_batch_json
     assert calls == [2, 2, 1] and len(results) == len(documents)
     for document, result in zip(documents, results):
         same_output(result, tagger(document))
@@ -129,6 +128,37 @@ def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
 def test_bad_pipe_arguments_fail_at_the_call(tagger, documents, batch_size, message):
     with pytest.raises(TaggerInputError, match=message):
         tagger.pipe(documents, batch_size=batch_size)
+
+
+def test_rank_orders_documents_by_their_expected_uncertain_entity_tags(tagger, predictor):  # noqa: F811
+    """rank(): every document once, most uncertain first; each score is the sum over the document's words of
+    min(p, 1 - p), p = 1 - the CRF marginal of O at the word's first subword (computed here from the model's marginals)."""
+    import torch
+
+    from eer_plugin.inference.decoding import tensorize_chunks
+    from eer_plugin.inference.documents import parse_input
+
+    documents = [TEXT[:60], ["John", "Smith", "left", "."], TEXT, {"id": "paris", "text": "Paris and Berlin."}, TEXT[60:110]]
+    ranked = tagger.rank(documents, batch_size=2)
+    assert sorted(row["index"] for row in ranked) == list(range(len(documents)))
+    assert [row["uncertain_tags"] for row in ranked] == sorted((row["uncertain_tags"] for row in ranked), reverse=True)
+    model, reader = predictor._model, predictor._dataset_reader
+    for row in ranked:
+        document = documents[row["index"]]
+        doc = parse_input(document if isinstance(document, dict) else {"tokens": document} if isinstance(document, list) else {"text": document})[0]
+        assert row["words"] == len(doc.tokens) and row["id"] == doc.id
+        expected = 0.0
+        for chunk in reader.chunk(doc):
+            with torch.no_grad():
+                batch = tensorize_chunks(model, reader, [chunk])
+                emissions, mask = model.scores(batch["tokens"])
+                outside = model.crf.marginals(emissions, mask, model.bookends_outside(mask))[0, :, model.scheme.outside_index]
+            expected += sum(min(1 - float(outside[first]), float(outside[first])) for first, _ in chunk.word_subwords)
+        assert row["uncertain_tags"] == pytest.approx(expected, abs=1e-6)
+        assert 0 <= row["uncertain_tags"] <= row["words"] / 2
+    assert ranked[0]["uncertain_tags"] > ranked[-1]["uncertain_tags"] >= 0  # the documents differ
+    with pytest.raises(TaggerInputError, match="rank\\(\\) takes an iterable of documents"):
+        tagger.rank("one text")
 
 
 def test_a_missing_model_is_an_archive_error(tmp_path):

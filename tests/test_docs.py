@@ -126,3 +126,19 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
         shown = "empty" if setting.default == "" else setting.default
         assert default.strip("`").startswith(shown), f"{setting.name}: docs say {default!r}, the table {setting.default!r}"
     assert set(COMPARED_SETTINGS) <= {s.name for s in SETTINGS}
+
+
+def test_the_readme_guide_is_what_the_report_csv_says():
+    """Every number of the README's "Which approach should I use?" comes from docs/results/results.csv (and the
+    paper's numbers): the region between its markers is exactly what the renderer writes from them."""
+    from eer_plugin.benchmark.guide import guide_markdown, read_rows, region
+    from eer_plugin.benchmark.paper import read_paper
+
+    written = region(README.read_text(encoding="utf-8"))
+    assert written is not None, "README.md lost the markers of its generated guide"
+    expected = guide_markdown(read_rows((REPO / "docs" / "results" / "results.csv").read_text(encoding="utf-8")), read_paper().rows)
+    assert written == expected, "README.md's guide is stale: run RENDER_ONLY=1 bash benchmarks/results.sh (it rewrites it)"
+    outside = README.read_text(encoding="utf-8").replace(written, "").split("## Which approach should I use?")[1].split("\n## ")[0]
+    for name in ("CoNLL-2003", "all-mpnet-base-v2", "2-core"):  # names, not measurements
+        outside = outside.replace(name, "")
+    assert not re.search(r"\d", outside), "a number outside the generated table of the guide"

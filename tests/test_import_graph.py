@@ -1,6 +1,6 @@
 """The package's import graph, read from the source (every ``import``, also those inside functions): no
 import runs back up a layer, the units import each other without cycles, ``core`` imports neither
-AllenNLP nor anything outside itself (and holds only the maths), and no layer below the runtime imports
+AllenNLP nor anything outside itself (and holds only the maths), and no layer below the runtime (nor `inference`) imports
 AllenNLP. ``tests/test_install.py`` checks the last point by
 importing ``eer_plugin.core`` with AllenNLP blocked; this test needs no process and names the line."""
 import ast
@@ -19,6 +19,7 @@ LAYERS = [
     ("corpus files in: documents, formats, importers, inspection; no AllenNLP", {"corpus"}),
     ("annotation: simulators, ratio estimate, bootstrap, CBL relabelling; no AllenNLP", {"annotation"}),
     ("runtime: archives, atomic writes, errors, encoders, settings, config files", {"runtime"}),
+    ("inference without AllenNLP: subword chunks, CRF decoding, documents out, the exported model", {"inference"}),
     ("the AllenNLP roles", {"data", "models", "training", "predictors"}),
     ("the benchmark", {"benchmark"}),
     ("entry points: subcommands, registration, the AllenNLP patches, the Python API, the spaCy component",
@@ -26,7 +27,7 @@ LAYERS = [
 ]
 LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
 #: the units below AllenNLP: none of them imports allennlp or allennlp_models
-WITHOUT_ALLENNLP = {"core", "runtime.outputs", "corpus", "annotation"}
+WITHOUT_ALLENNLP = {"core", "runtime.outputs", "corpus", "annotation", "inference"}
 #: the modules of ``core``: the maths only (anything else belongs to a layer above)
 CORE_MODULES = {
     "__init__", "tags", "crf", "forward_backward", "step_constants", "losses", "calibration", "spans", "span_sampling",

@@ -89,11 +89,14 @@ _BLOCKED_IMPORT_SCRIPT = textwrap.dedent(
     for name in ("allennlp", "allennlp_models"):
         sys.modules[name] = None
 
-    import eer_plugin.core
-    imported = ["eer_plugin.core"]
-    for info in pkgutil.walk_packages(eer_plugin.core.__path__, prefix="eer_plugin.core."):
-        importlib.import_module(info.name)
-        imported.append(info.name)
+    imported = []
+    for package in ("eer_plugin.core", "eer_plugin.inference"):  # the maths, and what an exported model runs on
+        imported.append(package)
+        for info in pkgutil.walk_packages(importlib.import_module(package).__path__, prefix=package + "."):
+            importlib.import_module(info.name)
+            imported.append(info.name)
+    from eer_plugin import Tagger  # the Python API, which loads an export without AllenNLP
+    imported.append("eer_plugin.api")
     leaked = sorted(m for m, v in sys.modules.items() if v is not None and _blocked(m))
     assert not leaked, leaked
     print("IMPORTED", " ".join(imported))
@@ -102,8 +105,9 @@ _BLOCKED_IMPORT_SCRIPT = textwrap.dedent(
 
 
 @pytest.mark.integration
-def test_core_imports_without_allennlp():
-    """Guards the rule that eer_plugin.core never imports AllenNLP."""
+def test_core_and_inference_import_without_allennlp():
+    """Guards the rule that eer_plugin.core, eer_plugin.inference (the exported model) and the Python API's
+    module never import AllenNLP."""
     proc = subprocess.run(
         [sys.executable, "-c", _BLOCKED_IMPORT_SCRIPT],
         cwd=REPO,
@@ -114,6 +118,7 @@ def test_core_imports_without_allennlp():
     )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "IMPORTED eer_plugin.core" in proc.stdout, proc.stdout + proc.stderr
+    assert "eer_plugin.inference.exported" in proc.stdout and "eer_plugin.api" in proc.stdout, proc.stdout
 
 
 def test_project_is_installed_editable_from_this_checkout():

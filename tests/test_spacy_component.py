@@ -1,6 +1,7 @@
 """The spaCy component ``eer_ner`` (entry point ``spacy_factories``): doc.ents and the scored spans of
 doc.spans are the tagger's spans, nlp.pipe batches documents, and a pipeline saved with nlp.to_disk
-tags the same after spacy.load without the original model file."""
+tags the same after spacy.load without the original model file, nlp.to_bytes / from_bytes carry the model, and
+an exported model (no AllenNLP) works as the component's model."""
 import shutil
 import subprocess
 import sys
@@ -9,6 +10,8 @@ import pytest
 
 from conftest import REPO
 from untrained_tagger import TEXT
+
+from eer_plugin import api
 
 spacy = pytest.importorskip("spacy")
 
@@ -57,13 +60,11 @@ def test_a_span_ending_inside_a_spacy_token_covers_that_token(nlp):
 
 def test_nlp_pipe_batches_documents_and_equals_one_at_a_time(nlp):
     component = nlp.get_pipe("eer_ner")
-    calls = []
-    original = component.tagger._predictor.predict_batch_json
-    component.tagger._predictor.predict_batch_json = lambda inputs: calls.append(len(inputs)) or original(inputs)
-    try:
+    calls = []  # documents per model call
+    original = api.tag_documents
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag))
         docs = list(nlp.pipe(TEXTS))
-    finally:
-        del component.tagger._predictor.predict_batch_json
     assert calls == [1, 1, 1]  # batches of 2 docs; the docs without words are not sent to the model
     assert [spans_of(d) for d in docs] == [spans_of(nlp(text)) for text in TEXTS]
     assert docs[1].ents == () and len(docs[1].spans["eer_ner"]) == 0 and len(docs[2].ents) > 0
@@ -83,6 +84,42 @@ def test_a_saved_pipeline_loads_and_tags_without_the_original_model(nlp, archive
     assert loaded.get_pipe("eer_ner").model == str(tmp_path / "pipeline" / "eer_ner" / "model.tar.gz")
     loaded.to_disk(tmp_path / "pipeline")  # saved again where it was loaded from
     assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
+
+
+def test_to_bytes_and_from_bytes_carry_the_model(nlp, archive, tmp_path):  # noqa: F811
+    model = tmp_path / "model.tar.gz"
+    shutil.copyfile(archive, model)
+    first = spacy.blank("en")
+    first.add_pipe("eer_ner", config={"model": str(model)})
+    expected = [spans_of(doc) for doc in first.pipe(TEXTS)]
+    data, component_data = first.to_bytes(), first.get_pipe("eer_ner").to_bytes()
+    model.unlink()
+    second = spacy.blank("en")
+    second.add_pipe("eer_ner", config={"model": "not-read.tar.gz"})
+    second.from_bytes(data)
+    assert [spans_of(doc) for doc in second.pipe(TEXTS)] == expected
+    assert second.get_pipe("eer_ner").to_bytes() == component_data  # the bytes it came from, again
+    second.to_disk(tmp_path / "pipeline")  # no file behind the model: the bytes are unpacked there
+    assert (tmp_path / "pipeline" / "eer_ner" / "model.tar.gz").is_file()
+    assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
+
+
+def test_an_exported_model_works_as_the_component_model(nlp, archive, tmp_path):  # noqa: F811
+    from eer_plugin.inference.exported import ExportedTagger
+    from eer_plugin.models.export import export_model
+
+    export_model(archive, tmp_path / "export")
+    expected = [spans_of(doc) for doc in nlp.pipe(TEXTS)]
+    exported = spacy.blank("en")
+    exported.add_pipe("eer_ner", config={"model": str(tmp_path / "export")})
+    assert [spans_of(doc) for doc in exported.pipe(TEXTS)] == expected
+    assert isinstance(exported.get_pipe("eer_ner").tagger._model, ExportedTagger)
+    exported.to_disk(tmp_path / "pipeline")
+    assert (tmp_path / "pipeline" / "eer_ner" / "model" / "model.safetensors").is_file()
+    assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
+    again = spacy.blank("en")
+    again.add_pipe("eer_ner", config={"model": "not-read"})
+    assert [spans_of(doc) for doc in again.from_bytes(exported.to_bytes()).pipe(TEXTS)] == expected
 
 
 def test_a_missing_model_is_a_clear_error_at_the_first_doc(tmp_path):

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any, Dict, Optional, Tuple
 
 from eer_plugin.benchmark.approaches import FAMILIES
+from eer_plugin.benchmark.machine import machine
 from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.resume import resumable, start_attempt
 from eer_plugin.benchmark.tables import read_json
@@ -123,5 +124,6 @@ class Attempt:
             "eval_seconds": eval_seconds,
             "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
             "run_dir": runner.recorded(self.directory), "log": runner.recorded(self.log), "archive": runner.recorded(archive),
-            "settings": runner.settings(run), "finished": time.strftime("%Y-%m-%d %H:%M:%S"), **self.extra,
+            "settings": runner.settings(run), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "machine": machine(runner.plan.env_of(run).get("EER_CUDA_DEVICE", "-1")), **self.extra,
         }  # fmt: skip

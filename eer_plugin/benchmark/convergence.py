@@ -75,8 +75,10 @@ def band_entry_table(report) -> str:
 
 def ablation_names(plan) -> Dict[str, str]:
     """Ablation setting directory name -> its name in the plan (the ratio grid's bands under the binding
-    control live in ``binding-ratio-control`` whether or not the plan has an ablation of that name)."""
-    return {BIND_SLUG: "binding ratio control", **{setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}}
+    control live in ``binding-ratio-control`` whether or not the plan has an ablation of that name; a block's runs
+    in the directory of its name)."""
+    names = {BIND_SLUG: "binding ratio control", **{block["slug"]: block["name"] for block in plan.blocks}}
+    return {**names, **{setting["slug"]: setting["name"] for setting in (plan.ablations or {}).get("settings", [])}}
 
 
 def _label(plan, approach: str, encoder: str, ablation: Optional[str]) -> str:

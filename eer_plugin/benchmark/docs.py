@@ -67,10 +67,10 @@ def hardware(runner) -> List[str]:
     import torch
     import transformers
 
-    cpu = next((line.split(":", 1)[1].strip() for line in open("/proc/cpuinfo") if line.startswith("model name")), platform.processor())
-    memory = next((int(line.split()[1]) for line in open("/proc/meminfo") if line.startswith("MemTotal")), 0)
+    from eer_plugin.benchmark.machine import cpu_name, memory_gib
+
     return [
-        f"- CPU: {cpu}, {os.cpu_count()} cores visible; {memory / 2**20:.0f} GiB memory; no GPU (`cuda_device` -1)",
+        f"- CPU: {cpu_name()}, {os.cpu_count()} cores visible; {memory_gib():.0f} GiB memory; no GPU (`cuda_device` -1)",
         f"- {platform.system()} {platform.release()}, Python {platform.python_version()}, torch {torch.__version__}, "
         f"transformers {transformers.__version__}; one run at a time (`--jobs 1`), {runner.threads} torch threads per run",
     ]
@@ -120,52 +120,70 @@ def _claim_text(a: str, b: str, paper_delta: Optional[float]) -> str:
     return f"{a} > {b}" if paper_delta > 0 else f"{a} < {b}"
 
 
-def _pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None)) -> Tuple[Optional[dict], List[float]]:
+def pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None), ablations=(None, None)) -> Tuple[Optional[dict], List[float]]:
     """The paired bootstrap of A vs B with their common seeds pooled (per-document counts summed), and
-    the per-seed F1 differences (points)."""
+    the per-seed F1 differences (points); ``ablations``: each side's setting or block directory (None: the benchmark's)."""
     from eer_plugin.annotation.bootstrap import paired_bootstrap
 
-    mine, theirs = report.done(dataset, scenario, a, encoder, ratios[0]), report.done(dataset, scenario, b, encoder, ratios[1])
+    mine = report.done(dataset, scenario, a, encoder, ratios[0], ablations[0])
+    theirs = report.done(dataset, scenario, b, encoder, ratios[1], ablations[1])
     per_seed = [100 * (mine[s]["f1"] - theirs[s]["f1"]) for s in sorted(set(mine) & set(theirs))]
-    pair, _ = report.pair_counts(dataset, scenario, a, encoder, reference=b, ratios=ratios)
+    pair, _ = report.pair_counts(dataset, scenario, a, encoder, reference=b, ratios=ratios, ablations=ablations)
     if pair is None:
         return None, per_seed
     return paired_bootstrap(*pair, **report.bootstrap_settings), per_seed
 
 
-def claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> List[dict]:
+def claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None) -> List[dict]:
     """The paper's claims that this plan can check, each with the paper's difference, ours (per seed,
     and pooled over seeds with the paired bootstrap) and the :func:`verdict`: every EER approach
     (short, shortest) against every baseline in each scenario (the paper's NNS block: its -all rows),
     EER-short against EER-shortest, and each setting of the ratio grid against the benchmark setting
     (the paper's "Varying EER HPs", ``robustness``: as :func:`~eer_plugin.benchmark.paper.paper_robustness`).
-    Computed once per report and data set."""
+    Computed once per report and data set. ``block``: the claims on a block's runs (its encoder, scenarios
+    and approaches; no ratio grid) instead of the benchmark's."""
     cache = report.__dict__.setdefault("_claims", {})
-    if (dataset, column) not in cache:
-        cache[(dataset, column)] = _claims(plan, report, rows, robustness, dataset, column)
-    return cache[(dataset, column)]
+    key = (dataset, column, block["slug"] if block else None)
+    if key not in cache:
+        cache[key] = _claims(plan, report, rows, robustness, dataset, column, block)
+    return cache[key]
 
 
-def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> List[dict]:
-    encoder = plan.encoders[0]
-    # the paper's claims: EER-short and -shortest against every baseline (the approaches without the ratio, not gold)
-    eer = [a for a in plan.approaches if family_of(a).ratio and split_approach(a)[1] != "all"]
-    baselines = [a for a in plan.approaches if not family_of(a).ratio and not family_of(a).gold]
-    pairs = [(scenario, a, b) for scenario in plan.scenarios for a in eer for b in baselines]
-    if "eer_short" in plan.approaches and "eer_shortest" in plan.approaches:
-        pairs += [(scenario, "eer_short", "eer_shortest") for scenario in plan.scenarios]
+def claim_pairs(scenarios, approaches_of) -> List[tuple]:
+    """(scenario, A, B) of the paper's claims: EER-short and -shortest against every baseline (the approaches
+    without the ratio, not gold) of each scenario, and EER-short against EER-shortest (``approaches_of``: a
+    scenario's approaches)."""
+    pairs = []
+    for scenario in scenarios:
+        approaches = approaches_of(scenario)
+        eer = [a for a in approaches if family_of(a).ratio and split_approach(a)[1] != "all"]
+        pairs += [(scenario, a, b) for a in eer for b in approaches if not family_of(b).ratio and not family_of(b).gold]
+    for scenario in scenarios:
+        if "eer_short" in approaches_of(scenario) and "eer_shortest" in approaches_of(scenario):
+            pairs.append((scenario, "eer_short", "eer_shortest"))
+    return pairs
+
+
+def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None) -> List[dict]:
+    if block is None:
+        encoder, ablation, pairs = plan.encoders[0], None, claim_pairs(plan.scenarios, lambda scenario: plan.approaches)
+    else:
+        scenarios = {s.name: s for s in plan.scenarios}
+        own = {entry["name"]: entry["approaches"] for entry in block["scenarios"]}
+        pairs = claim_pairs([scenarios[name] for name in own], lambda scenario: own[scenario.name])
+        encoder, ablation = block["encoder"], block["slug"]
     out = []
     for scenario, a, b in pairs:
         (value_a, row_a), (value_b, row_b) = (paper_value(rows, scenario.type, x, column) for x in (a, b))
         # both set beside the same paper row (the NNS block's -all rows): the paper says nothing on the pair
         paper_delta = value_a - value_b if None not in (value_a, value_b) and row_a != row_b else None
-        test, per_seed = _pooled(report, dataset, scenario.name, a, b, encoder)
+        test, per_seed = pooled(report, dataset, scenario.name, a, b, encoder, ablations=(ablation, ablation))
         out.append({
             "scenario": scenario.name, "difference": f"{approach_label(a)} − {approach_label(b)}",
             "claim": _claim_text(approach_label(a), approach_label(b), paper_delta), "paper": paper_delta,
             "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
         })  # fmt: skip
-    if plan.ratio_entries:
+    if plan.ratio_entries and block is None:
         base_of: Dict[tuple, tuple] = {}  # group -> (base setting, the ratio key of its runs)
         for group, setting, run in plan.ratio_entries:
             if setting == plan.base_ratio(run.dataset):
@@ -180,7 +198,7 @@ def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, col
             interval = lambda r: (round(r[0] - r[1], 2), round(r[0] + r[1], 2))  # noqa: E731
             theirs = [robustness.get(interval(x)) for x in (setting, base)]
             paper_delta = theirs[0]["avg"] - theirs[1]["avg"] if None not in theirs else None
-            test, per_seed = _pooled(report, dataset, group[1], approach, approach, group[2], ratios=(run.ratio, base_key))
+            test, per_seed = pooled(report, dataset, group[1], approach, approach, group[2], ratios=(run.ratio, base_key))
             names = [f"[{interval(x)[0]:.2f}, {interval(x)[1]:.2f}]" for x in (setting, base)]
             out.append({
                 "scenario": group[1], "difference": f"{approach_label(approach)} {names[0]} − {names[1]}",
@@ -190,12 +208,12 @@ def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, col
     return out
 
 
-def differences(plan, report, rows, dataset: str, column: str, robustness: Optional[Dict[tuple, dict]] = None) -> str:
+def differences(plan, report, rows, dataset: str, column: str, robustness: Optional[Dict[tuple, dict]] = None, block: Optional[dict] = None) -> str:
     """The paper's claims as differences (see :func:`claims`), in F1 points: ours (mean ± sd over the
     common seeds), the paired bootstrap with the seeds pooled, the paper's, and the verdict."""
     lines = []
     confidence = plan.bootstrap["confidence"]
-    for c in claims(plan, report, rows, robustness or {}, dataset, column):
+    for c in claims(plan, report, rows, robustness or {}, dataset, column, block):
         ours = "–"
         if c["per_seed"]:
             ours = f"{mean(c['per_seed']):+.1f}" + (f" ± {std(c['per_seed']):.1f}" if len(c["per_seed"]) > 1 else "")
@@ -210,10 +228,10 @@ def differences(plan, report, rows, dataset: str, column: str, robustness: Optio
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "l", "l"])
 
 
-def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str) -> str:
+def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None) -> str:
     """The claims in words, generated from :func:`claims` (no number typed by hand), with the ablation
-    that comes closest to the plan's reference approach."""
-    found = [c for c in claims(plan, report, rows, robustness, dataset, column) if c["verdict"] != "–"]
+    that comes closest to the plan's reference approach (not for a ``block``'s claims)."""
+    found = [c for c in claims(plan, report, rows, robustness, dataset, column, block) if c["verdict"] != "–"]
     if not found:
         return ""
     groups: Dict[str, List[str]] = {}
@@ -233,7 +251,7 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
             text.append(f"{v[0].upper() + v[1:]}: {'; '.join(groups[v])}.")
     from eer_plugin.benchmark.studies import pooled_ablation_differences
 
-    if plan.reference:
+    if plan.reference and block is None:
         closing, tested = [], 0
         pooled = pooled_ablation_differences(report)
         scenarios: Dict[tuple, set] = {}  # (setting, approach) -> its scenarios: named when there are several
@@ -284,6 +302,9 @@ def render_docs(
 ) -> Path:
     """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned);
     ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source."""
+    from eer_plugin.benchmark.blocks import block_sections  # it builds on this module's claims
+    from eer_plugin.benchmark.guide import write_guide
+
     plan, runner = report.plan, report.runner
     numbers = read_paper(Path(paper))
     docs_dir = Path(docs)
@@ -302,6 +323,7 @@ def render_docs(
                 with replacing(str(assets / name)) as temporary:
                     shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
+    write_guide(docs_dir.parent / "README.md", assets / "results.csv", numbers.rows)  # the README's "Which approach should I use?"
     rows = numbers.rows
     settings = plan.run_env(plan.datasets[0], None, "all")
     parts = [
@@ -323,6 +345,7 @@ def render_docs(
         *hardware(runner),
         "",
         *([f"- Note: {note}" for note in notes] + [""] if notes else []),
+        *block_sections(report, numbers, dataset_column),
         "## Ours next to the paper",
         "",
         f"The paper (RoBERTa-base for English, on a GPU): {numbers.settings}",

@@ -28,6 +28,8 @@ class Expansion:
             self.learning_curve(self.plan.learning_curve)
         if self.plan.ablations:
             self.ablations(self.plan.ablations)
+        for block in self.plan.blocks:  # last: a run shared with an ablation setting stays that setting's first
+            self.block(block)
         self.plan.runs = self.runs
         return self.plan
 
@@ -127,6 +129,33 @@ class Expansion:
                                     overrides=tuple(setting["env"].items()), **options,
                                 )  # fmt: skip
                                 plan.ablation_entries.append((setting, run))
+
+    def block(self, block: Dict[str, Any]) -> None:
+        """A block's runs (``<dataset>/ablations/<block>/...``: an ablation setting of the block's name, which
+        changes only the encoder, has the same runs), then its settings' runs with the block's encoder."""
+        plan, encoder = self.plan, block["encoder"]
+        scenarios = {s.name: s for s in plan.scenarios}
+        seeds_of = {entry["name"]: entry["seeds"] for entry in block["scenarios"]}
+        for dataset in plan.datasets:
+            for approach in [a for a in block["approaches"] if a in GOLD_APPROACHES]:
+                for seed in block["seeds"]:
+                    plan.block_entries.append((block, None, self.add(dataset, None, approach, encoder, seed, "block", ablation=block["slug"])))
+            for entry in block["scenarios"]:
+                for approach in entry["approaches"]:
+                    for seed in entry["seeds"]:
+                        run = self.add(dataset, scenarios[entry["name"]], approach, encoder, seed, "block", ablation=block["slug"])
+                        plan.block_entries.append((block, None, run))
+            for item in block["settings"]:
+                setting = item["setting"]
+                for scenario in self.scenarios(setting["scenarios"] or (plan.ablations or {}).get("scenarios")):
+                    options = ablation_options(setting, scenario)
+                    for approach in item["approaches"]:
+                        for seed in seeds_of.get(scenario.name, block["seeds"]):
+                            run = self.add(
+                                dataset, scenario, approach, encoder, seed, "block", ablation=setting["slug"],
+                                overrides=tuple(setting["env"].items()), **options,
+                            )  # fmt: skip
+                            plan.block_entries.append((block, setting, run))
 
     def curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:
         """The scenario of a learning-curve point: a benchmark scenario with the same data and settings

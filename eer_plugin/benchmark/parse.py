@@ -11,7 +11,7 @@ from eer_plugin.benchmark.checks import (
     NAME_PATTERN, check_approaches, check_env, check_epochs, check_file, check_keys, check_min_steps, check_names, check_seeds,
     require,
 )  # fmt: skip
-from eer_plugin.benchmark.parse_studies import check_ablations, check_learning_curve, check_ratio_grid
+from eer_plugin.benchmark.parse_studies import check_ablations, check_blocks, check_learning_curve, check_ratio_grid
 from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
 from eer_plugin.benchmark.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
@@ -21,7 +21,7 @@ from eer_plugin.runtime.settings import unset_defaults
 
 PLAN_KEYS = (
     "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
-    "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps", "ablations",
+    "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps", "ablations", "blocks",
 )  # fmt: skip
 
 
@@ -107,11 +107,12 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     grid = check_ratio_grid(data["ratio_grid"], scenarios, dataset_names, scenario_names) if data.get("ratio_grid") is not None else None
     curve = check_learning_curve(data["learning_curve"], dataset_names) if data.get("learning_curve") is not None else None
     ablations = check_ablations(data["ablations"], dataset_names, scenario_names) if data.get("ablations") is not None else None
+    blocks = check_blocks(data["blocks"], ablations, scenario_names, reference, seeds) if data.get("blocks") is not None else []
     return Plan(
         path=str(path), name=str(data.get("name") or Path(path).stem), datasets=datasets, scenarios=scenarios,
-        approaches=approaches, encoders=encoders, encoder_slugs=_encoder_slugs(encoders, ablations), seeds=list(seeds), env=env,
+        approaches=approaches, encoders=encoders, encoder_slugs=_encoder_slugs(encoders, ablations, blocks), seeds=list(seeds), env=env,
         epochs=epochs, reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=_bootstrap(data.get("bootstrap")),
-        min_steps=min_steps, ablations=ablations,
+        min_steps=min_steps, ablations=ablations, blocks=blocks,
     )  # fmt: skip
 
 
@@ -204,9 +205,10 @@ def _reference(reference: Any, approaches: List[str]) -> Optional[str]:
     return reference
 
 
-def _encoder_slugs(encoders: List[str], ablations: Optional[Dict[str, Any]]) -> Dict[str, str]:
-    """The directory names of the plan's encoders and of the ablation settings' own (distinct)."""
+def _encoder_slugs(encoders: List[str], ablations: Optional[Dict[str, Any]], blocks: List[Dict[str, Any]]) -> Dict[str, str]:
+    """The directory names of the plan's encoders and of the ablation settings' and blocks' own (distinct)."""
     own_encoders = [setting["encoder"] for setting in (ablations or {}).get("settings", []) if setting["encoder"]]
+    own_encoders += [block["encoder"] for block in blocks]
     slugs = {e: slug(e) for e in dict.fromkeys(encoders + own_encoders)}
     require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
     return slugs

@@ -181,3 +181,60 @@ def _estimate_ratio(value: Any, where: str) -> Dict[str, Any]:
         f"{where}: estimate_ratio.complete_documents must be a positive integer, got {count!r}",
     )
     return {"complete_documents": count}
+
+
+def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names: List[str], reference: Optional[str], seeds: List[int]) -> List[Dict[str, Any]]:
+    """``blocks: [{name, encoder, approaches, seeds, scenarios: [{name, seeds, approaches}], settings: [{name, approach}]}]``:
+    the benchmark table again on another encoder, for some approaches, scenarios and seeds (issue 27's headline
+    block), rendered as a table of its own. Its runs live in ``<dataset>/ablations/<block name as a directory>/``:
+    an ablation setting of the same name that changes the encoder only (to the block's) has the same runs, which
+    the block therefore counts as its own (a setting of that name that changes more is an error). ``settings`` names
+    ablation settings (a partial dev set, complete documents, a ratio estimate, env) to run with the block's
+    encoder as well, on the block scenarios' seeds, for the setting's approaches (or the given ``approach``)."""
+    require(isinstance(items, list) and bool(items), "'blocks' must be a non-empty list of {name, encoder, approaches, scenarios}")
+    known_settings = {s["name"]: s for s in (ablations or {}).get("settings", [])}
+    blocks, slugs = [], set()
+    for index, item in enumerate(items):
+        require(isinstance(item, dict) and isinstance(item.get("name"), str) and item["name"].strip(), f"blocks[{index}] must be a mapping with a 'name'")
+        where = f"block {item['name']!r}"
+        check_keys(item, ["name", "encoder", "approaches", "seeds", "scenarios", "settings"], where)
+        encoder = item.get("encoder")
+        require(isinstance(encoder, str) and bool(encoder.strip()), f"{where}: 'encoder' must be a model name or directory")
+        approaches = check_approaches(item.get("approaches"), f"{where}: approaches")
+        require(bool(approaches), f"{where}: 'approaches' is empty")
+        require(reference is None or reference in approaches, f"{where}: 'approaches' must include the plan's reference {reference!r} (the bootstrap compares with it)")
+        block_seeds = check_seeds(item["seeds"], f"{where}: seeds") if "seeds" in item else list(seeds)
+        name_slug = setting_slug(item["name"])
+        require(name_slug not in slugs, f"{where}: its directory name {name_slug!r} is another block's; rename one")
+        slugs.add(name_slug)
+        same_dir = next((s for s in known_settings.values() if s["slug"] == name_slug), None)
+        if same_dir is not None:
+            changes_only_encoder = not (same_dir["env"] or same_dir["dev"] or same_dir["estimate_ratio"] or same_dir["complete_documents"])
+            require(
+                changes_only_encoder and same_dir["encoder"] == encoder,
+                f"{where}: the ablation setting {same_dir['name']!r} has the same directory ({name_slug!r}) but other settings than "
+                f"the encoder {encoder!r} alone; rename the block (only a setting that changes the encoder to the block's shares its runs)",
+            )  # fmt: skip
+        scenarios = []
+        for position, entry in enumerate(item.get("scenarios") or []):
+            at = f"{where}: scenarios[{position}]"
+            require(isinstance(entry, dict) and entry.get("name") in scenario_names, f"{at} must be {{name, seeds, approaches}} with a scenario of the plan ({', '.join(scenario_names)})")
+            check_keys(entry, ["name", "seeds", "approaches"], at)
+            own = check_approaches(entry["approaches"], f"{at}: approaches") if "approaches" in entry else [a for a in approaches if a not in GOLD_APPROACHES]
+            require(all(a in approaches and a not in GOLD_APPROACHES for a in own), f"{at}: 'approaches' must be the block's approaches other than gold, got {own!r}")
+            entry_seeds = check_seeds(entry["seeds"], f"{at}: seeds") if "seeds" in entry else block_seeds
+            scenarios.append({"name": entry["name"], "seeds": entry_seeds, "approaches": own})
+        require(bool(scenarios) or all(a in GOLD_APPROACHES for a in approaches), f"{where}: 'scenarios' is empty, but its approaches other than gold need one")
+        settings = []
+        for position, entry in enumerate(item.get("settings") or []):
+            at = f"{where}: settings[{position}]"
+            require(isinstance(entry, dict) and entry.get("name") in known_settings, f"{at} must be {{name, approach}} naming an ablation setting of the plan, got {entry!r}")
+            check_keys(entry, ["name", "approach"], at)
+            setting = known_settings[entry["name"]]
+            require(setting["encoder"] is None, f"{at}: the ablation setting {entry['name']!r} has an encoder of its own; the block gives it the block's")
+            own = entry.get("approach", setting["approaches"])
+            own = check_approaches(own if isinstance(own, list) else [own], f"{at}: approach")
+            require(all(a in setting["approaches"] for a in own), f"{at}: 'approach' must be among the setting's approaches {setting['approaches']}")
+            settings.append({"setting": setting, "approaches": own})
+        blocks.append({"name": item["name"], "slug": name_slug, "encoder": encoder, "approaches": approaches, "seeds": block_seeds, "scenarios": scenarios, "settings": settings})
+    return blocks

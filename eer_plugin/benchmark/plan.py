@@ -148,6 +148,8 @@ class Plan:
     bootstrap: Dict[str, Any]
     min_steps: Optional[int] = None  # least optimizer steps of every run (EER_MIN_STEPS); scenarios may override
     ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approaches, encoder, scenarios}]}
+    #: the benchmark table again on another encoder (issue 27): [{name, slug, encoder, approaches, seeds, scenarios, settings}]
+    blocks: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     # filled by expand()
     runs: List[Run] = dataclasses.field(default_factory=list)
     ratio_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
@@ -155,6 +157,8 @@ class Plan:
     bind_entries: List[Tuple[Tuple, Tuple[float, float], Run]] = dataclasses.field(default_factory=list)
     lc_entries: List[Tuple[str, str, int, Run]] = dataclasses.field(default_factory=list)
     ablation_entries: List[Tuple[Dict[str, Any], Run]] = dataclasses.field(default_factory=list)  # (setting, run)
+    #: (block, the ablation setting run with the block's encoder or None for the block's own table, run)
+    block_entries: List[Tuple[Dict[str, Any], Optional[Dict[str, Any]], Run]] = dataclasses.field(default_factory=list)
 
     def dataset_env(self, dataset: Dataset) -> Dict[str, str]:
         return {**config_defaults(), **self.env, **dict(dataset.env), **dataset.reader_env()}
@@ -226,7 +230,7 @@ class Plan:
         return float(env["EER_ENTITY_RATIO"]), float(env["EER_RATIO_MARGIN"])
 
     def expand(self) -> "Plan":
-        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve, ablations), each
+        """The runs of the plan in a fixed order (benchmark, ratio grid, learning curve, ablations, blocks), each
         once (:class:`~eer_plugin.benchmark.expand.Expansion`); returns the plan."""
         from eer_plugin.benchmark.expand import Expansion  # it builds on this module's Plan and Run
 

@@ -66,19 +66,20 @@ class Report:
     def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None, ablation=None) -> Optional[dict]:
         return self.records.get((dataset, scenario, approach, encoder, seed, ratio, ablation))
 
-    def done(self, dataset, scenario, approach, encoder, ratio=None) -> Dict[int, dict]:
-        """Seed -> result of the finished runs of one cell (every seed the plan has for it)."""
+    def done(self, dataset, scenario, approach, encoder, ratio=None, ablation=None) -> Dict[int, dict]:
+        """Seed -> result of the finished runs of one cell (every seed the plan has for it); ``ablation``: the
+        directory of an ablation setting's or a block's runs (None: the benchmark's)."""
         out = {}
         for seed in self.plan.all_seeds:
-            record = self.lookup(dataset, scenario, approach, encoder, seed, ratio)
+            record = self.lookup(dataset, scenario, approach, encoder, seed, ratio, ablation)
             if record and record.get("status") == "done":
                 out[seed] = record
         return out
 
-    def cell_status(self, dataset, scenario, approach, encoder, ratio=None) -> Dict[str, int]:
+    def cell_status(self, dataset, scenario, approach, encoder, ratio=None, ablation=None) -> Dict[str, int]:
         counts = {"done": 0, "failed": 0, "missing": 0}
         for seed in self.plan.all_seeds:
-            record = self.lookup(dataset, scenario, approach, encoder, seed, ratio)
+            record = self.lookup(dataset, scenario, approach, encoder, seed, ratio, ablation)
             if record is not None:
                 counts[record.get("status", "missing")] = counts.get(record.get("status", "missing"), 0) + 1
         return counts
@@ -95,16 +96,18 @@ class Report:
         settings = self.plan.bootstrap
         return dict(n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
 
-    def pair_counts(self, dataset, scenario, approach, encoder, reference: Optional[str] = None, ratios=(None, None)):
+    def pair_counts(self, dataset, scenario, approach, encoder, reference: Optional[str] = None, ratios=(None, None), ablations=(None, None)):
         """Per-document counts of ``approach`` and the reference (default: the plan's), summed over
-        their common seeds; ``ratios``: the (rho, gamma) of each side (None: the benchmark setting)."""
+        their common seeds; ``ratios``: the (rho, gamma) of each side (None: the benchmark setting);
+        ``ablations``: the directory of each side's setting or block (None: the benchmark's runs)."""
         from eer_plugin.annotation.bootstrap import sum_over_runs
 
         reference = reference or self.plan.reference
-        mine, theirs = self.done(dataset, scenario, approach, encoder, ratios[0]), self.done(dataset, scenario, reference, encoder, ratios[1])
+        mine = self.done(dataset, scenario, approach, encoder, ratios[0], ablations[0])
+        theirs = self.done(dataset, scenario, reference, encoder, ratios[1], ablations[1])
         seeds = sorted(set(mine) & set(theirs))
-        a = [self.doc_counts((dataset, scenario, approach, encoder, s, ratios[0], None)) for s in seeds]
-        b = [self.doc_counts((dataset, scenario, reference, encoder, s, ratios[1], None)) for s in seeds]
+        a = [self.doc_counts((dataset, scenario, approach, encoder, s, ratios[0], ablations[0])) for s in seeds]
+        b = [self.doc_counts((dataset, scenario, reference, encoder, s, ratios[1], ablations[1])) for s in seeds]
         if not seeds or any(c is None for c in a + b):
             return None, seeds
         return (sum_over_runs(a), sum_over_runs(b)), seeds

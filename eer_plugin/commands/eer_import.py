@@ -2,7 +2,7 @@
 
 FORMAT is ``doccano``, ``label-studio``, ``brat``, ``prodigy`` or ``spacy`` (parsing in
 :mod:`eer_plugin.corpus.importers`). The text is split into words by the predictor's raw-text
-tokenizer (:func:`eer_plugin.predictors.tokenizer.tokenize_text`), so ``allennlp predict`` on the same
+tokenizer (:func:`eer_plugin.corpus.tokenizer.tokenize_text`), so ``allennlp predict`` on the same
 text yields character offsets into the same characters. Prints the import report (documents,
 spans, complete documents, negative spans, skipped items, warnings) and every warning; writes the
 output atomically (temporary file + rename), so a failed import leaves no partial file; an output
@@ -83,7 +83,7 @@ def _format_options(args: argparse.Namespace) -> dict:
 
 def run(args: argparse.Namespace) -> dict:
     """Imports, writes and returns the report (as JSON)."""
-    from eer_plugin.predictors.tokenizer import tokenize_text  # the predictor's raw-text tokenizer (pure Python)
+    from eer_plugin.corpus.tokenizer import tokenize_text  # the predictor's raw-text tokenizer (pure Python)
 
     check_outputs(
         [("INPUT", args.input), ("--complete-ids", args.complete_ids)],

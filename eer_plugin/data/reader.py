@@ -9,12 +9,12 @@ from allennlp.data.token_indexers import PretrainedTransformerIndexer, TokenInde
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 from allennlp.nn import util
 import torch
-from transformers import AutoTokenizer
 
 from eer_plugin.annotation.simulators import variant as apply_variant
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import FormatError, read_documents
-from eer_plugin.data.chunking import Chunk, chunk_document
+from eer_plugin.inference.chunking import Chunk, chunk_document
+from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.encoders import resolve_model_name
 from eer_plugin.runtime.errors import DataFileError
 
@@ -118,17 +118,14 @@ class PartialDocumentReader(DatasetReader):
         if self.word_level:
             if token_indexers is None:
                 raise ValueError("model_name 'words' needs token_indexers (e.g. a single_id indexer)")
+            self.subwords = None
             self.tokenizer = None
             self.bookends = (0, 0)
-        else:
-            self.tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(model_name), use_fast=True)
-            if not self.tokenizer.is_fast:
-                raise ValueError(f"{model_name}: a fast tokenizer is needed (word alignment)")
-            bookends = self.tokenizer.build_inputs_with_special_tokens([])
-            if len(bookends) != 2:
-                raise ValueError(f"{model_name}: expected one start and one end special token, got {bookends}")
-            self.bookends = (bookends[0], bookends[1])
-            self.max_length = min(max_length, self.tokenizer.model_max_length)
+        else:  # the one subword tokenization, shared with the exported model (eer_plugin.inference)
+            self.subwords = SubwordTokenizer(resolve_model_name(model_name), model_name, max_length)
+            self.tokenizer = self.subwords.tokenizer
+            self.bookends = self.subwords.bookends
+            self.max_length = self.subwords.max_length
         self._token_indexers = token_indexers or {"tokens": EncoderIndexer(model_name)}
 
     # -------------------------------------------------------------- documents
@@ -158,24 +155,19 @@ class PartialDocumentReader(DatasetReader):
         return docs
 
     def tokenize_words(self, words: List[str]) -> List[List[int]]:
-        if self.word_level:
+        if self.subwords is None:
             return [[0] for _ in words]
-        encoded = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
-        pieces: List[List[int]] = [[] for _ in words]
-        for position, word in enumerate(encoded.word_ids()):
-            if word is not None:
-                pieces[word].append(encoded["input_ids"][position])
-        unk = self.tokenizer.unk_token_id
-        return [p if p else [unk] for p in pieces]  # a word the tokenizer drops still gets a subword
+        return self.subwords.tokenize_words(words)
 
     def chunk(self, doc: Document) -> List[Chunk]:
-        convert = (lambda ids: [BOOKEND] * len(ids)) if self.word_level else self.tokenizer.convert_ids_to_tokens
+        if self.subwords is not None:
+            return self.subwords.chunk(doc, sentence_level=self.sentence_level)
         chunks = chunk_document(
-            doc, self.tokenize_words, convert, self.bookends, self.max_length, sentence_level=self.sentence_level
-        )
-        if self.word_level:  # one position per word: the tokens are the words themselves
-            for chunk in chunks:
-                chunk.subword_tokens = [BOOKEND] + chunk.words + [BOOKEND]
+            doc, self.tokenize_words, lambda ids: [BOOKEND] * len(ids), self.bookends, self.max_length,
+            sentence_level=self.sentence_level,
+        )  # fmt: skip
+        for chunk in chunks:  # one position per word: the tokens are the words themselves
+            chunk.subword_tokens = [BOOKEND] + chunk.words + [BOOKEND]
         return chunks
 
     # -------------------------------------------------------------- instances

@@ -21,10 +21,10 @@ from allennlp.training.metrics import Average
 
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
 from eer_plugin.core.tags import OUTSIDE
-from eer_plugin.data.chunking import LATENT_LABEL
+from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
-from eer_plugin.models.precision import check_precision, encoder_autocast
+from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.tagger import WordSpanF1
 
 
@@ -49,7 +49,7 @@ class SpanNegativeSampling(Model):
         Seed of the negative sampler.
     precision : str
         ``fp32``, ``bf16`` or ``auto`` (bf16 where native, else fp32): the precision of the encoder
-        (see :mod:`eer_plugin.models.precision`);
+        (see :mod:`eer_plugin.inference.precision`);
         the span classifier always runs in float32.
     entity_ratio : float, optional
         rho, used only by the ``partial-precision-estimated`` metric on partially annotated dev data
@@ -125,7 +125,7 @@ class SpanNegativeSampling(Model):
         return predictions
 
     def chunk_word_spans(self, tokens: TextFieldTensors, metadata: List[Dict[str, Any]]) -> List[List]:
-        """Predicted word spans of every chunk of a batch (chunk word positions; :mod:`eer_plugin.models.decoding`)."""
+        """Predicted word spans of every chunk of a batch (chunk word positions; :mod:`eer_plugin.inference.decoding`)."""
         return self.decode(self.encode(tokens), metadata)
 
     def forward(  # type: ignore[override]

@@ -34,13 +34,13 @@ from eer_plugin.core.ratio_control import (
     batch_ratio,
     check_ratio_control,
 )
-from eer_plugin.core.spans import Span, SpanCounts
-from eer_plugin.core.tags import OUTSIDE, BiluoScheme, biluo_to_spans, spans_to_biluo
-from eer_plugin.data.chunking import LATENT_LABEL
-from eer_plugin.models.decoding import chunks_to_word_spans
+from eer_plugin.core.spans import SpanCounts
+from eer_plugin.core.tags import OUTSIDE, BiluoScheme
+from eer_plugin.inference.chunking import LATENT_LABEL
+from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
-from eer_plugin.models.precision import check_precision, encoder_autocast
+from eer_plugin.inference.precision import check_precision, encoder_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -75,7 +75,7 @@ class WordSpanF1(Metric):
 
 
 @Model.register("eer_tagger")
-class EERTagger(Model):
+class EERTagger(Model, SpanDecoder):
     """
     Parameters
     ----------
@@ -117,7 +117,7 @@ class EERTagger(Model):
         an unconstrained CRF and applies the constraints only when decoding, as the authors did.
     precision : str
         ``fp32``, ``bf16`` or ``auto`` (bf16 where native, else fp32): the precision of the encoder
-        (see :mod:`eer_plugin.models.precision`);
+        (see :mod:`eer_plugin.inference.precision`);
         the scorer, the CRF and the losses always run in float32.
     o_cost : float
         ``b_O``: subtracted from the ``O`` score at every position when decoding (Raw+CD).
@@ -227,22 +227,6 @@ class EERTagger(Model):
         free.transitions = transitions
         return free
 
-    @staticmethod
-    def content_mask(mask: torch.Tensor) -> torch.Tensor:
-        """Mask of the real subwords without the two bookend tokens (first and last position)."""
-        lengths = mask.sum(-1, keepdim=True)
-        positions = torch.arange(mask.shape[1], device=mask.device)
-        return mask & (positions > 0) & (positions < lengths - 1)
-
-    def bookends_outside(self, mask: torch.Tensor) -> torch.Tensor:
-        """Allowed-tag mask ``(B, n, K)`` that forces ``O`` at the bookend tokens (paper: the
-        [CLS]/[SEP] ends are always ``O``; with the grammar this guarantees valid output)."""
-        allowed = torch.ones(*mask.shape, self.scheme.num_tags, dtype=torch.bool, device=mask.device)
-        bookend = mask & ~self.content_mask(mask)
-        allowed[bookend] = False
-        allowed[..., self.scheme.outside_index] |= bookend
-        return allowed
-
     def observations(
         self,
         tags: torch.Tensor,
@@ -322,65 +306,10 @@ class EERTagger(Model):
                         self.span_f1(spans, meta["gold_spans"])
         return output
 
-    # ------------------------------------------------------------------ decoding (models/decoding.py)
+    # ------------------------------------------------------------------ decoding (inference/decoding.py: SpanDecoder)
     def scores(self, tokens: TextFieldTensors):
         """``(emissions, mask)`` of a batch: the tag scores of :meth:`emissions` and the subword mask."""
         return self.emissions(tokens), util.get_text_field_mask(tokens)
-
-    def decode(self, emissions: torch.Tensor, mask: torch.Tensor, o_cost: Optional[float] = None) -> torch.Tensor:
-        """Viterbi subword tags ``(B, n)`` (scheme indices) under the BILUO grammar, bookends ``O``;
-        ``o_cost`` is ``b_O`` (default: the model's ``o_cost``)."""
-        cost = self.o_cost if o_cost is None else o_cost
-        predicted, _ = self.crf.viterbi(
-            emissions, mask, self.bookends_outside(mask), o_cost=cost, outside_index=self.scheme.outside_index
-        )
-        return predicted
-
-    def subword_spans(self, predicted: torch.Tensor, mask: torch.Tensor) -> List[List[Span]]:
-        """The entity spans ``(start, end, type)`` of every row's decoded subword tags."""
-        return [biluo_to_spans(self.scheme.decode(row[:length])) for row, length in zip(predicted.tolist(), mask.sum(-1).tolist())]
-
-    def span_marginals(self, emissions: torch.Tensor, mask: torch.Tensor, subword_spans: List[List[Span]]) -> List[List[float]]:
-        """Per row, the CRF marginal probability that exactly each subword span is an entity of its
-        type (:meth:`ConstrainedCRF.path_log_marginals`: one forward-backward for the batch)."""
-        paths = [
-            (row, start, self.scheme.encode(spans_to_biluo([(0, end - start, label)], end - start)))
-            for row, spans in enumerate(subword_spans)
-            for start, end, label in spans
-        ]
-        flat = self.crf.path_log_marginals(emissions, mask, paths, self.bookends_outside(mask)).exp().tolist()
-        result, offset = [], 0
-        for spans in subword_spans:
-            result.append(flat[offset : offset + len(spans)])
-            offset += len(spans)
-        return result
-
-    def word_entity_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor, word_subwords) -> List[List[float]]:
-        """Per row, ``1 - p(O)`` of every word's first subword under the CRF marginals (CBL's relabelling)."""
-        marginals = self.crf.marginals(emissions, mask, self.bookends_outside(mask))
-        entity = 1.0 - marginals[..., self.scheme.outside_index]
-        return [[float(entity[row, first]) for first, _ in words] for row, words in enumerate(word_subwords)]
-
-    def word_spans(self, predicted: torch.Tensor, mask: torch.Tensor, metadata: List[Dict[str, Any]]) -> List[List]:
-        """Predicted word spans per chunk (relative to the chunk's words)."""
-        mapped = chunks_to_word_spans(
-            self.subword_spans(predicted, mask), [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist()
-        )
-        return [[span for _, span in row] for row in mapped]
-
-    def chunk_entities(self, tokens: TextFieldTensors, metadata: List[Dict[str, Any]]) -> List[List]:
-        """Per chunk of a batch, ``(word span, probability)`` of every predicted entity (chunk word positions;
-        the probability is :meth:`span_marginals` of its subword span)."""
-        emissions, mask = self.scores(tokens)
-        subword_spans = self.subword_spans(self.decode(emissions, mask), mask)
-        probabilities = self.span_marginals(emissions, mask, subword_spans)
-        mapped = chunks_to_word_spans(subword_spans, [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist())
-        return [[(span, row_probabilities[index]) for index, span in row] for row, row_probabilities in zip(mapped, probabilities)]
-
-    def chunk_word_spans(self, tokens: TextFieldTensors, metadata: List[Dict[str, Any]]) -> List[List]:
-        """Predicted word spans of every chunk of a batch (chunk word positions), decoded with the model's ``o_cost``."""
-        emissions, mask = self.scores(tokens)
-        return self.word_spans(self.decode(emissions, mask), mask, metadata)
 
     def get_metrics(self, reset: bool = False) -> Dict[str, float]:
         metrics = self.span_f1.get_metric(reset)

@@ -21,7 +21,7 @@ from typing import Dict, List, Optional, Sequence
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import read_documents
-from eer_plugin.models.decoding import document_word_spans
+from eer_plugin.inference.decoding import document_word_spans
 from eer_plugin.runtime.errors import check_entity_types
 
 logger = logging.getLogger(__name__)

@@ -2,7 +2,7 @@
 
 Input (one JSON object per line), exactly one of:
 
-* ``{"text": "..."}``: a non-empty string, split by :mod:`eer_plugin.predictors.tokenizer`
+* ``{"text": "..."}``: a non-empty string, split by :mod:`eer_plugin.corpus.tokenizer`
   (documented rules, exact character offsets);
 * ``{"tokens": [...], "sentence_ends": [...]}``: a list of non-empty strings without white space,
   and optionally the sentence ends, a strictly increasing list of integers ending at the number of
@@ -36,32 +36,29 @@ when any line failed, 0 otherwise.
 its documents together, ``chunk_batch_size`` chunks per model forward (default: as many as there
 are documents in the call, at least 1), longest first; the model skips the ``rho_hat`` marginals
 (``track_rho_hat = False``) and the span probabilities of a batch come from one forward-backward.
+The input rules, the batching and the output are :mod:`eer_plugin.inference.documents`, which the
+Python API and the exported model (no AllenNLP) tag through too.
 """
 import json
 import sys
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, List, Optional, Sequence, Tuple
 
 import torch
-from allennlp.common.util import JsonDict, sanitize
+from allennlp.common.util import JsonDict
 from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.core.tags import spans_to_biluo
-from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.text import normalise_value
-from eer_plugin.models.decoding import tensorize_chunks
+from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
+from eer_plugin.inference.decoding import tensorize_chunks
+from eer_plugin.inference.documents import InputError, ParsedDocument, describe, parse_input, tag_documents  # noqa: F401
 from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY
-from eer_plugin.predictors.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 from eer_plugin.runtime.errors import UserError
 
 OUTPUT_FORMATS = ("json", "conll")
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
 _LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
-
-
-class InputError(ValueError):
-    """A predict input that cannot be tagged; reported as an error record for its line."""
 
 
 class PredictorArgumentError(UserError, ValueError):
@@ -76,16 +73,11 @@ def check_predictor_args(output_format: str = "json", chunk_batch_size: Optional
             "output_format ('json' or 'conll') and chunk_batch_size (an integer, at least 1)"
         )
     if output_format not in OUTPUT_FORMATS:
-        raise PredictorArgumentError(f"output_format must be 'json' or 'conll', got {_describe(output_format)}")
+        raise PredictorArgumentError(f"output_format must be 'json' or 'conll', got {describe(output_format)}")
     if chunk_batch_size is not None and (
         isinstance(chunk_batch_size, bool) or not isinstance(chunk_batch_size, int) or chunk_batch_size < 1
     ):
-        raise PredictorArgumentError(f"chunk_batch_size must be an integer of at least 1, got {_describe(chunk_batch_size)}")
-
-
-def _describe(value: Any) -> str:
-    text = json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= 40 else text[:37] + "..."
+        raise PredictorArgumentError(f"chunk_batch_size must be an integer of at least 1, got {describe(chunk_batch_size)}")
 
 
 def _reason(error: Exception) -> str:
@@ -93,52 +85,6 @@ def _reason(error: Exception) -> str:
     if isinstance(error, InputError):
         return str(error)
     return f"{type(error).__name__}: {str(error)[:200]}"
-
-
-def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[str]]:
-    """``(document, character offsets of its words (raw text only), text)`` of one input object,
-    or :class:`InputError` saying what is wrong with it."""
-    if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, got {_describe(data)}")
-    if ("text" in data) == ("tokens" in data):
-        raise InputError('needs exactly one of "text" (a string) or "tokens" (a list of strings)')
-    doc_id = data.get("id")
-    doc_id = "" if doc_id is None else doc_id
-    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
-        raise InputError(f'"id" must be a string or an integer, got {_describe(doc_id)}')
-    offsets: List[Tuple[int, int]] = []
-    text = None
-    if "text" in data:
-        text = data["text"]
-        if not isinstance(text, str):
-            raise InputError(f'"text" must be a string, got {_describe(text)}')
-        if "sentence_ends" in data:
-            raise InputError('"sentence_ends" goes with "tokens"; raw "text" is split into sentences by the tokenizer')
-        words, offsets, ends = tokenize_text(text)
-        if not words:
-            raise InputError('"text" is empty or only white space')
-    else:
-        words = data["tokens"]
-        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
-            raise InputError(f'"tokens" must be a list of strings, got {_describe(words)}')
-        if not words:
-            raise InputError('"tokens" is empty')
-        bad = [i for i, w in enumerate(words) if not w or any(c.isspace() for c in w)]
-        if bad:
-            raise InputError(f'"tokens"[{bad[0]}] is {_describe(words[bad[0]])}: tokens must be non-empty, without white space')
-        ends = data.get("sentence_ends", [len(words)])
-        if not isinstance(ends, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
-            raise InputError(f'"sentence_ends" must be a list of integers, got {_describe(ends)}')
-        if not ends or ends[-1] != len(words) or any(b <= a for a, b in zip([0] + ends, ends)):
-            raise InputError(
-                f'"sentence_ends" must increase strictly from above 0 and end at {len(words)} (the number of tokens), '
-                f"got {_describe(ends)}"
-            )
-    try:
-        doc = Document(id=str(doc_id), tokens=list(words), sentence_ends=list(ends), is_complete=False).validate()
-    except DocumentError as err:
-        raise InputError(str(err)) from err
-    return doc, offsets, text
 
 
 @Predictor.register("eer_tagger")
@@ -175,7 +121,7 @@ class DocumentTaggerPredictor(Predictor):
         except (json.JSONDecodeError, RecursionError) as err:
             reason = f"{err.msg} at column {err.colno}" if isinstance(err, json.JSONDecodeError) else "nested too deeply"
             return {ERROR_KEY: f"not JSON ({reason}): {normalise_value(line.strip()[:60])!r}"}
-        return data if isinstance(data, dict) else {ERROR_KEY: f"expected a JSON object, got {_describe(data)}"}
+        return data if isinstance(data, dict) else {ERROR_KEY: f"expected a JSON object, got {describe(data)}"}
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:
         doc, _, _ = parse_input(json_dict)
@@ -201,77 +147,55 @@ class DocumentTaggerPredictor(Predictor):
         """One output per input, in order: the tagged document, or the error record of an input
         that could not be read, tokenized or tagged (any exception; the others are still tagged)."""
         results: List[Optional[JsonDict]] = [None] * len(inputs)
-        documents = []  # (index, doc, offsets, text, chunks)
+        indices, documents = [], []  # the inputs' positions, ParsedDocument
         for index, data in enumerate(inputs):
             try:
                 if isinstance(data, dict) and ERROR_KEY in data:
                     raise InputError(data[ERROR_KEY])
                 fields = {k: v for k, v in data.items() if k != LINE_KEY} if isinstance(data, dict) else data
                 doc, offsets, text = parse_input(fields)
-                chunks = self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
+                chunks = self.chunk(doc)
             except Exception as err:  # noqa: BLE001  (one bad input never ends the batch)
                 results[index] = self._error_record(data, _reason(err))
                 continue
-            documents.append((index, doc, offsets, text, chunks))
+            indices.append(index)
+            documents.append(ParsedDocument(doc, offsets, text, chunks))
         try:
-            outputs = self._tag_documents(documents, self.chunk_batch_size or max(len(inputs), 1))
+            outputs = tag_documents(documents, self.chunk_batch_size or max(len(inputs), 1), self.tag_chunks)
         except Exception:  # noqa: BLE001  (find the document that fails: tag them one by one)
             outputs = []
-            for document in documents:
+            for index, document in zip(indices, documents):
                 try:
-                    outputs.extend(self._tag_documents([document], self.chunk_batch_size or 1))
+                    outputs.extend(tag_documents([document], self.chunk_batch_size or 1, self.tag_chunks))
                 except Exception as err:  # noqa: BLE001
-                    outputs.append(self._error_record(inputs[document[0]], f"tagging failed: {_reason(err)}"))
-        for (index, *_), output in zip(documents, outputs):
+                    outputs.append(self._error_record(inputs[index], f"tagging failed: {_reason(err)}"))
+        for index, output in zip(indices, outputs):
             results[index] = output
         return results  # type: ignore[return-value]
 
-    def _tag_documents(self, documents: List[Tuple], size: int) -> List[JsonDict]:
-        """The outputs of ``documents`` (``(index, doc, offsets, text, chunks)``), their chunks tagged
-        ``size`` per model forward, longest first."""
-        items = [(d, chunk) for d, (_, _, _, _, chunks) in enumerate(documents) for chunk in chunks]
-        order = sorted(range(len(items)), key=lambda i: -len(items[i][1].subword_ids))
-        spans_of: List[List[Tuple[int, Dict[str, Any]]]] = [[] for _ in documents]  # (chunk order, span)
-        for first in range(0, len(order), size):
-            batch = [items[i] for i in order[first : first + size]]
-            for (d, chunk), chunk_spans in zip(batch, self._tag_chunks([chunk for _, chunk in batch])):
-                spans_of[d].extend((chunk.index, span) for span in chunk_spans)
-        return [
-            self._document_output(doc, offsets, text, [s for _, s in sorted(spans_of[d], key=lambda x: x[0])])
-            for d, (_, doc, offsets, text, _) in enumerate(documents)
-        ]
+    def chunk(self, doc: Any) -> List[Any]:
+        """``doc`` cut into the model's chunks (the reader's :meth:`~eer_plugin.data.reader.PartialDocumentReader.chunk`)."""
+        return self._dataset_reader.chunk(doc)  # type: ignore[attr-defined]
 
-    def _document_output(self, doc: Document, offsets, text: Optional[str], chunk_spans: List[Dict[str, Any]]) -> JsonDict:
-        spans = []
-        for span in chunk_spans:
-            start, end = span["start"], span["end"]
-            span["text"] = " ".join(doc.tokens[start:end])
-            if offsets:
-                span.update(char_start=offsets[start][0], char_end=offsets[end - 1][1])
-                span["text"] = text[span["char_start"] : span["char_end"]]  # type: ignore[index]
-            spans.append(span)
-        tags = spans_to_biluo([(s["start"], s["end"], s["type"]) for s in spans], len(doc.tokens))
-        output = {"id": doc.id, "tokens": doc.tokens, "tags": tags, "spans": spans, "sentence_ends": doc.sentence_ends}
-        if text is not None:  # raw text: the characters the offsets index (eer-export writes them to the annotation tools)
-            output["text"] = text
-        return sanitize(output)
-
-    def _tag_chunks(self, chunks: Sequence[Any]) -> List[List[Dict[str, Any]]]:
-        """Word spans (document word indices) with probabilities, per chunk: one model forward
-        (Viterbi) and one forward-backward for all the chunks' span probabilities
-        (:meth:`~eer_plugin.models.tagger.EERTagger.chunk_entities`)."""
+    def tag_chunks(self, chunks: Sequence[Any]) -> List[List[Tuple[Any, float]]]:
+        """Per chunk, ``((start, end, type), probability)`` of its entities (chunk word positions): one model
+        forward (Viterbi) and one forward-backward for all the chunks' span probabilities
+        (:meth:`~eer_plugin.inference.decoding.SpanDecoder.chunk_entities`)."""
         model = self._model
-        with torch.no_grad():
+        with torch.inference_mode():
             model.eval()
             batch = tensorize_chunks(model, self._dataset_reader, chunks, self.cuda_device)
-            entities = model.chunk_entities(batch["tokens"], batch["metadata"])  # type: ignore[attr-defined]
-        return [
-            [
-                {"type": label, "start": start + chunk.word_start, "end": end + chunk.word_start, "probability": probability}
-                for (start, end, label), probability in chunk_entities
-            ]
-            for chunk, chunk_entities in zip(chunks, entities)
-        ]
+            return model.chunk_entities(batch["tokens"], batch["metadata"])  # type: ignore[attr-defined]
+
+    def entity_probabilities(self, chunks: Sequence[Any]) -> List[List[float]]:
+        """Per chunk, the CRF marginal probability that each word's first subword has an entity tag
+        (:meth:`~eer_plugin.inference.decoding.SpanDecoder.word_entity_probabilities`)."""
+        model = self._model
+        with torch.inference_mode():
+            model.eval()
+            batch = tensorize_chunks(model, self._dataset_reader, chunks, self.cuda_device)
+            emissions, mask = model.scores(batch["tokens"])  # type: ignore[attr-defined]
+            return model.word_entity_probabilities(emissions, mask, [chunk.word_subwords for chunk in chunks])  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:

@@ -3,7 +3,7 @@
 Every check of this package that fails because of what the user gave it (a path that is no model
 archive, an unsafe archive, data with an entity type the model does not know) raises a
 :class:`UserError`. It is an AllenNLP ``ConfigurationError``, so code that catches those keeps
-working. Uncaught, it is printed as one line, ``error: <message>``, instead of a traceback (exit
+working (without AllenNLP, as when an exported model is loaded, it is a plain ``Exception``). Uncaught, it is printed as one line, ``error: <message>``, instead of a traceback (exit
 status 1): :func:`install_excepthook` (called when the plugin is imported) wraps
 ``sys.excepthook`` for this class only; every other exception keeps its full traceback. Set
 ``EER_TRACEBACK=1`` to see the traceback of a :class:`UserError` too.
@@ -17,7 +17,15 @@ import re
 import sys
 from typing import Iterable, List, Optional
 
-from allennlp.common.checks import ConfigurationError
+try:
+    from allennlp.common.checks import ConfigurationError
+except ImportError:  # an exported model used without AllenNLP (eer_plugin.inference): the same message attribute
+
+    class ConfigurationError(Exception):  # type: ignore[no-redef]
+        def __init__(self, message: str) -> None:
+            super().__init__(message)
+            self.message = message
+
 
 from eer_plugin.corpus.documents import DocumentError
 

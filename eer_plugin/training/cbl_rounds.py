@@ -25,7 +25,7 @@ from allennlp.data import DatasetReader
 from eer_plugin.annotation import cbl
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
-from eer_plugin.models.decoding import batches, tensorize_chunks
+from eer_plugin.inference.decoding import batches, tensorize_chunks
 from eer_plugin.runtime.atomic import atomic_write_text
 
 logger = logging.getLogger(__name__)

@@ -22,7 +22,7 @@ from allennlp.models.archival import CONFIG_NAME
 from tqdm import tqdm
 
 from eer_plugin.core.spans import SpanCounts
-from eer_plugin.models.decoding import batches
+from eer_plugin.inference.decoding import batches
 from eer_plugin.predictors.evaluation import write_json
 from eer_plugin.runtime.archive import check_members, load_model_archive
 from eer_plugin.runtime.atomic import replacing

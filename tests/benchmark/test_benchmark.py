@@ -225,13 +225,17 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2, the ratio weight on EE and NNS,
     # the binding ratio control on EER-short and EER-shortest, EE and NNS, its EE EER-short run being the ratio
     # grid's plan band under bind; the grid: 4 bands besides the benchmark's, then all 5 under bind; estimate, then bind on seeds 0-2)
+    # issue 27's block on all-mpnet-base-v2: Gold, Raw+CD, CBL-BERT, SNS, EER-short, EER-shortest on EE seeds 0-2, SNS and
+    # EER-short on NNS seed 0, the recipe pair on seeds 0-2; the ablation 'mpnet encoder' (seed 0) has 3 of its runs
     blocks = block_counts(conll.runs)
     assert blocks == {
         "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3,
+        "block": 3 + 5 * 3 + 2 + 2 * 3 - 3,
     }  # fmt: skip
-    mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2"]
+    mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
-    assert len(conll.runs) == 86
+    assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
+    assert len(conll.runs) == 86 + 23
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
@@ -262,11 +266,18 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert runner.run_settings(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
     estimated = [r for r in conll.runs if r.ablation == "ratio-estimated-from-20-complete-training-documents"]
     assert [(r.seed, r.complete_documents, r.approach) for r in estimated] == [(s, 20, "eer_short") for s in (0, 1, 2)]
-    complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio]
+    complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio and r.encoder == "all-MiniLM-L6-v2"]
     assert [(r.seed, r.approach, r.train_data_name) for r in complete] == [
         (s, a, "_complete20-EE") for a in ("eer_short", "sns_shortest") for s in (0, 1, 2)
     ]  # fmt: skip
     assert runner.settings(complete[0])["EER_ENTITY_RATIO"] == settings["eng-c/EE/eer_short"]["EER_ENTITY_RATIO"]
+    # issue 27: every run of the mpnet block has the settings of the MiniLM run it repeats (the encoder is no setting
+    # compared here: it is in the run's directory), its recipe runs the recipe's data and settings
+    minilm = {(r.dataset.name, r.scenario_name, r.approach, r.seed, r.ablation): r for r in conll.runs if r.encoder == "all-MiniLM-L6-v2" and not r.ratio}
+    for _, setting, run in conll.block_entries:
+        same = minilm[(run.dataset.name, run.scenario_name, run.approach, run.seed, setting["slug"] if setting else None)]
+        assert runner.settings(run) == runner.settings(same) and run.train_data_name == same.train_data_name, run.name
+        assert run.estimates_ratio == same.estimates_ratio and run.encoder == "all-mpnet-base-v2"
     paper = ablations["paper-s-schedule-2e-5-50-epochs"][1]
     assert (paper["EER_LEARNING_RATE"], paper["EER_HEAD_LEARNING_RATE"], paper["EER_EPOCHS"]) == ("2e-5", "2e-5", "50")
 
@@ -346,6 +357,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
             assert not Path(record[key]).is_absolute() and (out / record[key]).exists(), (key, record[key])
         assert not Path(doc_counts["archive"]).is_absolute() and (REPO / doc_counts["archive"]).exists()
         assert str(tmp_path) not in json.dumps(record)
+        assert record["machine"]["gpu"] is None and record["machine"]["torch"] and record["machine"]["cores"] >= 1  # the CPU it ran on
     assert rows[1]["rho_star"] and not rows[0]["rho_star"]  # rho* for EER runs
     data = out / "data" / "fixture" / "EE-15"
     assert (data / "seed0.jsonl").exists() and json.loads((data / "seed0.stats.json").read_text())["kept_spans"] == 15

@@ -176,6 +176,10 @@ def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     assert f"allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o {shown} --runs 'eng-c/gold/*/*/seed0' 'eng-c/EE/[!e]*/*/seed0'" in text
     assert "**Which of the paper's claims hold here**" in text and "## Ablations" in text and "| – | Gold-SNS-all |" in text
     assert "- Note: a remark" in text and "## Test F1" in text and "## Epochs until rho_hat entered the band" in text
+    # issue 27: the mpnet block's steps (after the MiniLM ones) and its section, every run of it finished here
+    assert "# the block on all-mpnet-base-v2 (BLOCK=mpnet runs only these):" in text
+    assert f"-o {shown} --runs 'eng-c/ablations/mpnet-encoder/EE/eer_short/*/seed1' 'eng-c/ablations/mpnet-encoder/EE/sns_shortest/*/seed1'" in text
+    assert '## The benchmark on all-mpnet-base-v2 (block "mpnet encoder")' in text and "26 of 26 runs finished" in text
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (tmp_path / "bench" / "results.csv").read_text()
     assert (REPO / "docs" / "results.md").stat().st_mtime_ns == before  # the repository's docs are untouched
     # the finished runs' records are kept in DOCS/results/records.jsonl (no model or log files) and a fresh benchmark

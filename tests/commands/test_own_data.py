@@ -18,7 +18,7 @@ from eer_plugin.commands import split
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.importers import import_documents
-from eer_plugin.predictors.tokenizer import tokenize_text
+from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.runtime.config_files import CONFIG_DIR, resolve_config
 from eer_plugin.runtime.errors import DataFileError, UserError
 from eer_plugin.runtime.settings import SETTINGS, config_defaults

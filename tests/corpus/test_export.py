@@ -12,7 +12,7 @@ from untrained_tagger import TEXT
 from eer_plugin.commands import eer_export
 from eer_plugin.corpus.exporters import EXPORT_FORMATS, PredictionsError, export, read_predictions
 from eer_plugin.corpus.importers import import_documents
-from eer_plugin.predictors.tokenizer import tokenize_text
+from eer_plugin.corpus.tokenizer import tokenize_text
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ from eer_plugin.corpus.importers import (
     to_document,
 )
 from eer_plugin.annotation.simulators import variant
-from eer_plugin.data.chunking import LATENT_LABEL, chunk_document
-from eer_plugin.predictors.tokenizer import tokenize_text
+from eer_plugin.inference.chunking import LATENT_LABEL, chunk_document
+from eer_plugin.corpus.tokenizer import tokenize_text
 
 IMPORT = FIXTURES / "import"
 

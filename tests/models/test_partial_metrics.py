@@ -2,7 +2,7 @@
 import pytest
 
 from eer_plugin.corpus.documents import Document
-from eer_plugin.data.chunking import chunk_document
+from eer_plugin.inference.chunking import chunk_document
 from eer_plugin.models.partial_metrics import PartialSpanMetric
 
 

@@ -51,14 +51,14 @@ def test_a_lone_surrogate_in_line_2_of_6_is_tagged_and_lines_3_to_6_too(predicto
 
 
 def test_any_exception_on_one_document_becomes_its_error_record(predictor, tmp_path, monkeypatch):
-    original = predictor._tag_chunks
+    original = predictor.tag_chunks
 
     def failing(chunks):
         if any("boom" in chunk.words for chunk in chunks):
             raise RuntimeError("the model failed")
         return original(chunks)
 
-    monkeypatch.setattr(predictor, "_tag_chunks", failing)
+    monkeypatch.setattr(predictor, "tag_chunks", failing)
     reader = predictor._dataset_reader
     chunk = reader.chunk
 

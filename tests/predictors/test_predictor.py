@@ -15,7 +15,7 @@ import torch
 
 from conftest import REPO
 
-from eer_plugin.predictors.tokenizer import tokenize_text
+from eer_plugin.corpus.tokenizer import tokenize_text
 
 from untrained_tagger import LABELS, TEXT, build_archive  # noqa: F401  (archive, predictor: fixtures in conftest.py)
 
@@ -208,6 +208,6 @@ def test_tokenizer_sentence_rule(text, sentences):
 
 
 def test_tokenizer_mark_table_is_every_combining_mark():
-    from eer_plugin.predictors.tokenizer import _all_marks_covered
+    from eer_plugin.corpus.tokenizer import _all_marks_covered
 
     assert _all_marks_covered()

@@ -288,7 +288,7 @@ def test_bookends_counted_in_rho_hat_switch(tiny_env, monkeypatch):
 
 
 def test_bf16_encoder_keeps_float32_scores(tiny_env, monkeypatch, caplog):
-    from eer_plugin.models import precision
+    from eer_plugin.inference import precision
 
     model, batch = _tagger_batch(monkeypatch)
     model.eval()
@@ -310,7 +310,7 @@ def test_bf16_encoder_keeps_float32_scores(tiny_env, monkeypatch, caplog):
 
 
 def test_auto_precision_is_bf16_only_where_native(tiny_env, monkeypatch, caplog):
-    from eer_plugin.models import precision
+    from eer_plugin.inference import precision
 
     cpu = torch.device("cpu")
     for native, chosen in ((True, "bf16"), (False, "fp32")):

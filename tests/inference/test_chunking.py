@@ -6,7 +6,7 @@ from transformers import AutoTokenizer
 
 from eer_plugin.core.tags import biluo_to_spans
 from eer_plugin.corpus.documents import Document
-from eer_plugin.data.chunking import LATENT_LABEL, chunk_document
+from eer_plugin.inference.chunking import LATENT_LABEL, chunk_document
 
 
 @pytest.fixture(scope="module")

@@ -1,0 +1,147 @@
+"""Documents in, tagged documents out: the input rules and the output of ``eer-ner predict``, with any
+tagger of chunks (no AllenNLP import).
+
+:func:`parse_input` reads one input (``{"text": ...}`` or ``{"tokens": [...], "sentence_ends": [...]}``,
+optionally ``"id"``; the rules are in :mod:`eer_plugin.predictors.tagger`'s docstring) and raises
+:class:`InputError` saying what is wrong with it. :func:`tag_documents` tags the chunks of several
+documents together, ``size`` per model call, longest first, and stitches each document's spans back
+into the output of ``predict`` (:func:`document_output`). The AllenNLP predictor
+(:class:`~eer_plugin.predictors.tagger.DocumentTaggerPredictor`) and the exported model
+(:class:`~eer_plugin.inference.exported.ExportedTagger`) both tag through it; each brings its
+``tag_chunks(chunks)``: per chunk, ``((start, end, type), probability)`` of every entity in chunk word
+positions (:meth:`~eer_plugin.inference.decoding.SpanDecoder.chunk_entities`).
+"""
+import json
+from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
+
+from eer_plugin.core.spans import Span
+from eer_plugin.core.tags import spans_to_biluo
+from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.tokenizer import tokenize_text
+from eer_plugin.inference.chunking import Chunk
+
+#: per chunk, ``((start, end, type), probability)`` of its entities (chunk word positions)
+ChunkTagger = Callable[[Sequence[Chunk]], List[List[Tuple[Span, float]]]]
+
+
+class InputError(ValueError):
+    """A predict input that cannot be tagged; reported as an error record for its line."""
+
+
+class ParsedDocument(NamedTuple):
+    """One input, read and chunked: the document, the character offsets of its words (raw text only),
+    the raw text (or None) and its chunks."""
+
+    doc: Document
+    offsets: List[Tuple[int, int]]
+    text: Optional[str]
+    chunks: List[Chunk]
+
+
+def describe(value: Any) -> str:
+    """``value`` as JSON, cut to 40 characters (for error messages)."""
+    text = json.dumps(value, ensure_ascii=False)
+    return text if len(text) <= 40 else text[:37] + "..."
+
+
+def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[str]]:
+    """``(document, character offsets of its words (raw text only), text)`` of one input object,
+    or :class:`InputError` saying what is wrong with it."""
+    if not isinstance(data, dict):
+        raise InputError(f"expected a JSON object, got {describe(data)}")
+    if ("text" in data) == ("tokens" in data):
+        raise InputError('needs exactly one of "text" (a string) or "tokens" (a list of strings)')
+    doc_id = data.get("id")
+    doc_id = "" if doc_id is None else doc_id
+    if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
+        raise InputError(f'"id" must be a string or an integer, got {describe(doc_id)}')
+    offsets: List[Tuple[int, int]] = []
+    text = None
+    if "text" in data:
+        text = data["text"]
+        if not isinstance(text, str):
+            raise InputError(f'"text" must be a string, got {describe(text)}')
+        if "sentence_ends" in data:
+            raise InputError('"sentence_ends" goes with "tokens"; raw "text" is split into sentences by the tokenizer')
+        words, offsets, ends = tokenize_text(text)
+        if not words:
+            raise InputError('"text" is empty or only white space')
+    else:
+        words = data["tokens"]
+        if not isinstance(words, list) or not all(isinstance(w, str) for w in words):
+            raise InputError(f'"tokens" must be a list of strings, got {describe(words)}')
+        if not words:
+            raise InputError('"tokens" is empty')
+        bad = [i for i, w in enumerate(words) if not w or any(c.isspace() for c in w)]
+        if bad:
+            raise InputError(f'"tokens"[{bad[0]}] is {describe(words[bad[0]])}: tokens must be non-empty, without white space')
+        ends = data.get("sentence_ends", [len(words)])
+        if not isinstance(ends, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
+            raise InputError(f'"sentence_ends" must be a list of integers, got {describe(ends)}')
+        if not ends or ends[-1] != len(words) or any(b <= a for a, b in zip([0] + ends, ends)):
+            raise InputError(
+                f'"sentence_ends" must increase strictly from above 0 and end at {len(words)} (the number of tokens), '
+                f"got {describe(ends)}"
+            )
+    try:
+        doc = Document(id=str(doc_id), tokens=list(words), sentence_ends=list(ends), is_complete=False).validate()
+    except DocumentError as err:
+        raise InputError(str(err)) from err
+    return doc, offsets, text
+
+
+def chunk_batches(documents: Sequence[ParsedDocument], size: int) -> Iterator[List[Tuple[int, Chunk]]]:
+    """The chunks of all ``documents`` as ``(document index, chunk)``, ``size`` per batch, longest first."""
+    items = [(d, chunk) for d, document in enumerate(documents) for chunk in document.chunks]
+    order = sorted(range(len(items)), key=lambda i: -len(items[i][1].subword_ids))
+    for first in range(0, len(order), size):
+        yield [items[i] for i in order[first : first + size]]
+
+
+def tag_documents(documents: Sequence[ParsedDocument], size: int, tag_chunks: ChunkTagger) -> List[Dict[str, Any]]:
+    """The outputs of ``documents``, their chunks tagged together by ``tag_chunks``, ``size`` per call, longest first."""
+    spans_of: List[List[Tuple[int, Dict[str, Any]]]] = [[] for _ in documents]  # (chunk order, span)
+    for batch in chunk_batches(documents, size):
+        for (d, chunk), entities in zip(batch, tag_chunks([chunk for _, chunk in batch])):
+            offset = chunk.word_start
+            spans_of[d].extend(
+                (chunk.index, {"type": label, "start": start + offset, "end": end + offset, "probability": probability})
+                for (start, end, label), probability in entities
+            )
+    return [
+        document_output(document, [span for _, span in sorted(spans_of[d], key=lambda x: x[0])])
+        for d, document in enumerate(documents)
+    ]
+
+
+def uncertain_entity_tags(
+    documents: Sequence[ParsedDocument], size: int, entity_probabilities: Callable[[Sequence[Chunk]], List[List[float]]]
+) -> List[float]:
+    """Per document, the expected number of uncertain entity tags: the sum over its words of ``min(p, 1 - p)``,
+    ``p`` the CRF marginal probability that the word's first subword has an entity tag (not ``O``);
+    ``entity_probabilities(chunks)`` gives ``p`` of every word of each chunk
+    (:meth:`~eer_plugin.inference.decoding.SpanDecoder.word_entity_probabilities`). It is the expected number
+    of words whose entity-or-not call by the marginals is wrong: the documents to annotate next rank highest."""
+    totals = [0.0] * len(documents)
+    for batch in chunk_batches(documents, size):
+        for (d, _), probabilities in zip(batch, entity_probabilities([chunk for _, chunk in batch])):
+            totals[d] += sum(min(p, 1.0 - p) for p in probabilities)
+    return totals
+
+
+def document_output(document: ParsedDocument, chunk_spans: List[Dict[str, Any]]) -> Dict[str, Any]:
+    """The ``predict`` output of one document from its spans (document word positions, in order)."""
+    doc, offsets, text = document.doc, document.offsets, document.text
+    spans = []
+    for span in chunk_spans:
+        start, end = span["start"], span["end"]
+        span["text"] = " ".join(doc.tokens[start:end])
+        if offsets:
+            span.update(char_start=offsets[start][0], char_end=offsets[end - 1][1])
+            span["text"] = text[span["char_start"] : span["char_end"]]  # type: ignore[index]
+        spans.append(span)
+    tags = spans_to_biluo([(s["start"], s["end"], s["type"]) for s in spans], len(doc.tokens))
+    output = {"id": doc.id, "tokens": list(doc.tokens), "tags": tags, "spans": spans, "sentence_ends": list(doc.sentence_ends)}
+    if text is not None:  # raw text: the characters the offsets index (eer-export writes them to the annotation tools)
+        output["text"] = text
+    return output

@@ -1,0 +1,170 @@
+"""An exported model: a trained ``eer_tagger`` that runs with torch, transformers and safetensors only.
+
+``eer-ner eer-export-model model.tar.gz DIR`` (:mod:`eer_plugin.models.export`) writes DIR:
+
+* ``eer_tagger.json``: ``format`` (:data:`FORMAT`), ``format_version`` (:data:`FORMAT_VERSION`), the
+  ``entity_types`` and the BILUO ``tags`` in the order of the tag scores, the CRF grammar
+  (``allowed_transitions`` ``[from][to]``, ``allowed_start``, ``allowed_end``), the decoding cost
+  ``o_cost`` (``b_O``), the encoder's ``precision``, the chunking (``max_length`` subwords per chunk with
+  the bookends, ``sentence_level``), the ``encoder`` it was trained on (its name, for people) and the
+  source archive;
+* ``model.safetensors``: the weights, ``encoder.*`` (the transformer), ``tag_scorer.weight`` /
+  ``tag_scorer.bias`` and ``crf.transitions``;
+* ``encoder/``: the transformer's ``config.json`` and its tokenizer files (``save_pretrained``).
+
+:meth:`ExportedTagger.load` reads it back without AllenNLP (nothing is downloaded, the encoder's
+package is not needed) and tags exactly as the archive does: the same subword chunks
+(:class:`~eer_plugin.inference.subwords.SubwordTokenizer`), the same forward (transformer in the
+same precision, last hidden states, linear scores; dropout is off when tagging) and the same CRF
+decoding (:class:`~eer_plugin.inference.decoding.SpanDecoder`). A directory that is not a complete
+export of this format raises :class:`~eer_plugin.runtime.errors.ArchiveError` naming the file and the fix.
+"""
+import json
+from pathlib import Path
+from typing import Any, Dict, List, Sequence, Tuple, Union
+
+import torch
+
+from eer_plugin.core.crf import ConstrainedCRF
+from eer_plugin.core.spans import Span
+from eer_plugin.core.tags import BiluoScheme
+from eer_plugin.corpus.documents import Document
+from eer_plugin.inference.chunking import Chunk
+from eer_plugin.inference.decoding import SpanDecoder
+from eer_plugin.inference.precision import check_precision, encoder_autocast
+from eer_plugin.inference.subwords import SubwordTokenizer
+from eer_plugin.runtime.errors import ArchiveError
+
+FORMAT = "eer-ner exported tagger"
+FORMAT_VERSION = 1
+SETTINGS_FILE = "eer_tagger.json"
+WEIGHTS_FILE = "model.safetensors"
+ENCODER_DIRECTORY = "encoder"
+#: the settings every export holds, with their types
+SETTINGS = {
+    "format": str, "format_version": int, "entity_types": list, "tags": list, "allowed_transitions": list,
+    "allowed_start": list, "allowed_end": list, "o_cost": (int, float), "precision": str, "max_length": int,
+    "sentence_level": bool, "encoder": str,
+}  # fmt: skip
+FIX = "export the model again with: eer-ner eer-export-model model.tar.gz DIR"
+
+
+def is_export(path: Union[str, Path]) -> bool:
+    """Whether ``path`` is a directory meant as an export (it holds :data:`SETTINGS_FILE` or :data:`WEIGHTS_FILE`)."""
+    path = Path(path)
+    return path.is_dir() and ((path / SETTINGS_FILE).exists() or (path / WEIGHTS_FILE).exists())
+
+
+def read_settings(directory: Path) -> Dict[str, Any]:
+    """The checked settings of an export, or :class:`ArchiveError` naming the file and the fix."""
+    path = directory / SETTINGS_FILE
+    if not path.is_file():
+        raise ArchiveError(f"{path}: missing: {directory} is not a complete exported model; {FIX}")
+    try:
+        settings = json.loads(path.read_text(encoding="utf-8"))
+    except (ValueError, UnicodeDecodeError) as error:
+        raise ArchiveError(f"{path}: not valid JSON ({error}); the export is damaged; {FIX}") from None
+    if not isinstance(settings, dict) or settings.get("format") != FORMAT:
+        raise ArchiveError(f"{path}: not the settings of an exported eer-ner model (no \"format\": {FORMAT!r}); {FIX}")
+    version = settings.get("format_version")
+    if version != FORMAT_VERSION:
+        raise ArchiveError(
+            f"{path}: format_version {version!r}, this eer-ner reads version {FORMAT_VERSION}; {FIX} "
+            "(with this version of eer-ner), or use the eer-ner version that wrote it"
+        )
+    for key, kind in SETTINGS.items():
+        if key not in settings or isinstance(settings[key], bool) and kind is not bool or not isinstance(settings[key], kind):
+            raise ArchiveError(f"{path}: {key!r} is missing or not a {getattr(kind, '__name__', 'number')}; the export is damaged; {FIX}")
+    scheme = BiluoScheme(settings["entity_types"])
+    if settings["tags"] != list(scheme.labels):
+        raise ArchiveError(f"{path}: 'tags' {settings['tags']} are not the BILUO tags of {settings['entity_types']}; {FIX}")
+    size = len(scheme.labels)
+    grammar = (settings["allowed_transitions"], settings["allowed_start"], settings["allowed_end"])
+    if [len(row) if isinstance(row, list) else -1 for row in grammar[0]] != [size] * size or [len(grammar[1]), len(grammar[2])] != [size, size]:
+        raise ArchiveError(f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not {size} x {size} and {size}, {size}; {FIX}")
+    check_precision(settings["precision"])
+    return settings
+
+
+class ExportedTagger(torch.nn.Module, SpanDecoder):
+    """An exported model, loaded (:meth:`load`); tags chunks like ``eer_tagger`` (:meth:`tag_chunks`)."""
+
+    def __init__(self, settings: Dict[str, Any], encoder: torch.nn.Module, subwords: SubwordTokenizer) -> None:
+        super().__init__()
+        self.settings = settings
+        self.scheme = BiluoScheme(settings["entity_types"])
+        self.encoder = encoder
+        self.tag_scorer = torch.nn.Linear(encoder.config.hidden_size, self.scheme.num_tags)
+        self.crf = ConstrainedCRF(
+            torch.tensor(settings["allowed_transitions"], dtype=torch.bool),
+            torch.tensor(settings["allowed_start"], dtype=torch.bool),
+            torch.tensor(settings["allowed_end"], dtype=torch.bool),
+        )
+        self.o_cost = float(settings["o_cost"])
+        self.precision = settings["precision"]
+        self.sentence_level = settings["sentence_level"]
+        self.subwords = subwords
+
+    @classmethod
+    def load(cls, directory: Union[str, Path], device: Union[str, torch.device] = "cpu") -> "ExportedTagger":
+        """Reads an export (see the module docstring) onto ``device``, in evaluation mode."""
+        from safetensors import SafetensorError
+        from safetensors.torch import load_file
+        from transformers import AutoConfig, AutoModel
+
+        directory = Path(directory)
+        settings = read_settings(directory)
+        encoder_directory = directory / ENCODER_DIRECTORY
+        for name in ("config.json", "tokenizer_config.json"):
+            if not (encoder_directory / name).is_file():
+                raise ArchiveError(f"{encoder_directory / name}: missing: the export has no encoder {name.split('.')[0]}; {FIX}")
+        weights_path = directory / WEIGHTS_FILE
+        if not weights_path.is_file():
+            raise ArchiveError(f"{weights_path}: missing: the export has no weights; {FIX}")
+        try:
+            weights = load_file(str(weights_path))
+        except (SafetensorError, OSError, ValueError) as error:
+            raise ArchiveError(f"{weights_path}: not a safetensors file ({error}); {FIX}") from None
+        try:
+            subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
+            encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(encoder_directory)))
+        except (OSError, ValueError) as error:
+            raise ArchiveError(f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}") from None
+        if getattr(encoder, "pooler", None) is not None and not any(k.startswith("encoder.pooler.") for k in weights):
+            encoder.pooler = None  # dropped when the model was built (eer_plugin.models.encoder_pooler)
+        model = cls(settings, encoder, subwords)
+        missing, unexpected = model.load_state_dict(weights, strict=False)
+        if missing or unexpected:
+            raise ArchiveError(
+                f"{weights_path}: the weights do not fit the encoder of {encoder_directory} "
+                f"(missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); {FIX}"
+            )
+        return model.to(device).eval()
+
+    @property
+    def device(self) -> torch.device:
+        return self.tag_scorer.weight.device
+
+    def scores(self, tokens: Dict[str, torch.Tensor]) -> Tuple[torch.Tensor, torch.Tensor]:
+        """``(emissions, mask)`` of a batch (:meth:`SubwordTokenizer.tensorize`), as ``eer_tagger`` computes
+        them: the transformer as AllenNLP's embedder calls it (float mask, no type ids), then the scorer in float32."""
+        mask = tokens["mask"]
+        with encoder_autocast(self.precision, self.device):
+            hidden = self.encoder(input_ids=tokens["token_ids"], attention_mask=mask.float()).last_hidden_state
+        return self.tag_scorer(hidden.float()), mask
+
+    def chunk(self, doc: Document) -> List[Chunk]:
+        """``doc`` cut into the chunks the model was trained on."""
+        return self.subwords.chunk(doc, sentence_level=self.sentence_level)
+
+    def tag_chunks(self, chunks: Sequence[Chunk]) -> List[List[Tuple[Span, float]]]:
+        """Per chunk, ``((start, end, type), probability)`` of its entities (chunk word positions), one forward."""
+        with torch.inference_mode():
+            batch = self.subwords.tensorize(chunks, self.device)
+            return self.chunk_entities(batch, [{"word_subwords": chunk.word_subwords} for chunk in chunks])
+
+    def entity_probabilities(self, chunks: Sequence[Chunk]) -> List[List[float]]:
+        """Per chunk, the CRF marginal probability that each word's first subword has an entity tag."""
+        with torch.inference_mode():
+            emissions, mask = self.scores(self.subwords.tensorize(chunks, self.device))
+            return self.word_entity_probabilities(emissions, mask, [chunk.word_subwords for chunk in chunks])

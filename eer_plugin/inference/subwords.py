@@ -1,0 +1,67 @@
+"""Words -> subword chunks -> model inputs with the encoder's fast tokenizer (no AllenNLP import).
+
+:class:`SubwordTokenizer` is the one way text reaches an encoder: the reader ``eer_documents``
+(:mod:`eer_plugin.data.reader`, training, evaluation, ``predict``) and the exported model
+(:mod:`eer_plugin.inference.exported`) both tokenize and chunk through it, so an exported model sees
+exactly the subwords the AllenNLP model saw. Each word is tokenized on its own (``is_split_into_words``,
+no special tokens); a word the tokenizer drops gets the unknown token; the document is cut into chunks
+of at most ``max_length`` subwords with the tokenizer's two bookend tokens
+(:func:`~eer_plugin.inference.chunking.chunk_document`). :meth:`SubwordTokenizer.tensorize` builds
+what AllenNLP's ``pretrained_transformer`` indexer builds for such chunks: ``token_ids`` padded with
+the tokenizer's pad id and a boolean ``mask``.
+"""
+from typing import Dict, List, Sequence
+
+import torch
+
+from eer_plugin.corpus.documents import Document
+from eer_plugin.inference.chunking import Chunk, chunk_document
+
+
+class SubwordTokenizer:
+    """The fast tokenizer of the encoder at ``path`` (a local directory or a model name), named
+    ``name`` in errors; ``max_length``: subwords per chunk with the bookends, at most the tokenizer's
+    ``model_max_length``."""
+
+    def __init__(self, path: str, name: str = "", max_length: int = 512) -> None:
+        from transformers import AutoTokenizer
+
+        name = name or path
+        self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
+        if not self.tokenizer.is_fast:
+            raise ValueError(f"{name}: a fast tokenizer is needed (word alignment)")
+        bookends = self.tokenizer.build_inputs_with_special_tokens([])
+        if len(bookends) != 2:
+            raise ValueError(f"{name}: expected one start and one end special token, got {bookends}")
+        self.bookends = (bookends[0], bookends[1])
+        self.max_length = min(max_length, self.tokenizer.model_max_length)
+        pad = self.tokenizer.pad_token_id
+        #: the padding id of :meth:`tensorize` (0 for a tokenizer without a padding token, as in AllenNLP)
+        self.pad_id = 0 if pad is None else pad
+
+    def tokenize_words(self, words: List[str]) -> List[List[int]]:
+        """The subword ids of every word (none empty)."""
+        encoded = self.tokenizer(words, is_split_into_words=True, add_special_tokens=False, verbose=False)
+        pieces: List[List[int]] = [[] for _ in words]
+        for position, word in enumerate(encoded.word_ids()):
+            if word is not None:
+                pieces[word].append(encoded["input_ids"][position])
+        unk = self.tokenizer.unk_token_id
+        return [p if p else [unk] for p in pieces]  # a word the tokenizer drops still gets a subword
+
+    def chunk(self, doc: Document, sentence_level: bool = False) -> List[Chunk]:
+        """``doc`` cut into chunks (:func:`~eer_plugin.inference.chunking.chunk_document`)."""
+        return chunk_document(
+            doc, self.tokenize_words, self.tokenizer.convert_ids_to_tokens, self.bookends, self.max_length,
+            sentence_level=sentence_level,
+        )  # fmt: skip
+
+    def tensorize(self, chunks: Sequence[Chunk], device: torch.device) -> Dict[str, torch.Tensor]:
+        """``token_ids`` ``(B, n)`` (padded with :attr:`pad_id`) and ``mask`` ``(B, n)`` of a batch of chunks."""
+        width = max(len(chunk.subword_ids) for chunk in chunks)
+        ids = torch.full((len(chunks), width), self.pad_id, dtype=torch.long)
+        mask = torch.zeros((len(chunks), width), dtype=torch.bool)
+        for row, chunk in enumerate(chunks):
+            ids[row, : len(chunk.subword_ids)] = torch.tensor(chunk.subword_ids, dtype=torch.long)
+            mask[row, : len(chunk.subword_ids)] = True
+        return {"token_ids": ids.to(device), "mask": mask.to(device)}
