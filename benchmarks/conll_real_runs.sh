@@ -9,8 +9,11 @@ ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 DATA="${DATA:-$ROOT/../shared/data/conll2003-en}"
 OUT="$(realpath -m "${OUT:-$ROOT/runs/conll}")"
-export EER_EPOCHS="${EPOCHS:-10}" EER_BATCH_SIZE="${BATCH_SIZE:-8}" EER_SEED="${SEED:-0}"
-export EER_CBL_ROUND_EPOCHS="${CBL_ROUND_EPOCHS:-5}"
+export EER_SEED="${SEED:-0}"
+# hyperparameters: given to the trainings as -o (cbl.round_epochs is read by CBL's configs only)
+EPOCHS="${EPOCHS:-10}" BATCH_SIZE="${BATCH_SIZE:-8}" CBL_ROUND_EPOCHS="${CBL_ROUND_EPOCHS:-5}"
+HYPER="{\"trainer.num_epochs\": $EPOCHS, \"data_loader.batch_sampler.batch_size\": $BATCH_SIZE}"
+CBL_HYPER="{\"trainer.num_epochs\": $EPOCHS, \"data_loader.batch_sampler.batch_size\": $BATCH_SIZE, \"cbl.round_epochs\": $CBL_ROUND_EPOCHS}"
 export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 ALLENNLP="$ROOT/.venv/bin/allennlp"
 PY="$ROOT/.venv/bin/python"
@@ -33,8 +36,8 @@ train() {  # name config
   local name=$1 config=$2 start
   [ -f "$OUT/$name/metrics.json" ] && { echo "== $name: done already"; return; }
   rm -rf "$OUT/$name"; start=$(date +%s)
-  echo "== $name: allennlp train training_configs/$config ($EER_EPOCHS epochs)"
-  "$ALLENNLP" train "training_configs/$config" -s "$OUT/$name" --include-package eer_plugin > "$OUT/$name.log" 2>&1
+  echo "== $name: allennlp train training_configs/$config ($EPOCHS epochs)"
+  "$ALLENNLP" train "training_configs/$config" -s "$OUT/$name" -o "$HYPER" --include-package eer_plugin > "$OUT/$name.log" 2>&1
   record "$name" $(( $(date +%s) - start )) "$OUT/$name"
 }
 
@@ -50,8 +53,8 @@ for run in "${@:-eer_short raw_shortest raw_cd sns_shortest}"; do
         tail -4 "$OUT/raw_cd.log";;
       cbl_*)
         [ -f "$OUT/$r/final/metrics.json" ] || { rm -rf "$OUT/$r"; start=$(date +%s)
-          echo "== $r: allennlp cbl training_configs/$r.jsonnet (rounds: $EER_CBL_ROUND_EPOCHS epochs, final: $EER_EPOCHS)"
-          "$ALLENNLP" cbl "training_configs/$r.jsonnet" -s "$OUT/$r" --include-package eer_plugin > "$OUT/$r.log" 2>&1
+          echo "== $r: allennlp cbl training_configs/$r.jsonnet (rounds: $CBL_ROUND_EPOCHS epochs, final: $EPOCHS)"
+          "$ALLENNLP" cbl "training_configs/$r.jsonnet" -s "$OUT/$r" -o "$CBL_HYPER" --include-package eer_plugin > "$OUT/$r.log" 2>&1
           record "$r" $(( $(date +%s) - start )) "$OUT/$r/final"; };;
       *) train "$r" "$r.jsonnet";;
     esac
@@ -59,7 +62,7 @@ for run in "${@:-eer_short raw_shortest raw_cd sns_shortest}"; do
 done
 column -t "$OUT/summary.tsv"
 # Markdown report rendered from summary.tsv and the runs' own files (no number typed by hand)
-"$PY" - "$OUT" "$EER_EPOCHS" > "$OUT/summary.md" <<'PY'
+"$PY" - "$OUT" "$EPOCHS" > "$OUT/summary.md" <<'PY'
 import csv, json, math, os, platform, sys
 from pathlib import Path
 out, epochs = Path(sys.argv[1]), sys.argv[2]

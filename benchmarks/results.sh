@@ -59,10 +59,10 @@ esac
 # instead of repeating finished ones. Commit docs/ after each block.
 RECORDS="$(realpath -m "${RECORDS:-${DOCS:-docs}/results/records.jsonl}")"
 restore_records() {
-  python -m eer_plugin.benchmark.records restore "$RECORDS" "$OUT"
+  eer-ner eer-records restore "$RECORDS" "$OUT"
 }
 save_records() {
-  python -m eer_plugin.benchmark.records save "$OUT" "$RECORDS"
+  eer-ner eer-records save "$OUT" "$RECORDS"
 }
 restore_records
 # a plan with the 'mpnet encoder' ablation needs all-mpnet-base-v2's wheels (idempotent: a stamp check when installed)

@@ -14,9 +14,12 @@ __version__ = "0.1.0"
 warnings.filterwarnings(
     "ignore", message=r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", category=FutureWarning
 )
-# `python -m eer_plugin.commands.simulate` (or .benchmark): importing the plugin registers that module first;
-# runpy then warns that it is in sys.modules already. It runs as __main__ without registering again.
-warnings.filterwarnings("ignore", message=r"'eer_plugin\.commands\.\w+' found in sys\.modules", category=RuntimeWarning)
+# `python -m eer_plugin.commands.simulate` (or .benchmark, or eer_plugin.benchmark.records): importing the plugin
+# registers that module first; runpy then warns that it is in sys.modules already. It runs as __main__ without
+# registering again.
+warnings.filterwarnings(
+    "ignore", message=r"'eer_plugin\.(commands\.\w+|benchmark\.records)' found in sys\.modules", category=RuntimeWarning
+)
 
 if importlib.util.find_spec("allennlp") is not None:  # pragma: no branch
     from eer_plugin import _register  # noqa: F401  (registers every AllenNLP component)

@@ -2,7 +2,7 @@
 # scripts/demo.sh — the main job on the embedded default: set up .venv, train EER (eer_short) on the
 # bundled partially annotated fixture with the packaged all-MiniLM-L6-v2 encoder, evaluate it on the
 # fixture dev set, and tag an example document given as raw text. A few minutes on a 2-core CPU.
-#   OUT=runs/demo EER_EPOCHS=20 bash scripts/demo.sh
+#   OUT=runs/demo EPOCHS=20 BATCH_SIZE=1 bash scripts/demo.sh
 # The terminal shows the steps, AllenNLP's progress bars and the results (metrics, tagged entities);
 # AllenNLP's full log (about 1,000 lines of parameter logging per command) goes to $OUT.log, whose
 # path is printed. The fixture has two annotated documents, so the demo takes more, smaller steps
@@ -10,7 +10,7 @@
 # down and for sensible predictions in a few minutes.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/prepare.sh"
-export EER_EPOCHS="${EER_EPOCHS:-20}" EER_BATCH_SIZE="${EER_BATCH_SIZE:-1}"
+EPOCHS="${EPOCHS:-20}" BATCH_SIZE="${BATCH_SIZE:-1}"  # hyperparameters: given to the training as -o
 # the demo's data: the bundled fixtures, named explicitly (the configs have no data defaults)
 export EER_TRAIN_DATA="${EER_TRAIN_DATA:-fixtures/conll2003_tiny_partial.jsonl}"
 export EER_DEV_DATA="${EER_DEV_DATA:-fixtures/conll2003_tiny_dev.txt}" EER_TEST_DATA="${EER_TEST_DATA:-fixtures/conll2003_tiny_dev.txt}"
@@ -83,9 +83,9 @@ run() {
 }
 
 echo "full AllenNLP log: $LOG"
-echo "[1/3] train training_configs/eer_short.jsonnet ($EER_EPOCHS epochs, batch size $EER_BATCH_SIZE) -> $OUT"
+echo "[1/3] train training_configs/eer_short.jsonnet ($EPOCHS epochs, batch size $BATCH_SIZE) -> $OUT"
 run train "$ALLENNLP" train training_configs/eer_short.jsonnet --include-package eer_plugin -s "$OUT" \
-  -o '{"trainer.optimizer.lr": 1e-4}'
+  -o "{\"trainer.optimizer.lr\": 1e-4, \"trainer.num_epochs\": $EPOCHS, \"data_loader.batch_sampler.batch_size\": $BATCH_SIZE}"
 echo "[2/3] evaluate on fixtures/conll2003_tiny_dev.txt"
 run evaluate "$ALLENNLP" evaluate "$OUT/model.tar.gz" fixtures/conll2003_tiny_dev.txt --include-package eer_plugin \
   --output-file "$OUT/dev_metrics.json"

@@ -73,12 +73,21 @@ def tiny_encoder(tmp_path_factory) -> str:
 
 @pytest.fixture
 def tiny_env(tiny_encoder, monkeypatch):
-    """Config variables for quick fixture runs with the tiny encoder."""
+    """Environment settings for quick fixture runs with the tiny encoder (train with ``-o`` :func:`hyper`'s
+    overrides, e.g. ``hyper("eer_short", EER_EPOCHS=2)``: hyperparameters are no environment variables)."""
     monkeypatch.setenv("EER_ENCODER", tiny_encoder)
-    monkeypatch.setenv("EER_EPOCHS", "2")
-    monkeypatch.setenv("EER_BATCH_SIZE", "4")
     monkeypatch.setenv("EER_MAX_LENGTH", "128")
     return tiny_encoder
+
+
+def hyper(config: str, **values) -> str:
+    """The ``-o`` overrides of hyperparameters given by their ``EER_*`` names for ``config`` (the table's
+    conversion, as the benchmark passes a plan's settings)."""
+    import json
+
+    from eer_plugin.runtime.settings import config_approach, overrides
+
+    return json.dumps(overrides({k: str(v) for k, v in values.items()}, *config_approach(config)))
 
 
 requires_conll = pytest.mark.skipif(not (CONLL_EN / "train.txt").exists(), reason="CoNLL-2003 English not present")

@@ -105,18 +105,27 @@ def test_speed_page_holds_what_make_bench_renders(tmp_path):
     assert "speed-report:begin" not in README.read_text()
 
 
-def test_the_settings_table_of_the_docs_names_every_setting_and_no_other():
-    """docs/configs.md's table of EER_* settings against the one settings table (eer_plugin/runtime/settings.py), and
-    the benchmark's compared settings are settings too."""
+def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default():
+    """docs/configs.md's two tables against the one settings table (eer_plugin/runtime/settings.py): every
+    environment setting in the first; every hyperparameter in the second with its -o key and its default
+    (cells list several settings in the same order); the benchmark's compared settings are settings too."""
     from eer_plugin.benchmark.runner import COMPARED_SETTINGS
-    from eer_plugin.runtime.settings import SETTINGS
+    from eer_plugin.runtime.settings import ENVIRONMENT, HYPERPARAMETERS, SETTINGS
 
-    rows = [line for line in (REPO / "docs" / "configs.md").read_text().splitlines() if re.match(r"^\| `EER_\w+`", line)]
-    named = {name for row in rows for name in re.findall(r"`(EER_\w+)`", row.split("|")[1])}
-    settings = {s.name for s in SETTINGS}
-    assert sorted(settings - named) == [], "docs/configs.md: add these settings to the table"
-    assert sorted(named - settings) == [], "docs/configs.md names settings that eer_plugin/runtime/settings.py does not have"
-    assert set(COMPARED_SETTINGS) <= settings
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in (REPO / "docs" / "configs.md").read_text().splitlines()]
+    environment = {name for row in rows if len(row) == 3 for name in re.findall(r"`(EER_\w+)`", row[0])}
+    assert environment == {s.name for s in ENVIRONMENT}, "docs/configs.md: the environment settings' table"
+    found = {}
+    for key, names, default, _ in (row for row in rows if len(row) == 4):
+        for position, name in enumerate(re.findall(r"`(EER_\w+)`", names)):
+            found[name] = (re.findall(r"`([\w.]+)`", key), default.split(", ")[position] if ", " in default else default)
+    assert set(found) == {s.name for s in HYPERPARAMETERS}, "docs/configs.md: the hyperparameters' table"
+    for setting in HYPERPARAMETERS:
+        keys, default = found[setting.name]
+        assert setting.path in keys and all(path in keys for _, path in setting.other_paths), setting.name
+        shown = "empty" if setting.default == "" else setting.default
+        assert default.strip("`").startswith(shown), f"{setting.name}: docs say {default!r}, the table {setting.default!r}"
+    assert set(COMPARED_SETTINGS) <= {s.name for s in SETTINGS}
 
 
 def test_the_readme_guide_is_what_the_report_csv_says():

@@ -150,7 +150,7 @@ def warnings(
         messages.append(
             f"the annotated entities of the {partial_documents} partial document{'s' * (partial_documents != 1)} alone make up "
             f"{partial_ratio:.3f} of their subwords, above rho + gamma = {upper:.3f}: their true ratio is higher than this "
-            "estimate (are the complete documents representative of the training data?); raise EER_ENTITY_RATIO"
+            "estimate (are the complete documents representative of the training data?); raise rho (-o model.entity_ratio)"
         )
     return messages
 

@@ -9,6 +9,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from eer_plugin.benchmark.approaches import KNOWN_APPROACHES, VARIANTS
 from eer_plugin.benchmark.plan import PlanError
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES
+from eer_plugin.runtime.settings import BY_NAME
 
 #: EER_* variables the plan sets through its own keys, not through ``env``
 CONTROLLED_VARIABLES = {
@@ -48,6 +49,11 @@ def check_env(data: Any, where: str) -> Dict[str, str]:
         )
         require(value is not None and not isinstance(value, (dict, list)), f"{where}: {key} must be a string or number")
         env[key] = str(value).lower() if isinstance(value, bool) else str(value)
+        if key in BY_NAME and BY_NAME[key].is_hyperparameter:  # a value its config key takes (the runner's -o)
+            try:
+                BY_NAME[key].value(env[key], "eer", "short")
+            except ValueError as error:
+                raise PlanError(f"{where}: {error}") from None
     return env
 
 

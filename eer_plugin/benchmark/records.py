@@ -12,20 +12,19 @@ benchmark directory, sorted by its path, so a diff shows which runs changed::
 finished runs of a benchmark directory to the file (a run in the benchmark directory replaces its
 line; data statistics are merged file by file), written atomically; :func:`restore` writes the files
 back into a benchmark directory where they are missing (never over an existing file; a run's ``DONE``
-last), so a later session on a fresh clone goes on with the runs that are missing::
+last), so a later session on a fresh clone goes on with the runs that are missing (the command line is
+:mod:`eer_plugin.commands.eer_records`; ``python -m eer_plugin.benchmark.records`` runs it too)::
 
-    python -m eer_plugin.benchmark.records save OUTDIR docs/results/records.jsonl
-    python -m eer_plugin.benchmark.records restore docs/results/records.jsonl OUTDIR
+    eer-ner eer-records save OUTDIR docs/results/records.jsonl
+    eer-ner eer-records restore docs/results/records.jsonl OUTDIR
 
 The same ``save`` turns a tree of records in the benchmark directory's layout (``runs/``, ``data/``)
 into the file."""
-import argparse
 import fnmatch
 import json
 import os
-import sys
 from pathlib import Path, PurePosixPath
-from typing import Dict, List, Optional
+from typing import Dict, List
 
 from eer_plugin.benchmark.tables import write_atomic
 
@@ -158,29 +157,7 @@ def restore(path: Path, outdir: Path) -> List[Path]:
     return written
 
 
-def main(argv: Optional[List[str]] = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m eer_plugin.benchmark.records", description=__doc__.split("\n\n")[0])
-    commands = parser.add_subparsers(dest="command", required=True)
-    saving = commands.add_parser("save", help="add the finished runs of OUTDIR to FILE")
-    saving.add_argument("outdir", type=Path)
-    saving.add_argument("file", type=Path)
-    restoring = commands.add_parser("restore", help="write the files recorded in FILE into OUTDIR where they are missing")
-    restoring.add_argument("file", type=Path)
-    restoring.add_argument("outdir", type=Path)
-    args = parser.parse_args(argv)
-    try:
-        if args.command == "save":
-            found = save(args.outdir, args.file)
-            finished = sum(DONE in files for files in found.values())
-            print(f"records: {finished} finished run(s) of {args.outdir} saved in {args.file}")
-        elif args.file.exists():
-            written = restore(args.file, args.outdir)
-            print(f"records: {len(written)} file(s) restored from {args.file} into {args.outdir}")
-    except RecordsError as error:
-        print(f"error: {error}", file=sys.stderr)
-        return 1
-    return 0
+if __name__ == "__main__":  # the entry that scripts used before `eer-ner eer-records`: that command, unchanged
+    import runpy
 
-
-if __name__ == "__main__":
-    sys.exit(main())
+    runpy.run_module("eer_plugin.commands.eer_records", run_name="__main__", alter_sys=True)

@@ -23,6 +23,7 @@ from eer_plugin.benchmark.plan import Plan, Run, number_text
 from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
+from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
 
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
@@ -31,6 +32,7 @@ COMPARED_SETTINGS = (
     "EER_RATIO_INIT", "EER_TRAIN_CONSTRAINTS", "EER_RATIO_BOOKENDS", "EER_PER_SEQUENCE_RATIO",
     "EER_RATIO_CONTROL",  # no legacy value: runs recorded before it ran with either control (the env said which)
 )  # fmt: skip
+ESTIMATED = "<estimated>"  #: rho and gamma of a ratio-estimate run until its estimate ran (a dry run shows it)
 #: how a run made before a setting was recorded behaved: its value of the setting (a callable of the
 #: recorded settings). A finished run whose record lacks a setting is compared with this value, so a
 #: run from before the head learning rate or the calibrated start existed is stale for a plan using them.
@@ -144,8 +146,8 @@ class Runner:
         return (self.run_dir(run) / "DONE").exists()
 
     def settings(self, run: Run) -> Dict[str, str]:
-        env = self.environment(run, for_settings=True)
-        return {key: env.get(key, "") for key in COMPARED_SETTINGS}
+        values = self.run_settings(run)
+        return {key: values.get(key, "") for key in COMPARED_SETTINGS}
 
     def stale_runs(self, runs: Iterable[Run]) -> List[str]:
         """Finished runs whose recorded settings differ from the plan's (e.g. other epochs). A setting
@@ -166,12 +168,10 @@ class Runner:
                 stale.append(f"{run.name}: {', '.join(diff)}")
         return stale
 
-    # ------------------------------------------------------------------ environment and commands
-    def environment(self, run: Run, for_settings: bool = False) -> Dict[str, str]:
-        """The subprocess environment: the caller's environment without any EER_* variable, the
-        config defaults, the plan's env, the dataset's env, then the run's own settings."""
-        env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
-        env.update(self.plan.env_of(run))
+    # ------------------------------------------------------------------ settings, environment and commands
+    def run_settings(self, run: Run) -> Dict[str, str]:
+        """Every setting of the run by its ``EER_*`` name (and the plan's other variables): the plan's, then the run's own."""
+        env = dict(self.plan.env_of(run))
         env.update(
             EER_TRAIN_DATA=str(self.data_path(run)) if run.scenario is not None else run.dataset.train,
             EER_GOLD_TRAIN_DATA=run.dataset.train,
@@ -185,16 +185,31 @@ class Runner:
         if run.estimates_ratio:  # the ratio estimate's suggestion (a placeholder until it ran)
             estimate = self.ratio_estimate(run)
             if estimate is None:
-                env["EER_ENTITY_RATIO"] = env["EER_RATIO_MARGIN"] = "<estimated>"
+                env["EER_ENTITY_RATIO"] = env["EER_RATIO_MARGIN"] = ESTIMATED
             else:
                 env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (number_text(estimate[k]) for k in ("entity_ratio", "ratio_margin"))
-        if not for_settings:
-            for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
-                if key not in self.plan.env:
-                    env[key] = str(self.threads)
-            env.setdefault("TOKENIZERS_PARALLELISM", "false")
-            env["PYTHONUNBUFFERED"] = "1"
         return env
+
+    def environment(self, run: Run) -> Dict[str, str]:
+        """The subprocess environment: the caller's without any EER_* variable, then the run's environment
+        settings (:meth:`run_settings`); its hyperparameters reach the training as ``-o`` (:meth:`overrides`)."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+        env.update({k: v for k, v in self.run_settings(run).items() if k not in BY_NAME or not BY_NAME[k].is_hyperparameter})
+        for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            if key not in self.plan.env:
+                env[key] = str(self.threads)
+        env.setdefault("TOKENIZERS_PARALLELISM", "false")
+        env["PYTHONUNBUFFERED"] = "1"
+        return env
+
+    def overrides(self, run: Run, config: str) -> str:
+        """The ``-o`` (JSON) of the run's training with ``config``: the run's hyperparameters at the config's keys."""
+        approach, variant = config_approach(config)
+        values = self.run_settings(run)
+        estimated = [k for k, v in values.items() if v == ESTIMATED]  # shown as is until the estimate ran
+        result = overrides({k: v for k, v in values.items() if k not in estimated}, approach, variant)
+        result.update({BY_NAME[k].path_for(approach): ESTIMATED for k in estimated if BY_NAME[k].path_for(approach)})
+        return json.dumps(result, sort_keys=True)
 
     def commands(self, run: Run) -> List[List[str]]:
         """The main commands of a run (for --dry-run; see :meth:`_attempt` for the whole sequence)."""
@@ -204,12 +219,12 @@ class Runner:
         if family.tunes_o_cost:  # the run it tunes (the plan's, else trained here), then the search
             partner = self.plan.tuned_run(run)
             raw_dir = self.run_dir(partner) if partner else directory / "raw"
-            commands = [] if partner else [["allennlp", "train", config, "-s", str(raw_dir), *include]]
+            commands = [] if partner else [["allennlp", "train", config, "-s", str(raw_dir), "-o", self.overrides(run, config), *include]]
             return commands + [[
                 "allennlp", family.command, str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
                 "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), *include,
             ]]  # fmt: skip
-        return [["allennlp", family.command, config, "-s", str(directory), *include]]
+        return [["allennlp", family.command, config, "-s", str(directory), "-o", self.overrides(run, config), *include]]
 
     def estimate_command(self, run: Run) -> Optional[List[str]]:
         """A ratio-estimate run's first step: ``eer-estimate-ratio`` on the complete documents of its

@@ -25,7 +25,7 @@ def dry_run(plan: Plan, runner, units: List[Tuple[int, List[Run]]], echo=print) 
         for run in unit:
             state = runner.record(run).get("status")
             echo(f"unit {position:4d}  {state:7s}  {run.name}  (studies: {', '.join(run.studies)})")
-            env = runner.environment(run, for_settings=True)
+            env = runner.run_settings(run)
             keys = ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_MIN_STEPS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN")
             keys += tuple(k for k, _ in run.overrides if k not in keys)  # an ablation's own settings
             settings = " ".join(f"{k}={env.get(k, '')}" for k in keys)

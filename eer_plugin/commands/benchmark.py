@@ -22,6 +22,7 @@ from eer_plugin.benchmark import PlanError, Report, Runner, dry_run, load_plan, 
 from eer_plugin.benchmark.docs import DEFAULT_PAPER, render_docs
 from eer_plugin.benchmark.tables import duration, write_atomic
 from eer_plugin.commands import subcommand
+from eer_plugin.runtime.errors import UserError
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -37,11 +38,7 @@ def _interrupt(signum, frame):
 
 def run_benchmark(args: argparse.Namespace) -> int:
     echo = print
-    try:  # the report needs no data file: --report-only works where the data is absent
-        plan = load_plan(args.plan, check_files=not args.report_only)
-    except PlanError as err:
-        print(f"eer-benchmark: error: {err}", file=sys.stderr)
-        return 2
+    plan = load_plan(args.plan, check_files=not args.report_only)  # the report needs no data file: --report-only works without
     runner = Runner(
         plan, args.output_dir, jobs=args.jobs, threads=args.threads, retries=args.retries, echo=echo,
         keep_checkpoints=args.keep_checkpoints,
@@ -49,8 +46,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
     units = plan.units()
     selected = select_runs(select_shard(units, args.shard), args.runs)
     if args.runs and not selected:
-        print(f"eer-benchmark: error: no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}", file=sys.stderr)
-        return 2
+        raise UserError(f"no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}")
     count = f"{len(selected)} of {len(units)} units"
     shard = f"shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""
     if args.runs:
@@ -64,12 +60,10 @@ def run_benchmark(args: argparse.Namespace) -> int:
     if not args.report_only:
         stale = runner.stale_runs(r for _, unit in selected for r in unit)
         if stale:
-            print(
-                "eer-benchmark: error: finished runs in this output directory were made with other settings than the plan's "
-                "(use another -o, or delete those run directories):\n  " + "\n  ".join(stale[:10]),
-                file=sys.stderr,
+            raise UserError(
+                "finished runs in this output directory were made with other settings than the plan's "
+                "(use another -o, or delete those run directories):\n  " + "\n  ".join(stale[:10])
             )
-            return 2
         runner.outdir.mkdir(parents=True, exist_ok=True)
         write_atomic(runner.outdir / "plan.json", json.dumps(read_plan_file(args.plan), indent=1))
         started = time.time()
@@ -99,8 +93,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
             commands = args.command or [f"allennlp eer-benchmark {args.plan} -o {args.output_dir}"]
             echo(f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note)}")
         except (FileNotFoundError, ValueError) as err:
-            print(f"eer-benchmark: error: {err}", file=sys.stderr)
-            return 2
+            raise UserError(str(err)) from None
     return 1 if failed and not args.report_only else 0
 
 
@@ -155,13 +148,16 @@ def _columns(items: List[str]) -> Dict[str, str]:
 DESCRIPTION = "Run a benchmark plan (approaches x scenarios x datasets x encoders x seeds) and write the paper-style tables."
 
 # as `python -m eer_plugin.commands.benchmark` the plugin import registered it already
+# a bad plan, selection or docs argument: one "eer-benchmark: error: ..." line, exit status 1
 run_or_exit, _main = subcommand.define(
-    "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, returns_status=True, register=__name__ != "__main__"
-)
+    "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, (PlanError, UserError), named_errors=True,
+    returns_status=True, register=__name__ != "__main__",
+)  # fmt: skip
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    """The exit status of the command on ``argv``: 0, 1 (a run failed) or 2 (a bad plan or selection)."""
+    """The exit status of the command on ``argv``: 0, 1 (a run failed) or 130 (interrupted); a bad plan or
+    selection prints one line and exits with status 1."""
     return _main(None if argv is None else list(argv), "eer-benchmark")
 
 

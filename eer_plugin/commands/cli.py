@@ -25,18 +25,18 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import eer_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from allennlp.commands import main as allennlp_main
 
-    from eer_plugin.runtime.errors import UserError, one_line
+    from eer_plugin.runtime.errors import INPUT_ERROR, UserError, print_error
 
     if argv is not None:  # AllenNLP's parser reads sys.argv
         sys.argv = ["eer-ner", *argv]
     try:
         allennlp_main(prog="eer-ner")
     except UserError as error:
-        print(one_line(error), file=sys.stderr)
-        return 1
+        print_error(error)
+        return INPUT_ERROR
     except FileNotFoundError as error:  # AllenNLP's cached_path: e.g. a predict input file that is not there
-        print(f"error: {error} (relative paths start in {os.getcwd()})", file=sys.stderr)
-        return 1
+        print_error(f"{error} (relative paths start in {os.getcwd()})")
+        return INPUT_ERROR
     return 0
 
 

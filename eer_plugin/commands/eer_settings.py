@@ -1,4 +1,6 @@
-"""``eer-ner eer-settings``: every ``EER_*`` setting with its default, its meaning and the value set here.
+"""``eer-ner eer-settings``: every ``EER_*`` setting with its default and meaning: the environment settings
+with the value set here, the hyperparameters with the ``-o`` key that changes them (and a warning where
+one is set as an environment variable, which no config reads).
 
 The same listing ends ``eer-ner train --help`` (:func:`install` adds it there), with the packaged
 configs that ``train`` finds by name. Both come from the table of :mod:`eer_plugin.runtime.settings`.
@@ -12,7 +14,10 @@ from eer_plugin.runtime.config_files import packaged_configs
 from eer_plugin.runtime.settings import settings_help
 
 NAME = "eer-settings"
-DESCRIPTION = "List every EER_* setting of the training configs: its default, its meaning and the value set here."
+DESCRIPTION = (
+    "List every setting of the training configs: the environment settings (EER_*; with the value set here) and the "
+    "hyperparameters (with the -o key that changes one), their defaults and meanings."
+)
 
 
 def configs_help() -> str:

@@ -6,8 +6,8 @@ the same chunking; the reader options of :mod:`eer_plugin.commands.reader_option
 OntoNotes file; ``is_complete`` ones of partial JSON lines), the share of entity subword tags as
 EER's ratio loss counts it (bookends excluded unless ``--count-bookends``), overall and per type,
 with a bootstrap interval over documents (maths in :mod:`eer_plugin.annotation.ratio_estimate`). Prints
-the suggested ``entity_ratio`` / ``ratio_margin`` as JSON and as ``EER_ENTITY_RATIO=`` /
-``EER_RATIO_MARGIN=`` lines, and warns when fewer than 20 complete documents make the interval wide
+the suggested ``entity_ratio`` / ``ratio_margin`` as JSON and as the ``-o`` of a training
+(``model.entity_ratio``, ``model.ratio_margin``; ``train --ratio-estimate`` reads ``--output``), and warns when fewer than 20 complete documents make the interval wide
 or when the partial data's annotated entities alone exceed rho + gamma (the partial documents of
 DATA and of ``--partial`` files, in the training ``--variant``).
 """
@@ -91,8 +91,7 @@ def run(args: argparse.Namespace) -> dict:
     if partial_ratio is not None:
         print(f"{len(partial)} partial documents ({args.variant}): annotated entity ratio {partial_ratio:.3f} (a lower bound of theirs)")
     print("suggested: " + json.dumps(suggestion))
-    print(f"EER_ENTITY_RATIO={suggestion['entity_ratio']}")
-    print(f"EER_RATIO_MARGIN={suggestion['ratio_margin']}")
+    print("-o '" + json.dumps({"model.entity_ratio": suggestion["entity_ratio"], "model.ratio_margin": suggestion["ratio_margin"]}) + "'")
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
     if args.output:

@@ -17,7 +17,7 @@ documents. ``--learning-curve`` (EE) writes one file per budget of
 before the extension. ``--complete-documents D`` (EE) annotates D random documents completely within
 the budget (``is_complete``; the EE simulator spends the rest on the others): data with which
 ``eer-estimate-ratio`` can measure rho and on which EER observes those documents' ``O`` tags.
-Errors print one line and exit with status 2.
+Errors print one line and exit with status 1 (argparse's usage errors: 2).
 """
 import argparse
 import sys
@@ -182,13 +182,13 @@ def run(args: argparse.Namespace) -> List[Dict]:
 
 run_or_exit, _main = subcommand.define(
     NAME, DESCRIPTION, add_arguments, run, (DocumentError, simulators.SimulationError, UsageError, OutputError, OSError),
-    error_status=subcommand.USAGE_ERROR, named_errors=True, register=__name__ != "__main__",
+    named_errors=True, register=__name__ != "__main__",
 )
 Simulate = run_or_exit.subcommand  # the registered AllenNLP subcommand (None without AllenNLP)
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = NAME) -> int:
-    """Runs the command on ``argv``; expected errors print one line and exit with status 2."""
+    """Runs the command on ``argv``; expected errors print one line and exit with status 1."""
     return _main(None if argv is None else list(argv), prog)
 
 

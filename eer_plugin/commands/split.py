@@ -6,7 +6,7 @@ DATA (any corpus format the reader takes; JSON lines written) are shuffled with 
 and the first ``round(fraction * n)`` of them (at least 1, leaving at least 1 for training) become the
 dev set; both outputs keep the input's document order. With ``--complete-only`` the dev documents
 are drawn from the complete documents only (``is_complete``: their F1 is exact; partial dev documents
-need ``EER_VALIDATION_METRIC=+partial-f1``). The same data, fraction and seed always give the same split.
+need ``-o '{"trainer.validation_metric": "+partial-f1"}'``). The same data, fraction and seed always give the same split.
 """
 import argparse
 import random
@@ -64,7 +64,7 @@ def run(args: argparse.Namespace) -> dict:
     print(f"{NAME}: {len(docs)} documents -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
           f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}")  # fmt: skip
     if complete < len(dev):
-        print(f"{len(dev) - complete} dev documents are partial: select checkpoints with EER_VALIDATION_METRIC=+partial-f1")
+        print(f"{len(dev) - complete} dev documents are partial: select checkpoints with " + """-o '{"trainer.validation_metric": "+partial-f1"}'""")
     print(f"EER_TRAIN_DATA={args.train_output} EER_DEV_DATA={args.dev_output}")
     return {"train": len(train), "dev": len(dev), "dev_complete": complete}
 

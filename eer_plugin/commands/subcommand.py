@@ -2,23 +2,19 @@
 AllenNLP subcommand (``allennlp NAME`` / ``eer-ner NAME``) and a ``main(argv)`` for tests and
 ``python -m``. The command modules parse arguments and call the library; nothing else.
 
-Errors: the exceptions a command expects (bad input files, bad options) are printed by
-:func:`print_error` as one line, and the command exits with its ``error_status``: 1 for errors in
-the input, 2 where the command follows argparse's usage convention (``eer-simulate``, and a bad
-``eer-benchmark`` plan). A :class:`~eer_plugin.runtime.errors.UserError` that a command does not
-expect is printed as one ``error: ...`` line by the plugin's excepthook (status 1)."""
+Errors, one convention for every command: the exceptions a command expects (bad input files, bad
+options, a bad plan) are printed by :func:`print_error` (the one printer, from
+:mod:`eer_plugin.runtime.errors`) as one line, and the command exits with status 1; a
+:class:`~eer_plugin.runtime.errors.UserError` that a command does not expect is printed the same way by
+the plugin's excepthook (status 1). A command line argparse cannot parse is argparse's usage error (2)."""
 import argparse
 import importlib.util
 import sys
 from typing import Callable, List, Optional, Tuple, Type
 
-INPUT_ERROR = 1
-USAGE_ERROR = 2
+from eer_plugin.runtime.errors import INPUT_ERROR, print_error
 
-
-def print_error(error: BaseException, command: Optional[str] = None) -> None:
-    """``error: <message>`` (``<command>: error: <message>`` with ``command``, as argparse writes it) on stderr."""
-    print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
+__all__ = ["INPUT_ERROR", "define", "print_error"]
 
 
 def define(
@@ -27,7 +23,6 @@ def define(
     add_arguments: Callable[[argparse.ArgumentParser], argparse.ArgumentParser],
     run: Callable[[argparse.Namespace], object],
     errors: Tuple[Type[BaseException], ...] = (),
-    error_status: int = INPUT_ERROR,
     named_errors: bool = False,
     returns_status: bool = False,
     register: bool = True,
@@ -35,7 +30,7 @@ def define(
     """Registers subcommand ``name`` and returns ``(run_or_exit, main)``.
 
     ``errors``: the expected exceptions, printed by :func:`print_error` (with the command's name when
-    ``named_errors``), then exit status ``error_status``. ``returns_status``: ``run`` returns the exit
+    ``named_errors``), then exit status 1 (:data:`INPUT_ERROR`). ``returns_status``: ``run`` returns the exit
     status (``main`` returns it too). ``register=False`` (a module run as ``__main__``, which the
     plugin import has registered already) only builds ``main``. Without AllenNLP nothing is registered.
     """
@@ -45,7 +40,7 @@ def define(
             result = run(args)
         except errors as err:
             print_error(err, name if named_errors else None)
-            sys.exit(error_status)
+            sys.exit(INPUT_ERROR)
         return int(result or 0) if returns_status else 0
 
     def run_or_exit(args: argparse.Namespace) -> None:

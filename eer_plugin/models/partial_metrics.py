@@ -184,7 +184,7 @@ def evaluation_metrics(metric: PartialSpanMetric, training: bool, reset: bool) -
         logger.warning(
             "the evaluation data is partially annotated (%d of %d chunks not complete): f1-measure-overall "
             "counts only the complete documents; partial-recall, partial-precision and partial-f1 use the "
-            "annotation as it is (select checkpoints with validation_metric +partial-f1, EER_VALIDATION_METRIC)",
+            "annotation as it is (select checkpoints with -o '{\"trainer.validation_metric\": \"+partial-f1\"}')",
             chunks - complete, chunks,
         )
     return metric.get_metric(reset)

@@ -9,8 +9,10 @@ config, so that:
   that is no file here is the packaged config of that name; a local file of that name wins;
 * ``import 'common.libsonnet'`` resolves next to the importing file first and then in the packaged
   directory (a local copy of ``eer_short.jsonnet`` works alone);
-* every ``EER_*`` setting that the environment does not set gets its default from
-  :mod:`eer_plugin.runtime.settings` as a jsonnet external variable (nothing is written to ``os.environ``);
+* every environment setting (``EER_TRAIN_DATA``, ``EER_ENCODER``, ...) that the environment does not set
+  gets its default from :mod:`eer_plugin.runtime.settings` as a jsonnet external variable (nothing is
+  written to ``os.environ``); a hyperparameter set as an environment variable (``EER_RATIO_LOSS_WEIGHT``),
+  which no config reads, stops a training config with the ``-o`` to give instead;
 * a missing config, or a config error (a required setting not set, a bad value), is one
   :class:`~eer_plugin.runtime.errors.UserError` line instead of a traceback.
 """
@@ -20,7 +22,7 @@ from pathlib import Path
 from typing import List, Union
 
 from eer_plugin.runtime.errors import DataFileError, UserError
-from eer_plugin.runtime.settings import unset_defaults
+from eer_plugin.runtime.settings import environment_hyperparameters_error, unset_defaults
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
 #: directory names under which a config name means the packaged one (the checkout's layout)
@@ -95,6 +97,10 @@ def install() -> None:
 
     def from_file(cls, params_file, params_overrides="", ext_vars=None):
         config = resolve_config(params_file)
+        training_config = config.endswith((".jsonnet", ".libsonnet"))  # an archive's config.json is not checked
+        refused = environment_hyperparameters_error(config) if training_config else None
+        if refused:
+            raise UserError(f"{params_file}: {refused}")
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
         try:
             params = original(cls, config, params_overrides, ext_vars)
@@ -102,7 +108,7 @@ def install() -> None:
             if str(error).startswith(("RUNTIME ERROR", "STATIC ERROR")):
                 raise _jsonnet_error(str(params_file), error) from None
             raise
-        if config.endswith((".jsonnet", ".libsonnet")):  # a training config (an archive's config.json is not checked)
+        if training_config:
             check_data_paths(str(params_file), params.as_dict(quiet=True))
         return params
 

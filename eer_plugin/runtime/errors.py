@@ -7,6 +7,10 @@ working (without AllenNLP, as when an exported model is loaded, it is a plain ``
 status 1): :func:`install_excepthook` (called when the plugin is imported) wraps
 ``sys.excepthook`` for this class only; every other exception keeps its full traceback. Set
 ``EER_TRACEBACK=1`` to see the traceback of a :class:`UserError` too.
+
+One exit convention for every command: an error in the user's input is one line written by
+:func:`print_error` and exit status 1 (:data:`INPUT_ERROR`); a command line that argparse cannot parse
+is argparse's own usage message and status 2.
 """
 import os
 import re
@@ -55,15 +59,21 @@ def check_outputs(inputs, outputs) -> None:
         raise UserError(str(error)) from None
 
 
-def one_line(error: BaseException) -> str:
-    return f"error: {error}"
+#: the exit status of a command stopped by an error in its input (argparse's usage errors: 2)
+INPUT_ERROR = 1
+
+
+def print_error(error: BaseException, command: Optional[str] = None) -> None:
+    """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
+    argparse writes it) on stderr."""
+    print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
 
 
 def _excepthook(previous):
     def hook(kind, value, traceback):
         if isinstance(value, UserError) and os.environ.get("EER_TRACEBACK", "") in ("", "0"):
-            print(one_line(value), file=sys.stderr)
-            return  # the interpreter then exits with status 1
+            print_error(value)
+            return  # the interpreter then exits with status 1 (INPUT_ERROR)
         previous(kind, value, traceback)
 
     hook.eer_user_errors = True  # type: ignore[attr-defined]

@@ -1,39 +1,105 @@
 """The ``EER_*`` settings of the training configs: one table, the single source of every default.
 
-The configs (``eer_plugin/training_configs/*.jsonnet``) read each setting with ``std.extVar``. A
-setting comes from the environment variable of its name when that is set, else from :data:`SETTINGS`:
-the plugin hands the defaults to jsonnet as external variables when AllenNLP reads a config
-(:mod:`eer_plugin.runtime.config_files`), so importing the plugin writes nothing into ``os.environ``.
+Two kinds of setting (as allennlp-models: the environment for what belongs to the machine and the
+data, overrides for the hyperparameters):
 
-Everything else is generated from the table: :func:`config_defaults` (the benchmark's plans start from
-it), the listing of ``eer-ner train --help`` and ``eer-ner eer-settings`` (:func:`settings_help`), and a
-test checks that the header comment of ``training_configs/common.libsonnet`` names every setting and
-that the configs read no other. To add a setting, add one :class:`Setting` line below and use it in
-``common.libsonnet`` (and name it in its header).
+* **environment settings** (data paths and how the data files are read, the encoder, the seed, the
+  device, the encoder's precision): the configs read them with ``std.extVar``; one comes from the
+  environment variable of its name when that is set, else from :data:`SETTINGS`. The plugin hands
+  those defaults to jsonnet as external variables (:mod:`eer_plugin.runtime.config_files`), so
+  importing the plugin writes nothing into ``os.environ``. The precision is one of them because it is
+  a property of the machine (``auto`` picks bf16 where the hardware computes it natively).
+* **hyperparameters**: literals in ``training_configs/common.libsonnet`` at the config key
+  :attr:`Setting.path`, changed for one run with AllenNLP's ``-o '{"model.ratio_loss_weight": 100}'``.
+  Each keeps its ``EER_*`` name: the benchmark's plans and run records name settings by it, and the
+  runner turns a run's values into overrides (:func:`overrides`). Set as an environment variable, a
+  hyperparameter is refused with the ``-o`` that replaces it (:func:`environment_hyperparameters_error`).
+
+Generated from the table: the ext-var defaults (:func:`unset_defaults`), the overrides of a benchmark
+run, the listing of ``eer-ner train --help`` and ``eer-ner eer-settings`` (:func:`settings_help`) and
+the table of ``docs/configs.md`` (checked by ``tests/test_docs.py``). A test evaluates every packaged
+config and checks that each hyperparameter's literal sits at its path with the table's default, and
+that the configs read no ``std.extVar`` but the environment settings. To add a hyperparameter, add a
+:class:`Setting` with its ``path`` below and write its default at that path in ``common.libsonnet``.
 
 Data paths have no default on purpose: training data is required, and without ``EER_DEV_DATA`` a run
 trains without validation (it says so), without ``EER_TEST_DATA`` it evaluates on no test set. The
 bundled fixtures are never used unless you name them (``scripts/demo.sh`` and the tests do).
 """
 import dataclasses
+import json
 import os
 import textwrap
-from typing import Dict, Mapping, Optional, Tuple
+from pathlib import Path
+from typing import Any, Dict, List, Mapping, Optional, Tuple
+
+#: the approaches of ``common.libsonnet``'s ``experiment(approach, variant)``
+APPROACHES = ("eer", "raw", "gold", "cbl", "cbl_lstm", "sns", "gold_sns")
+#: the approaches whose model is the CRF tagger over the encoder (``tagger(partial)``)
+TAGGERS = ("eer", "raw", "gold", "cbl")
+#: config file names (without ``.jsonnet``) whose approach is not the part before the variant
+_CONFIG_APPROACHES = {"cbl_bert": "cbl"}
 
 
 @dataclasses.dataclass(frozen=True)
 class Setting:
     name: str
-    #: the value used when the environment variable is not set ("" = empty, see ``meaning``)
+    #: the value when nothing sets it, as text ("" = empty, see ``meaning``)
     default: str
     #: one short sentence for the help listing
     meaning: str
     group: str
+    #: a hyperparameter's config key (what ``-o`` sets); "" for an environment setting
+    path: str = ""
+    #: how a hyperparameter's text becomes its config value: int, number, flag, text, epochs, ratio_init
+    kind: str = "text"
+    #: the approaches whose configs hold the hyperparameter (the others do not read it)
+    approaches: Tuple[str, ...] = APPROACHES
+    #: (approach, key) where the key differs from ``path``
+    other_paths: Tuple[Tuple[str, str], ...] = ()
+
+    @property
+    def is_hyperparameter(self) -> bool:
+        return bool(self.path)
+
+    def path_for(self, approach: str) -> Optional[str]:
+        """The config key of this hyperparameter in ``approach``'s configs; None where they do not hold it."""
+        if approach not in self.approaches:
+            return None
+        return dict(self.other_paths).get(approach, self.path)
+
+    def value(self, text: str, approach: str, variant: str) -> Any:
+        """The config value of ``text`` (the ``EER_*`` form) in the config of ``approach`` and ``variant``;
+        a :class:`ValueError` naming the setting when ``text`` is no such value."""
+        text = str(text)
+        try:
+            if self.kind == "int" or (self.kind == "epochs" and text != ""):
+                return int(text)
+            if self.kind == "epochs":  # the paper: 20 epochs (all), 50 (short, shortest); CBL-LSTM Mayhew et al.'s 45
+                return 45 if approach == "cbl_lstm" else 20 if variant == "all" else 50
+            if self.kind == "number":
+                number = json.loads(text)
+                if isinstance(number, bool) or not isinstance(number, (int, float)):
+                    raise ValueError(text)
+                return number
+        except ValueError:
+            raise ValueError(f"{self.name} must be {'an integer' if self.kind != 'number' else 'a number'}, got {text!r}") from None
+        if self.kind == "flag":
+            if text.lower() not in ("true", "false"):
+                raise ValueError(f"{self.name} must be true or false, got {text!r}")
+            return text.lower() == "true"
+        if self.kind == "ratio_init":
+            on = {"eer": approach == "eer", "all": approach not in ("sns", "gold_sns"), "none": False}.get(text)
+            if on is None:
+                raise ValueError(f"{self.name} must be eer, all or none, got {text!r}")
+            return [{"type": "eer_ratio_init"}] if on else []
+        return text
 
 
 DATA, MODEL, TRAINING, BASELINES = "data", "model and loss", "training", "baselines (CBL-LSTM, CBL)"
+_H = Setting  # a hyperparameter row names its path
 
-#: every setting the training configs read, in the order of the help listing
+#: every setting, in the order of the help listing
 SETTINGS: Tuple[Setting, ...] = (
     Setting("EER_TRAIN_DATA", "", "training data: partial .jsonl (eer-import), CoNLL or OntoNotes; required", DATA),
     Setting("EER_DEV_DATA", "", "validation data that selects the best epoch; empty: no validation, the last epoch is kept (eer-ner eer-split holds a dev set out)", DATA),
@@ -44,55 +110,119 @@ SETTINGS: Tuple[Setting, ...] = (
     Setting("EER_SENTENCES_PER_DOCUMENT", "", "column files without -DOCSTART-: sentences grouped per document; empty: 10", DATA),
     Setting("EER_TAG_COLUMN", "-1", "column of the tags in column files (-1: the last)", DATA),
     Setting("EER_ENCODER", "all-MiniLM-L6-v2", "Hugging Face name or local directory; all-MiniLM-L6-v2 is the packaged offline copy", MODEL),
-    Setting("EER_MAX_LENGTH", "512", "subwords per chunk, bookends included", MODEL),
-    Setting("EER_ENTITY_RATIO", "0.15", "rho: expected share of entity subwords (eer-estimate-ratio measures it)", MODEL),
-    Setting("EER_RATIO_MARGIN", "0.05", "gamma: the ratio hinge's tolerance around rho", MODEL),
-    Setting("EER_RATIO_LOSS_WEIGHT", "10", "lambda_u: weight of the ratio term (0: plain partial likelihood)", MODEL),
-    Setting("EER_RATIO_CONTROL", "fixed", "fixed: the paper's weight lambda_u alone; bind: the band [rho - gamma, rho + gamma] held as a constraint (train --ratio-estimate turns it on)", MODEL),
-    Setting("EER_RATIO_INIT", "eer", "ratio-calibrated start: eer (the EER configs), all (every CRF tagger) or none", MODEL),
-    Setting("EER_TRAIN_CONSTRAINTS", "true", "BILUO grammar constraints in the training loss", MODEL),
-    Setting("EER_RATIO_BOOKENDS", "false", "count the bookend tokens in rho_hat", MODEL),
-    Setting("EER_PER_SEQUENCE_RATIO", "false", "mean of per-chunk hinges instead of the batch hinge", MODEL),
-    Setting("EER_PRECISION", "auto", "the encoder's precision: auto (bf16 where native, else fp32), fp32 or bf16", MODEL),
-    Setting("EER_EPOCHS", "", "training epochs; empty: the paper's 20 (all) / 50 (short, shortest)", TRAINING),
-    Setting("EER_BATCH_SIZE", "4", "chunks per batch", TRAINING),
-    Setting("EER_LEARNING_RATE", "2e-5", "peak learning rate of the pretrained encoder (slanted triangular schedule)", TRAINING),
-    Setting("EER_HEAD_LEARNING_RATE", "1e-3", "peak learning rate of every freshly initialised part (scorer, CRF, span classifier)", TRAINING),
-    Setting("EER_MIN_STEPS", "0", "least number of optimizer steps (0: the epochs decide); small data get longer epochs", TRAINING),
-    Setting("EER_VALIDATION_METRIC", "+f1-measure-overall", "checkpoint selection; +partial-f1 for a partially annotated dev set", TRAINING),
+    Setting("EER_MAX_LENGTH", "512", "subwords per chunk, bookends included (the encoder's input length; both readers)", MODEL),
+    Setting("EER_PRECISION", "auto", "the encoder's precision on this machine: auto (bf16 where native, else fp32), fp32 or bf16", MODEL),
+    _H("EER_ENTITY_RATIO", "0.15", "rho: expected share of entity subwords (eer-estimate-ratio measures it)", MODEL, "model.entity_ratio", "number", tuple(a for a in APPROACHES if a != "cbl_lstm")),
+    _H("EER_RATIO_MARGIN", "0.05", "gamma: the ratio hinge's tolerance around rho", MODEL, "model.ratio_margin", "number", TAGGERS),
+    _H("EER_RATIO_LOSS_WEIGHT", "10", "lambda_u: weight of the ratio term (0: plain partial likelihood)", MODEL, "model.ratio_loss_weight", "number", ("eer",)),
+    _H("EER_RATIO_CONTROL", "fixed", "fixed: the paper's weight lambda_u alone; bind: the band [rho - gamma, rho + gamma] held as a constraint (train --ratio-estimate turns it on)", MODEL, "model.ratio_control", "text", ("eer",)),
+    _H("EER_RATIO_INIT", "eer", "ratio-calibrated start: eer (the EER configs start with the eer_ratio_init callback), all (every CRF tagger) or none (-o '{\"trainer.callbacks\": []}')", MODEL, "trainer.callbacks", "ratio_init"),
+    _H("EER_TRAIN_CONSTRAINTS", "true", "BILUO grammar constraints in the training loss", MODEL, "model.train_constraints", "flag", TAGGERS),
+    _H("EER_RATIO_BOOKENDS", "false", "count the bookend tokens in rho_hat", MODEL, "model.ratio_counts_bookends", "flag", TAGGERS),
+    _H("EER_PER_SEQUENCE_RATIO", "false", "mean of per-chunk hinges instead of the batch hinge", MODEL, "model.per_sequence_ratio", "flag", TAGGERS),
+    _H("EER_EPOCHS", "", "training epochs; empty: the paper's 20 (all) / 50 (short, shortest), CBL-LSTM 45", TRAINING, "trainer.num_epochs", "epochs"),
+    _H("EER_BATCH_SIZE", "4", "chunks per batch", TRAINING, "data_loader.batch_sampler.batch_size", "int"),
+    _H("EER_LEARNING_RATE", "2e-5", "peak learning rate of the pretrained encoder (slanted triangular schedule)", TRAINING, "trainer.optimizer.lr", "number", tuple(a for a in APPROACHES if a != "cbl_lstm")),
+    _H("EER_HEAD_LEARNING_RATE", "1e-3", "peak learning rate of every freshly initialised part (scorer, CRF, span classifier; all of CBL-LSTM)", TRAINING, "trainer.optimizer.parameter_groups.0.1.lr", "number", other_paths=(("cbl_lstm", "trainer.optimizer.lr"),)),
+    _H("EER_MIN_STEPS", "0", "least number of optimizer steps (0: the epochs decide); small data get longer epochs", TRAINING, "trainer.min_steps", "int"),
+    _H("EER_VALIDATION_METRIC", "+f1-measure-overall", "checkpoint selection; +partial-f1 for a partially annotated dev set", TRAINING, "trainer.validation_metric"),
     Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING),
     Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING),
-    Setting("EER_CBL_ROUND_EPOCHS", "5", "epochs of each CBL binary round", BASELINES),
+    _H("EER_CBL_ROUND_EPOCHS", "5", "epochs of each CBL binary round", BASELINES, "cbl.round_epochs", "int", ("cbl", "cbl_lstm")),
     Setting("EER_WORD_VECTORS", "", "CBL-LSTM: optional GloVe/fastText text file", BASELINES),
-    Setting("EER_WORD_DIM", "100", "CBL-LSTM: word embedding size (must match EER_WORD_VECTORS)", BASELINES),
-)
+    Setting("EER_WORD_DIM", "100", "CBL-LSTM: word embedding size (a property of the EER_WORD_VECTORS file: they must match)", BASELINES),
+)  # fmt: skip
 
 BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
 assert len(BY_NAME) == len(SETTINGS), "a setting is listed twice"
+ENVIRONMENT: Tuple[Setting, ...] = tuple(s for s in SETTINGS if not s.is_hyperparameter)
+HYPERPARAMETERS: Tuple[Setting, ...] = tuple(s for s in SETTINGS if s.is_hyperparameter)
 
 
 def config_defaults() -> Dict[str, str]:
-    """Name -> default of every setting."""
+    """Name -> default of every setting (environment settings and hyperparameters)."""
     return {s.name: s.default for s in SETTINGS}
 
 
 def unset_defaults(environ: Optional[Mapping[str, str]] = None) -> Dict[str, str]:
-    """The defaults of the settings that ``environ`` (default ``os.environ``) does not set."""
+    """The defaults of the environment settings that ``environ`` (default ``os.environ``) does not set:
+    the external variables the configs read."""
     environ = os.environ if environ is None else environ
-    return {name: value for name, value in config_defaults().items() if name not in environ}
+    return {s.name: s.default for s in ENVIRONMENT if s.name not in environ}
+
+
+def config_approach(config: str) -> Tuple[str, str]:
+    """``(approach, variant)`` of a packaged config's file name (``cbl_bert_short.jsonnet`` ->
+    ``("cbl", "short")``, ``gold.jsonnet`` -> ``("gold", "all")``): the configs are
+    ``<approach>_<variant>.jsonnet`` and call ``experiment(approach, variant)``."""
+    stem = Path(str(config)).name.split(".")[0]
+    if stem in ("gold", "gold_sns"):
+        return stem, "all"
+    name, _, variant = stem.rpartition("_")
+    return _CONFIG_APPROACHES.get(name, name), variant
+
+
+def overrides(values: Mapping[str, str], approach: str, variant: str) -> Dict[str, Any]:
+    """The ``-o`` of the hyperparameters in ``values`` (name -> text) that the configs of ``approach`` and
+    ``variant`` hold: dotted config key -> value (a ``ValueError`` for a bad value)."""
+    result: Dict[str, Any] = {}
+    for setting in HYPERPARAMETERS:
+        path = setting.path_for(approach)
+        if path is not None and setting.name in values:
+            result[path] = setting.value(values[setting.name], approach, variant)
+    return result
+
+
+def environment_hyperparameters_error(config: str, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The error for hyperparameters set as environment variables (``EER_RATIO_LOSS_WEIGHT=100``), which no
+    config reads: one line naming them and the ``-o`` to give instead; None when there are none."""
+    environ = os.environ if environ is None else environ
+    found = [s for s in HYPERPARAMETERS if s.name in environ]
+    if not found:
+        return None
+    approach, variant = config_approach(config)
+    replacement: Dict[str, Any] = {}
+    for setting in (s for s in found if s.path_for(approach) is not None):
+        try:
+            value = setting.value(environ[setting.name], approach, variant)
+        except ValueError:
+            value = environ[setting.name]
+        replacement[str(setting.path_for(approach))] = value
+    unheld = [s.name for s in found if s.path_for(approach) is None]
+    names = ", ".join(f"{s.name}={environ[s.name]}" for s in found)
+    fix = f" and give -o '{json.dumps(replacement)}'" if replacement else ""
+    return (
+        f"{names} {'is' if len(found) == 1 else 'are'} set in the environment, but hyperparameters are config "
+        f"values, not environment variables: unset {' '.join(s.name for s in found)}{fix}"
+        + (f" ({', '.join(unheld)}: no key in this config)" if unheld else "")
+        + " (eer-ner eer-settings lists every setting)"
+    )
+
+
+def _default_text(setting: Setting) -> str:
+    return repr(setting.default) if setting.default == "" else setting.default
 
 
 def settings_help(environ: Optional[Mapping[str, str]] = None, width: int = 100) -> str:
-    """Every setting with its default and meaning, by group (and the value set here, where
-    ``environ`` sets one), as shown by ``eer-ner train --help`` and ``eer-ner eer-settings``."""
-    lines = [
-        "settings (environment variables read by the packaged configs; NAME=value before the command sets one):"
-    ]
-    for group in dict.fromkeys(s.group for s in SETTINGS):
-        lines.append(f"  {group}:")
-        for s in (s for s in SETTINGS if s.group == group):
-            default = repr(s.default) if s.default == "" else s.default
-            current = f"; set here: {environ[s.name]}" if environ is not None and s.name in environ else ""
-            head = f"    {s.name} (default {default}{current}): "
-            lines.extend(textwrap.wrap(head + s.meaning, width, subsequent_indent=" " * 6))
+    """Every setting with its default and meaning, by kind and group (a hyperparameter with its ``-o``
+    key; the value set here, where ``environ`` sets one), as shown by ``eer-ner train --help`` and
+    ``eer-ner eer-settings``."""
+    lines: List[str] = []
+    for title, rows in (
+        ("environment settings (NAME=value before the command sets one):", ENVIRONMENT),
+        ("hyperparameters (literals of the packaged configs; -o '{\"KEY\": value}' sets one for a run):", HYPERPARAMETERS),
+    ):
+        lines.append(title)
+        for group in dict.fromkeys(s.group for s in rows):
+            lines.append(f"  {group}:")
+            for s in (s for s in rows if s.group == group):
+                set_here = environ is not None and s.name in environ
+                if s.is_hyperparameter:
+                    where = s.path + "".join(f" ({a}: {p})" for a, p in s.other_paths)
+                    current = f"; {s.name} IS SET HERE, which no config reads: give -o instead" if set_here else ""
+                    head = f"    {where} (default {_default_text(s)}; plans: {s.name}{current}): "
+                else:
+                    current = f"; set here: {environ[s.name]}" if set_here else ""
+                    head = f"    {s.name} (default {_default_text(s)}{current}): "
+                lines.extend(textwrap.wrap(head + s.meaning, width, subsequent_indent=" " * 6))
     return "\n".join(lines)

@@ -80,8 +80,8 @@ def apply_budget(min_steps: int, trainer_kwargs: dict) -> None:
 #: defaults make one or two batches per epoch, and such a run can end with F1 0)
 FEW_STEPS = 150
 FEW_STEPS_FIX = (
-    f"EER_MIN_STEPS={FEW_STEPS} (longer epochs, the data cycled); on a few dozen documents also EER_BATCH_SIZE=2 "
-    "EER_LEARNING_RATE=1e-4"
+    f"-o '{{\"trainer.min_steps\": {FEW_STEPS}}}' (longer epochs, the data cycled); on a few dozen documents "
+    f"-o '{{\"trainer.min_steps\": {FEW_STEPS}, \"data_loader.batch_sampler.batch_size\": 2, \"trainer.optimizer.lr\": 1e-4}}'"
 )
 
 

@@ -1,35 +1,23 @@
 // Shared settings of every experiment. Each training_configs/<approach>_<variant>.jsonnet calls
-// `experiment(...)` with what differs. Variables come from the environment (allennlp passes it to
-// jsonnet); the plugin gives jsonnet the default of every one not set, from the table in
-// eer_plugin/runtime/settings.py (`eer-ner eer-settings` lists them; a test checks that this header names each):
+// `experiment(...)` with what differs. The table in eer_plugin/runtime/settings.py is the single source of the
+// settings (`eer-ner eer-settings` lists them; tests/runtime/test_settings.py checks this file against it):
+// * environment settings, read with std.extVar (allennlp passes the environment to jsonnet; the plugin gives
+//   jsonnet the default of every one not set; a test checks that this header names each):
 //   EER_TRAIN_DATA     training data (partial .jsonl, CoNLL or OntoNotes); required, no default
 //   EER_DEV_DATA       validation data; empty (default): no validation, the last epoch's model is kept
 //   EER_TEST_DATA      test data evaluated after training; empty (default): no test evaluation
 //   EER_GOLD_TRAIN_DATA  fully annotated training data (gold, gold_sns); required there
-//   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
-//   EER_EPOCHS         empty = the paper's 20 (all) / 50 (short, shortest)
-//   EER_LEARNING_RATE  peak learning rate of the pretrained encoder (the paper's 2e-5)
-//   EER_HEAD_LEARNING_RATE  peak learning rate of every freshly initialised part, in every approach:
-//                      the CRF taggers' linear scorer and transitions, SNS's span classifier, CBL's taggers,
-//                      CBL-LSTM's word embeddings and BiLSTM (default 1e-3)
-//   EER_MIN_STEPS      least number of optimizer steps (0: the epochs decide); small data get longer epochs
-//                      (more batches per epoch, the data cycled; the number of epochs stays EER_EPOCHS)
-//   EER_PRECISION      auto | fp32 | bf16: the encoder's precision (the CRF and the losses stay float32);
-//                      auto (default): bf16 on CPUs with AMX / AVX-512 BF16 and bf16-capable GPUs, else fp32
-//   EER_RATIO_INIT     eer | all | none: which CRF taggers start ratio-calibrated (the O bias set so that
-//                      the untrained model's rho_hat = rho on a sample of the training chunks)
-//   EER_TRAIN_CONSTRAINTS, EER_RATIO_BOOKENDS, EER_PER_SEQUENCE_RATIO  ablations toward the authors' training:
-//                      grammar constraints in the training loss (true), bookends counted in rho_hat (false),
-//                      the per-sequence ratio hinge (false)
-//   EER_BATCH_SIZE, EER_SEED, EER_MAX_LENGTH, EER_CUDA_DEVICE, EER_CBL_ROUND_EPOCHS (CBL binary rounds)
-//   EER_WORD_VECTORS, EER_WORD_DIM (CBL-LSTM word embeddings)
 //   EER_TAG_SCHEME, EER_FILE_ENCODING, EER_SENTENCES_PER_DOCUMENT, EER_TAG_COLUMN  how the data files are read
 //                      (auto, auto, empty = 10, -1: eer-simulate's --tag-scheme, --file-encoding, ...)
-//   EER_ENTITY_RATIO (rho), EER_RATIO_MARGIN (gamma), EER_RATIO_LOSS_WEIGHT (lambda_u)
-//   EER_RATIO_CONTROL  fixed | bind: the paper's fixed weight lambda_u alone, or with the band held as a constraint
-//   EER_VALIDATION_METRIC  checkpoint selection: +f1-measure-overall (complete dev data) or +partial-f1
-//                      (partially annotated dev data: recall on its annotated spans, precision on its complete
-//                      documents or estimated from rho; see eer_plugin/models/partial_metrics.py)
+//   EER_ENCODER        Hugging Face name or local dir; all-MiniLM-L6-v2 = the packaged offline copy
+//   EER_MAX_LENGTH     subwords per chunk, bookends included (the encoder's input length)
+//   EER_PRECISION      auto | fp32 | bf16: the encoder's precision on this machine (the CRF and the losses stay
+//                      float32); auto (default): bf16 on CPUs with AMX / AVX-512 BF16 and bf16-capable GPUs, else fp32
+//   EER_SEED, EER_CUDA_DEVICE  seeds; GPU index (-1: CPU)
+//   EER_WORD_VECTORS, EER_WORD_DIM  CBL-LSTM's word vectors file and its size
+// * hyperparameters: the literals below (rho, gamma, lambda_u, the ratio control and start, the ablation flags,
+//   epochs, batch size, learning rates, min_steps, validation metric, CBL's round epochs), each at the config key
+//   the table names, changed for one run with -o, e.g. -o '{"model.ratio_loss_weight": 100, "trainer.num_epochs": 12}'
 local env(name) = std.extVar(name);
 // a data path that must be given, and one that may be empty (null: no such data)
 local required(name) =
@@ -40,12 +28,8 @@ local optional(name) = if env(name) != '' then env(name) else null;
 local encoder = env('EER_ENCODER');
 local max_length = std.parseInt(env('EER_MAX_LENGTH'));
 local seed = std.parseInt(env('EER_SEED'));
-local head_lr = std.parseJson(env('EER_HEAD_LEARNING_RATE'));
+local head_lr = 1e-3;  // every freshly initialised part, in every approach (CBL-LSTM: all of it)
 local precision = env('EER_PRECISION');
-local flag(name) =
-  local value = std.asciiLower(env(name));
-  if value == 'true' then true else if value == 'false' then false
-  else error name + ' must be true or false, got ' + value;
 
 local reader(variant, assume_complete, sentence_level=false, words=false) = {
   type: 'eer_documents',
@@ -74,17 +58,18 @@ local tagger(partial) = {
   type: 'eer_tagger',
   text_field_embedder: embedder,
   dropout: 0.2,
-  entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),
-  ratio_margin: std.parseJson(env('EER_RATIO_MARGIN')),
-  ratio_loss_weight: if partial then std.parseJson(env('EER_RATIO_LOSS_WEIGHT')) else 0,
-  // EER_RATIO_CONTROL=bind holds rho_hat in the band (augmented Lagrangian, eer_plugin/core/ratio_control.py);
+  entity_ratio: 0.15,  // rho
+  ratio_margin: 0.05,  // gamma
+  ratio_loss_weight: if partial then 10 else 0,  // lambda_u
+  // ratio_control bind holds rho_hat in the band (augmented Lagrangian, eer_plugin/core/ratio_control.py);
   // its step eta and slope c are overridden with -o '{"model.price_rate": ..., "model.price_penalty": ...}'
-  ratio_control: if partial then env('EER_RATIO_CONTROL') else 'fixed',
+  ratio_control: 'fixed',
   [if partial then 'price_rate']: 1.0,
   [if partial then 'price_penalty']: 30.0,
-  per_sequence_ratio: flag('EER_PER_SEQUENCE_RATIO'),
-  ratio_counts_bookends: flag('EER_RATIO_BOOKENDS'),
-  train_constraints: flag('EER_TRAIN_CONSTRAINTS'),
+  // ablations toward the authors' training: the per-sequence hinge, bookends counted in rho_hat, no grammar in the loss
+  per_sequence_ratio: false,
+  ratio_counts_bookends: false,
+  train_constraints: true,
   precision: precision,
 };
 
@@ -111,16 +96,8 @@ local sns = {
   negative_rate: 0.35,
   seed: seed,
   precision: precision,
-  entity_ratio: std.parseJson(env('EER_ENTITY_RATIO')),  // for the partial-dev metric only
+  entity_ratio: 0.15,  // rho, for the partial-dev metric only
 };
-
-// EER_RATIO_INIT: 'eer' calibrates the EER taggers' start, 'all' every CRF tagger (not SNS's span model)
-local ratio_init(approach) =
-  local setting = env('EER_RATIO_INIT');
-  if setting == 'eer' then approach == 'eer'
-  else if setting == 'all' then !std.member(['sns', 'gold_sns'], approach)
-  else if setting == 'none' then false
-  else error 'EER_RATIO_INIT must be eer, all or none, got ' + setting;
 
 {
   // approach: 'eer' | 'raw' | 'gold' | 'sns' | 'gold_sns' | 'cbl' | 'cbl_lstm';  variant: 'all' | 'short' | 'shortest'
@@ -131,15 +108,14 @@ local ratio_init(approach) =
     local lstm = approach == 'cbl_lstm';
     local weighted = approach == 'cbl' || lstm;  // unannotated words: O with a CBL weight (soft evidence)
     // the paper: 20 epochs (all), 50 (short, shortest); CBL-LSTM uses Mayhew et al.'s 45
-    local epochs = if env('EER_EPOCHS') != '' then std.parseInt(env('EER_EPOCHS'))
-                   else if lstm then 45 else if variant == 'all' then 20 else 50;
+    local epochs = if lstm then 45 else if variant == 'all' then 20 else 50;
     {
     random_seed: seed,
     numpy_seed: seed,
     pytorch_seed: seed,
     dataset_reader: reader(variant, !(partial || weighted), sentences, lstm),
     // evaluation data: gold files (CoNLL, OntoNotes) are complete; a partial .jsonl stays partial and is scored
-    // by the partial-* metrics (select with EER_VALIDATION_METRIC=+partial-f1)
+    // by the partial-* metrics (select with -o '{"trainer.validation_metric": "+partial-f1"}')
     validation_dataset_reader: reader('all', false, sentences, lstm),
     train_data_path: required(if std.member(['gold', 'gold_sns'], approach) then 'EER_GOLD_TRAIN_DATA' else 'EER_TRAIN_DATA'),
     // no dev set: no validation (the trainer says so); test data only when named. An unset path leaves its key
@@ -149,34 +125,35 @@ local ratio_init(approach) =
     evaluate_on_test: env('EER_TEST_DATA') != '',
     model: if sentences then sns else if lstm then lstm_tagger else tagger(partial),
     data_loader: {
-      batch_sampler: { type: 'bucket', batch_size: std.parseInt(env('EER_BATCH_SIZE')), sorting_keys: ['tokens'] },
+      batch_sampler: { type: 'bucket', batch_size: 4, sorting_keys: ['tokens'] },
     },
     trainer: {
       type: 'eer',  // gradient_descent + min_steps (eer_plugin/training/trainer.py)
       num_epochs: epochs,
-      min_steps: std.parseInt(env('EER_MIN_STEPS')),
-      patience: epochs,
-      validation_metric: env('EER_VALIDATION_METRIC'),
+      min_steps: 0,  // least optimizer steps (0: the epochs decide); small data get longer epochs
+      patience: null,  // never stop early (-o trainer.num_epochs alone changes the run's length)
+      validation_metric: '+f1-measure-overall',
       cuda_device: std.parseInt(env('EER_CUDA_DEVICE')),
       grad_norm: 5.0,
       optimizer: {
         type: 'adamw',
-        // the pretrained encoder at EER_LEARNING_RATE; every freshly initialised part at EER_HEAD_LEARNING_RATE
+        // the pretrained encoder at 2e-5; every freshly initialised part at the head rate (parameter group 0)
         // (CBL-LSTM has no pretrained part: Mayhew et al.'s 1e-3 is the default head rate)
-        lr: if lstm then head_lr else std.parseJson(env('EER_LEARNING_RATE')),
+        lr: if lstm then head_lr else 2e-5,
         weight_decay: 0.0,
         parameter_groups: if lstm then [] else [[head_parameters[if sentences then 'sns' else 'crf'], { lr: head_lr }]],
       },
       learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
       checkpointer: { type: 'eer_atomic', keep_most_recent_by_count: 1 },  // atomic files + RNG states (eer_plugin/training/checkpointer.py)
-      callbacks: if ratio_init(approach) then [{ type: 'eer_ratio_init' }] else [],
+      // the ratio-calibrated start of the EER taggers (EER_RATIO_INIT: -o '{"trainer.callbacks": []}' turns it off)
+      callbacks: if partial then [{ type: 'eer_ratio_init' }] else [],
     },
   } + (if weighted then {
     cbl: {
       entity_ratio: 0.2,  // the paper used rho = 0.2 for CBL (Mayhew et al.'s gold ratio + 0.05)
       step: 0.02,
       clip: 0.5,
-      round_epochs: std.parseInt(env('EER_CBL_ROUND_EPOCHS')),
+      round_epochs: 5,
     },
   } else {}),
 }

@@ -76,7 +76,7 @@ def test_command_on_the_gold_fixture_counts_like_the_tokenizer(capsys, tmp_path)
     assert sum(v["entity_subwords"] for v in result["per_type"].values()) == entities
     s = result["suggested"]
     assert s["entity_ratio"] - s["ratio_margin"] <= result["low"] and result["high"] <= s["entity_ratio"] + s["ratio_margin"] + 1e-9
-    assert f"EER_ENTITY_RATIO={s['entity_ratio']}\nEER_RATIO_MARGIN={s['ratio_margin']}\n" in printed.out
+    assert f"""-o '{{"model.entity_ratio": {s['entity_ratio']}, "model.ratio_margin": {s['ratio_margin']}}}'\n""" in printed.out
     assert "suggested: " + json.dumps(s) in printed.out
     assert "only 4 complete documents" in printed.err
     assert json.loads(out.read_text())["suggested"] == s

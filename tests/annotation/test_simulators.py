@@ -289,7 +289,7 @@ def test_cli_nns_and_errors(tmp_path, capsys):
         with pytest.raises(SystemExit) as info:
             simulate.main(argv)
         err = capsys.readouterr().err
-        assert info.value.code == 2 and len(err.strip().splitlines()) == 1, err
+        assert info.value.code == 1 and len(err.strip().splitlines()) == 1, err  # input errors: 1 (argparse's usage errors: 2)
         assert err.startswith("eer-simulate: error: ") and re.search(message, err), err
 
 
@@ -314,7 +314,7 @@ def test_cli_complete_documents(tmp_path, capsys):
         with pytest.raises(SystemExit) as info:
             simulate.main(argv)
         err = capsys.readouterr().err
-        assert info.value.code == 2 and re.search(message, err), err
+        assert info.value.code == 1 and re.search(message, err), err
 
 
 def test_cli_learning_curve(tmp_path, capsys, monkeypatch):

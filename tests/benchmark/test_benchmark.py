@@ -69,6 +69,14 @@ def read_csv(path):
 
 # ----------------------------------------------------------------------------------- evaluation
 @pytest.mark.integration
+def status_of(main, argv) -> int:
+    """The exit status of a command's ``main`` in this process (an input error exits from inside it)."""
+    try:
+        return main(argv)
+    except SystemExit as exit_:
+        return exit_.code
+
+
 def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_path):
     """Per-document counts of a trained tagger (with and without an O-cost) and of SNS sum to the
     overall P/R/F1 of `allennlp evaluate`, and the counts JSON is what the runner reads."""
@@ -78,11 +86,10 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
     from eer_plugin.commands.evaluate_documents import main
     from eer_plugin.predictors.evaluation import document_counts, gold_entity_ratio, load_model, summarize
 
-    monkeypatch.setenv("EER_EPOCHS", "1")
     for config, o_cost in [("eer_short", None), ("eer_short", -1.5), ("sns_shortest", None)]:
         directory = tmp_path / config
         if not (directory / "model.tar.gz").exists():
-            train_model_from_file(str(REPO / "training_configs" / f"{config}.jsonnet"), str(directory))
+            train_model_from_file(str(REPO / "training_configs" / f"{config}.jsonnet"), str(directory), overrides='{"trainer.num_epochs": 1}')
         archive = str(directory / "model.tar.gz")
         counts = document_counts(archive, DEV, o_cost=o_cost)
         assert list(counts) == ["conll2003_tiny_dev-0", "conll2003_tiny_dev-1"]
@@ -124,6 +131,11 @@ def test_plan_validation_errors_are_clear(tmp_path):
         parse_plan(plan_data(scenarios=[{"name": "X", "type": "expert"}]))
     with pytest.raises(PlanError, match="EER_TRAIN_DATA is set by the runner"):
         parse_plan(plan_data(env={"EER_TRAIN_DATA": TRAIN}))
+    # a hyperparameter's value is checked as the runner's -o will give it (its config key's type)
+    with pytest.raises(PlanError, match=r"scenario 'N': env: EER_BATCH_SIZE must be an integer, got 'eight'"):
+        parse_plan(plan_data(scenarios=[{"name": "N", "type": "nns", "env": {"EER_BATCH_SIZE": "eight"}}]))
+    with pytest.raises(PlanError, match=r"^plan <plan>: env: EER_RATIO_INIT must be eer, all or none, got 'some'"):
+        parse_plan(plan_data(env={"EER_RATIO_INIT": "some"}))
     with pytest.raises(PlanError, match="'reference' 'sns_shortest' must be one of the plan's approaches"):
         parse_plan(plan_data(reference="sns_shortest"))
     with pytest.raises(PlanError, match=r"ratio_grid: each setting must be \[rho, gamma\]"):
@@ -144,12 +156,13 @@ def test_plan_validation_errors_are_clear(tmp_path):
 def test_bad_shard_and_plan_errors_from_the_command_line(tmp_path, capsys):
     with pytest.raises(SystemExit) as exit_info:
         benchmark.main([str(SMOKE_PLAN), "-o", str(tmp_path / "out"), "--shard", "3/2"])
-    assert exit_info.value.code == 2
+    assert exit_info.value.code == 2  # argparse's usage error
     assert "--shard must be i/n with 0 <= i < n, e.g. 0/4; got '3/2'" in capsys.readouterr().err
     bad = tmp_path / "bad.jsonnet"
     bad.write_text(json.dumps(plan_data(approaches=["cbl_shortest"])))
-    assert benchmark.main([str(bad), "-o", str(tmp_path / "out")]) == 2
-    assert "unknown approach 'cbl_shortest'; known approaches:" in capsys.readouterr().err
+    assert status_of(benchmark.main, [str(bad), "-o", str(tmp_path / "out")]) == 1  # an input error: one line, status 1
+    err = capsys.readouterr().err
+    assert err.startswith("eer-benchmark: error: ") and "unknown approach 'cbl_shortest'; known approaches:" in err
     assert not (tmp_path / "out").exists()
 
 
@@ -194,7 +207,7 @@ def test_runs_units_shards_and_shared_runs():
     assert [c[1] for c in runner.commands(raw_cd)] == ["train", "tune-o-cost"]
     config = Path(runner.commands(raw_cd)[0][2])
     assert config.parent == Path(eer_plugin.__file__).parent / "training_configs" and config.name == "raw_short.jsonnet" and config.is_file()
-    env = runner.environment(next(r for r in grid if r.ratio))
+    env = runner.run_settings(next(r for r in grid if r.ratio))
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"], env["EER_EPOCHS"]) == ("0.2", "0", "1")
 
 
@@ -250,7 +263,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # issue 12: selection on a partial dev set (seed 0); rho estimated from 20 complete documents (the EE block's seeds)
     partial_dev = next(r for r in conll.runs if r.ablation == "partial-dev-set")
     assert (partial_dev.seed, partial_dev.dev_data_name) == (0, "_dev-ee-proportional1000")
-    assert runner.environment(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
+    assert runner.run_settings(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
     estimated = [r for r in conll.runs if r.ablation == "ratio-estimated-from-20-complete-training-documents"]
     assert [(r.seed, r.complete_documents, r.approach) for r in estimated] == [(s, 20, "eer_short") for s in (0, 1, 2)]
     complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio and r.encoder == "all-MiniLM-L6-v2"]
@@ -277,11 +290,22 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     )
     plan = parse_plan(data).expand()
     runner = Runner(plan, str(tmp_path / "out"))
-    got = {(r.scenario_name, r.approach): runner.environment(r) for r in plan.runs}
+    got = {(r.scenario_name, r.approach): runner.run_settings(r) for r in plan.runs}
     assert got[("gold", "gold")]["EER_EPOCHS"] == "2" and got[("EE-15", "eer_all")]["EER_EPOCHS"] == "2"
     assert got[("EE-15", "eer_short")]["EER_EPOCHS"] == "7" and got[("N", "eer_short")]["EER_EPOCHS"] == "3"
     assert got[("EE-15", "raw_shortest")]["EER_EPOCHS"] == ""  # not given: the config's default (50)
     assert got[("N", "eer_all")]["EER_BATCH_SIZE"] == "2" and got[("EE-15", "eer_all")]["EER_BATCH_SIZE"] == "4"
+    # the subprocesses get the environment settings only; the hyperparameters reach the training as -o
+    by_key = {(r.scenario_name, r.approach): r for r in plan.runs}
+    env = runner.environment(by_key[("N", "eer_short")])
+    assert env["EER_SEED"] == "0" and "EER_TRAIN_DATA" in env and "EER_EPOCHS" not in env and "EER_BATCH_SIZE" not in env
+    command = runner.commands(by_key[("N", "eer_short")])[0]
+    overrides = json.loads(command[command.index("-o") + 1])
+    assert overrides["trainer.num_epochs"] == 3 and overrides["data_loader.batch_sampler.batch_size"] == 2
+    assert overrides["model.ratio_loss_weight"] == 10 and overrides["trainer.callbacks"] == [{"type": "eer_ratio_init"}]
+    raw = runner.commands(by_key[("EE-15", "raw_shortest")])[0]
+    raw_overrides = json.loads(raw[raw.index("-o") + 1])
+    assert raw_overrides["trainer.num_epochs"] == 50 and "model.ratio_loss_weight" not in raw_overrides  # Raw's 0 stays
     assert plan.epochs_description() == "2 (all), 7 (short), default (shortest) (scenario N: 2 (all), 3 (short), default (shortest))"
     assert epochs_text({"all": 5, "short": 5, "shortest": 5}) == "5"
     with pytest.raises(PlanError, match=r"'epochs': unknown variant 'longest'; expected all, short, shortest"):
@@ -298,7 +322,7 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     assert benchmark.main([str(plan_file), "-o", str(tmp_path / "out"), "--dry-run", "--runs", "fx/N/*"]) == 0
     printed = capsys.readouterr().out
     assert "fx/N/eer_short/" in printed and "fx/EE-15/" not in printed and "fx/gold/" not in printed
-    assert benchmark.main([str(plan_file), "-o", str(tmp_path / "out"), "--runs", "fx/NNS/*"]) == 2
+    assert status_of(benchmark.main, [str(plan_file), "-o", str(tmp_path / "out"), "--runs", "fx/NNS/*"]) == 1
     assert "no run of the plan matches --runs fx/NNS/*; run names look like fx/gold/gold/all-MiniLM-L6-v2/seed0" in capsys.readouterr().err
 
 
@@ -352,7 +376,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     # other settings with the same output directory are refused
     changed = tmp_path / "changed.yaml"
     changed.write_text(json.dumps({**json.loads((out / "plan.json").read_text()), "epochs": 2}))
-    assert benchmark.main([str(changed), "-o", str(out)]) == 2
+    assert status_of(benchmark.main, [str(changed), "-o", str(out)]) == 1
     assert "EER_EPOCHS '1' (now '2')" in capsys.readouterr().err
     # report-only and dry-run touch no run
     (out / "results.md").unlink()

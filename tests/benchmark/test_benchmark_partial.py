@@ -99,14 +99,14 @@ def test_partial_dev_and_ratio_estimate_runs(tmp_path, capsys):
     dev_run = ablations["fx/ablations/partial-dev-set/EE/eer_short/seed0"]
     estimate_run = ablations["fx/ablations/ratio-estimated-from-2-complete-documents/EE/eer_short/seed1"]
     # partial dev: the scenario's training data, the simulated dev file, selection on partial-f1
-    env, base_env = runner.environment(dev_run), runner.environment(base)
+    env, base_env = runner.run_settings(dev_run), runner.run_settings(base)
     data = tmp_path / "bench" / "data" / "fx"
     assert env["EER_TRAIN_DATA"] == base_env["EER_TRAIN_DATA"] and base_env["EER_DEV_DATA"].endswith("conll2003_tiny_dev.txt")
     assert env["EER_DEV_DATA"] == str(data / "_dev-ee-proportional40" / "seed0.jsonl")
     assert env["EER_VALIDATION_METRIC"] == "+partial-f1" and base_env["EER_VALIDATION_METRIC"] == "+f1-measure-overall"
     assert plan.reference_run(dev_run) is base and plan.reference_run(estimate_run) is by_name["fx/EE/eer_short/seed1"]
     # ratio estimate: its own training data, the estimate's suggestion (a placeholder until the step ran)
-    env = runner.environment(estimate_run)
+    env = runner.run_settings(estimate_run)
     assert env["EER_TRAIN_DATA"] == str(data / "_complete2-EE" / "seed1.jsonl") and env["EER_DEV_DATA"] == base_env["EER_DEV_DATA"]
     assert env["EER_ENTITY_RATIO"] == env["EER_RATIO_MARGIN"] == "<estimated>"
     command = runner.estimate_command(estimate_run)
@@ -138,8 +138,8 @@ def test_complete_documents_with_the_plan_s_ratio(tmp_path):
     sns = by_name["fx/ablations/2-complete-documents-plan-s-ratio/EE/sns_shortest/seed0"]
     estimate = by_name["fx/ablations/ratio-estimated-from-2-complete-documents/EE/eer_short/seed0"]
     assert (eer.complete_documents, eer.estimates_ratio, estimate.estimates_ratio) == (2, False, True)
-    env, base_env = runner.environment(eer), runner.environment(by_name["fx/EE/eer_short/seed0"])
-    assert env["EER_TRAIN_DATA"] == runner.environment(estimate)["EER_TRAIN_DATA"] == runner.environment(sns)["EER_TRAIN_DATA"]
+    env, base_env = runner.run_settings(eer), runner.run_settings(by_name["fx/EE/eer_short/seed0"])
+    assert env["EER_TRAIN_DATA"] == runner.run_settings(estimate)["EER_TRAIN_DATA"] == runner.run_settings(sns)["EER_TRAIN_DATA"]
     assert env["EER_TRAIN_DATA"].endswith("_complete2-EE/seed0.jsonl")
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"]) == (base_env["EER_ENTITY_RATIO"], base_env["EER_RATIO_MARGIN"])
     assert runner.estimate_command(eer) is None and runner.ratio_estimate(eer) is None

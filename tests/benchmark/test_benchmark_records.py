@@ -6,7 +6,8 @@ import json
 import pytest
 
 from eer_plugin.benchmark import Runner, parse_plan
-from eer_plugin.benchmark.records import RecordsError, main, read_records, restore, save
+from eer_plugin.benchmark.records import RecordsError, read_records, restore, save
+from eer_plugin.commands.eer_records import main
 from test_benchmark import fabricate, plan_data
 
 
@@ -102,7 +103,7 @@ def test_a_rerun_replaces_its_line_and_data_statistics_are_merged(bench, tmp_pat
     assert len(saved) == len(plan.runs)  # the other runs' lines are kept
 
 
-def test_a_truncated_or_edited_file_names_its_line(bench, tmp_path):
+def test_a_truncated_or_edited_file_names_its_line(bench, tmp_path, capsys):
     _, _, outdir = bench
     records = tmp_path / "records.jsonl"
     save(outdir, records)
@@ -111,7 +112,11 @@ def test_a_truncated_or_edited_file_names_its_line(bench, tmp_path):
     truncated.write_text(text[: text.index("\n", text.index("\n") + 1) + 40], encoding="utf-8")  # two lines and a part
     with pytest.raises(RecordsError, match=r"truncated.jsonl, line 3: not a complete JSON line .*restore it from git"):
         restore(truncated, tmp_path / "fresh")
-    assert main(["restore", str(truncated), str(tmp_path / "fresh")]) == 1
+    with pytest.raises(SystemExit) as exit_:  # through the one error printer: one line, status 1
+        main(["restore", str(truncated), str(tmp_path / "fresh")])
+    assert exit_.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith("eer-records: error: ") and "truncated.jsonl, line 3" in err and len(err.splitlines()) == 1
     bad = {
         '{"dir": "runs/a", "files": {"DONE": 1}}': r"line 1: the text of 'DONE' is no JSON string",
         '{"dir": "../a", "files": {}}': r"line 1: dir '../a' is not a relative path inside the benchmark directory",

@@ -37,7 +37,7 @@ def test_min_steps_reaches_every_run_and_the_header(tmp_path, capsys):
     )
     plan = parse_plan(data).expand()
     runner = Runner(plan, str(tmp_path / "out"))
-    steps = {(r.scenario_name, r.approach_dir): runner.environment(r)["EER_MIN_STEPS"] for r in plan.runs}
+    steps = {(r.scenario_name, r.approach_dir): runner.run_settings(r)["EER_MIN_STEPS"] for r in plan.runs}
     assert steps[("gold", "gold")] == steps[("EE-15", "eer_short")] == "2000"
     assert steps[("NNS", "eer_short")] == steps[("NNS", "raw_shortest")] == "500"  # the scenario's own budget
     assert steps[("EE-15", "eer_short_rho0.3_gamma0")] == "2000"  # the ratio grid's run
@@ -45,7 +45,7 @@ def test_min_steps_reaches_every_run_and_the_header(tmp_path, capsys):
     assert runner.settings(plan.runs[0])["EER_MIN_STEPS"] == "2000"  # recorded, so a changed budget is a stale run
     # without min_steps the runner sets nothing of its own: the config default stays
     plain = parse_plan(plan_data()).expand()
-    env = Runner(plain, str(tmp_path / "plain")).environment(plain.runs[0])
+    env = Runner(plain, str(tmp_path / "plain")).run_settings(plain.runs[0])
     assert env.get("EER_MIN_STEPS") == config_defaults().get("EER_MIN_STEPS")
     assert plain.min_steps_description() == ""
     # the header states the budget and both learning rates

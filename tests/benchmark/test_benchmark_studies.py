@@ -58,12 +58,12 @@ def test_gold_sns_per_scenario_seeds_study_seeds_and_ablation_runs(tmp_path):
     assert block_counts(plan.runs) == {"gold": 6, "benchmark EE": 9, "benchmark NNS": 3, "ratio grid": 1, "learning curve": 2, "ablations": 3}
     runner = Runner(plan, str(tmp_path / "out"))
     by_name = {r.name.replace("/all-MiniLM-L6-v2", ""): r for r in plan.runs}
-    gold_sns = runner.environment(by_name["fx/gold/gold_sns/seed1"])
+    gold_sns = runner.run_settings(by_name["fx/gold/gold_sns/seed1"])
     assert gold_sns["EER_TRAIN_DATA"] == gold_sns["EER_GOLD_TRAIN_DATA"] == plan.datasets[0].train and gold_sns["EER_SEED"] == "1"
     assert runner.commands(by_name["fx/gold/gold_sns/seed1"])[0][2].endswith("training_configs/gold_sns.jsonnet")
     # an ablation run: the scenario's data and the plan's settings, its env over them; recorded for stale checks
     base, ablation = by_name["fx/EE/eer_short/seed0"], by_name["fx/ablations/paper-s-schedule-2e-5-50-epochs/EE/eer_short/seed0"]
-    assert runner.environment(ablation)["EER_TRAIN_DATA"] == runner.environment(base)["EER_TRAIN_DATA"]
+    assert runner.run_settings(ablation)["EER_TRAIN_DATA"] == runner.run_settings(base)["EER_TRAIN_DATA"]
     assert runner.settings(ablation) == {**runner.settings(base), "EER_LEARNING_RATE": "2e-5", "EER_EPOCHS": "50"}
     assert runner.settings(by_name["fx/ablations/no-calibrated-start/EE/eer_short/seed0"])["EER_RATIO_INIT"] == "none"
     assert plan.reference_run(ablation) is base and plan.reference_run(by_name["fx/ablations/bf16-encoder/EE/eer_shortest/seed0"]).approach == "eer_shortest"
@@ -321,7 +321,7 @@ def test_ablation_setting_with_its_own_encoder_and_several_approaches(tmp_path):
     assert own[0].name == "fx/ablations/mpnet-encoder/EE-15/eer_short/all-mpnet-base-v2/seed0"
     assert plan.reference_run(own[0]).encoder == "all-MiniLM-L6-v2"  # the plan's encoder's run of the same approach
     runner = Runner(plan, str(tmp_path / "bench"))
-    assert runner.environment(own[0])["EER_ENCODER"] == "all-mpnet-base-v2"
+    assert runner.run_settings(own[0])["EER_ENCODER"] == "all-mpnet-base-v2"
     quality = {("eer_short", "all-MiniLM-L6-v2"): (6, 3, 0), ("sns_shortest", "all-MiniLM-L6-v2"): (6, 4, 0),
                ("eer_short", "all-mpnet-base-v2"): (6, 6, 0), ("sns_shortest", "all-mpnet-base-v2"): (6, 5, 0)}  # fmt: skip
     for run in plan.runs:

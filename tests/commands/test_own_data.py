@@ -33,36 +33,29 @@ def without_fixture_data(monkeypatch) -> None:
 
 
 # ------------------------------------------------------------------------------------------ settings
-def test_settings_table_agrees_with_the_configs():
-    header = "".join(line for line in (CONFIG_DIR / "common.libsonnet").read_text().splitlines(True) if line.startswith("//"))
-    named = set(re.findall(r"EER_[A-Z_]+", header))
-    assert named == set(NAMES), (set(NAMES) - named, named - set(NAMES))
-    read = set()
-    for config in CONFIG_DIR.iterdir():
-        code = "".join(line for line in config.read_text().splitlines(True) if not line.lstrip().startswith("//"))
-        read |= set(re.findall(r"'(EER_[A-Z_]+)'", code))
-    assert read == set(NAMES)  # every setting is read, and the configs read no other
-    assert config_defaults() == {s.name: s.default for s in SETTINGS}
-    # no data default: the bundled fixtures are never used unless named
-    assert all(config_defaults()[name] == "" for name in FIXTURE_DATA)
-
-
 def test_train_help_lists_every_setting_and_config(capsys):
+    """Every environment setting with its default; every hyperparameter with its -o key and default."""
     with pytest.raises(SystemExit) as exit_info:
         cli.main(["train", "--help"])
     assert exit_info.value.code == 0
-    out = capsys.readouterr().out
+    out = " ".join(capsys.readouterr().out.split())  # argparse's epilog re-wrapped: compare words
     for setting in SETTINGS:
         default = repr(setting.default) if setting.default == "" else setting.default
-        assert f"{setting.name} (default {default}" in out, setting.name
+        if setting.is_hyperparameter:
+            assert f"{setting.path} " in out and f"(default {default}; plans: {setting.name})" in out, setting.name
+        else:
+            assert f"{setting.name} (default {default})" in out, setting.name
+    assert "trainer.optimizer.parameter_groups.0.1.lr (cbl_lstm: trainer.optimizer.lr) (default 1e-3; plans: EER_HEAD_LEARNING_RATE)" in out
     assert "eer_short.jsonnet" in out and "eer-settings" in out
 
 
 def test_eer_settings_command_shows_values_set_here(monkeypatch, capsys):
-    monkeypatch.setenv("EER_BATCH_SIZE", "2")
+    monkeypatch.setenv("EER_SEED", "2")
+    monkeypatch.setenv("EER_BATCH_SIZE", "2")  # a hyperparameter: no config reads it from the environment
     assert cli.main(["eer-settings"]) == 0
-    out = capsys.readouterr().out
-    assert "EER_BATCH_SIZE (default 4; set here: 2)" in out and "EER_MIN_STEPS (default 0)" in out
+    out = " ".join(capsys.readouterr().out.split())
+    assert "EER_SEED (default 0; set here: 2)" in out and "trainer.min_steps (default 0; plans: EER_MIN_STEPS)" in out
+    assert "data_loader.batch_sampler.batch_size (default 4; plans: EER_BATCH_SIZE; EER_BATCH_SIZE IS SET HERE, which no config reads: give -o instead)" in out
 
 
 # ------------------------------------------------------------------------------------------ configs
@@ -119,8 +112,8 @@ def test_few_steps_and_no_dev_set_warn_with_the_fix(caplog):
     small = {"data_loader": [0, 1], "num_epochs": 50, "validation_data_loader": None}
     warnings = warn_about_run(small)
     assert len(warnings) == 2 and "no dev set" in warnings[0] and "eer-ner eer-split" in warnings[0]
-    assert "only 100 optimizer steps" in warnings[1] and f"EER_MIN_STEPS={FEW_STEPS}" in warnings[1]
-    assert "EER_MIN_STEPS=150" in caplog.text
+    assert "only 100 optimizer steps" in warnings[1] and f'-o \'{{"trainer.min_steps": {FEW_STEPS}' in warnings[1]
+    assert '"trainer.min_steps": 150' in caplog.text
     assert warn_about_run({"data_loader": [0] * 10, "num_epochs": 20, "validation_data_loader": object()}) == []
 
 
@@ -210,13 +203,13 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
     work.mkdir()
     shutil.copy(FIXTURES / "conll2003_tiny_partial.jsonl", work / "my_docs.jsonl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
-    env.update(EER_TRAIN_DATA="my_docs.jsonl", EER_ENCODER=tiny_encoder, EER_EPOCHS="2", EER_MAX_LENGTH="128",
+    env.update(EER_TRAIN_DATA="my_docs.jsonl", EER_ENCODER=tiny_encoder, EER_MAX_LENGTH="128",
                EER_PRECISION="fp32", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # fmt: skip
-    done = _run(["train", "eer_short.jsonnet", "-s", "model"], work, env)
+    done = _run(["train", "eer_short.jsonnet", "-s", "model", "-o", '{"trainer.num_epochs": 2}'], work, env)
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stdout + done.stderr  # AllenNLP logs to stdout
     assert log.count("no dev set (EER_DEV_DATA is not set)") == 1
-    assert "only 6 optimizer steps" in log and "EER_MIN_STEPS=150" in log  # 2 epochs of 3 batches: the warning and its fix
+    assert "only 6 optimizer steps" in log and '"trainer.min_steps": 150' in log  # 2 epochs of 3 batches: the warning and its fix
     config = (work / "model" / "config.json").read_text()
     metrics_text = (work / "model" / "metrics.json").read_text()
     for text in (config, metrics_text):

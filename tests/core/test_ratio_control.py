@@ -152,24 +152,32 @@ def write_estimate(path, rho=0.105, gamma=0.02):
 
 
 def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
+    import json
+
     from eer_plugin.commands import train
 
-    environ = {"EER_TRAIN_DATA": "train.jsonl"}  # none of the ratio settings set by the user
-    chosen = train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), environ)
-    assert chosen == {"EER_ENTITY_RATIO": "0.105", "EER_RATIO_MARGIN": "0.02", "EER_RATIO_CONTROL": "bind"}
-    assert environ == {"EER_TRAIN_DATA": "train.jsonl", **chosen}
+    given = '{"trainer.num_epochs": 2}'  # the user's own -o stays
+    merged = json.loads(train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), given, "eer_short.jsonnet"))
+    assert merged == {"trainer.num_epochs": 2, "model.entity_ratio": 0.105, "model.ratio_margin": 0.02, "model.ratio_control": "bind"}
+    # a config whose model has no ratio control gets rho and gamma only (Raw's ratio settings, as before)
+    raw = json.loads(train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), "", "raw_short.jsonnet"))
+    assert raw == {"model.entity_ratio": 0.105, "model.ratio_margin": 0.02}
 
 
 def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_ratio(tmp_path):
+    import json
+
     from eer_plugin.commands import train
     from eer_plugin.runtime.errors import UserError
 
-    environ = {"EER_ENTITY_RATIO": "0.105", "EER_RATIO_CONTROL": "fixed"}  # the same rho: no conflict
-    train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), environ)
-    assert environ["EER_RATIO_CONTROL"] == "fixed" and environ["EER_RATIO_MARGIN"] == "0.02"
-    environ["EER_ENTITY_RATIO"] = "0.2"
-    with pytest.raises(UserError, match="gives EER_ENTITY_RATIO=0.105 but you set EER_ENTITY_RATIO=0.2"):
-        train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), environ)
+    estimate = write_estimate(tmp_path / "ratio.json")
+    given = '{"model": {"entity_ratio": 0.105, "ratio_control": "fixed"}}'  # the same rho: no conflict
+    merged = json.loads(train.apply_ratio_estimate(estimate, given, "eer_short.jsonnet"))
+    assert merged == {"model": {"entity_ratio": 0.105, "ratio_control": "fixed", "ratio_margin": 0.02}}
+    with pytest.raises(UserError, match="gives model.entity_ratio=0.105 but your -o sets model.entity_ratio=0.2"):
+        train.apply_ratio_estimate(estimate, '{"model.entity_ratio": 0.2}', "eer_short.jsonnet")
+    with pytest.raises(UserError, match="-o/--overrides is no JSON"):
+        train.apply_ratio_estimate(estimate, "{not json", "eer_short.jsonnet")
 
 
 @pytest.mark.parametrize(
@@ -204,15 +212,12 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
     from eer_plugin.runtime.archive import load_weights
     from eer_plugin.commands.cli import main
 
-    for name in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN", "EER_RATIO_CONTROL"):
-        monkeypatch.delenv(name, raising=False)  # restored afterwards: the flag sets them in this process
-        monkeypatch.setenv(name, "placeholder")
-        monkeypatch.delenv(name)
-    monkeypatch.setenv("EER_RATIO_INIT", "none")  # start far above the band (rho_hat ~0.85), not calibrated into it
     estimate = write_estimate(tmp_path / "ratio.json", rho=0.05, gamma=0.01)
     out = tmp_path / "run"
     config = str(REPO / "training_configs" / "eer_short.jsonnet")
-    assert main(["train", config, "-s", str(out), "--ratio-estimate", estimate]) == 0
+    # the user's own -o (2 epochs; no calibrated start: rho_hat starts far above the band, ~0.85) and the estimate's
+    overrides = '{"trainer.num_epochs": 2, "trainer.callbacks": []}'
+    assert main(["train", config, "-s", str(out), "-o", overrides, "--ratio-estimate", estimate]) == 0
     model = json.loads((out / "config.json").read_text())["model"]
     assert (model["entity_ratio"], model["ratio_margin"], model["ratio_control"]) == (0.05, 0.01, "bind")
     metrics = json.loads((out / "metrics.json").read_text())

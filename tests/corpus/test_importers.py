@@ -396,11 +396,9 @@ def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, caps
         )
     )
     suggested = estimate["suggested"]
-    for name, value in {
-        "EER_ENTITY_RATIO": suggested["entity_ratio"], "EER_RATIO_MARGIN": suggested["ratio_margin"],
-        "EER_TRAIN_DATA": train, "EER_DEV_DATA": complete, "EER_TEST_DATA": complete, "EER_EPOCHS": 1,
-    }.items():  # fmt: skip
+    for name, value in {"EER_TRAIN_DATA": train, "EER_DEV_DATA": complete, "EER_TEST_DATA": complete}.items():
         monkeypatch.setenv(name, str(value))
-    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "model"))
+    overrides = {"model.entity_ratio": suggested["entity_ratio"], "model.ratio_margin": suggested["ratio_margin"], "trainer.num_epochs": 1}
+    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "model"), overrides=json.dumps(overrides))
     assert model.entity_ratio == suggested["entity_ratio"] and (tmp_path / "model" / "model.tar.gz").exists()
     capsys.readouterr()

@@ -232,7 +232,7 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     entry = {"name": "es", "train": gold, "dev": gold, "test": gold, "tag_scheme": "IOB1", "sentences_per_document": 4, "tag_column": -1, "file_encoding": "utf-8"}
     plan = parse_plan({"datasets": [entry], "scenarios": [{"name": "EE", "type": "ee", "budget": 5}], "approaches": ["eer_short"], "encoders": [tiny_encoder]}).expand()
     run = plan.runs[0]
-    env = Runner(plan, str(tmp_path / "bench")).environment(run)
+    env = Runner(plan, str(tmp_path / "bench")).environment(run)  # the subprocess environment: environment settings only
     assert {k: env[k] for k in ("EER_TAG_SCHEME", "EER_SENTENCES_PER_DOCUMENT", "EER_TAG_COLUMN", "EER_FILE_ENCODING")} == {
         "EER_TAG_SCHEME": "IOB1", "EER_SENTENCES_PER_DOCUMENT": "4", "EER_TAG_COLUMN": "-1", "EER_FILE_ENCODING": "utf-8",
     }  # fmt: skip

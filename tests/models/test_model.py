@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, hyper
 
 # cbl_* configs are run by `allennlp cbl` (tests/training/test_cbl.py)
 CONFIGS = sorted(c for c in (REPO / "training_configs").glob("*.jsonnet") if not c.name.startswith("cbl_"))
@@ -17,13 +17,12 @@ def train(config: str, serialization_dir: Path, overrides: str = ""):
     return train_model_from_file(str(REPO / "training_configs" / config), str(serialization_dir), overrides=overrides)
 
 
-def trained_run(tmp_path_factory, tiny_encoder, config: str, epochs: int, overrides: str = ""):
+def trained_run(tmp_path_factory, tiny_encoder, config: str, epochs: int, overrides: dict = None):
     mp = pytest.MonkeyPatch()
     mp.setenv("EER_ENCODER", tiny_encoder)
-    mp.setenv("EER_EPOCHS", str(epochs))
     mp.setenv("EER_MAX_LENGTH", "128")
     directory = tmp_path_factory.mktemp(config.split(".")[0])
-    yield train(config, directory, overrides), directory
+    yield train(config, directory, json.dumps({"trainer.num_epochs": epochs, **(overrides or {})})), directory
     mp.undo()
 
 
@@ -36,8 +35,7 @@ def trained(tmp_path_factory, tiny_encoder):
 @pytest.mark.integration
 @pytest.mark.parametrize("config", [c.name for c in CONFIGS])
 def test_every_config_trains_on_the_fixtures(config, tiny_env, monkeypatch, tmp_path):
-    monkeypatch.setenv("EER_EPOCHS", "1")
-    train(config, tmp_path / "out")
+    train(config, tmp_path / "out", hyper(config, EER_EPOCHS=1))
     metrics = json.loads((tmp_path / "out" / "metrics.json").read_text())
     assert metrics["epoch"] == 0 and "test_f1-measure-overall" in metrics
 
@@ -45,8 +43,6 @@ def test_every_config_trains_on_the_fixtures(config, tiny_env, monkeypatch, tmp_
 def test_configs_default_to_the_paper_settings(monkeypatch):
     from allennlp.common import Params
 
-    monkeypatch.delenv("EER_EPOCHS", raising=False)
-    monkeypatch.setenv("EER_EPOCHS", "")
     eer = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet")).as_dict()
     assert eer["trainer"]["num_epochs"] == 50
     assert eer["trainer"]["optimizer"]["lr"] == 2e-5
@@ -120,7 +116,7 @@ def test_eer_loss_differs_from_supervised_on_partial_data(trained):
 @pytest.fixture(scope="module")
 def raw_trained(tmp_path_factory, tiny_encoder):
     """A Raw model (unmarked words observed as O): it under-predicts entities, the Raw+CD setting."""
-    yield from trained_run(tmp_path_factory, tiny_encoder, "raw_all.jsonnet", 10, '{"trainer.optimizer.lr": 1e-3}')
+    yield from trained_run(tmp_path_factory, tiny_encoder, "raw_all.jsonnet", 10, {"trainer.optimizer.lr": 1e-3})
 
 
 @pytest.mark.integration

@@ -20,12 +20,12 @@ def partial_dev_run(tmp_path_factory, tiny_encoder):
     from allennlp.commands.train import train_model_from_file
 
     mp = pytest.MonkeyPatch()
-    for key, value in {"EER_ENCODER": tiny_encoder, "EER_EPOCHS": "2", "EER_MAX_LENGTH": "128",
-                       "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
-                       "EER_VALIDATION_METRIC": "+partial-f1"}.items():
+    for key, value in {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128",
+                       "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl")}.items():
         mp.setenv(key, value)
     directory = tmp_path_factory.mktemp("partial-dev")
-    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(directory))
+    overrides = '{"trainer.num_epochs": 2, "trainer.validation_metric": "+partial-f1"}'
+    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(directory), overrides=overrides)
     yield model, directory
     mp.undo()
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, hyper
 
 DEV = str(FIXTURES / "conll2003_tiny_dev.txt")
 
@@ -21,8 +21,9 @@ def train(serialization_dir: Path, recover: bool = False, config: str = "eer_sho
     from allennlp.commands.train import train_model_from_file
 
     return train_model_from_file(
-        str(REPO / "training_configs" / config), str(serialization_dir), recover=recover, force=not recover
-    )
+        str(REPO / "training_configs" / config), str(serialization_dir), overrides='{"trainer.num_epochs": 1}',
+        recover=recover, force=not recover,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +31,6 @@ def archive(tmp_path_factory, tiny_encoder) -> Path:
     """A one-epoch EER model on the fixtures (tiny encoder), archived."""
     mp = pytest.MonkeyPatch()
     mp.setenv("EER_ENCODER", tiny_encoder)
-    mp.setenv("EER_EPOCHS", "1")
     mp.setenv("EER_MAX_LENGTH", "128")
     directory = tmp_path_factory.mktemp("reliability-model")
     train(directory)
@@ -250,19 +250,26 @@ class Killed(BaseException):
     """Stands for SIGKILL: not an Exception, so no handler of the trainer catches it."""
 
 
-def _train_env(monkeypatch, tiny_encoder, epochs: int = 2) -> None:
+#: the hyperparameters of this test's trainings (``-o``), set by :func:`_train_env`
+_HYPERPARAMETERS: dict = {}
+
+
+def _train_env(monkeypatch, tiny_encoder, epochs: int = 2, **settings) -> None:
+    """The tiny encoder in the environment; ``epochs`` and the ``EER_*`` hyperparameters in ``settings``
+    become the ``-o`` of every :func:`_train` of the test."""
     monkeypatch.setenv("EER_ENCODER", tiny_encoder)
-    monkeypatch.setenv("EER_EPOCHS", str(epochs))
-    monkeypatch.setenv("EER_BATCH_SIZE", "4")
     monkeypatch.setenv("EER_MAX_LENGTH", "128")
+    monkeypatch.setattr(sys.modules[__name__], "_HYPERPARAMETERS", {"EER_EPOCHS": epochs, "EER_BATCH_SIZE": 4, **settings})
 
 
 def _train(directory: Path, config: str, recover: bool = False, overrides: str = ""):
     from allennlp.commands.train import train_model_from_file
 
+    merged = {**json.loads(hyper(config, **_HYPERPARAMETERS)), **json.loads(overrides or "{}")}
     return train_model_from_file(
-        str(REPO / "training_configs" / config), str(directory), overrides=overrides, recover=recover, force=not recover
-    )
+        str(REPO / "training_configs" / config), str(directory), overrides=json.dumps(merged), recover=recover,
+        force=not recover,
+    )  # fmt: skip
 
 
 def _train_until_killed(monkeypatch, directory: Path, config: str, killed_after, overrides: str = "") -> None:
@@ -325,10 +332,9 @@ def test_interrupted_and_recovered_run_is_the_uninterrupted_run(config, tiny_enc
 def test_recovered_run_under_the_binding_control_is_the_uninterrupted_run(tiny_encoder, monkeypatch, tmp_path):
     """The binding control's state (running ratio and the band's two multipliers) is part of the model: a run
     killed after epoch 1 and recovered ends with the uninterrupted run's weights, multipliers and metrics."""
-    _train_env(monkeypatch, tiny_encoder, epochs=3)
+    # a band far from where the model starts and is pulled: the multipliers move
     band = {"EER_RATIO_CONTROL": "bind", "EER_ENTITY_RATIO": "0.6", "EER_RATIO_MARGIN": "0.01", "EER_RATIO_INIT": "none"}
-    for name, value in band.items():
-        monkeypatch.setenv(name, value)  # a band far from where the model starts and is pulled: the multipliers move
+    _train_env(monkeypatch, tiny_encoder, epochs=3, **band)
     _train(tmp_path / "straight", "eer_short.jsonnet")
     _train_until_killed(monkeypatch, tmp_path / "resumed", "eer_short.jsonnet", _after_epoch_one)
     _train(tmp_path / "resumed", "eer_short.jsonnet", recover=True)
@@ -503,12 +509,13 @@ def test_sigkill_at_random_moments_then_recover(tiny_encoder, tmp_path):
     import random
 
     env = {
-        **os.environ, "EER_ENCODER": tiny_encoder, "EER_EPOCHS": "3", "EER_BATCH_SIZE": "4", "EER_MAX_LENGTH": "128",
+        **os.environ, "EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128",
         "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
     }
+    overrides = '{"trainer.num_epochs": 3}'
     straight = tmp_path / "straight"
     subprocess.run([sys.executable, "-m", "eer_plugin.commands.cli", "train", str(REPO / "training_configs" / "eer_short.jsonnet"),
-                    "-s", str(straight)], env=env, check=True, capture_output=True, timeout=600)
+                    "-s", str(straight), "-o", overrides], env=env, check=True, capture_output=True, timeout=600)
     expected = _comparable(straight)
     rng = random.Random(int(os.environ.get("EER_KILL_SEED", "0")))
     mid_write = finished = 0
@@ -516,7 +523,7 @@ def test_sigkill_at_random_moments_then_recover(tiny_encoder, tmp_path):
     for iteration in range(iterations):
         directory = tmp_path / f"killed_{iteration}"
         delay = rng.uniform(0.0, 12.0)
-        recovery, left = kill_and_recover(directory, "eer_short.jsonnet", delay, env)
+        recovery, left = kill_and_recover(directory, "eer_short.jsonnet", delay, env, overrides)
         assert recovery.returncode == 0, f"kill after {delay:.2f} s (left {left}): {recovery.stderr[-3000:]}"
         _assert_identical(expected, _comparable(directory))
         mid_write += any(".eer-tmp-" in name for name in left)

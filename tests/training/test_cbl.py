@@ -49,10 +49,11 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     from conftest import REPO
     from eer_plugin.training.cbl_rounds import run_cbl
 
-    monkeypatch.setenv("EER_EPOCHS", "1")
-    monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
-    monkeypatch.setenv("EER_MIN_STEPS", "7")  # the step budget is the final tagger's, not the rounds'
+    from conftest import hyper
     from eer_plugin.training import trainer
+
+    # the step budget (min_steps 7) is the final tagger's, not the rounds'
+    overrides = hyper("cbl_bert_all", EER_EPOCHS=1, EER_CBL_ROUND_EPOCHS=1, EER_MIN_STEPS=7)
 
     budgets = []  # (min_steps, the data's batches, batches per epoch) of every trainer given a budget
     original = trainer.batches_for_budget
@@ -62,7 +63,7 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
         return budgets[-1][2]
 
     monkeypatch.setattr(trainer, "batches_for_budget", recorded)
-    params = Params.from_file(str(REPO / "training_configs" / "cbl_bert_all.jsonnet"))
+    params = Params.from_file(str(REPO / "training_configs" / "cbl_bert_all.jsonnet"), overrides)
     log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
     assert all(len(list(r.glob("metrics_epoch_*.json"))) == 1 for r in (tmp_path / "cbl").glob("round_*") if r.is_dir())
     assert len(list((tmp_path / "cbl" / "final").glob("metrics_epoch_*.json"))) == 1
@@ -83,12 +84,11 @@ def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     from allennlp.common import Params
     from allennlp.models.archival import load_archive
 
-    from conftest import FIXTURES, REPO
+    from conftest import FIXTURES, REPO, hyper
     from eer_plugin.training.cbl_rounds import run_cbl
 
-    monkeypatch.setenv("EER_EPOCHS", "1")
-    monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "1")
-    params = Params.from_file(str(REPO / "training_configs" / "cbl_lstm_shortest.jsonnet"))
+    overrides = hyper("cbl_lstm_shortest", EER_EPOCHS=1, EER_CBL_ROUND_EPOCHS=1)
+    params = Params.from_file(str(REPO / "training_configs" / "cbl_lstm_shortest.jsonnet"), overrides)
     log = run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
     assert log["rounds"]
     archive = load_archive(str(tmp_path / "cbl" / "final" / "model.tar.gz"))

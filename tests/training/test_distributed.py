@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conftest import FIXTURES, REPO, build_tiny_encoder
+from conftest import FIXTURES, REPO, build_tiny_encoder, hyper
 
 #: one config of every approach that trains with `allennlp train` (EER, Raw, Gold, SNS, Gold-SNS); the variants
 #: all / short / shortest differ in their reader only. CBL's rounds are `eer-ner cbl` (see docs/scale-out.md).
@@ -121,13 +121,18 @@ def test_an_archive_saved_with_the_pooler_still_loads(tiny_env, tmp_path, monkey
         torch.testing.assert_close(torch.as_tensor(a["emissions"]), torch.as_tensor(b["emissions"]))
 
 
-def train_distributed(config: str, out: Path, env: dict, timeout: int = 600) -> subprocess.CompletedProcess:
+def train_distributed(config: str, out: Path, settings: dict, timeout: int = 600) -> subprocess.CompletedProcess:
+    """``eer-ner train`` on two CPU workers; ``settings`` by their ``EER_*`` names (environment settings in
+    the environment, hyperparameters as ``-o``)."""
+    from eer_plugin.runtime.settings import BY_NAME
+
     eer_ner = Path(sys.executable).parent / "eer-ner"
+    env = {k: v for k, v in settings.items() if not BY_NAME[k].is_hyperparameter}
+    # allennlp 2.10 runs the final test evaluation on rank 0 only, which then waits on the
+    # finished workers' metric reduction: evaluate separately after distributed training
+    overrides = {"distributed": {"cuda_devices": [-1, -1]}, "evaluate_on_test": False, **json.loads(hyper(config, **settings))}
     return subprocess.run(
-        [str(eer_ner), "train", f"training_configs/{config}", "-s", str(out), "-o",
-         # allennlp 2.10 runs the final test evaluation on rank 0 only, which then waits on the
-         # finished workers' metric reduction: evaluate separately after distributed training
-         '{"distributed": {"cuda_devices": [-1, -1]}, "evaluate_on_test": false}'],
+        [str(eer_ner), "train", f"training_configs/{config}", "-s", str(out), "-o", json.dumps(overrides)],
         capture_output=True, text=True, env={**os.environ, **env}, cwd=REPO, timeout=timeout,
     )
 

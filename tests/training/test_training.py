@@ -6,7 +6,7 @@ import re
 import pytest
 import torch
 
-from conftest import FIXTURES, REPO
+from conftest import FIXTURES, REPO, hyper
 
 from eer_plugin.core.calibration import RatioBatch, calibrate_outside_shift, sample_ratio
 from eer_plugin.core.crf import ConstrainedCRF
@@ -72,13 +72,13 @@ def test_calibration_rejects_impossible_targets():
 
 
 # ---------------------------------------------------------------- models built from the configs
-def _model_and_batches(config, tiny_encoder=None, data=FIXTURES / "conll2003_tiny_partial.jsonl", batch_size=4):
-    """The untrained model of ``config`` and its training data as tensor batches."""
+def _model_and_batches(config, tiny_encoder=None, data=FIXTURES / "conll2003_tiny_partial.jsonl", batch_size=4, overrides=""):
+    """The untrained model of ``config`` (with the ``-o`` ``overrides``) and its training data as tensor batches."""
     from allennlp.common import Params
     from allennlp.data import Batch, DatasetReader, Vocabulary
     from allennlp.models import Model
 
-    params = Params.from_file(str(REPO / "training_configs" / config))
+    params = Params.from_file(str(REPO / "training_configs" / config), overrides)
     reader = DatasetReader.from_params(params.pop("dataset_reader"))
     instances = list(reader.read(str(data)))
     vocab = Vocabulary.from_instances(instances)
@@ -122,13 +122,12 @@ def test_an_untrained_eer_model_starts_at_rho(monkeypatch):
 def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path):
     from allennlp.commands.train import train_model_from_file
 
-    monkeypatch.setenv("EER_EPOCHS", "1")
-    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "out"))
+    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "out"), overrides=hyper("eer_short", EER_EPOCHS=1))
     record = json.loads((tmp_path / "out" / "ratio_init.json").read_text())
     assert abs(record["ratio_after"] - 0.15) <= 1e-3 and record["entity_ratio"] == 0.15
     assert record["ratio_before"] > 0.5 and record["outside_shift"] > 0
-    monkeypatch.setenv("EER_RATIO_INIT", "none")
-    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "plain"))
+    plain = hyper("eer_short", EER_EPOCHS=1, EER_RATIO_INIT="none")
+    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "plain"), overrides=plain)
     assert not (tmp_path / "plain" / "ratio_init.json").exists()
 
 
@@ -136,9 +135,8 @@ def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path
 def test_ratio_init_setting_selects_the_approaches(setting, calibrated, monkeypatch):
     from allennlp.common import Params
 
-    monkeypatch.setenv("EER_RATIO_INIT", setting)
     for config in CONFIGS:
-        params = Params.from_file(str(REPO / "training_configs" / config)).as_dict()
+        params = Params.from_file(str(REPO / "training_configs" / config), hyper(config, EER_RATIO_INIT=setting)).as_dict()
         approach = re.sub(r"_(all|short|shortest)$", "", config[: -len(".jsonnet")])
         assert (params["trainer"]["callbacks"] == [{"type": "eer_ratio_init"}]) == (approach in calibrated), config
 
@@ -151,10 +149,9 @@ def test_one_head_learning_rate_reaches_every_fresh_parameter(config, tiny_env, 
     from allennlp.common import Params
     from allennlp.training.optimizers import Optimizer
 
-    monkeypatch.setenv("EER_HEAD_LEARNING_RATE", "7e-4")
-    monkeypatch.setenv("EER_LEARNING_RATE", "3e-5")
-    model, _ = _model_and_batches(config)
-    optimizer_params = Params.from_file(str(REPO / "training_configs" / config)).pop("trainer").pop("optimizer")
+    rates = hyper(config, EER_HEAD_LEARNING_RATE="7e-4", EER_LEARNING_RATE="3e-5")
+    model, _ = _model_and_batches(config, overrides=rates)
+    optimizer_params = Params.from_file(str(REPO / "training_configs" / config), rates).pop("trainer").pop("optimizer")
     named = [[n, p] for n, p in model.named_parameters() if p.requires_grad]
     optimizer = Optimizer.from_params(model_parameters=named, params=optimizer_params)
     rate = {id(p): group["lr"] for group in optimizer.param_groups for p in group["params"]}
@@ -219,16 +216,13 @@ def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, 
     from allennlp.commands.train import TrainModel
     from allennlp.common import Params
 
-    monkeypatch.setenv("EER_EPOCHS", "2")
-    monkeypatch.setenv("EER_BATCH_SIZE", "16")
-    monkeypatch.setenv("EER_MIN_STEPS", "5")
-    monkeypatch.setenv("EER_RATIO_INIT", "none")
-    _, batches = _model_and_batches("eer_short.jsonnet", batch_size=16)
+    budget = hyper("eer_short", EER_EPOCHS=2, EER_BATCH_SIZE=16, EER_MIN_STEPS=5, EER_RATIO_INIT="none")
+    _, batches = _model_and_batches("eer_short.jsonnet", batch_size=16, overrides=budget)
     assert 2 * len(batches) < 5  # the data alone would make fewer steps
     steps = []
     step = optimizers.AdamWOptimizer.step
     monkeypatch.setattr(optimizers.AdamWOptimizer, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
-    params = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"))
+    params = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), budget)
     for key in ("numpy_seed", "pytorch_seed", "random_seed"):  # read by allennlp train before it builds TrainModel
         params.pop(key, None)
     train = TrainModel.from_params(params=params, serialization_dir=str(tmp_path / "out"), local_rank=0)
@@ -240,10 +234,15 @@ def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, 
 
 # ---------------------------------------------------------------- ablation switches and precision
 def _tagger_batch(monkeypatch, **settings):
+    """The untrained EER tagger and its first batch; ``settings`` by their ``EER_*`` names (environment
+    settings in the environment, hyperparameters as ``-o``)."""
+    from eer_plugin.runtime.settings import BY_NAME
+
     monkeypatch.setenv("EER_MAX_LENGTH", "128")
     for key, value in settings.items():
-        monkeypatch.setenv(key, value)
-    model, batches = _model_and_batches("eer_short.jsonnet")
+        if not BY_NAME[key].is_hyperparameter:
+            monkeypatch.setenv(key, value)
+    model, batches = _model_and_batches("eer_short.jsonnet", overrides=hyper("eer_short", **settings))
     model.dropout.p = 0.0
     return model, batches[0]
 
