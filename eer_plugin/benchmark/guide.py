@@ -32,7 +32,7 @@ REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
         ("SNS-shortest", "EE", "20-complete-training-documents-plan-s-ratio", "20-complete-training-documents-plan-s-ratio", "sns_shortest"),
     ]),
     ("NNS: every document annotated, half the entities missed, 10% wrong", [
-        ("EER-short, binding control (`EER_RATIO_CONTROL=bind`)", "NNS", "binding-ratio-control", "", "eer_short"),
+        ("EER-short, binding control (`-o model.ratio_control=bind`)", "NNS", "binding-ratio-control", "", "eer_short"),
         ("EER-shortest, binding control", "NNS", "binding-ratio-control", "", "eer_shortest"),
         ("EER-short", "NNS", "", "mpnet-encoder", "eer_short"),
         ("SNS-shortest", "NNS", "", "mpnet-encoder", "sns_shortest"),
