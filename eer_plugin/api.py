@@ -34,7 +34,7 @@ loads an exported model (``eer-ner eer-export-model``, :mod:`eer_plugin.inferenc
 needs torch, transformers and safetensors only. Both tag through :mod:`eer_plugin.inference.documents`.
 """
 import itertools
-from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.inference.documents import InputError, ParsedDocument, parse_input, tag_documents, uncertain_entity_tags
@@ -68,6 +68,30 @@ def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
     else:
         raise TaggerInputError(f"{where}: expected {EXPECTED}, got {_shown(document)}")
     return normalise_value(data)
+
+
+def _document_stream(documents: Any, batch_size: Any, message: str, hint: str = "") -> Iterator[DocumentInput]:
+    """An iterator over ``documents`` (not a single document) for :meth:`Tagger.pipe` / :meth:`Tagger.rank`,
+    with ``batch_size`` checked: :class:`TaggerInputError` otherwise (``message``, what was given, ``hint``)."""
+    if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+        raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
+    if not isinstance(documents, (str, dict)):
+        try:
+            return iter(documents)
+        except TypeError:
+            pass
+    raise TaggerInputError(f"{message}, got {_shown(documents)}{hint}")
+
+
+def _batches(stream: Iterator[DocumentInput], batch_size: int) -> Iterator[Tuple[int, List[DocumentInput]]]:
+    """``(first, batch)``: ``batch_size`` documents at a time, ``first`` the stream position of the batch's first."""
+    first = 0
+    while True:
+        batch = list(itertools.islice(stream, batch_size))
+        if not batch:
+            return
+        yield first, batch
+        first += len(batch)
 
 
 class Tagger:
@@ -120,25 +144,12 @@ class Tagger:
     def pipe(self, documents: Iterable[DocumentInput], batch_size: int = 8) -> Iterator[Dict[str, Any]]:
         """Tags a stream of documents lazily, ``batch_size`` per model call, yielding one result
         per document in order (the input is read one batch ahead of what was yielded)."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
-        message = f"pipe() takes an iterable of documents, got {_shown(documents)}; tag one document with tagger(document)"
-        if isinstance(documents, (str, dict)):
-            raise TaggerInputError(message)
-        try:
-            stream = iter(documents)
-        except TypeError:
-            raise TaggerInputError(message) from None
+        stream = _document_stream(documents, batch_size, "pipe() takes an iterable of documents", "; tag one document with tagger(document)")
         return self._stream(stream, batch_size)
 
     def _stream(self, documents: Iterator[DocumentInput], batch_size: int) -> Iterator[Dict[str, Any]]:
-        first = 0
-        while True:
-            batch = list(itertools.islice(documents, batch_size))
-            if not batch:
-                return
+        for first, batch in _batches(documents, batch_size):
             yield from self._tag(batch, first)
-            first += len(batch)
 
     def rank(self, documents: Iterable[DocumentInput], batch_size: int = 8) -> List[Dict[str, Any]]:
         """Which documents to annotate next: every document's ``index`` (its position in ``documents``), ``id``,
@@ -146,17 +157,8 @@ class Tagger:
         of ``min(p, 1 - p)``, ``p`` the CRF marginal probability that the word is part of an entity:
         :func:`eer_plugin.inference.documents.uncertain_entity_tags`), most uncertain first (ties: in input order).
         The chunks of ``batch_size`` documents go through the model together."""
-        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
-            raise TaggerInputError(f"batch_size must be an integer of at least 1, got {_shown(batch_size)}")
-        if isinstance(documents, (str, dict)) or not isinstance(documents, Iterable):
-            raise TaggerInputError(f"rank() takes an iterable of documents, got {_shown(documents)}")
         ranked: List[Dict[str, Any]] = []
-        stream = iter(documents)
-        while True:
-            batch = list(itertools.islice(stream, batch_size))
-            if not batch:
-                break
-            first = len(ranked)
+        for first, batch in _batches(_document_stream(documents, batch_size, "rank() takes an iterable of documents"), batch_size):
             parsed = self._parse(batch, first)
             scores = uncertain_entity_tags(parsed, len(parsed), self._model.entity_probabilities)
             ranked.extend(

@@ -126,6 +126,11 @@ class SpanDecoder:
         mapped = chunks_to_word_spans(subword_spans, [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist())
         return [[(span, row_probabilities[index]) for index, span in row] for row, row_probabilities in zip(mapped, probabilities)]
 
+    def chunk_entity_probabilities(self, tokens: Any, word_subwords) -> List[List[float]]:
+        """Per chunk of a batch, :meth:`word_entity_probabilities` of its words (one forward, one forward-backward)."""
+        emissions, mask = self.scores(tokens)
+        return self.word_entity_probabilities(emissions, mask, word_subwords)
+
     def chunk_word_spans(self, tokens: Any, metadata: List[Dict[str, Any]]) -> List[List]:
         """Predicted word spans of every chunk of a batch (chunk word positions), decoded with the tagger's ``o_cost``."""
         emissions, mask = self.scores(tokens)

@@ -166,5 +166,4 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
     def entity_probabilities(self, chunks: Sequence[Chunk]) -> List[List[float]]:
         """Per chunk, the CRF marginal probability that each word's first subword has an entity tag."""
         with torch.inference_mode():
-            emissions, mask = self.scores(self.subwords.tensorize(chunks, self.device))
-            return self.word_entity_probabilities(emissions, mask, [chunk.word_subwords for chunk in chunks])
+            return self.chunk_entity_probabilities(self.subwords.tensorize(chunks, self.device), [chunk.word_subwords for chunk in chunks])

@@ -189,13 +189,12 @@ class DocumentTaggerPredictor(Predictor):
 
     def entity_probabilities(self, chunks: Sequence[Any]) -> List[List[float]]:
         """Per chunk, the CRF marginal probability that each word's first subword has an entity tag
-        (:meth:`~eer_plugin.inference.decoding.SpanDecoder.word_entity_probabilities`)."""
+        (:meth:`~eer_plugin.inference.decoding.SpanDecoder.chunk_entity_probabilities`)."""
         model = self._model
         with torch.inference_mode():
             model.eval()
             batch = tensorize_chunks(model, self._dataset_reader, chunks, self.cuda_device)
-            emissions, mask = model.scores(batch["tokens"])  # type: ignore[attr-defined]
-            return model.word_entity_probabilities(emissions, mask, [chunk.word_subwords for chunk in chunks])  # type: ignore[attr-defined]
+            return model.chunk_entity_probabilities(batch["tokens"], [chunk.word_subwords for chunk in chunks])  # type: ignore[attr-defined]
 
     # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:
