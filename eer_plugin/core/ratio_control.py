@@ -42,7 +42,7 @@ from eer_plugin.core.losses import BandConstraint, band_sides, expected_entity_c
 #: eta: the multipliers' step per unit of ratio outside the band, per training batch (nats per entity tag)
 DEFAULT_PRICE_RATE = 1.0
 #: c: the price's immediate slope per unit of ratio outside the band (nats per entity tag)
-DEFAULT_PRICE_PENALTY = 30.0
+DEFAULT_PRICE_PENALTY = 10.0
 #: m: the running ratio's decay per batch (0.9: about the last 10 batches)
 DEFAULT_MOMENTUM = 0.9
 #: the ratio controls a tagger accepts: the paper's fixed weight alone, or with the band held

@@ -65,7 +65,7 @@ local tagger(partial) = {
   // its step eta and slope c are overridden with -o '{"model.price_rate": ..., "model.price_penalty": ...}'
   ratio_control: 'fixed',
   [if partial then 'price_rate']: 1.0,
-  [if partial then 'price_penalty']: 30.0,
+  [if partial then 'price_penalty']: 10.0,
   // ablations toward the authors' training: the per-sequence hinge, bookends counted in rho_hat, no grammar in the loss
   per_sequence_ratio: false,
   ratio_counts_bookends: false,
