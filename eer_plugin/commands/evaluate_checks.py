@@ -2,18 +2,33 @@
 or ``--predictions-output-file`` that is the same file as the archive, the weights or an evaluation
 file (each comma-separated list split as AllenNLP splits it) is a one-line error before the model
 is loaded, so ``evaluate model.tar.gz test.txt --output-file test.txt`` no longer replaces the test
-data with metrics. :func:`install` wraps ``allennlp.commands.evaluate.evaluate_from_args``, which
+data with metrics. The named outputs are written whole or not at all: AllenNLP writes them under
+temporary names beside them, renamed over the final names only when the evaluation finished, so a
+crash or Ctrl-C mid-way leaves an earlier metrics or predictions file as it was. :func:`install` wraps ``allennlp.commands.evaluate.evaluate_from_args``, which
 the ``evaluate`` subparser binds when it is built: commands parsed after the plugin is imported
 (``eer-ner``) are checked."""
 import argparse
+import copy
+import os
+from typing import List, Optional, Tuple
 
 from allennlp.commands import evaluate as allennlp_evaluate
 
 from eer_plugin.runtime.errors import check_outputs
+from eer_plugin.runtime.outputs import publish, temporary_name
 
 
 def _files(value) -> list:
     return [path for path in (value or "").split(",") if path]
+
+
+def _staged(value: Optional[str], named: bool) -> Tuple[Optional[str], List[Tuple[str, str]]]:
+    """``value`` with each path replaced by a temporary one beside it, and the (temporary, final) pairs
+    (``named`` False: AllenNLP derives the names itself, ``--auto-names``, and ``value`` is unused)."""
+    if not value or not named:
+        return value, []
+    pairs = [(temporary_name(path), path) for path in _files(value)]
+    return ",".join(temporary for temporary, _ in pairs), pairs
 
 
 def _checked(original):
@@ -23,7 +38,21 @@ def _checked(original):
         outputs = [("--output-file", path) for path in _files(args.output_file)]
         outputs += [("--predictions-output-file", path) for path in _files(args.predictions_output_file)]
         check_outputs(inputs, outputs)
-        return original(args)
+        auto_names = getattr(args, "auto_names", None) or "NONE"
+        args = copy.copy(args)
+        args.output_file, metrics = _staged(args.output_file, auto_names not in ("METRICS", "ALL"))
+        args.predictions_output_file, predictions = _staged(args.predictions_output_file, auto_names not in ("PREDS", "ALL"))
+        staged = metrics + predictions
+        try:
+            result = original(args)
+            for temporary, final in staged:
+                if os.path.exists(temporary):
+                    publish(temporary, final, sync=True)
+            return result
+        finally:
+            for temporary, _ in staged:
+                if os.path.exists(temporary):
+                    os.remove(temporary)
 
     evaluate_from_args.eer_checked = True  # type: ignore[attr-defined]
     return evaluate_from_args

@@ -288,11 +288,12 @@ class EERTagger(Model, SpanDecoder):
             marginals = result.marginals
         else:
             marginals = None
-        if marginals is None and (tags is not None or self.track_rho_hat):
+        if marginals is not None:  # the objective computed rho_hat over the same counted positions
+            self.rho_hat(float(result.rho_hat))
+        elif tags is not None or self.track_rho_hat:
             with torch.no_grad():
                 marginals = self.crf.marginals(emissions.detach(), mask, bookends)
-        if marginals is not None:
-            self.rho_hat(float(expected_entity_ratio(marginals.detach(), counted, self._entity_mask)))
+            self.rho_hat(float(expected_entity_ratio(marginals, counted, self._entity_mask)))
 
         if not self.training or metadata is not None and any(m.get("gold_spans") is not None for m in metadata):
             predicted = self.decode(emissions.detach(), mask)

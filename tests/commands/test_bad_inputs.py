@@ -244,3 +244,46 @@ def test_evaluate_refuses_an_output_that_is_its_data(output, tmp_path, monkeypat
     with pytest.raises(UserError, match=f"{output} .*test.txt is the same file as the evaluation data"):
         evaluate.evaluate_from_args(args)
     assert snapshot(tmp_path) == before
+
+
+def _evaluate_args(tmp_path: Path) -> argparse.Namespace:
+    (tmp_path / "model.tar.gz").write_bytes(b"the model")
+    shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "test.txt")
+    return argparse.Namespace(archive_file=str(tmp_path / "model.tar.gz"), input_file=str(tmp_path / "test.txt"), weights_file=None,
+                              output_file=str(tmp_path / "metrics.json"), predictions_output_file=str(tmp_path / "predictions.jsonl"),
+                              auto_names="NONE", batch_size=None, overrides="", cuda_device=-1, embedding_sources_mapping=None,
+                              extend_vocab=False, file_friendly_logging=False, batch_weight_key=None)
+
+
+def _writes_then(fail: bool):
+    """An ``evaluate_from_archive`` that writes both outputs as AllenNLP does, then fails or returns."""
+
+    def evaluate_from_archive(metrics_output_file, predictions_output_file, **kwargs):
+        Path(predictions_output_file).write_text('{"tags": ["O"]}\n')
+        if fail:
+            raise KeyboardInterrupt  # Ctrl-C half-way
+        Path(metrics_output_file).write_text('{"f1": 0.5}')
+        return {"f1": 0.5}
+
+    return evaluate_from_archive
+
+
+def test_evaluate_outputs_replace_the_old_ones_only_when_it_finishes(tmp_path, monkeypatch):
+    """An interrupted ``evaluate`` leaves the earlier metrics and predictions as they were and no temporary
+    file; a finished one replaces them whole."""
+    from allennlp.commands import evaluate
+
+    args = _evaluate_args(tmp_path)
+    (tmp_path / "metrics.json").write_text('{"f1": 0.9}')
+    (tmp_path / "predictions.jsonl").write_text("the earlier predictions\n")
+    before = snapshot(tmp_path)
+    monkeypatch.setattr(evaluate, "evaluate_from_archive", _writes_then(fail=True))
+    with pytest.raises(KeyboardInterrupt):
+        evaluate.evaluate_from_args(args)
+    assert snapshot(tmp_path) == before and sorted(os.listdir(tmp_path)) == sorted(before)
+
+    monkeypatch.setattr(evaluate, "evaluate_from_archive", _writes_then(fail=False))
+    assert evaluate.evaluate_from_args(args) == {"f1": 0.5}
+    assert (tmp_path / "metrics.json").read_text() == '{"f1": 0.5}'
+    assert (tmp_path / "predictions.jsonl").read_text() == '{"tags": ["O"]}\n'
+    assert sorted(os.listdir(tmp_path)) == sorted(before)
