@@ -25,6 +25,16 @@ def nlp(archive):  # noqa: F811
     return nlp
 
 
+@pytest.fixture
+def on_a_copy(archive, tmp_path):  # noqa: F811
+    """A pipeline whose model is a copy of the archive (the tests delete it), the copy, and its spans of TEXTS."""
+    model = tmp_path / "model.tar.gz"
+    shutil.copyfile(archive, model)
+    first = spacy.blank("en")
+    first.add_pipe("eer_ner", config={"model": str(model)})
+    return first, model, [spans_of(doc) for doc in first.pipe(TEXTS)]
+
+
 def spans_of(doc) -> list:
     return [(s.start_char, s.end_char, s.label_) for s in doc.spans["eer_ner"]]
 
@@ -70,12 +80,8 @@ def test_nlp_pipe_batches_documents_and_equals_one_at_a_time(nlp):
     assert docs[1].ents == () and len(docs[1].spans["eer_ner"]) == 0 and len(docs[2].ents) > 0
 
 
-def test_a_saved_pipeline_loads_and_tags_without_the_original_model(nlp, archive, tmp_path):  # noqa: F811
-    model = tmp_path / "model.tar.gz"
-    shutil.copyfile(archive, model)
-    first = spacy.blank("en")
-    first.add_pipe("eer_ner", config={"model": str(model)})
-    expected = [spans_of(doc) for doc in first.pipe(TEXTS)]
+def test_a_saved_pipeline_loads_and_tags_without_the_original_model(on_a_copy, tmp_path):
+    first, model, expected = on_a_copy
     first.to_disk(tmp_path / "pipeline")
     model.unlink()
     loaded = spacy.load(tmp_path / "pipeline")
@@ -86,12 +92,8 @@ def test_a_saved_pipeline_loads_and_tags_without_the_original_model(nlp, archive
     assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
 
 
-def test_to_bytes_and_from_bytes_carry_the_model(nlp, archive, tmp_path):  # noqa: F811
-    model = tmp_path / "model.tar.gz"
-    shutil.copyfile(archive, model)
-    first = spacy.blank("en")
-    first.add_pipe("eer_ner", config={"model": str(model)})
-    expected = [spans_of(doc) for doc in first.pipe(TEXTS)]
+def test_to_bytes_and_from_bytes_carry_the_model(on_a_copy, tmp_path):
+    first, model, expected = on_a_copy
     data, component_data = first.to_bytes(), first.get_pipe("eer_ner").to_bytes()
     model.unlink()
     second = spacy.blank("en")
