@@ -81,12 +81,18 @@ class Attempt:
         return directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
 
     def train(self, env: Dict[str, str]) -> Tuple[Path, Path]:
-        """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted training); returns the archive
-        and the metrics file."""
+        """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted training, or not at all when
+        the resumed training had finished: its archive and metrics are written whole, after its last epoch);
+        returns the archive and the metrics file."""
         run, runner, family = self.run, self.runner, FAMILIES[self.run.family]
         command, kept = runner.commands(run)[0], 0.0
         if resumable(run):
             kept = self.resume[1] if self.resume else 0.0
+            archive, metrics = self.directory / "model.tar.gz", self.directory / "metrics.json"
+            if self.resume and archive.is_file() and metrics.is_file():  # finished before a later step failed or was stopped
+                self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
+                self.seconds = self.own_seconds = kept
+                return archive, metrics
             start_attempt(self.directory, runner.settings(run), kept)
             if self.resume:
                 command = command + ["--recover"]

@@ -6,7 +6,8 @@ invocation continues it with ``allennlp train --recover`` from its latest comple
 ``eer_atomic`` checkpointer's: both files of an epoch written, random number generators included, so the
 resumed run repeats the uninterrupted one) when the run's settings are the ones it started with. Otherwise
 (no checkpoint yet, other settings, a recorded failure, CBL's rounds, Raw+CD's search, a ratio estimate)
-it starts from scratch, as before.
+it starts from scratch, as before. The retry of a failed attempt starts afresh too, unless the training had
+finished (:func:`retry_point`): a failed evaluation does not train the model again.
 
 Each attempt leaves ``<run directory>.attempt.json`` beside the run directory (``allennlp train`` wants
 the directory itself empty): the compared settings and when the training started, plus the training
@@ -75,6 +76,15 @@ def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[in
     epochs, _, written = checkpoint
     kept = float(attempt.get("seconds_before", 0.0)) + max(0.0, written - float(attempt.get("started", written)))
     return epochs, kept
+
+
+def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:
+    """Where the retry of a failed attempt starts: after a training that finished (its archive written, so
+    a later step failed, such as the per-document evaluation) the retry continues it from its last checkpoint
+    (:func:`resume_point`; ``--recover`` then only archives and evaluates), otherwise it starts afresh (None)."""
+    if not resumable(run) or not (directory / "model.tar.gz").is_file():
+        return None
+    return resume_point(directory, settings)
 
 
 def remove_checkpoints(directory: Path, log: Path) -> None:

@@ -20,7 +20,7 @@ from typing import Dict, Iterable, List, Optional, Tuple
 from eer_plugin.benchmark.attempt import Attempt, StepFailed
 from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.plan import Plan, Run, number_text
-from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point
+from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point, retry_point
 from eer_plugin.benchmark.simulated import SimulatedData
 from eer_plugin.benchmark.tables import read_json, write_atomic
 from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
@@ -295,13 +295,11 @@ class Runner:
         attempts = self.retries + 1
         error = ""
         data_error = next((self.data.errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self.data.errors), None)
-        # an interrupted training continues on the first attempt (a failed attempt's retry starts afresh)
+        # an interrupted training continues on the first attempt (a failed attempt's retry: resume.retry_point)
         resume = resume_point(directory, self.settings(run)) if resumable(run) and not data_error else None
         for attempt in range(1, attempts + 1):
             if self._stopping:
                 return self.record(run)
-            if attempt > 1:
-                resume = None
             if directory.exists() and resume is None:
                 shutil.rmtree(directory)
             with open(log, "a") as handle:
@@ -323,6 +321,7 @@ class Runner:
                     handle.write(f"=== attempt {attempt} failed: {error}\n")
                 if attempt < attempts:
                     self._status(f"retry  {run.name}: {error} (log {log})")
+                    resume = retry_point(run, directory, self.settings(run))
                 continue
             if not self.keep_checkpoints:
                 remove_checkpoints(directory, log)

@@ -112,3 +112,34 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
     weights = [torch.load(out / tail / "best.th", weights_only=True) for out in (resumed, whole)]
     assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     assert not list(run_dir.glob("training_state_*.th")) and not attempt_path(run_dir).exists()  # cleaned up when finished
+
+
+@pytest.mark.integration
+def test_a_failed_evaluation_is_retried_without_training_again(tiny_encoder, tmp_path, monkeypatch):
+    """The retry of an attempt whose training finished (its archive written) before a later step failed
+    evaluates that model; it does not train it again, and the run's record counts the training once."""
+    from eer_plugin.benchmark.attempt import Attempt, StepFailed
+
+    plan = tmp_path / "plan.yaml"
+    plan.write_text(
+        f"datasets: [{{name: fx, train: {TRAIN}, dev: {DEV}, test: {DEV}}}]\n"
+        f"scenarios: [{{name: EE-30, type: ee, budget: 30}}]\napproaches: [eer_all]\nepochs: 2\n"
+        f"env: {{EER_ENCODER: {tiny_encoder}, EER_MAX_LENGTH: 128}}\n"
+    )
+    evaluate, calls = Attempt.evaluate, []
+
+    def fails_once(self, env, archive):
+        calls.append(archive)
+        if len(calls) == 1:
+            raise StepFailed("per-document evaluation exited with status 1")
+        return evaluate(self, env, archive)
+
+    monkeypatch.setattr(Attempt, "evaluate", fails_once)
+    assert benchmark.main([str(plan), "-o", str(tmp_path / "bench")]) == 0
+    tail = Path("fx/EE-30/eer_all") / Path(tiny_encoder).name / "seed0"
+    log = (tmp_path / "bench" / "logs" / tail).with_suffix(".log").read_text()
+    assert "attempt 2 of 2" in log and "resuming the interrupted training after 2 completed epoch(s)" in log
+    assert log.count("--- train: ") == 2, log  # one training step: its command and its exit status
+    result = json.loads((tmp_path / "bench" / "runs" / tail / "result.json").read_text())
+    assert result["status"] == "done" and result["resumed"]["training_finished"] is True
+    assert 0 < result["seconds"] == result["resumed"]["seconds_before"] and len(calls) == 2
