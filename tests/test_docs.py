@@ -142,3 +142,18 @@ def test_the_readme_guide_is_what_the_report_csv_says():
     for name in ("CoNLL-2003", "all-mpnet-base-v2", "2-core"):  # names, not measurements
         outside = outside.replace(name, "")
     assert not re.search(r"\d", outside), "a number outside the generated table of the guide"
+
+
+def test_the_control_constants_table_is_what_its_csv_says():
+    """docs/data.md's table of the binding control's constants (c, eta) is what
+    ``eer_plugin.benchmark.control_study`` renders from docs/results/control_constants.csv, and the CSV's
+    rows under the package's default constants are the benchmark plan's runs."""
+    from eer_plugin.benchmark.control_study import read_csv, region, table_markdown
+    from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
+
+    written = region((REPO / "docs" / "data.md").read_text(encoding="utf-8"))
+    assert written is not None, "docs/data.md lost the markers of its control-constants table"
+    rows = read_csv((REPO / "docs" / "results" / "control_constants.csv").read_text(encoding="utf-8"))
+    assert written == table_markdown(rows), "docs/data.md's table is stale: rerun python -m eer_plugin.benchmark.control_study"
+    default = [r for r in rows if (float(r["c"]), float(r["eta"])) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE)]
+    assert len(default) == 5 and {r["source"] for r in default} == {"benchmark plan"}

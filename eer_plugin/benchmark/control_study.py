@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence
 
+from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
+
 START = "<!-- control-constants: generated from docs/results/control_constants.csv; do not edit -->"
 END = "<!-- /control-constants -->"
 FIELDS = ["band_low", "band_high", "c", "eta", "source", "epochs", "rho_hat_by_epoch", "final_rho_hat", "worst_outside_last5", "test_f1"]
@@ -60,7 +62,8 @@ def from_records(path: Path, c: float, eta: float) -> Iterator[Dict[str, str]]:
             continue
         files = record["files"]
         result = json.loads(files["result.json"])
-        yield _row((result["entity_ratio"], result["ratio_margin"]), c, eta, "benchmark plan", _epochs(files), json.loads(files["metrics.json"]))
+        source = "benchmark plan" if (c, eta) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE) else "benchmark plan, earlier default"
+        yield _row((result["entity_ratio"], result["ratio_margin"]), c, eta, source, _epochs(files), json.loads(files["metrics.json"]))
 
 
 def table_markdown(rows: List[Dict[str, str]]) -> str:
