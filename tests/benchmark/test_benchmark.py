@@ -229,13 +229,13 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # EER-short on NNS seed 0, the recipe pair on seeds 0-2; the ablation 'mpnet encoder' (seed 0) has 3 of its runs
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3,
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3 + 2,  # + EER-all under the binding control, EE and NNS
         "block": 3 + 5 * 3 + 2 + 2 * 3 - 3,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
     assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
-    assert len(conll.runs) == 86 + 23
+    assert len(conll.runs) == 88 + 23
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
