@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.machine import machine
 from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.resume import resumable, start_attempt
+from eer_plugin.benchmark.resume import resumable, start_attempt, training_finished
 from eer_plugin.benchmark.tables import read_json
 
 
@@ -88,11 +88,10 @@ class Attempt:
         command, kept = runner.commands(run)[0], 0.0
         if resumable(run):
             kept = self.resume[1] if self.resume else 0.0
-            archive, metrics = self.directory / "model.tar.gz", self.directory / "metrics.json"
-            if self.resume and archive.is_file() and metrics.is_file():  # finished before a later step failed or was stopped
+            if self.resume and training_finished(self.directory):  # finished before a later step failed or was stopped
                 self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
                 self.seconds = self.own_seconds = kept
-                return archive, metrics
+                return self.directory / "model.tar.gz", self.directory / "metrics.json"
             start_attempt(self.directory, runner.settings(run), kept)
             if self.resume:
                 command = command + ["--recover"]

@@ -20,6 +20,8 @@ import json
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence
 
+from eer_plugin.benchmark.guide import between
+from eer_plugin.benchmark.tables import write_atomic
 from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
 
 START = "<!-- control-constants: generated from docs/results/control_constants.csv; do not edit -->"
@@ -51,18 +53,19 @@ def from_run_dir(directory: Path, c: float, eta: float) -> Dict[str, str]:
     files = {p.name: p.read_text(encoding="utf-8") for p in directory.glob("*.json")}
     model = json.loads(files["config.json"])["model"]
     final = json.loads(files["metrics.json"]) if "metrics.json" in files else None
-    source = "exploratory" + ("" if final else f", stopped after {len(_epochs(files))} epochs")
-    return _row((model["entity_ratio"], model["ratio_margin"]), c, eta, source, _epochs(files), final)
+    epochs = _epochs(files)
+    source = "exploratory" + ("" if final else f", stopped after {len(epochs)} epochs")
+    return _row((model["entity_ratio"], model["ratio_margin"]), c, eta, source, epochs, final)
 
 
 def from_records(path: Path, c: float, eta: float) -> Iterator[Dict[str, str]]:
+    source = "benchmark plan" if (c, eta) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE) else "benchmark plan, earlier default"
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if GRID not in record["dir"] or "/eer_shortest/" in record["dir"] or "all-MiniLM-L6-v2" not in record["dir"]:
             continue
         files = record["files"]
         result = json.loads(files["result.json"])
-        source = "benchmark plan" if (c, eta) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE) else "benchmark plan, earlier default"
         yield _row((result["entity_ratio"], result["ratio_margin"]), c, eta, source, _epochs(files), json.loads(files["metrics.json"]))
 
 
@@ -87,9 +90,7 @@ def read_csv(text: str) -> List[Dict[str, str]]:
 
 def region(text: str) -> Optional[str]:
     """What ``text`` holds between :data:`START` and :data:`END` (None without the markers)."""
-    if START not in text or END not in text:
-        return None
-    return text.split(START, 1)[1].split(END, 1)[0].strip("\n")
+    return between(text, START, END)
 
 
 def _constants(value: str) -> tuple:
@@ -112,9 +113,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    from eer_plugin.runtime.atomic import atomic_write_text
-
-    atomic_write_text(str(args.output), buffer.getvalue())
+    write_atomic(args.output, buffer.getvalue())
     print(table_markdown(rows))
 
 

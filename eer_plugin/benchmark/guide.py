@@ -114,10 +114,15 @@ def replace_region(text: str, body: str) -> Optional[str]:
     return pattern.sub(lambda _: f"{START}\n{body}\n{END}", text)
 
 
+def between(text: str, start: str, end: str) -> Optional[str]:
+    """What ``text`` holds between the marker lines ``start`` and ``end`` (None without them)."""
+    match = re.search(re.escape(start) + r"\n(.*?)\n" + re.escape(end), text, re.S)
+    return match.group(1) if match else None
+
+
 def region(text: str) -> Optional[str]:
     """The guide between the README's markers (None without them)."""
-    match = re.search(re.escape(START) + r"\n(.*?)\n" + re.escape(END), text, re.S)
-    return match.group(1) if match else None
+    return between(text, START, END)
 
 
 def write_guide(readme: Path, results_csv: Path, paper_rows) -> None:

@@ -78,11 +78,16 @@ def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[in
     return epochs, kept
 
 
+def training_finished(directory: Path) -> bool:
+    """Whether ``allennlp train`` finished in ``directory``: its metrics and its archive (written whole, last) are there."""
+    return (directory / "metrics.json").is_file() and (directory / "model.tar.gz").is_file()
+
+
 def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:
-    """Where the retry of a failed attempt starts: after a training that finished (its archive written, so
-    a later step failed, such as the per-document evaluation) the retry continues it from its last checkpoint
-    (:func:`resume_point`; ``--recover`` then only archives and evaluates), otherwise it starts afresh (None)."""
-    if not resumable(run) or not (directory / "model.tar.gz").is_file():
+    """Where the retry of a failed attempt starts: after a training that finished (:func:`training_finished`,
+    so a later step failed, such as the per-document evaluation) the retry takes it as it is (:func:`resume_point`,
+    and the attempt trains nothing), otherwise it starts afresh (None)."""
+    if not resumable(run) or not training_finished(directory):
         return None
     return resume_point(directory, settings)
 

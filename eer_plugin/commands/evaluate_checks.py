@@ -8,27 +8,33 @@ crash or Ctrl-C mid-way leaves an earlier metrics or predictions file as it was.
 the ``evaluate`` subparser binds when it is built: commands parsed after the plugin is imported
 (``eer-ner``) are checked."""
 import argparse
+import contextlib
 import copy
 import os
-from typing import List, Optional, Tuple
+from typing import Optional
 
 from allennlp.commands import evaluate as allennlp_evaluate
 
 from eer_plugin.runtime.errors import check_outputs
-from eer_plugin.runtime.outputs import publish, temporary_name
+from eer_plugin.runtime.outputs import publish, replacing
 
 
 def _files(value) -> list:
     return [path for path in (value or "").split(",") if path]
 
 
-def _staged(value: Optional[str], named: bool) -> Tuple[Optional[str], List[Tuple[str, str]]]:
-    """``value`` with each path replaced by a temporary one beside it, and the (temporary, final) pairs
-    (``named`` False: AllenNLP derives the names itself, ``--auto-names``, and ``value`` is unused)."""
+def _publish_written(temporary: str, path: str) -> None:
+    if os.path.exists(temporary):
+        publish(temporary, path, sync=True)
+
+
+def _staged(stack: contextlib.ExitStack, value: Optional[str], named: bool) -> Optional[str]:
+    """``value`` with each path replaced by a temporary one beside it (:func:`eer_plugin.runtime.outputs.replacing`,
+    renamed over the path when ``stack`` closes without an error, else removed); ``named`` False: AllenNLP
+    derives the names itself (``--auto-names``) and ``value`` is unused."""
     if not value or not named:
-        return value, []
-    pairs = [(temporary_name(path), path) for path in _files(value)]
-    return ",".join(temporary for temporary, _ in pairs), pairs
+        return value
+    return ",".join(stack.enter_context(replacing(path, _publish_written)) for path in _files(value))
 
 
 def _checked(original):
@@ -40,19 +46,10 @@ def _checked(original):
         check_outputs(inputs, outputs)
         auto_names = getattr(args, "auto_names", None) or "NONE"
         args = copy.copy(args)
-        args.output_file, metrics = _staged(args.output_file, auto_names not in ("METRICS", "ALL"))
-        args.predictions_output_file, predictions = _staged(args.predictions_output_file, auto_names not in ("PREDS", "ALL"))
-        staged = metrics + predictions
-        try:
-            result = original(args)
-            for temporary, final in staged:
-                if os.path.exists(temporary):
-                    publish(temporary, final, sync=True)
-            return result
-        finally:
-            for temporary, _ in staged:
-                if os.path.exists(temporary):
-                    os.remove(temporary)
+        with contextlib.ExitStack() as stack:
+            args.output_file = _staged(stack, args.output_file, auto_names not in ("METRICS", "ALL"))
+            args.predictions_output_file = _staged(stack, args.predictions_output_file, auto_names not in ("PREDS", "ALL"))
+            return original(args)
 
     evaluate_from_args.eer_checked = True  # type: ignore[attr-defined]
     return evaluate_from_args
