@@ -8,7 +8,9 @@ and the suggested band [rho - gamma, rho + gamma] contain the corpus ratio, the 
 and the 5-95% range of the point estimate (how far one draw of n documents can land).
 
     .venv/bin/python benchmarks/ratio_estimate_coverage.py ../shared/data/conll2003-en/train.txt \
-        --encoder all-MiniLM-L6-v2 --documents 10 20 50 100 --trials 300
+        --encoder all-MiniLM-L6-v2 --documents 10 20 50 100 --trials 300 [--confidence 0.95 0.99]
+
+Every level is measured on the same draws of n documents.
 """
 import argparse
 import json
@@ -24,6 +26,7 @@ def main(argv=None) -> dict:
     parser.add_argument("--documents", type=int, nargs="+", default=[10, 20, 50, 100], help="sample sizes n")
     parser.add_argument("--trials", type=int, default=300, help="random samples per n")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per estimate")
+    parser.add_argument("--confidence", type=float, nargs="+", default=[0.95], help="interval levels (eer-estimate-ratio --confidence)")
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="also write the table as JSON")
@@ -44,26 +47,31 @@ def main(argv=None) -> dict:
         if n > len(docs):
             print(f"n={n}: more than the corpus's {len(docs)} documents, skipped", file=sys.stderr)
             continue
-        inside = band_inside = 0
-        widths, points = [], []
+        inside = {c: 0 for c in args.confidence}
+        band_inside = dict(inside)
+        widths = {c: [] for c in args.confidence}
+        points = []
         for trial in range(args.trials):
             sample = [counts[i] for i in rng.choice(len(counts), n, replace=False)]
-            result = ratio_estimate.estimate(sample, args.resamples, seed=trial)
-            band = ratio_estimate.suggest(result["low"], result["high"])
-            inside += result["low"] <= truth <= result["high"]
-            band_inside += abs(band["entity_ratio"] - truth) <= band["ratio_margin"]
-            widths.append(result["high"] - result["low"])
+            for confidence in args.confidence:
+                result = ratio_estimate.estimate(sample, args.resamples, confidence, seed=trial)
+                band = ratio_estimate.suggest(result["low"], result["high"])
+                inside[confidence] += result["low"] <= truth <= result["high"]
+                band_inside[confidence] += abs(band["entity_ratio"] - truth) <= band["ratio_margin"]
+                widths[confidence].append(result["high"] - result["low"])
             points.append(result["ratio"])
         low, high = np.quantile(points, [0.05, 0.95])
-        row = {
-            "documents": n, "interval_covers": inside / args.trials, "band_covers": band_inside / args.trials,
-            "mean_width": float(np.mean(widths)), "estimate_p05": float(low), "estimate_p95": float(high),
-        }  # fmt: skip
-        rows.append(row)
-        print(
-            f"n={n:>4}: 95% interval contains {truth:.3f} in {row['interval_covers']:.0%} of {args.trials} draws, the suggested band in "
-            f"{row['band_covers']:.0%}; mean interval width {row['mean_width']:.3f}; point estimate 5-95% {low:.3f}-{high:.3f}"
-        )
+        for confidence in args.confidence:
+            row = {
+                "documents": n, "confidence": confidence, "interval_covers": inside[confidence] / args.trials,
+                "band_covers": band_inside[confidence] / args.trials, "mean_width": float(np.mean(widths[confidence])),
+                "estimate_p05": float(low), "estimate_p95": float(high),
+            }  # fmt: skip
+            rows.append(row)
+            print(
+                f"n={n:>4}: {confidence:.0%} interval contains {truth:.3f} in {row['interval_covers']:.0%} of {args.trials} draws, the suggested band in "
+                f"{row['band_covers']:.0%}; mean interval width {row['mean_width']:.3f}; point estimate 5-95% {low:.3f}-{high:.3f}"
+            )
     result = {"data": args.data, "encoder": args.encoder, "documents": len(docs), "corpus_ratio": truth, "trials": args.trials, "rows": rows}
     if args.output:
         from eer_plugin.predictors.evaluation import write_json

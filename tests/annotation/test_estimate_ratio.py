@@ -138,3 +138,23 @@ def test_coverage_script_on_the_fixture(capsys, tmp_path):
     assert whole["estimate_p05"] == pytest.approx(result["corpus_ratio"]) == pytest.approx(whole["estimate_p95"])
     assert whole["interval_covers"] == whole["band_covers"] == 1.0
     assert one["estimate_p05"] < result["corpus_ratio"] < one["estimate_p95"] and one["mean_width"] == 0.0  # one document: no interval
+
+
+def test_coverage_script_levels_share_the_draws(tmp_path):
+    """--confidence 0.8 0.99: both levels are measured on the same draws (same point-estimate spread); the
+    wider level's interval is never narrower and contains the corpus ratio at least as often."""
+    import importlib.util
+
+    from conftest import REPO
+
+    spec = importlib.util.spec_from_file_location("coverage_script", REPO / "benchmarks" / "ratio_estimate_coverage.py")
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    data = FIXTURES / "conll2003_tiny.txt"
+    documents = len(read_documents(data))
+    result = script.main([str(data), "--encoder", ENCODER, "--documents", str(max(2, documents - 1)), "--trials", "15", "--resamples", "200", "--confidence", "0.8", "0.99"])
+    narrow, wide = result["rows"]
+    assert [narrow["confidence"], wide["confidence"]] == [0.8, 0.99]
+    assert (narrow["estimate_p05"], narrow["estimate_p95"]) == (wide["estimate_p05"], wide["estimate_p95"])
+    assert wide["mean_width"] >= narrow["mean_width"] > 0.0
+    assert wide["interval_covers"] >= narrow["interval_covers"]
