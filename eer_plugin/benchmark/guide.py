@@ -22,10 +22,14 @@ from eer_plugin.benchmark.tables import mean, std
 START = "<!-- which-approach: generated from docs/results/results.csv by allennlp eer-benchmark --docs; do not edit -->"
 END = "<!-- /which-approach -->"
 SMALL, LARGE = "all-MiniLM-L6-v2", "all-mpnet-base-v2"
+#: the short names the guide's cells use
+SHORT = {SMALL: "MiniLM", LARGE: "mpnet"}
+#: the ablation directory of the headline block's runs (its ablation 'mpnet encoder' changes the encoder only)
+LARGE_BENCHMARK = "mpnet-encoder"
 #: (regime, [(label, scenario, ablation directory on MiniLM, ablation directory on mpnet, approach)])
 REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
     ("EE: a few entities marked per document (1,000 in all), no document complete", [
-        (approach_label(a), "EE", "", "mpnet-encoder", a)
+        (approach_label(a), "EE", "", LARGE_BENCHMARK, a)
         for a in ("sns_shortest", "eer_shortest", "eer_short", "cbl_bert_shortest", "raw_cd_shortest")
     ]),
     ("EE, 20 of the documents annotated completely (within the 1,000)", [
@@ -36,8 +40,8 @@ REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
     ("NNS: every document annotated, half the entities missed, 10% wrong", [
         ("EER-short, binding control (`-o model.ratio_control=bind`)", "NNS", "binding-ratio-control", "", "eer_short"),
         ("EER-shortest, binding control", "NNS", "binding-ratio-control", "", "eer_shortest"),
-        ("EER-short", "NNS", "", "mpnet-encoder", "eer_short"),
-        ("SNS-shortest", "NNS", "", "mpnet-encoder", "sns_shortest"),
+        ("EER-short", "NNS", "", LARGE_BENCHMARK, "eer_short"),
+        ("SNS-shortest", "NNS", "", LARGE_BENCHMARK, "sns_shortest"),
         ("CBL-BERT-shortest", "NNS", "", "", "cbl_bert_shortest"),
     ]),
 )  # fmt: skip
@@ -83,7 +87,7 @@ def ranking_encoder(found: Sequence[Tuple[str, Optional[dict], Optional[dict]]])
 
 def candidate_text(label: str, small: Optional[dict], large: Optional[dict]) -> str:
     """``EER-short: mpnet 85.1 (1 of 3 seeds), MiniLM 66.3 ± 2.4 (3 seeds)`` (an encoder the plan lacks left out)."""
-    parts = [f"{name} {cell_text(found, False)}" for name, found in (("mpnet", large), ("MiniLM", small)) if found]
+    parts = [f"{name} {cell_text(found, False)}" for name, found in ((SHORT[LARGE], large), (SHORT[SMALL], small)) if found]
     return f"{label}: {', '.join(parts)}"
 
 
@@ -91,7 +95,7 @@ def eer_minus_sns(rows: List[Dict[str, str]], scenario: str) -> List[str]:
     """``-7.9 with all-MiniLM-L6-v2 (3 seeds)`` per encoder: the mean of the per-seed differences of the plan's
     EER-short and SNS-shortest over the seeds both finished."""
     parts = []
-    for encoder, ablation in ((SMALL, ""), (LARGE, "mpnet-encoder")):
+    for encoder, ablation in ((SMALL, ""), (LARGE, LARGE_BENCHMARK)):
         eer, sns = (cell(rows, scenario, ablation, encoder, a) for a in ("eer_short", "sns_shortest"))
         seeds = sorted(set(eer["by_seed"]) & set(sns["by_seed"])) if eer and sns else []
         if seeds:
@@ -116,9 +120,8 @@ def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str,
             lines.append(f"| {regime} | not measured yet | – | – | – |")
             continue
         best = max(measured, key=lambda f: mean(f[column]["f1"]))
-        ranked = "mpnet" if encoder == LARGE else "MiniLM"
         others = "; ".join(candidate_text(label, small, large) for label, small, large in found if label != best[0] and (small or large))
-        lines.append(f"| {regime} | {best[0]} (ranked on {ranked}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |")
+        lines.append(f"| {regime} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |")
     sentences = []
     for scenario in ("EE", "NNS"):
         # the paper's NNS block has -all rows only: paper_value falls back to them, and the sentence names them
