@@ -282,6 +282,22 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert (paper["EER_LEARNING_RATE"], paper["EER_HEAD_LEARNING_RATE"], paper["EER_EPOCHS"]) == ("2e-5", "2e-5", "50")
 
 
+def test_subprocess_environment_drops_the_callers_settings_but_keeps_machine_variables(tmp_path, monkeypatch):
+    """A setting exported in the shell never changes a run; where the encoder cache is (EER_MODEL_CACHE) and
+    EER_TRACEBACK reach the run (a GPU run with the cache elsewhere failed on every run without them)."""
+    plan = parse_plan(plan_data(approaches=["eer_short"])).expand()
+    monkeypatch.setenv("EER_MODEL_CACHE", str(tmp_path / "models"))
+    monkeypatch.setenv("EER_TRACEBACK", "1")
+    monkeypatch.setenv("EER_ENCODER", "some/other-encoder")
+    monkeypatch.setenv("EER_LEARNING_RATE", "1.0")
+    monkeypatch.setenv("EER_SEED", "99")
+    run = plan.runs[0]
+    env = Runner(plan, str(tmp_path / "out")).environment(run)
+    assert env["EER_MODEL_CACHE"] == str(tmp_path / "models") and env["EER_TRACEBACK"] == "1"
+    assert env["EER_ENCODER"] == run.encoder != "some/other-encoder"
+    assert "EER_LEARNING_RATE" not in env and env["EER_SEED"] == str(run.seed)
+
+
 def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     data = plan_data(
         scenarios=[{"name": "EE-15", "type": "ee", "budget": 15}, {"name": "N", "type": "nns", "epochs": {"short": 3}, "env": {"EER_BATCH_SIZE": 2}}],
