@@ -5,7 +5,7 @@
 # `EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh`. Writes .gpu/ (git-ignored locally):
 #   .gpu/p1/      call 1: the runtime packages (site312.tar.xz), CoNLL-2003, the encoder's small files,
 #                 the first model piece and the device scripts   (~58 MB with the repository's ~7 MB)
-#   .gpu/c01 ...  one model piece per later call (58.5 MB each)
+#   .gpu/c01 ...  one model piece per later call (57 MB each)
 set -euo pipefail
 DATA=${DATA:-../shared/data/conll2003-en}
 PY=.venv/bin/python
@@ -34,9 +34,15 @@ find .gpu/site312/botocore/data -mindepth 1 -maxdepth 1 ! -name '*.json' -exec r
 tar -C .gpu -cf - site312 | xz -6 -T0 > .gpu/p1/site312.tar.xz
 tar -C "$(dirname "$DATA")" -cJf .gpu/p1/conll.tar.xz "$(basename "$DATA")"
 tar -C "$(dirname "$MODEL")" --exclude model.safetensors --exclude .eer-complete -cf .gpu/p1/model-small.tar "$(basename "$MODEL")"
-$PY benchmarks/gpu/model_planes.py pack "$MODEL/model.safetensors" .gpu/pieces
+$PY benchmarks/gpu/model_planes.py pack "$MODEL/model.safetensors" .gpu/pieces --first 26000000 --size 57000000
 mv .gpu/pieces/piece-00 .gpu/p1/
 for f in .gpu/pieces/piece-*; do n=${f##*-}; mv "$f" ".gpu/c$n"; done
 cp benchmarks/gpu/model_planes.py benchmarks/gpu/device_setup.sh benchmarks/gpu/device_run.sh .gpu/p1/
 rm -rf .gpu/wheels .gpu/site312 .gpu/pieces
-du -cb .gpu/p1/* | tail -1; ls -la .gpu
+# every call carries the repository's tracked files too: each call must stay under the 64 MiB it may carry
+TREE=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
+for part in .gpu/p1 .gpu/c[0-9][0-9]; do
+  total=$(( TREE + $(du -cb $part | tail -1 | cut -f1) ))
+  [ $total -lt $(( 64 * 1024 * 1024 - 512 * 1024 )) ] || { echo "error: $part and the repository make $total bytes, over 64 MiB: lower --first/--size" >&2; exit 1; }
+  echo "$part: $total bytes with the repository"
+done

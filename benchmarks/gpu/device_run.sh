@@ -21,6 +21,6 @@ done
 nvidia-smi dmon -s um -d 15 > $OUT/dmon.log 2>&1 & DMON=$!
 while [ $((SECONDS-T0)) -lt $LIMIT ]; do sleep 5; alive=0; for p in $PIDS; do kill -0 $p 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; done
 echo "stopping after $((SECONDS-T0)) s"; kill $PIDS 2>/dev/null; pkill -TERM -f eer-benchmark; sleep 10; pkill -9 -f allennlp; kill $DMON
-grep -h '"f1"' runs/$NAME-*/runs/*/*/*/*/*/*/result.json runs/$NAME-*/runs/*/*/*/*/*/result.json 2>/dev/null
+find runs/$NAME-* -name result.json -exec grep -H '"f1"' {} +
 tar czf $OUT/results.tgz --exclude='*.th' --exclude='*.tar.gz' --exclude=vocabulary --exclude="runs/$NAME-*/data" runs/$NAME-* 2>/dev/null
 ls -la $OUT; echo "last call: $((SECONDS-T0)) s"
