@@ -1,6 +1,7 @@
 """The checks of plan values shared by :mod:`~eer_plugin.benchmark.parse` (the plan, its data sets and
 scenarios) and :mod:`~eer_plugin.benchmark.parse_studies` (ratio grid, learning curve, ablations): each
 raises :class:`~eer_plugin.benchmark.plan.PlanError` naming the key, what was expected and the fix."""
+import difflib
 import os
 import re
 from pathlib import Path
@@ -9,7 +10,7 @@ from typing import Any, Dict, List, Mapping, Optional, Sequence
 from eer_plugin.benchmark.approaches import KNOWN_APPROACHES, VARIANTS
 from eer_plugin.benchmark.plan import PlanError
 from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES
-from eer_plugin.runtime.settings import BY_NAME
+from eer_plugin.runtime.settings import BY_NAME, MACHINE_VARIABLES
 
 #: EER_* variables the plan sets through its own keys, not through ``env``
 CONTROLLED_VARIABLES = {
@@ -47,6 +48,10 @@ def check_env(data: Any, where: str) -> Dict[str, str]:
             key not in CONTROLLED_VARIABLES,
             f"{where}: {key} is set by the runner from the plan's {CONTROLLED_VARIABLES.get(key)}; do not set it in env",
         )
+        if key.startswith("EER_") and key not in BY_NAME and key not in MACHINE_VARIABLES:
+            close = difflib.get_close_matches(key, list(BY_NAME), n=1)
+            hint = f"did you mean {close[0]}?" if close else "eer-ner eer-settings lists them"
+            raise PlanError(f"{where}: {key} is not a setting; {hint} (a misspelt setting would be ignored silently)")
         require(value is not None and not isinstance(value, (dict, list)), f"{where}: {key} must be a string or number")
         env[key] = str(value).lower() if isinstance(value, bool) else str(value)
         if key in BY_NAME and BY_NAME[key].is_hyperparameter:  # a value its config key takes (the runner's -o)

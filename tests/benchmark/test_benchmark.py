@@ -298,6 +298,15 @@ def test_subprocess_environment_drops_the_callers_settings_but_keeps_machine_var
     assert "EER_LEARNING_RATE" not in env and env["EER_SEED"] == str(run.seed)
 
 
+def test_a_misspelt_setting_in_a_plan_is_an_error_that_names_the_setting():
+    with pytest.raises(PlanError, match=r"env: EER_BATCH_SIZ is not a setting; did you mean EER_BATCH_SIZE\?"):
+        parse_plan(plan_data(env={"EER_BATCH_SIZ": 2}))
+    with pytest.raises(PlanError, match=r"scenario 'EE-15': env: EER_NOTHING_LIKE_IT is not a setting"):
+        parse_plan(plan_data(scenarios=[{"name": "EE-15", "type": "ee", "budget": 15, "env": {"EER_NOTHING_LIKE_IT": 1}}]))
+    plan = parse_plan(plan_data(env={"EER_MODEL_CACHE": "/models", "OMP_PROC_BIND": "true"}))  # not settings: kept
+    assert plan.env["EER_MODEL_CACHE"] == "/models" and plan.env["OMP_PROC_BIND"] == "true"
+
+
 def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     data = plan_data(
         scenarios=[{"name": "EE-15", "type": "ee", "budget": 15}, {"name": "N", "type": "nns", "epochs": {"short": 3}, "env": {"EER_BATCH_SIZE": 2}}],
