@@ -7,6 +7,9 @@ pieces, rebuilds the file and refuses it unless its SHA-256 is the original's.
 
     python benchmarks/gpu/model_planes.py pack MODEL.safetensors OUTDIR --first 27000000 --size 58500000
     python benchmarks/gpu/model_planes.py unpack OUTDIR_OR_PIECES... --output model.safetensors
+
+It needs numpy alone (no eer_plugin, hence its own small atomic write): on the device it runs from
+/tmp/pieces before the carried packages are on the path.
 """
 import argparse
 import hashlib

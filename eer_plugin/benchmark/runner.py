@@ -191,11 +191,9 @@ class Runner:
         return env
 
     def environment(self, run: Run) -> Dict[str, str]:
-        """The subprocess environment: the caller's without the settings a plan owns (the settings table's
-        ``EER_*`` names: a stray ``EER_ENCODER`` in the shell must not change a run), then the run's environment
-        settings (:meth:`run_settings`); its hyperparameters reach the training as ``-o`` (:meth:`overrides`).
-        The caller's other ``EER_*`` variables say where things are on this machine, not how a run trains
-        (``EER_MODEL_CACHE``, ``EER_TRACEBACK``), and pass through."""
+        """The subprocess environment: the caller's without the settings a plan owns (a stray ``EER_ENCODER``
+        in the shell must not change a run; ``settings.MACHINE_VARIABLES`` pass), then the run's environment
+        settings (:meth:`run_settings`); its hyperparameters reach the training as ``-o`` (:meth:`overrides`)."""
         env = {k: v for k, v in os.environ.items() if k not in BY_NAME}
         env.update({k: v for k, v in self.run_settings(run).items() if k not in BY_NAME or not BY_NAME[k].is_hyperparameter})
         for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):

@@ -134,10 +134,10 @@ SETTINGS: Tuple[Setting, ...] = (
 )  # fmt: skip
 
 BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
+assert len(BY_NAME) == len(SETTINGS), "a setting is listed twice"
 #: the EER_* variables that are not settings: where things are on this machine and how errors show; they
 #: never change how a run trains (eer-benchmark passes them from the shell to its runs)
 MACHINE_VARIABLES: Tuple[str, ...] = ("EER_MODEL_CACHE", "EER_TRACEBACK")
-assert len(BY_NAME) == len(SETTINGS), "a setting is listed twice"
 ENVIRONMENT: Tuple[Setting, ...] = tuple(s for s in SETTINGS if not s.is_hyperparameter)
 HYPERPARAMETERS: Tuple[Setting, ...] = tuple(s for s in SETTINGS if s.is_hyperparameter)
 
