@@ -12,7 +12,7 @@ from typing import Any, Dict, Optional, Tuple
 from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.machine import machine
 from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.resume import resumable, start_attempt, training_finished
+from eer_plugin.benchmark.resume import kept_estimate_seconds, resumable, start_attempt, training_finished
 from eer_plugin.benchmark.tables import read_json
 
 
@@ -41,13 +41,20 @@ class Attempt:
             self.estimate_ratio()
         env = runner.environment(run)
         archive, metrics_path = self.tune_raw(env) if FAMILIES[run.family].tunes_o_cost else self.train(env)
-        if run.estimates_ratio:
+        if run.estimates_ratio and runner._estimate_staging(run).exists():  # (a resumed run may have moved it already)
             os.replace(runner._estimate_staging(run), runner.estimate_path(run))
         eval_seconds, counts = self.evaluate(env, archive)
         return self.record(counts, read_json(metrics_path) or {}, eval_seconds, archive)
 
     def estimate_ratio(self) -> None:
+        """The ``eer-estimate-ratio`` step, or, when an interrupted training continues, the estimate it
+        started with (the band in its compared settings) and the seconds that took."""
         run, runner = self.run, self.runner
+        if self.resume and runner.ratio_estimate(run) is not None:
+            estimate, seconds = runner.ratio_estimate(run), kept_estimate_seconds(self.directory)
+            self.extra["ratio_estimate"], self.extra["estimate_seconds"] = estimate, seconds
+            self.estimate_seconds = seconds
+            return
         self.directory.parent.mkdir(parents=True, exist_ok=True)
         runner._estimate_staging(run).unlink(missing_ok=True)
         seconds = self.step(runner.estimate_command(run), runner.environment(run), "estimate ratio")
@@ -92,7 +99,7 @@ class Attempt:
                 self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
                 self.seconds = self.own_seconds = kept
                 return self.directory / "model.tar.gz", self.directory / "metrics.json"
-            start_attempt(self.directory, runner.settings(run), kept)
+            start_attempt(self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None)
             if self.resume:
                 command = command + ["--recover"]
                 self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}

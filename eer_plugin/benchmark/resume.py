@@ -5,8 +5,10 @@ that directory when the benchmark is interrupted (Ctrl-C, SIGTERM, a kill, the e
 invocation continues it with ``allennlp train --recover`` from its latest complete trainer checkpoint (the
 ``eer_atomic`` checkpointer's: both files of an epoch written, random number generators included, so the
 resumed run repeats the uninterrupted one) when the run's settings are the ones it started with. Otherwise
-(no checkpoint yet, other settings, a recorded failure, CBL's rounds, Raw+CD's search, a ratio estimate)
-it starts from scratch, as before. The retry of a failed attempt starts afresh too, unless the training had
+(no checkpoint yet, other settings, a recorded failure, CBL's rounds, Raw+CD's search) it starts from
+scratch, as before. A ratio-estimate run ("estimate, then bind") continues too: its estimate, written beside
+the run directory before the training, is kept and not computed again, so the resumed training holds the
+band it started with (the settings compared include that band). The retry of a failed attempt starts afresh too, unless the training had
 finished (:func:`retry_point`): a failed evaluation does not train the model again.
 
 Each attempt leaves ``<run directory>.attempt.json`` beside the run directory (``allennlp train`` wants
@@ -31,8 +33,8 @@ CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round
 def resumable(run: Run) -> bool:
     """Whether an interrupted run continues its training: its one long step is ``allennlp train`` into
     its own directory (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`: not CBL's rounds or Raw+CD's
-    search), and not a ratio estimate's two steps."""
-    return FAMILIES[run.family].resumable and not run.estimates_ratio
+    search). A ratio-estimate run is one too: its estimate step is short and kept (:func:`kept_estimate_seconds`)."""
+    return FAMILIES[run.family].resumable
 
 
 def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
@@ -55,11 +57,14 @@ def attempt_path(directory: Path) -> Path:
     return directory.with_name(directory.name + ".attempt.json")
 
 
-def start_attempt(directory: Path, settings: Dict[str, str], seconds_before: float = 0.0) -> None:
+def start_attempt(directory: Path, settings: Dict[str, str], seconds_before: float = 0.0, estimate_seconds: Optional[float] = None) -> None:
     """Records that a training attempt starts now in ``directory`` with ``settings``, after
-    ``seconds_before`` seconds of training kept from earlier attempts."""
+    ``seconds_before`` seconds of training kept from earlier attempts (and, for a ratio-estimate run, the
+    ``estimate_seconds`` its kept estimate took)."""
     directory.parent.mkdir(parents=True, exist_ok=True)
     record = {"settings": settings, "started": time.time(), "seconds_before": seconds_before}
+    if estimate_seconds is not None:
+        record["estimate_seconds"] = estimate_seconds
     write_atomic(attempt_path(directory), json.dumps(record, indent=1))
 
 
@@ -76,6 +81,11 @@ def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[in
     epochs, _, written = checkpoint
     kept = float(attempt.get("seconds_before", 0.0)) + max(0.0, written - float(attempt.get("started", written)))
     return epochs, kept
+
+
+def kept_estimate_seconds(directory: Path) -> float:
+    """The seconds of the ratio estimate that the interrupted attempt in ``directory`` ran (0: none recorded)."""
+    return float((read_json(attempt_path(directory)) or {}).get("estimate_seconds", 0.0))
 
 
 def training_finished(directory: Path) -> bool:

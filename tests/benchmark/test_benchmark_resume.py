@@ -14,10 +14,12 @@ import pytest
 import torch
 
 from conftest import REPO
-from eer_plugin.benchmark import parse_plan
+from eer_plugin.benchmark import Runner, parse_plan
+from eer_plugin.benchmark.attempt import StepFailed
 from eer_plugin.benchmark.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt
 from eer_plugin.commands import benchmark
 from test_benchmark import DEV, TRAIN, plan_data
+from test_benchmark_partial import ESTIMATE, partial_plan
 
 EPOCHS = 6  # of the interrupted run: it is stopped after two
 SETTINGS = {"EER_EPOCHS": "4", "EER_LEARNING_RATE": "5e-5"}
@@ -60,6 +62,50 @@ def test_which_runs_resume():
         "eer_short": True, "sns_shortest": True, "raw_shortest": True, "gold": True,
         "raw_cd_shortest": False, "cbl_bert_shortest": False,  # several steps: they start again
     }  # fmt: skip
+    estimate = parse_plan(partial_plan()).expand()
+    assert [resumable(r) for r in estimate.runs if r.estimates_ratio] == [True, True]  # "estimate, then bind" too
+
+
+def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path, monkeypatch):
+    """An "estimate, then bind" run stopped after its estimate and two epochs continues its training with
+    ``--recover`` and the band it started with; the estimate is not computed again and its seconds count once.
+    (The subprocesses are stand-ins that write what the real steps write; the SIGTERM test below trains.)"""
+    plan = parse_plan(partial_plan(ablations={"approach": "eer_short", "scenarios": ["EE"], "settings": [{**ESTIMATE, "seeds": [0]}]})).expand()
+    run = next(r for r in plan.runs if r.estimates_ratio)
+    steps = []
+
+    def step(runner, command, env, log, name):
+        overrides = json.loads(command[command.index("-o") + 1]) if name == "train" else {}
+        steps.append((name, list(command), overrides.get("model.entity_ratio")))
+        directory = runner.run_dir(run)
+        if name == "estimate ratio":
+            output = Path(command[command.index("--output") + 1])
+            output.write_text(json.dumps({"ratio": 0.2, "low": 0.16, "high": 0.24, "documents": 2, "suggested": {"entity_ratio": 0.2, "ratio_margin": 0.04}}))
+            return 30.0
+        if name == "per-document evaluation":
+            counts = {"summary": {"precision": 1.0, "recall": 0.5, "f1": 2 / 3, "tp": 1, "fp": 0, "fn": 1}, "counts": {}}
+            Path(command[command.index("-o") + 1]).write_text(json.dumps(counts))
+            return 5.0
+        directory.mkdir(parents=True, exist_ok=True)
+        if "--recover" not in command:  # the first training: two epochs checkpointed, then the session ends
+            started = json.loads(attempt_path(directory).read_text())["started"]
+            checkpoint(directory, 2, started + 200)
+            runner._stopping = True
+            raise StepFailed("train: interrupted")
+        (directory / "metrics.json").write_text(json.dumps({"training_rho_hat": 0.21}))
+        (directory / "model.tar.gz").write_bytes(b"archive")
+        return 150.0
+
+    monkeypatch.setattr(Runner, "_subprocess", step)
+    first = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0)
+    assert first.execute(run)["status"] == "missing"
+    result = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)
+    assert [name for name, _, _ in steps] == ["estimate ratio", "train", "train", "per-document evaluation"], steps
+    assert "--recover" in steps[2][1] and steps[1][2] == steps[2][2] == 0.2  # the same band, held on
+    assert result["status"] == "done" and result["resumed"]["epochs_completed"] == 2
+    assert result["ratio_estimate"]["entity_ratio"] == result["entity_ratio"] == 0.2 and result["estimate_seconds"] == 30.0
+    assert abs(result["seconds"] - (200.0 + 150.0 + 30.0)) < 1.0  # kept training, the resumed training, the estimate once
+    assert json.loads((first.run_dir(run) / "ratio_estimate.json").read_text())["suggested"]["entity_ratio"] == 0.2
 
 
 @pytest.mark.integration
