@@ -78,9 +78,10 @@ class Family:
 
     @property
     def resumable(self) -> bool:
-        """An interrupted run continues with ``allennlp train --recover``: its one long step is a training
-        into its own directory (not CBL's rounds, not the O-cost search)."""
-        return self.command == "train"
+        """An interrupted run continues with ``--recover``: its long step is a training into its own
+        directory (``allennlp train``), or CBL's rounds (``allennlp cbl`` keeps the finished ones); not the
+        O-cost search."""
+        return self.command in ("train", "cbl")
 
     @property
     def distributed(self) -> bool:

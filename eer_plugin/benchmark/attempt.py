@@ -88,23 +88,23 @@ class Attempt:
         return directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
 
     def train(self, env: Dict[str, str]) -> Tuple[Path, Path]:
-        """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted training, or not at all when
+        """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted one, or not at all when
         the resumed training had finished: its archive and metrics are written whole, after its last epoch);
         returns the archive and the metrics file."""
         run, runner, family = self.run, self.runner, FAMILIES[self.run.family]
         command, kept = runner.commands(run)[0], 0.0
+        final = self.directory / "final" if family.cbl_rounds else self.directory
         if resumable(run):
             kept = self.resume[1] if self.resume else 0.0
             if self.resume and training_finished(self.directory):  # finished before a later step failed or was stopped
                 self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
                 self.seconds = self.own_seconds = kept
-                return self.directory / "model.tar.gz", self.directory / "metrics.json"
+                return final / "model.tar.gz", final / "metrics.json"
             start_attempt(self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None)
             if self.resume:
                 command = command + ["--recover"]
                 self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
         self.seconds = self.own_seconds = kept + self.step(command, env, family.command)
-        final = self.directory / "final" if family.cbl_rounds else self.directory
         return final / "model.tar.gz", final / "metrics.json"
 
     def evaluate(self, env: Dict[str, str], archive: Path) -> Tuple[float, dict]:

@@ -5,8 +5,9 @@ that directory when the benchmark is interrupted (Ctrl-C, SIGTERM, a kill, the e
 invocation continues it with ``allennlp train --recover`` from its latest complete trainer checkpoint (the
 ``eer_atomic`` checkpointer's: both files of an epoch written, random number generators included, so the
 resumed run repeats the uninterrupted one) when the run's settings are the ones it started with. Otherwise
-(no checkpoint yet, other settings, a recorded failure, CBL's rounds, Raw+CD's search) it starts from
-scratch, as before. A ratio-estimate run ("estimate, then bind") continues too: its estimate, written beside
+(no checkpoint yet, other settings, a recorded failure, Raw+CD's search) it starts from scratch, as
+before. CBL continues with ``allennlp cbl --recover`` (its finished rounds kept, the round in progress from
+its checkpoint). A ratio-estimate run ("estimate, then bind") continues too: its estimate, written beside
 the run directory before the training, is kept and not computed again, so the resumed training holds the
 band it started with (the settings compared include that band). The retry of a failed attempt starts afresh too, unless the training had
 finished (:func:`retry_point`): a failed evaluation does not train the model again.
@@ -26,14 +27,14 @@ from eer_plugin.benchmark.plan import Run
 from eer_plugin.benchmark.tables import read_json, write_atomic
 
 #: what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz and best.th);
-#: CBL's rounds keep a best.th each
-CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round_*/best.th")
+#: CBL's rounds keep a best.th each, and its rounds' state the weights of every word
+CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round_*/best.th", "cbl_state.json")
 
 
 def resumable(run: Run) -> bool:
     """Whether an interrupted run continues its training: its one long step is ``allennlp train`` into
     its own directory (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`: not CBL's rounds or Raw+CD's
-    search). A ratio-estimate run is one too: its estimate step is short and kept (:func:`kept_estimate_seconds`)."""
+    search; CBL's rounds resume). A ratio-estimate run is one too: its estimate step is short and kept (:func:`kept_estimate_seconds`)."""
     return FAMILIES[run.family].resumable
 
 
@@ -41,15 +42,24 @@ def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
     """``(epochs completed, batches completed in the next, modification time)`` of the checkpoint
     ``allennlp train --recover`` would load from ``directory``, as the ``eer_atomic`` checkpointer itself finds
     it (the newest with both of its files; AllenNLP names it by those counts: ``e1_b0`` is written after
-    the first epoch), else None."""
+    the first epoch), else None. A CBL run's trainings are in ``round_<k>`` and ``final``: the epochs add up
+    over them, the batches and the time are the newest checkpoint's (or, when later, the time its rounds'
+    state was saved, ``cbl_state.json``)."""
     from eer_plugin.training.checkpointer import AtomicCheckpointer  # AllenNLP: only where a run may resume
 
-    latest = AtomicCheckpointer(directory).find_latest_checkpoint()
-    if latest is None:
+    found = []
+    for place in [directory, *sorted(directory.glob("round_*/")), directory / "final"]:
+        latest = AtomicCheckpointer(str(place)).find_latest_checkpoint() if place.is_dir() else None
+        if latest is not None:
+            model, training = (Path(path) for path in latest)
+            epochs, batches = AtomicCheckpointer._parse_training_state_path(str(training))
+            found.append((epochs, batches, max(model.stat().st_mtime, training.stat().st_mtime)))
+    if not found:
         return None
-    model, training = (Path(path) for path in latest)
-    epochs, batches = AtomicCheckpointer._parse_training_state_path(training)
-    return epochs, batches, max(model.stat().st_mtime, training.stat().st_mtime)
+    _, batches, written = max(found, key=lambda item: item[2])
+    state = directory / "cbl_state.json"
+    written = max(written, state.stat().st_mtime) if state.is_file() else written
+    return sum(epochs for epochs, _, _ in found), batches, written
 
 
 def attempt_path(directory: Path) -> Path:
@@ -89,8 +99,9 @@ def kept_estimate_seconds(directory: Path) -> float:
 
 
 def training_finished(directory: Path) -> bool:
-    """Whether ``allennlp train`` finished in ``directory``: its metrics and its archive (written whole, last) are there."""
-    return (directory / "metrics.json").is_file() and (directory / "model.tar.gz").is_file()
+    """Whether ``allennlp train`` finished in ``directory`` (or ``allennlp cbl`` in its ``final``): its
+    metrics and its archive (written whole, last) are there."""
+    return any((place / "metrics.json").is_file() and (place / "model.tar.gz").is_file() for place in (directory, directory / "final"))
 
 
 def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:

@@ -10,12 +10,19 @@ serialization directory ``<serialization dir>/final`` (``final/model.tar.gz`` wo
 ``cbl_rounds.json`` logs every round (target ratio, relabelled words, seconds) and the total wall
 time (written atomically, as every file of the rounds). See :mod:`eer_plugin.annotation.cbl` for the
 relabelling rules.
+
+Resume (``recover``): after every round ``cbl_state.json`` keeps the rounds done, the relabelled weights and
+the log. An interrupted run continues from there: the first unfinished round (or the final tagger) goes on
+from its latest epoch checkpoint (``allennlp train --recover``'s, exact), or, when its training had finished,
+its archived model relabels. Every round is seeded by its own config, so the resumed run ends with the
+uninterrupted one's model. A directory that holds a run is never overwritten unless ``force`` is given.
 """
 import json
 import logging
+import shutil
 import time
 from pathlib import Path
-from typing import List
+from typing import List, Optional
 
 import torch
 from allennlp.commands.train import train_model
@@ -26,9 +33,13 @@ from eer_plugin.annotation import cbl
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.inference.decoding import batches, tensorize_chunks
+from eer_plugin.runtime.archive import load_model_archive
 from eer_plugin.runtime.atomic import atomic_write_text
+from eer_plugin.runtime.errors import UserError
 
 logger = logging.getLogger(__name__)
+
+STATE = "cbl_state.json"  #: the rounds done, the weights after them and the log (what a resumed run needs)
 
 
 def word_entity_probabilities(model, reader, docs: List[Document], batch_size: int = 8) -> List[List[float]]:
@@ -47,16 +58,56 @@ def word_entity_probabilities(model, reader, docs: List[Document], batch_size: i
     return probabilities
 
 
-def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) -> dict:
-    started = time.time()
+def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
+    """Checks ``out`` for a new run (``force``: remove what is there) or a resumed one; returns the saved
+    state of a resumed run (None: nothing finished yet, or a new run)."""
+    if recover and force:
+        raise UserError("--recover continues the run in the serialization directory and --force replaces it: give one of them")
+    holds = out.is_dir() and any(out.iterdir())
+    if force and out.exists():
+        shutil.rmtree(out)
+    elif recover and not holds:
+        raise UserError(f"{out}: nothing to recover (no CBL run there); leave out --recover to start one")
+    elif holds and not recover:
+        raise UserError(f"{out} already holds files (a CBL run?): add --recover to continue that run, --force to replace it, or choose a new -s directory")
+    out.mkdir(parents=True, exist_ok=True)
+    if not recover or not (out / STATE).is_file():
+        return None
+    return json.loads((out / STATE).read_text())
+
+
+def has_checkpoint(directory: Path) -> bool:
+    """Whether ``allennlp train --recover`` can continue in ``directory`` (an epoch checkpoint with both files)."""
+    from eer_plugin.training.checkpointer import AtomicCheckpointer
+
+    return directory.is_dir() and AtomicCheckpointer(str(directory)).find_latest_checkpoint() is not None
+
+
+def train_or_resume(params: Params, directory: Path, include_package: List[str], resume: bool):
+    """One training into ``directory``: continued from its checkpoint when ``resume`` and there is one (its
+    finished model when it had finished: ``metrics.json`` is written last; an interrupted AllenNLP training
+    archives its best epoch too, without it), else from scratch."""
+    if resume and (directory / "model.tar.gz").is_file() and (directory / "metrics.json").is_file():
+        device = params.get("trainer").get("cuda_device", -1)
+        logger.info("CBL: %s finished before the interruption; using its model", directory)
+        return load_model_archive(directory / "model.tar.gz", cuda_device=device if isinstance(device, int) else -1).model
+    if resume and has_checkpoint(directory):
+        logger.info("CBL: continuing %s from its latest checkpoint", directory)
+        return train_model(params, str(directory), include_package=include_package, recover=True)
+    return train_model(params, str(directory), include_package=include_package, force=True)
+
+
+def run_cbl(params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False) -> dict:
+    """The binary rounds, then the final tagger, into ``serialization_dir`` (new or empty; ``recover``:
+    continue the interrupted run there; ``force``: replace what is there)."""
+    out = Path(serialization_dir)
+    state = prepare_directory(out, recover, force)
     settings = params.pop("cbl")
     entity_ratio = settings.pop_float("entity_ratio", 0.2)
     step = settings.pop_float("step", 0.02)
     clip = settings.pop_float("clip", 0.5)
     round_epochs = settings.pop_int("round_epochs", 5)
     settings.assert_empty("cbl")
-    out = Path(serialization_dir)
-    out.mkdir(parents=True, exist_ok=True)
 
     reader_params = params.get("dataset_reader").duplicate()
     reader: DatasetReader = DatasetReader.from_params(reader_params)
@@ -64,7 +115,13 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
     weights = [[1.0] * len(d.tokens) for d in docs]  # round 0: every unannotated word is O (Raw)
     schedule = cbl.ratio_schedule(cbl.annotated_ratio(docs), entity_ratio, step)
     log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": cbl.annotated_ratio(docs), "rounds": []}
-    logger.info("CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f", len(docs), log["annotated_ratio"], len(schedule), entity_ratio)
+    done, started = 0, time.time()
+    if state is not None:  # resumed: the finished rounds' weights, log and seconds
+        if [len(row) for row in state["weights"]] != [len(d.tokens) for d in docs] or state["schedule"] != schedule:
+            raise UserError(f"{out / STATE} belongs to another training data or CBL setting; use --force to start again")
+        done, weights, log = state["rounds_done"], state["weights"], state["log"]
+        started -= state["seconds"]
+    logger.info("CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f (%d done)", len(docs), log["annotated_ratio"], len(schedule), entity_ratio, done)
 
     def with_weights(documents, binary: bool) -> List[Document]:
         result = []
@@ -74,6 +131,8 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
         return result
 
     for k, target in enumerate(schedule):
+        if k < done:
+            continue
         round_started = time.time()
         round_dir = out / f"round_{k}"
         data = out / f"round_{k}_train.jsonl"
@@ -91,12 +150,14 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
         round_params["trainer"].pop("min_steps", None)
         round_params["trainer"].pop("patience", None)
         round_params["trainer"]["validation_metric"] = "-loss"
-        model = train_model(round_params, str(round_dir), include_package=include_package, force=True)
+        model = train_or_resume(round_params, round_dir, include_package, resume=recover and k == done)
         probabilities = word_entity_probabilities(model, reader, docs)
         weights, hard = cbl.relabel(docs, probabilities, target, clip)
         entry = {"round": k, "target_ratio": target, "relabelled_entity_words": hard, "seconds": time.time() - round_started}
         log["rounds"].append(entry)
         logger.info("CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)", k, target, hard, entry["seconds"])
+        state = {"rounds_done": k + 1, "schedule": schedule, "weights": weights, "log": log, "seconds": time.time() - started}
+        atomic_write_text(str(out / STATE), json.dumps(state))
         atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
 
     final_started = time.time()
@@ -104,7 +165,7 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str]) 
     write_jsonl(with_weights(docs, binary=False), data)
     params["train_data_path"] = str(data)
     params["dataset_reader"]["variant"] = "all"
-    train_model(params, str(out / "final"), include_package=include_package, force=True)
+    train_or_resume(params, out / "final", include_package, resume=recover and done == len(schedule))
     log["final_seconds"] = time.time() - final_started
     log["total_seconds"] = time.time() - started
     atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))

@@ -56,11 +56,28 @@ def test_resume_point_needs_the_same_settings_a_complete_checkpoint_and_no_failu
     assert resume_point(run_dir, SETTINGS) is None
 
 
+def test_a_cbl_runs_checkpoints_add_up_over_its_rounds(tmp_path):
+    run_dir = tmp_path / "seed0"
+    start_attempt(run_dir, SETTINGS)
+    started = json.loads(attempt_path(run_dir).read_text())["started"]
+    checkpoint(run_dir / "round_0", 3, started + 100)  # a finished round keeps its last checkpoint
+    checkpoint(run_dir / "round_1", 1, started + 150)
+    assert latest_checkpoint(run_dir) == (4, 0, started + 150)
+    (run_dir / "cbl_state.json").write_text("{}")  # round 1 finished and relabelled later
+    os.utime(run_dir / "cbl_state.json", (started + 170, started + 170))
+    checkpoint(run_dir / "round_1", 3, started + 160)
+    epochs, kept = resume_point(run_dir, SETTINGS)
+    assert epochs == 6 and abs(kept - 170.0) < 1e-6
+    checkpoint(run_dir / "final", 2, started + 250)
+    assert latest_checkpoint(run_dir) == (8, 0, started + 250)
+
+
 def test_which_runs_resume():
     plan = parse_plan(plan_data(approaches=["eer_short", "sns_shortest", "raw_shortest", "raw_cd_shortest", "cbl_bert_shortest", "gold"])).expand()
     assert {run.approach: resumable(run) for run in plan.runs} == {
         "eer_short": True, "sns_shortest": True, "raw_shortest": True, "gold": True,
-        "raw_cd_shortest": False, "cbl_bert_shortest": False,  # several steps: they start again
+        "cbl_bert_shortest": True,  # allennlp cbl --recover: its finished rounds are kept
+        "raw_cd_shortest": False,  # the O-cost search starts again
     }  # fmt: skip
     estimate = parse_plan(partial_plan()).expand()
     assert [resumable(r) for r in estimate.runs if r.estimates_ratio] == [True, True]  # "estimate, then bind" too

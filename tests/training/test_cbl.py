@@ -1,5 +1,6 @@
 """CBL (constrained binary learning): the schedule, the relabelling step and an end-to-end run."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -99,3 +100,83 @@ def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     assert archive.model.encoder is not None
     outputs = archive.model.forward_on_instances(instances)
     assert len(outputs) == len(instances)
+
+
+def test_a_cbl_run_never_overwrites_a_directory_without_force(tmp_path):
+    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.training.cbl_rounds import prepare_directory
+
+    out = tmp_path / "cbl"
+    with pytest.raises(UserError, match="nothing to recover .* leave out --recover"):
+        prepare_directory(out, recover=True, force=False)
+    assert prepare_directory(out, recover=False, force=False) is None and out.is_dir()  # new: created
+    (out / "round_0").mkdir()
+    (out / "round_0" / "best.th").write_bytes(b"weights")
+    with pytest.raises(UserError, match="already holds files .* --recover to continue that run, --force to replace it"):
+        prepare_directory(out, recover=False, force=False)
+    assert (out / "round_0" / "best.th").read_bytes() == b"weights"
+    with pytest.raises(UserError, match="give one of them"):
+        prepare_directory(out, recover=True, force=True)
+    assert prepare_directory(out, recover=True, force=False) is None  # no round finished yet: round 0 goes on
+    (out / "cbl_state.json").write_text(json.dumps({"rounds_done": 1}))
+    assert prepare_directory(out, recover=True, force=False) == {"rounds_done": 1}
+    assert prepare_directory(out, recover=False, force=True) is None and list(out.iterdir()) == []
+
+
+@pytest.mark.integration
+def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, monkeypatch, tmp_path):
+    """Stopped twice (while relabelling after round 1, whose training had finished; then in the final
+    tagger after its first epoch) and recovered each time, a CBL run ends with the uninterrupted run's
+    relabelling and final weights."""
+    import torch
+    from allennlp.common import Params
+
+    from conftest import REPO, hyper
+    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.training import cbl_rounds
+    from eer_plugin.training.checkpointer import AtomicCheckpointer
+
+    config = str(REPO / "training_configs" / "cbl_bert_all.jsonnet")
+    # three rounds of one epoch (a larger ratio step), a final tagger of two
+    overrides = json.dumps({**json.loads(hyper("cbl_bert_all", EER_EPOCHS=2, EER_CBL_ROUND_EPOCHS=1)), "cbl.step": 0.06})
+
+    def run(directory, **options):
+        return cbl_rounds.run_cbl(Params.from_file(config, overrides), str(tmp_path / directory), ["eer_plugin"], **options)
+
+    whole = run("whole")
+    score, save, calls = cbl_rounds.word_entity_probabilities, AtomicCheckpointer.save_checkpoint, []
+
+    def stops_after_round_1(model, reader, docs, **options):
+        calls.append(len(calls))
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return score(model, reader, docs, **options)
+
+    monkeypatch.setattr(cbl_rounds, "word_entity_probabilities", stops_after_round_1)
+    with pytest.raises(KeyboardInterrupt):
+        run("resumed")
+    out = tmp_path / "resumed"
+    assert json.loads((out / "cbl_state.json").read_text())["rounds_done"] == 1 and (out / "round_1" / "metrics.json").is_file()
+    with pytest.raises(UserError, match="--recover"):
+        run("resumed")  # a new run does not overwrite it
+    monkeypatch.setattr(cbl_rounds, "word_entity_probabilities", score)
+
+    def stops_in_the_final_tagger(self, trainer):
+        save(self, trainer)
+        if Path(self._serialization_dir).name == "final":
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", stops_in_the_final_tagger)
+    with pytest.raises(KeyboardInterrupt):
+        run("resumed", recover=True)
+    assert not (out / "final" / "metrics.json").exists() and (out / "final" / "model_state_e1_b0.th").is_file()
+    monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", save)
+    resumed = run("resumed", recover=True)
+
+    assert [r["relabelled_entity_words"] for r in resumed["rounds"]] == [r["relabelled_entity_words"] for r in whole["rounds"]]
+    assert len(whole["rounds"]) == 3 and resumed["total_seconds"] > 0
+    assert (out / "round_1_train.jsonl").read_text() == (tmp_path / "whole" / "round_1_train.jsonl").read_text()
+    weights = [torch.load(tmp_path / d / "final" / "best.th", weights_only=True) for d in ("whole", "resumed")]
+    assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+    metrics = [json.loads((tmp_path / d / "final" / "metrics.json").read_text()) for d in ("whole", "resumed")]
+    assert metrics[0]["best_validation_f1-measure-overall"] == metrics[1]["best_validation_f1-measure-overall"]
