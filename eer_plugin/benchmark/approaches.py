@@ -79,9 +79,9 @@ class Family:
     @property
     def resumable(self) -> bool:
         """An interrupted run continues with ``--recover``: its long step is a training into its own
-        directory (``allennlp train``), or CBL's rounds (``allennlp cbl`` keeps the finished ones); not the
-        O-cost search."""
-        return self.command in ("train", "cbl")
+        directory (``allennlp train``), CBL's rounds (``allennlp cbl`` keeps the finished ones) or Raw+CD's
+        own Raw training (then the O-cost search, which is short, runs again)."""
+        return self.command in ("train", "cbl", "tune-o-cost")
 
     @property
     def distributed(self) -> bool:

@@ -75,9 +75,17 @@ class Attempt:
             if partner_record.get("status") != "done":
                 raise StepFailed(f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {runner.log_path(partner)})")
             raw_dir, raw_seconds = runner.run_dir(partner), float(partner_record["seconds"])
-        else:
-            raw_dir = directory / "raw"
-            raw_seconds = self.step(runner.commands(run)[0], env, f"train {FAMILIES[run.family].tunes}_{run.variant}")
+        else:  # its own Raw training, continued after an interruption like any training (the search is redone)
+            raw_dir, command, kept = directory / "raw", runner.commands(run)[0], self.resume[1] if self.resume else 0.0
+            if self.resume and training_finished(raw_dir):
+                self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
+                raw_seconds = kept
+            else:
+                if self.resume:
+                    command = command + ["--recover"]
+                    self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
+                start_attempt(directory, runner.settings(run), kept)
+                raw_seconds = kept + self.step(command, env, f"train {FAMILIES[run.family].tunes}_{run.variant}")
             self.own_seconds += raw_seconds
         tune_seconds = self.step(runner.commands(run)[-1], env, "tune-o-cost")
         self.own_seconds += tune_seconds

@@ -5,9 +5,9 @@ that directory when the benchmark is interrupted (Ctrl-C, SIGTERM, a kill, the e
 invocation continues it with ``allennlp train --recover`` from its latest complete trainer checkpoint (the
 ``eer_atomic`` checkpointer's: both files of an epoch written, random number generators included, so the
 resumed run repeats the uninterrupted one) when the run's settings are the ones it started with. Otherwise
-(no checkpoint yet, other settings, a recorded failure, Raw+CD's search) it starts from scratch, as
-before. CBL continues with ``allennlp cbl --recover`` (its finished rounds kept, the round in progress from
-its checkpoint). A ratio-estimate run ("estimate, then bind") continues too: its estimate, written beside
+(no checkpoint yet, other settings, a recorded failure) it starts from scratch, as before. CBL continues
+with ``allennlp cbl --recover`` (its finished rounds kept, the round in progress from its checkpoint), and
+Raw+CD its own Raw training in ``raw/`` (the O-cost search, minutes, runs again). A ratio-estimate run ("estimate, then bind") continues too: its estimate, written beside
 the run directory before the training, is kept and not computed again, so the resumed training holds the
 band it started with (the settings compared include that band). The retry of a failed attempt starts afresh too, unless the training had
 finished (:func:`retry_point`): a failed evaluation does not train the model again.
@@ -34,7 +34,7 @@ CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round
 def resumable(run: Run) -> bool:
     """Whether an interrupted run continues its training: its one long step is ``allennlp train`` into
     its own directory (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`: not CBL's rounds or Raw+CD's
-    search; CBL's rounds resume). A ratio-estimate run is one too: its estimate step is short and kept (:func:`kept_estimate_seconds`)."""
+    search; CBL's rounds and Raw+CD's own Raw training resume). A ratio-estimate run is one too: its estimate step is short and kept (:func:`kept_estimate_seconds`)."""
     return FAMILIES[run.family].resumable
 
 
@@ -42,13 +42,13 @@ def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
     """``(epochs completed, batches completed in the next, modification time)`` of the checkpoint
     ``allennlp train --recover`` would load from ``directory``, as the ``eer_atomic`` checkpointer itself finds
     it (the newest with both of its files; AllenNLP names it by those counts: ``e1_b0`` is written after
-    the first epoch), else None. A CBL run's trainings are in ``round_<k>`` and ``final``: the epochs add up
+    the first epoch), else None. A CBL run's trainings are in ``round_<k>`` and ``final`` (Raw+CD's in ``raw``): the epochs add up
     over them, the batches and the time are the newest checkpoint's (or, when later, the time its rounds'
     state was saved, ``cbl_state.json``)."""
     from eer_plugin.training.checkpointer import AtomicCheckpointer  # AllenNLP: only where a run may resume
 
     found = []
-    for place in [directory, *sorted(directory.glob("round_*/")), directory / "final"]:
+    for place in [directory, *sorted(directory.glob("round_*/")), directory / "final", directory / "raw"]:
         latest = AtomicCheckpointer(str(place)).find_latest_checkpoint() if place.is_dir() else None
         if latest is not None:
             model, training = (Path(path) for path in latest)
@@ -99,9 +99,10 @@ def kept_estimate_seconds(directory: Path) -> float:
 
 
 def training_finished(directory: Path) -> bool:
-    """Whether ``allennlp train`` finished in ``directory`` (or ``allennlp cbl`` in its ``final``): its
-    metrics and its archive (written whole, last) are there."""
-    return any((place / "metrics.json").is_file() and (place / "model.tar.gz").is_file() for place in (directory, directory / "final"))
+    """Whether ``allennlp train`` finished in ``directory`` (or ``allennlp cbl`` in its ``final``, Raw+CD's
+    own Raw training in ``raw``): its metrics (written last) and its archive (written whole) are there."""
+    places = (directory, directory / "final", directory / "raw")
+    return any((place / "metrics.json").is_file() and (place / "model.tar.gz").is_file() for place in places)
 
 
 def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:

@@ -77,10 +77,30 @@ def test_which_runs_resume():
     assert {run.approach: resumable(run) for run in plan.runs} == {
         "eer_short": True, "sns_shortest": True, "raw_shortest": True, "gold": True,
         "cbl_bert_shortest": True,  # allennlp cbl --recover: its finished rounds are kept
-        "raw_cd_shortest": False,  # the O-cost search starts again
+        "raw_cd_shortest": True,  # its own Raw training (the O-cost search starts again)
     }  # fmt: skip
     estimate = parse_plan(partial_plan()).expand()
     assert [resumable(r) for r in estimate.runs if r.estimates_ratio] == [True, True]  # "estimate, then bind" too
+
+
+def stand_in_training(runner, run_dir: Path, trained: Path, command, kept_seconds: float) -> float:
+    """A training step's stand-in: the first attempt checkpoints two epochs ``kept_seconds`` after it started,
+    then the session ends; the one with ``--recover`` finishes (150 s)."""
+    trained.mkdir(parents=True, exist_ok=True)
+    if "--recover" not in command:
+        started = json.loads(attempt_path(run_dir).read_text())["started"]
+        checkpoint(trained, 2, started + kept_seconds)
+        runner._stopping = True
+        raise StepFailed("train: interrupted")
+    (trained / "metrics.json").write_text(json.dumps({"training_rho_hat": 0.21}))
+    (trained / "model.tar.gz").write_bytes(b"archive")
+    return 150.0
+
+
+def stand_in_evaluation(command) -> float:
+    counts = {"summary": {"precision": 1.0, "recall": 0.5, "f1": 2 / 3, "tp": 1, "fp": 0, "fn": 1}, "counts": {}}
+    Path(command[command.index("-o") + 1]).write_text(json.dumps(counts))
+    return 5.0
 
 
 def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path, monkeypatch):
@@ -94,24 +114,13 @@ def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path
     def step(runner, command, env, log, name):
         overrides = json.loads(command[command.index("-o") + 1]) if name == "train" else {}
         steps.append((name, list(command), overrides.get("model.entity_ratio")))
-        directory = runner.run_dir(run)
         if name == "estimate ratio":
             output = Path(command[command.index("--output") + 1])
             output.write_text(json.dumps({"ratio": 0.2, "low": 0.16, "high": 0.24, "documents": 2, "suggested": {"entity_ratio": 0.2, "ratio_margin": 0.04}}))
             return 30.0
         if name == "per-document evaluation":
-            counts = {"summary": {"precision": 1.0, "recall": 0.5, "f1": 2 / 3, "tp": 1, "fp": 0, "fn": 1}, "counts": {}}
-            Path(command[command.index("-o") + 1]).write_text(json.dumps(counts))
-            return 5.0
-        directory.mkdir(parents=True, exist_ok=True)
-        if "--recover" not in command:  # the first training: two epochs checkpointed, then the session ends
-            started = json.loads(attempt_path(directory).read_text())["started"]
-            checkpoint(directory, 2, started + 200)
-            runner._stopping = True
-            raise StepFailed("train: interrupted")
-        (directory / "metrics.json").write_text(json.dumps({"training_rho_hat": 0.21}))
-        (directory / "model.tar.gz").write_bytes(b"archive")
-        return 150.0
+            return stand_in_evaluation(command)
+        return stand_in_training(runner, runner.run_dir(run), runner.run_dir(run), command, 200.0)
 
     monkeypatch.setattr(Runner, "_subprocess", step)
     first = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0)
@@ -206,3 +215,29 @@ def test_a_failed_evaluation_is_retried_without_training_again(tiny_encoder, tmp
     result = json.loads((tmp_path / "bench" / "runs" / tail / "result.json").read_text())
     assert result["status"] == "done" and result["resumed"]["training_finished"] is True
     assert 0 < result["seconds"] == result["resumed"]["seconds_before"] and len(calls) == 2
+
+
+def test_an_interrupted_raw_cd_run_continues_its_raw_training(tmp_path, monkeypatch):
+    """Raw+CD without the plan's Raw run trains its own in ``raw/``: stopped there after two epochs, it
+    continues that training with ``--recover``, then searches the O-cost; its seconds count the kept epochs."""
+    plan = parse_plan(plan_data(approaches=["raw_cd_shortest"])).expand()
+    (run,) = plan.runs
+    steps = []
+
+    def step(runner, command, env, log, name):
+        steps.append((name, "--recover" in command))
+        raw = runner.run_dir(run) / "raw"
+        if name == "tune-o-cost":
+            (raw / "o_cost.json").write_text(json.dumps({"o_cost": 2.5}))
+            Path(command[command.index("--output-archive") + 1]).write_bytes(b"archive")
+            return 40.0
+        if name == "per-document evaluation":
+            return stand_in_evaluation(command)
+        return stand_in_training(runner, runner.run_dir(run), raw, command, 300.0)
+
+    monkeypatch.setattr(Runner, "_subprocess", step)
+    assert Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)["status"] == "missing"
+    result = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)
+    assert steps == [("train raw_shortest", False), ("train raw_shortest", True), ("tune-o-cost", False), ("per-document evaluation", False)]
+    assert result["status"] == "done" and result["o_cost"] == 2.5 and result["resumed"]["epochs_completed"] == 2
+    assert abs(result["raw_seconds"] - 450.0) < 1.0 and abs(result["seconds"] - 490.0) < 1.0
