@@ -100,9 +100,10 @@ def kept_estimate_seconds(directory: Path) -> float:
 
 def training_finished(directory: Path) -> bool:
     """Whether ``allennlp train`` finished in ``directory`` (or ``allennlp cbl`` in its ``final``, Raw+CD's
-    own Raw training in ``raw``): its metrics (written last) and its archive (written whole) are there."""
-    places = (directory, directory / "final", directory / "raw")
-    return any((place / "metrics.json").is_file() and (place / "model.tar.gz").is_file() for place in places)
+    own Raw training in ``raw``): :func:`eer_plugin.runtime.archive.training_finished`."""
+    from eer_plugin.runtime.archive import training_finished as finished  # torch: only where a run may resume
+
+    return any(finished(place) for place in (directory, directory / "final", directory / "raw"))
 
 
 def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:

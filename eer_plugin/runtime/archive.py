@@ -219,6 +219,15 @@ def _checked_cached_path(original):
     return cached_path
 
 
+def training_finished(serialization_dir: PathLike) -> bool:
+    """Whether ``allennlp train`` finished in ``serialization_dir``: its ``metrics.json`` is there and a
+    ``model.tar.gz`` written after it. AllenNLP writes the metrics, then the archive; an interrupted training
+    archives its best epoch so far without metrics, so an archive older than the metrics is one left by an
+    earlier interruption (the resumed training was stopped again while archiving), not the finished model."""
+    metrics, archive = Path(serialization_dir) / "metrics.json", Path(serialization_dir) / "model.tar.gz"
+    return metrics.is_file() and archive.is_file() and archive.stat().st_mtime >= metrics.stat().st_mtime
+
+
 def load_model_archive(archive_path: PathLike, cuda_device: int = -1, overrides: str = "", weights_file: Optional[str] = None):
     """AllenNLP's ``load_archive`` with the checks of this module (installed or not) and a clear
     :class:`ArchiveError` when the path is missing or is not a model archive."""

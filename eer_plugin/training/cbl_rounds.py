@@ -15,8 +15,12 @@ Resume (``recover``): after every round ``cbl_state.json`` keeps the rounds done
 the log. An interrupted run continues from there: the first unfinished round (or the final tagger) goes on
 from its latest epoch checkpoint (``allennlp train --recover``'s, exact), or, when its training had finished,
 its archived model relabels. Every round is seeded by its own config, so the resumed run ends with the
-uninterrupted one's model. A directory that holds a run is never overwritten unless ``force`` is given.
+uninterrupted one's model; the state is refused when the config (``cbl`` block, settings, data paths) or the
+training data changed. A directory that holds a run is never overwritten unless ``force`` is given. After a
+resume, ``total_seconds`` counts the finished rounds and this invocation, not the interrupted round's work
+before the interruption (and ``final_seconds`` this invocation's part of the final tagger only).
 """
+import hashlib
 import json
 import logging
 import shutil
@@ -33,7 +37,7 @@ from eer_plugin.annotation import cbl
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.inference.decoding import batches, tensorize_chunks
-from eer_plugin.runtime.archive import load_model_archive
+from eer_plugin.runtime.archive import load_model_archive, training_finished
 from eer_plugin.runtime.atomic import atomic_write_text
 from eer_plugin.runtime.errors import UserError
 
@@ -63,6 +67,8 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
     state of a resumed run (None: nothing finished yet, or a new run)."""
     if recover and force:
         raise UserError("--recover continues the run in the serialization directory and --force replaces it: give one of them")
+    if out.exists() and not out.is_dir():
+        raise UserError(f"{out} is a file, not a serialization directory: choose another -s")
     holds = out.is_dir() and any(out.iterdir())
     if force and out.exists():
         shutil.rmtree(out)
@@ -85,9 +91,8 @@ def has_checkpoint(directory: Path) -> bool:
 
 def train_or_resume(params: Params, directory: Path, include_package: List[str], resume: bool):
     """One training into ``directory``: continued from its checkpoint when ``resume`` and there is one (its
-    finished model when it had finished: ``metrics.json`` is written last; an interrupted AllenNLP training
-    archives its best epoch too, without it), else from scratch."""
-    if resume and (directory / "model.tar.gz").is_file() and (directory / "metrics.json").is_file():
+    finished model when it had finished), else from scratch."""
+    if resume and training_finished(directory):
         device = params.get("trainer").get("cuda_device", -1)
         logger.info("CBL: %s finished before the interruption; using its model", directory)
         return load_model_archive(directory / "model.tar.gz", cuda_device=device if isinstance(device, int) else -1).model
@@ -100,8 +105,9 @@ def train_or_resume(params: Params, directory: Path, include_package: List[str],
 def run_cbl(params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False) -> dict:
     """The binary rounds, then the final tagger, into ``serialization_dir`` (new or empty; ``recover``:
     continue the interrupted run there; ``force``: replace what is there)."""
-    out = Path(serialization_dir)
+    out = Path(serialization_dir).resolve()  # the rounds' data paths in their configs: the same however -s is spelt
     state = prepare_directory(out, recover, force)
+    fingerprint = hashlib.sha256(json.dumps(params.as_flat_dict(), sort_keys=True, default=str).encode()).hexdigest()
     settings = params.pop("cbl")
     entity_ratio = settings.pop_float("entity_ratio", 0.2)
     step = settings.pop_float("step", 0.02)
@@ -117,8 +123,8 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str], 
     log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": cbl.annotated_ratio(docs), "rounds": []}
     done, started = 0, time.time()
     if state is not None:  # resumed: the finished rounds' weights, log and seconds
-        if [len(row) for row in state["weights"]] != [len(d.tokens) for d in docs] or state["schedule"] != schedule:
-            raise UserError(f"{out / STATE} belongs to another training data or CBL setting; use --force to start again")
+        if state.get("config") != fingerprint or [len(row) for row in state["weights"]] != [len(d.tokens) for d in docs]:
+            raise UserError(f"{out / STATE}: the run there had another config, settings or training data; use --force to start again")
         done, weights, log = state["rounds_done"], state["weights"], state["log"]
         started -= state["seconds"]
     logger.info("CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f (%d done)", len(docs), log["annotated_ratio"], len(schedule), entity_ratio, done)
@@ -156,7 +162,7 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str], 
         entry = {"round": k, "target_ratio": target, "relabelled_entity_words": hard, "seconds": time.time() - round_started}
         log["rounds"].append(entry)
         logger.info("CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)", k, target, hard, entry["seconds"])
-        state = {"rounds_done": k + 1, "schedule": schedule, "weights": weights, "log": log, "seconds": time.time() - started}
+        state = {"rounds_done": k + 1, "config": fingerprint, "weights": weights, "log": log, "seconds": time.time() - started}
         atomic_write_text(str(out / STATE), json.dumps(state))
         atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
 

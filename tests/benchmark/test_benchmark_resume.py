@@ -16,7 +16,7 @@ import torch
 from conftest import REPO
 from eer_plugin.benchmark import Runner, parse_plan
 from eer_plugin.benchmark.attempt import StepFailed
-from eer_plugin.benchmark.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt
+from eer_plugin.benchmark.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt, training_finished
 from eer_plugin.commands import benchmark
 from test_benchmark import DEV, TRAIN, plan_data
 from test_benchmark_partial import ESTIMATE, partial_plan
@@ -70,6 +70,24 @@ def test_a_cbl_runs_checkpoints_add_up_over_its_rounds(tmp_path):
     assert epochs == 6 and abs(kept - 170.0) < 1e-6
     checkpoint(run_dir / "final", 2, started + 250)
     assert latest_checkpoint(run_dir) == (8, 0, started + 250)
+
+
+def test_a_finished_training_has_an_archive_written_after_its_metrics(tmp_path):
+    """AllenNLP writes metrics.json, then model.tar.gz; an interrupted training archives its best epoch so far
+    without metrics. An archive older than the metrics is such a leftover: the training did not finish."""
+    for place in ("seed0", "seed0/final", "seed0/raw"):  # EER and SNS; CBL's final tagger; Raw+CD's own Raw
+        directory = tmp_path / place
+        directory.mkdir(parents=True)
+        (directory / "model.tar.gz").write_bytes(b"best epoch so far")  # archived when interrupted
+        os.utime(directory / "model.tar.gz", (1000.0, 1000.0))
+        assert not training_finished(tmp_path / "seed0")
+        (directory / "metrics.json").write_text("{}")  # the resumed training finished, stopped while archiving
+        os.utime(directory / "metrics.json", (2000.0, 2000.0))
+        assert not training_finished(tmp_path / "seed0")
+        os.utime(directory / "model.tar.gz", (2001.0, 2001.0))  # its archive written
+        assert training_finished(tmp_path / "seed0")
+        for name in ("model.tar.gz", "metrics.json"):
+            (directory / name).unlink()
 
 
 def test_which_runs_resume():

@@ -140,8 +140,9 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     # three rounds of one epoch (a larger ratio step), a final tagger of two
     overrides = json.dumps({**json.loads(hyper("cbl_bert_all", EER_EPOCHS=2, EER_CBL_ROUND_EPOCHS=1)), "cbl.step": 0.06})
 
-    def run(directory, **options):
-        return cbl_rounds.run_cbl(Params.from_file(config, overrides), str(tmp_path / directory), ["eer_plugin"], **options)
+    def run(directory, changes=None, **options):
+        params = Params.from_file(config, json.dumps({**json.loads(overrides), **(changes or {})}))
+        return cbl_rounds.run_cbl(params, str(tmp_path / directory), ["eer_plugin"], **options)
 
     whole = run("whole")
     score, save, calls = cbl_rounds.word_entity_probabilities, AtomicCheckpointer.save_checkpoint, []
@@ -159,6 +160,8 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     assert json.loads((out / "cbl_state.json").read_text())["rounds_done"] == 1 and (out / "round_1" / "metrics.json").is_file()
     with pytest.raises(UserError, match="--recover"):
         run("resumed")  # a new run does not overwrite it
+    with pytest.raises(UserError, match="another config, settings or training data; use --force"):
+        run("resumed", {"cbl.clip": 0.4}, recover=True)  # the finished round was relabelled with clip 0.5
     monkeypatch.setattr(cbl_rounds, "word_entity_probabilities", score)
 
     def stops_in_the_final_tagger(self, trainer):
