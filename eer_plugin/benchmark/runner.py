@@ -360,8 +360,8 @@ class Runner:
             elif result["status"] == "failed":
                 self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {self.log_path(run)})")
             else:
-                next_time = "continues from its latest checkpoint" if resumable(run) else "runs again"
-                self._status(f"stopped {tag} {run.name} (interrupted; it {next_time} next time)")
+                point = resume_point(self.run_dir(run), self.settings(run)) if resumable(run) else None
+                self._status(f"stopped {tag} {run.name} (interrupted; next time it {f'continues after {point[0]} epoch(s)' if point else 'starts again'})")
             with self._lock:
                 if self._progress is not None:
                     self._progress.update()

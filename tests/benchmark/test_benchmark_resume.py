@@ -141,8 +141,11 @@ def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path
         return stand_in_training(runner, runner.run_dir(run), runner.run_dir(run), command, 200.0)
 
     monkeypatch.setattr(Runner, "_subprocess", step)
-    first = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0)
-    assert first.execute(run)["status"] == "missing"
+    said = []
+    first = Runner(plan, str(tmp_path / "bench"), echo=said.append, retries=0)
+    first._total = 1
+    first._execute_unit([run])
+    assert first.record(run)["status"] == "missing" and said[-1].endswith("(interrupted; next time it continues after 2 epoch(s))"), said
     result = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)
     assert [name for name, _, _ in steps] == ["estimate ratio", "train", "train", "per-document evaluation"], steps
     assert "--recover" in steps[2][1] and steps[1][2] == steps[2][2] == 0.2  # the same band, held on
