@@ -7,12 +7,12 @@ import shutil
 import sys
 import time
 from pathlib import Path
-from typing import Any, Dict, Optional, Tuple
+from typing import Any, Dict, List, Optional, Tuple
 
 from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.machine import machine
 from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.resume import kept_estimate_seconds, resumable, start_attempt, training_finished
+from eer_plugin.benchmark.resume import kept_estimate_seconds, start_attempt, training_finished
 from eer_plugin.benchmark.tables import read_json
 
 
@@ -50,9 +50,10 @@ class Attempt:
         """The ``eer-estimate-ratio`` step, or, when an interrupted training continues, the estimate it
         started with (the band in its compared settings) and the seconds that took."""
         run, runner = self.run, self.runner
-        if self.resume and runner.ratio_estimate(run) is not None:
-            estimate, seconds = runner.ratio_estimate(run), kept_estimate_seconds(self.directory)
-            self.extra["ratio_estimate"], self.extra["estimate_seconds"] = estimate, seconds
+        kept = runner.ratio_estimate(run) if self.resume else None
+        if kept is not None:
+            seconds = kept_estimate_seconds(self.directory)
+            self.extra["ratio_estimate"], self.extra["estimate_seconds"] = kept, seconds
             self.estimate_seconds = seconds
             return
         self.directory.parent.mkdir(parents=True, exist_ok=True)
@@ -76,16 +77,8 @@ class Attempt:
                 raise StepFailed(f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {runner.log_path(partner)})")
             raw_dir, raw_seconds = runner.run_dir(partner), float(partner_record["seconds"])
         else:  # its own Raw training, continued after an interruption like any training (the search is redone)
-            raw_dir, command, kept = directory / "raw", runner.commands(run)[0], self.resume[1] if self.resume else 0.0
-            if self.resume and training_finished(raw_dir):
-                self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
-                raw_seconds = kept
-            else:
-                if self.resume:
-                    command = command + ["--recover"]
-                    self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
-                start_attempt(directory, runner.settings(run), kept)
-                raw_seconds = kept + self.step(command, env, f"train {FAMILIES[run.family].tunes}_{run.variant}")
+            raw_dir = directory / "raw"
+            raw_seconds = self.training(runner.commands(run)[0], env, f"train {FAMILIES[run.family].tunes}_{run.variant}", raw_dir)
             self.own_seconds += raw_seconds
         tune_seconds = self.step(runner.commands(run)[-1], env, "tune-o-cost")
         self.own_seconds += tune_seconds
@@ -96,24 +89,26 @@ class Attempt:
         return directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
 
     def train(self, env: Dict[str, str]) -> Tuple[Path, Path]:
-        """``allennlp train`` or ``allennlp cbl`` (continuing an interrupted one, or not at all when
-        the resumed training had finished: its archive and metrics are written whole, after its last epoch);
-        returns the archive and the metrics file."""
-        run, runner, family = self.run, self.runner, FAMILIES[self.run.family]
-        command, kept = runner.commands(run)[0], 0.0
+        """``allennlp train`` or ``allennlp cbl`` (:meth:`training`); returns the archive and the metrics file."""
+        family = FAMILIES[self.run.family]
+        self.seconds = self.own_seconds = self.training(self.runner.commands(self.run)[0], env, family.command, self.directory)
         final = self.directory / "final" if family.cbl_rounds else self.directory
-        if resumable(run):
-            kept = self.resume[1] if self.resume else 0.0
-            if self.resume and training_finished(self.directory):  # finished before a later step failed or was stopped
-                self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
-                self.seconds = self.own_seconds = kept
-                return final / "model.tar.gz", final / "metrics.json"
-            start_attempt(self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None)
-            if self.resume:
-                command = command + ["--recover"]
-                self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
-        self.seconds = self.own_seconds = kept + self.step(command, env, family.command)
         return final / "model.tar.gz", final / "metrics.json"
+
+    def training(self, command: List[str], env: Dict[str, str], name: str, trained: Path) -> float:
+        """The run's training step into ``trained``: continued with ``--recover`` after an interruption, or
+        not run at all when the resumed training had finished (its metrics and then its archive written);
+        returns its seconds, those kept from earlier attempts included."""
+        run, runner = self.run, self.runner
+        kept = self.resume[1] if self.resume else 0.0
+        if self.resume and training_finished(trained):  # finished before a later step failed or was stopped
+            self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
+            return kept
+        start_attempt(self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None)
+        if self.resume:
+            command = command + ["--recover"]
+            self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
+        return kept + self.step(command, env, name)
 
     def evaluate(self, env: Dict[str, str], archive: Path) -> Tuple[float, dict]:
         """The per-document evaluation on the test data: its seconds and ``doc_counts.json``."""

@@ -7,9 +7,10 @@ invocation continues it with ``allennlp train --recover`` from its latest comple
 resumed run repeats the uninterrupted one) when the run's settings are the ones it started with. Otherwise
 (no checkpoint yet, other settings, a recorded failure) it starts from scratch, as before. CBL continues
 with ``allennlp cbl --recover`` (its finished rounds kept, the round in progress from its checkpoint), and
-Raw+CD its own Raw training in ``raw/`` (the O-cost search, minutes, runs again). A ratio-estimate run ("estimate, then bind") continues too: its estimate, written beside
-the run directory before the training, is kept and not computed again, so the resumed training holds the
-band it started with (the settings compared include that band). The retry of a failed attempt starts afresh too, unless the training had
+Raw+CD its own Raw training in ``raw/`` (the O-cost search, minutes, runs again). A ratio-estimate run
+("estimate, then bind") continues too: its estimate, written beside the run directory before the training,
+is kept and not computed again, so the resumed training holds the band it started with (the settings
+compared include that band). The retry of a failed attempt starts afresh too, unless the training had
 finished (:func:`retry_point`): a failed evaluation does not train the model again.
 
 Each attempt leaves ``<run directory>.attempt.json`` beside the run directory (``allennlp train`` wants
@@ -32,9 +33,9 @@ CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round
 
 
 def resumable(run: Run) -> bool:
-    """Whether an interrupted run continues its training: its one long step is ``allennlp train`` into
-    its own directory (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`: not CBL's rounds or Raw+CD's
-    search; CBL's rounds and Raw+CD's own Raw training resume). A ratio-estimate run is one too: its estimate step is short and kept (:func:`kept_estimate_seconds`)."""
+    """Whether an interrupted run continues its training (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`:
+    ``allennlp train``, CBL's rounds, Raw+CD's own Raw training). A ratio-estimate run is one too: its estimate
+    is kept (:func:`kept_estimate_seconds`)."""
     return FAMILIES[run.family].resumable
 
 
@@ -42,9 +43,9 @@ def latest_checkpoint(directory: Path) -> Optional[Tuple[int, int, float]]:
     """``(epochs completed, batches completed in the next, modification time)`` of the checkpoint
     ``allennlp train --recover`` would load from ``directory``, as the ``eer_atomic`` checkpointer itself finds
     it (the newest with both of its files; AllenNLP names it by those counts: ``e1_b0`` is written after
-    the first epoch), else None. A CBL run's trainings are in ``round_<k>`` and ``final`` (Raw+CD's in ``raw``): the epochs add up
-    over them, the batches and the time are the newest checkpoint's (or, when later, the time its rounds'
-    state was saved, ``cbl_state.json``)."""
+    the first epoch), else None. A CBL run's trainings are in ``round_<k>`` and ``final`` (Raw+CD's in
+    ``raw``): the epochs add up over them, the batches and the time are the newest checkpoint's (or, when
+    later, the time its rounds' state was saved, ``cbl_state.json``)."""
     from eer_plugin.training.checkpointer import AtomicCheckpointer  # AllenNLP: only where a run may resume
 
     found = []
