@@ -43,7 +43,7 @@ MPNET_STEPS=(
   "--runs '$MPNET/EE/eer_short/*/seed2' '$MPNET/EE/sns_shortest/*/seed2'"
   "--runs 'eng-c/ablations/estimate-then-bind/EE/*/all-mpnet-base-v2/*' 'eng-c/ablations/20-complete-training-documents-plan-s-ratio/EE/*/all-mpnet-base-v2/*'"
   "--runs '$MPNET/EE/eer_shortest/*'"
-  "--runs '$MPNET/NNS/*'"
+  "--runs '$MPNET/NNS/*' 'eng-c/ablations/binding-ratio-control/NNS/eer_short/all-mpnet-base-v2/*'"
   "--runs '$MPNET/*'"
 )
 case "${BLOCK:-}" in

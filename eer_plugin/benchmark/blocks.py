@@ -66,9 +66,9 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
             for approach in item["approaches"]:
                 done, seeds = _cell(report, setting_runs, approach, name)
                 test = None
-                other = _same_data_setting(block, setting, reference)
+                other = _same_data_directory(block, setting, reference)
                 if other is not None and approach != reference:
-                    test, _ = pooled(report, dataset, name, approach, reference, block["encoder"], ablations=(setting["slug"], other["slug"]))
+                    test, _ = pooled(report, dataset, name, approach, reference, block["encoder"], ablations=(setting["slug"], other))
                 ours = report.done(dataset, name, approach, plan.encoders[0], ablation=setting["slug"])
                 lines.append([
                     f"{name}, {setting['name']}", approach_label(approach), seeds, mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
@@ -81,13 +81,17 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "r", "r"])
 
 
-def _same_data_setting(block, setting, reference) -> Optional[dict]:
-    """The block's setting whose reference-approach runs trained on the same data as ``setting``'s (as many
-    complete documents, the same dev data); None when the block has none."""
+def _same_data_directory(block, setting, reference) -> Optional[str]:
+    """The directory of the reference approach's block runs that trained on the same data as ``setting``'s (as
+    many complete documents, the same dev data): the block's own for a setting that changes settings only (an
+    env, such as the binding ratio control), else a block setting's; None when the block has none."""
     def data(s):
         return ((s["estimate_ratio"] or {}).get("complete_documents") or s["complete_documents"], str(s["dev"]))
 
-    return next((i["setting"] for i in block["settings"] if reference in i["approaches"] and data(i["setting"]) == data(setting)), None)
+    if data(setting) == (None, str(None)):
+        return block["slug"]
+    found = next((i["setting"] for i in block["settings"] if reference in i["approaches"] and data(i["setting"]) == data(setting)), None)
+    return found["slug"] if found else None
 
 
 def band_table(report, block) -> str:

@@ -147,7 +147,7 @@ class Expansion:
                         plan.block_entries.append((block, None, run))
             for item in block["settings"]:
                 setting = item["setting"]
-                for scenario in self.scenarios(setting["scenarios"] or (plan.ablations or {}).get("scenarios")):
+                for scenario in self.scenarios(item["scenarios"] or setting["scenarios"] or (plan.ablations or {}).get("scenarios")):
                     options = ablation_options(setting, scenario)
                     for approach in item["approaches"]:
                         for seed in seeds_of.get(scenario.name, block["seeds"]):

@@ -184,13 +184,14 @@ def _estimate_ratio(value: Any, where: str) -> Dict[str, Any]:
 
 
 def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names: List[str], reference: Optional[str], seeds: List[int]) -> List[Dict[str, Any]]:
-    """``blocks: [{name, encoder, approaches, seeds, scenarios: [{name, seeds, approaches}], settings: [{name, approach}]}]``:
+    """``blocks: [{name, encoder, approaches, seeds, scenarios: [{name, seeds, approaches}], settings: [{name, approach, scenarios}]}]``:
     the benchmark table again on another encoder, for some approaches, scenarios and seeds (issue 27's headline
     block), rendered as a table of its own. Its runs live in ``<dataset>/ablations/<block name as a directory>/``:
     an ablation setting of the same name that changes the encoder only (to the block's) has the same runs, which
     the block therefore counts as its own (a setting of that name that changes more is an error). ``settings`` names
     ablation settings (a partial dev set, complete documents, a ratio estimate, env) to run with the block's
-    encoder as well, on the block scenarios' seeds, for the setting's approaches (or the given ``approach``)."""
+    encoder as well, on the block scenarios' seeds, for the setting's approaches (or the given ``approach``) and
+    scenarios (or the given ``scenarios``, a subset of the setting's)."""
     require(isinstance(items, list) and bool(items), "'blocks' must be a non-empty list of {name, encoder, approaches, scenarios}")
     known_settings = {s["name"]: s for s in (ablations or {}).get("settings", [])}
     blocks, slugs = [], set()
@@ -228,13 +229,20 @@ def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names
         settings = []
         for position, entry in enumerate(item.get("settings") or []):
             at = f"{where}: settings[{position}]"
-            require(isinstance(entry, dict) and entry.get("name") in known_settings, f"{at} must be {{name, approach}} naming an ablation setting of the plan, got {entry!r}")
-            check_keys(entry, ["name", "approach"], at)
+            require(isinstance(entry, dict) and entry.get("name") in known_settings, f"{at} must be {{name, approach, scenarios}} naming an ablation setting of the plan, got {entry!r}")
+            check_keys(entry, ["name", "approach", "scenarios"], at)
             setting = known_settings[entry["name"]]
             require(setting["encoder"] is None, f"{at}: the ablation setting {entry['name']!r} has an encoder of its own; the block gives it the block's")
             own = entry.get("approach", setting["approaches"])
             own = check_approaches(own if isinstance(own, list) else [own], f"{at}: approach")
             require(all(a in setting["approaches"] for a in own), f"{at}: 'approach' must be among the setting's approaches {setting['approaches']}")
-            settings.append({"setting": setting, "approaches": own})
+            allowed = setting["scenarios"] or (ablations or {}).get("scenarios")  # None: the plan's EE scenarios
+            chosen = entry.get("scenarios")
+            if chosen is not None:
+                require(
+                    isinstance(chosen, list) and bool(chosen) and all(n in (allowed or scenario_names) for n in chosen),
+                    f"{at}: 'scenarios' must be a non-empty list among the setting's scenarios ({', '.join(allowed or scenario_names)}), got {chosen!r}",
+                )  # fmt: skip
+            settings.append({"setting": setting, "approaches": own, "scenarios": chosen})
         blocks.append({"name": item["name"], "slug": name_slug, "encoder": encoder, "approaches": approaches, "seeds": block_seeds, "scenarios": scenarios, "settings": settings})
     return blocks

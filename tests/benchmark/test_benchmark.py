@@ -226,16 +226,17 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # the binding ratio control on EER-short and EER-shortest, EE and NNS, its EE EER-short run being the ratio
     # grid's plan band under bind; the grid: 4 bands besides the benchmark's, then all 5 under bind; estimate, then bind on seeds 0-2)
     # issue 27's block on all-mpnet-base-v2: Gold, Raw+CD, CBL-BERT, SNS, EER-short, EER-shortest on EE seeds 0-2, SNS and
-    # EER-short on NNS seed 0, the recipe pair on seeds 0-2; the ablation 'mpnet encoder' (seed 0) has 3 of its runs
+    # EER-short on NNS seed 0, the recipe pair on seeds 0-2, EER-short under the binding control on NNS seed 0; the
+    # ablation 'mpnet encoder' (seed 0) has 3 of its runs
     blocks = block_counts(conll.runs)
     assert blocks == {
         "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3 + 2,  # + EER-all under the binding control, EE and NNS
-        "block": 3 + 5 * 3 + 2 + 2 * 3 - 3,
+        "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
     assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
-    assert len(conll.runs) == 88 + 23
+    assert len(conll.runs) == 88 + 24
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
@@ -244,6 +245,10 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # the ratio-weight setting on EE and NNS, each with its scenario's own settings (NNS: the step budget)
     weight = [(n, s["EER_RATIO_LOSS_WEIGHT"], s["EER_MIN_STEPS"]) for n, s in settings.items() if "ratio-weight" in n]
     assert weight == [("eng-c/ablations/ratio-weight-100/EE/eer_short", "100", "0"), ("eng-c/ablations/ratio-weight-100/NNS/eer_short", "100", "786")]
+    # the mpnet block's EER-short under the binding control on NNS: the NNS scenario's step budget, bind, mpnet
+    bound = settings["eng-c/ablations/binding-ratio-control/NNS/eer_short/all-mpnet-base-v2/seed0"]
+    assert (bound["EER_RATIO_CONTROL"], bound["EER_MIN_STEPS"], bound["EER_EPOCHS"]) == ("bind", "786", "2")
+    assert runner.environment(next(r for r in conll.runs if r.name.startswith("eng-c/ablations/binding-ratio-control/NNS/eer_short/all-mpnet")))["EER_ENCODER"].endswith("all-mpnet-base-v2")
     # epochs by data size: 2 on (nearly) the whole corpus (gold, EE all, every NNS variant), 10 on EE short/shortest
     epochs = {name: s["EER_EPOCHS"] for name, s in settings.items()}
     assert epochs["eng-c/gold/gold"] == epochs["eng-c/gold/gold_sns/2"] == epochs["eng-c/EE/eer_all"] == epochs["eng-c/NNS/eer_shortest"] == "2"

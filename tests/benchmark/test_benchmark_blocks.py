@@ -105,10 +105,34 @@ def test_block_errors_say_the_fix():
 
     changed = {**ABLATIONS, "settings": [{"name": "other encoder", "encoder": ENCODER, "env": {"EER_RATIO_INIT": "none"}}] + ABLATIONS["settings"][2:]}
     fails(r"the ablation setting 'other encoder' has the same directory \('other-encoder'\) but other settings", ablations=changed)
-    fails(r"settings\[0\] must be \{name, approach\} naming an ablation setting of the plan", {"settings": [{"name": "unknown"}]})
+    fails(r"settings\[0\] must be \{name, approach, scenarios\} naming an ablation setting of the plan", {"settings": [{"name": "unknown"}]})
     fails(r"'approaches' must include the plan's reference 'sns_shortest'", {"approaches": ["eer_short"]})
     fails(r"scenarios\[1\]: 'approaches' must be the block's approaches other than gold", {"scenarios": [{"name": "EE"}, {"name": "NNS", "approaches": ["raw_shortest"]}]})
     fails(r"'approach' must be among the setting's approaches", {"settings": [{"name": "estimate, then bind", "approach": "sns_shortest"}]})
+
+
+#: a setting that changes settings only (the binding ratio control) on both scenarios; the block repeats it on NNS only
+BIND = {"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}, "approach": ["eer_short"], "scenarios": ["EE", "NNS"]}
+
+
+def bind_plan(scenarios=("NNS",)):
+    block = {**BLOCK, "settings": BLOCK["settings"] + [{"name": BIND["name"], "scenarios": list(scenarios)}]}
+    return block_plan([block], {**ABLATIONS, "settings": ABLATIONS["settings"] + [BIND]})
+
+
+def test_a_block_repeats_a_setting_on_the_scenarios_it_names(tmp_path):
+    plan = bind_plan()
+    bound = [run for _, setting, run in plan.block_entries if setting and setting["slug"] == "binding-ratio-control"]
+    assert [(r.scenario_name, r.approach, r.seed, r.encoder) for r in bound] == [("NNS", "eer_short", 0, ENCODER)]
+    assert dict(bound[0].overrides) == {"EER_RATIO_CONTROL": "bind"}
+    # the report: against SNS-shortest on the same data, which is the block's own NNS run (the setting changes settings only)
+    fabricate_runs(Runner(plan, str(tmp_path / "bench")), plan.runs)
+    rows = [line for line in block_section(render(tmp_path, plan, "docs")).splitlines() if line.startswith("| NNS, binding")]
+    assert rows[0].startswith(f"| NNS, binding ratio control | EER-short | 1 of 1 | {f1(4, 0):.1f} | {f1(4, 0) - f1(5, 1):+.1f}‡ [")
+    assert rows[1:] == ["| NNS, binding ratio control | EER-short | 0 | [0.10, 0.20] | 3 of 3 | 0.200 |"]  # epochs to the band
+    assert len([r for _, s, r in bind_plan(("EE", "NNS")).block_entries if s and s["slug"] == "binding-ratio-control"]) == 4
+    with pytest.raises(PlanError, match=r"settings\[2\]: 'scenarios' must be a non-empty list among the setting's scenarios \(EE, NNS\), got \['XX'\]"):
+        bind_plan(("XX",))
 
 
 # ----------------------------------------------------------------------------------- the report

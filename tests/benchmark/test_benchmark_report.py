@@ -179,7 +179,7 @@ def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     # issue 27: the mpnet block's steps (after the MiniLM ones) and its section, every run of it finished here
     assert "# the block on all-mpnet-base-v2 (BLOCK=mpnet runs only these):" in text
     assert f"-o {shown} --runs 'eng-c/ablations/mpnet-encoder/EE/eer_short/*/seed1' 'eng-c/ablations/mpnet-encoder/EE/sns_shortest/*/seed1'" in text
-    assert '## The benchmark on all-mpnet-base-v2 (block "mpnet encoder")' in text and "26 of 26 runs finished" in text
+    assert '## The benchmark on all-mpnet-base-v2 (block "mpnet encoder")' in text and "27 of 27 runs finished" in text
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (tmp_path / "bench" / "results.csv").read_text()
     assert (REPO / "docs" / "results.md").stat().st_mtime_ns == before  # the repository's docs are untouched
     # the finished runs' records are kept in DOCS/results/records.jsonl (no model or log files) and a fresh benchmark
