@@ -1,6 +1,7 @@
 """The README is an index of at most 200 lines, every relative link in it and in ``docs/*.md`` leads to
 a file that exists (and, into a Markdown page, to a heading that exists), every docs page is reachable
-from the README, and ``docs/speed.md``'s generated block is what ``benchmarks/speed_report.py`` renders."""
+from the README, ``docs/speed.md``'s generated block is what ``benchmarks/speed_report.py`` renders, and the
+README's guide and Results quote the benchmark report."""
 import importlib.util
 import re
 from pathlib import Path
@@ -142,6 +143,21 @@ def test_the_readme_guide_is_what_the_report_csv_says():
     for name in ("CoNLL-2003", "all-mpnet-base-v2", "2-core"):  # names, not measurements
         outside = outside.replace(name, "")
     assert not re.search(r"\d", outside), "a number outside the generated table of the guide"
+
+
+def test_the_readme_results_numbers_are_the_reports():
+    """The README's hand-written "Results" paragraph cannot drift from docs/results.md: each "mean ± sd" and each
+    bootstrap "difference F1 [low, high]" it quotes is in the generated report as written, every other number too."""
+    section = README.read_text(encoding="utf-8").split("\n## Results\n")[1].split("\n## ")[0].replace("−", "-").replace("\n", " ")
+    report = (REPO / "docs" / "results.md").read_text(encoding="utf-8")
+    intervals = re.findall(r"([-+]\d+\.\d) F1 \[([-+]\d+\.\d), ([-+]\d+\.\d)\]", section)
+    spreads = re.findall(r"\d+\.\d ± \d+\.\d", section)
+    assert intervals and spreads
+    missing = [f"{d} [{lo}, {hi}]" for d, lo, hi in intervals if f"{d} [{lo}, {hi}]" not in report]
+    missing += [s for s in spreads if s not in report]
+    quoted = {n for n in re.findall(r"\d+\.\d+", section)}
+    missing += sorted(n for n in quoted if not re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", report))
+    assert not missing, f"README.md's Results quote numbers docs/results.md does not have: {missing}"
 
 
 def test_the_control_constants_table_is_what_its_csv_says():
