@@ -155,7 +155,7 @@ def test_the_readme_results_numbers_are_the_reports():
     assert intervals and spreads
     missing = [f"{d} [{lo}, {hi}]" for d, lo, hi in intervals if f"{d} [{lo}, {hi}]" not in report]
     missing += [s for s in spreads if s not in report]
-    quoted = {n for n in re.findall(r"\d+\.\d+", section)}
+    quoted = set(re.findall(r"\d+\.\d+", section))
     missing += sorted(n for n in quoted if not re.search(rf"(?<![\d.]){re.escape(n)}(?![\d])", report))
     assert not missing, f"README.md's Results quote numbers docs/results.md does not have: {missing}"
 

@@ -12,7 +12,7 @@ from eer_plugin.benchmark.docs import claims_paragraph, differences, pooled
 from eer_plugin.benchmark.machine import machine_text
 from eer_plugin.benchmark.paper import paper_value
 from eer_plugin.benchmark.plan import GOLD_SCENARIO
-from eer_plugin.benchmark.studies import _band
+from eer_plugin.benchmark.studies import _band, _same_data_reference, on_benchmark_data
 from eer_plugin.benchmark.tables import markdown_table, mean_sd_cell
 
 
@@ -66,7 +66,7 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
             for approach in item["approaches"]:
                 done, seeds = _cell(report, setting_runs, approach, name)
                 test = None
-                other = _same_data_directory(block, setting, reference)
+                other = _reference_directory(plan, block, next(r for r in setting_runs if r.scenario_name == name))
                 if other is not None and approach != reference:
                     test, _ = pooled(report, dataset, name, approach, reference, block["encoder"], ablations=(setting["slug"], other))
                 ours = report.done(dataset, name, approach, plan.encoders[0], ablation=setting["slug"])
@@ -81,17 +81,15 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "r", "r"])
 
 
-def _same_data_directory(block, setting, reference) -> Optional[str]:
-    """The directory of the reference approach's block runs that trained on the same data as ``setting``'s (as
-    many complete documents, the same dev data): the block's own for a setting that changes settings only (an
-    env, such as the binding ratio control), else a block setting's; None when the block has none."""
-    def data(s):
-        return ((s["estimate_ratio"] or {}).get("complete_documents") or s["complete_documents"], str(s["dev"]))
-
-    if data(setting) == (None, str(None)):
+def _reference_directory(plan, block, run) -> Optional[str]:
+    """The directory of the reference approach's runs on the same training and dev data as a block setting's
+    ``run``: the block's own for a setting on the scenario's own data (one that changes settings only, such as
+    the binding ratio control), else that of the run :func:`~eer_plugin.benchmark.studies._same_data_reference`
+    finds (complete documents, with the block's encoder); None when the plan has none."""
+    if on_benchmark_data(run):
         return block["slug"]
-    found = next((i["setting"] for i in block["settings"] if reference in i["approaches"] and data(i["setting"]) == data(setting)), None)
-    return found["slug"] if found else None
+    found = _same_data_reference(plan, run)
+    return found.ablation if found is not None else None
 
 
 def band_table(report, block) -> str:

@@ -191,7 +191,7 @@ def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names
     the block therefore counts as its own (a setting of that name that changes more is an error). ``settings`` names
     ablation settings (a partial dev set, complete documents, a ratio estimate, env) to run with the block's
     encoder as well, on the block scenarios' seeds, for the setting's approaches (or the given ``approach``) and
-    scenarios (or the given ``scenarios``, a subset of the setting's)."""
+    scenarios (or the given ``scenarios``: some of the setting's, where it names any)."""
     require(isinstance(items, list) and bool(items), "'blocks' must be a non-empty list of {name, encoder, approaches, scenarios}")
     known_settings = {s["name"]: s for s in (ablations or {}).get("settings", [])}
     blocks, slugs = [], set()
@@ -236,7 +236,8 @@ def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names
             own = entry.get("approach", setting["approaches"])
             own = check_approaches(own if isinstance(own, list) else [own], f"{at}: approach")
             require(all(a in setting["approaches"] for a in own), f"{at}: 'approach' must be among the setting's approaches {setting['approaches']}")
-            allowed = setting["scenarios"] or (ablations or {}).get("scenarios")  # None: the plan's EE scenarios
+            # the setting's scenarios; where neither it nor the study names any (its runs: the EE scenarios), any of the plan's
+            allowed = setting["scenarios"] or (ablations or {}).get("scenarios")
             chosen = entry.get("scenarios")
             if chosen is not None:
                 require(

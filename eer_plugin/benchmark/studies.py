@@ -271,10 +271,15 @@ def ablation_rows(report) -> List[dict]:
     return rows
 
 
+def on_benchmark_data(run) -> bool:
+    """Whether a run trains and selects on its scenario's own data (no complete documents, the gold dev set)."""
+    return run.train_data_name == run.scenario_name and run.dev is None
+
+
 def _same_data_reference(plan, run):
     """The reference approach's run on the same training and dev data as an ablation run whose data differ from
     the benchmark's (complete documents, a partial dev set), trained with the plan's settings; None if there is none."""
-    if run.train_data_name == run.scenario_name and run.dev is None:
+    if on_benchmark_data(run):
         return None
     return next(
         (
