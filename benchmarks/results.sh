@@ -9,6 +9,7 @@
 #   docs/results/notes.txt: the same, one remark per line, committed (read before RESULTS_NOTES)
 #   PLAN=... OUT=... DOCS=... bash benchmarks/results.sh  # another plan, benchmark directory or docs directory
 #   RECORDS=... (default DOCS/results/records.jsonl): where the finished runs' records are kept across sessions
+#   CHECKS_FILE=... (default DOCS/results/device_checks.jsonl): records of block runs trained again elsewhere
 # The runs are started in order of importance, one block after another (commit docs/ after each):
 # Gold, Gold-SNS and the EE block on seed 0, then on seeds 1 and 2 (the 3-seed table), the ablations,
 # the NNS block, the learning curve; then the block on all-mpnet-base-v2 (issue 27): EER-short and
@@ -93,4 +94,7 @@ NOTES=()
 while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done \
   <<< "$( [ -f "$NOTES_FILE" ] && cat "$NOTES_FILE"; printf '%s\n' "${RESULTS_NOTES:-}" )"
 # the report of OUT and docs/results.md (with the paper's numbers beside ours), one code path: eer_plugin/benchmark/
-allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs "${DOCS:-docs}" "${COMMANDS[@]}" "${NOTES[@]}"
+# block runs trained again on another machine (a lent GPU: benchmarks/gpu/README.md), set beside the block's own
+CHECKS_FILE="${CHECKS_FILE:-${DOCS:-docs}/results/device_checks.jsonl}"
+CHECKS=(); [ -f "$CHECKS_FILE" ] && CHECKS=(--checks "$CHECKS_FILE")
+allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs "${DOCS:-docs}" "${COMMANDS[@]}" "${NOTES[@]}" "${CHECKS[@]}"

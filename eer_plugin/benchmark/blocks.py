@@ -12,6 +12,7 @@ from eer_plugin.benchmark.docs import claims_paragraph, differences, pooled
 from eer_plugin.benchmark.machine import machine_text
 from eer_plugin.benchmark.paper import paper_value
 from eer_plugin.benchmark.plan import GOLD_SCENARIO
+from eer_plugin.benchmark.reproduction import reproduction_table
 from eer_plugin.benchmark.studies import _band, _same_data_reference, on_benchmark_data
 from eer_plugin.benchmark.tables import markdown_table, mean_sd_cell
 
@@ -128,8 +129,9 @@ def missing_runs(report, block) -> List[str]:
     ]  # fmt: skip
 
 
-def block_sections(report, paper, dataset_column: Dict[str, str]) -> List[str]:
-    """The lines of one section per block of the plan (none without blocks)."""
+def block_sections(report, paper, dataset_column: Dict[str, str], checks: Optional[Dict[str, dict]] = None) -> List[str]:
+    """The lines of one section per block of the plan (none without blocks); ``checks``: runs trained
+    again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`)."""
     parts: List[str] = []
     plan = report.plan
     for block in plan.blocks:
@@ -154,6 +156,12 @@ def block_sections(report, paper, dataset_column: Dict[str, str]) -> List[str]:
         band = band_table(report, block)
         if band:
             parts += ["Epochs until the training rho_hat entered the band (as in \"Epochs until rho_hat entered the band\"):", "", band, ""]
+        again = reproduction_table(report, block, checks or {})
+        if again:
+            parts += [
+                "Runs trained again on another machine, to check that it reproduces them (their records: "
+                "`docs/results/device_checks.jsonl`; the block's seeds: its finished runs of the same approach and data):", "", again, "",
+            ]  # fmt: skip
         missing = missing_runs(report, block)
         if missing:
             parts += [f"Runs not finished ({len(missing)}):", "", *missing, ""]

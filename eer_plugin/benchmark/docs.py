@@ -277,12 +277,13 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
 
 def render(
     plan_path: str, outdir: str, commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str], notes: Sequence[str] = (),
+    checks: Optional[str] = None,
 ) -> Path:
     """Writes the report of OUTDIR (``results.md``, ``results.csv``, plots) and ``DOCS/results.md``
     with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``."""
     plan = load_plan(plan_path, check_files=False)
     report = Report(plan, Runner(plan, outdir))
-    return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes)
+    return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes, checks)
 
 
 def repository_relative(text: str, outdir: Path, docs_dir: Path, root: Optional[Path] = None) -> str:
@@ -298,12 +299,14 @@ def repository_relative(text: str, outdir: Path, docs_dir: Path, root: Optional[
 
 def render_docs(
     report: Report, written: Dict[str, str], commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str],
-    notes: Sequence[str] = (),
+    notes: Sequence[str] = (), checks: Optional[str] = None,
 ) -> Path:
     """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned);
-    ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source."""
+    ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source; ``checks``: a records
+    file of block runs trained again on another machine (:mod:`~eer_plugin.benchmark.reproduction`)."""
     from eer_plugin.benchmark.blocks import block_sections  # it builds on this module's claims
     from eer_plugin.benchmark.guide import write_guide
+    from eer_plugin.benchmark.reproduction import read_checks
 
     plan, runner = report.plan, report.runner
     numbers = read_paper(Path(paper))
@@ -346,7 +349,7 @@ def render_docs(
         *hardware(runner),
         "",
         *([f"- Note: {note}" for note in notes] + [""] if notes else []),
-        *block_sections(report, numbers, dataset_column),
+        *block_sections(report, numbers, dataset_column, read_checks(checks)),
         "## Ours next to the paper",
         "",
         f"The paper (RoBERTa-base for English, on a GPU): {numbers.settings}",

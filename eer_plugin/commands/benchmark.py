@@ -4,7 +4,8 @@ write the tables; with ``--docs DIR`` also ``DIR/results.md`` with the paper's n
 ::
 
     allennlp eer-benchmark PLAN -o OUTDIR [--jobs N] [--shard i/n] [--runs PATTERN ...] [--dry-run]
-        [--report-only] [--docs DIR [--paper JSON|TEX] [--command TEXT ...] [--note TEXT ...] [--column DATASET=COLUMN ...]]
+        [--report-only] [--docs DIR [--paper JSON|TEX] [--command TEXT ...] [--note TEXT ...] [--column DATASET=COLUMN ...]
+        [--checks RECORDS]]
 
 The command line only: the plan language, the runner and the report are in :mod:`eer_plugin.benchmark`
 (see its docstring and docs/benchmark.md, "Reproducing the benchmark table").
@@ -91,7 +92,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
         try:
             columns = _columns(args.column)
             commands = args.command or [f"allennlp eer-benchmark {args.plan} -o {args.output_dir}"]
-            echo(f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note)}")
+            echo(f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note, args.checks)}")
         except (FileNotFoundError, ValueError) as err:
             raise UserError(str(err)) from None
     return 1 if failed and not args.report_only else 0
@@ -130,6 +131,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     docs.add_argument("--command", action="append", default=[], help="a command that produced OUTDIR, quoted into the file (repeatable)")
     docs.add_argument("--note", action="append", default=[], help="a remark on how the runs went, quoted into the file (repeatable)")
+    docs.add_argument(
+        "--checks", default=None, metavar="RECORDS",
+        help="records (eer-records save) of block runs trained again on another machine, set beside the block's own",
+    )  # fmt: skip
     docs.add_argument(
         "--column", action="append", default=[], metavar="DATASET=PAPER_COLUMN",
         help="the paper's table column of a data set, e.g. eng-c=eng-c (default: the same name)",

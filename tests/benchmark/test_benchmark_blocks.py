@@ -210,6 +210,32 @@ def test_the_other_sections_are_the_same_with_and_without_the_block(tmp_path):
     assert all(ENCODER in line for line in set(csv_after) - set(csv_before))  # the new rows name the block's encoder
 
 
+def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path):
+    from eer_plugin.benchmark.records import save
+
+    plan = block_plan()
+    fabricate_runs(Runner(plan, str(tmp_path / "bench")), plan.runs)
+    assert "trained again on another machine" not in block_section(render(tmp_path, plan, "docs"))
+    # EER-short seed 0 trained again on a GPU: 5 of 6 documents right where the block's run has 4
+    check = next(run for _, _, run in plan.block_entries if run.approach == "eer_short" and run.seed == 0 and run.scenario_name == "EE")
+    other = Runner(plan, str(tmp_path / "gpu"))
+    fabricate(other, check, [(6, 5, 0)] * DOCS, seconds=210.0)
+    result = other.run_dir(check) / "result.json"
+    gpu = {"cpu": "x", "cores": 16, "torch": "2.11.0", "cuda": "13.0", "gpu": "NVIDIA H100"}
+    result.write_text(json.dumps({**json.loads(result.read_text()), "machine": gpu}))
+    save(tmp_path / "gpu", tmp_path / "checks.jsonl")
+    paper = tmp_path / "paper.tex"
+    report = Report(plan, Runner(plan, str(tmp_path / "bench")))
+    text = render_docs(report, report.write(), ["x"], str(paper), str(tmp_path / "d2"), {"fx": "eng-c"}, (), str(tmp_path / "checks.jsonl"))
+    rows = [line for line in block_section(text.read_text()).split("trained again on another machine")[1].splitlines() if line.startswith("| ")]
+    seeds = sorted(f1(EER_SHORT[s], 0) for s in (0, 1, 2))
+    assert rows[1] == (
+        f"| EE | EER-short | 0 | not recorded | {f1(4, 0):.1f} | 30.0 | GPU NVIDIA H100 (torch 2.11.0, CUDA 13.0) | {f1(5, 0):.1f} | 3.5 "
+        f"| {f1(5, 0) - f1(4, 0):+.1f} | {seeds[0]:.1f}–{seeds[-1]:.1f} (3 seeds) | yes |"
+    )
+    assert len(rows) == 2  # the header and the one run checked
+
+
 def test_a_run_records_its_machine():
     here = machine(-1)
     assert set(here) == {"cpu", "cores", "torch", "cuda", "gpu"} and here["gpu"] is None and here["cores"] >= 1
