@@ -45,7 +45,7 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
             and report.records[r.key].get("status") == "done"
         ]  # fmt: skip
         done = here.get("status") == "done"
-        inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) - 0.05 <= 100 * check["f1"] <= max(seeds) + 0.05 else "no")
+        inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
         lines.append([
             f"{run.scenario_name}{', ' + setting['name'] if setting else ''}", approach_label(run.approach), str(run.seed),
             *_run_text(here), *_run_text(check), f"{100 * (check['f1'] - here['f1']):+.1f}" if done else "–",
