@@ -160,6 +160,23 @@ def test_the_readme_results_numbers_are_the_reports():
     assert not missing, f"README.md's Results quote numbers docs/results.md does not have: {missing}"
 
 
+def test_the_docs_spreads_and_intervals_are_the_reports():
+    """Every "mean ± sd" (one decimal, F1) and every bootstrap "difference F1 [low, high]" that the hand-written
+    docs quote is in a generated report: docs/results.md or the README's generated guide."""
+    from eer_plugin.benchmark.guide import region
+
+    generated = (REPO / "docs" / "results.md").read_text(encoding="utf-8") + region(README.read_text(encoding="utf-8"))
+    missing = []
+    for page in sorted((REPO / "docs").glob("*.md")):
+        if page.name == "results.md":
+            continue
+        text = page.read_text(encoding="utf-8").replace("−", "-").replace("\n", " ")
+        quoted = re.findall(r"(?<![\d.])\d+\.\d ± \d+\.\d(?![\d])", text)
+        quoted += [f"{d} [{lo}, {hi}]" for d, lo, hi in re.findall(r"([-+]\d+\.\d) F1 \[([-+]\d+\.\d), ([-+]\d+\.\d)\]", text)]
+        missing += [f"{page.name}: {q}" for q in quoted if q not in generated]
+    assert not missing, f"the docs quote numbers that no generated report has (rerun the render, then fix the text): {missing}"
+
+
 def test_the_control_constants_table_is_what_its_csv_says():
     """docs/data.md's table of the binding control's constants (c, eta) is what
     ``eer_plugin.benchmark.control_study`` renders from docs/results/control_constants.csv, and the CSV's
