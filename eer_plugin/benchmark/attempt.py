@@ -12,7 +12,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.machine import machine
 from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.resume import kept_estimate_seconds, start_attempt, training_finished
+from eer_plugin.benchmark.resume import continue_on_device, kept_estimate_seconds, start_attempt, training_finished
 from eer_plugin.benchmark.tables import read_json
 
 
@@ -106,6 +106,7 @@ class Attempt:
             return kept
         start_attempt(self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None)
         if self.resume:
+            continue_on_device(trained, runner.plan.cuda_device(run))
             command = command + ["--recover"]
             self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept}
         return kept + self.step(command, env, name)

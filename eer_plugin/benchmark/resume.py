@@ -107,6 +107,19 @@ def training_finished(directory: Path) -> bool:
     return any(finished(place) for place in (directory, directory / "final", directory / "raw"))
 
 
+def continue_on_device(directory: Path, cuda_device: str) -> None:
+    """Lets an interrupted training continue on another device (a run started on the CPU, resumed on a GPU):
+    ``--recover`` refuses a configuration that differs from the saved ``config.json`` in any key, and the
+    device is none of the settings a resume compares. So the saved configurations of ``directory`` and its
+    subdirectories (CBL's rounds, Raw+CD's Raw) take ``trainer.cuda_device`` from this attempt, atomically."""
+    for path in [directory / "config.json", *sorted(directory.glob("*/config.json"))]:
+        config = read_json(path)
+        trainer = config.get("trainer") if isinstance(config, dict) else None
+        if isinstance(trainer, dict) and "cuda_device" in trainer and trainer["cuda_device"] != int(cuda_device):
+            trainer["cuda_device"] = int(cuda_device)
+            write_atomic(path, json.dumps(config, indent=4))
+
+
 def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:
     """Where the retry of a failed attempt starts: after a training that finished (:func:`training_finished`,
     so a later step failed, such as the per-document evaluation) the retry takes it as it is (:func:`resume_point`,

@@ -258,7 +258,37 @@ def test_an_interrupted_raw_cd_run_continues_its_raw_training(tmp_path, monkeypa
 
     monkeypatch.setattr(Runner, "_subprocess", step)
     assert Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)["status"] == "missing"
-    result = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)
+    # it continues on GPU 0 (the device is no compared setting): the saved config takes the new device
+    saved = Runner(plan, str(tmp_path / "bench")).run_dir(run) / "raw" / "config.json"
+    saved.write_text(json.dumps({"trainer": {"cuda_device": -1}}))
+    on_gpu = parse_plan(plan_data(approaches=["raw_cd_shortest"], env={"EER_CUDA_DEVICE": "0"})).expand()
+    result = Runner(on_gpu, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(on_gpu.runs[0])
+    assert json.loads(saved.read_text()) == {"trainer": {"cuda_device": 0}}
     assert steps == [("train raw_shortest", False), ("train raw_shortest", True), ("tune-o-cost", False), ("per-document evaluation", False)]
     assert result["status"] == "done" and result["o_cost"] == 2.5 and result["resumed"]["epochs_completed"] == 2
     assert abs(result["raw_seconds"] - 450.0) < 1.0 and abs(result["seconds"] - 490.0) < 1.0
+
+
+def test_a_training_resumed_on_another_device_passes_allennlps_recover_check(tmp_path):
+    """A run interrupted on the CPU continues on GPU 0 (and back): ``--recover`` compares every key of the saved
+    config.json, trainer.cuda_device too, and the benchmark's resume does not compare devices."""
+    from allennlp.common import Params
+    from allennlp.common.checks import ConfigurationError
+    from allennlp.training.util import create_serialization_dir
+
+    from eer_plugin.benchmark.resume import continue_on_device
+
+    config = {"model": {"type": "eer_tagger", "dropout": 0.2}, "trainer": {"cuda_device": -1, "num_epochs": 10}}
+    for place in (tmp_path, tmp_path / "round_1"):  # the run's config and, for CBL, a round's
+        place.mkdir(exist_ok=True)
+        (place / "config.json").write_text(json.dumps(config, indent=4))
+    (tmp_path / "o_cost.json").write_text('{"o_cost": 1.5}')
+    on_gpu = {**config, "trainer": {**config["trainer"], "cuda_device": 0}}
+    with pytest.raises(ConfigurationError, match="does not match"):
+        create_serialization_dir(Params(json.loads(json.dumps(on_gpu))), str(tmp_path), recover=True, force=False)
+    continue_on_device(tmp_path, "0")
+    for place in (tmp_path, tmp_path / "round_1"):
+        create_serialization_dir(Params(json.loads(json.dumps(on_gpu))), str(place), recover=True, force=False)
+        assert json.loads((place / "config.json").read_text()) == on_gpu  # nothing else changed
+    continue_on_device(tmp_path, "-1")  # and back to the CPU
+    assert json.loads((tmp_path / "config.json").read_text()) == config and (tmp_path / "o_cost.json").read_text() == '{"o_cost": 1.5}'
