@@ -29,6 +29,12 @@ def _run_text(record: Optional[dict]) -> list:
     return [machine_text(record.get("machine")), f"{100 * record['f1']:.1f}", f"{record['seconds'] / 60:.1f}"]
 
 
+def _seeds_text(seeds: list) -> str:
+    if len(seeds) < 2:
+        return f"{seeds[0]:.1f} (1 seed)" if seeds else "–"
+    return f"{min(seeds):.1f}–{max(seeds):.1f} ({len(seeds)} seeds)"
+
+
 def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
     """One row per run of ``block`` that ``checks`` trained again elsewhere: both machines, F1 and
     minutes, the difference, and the range of the block's finished seeds of the same approach and data."""
@@ -49,7 +55,7 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
         lines.append([
             f"{run.scenario_name}{', ' + setting['name'] if setting else ''}", approach_label(run.approach), str(run.seed),
             *_run_text(here), *_run_text(check), f"{100 * (check['f1'] - here['f1']):+.1f}" if done else "–",
-            f"{min(seeds):.1f}–{max(seeds):.1f} ({len(seeds)} seeds)" if seeds else "–", inside,
+            _seeds_text(seeds), inside,
         ])  # fmt: skip
     header = [
         "scenario", "approach", "seed", "machine of the block's run", "F1", "min", "machine of the check", "F1", "min",

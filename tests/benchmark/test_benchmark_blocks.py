@@ -211,6 +211,7 @@ def test_the_other_sections_are_the_same_with_and_without_the_block(tmp_path):
 
 
 def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path):
+    from eer_plugin.benchmark import reproduction
     from eer_plugin.benchmark.records import save
 
     plan = block_plan()
@@ -234,6 +235,7 @@ def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path):
         f"| {f1(5, 0) - f1(4, 0):+.1f} | {seeds[0]:.1f}–{seeds[-1]:.1f} (3 seeds) | yes |"
     )
     assert len(rows) == 2  # the header and the one run checked
+    assert reproduction._seeds_text([87.25]) == "87.2 (1 seed)" and reproduction._seeds_text([]) == "–"
 
 
 def test_a_run_records_its_machine():
