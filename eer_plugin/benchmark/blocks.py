@@ -12,7 +12,6 @@ from eer_plugin.benchmark.docs import claims_paragraph, differences, pooled
 from eer_plugin.benchmark.machine import machine_text
 from eer_plugin.benchmark.paper import paper_value
 from eer_plugin.benchmark.plan import GOLD_SCENARIO
-from eer_plugin.benchmark.reproduction import reproduction_table
 from eer_plugin.benchmark.studies import _band, _same_data_reference, on_benchmark_data
 from eer_plugin.benchmark.tables import markdown_table, mean_sd_cell
 
@@ -132,6 +131,8 @@ def missing_runs(report, block) -> List[str]:
 def block_sections(report, paper, dataset_column: Dict[str, str], checks: Optional[Dict[str, dict]] = None) -> List[str]:
     """The lines of one section per block of the plan (none without blocks); ``checks``: runs trained
     again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`)."""
+    from eer_plugin.benchmark.reproduction import reproduction_table  # it builds on this module's cells
+
     parts: List[str] = []
     plan = report.plan
     for block in plan.blocks:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Dict, Optional
 
 from eer_plugin.benchmark.approaches import approach_label
+from eer_plugin.benchmark.blocks import _cell, _runs_of
 from eer_plugin.benchmark.machine import machine_text
 from eer_plugin.benchmark.records import DONE, read_records
 from eer_plugin.benchmark.tables import markdown_table
@@ -38,18 +39,14 @@ def _seeds_text(seeds: list) -> str:
 def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
     """One row per run of ``block`` that ``checks`` trained again elsewhere: both machines, F1 and
     minutes, the difference, and the range of the block's finished seeds of the same approach and data."""
-    entries = [(setting, run) for b, setting, run in report.plan.block_entries if b is block]
     lines = []
-    for setting, run in entries:
-        check = checks.get(f"runs/{run.rel}")
+    for b, setting, run in report.plan.block_entries:
+        check = checks.get(f"runs/{run.rel}") if b is block else None
         if check is None:
             continue
         here = report.records[run.key]
-        seeds = [
-            100 * report.records[r.key]["f1"] for s, r in entries
-            if s is setting and r.approach == run.approach and r.scenario_name == run.scenario_name
-            and report.records[r.key].get("status") == "done"
-        ]  # fmt: skip
+        finished, _ = _cell(report, _runs_of(report.plan, block, setting), run.approach, run.scenario_name)
+        seeds = [100 * record["f1"] for record in finished.values()]
         done = here.get("status") == "done"
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
         lines.append([
