@@ -128,9 +128,12 @@ def missing_runs(report, block) -> List[str]:
     ]  # fmt: skip
 
 
-def block_sections(report, paper, dataset_column: Dict[str, str], checks: Optional[Dict[str, dict]] = None) -> List[str]:
+def block_sections(
+    report, paper, dataset_column: Dict[str, str], checks: Optional[Dict[str, dict]] = None, checks_file: Optional[str] = None,
+) -> List[str]:
     """The lines of one section per block of the plan (none without blocks); ``checks``: runs trained
-    again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`)."""
+    again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`), read from
+    ``checks_file`` (the name the section gives, relative to the repository)."""
     from eer_plugin.benchmark.reproduction import reproduction_table  # it builds on this module's cells
 
     parts: List[str] = []
@@ -161,7 +164,7 @@ def block_sections(report, paper, dataset_column: Dict[str, str], checks: Option
         if again:
             parts += [
                 "Runs trained again on another machine, to check that it reproduces them (their records: "
-                "`docs/results/device_checks.jsonl`; the block's seeds: its finished runs of the same approach and data):", "", again, "",
+                f"`{checks_file}`; the block's seeds: its finished runs of the same approach and data):", "", again, "",
             ]  # fmt: skip
         missing = missing_runs(report, block)
         if missing:

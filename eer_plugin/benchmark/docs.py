@@ -349,7 +349,7 @@ def render_docs(
         *hardware(runner),
         "",
         *([f"- Note: {note}" for note in notes] + [""] if notes else []),
-        *block_sections(report, numbers, dataset_column, read_checks(checks)),
+        *block_sections(report, numbers, dataset_column, read_checks(checks), checks and os.path.relpath(checks, docs_dir.resolve().parent)),
         "## Ours next to the paper",
         "",
         f"The paper (RoBERTa-base for English, on a GPU): {numbers.settings}",

@@ -235,6 +235,7 @@ def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path):
         f"| {f1(5, 0) - f1(4, 0):+.1f} | {seeds[0]:.1f}–{seeds[-1]:.1f} (3 seeds) | yes |"
     )
     assert len(rows) == 2  # the header and the one run checked
+    assert "(their records: `checks.jsonl`;" in block_section(text.read_text())  # the file it was given, from the repository
     assert reproduction._seeds_text([87.25]) == "87.2 (1 seed)" and reproduction._seeds_text([]) == "–"
 
 
