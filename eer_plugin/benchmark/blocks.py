@@ -128,16 +128,15 @@ def missing_runs(report, block) -> List[str]:
     ]  # fmt: skip
 
 
-def block_sections(
-    report, paper, dataset_column: Dict[str, str], checks: Optional[Dict[str, dict]] = None, checks_file: Optional[str] = None,
-) -> List[str]:
-    """The lines of one section per block of the plan (none without blocks); ``checks``: runs trained
-    again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`), read from
-    ``checks_file`` (the name the section gives, relative to the repository)."""
-    from eer_plugin.benchmark.reproduction import reproduction_table  # it builds on this module's cells
+def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: Optional[str] = None) -> List[str]:
+    """The lines of one section per block of the plan (none without blocks); ``checks_file``: the records
+    of runs trained again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`),
+    named as given (the report's absolute paths become relative to the repository when written)."""
+    from eer_plugin.benchmark.reproduction import read_checks, reproduction_table  # it builds on this module's cells
 
     parts: List[str] = []
     plan = report.plan
+    checks = read_checks(checks_file)
     for block in plan.blocks:
         parts += [
             f"## The benchmark on {block['encoder']} (block \"{block['name']}\")", "",
@@ -160,7 +159,7 @@ def block_sections(
         band = band_table(report, block)
         if band:
             parts += ["Epochs until the training rho_hat entered the band (as in \"Epochs until rho_hat entered the band\"):", "", band, ""]
-        again = reproduction_table(report, block, checks or {})
+        again = reproduction_table(report, block, checks)
         if again:
             parts += [
                 "Runs trained again on another machine, to check that it reproduces them (their records: "

@@ -306,7 +306,6 @@ def render_docs(
     file of block runs trained again on another machine (:mod:`~eer_plugin.benchmark.reproduction`)."""
     from eer_plugin.benchmark.blocks import block_sections  # it builds on this module's claims
     from eer_plugin.benchmark.guide import write_guide
-    from eer_plugin.benchmark.reproduction import read_checks
 
     plan, runner = report.plan, report.runner
     numbers = read_paper(Path(paper))
@@ -349,7 +348,7 @@ def render_docs(
         *hardware(runner),
         "",
         *([f"- Note: {note}" for note in notes] + [""] if notes else []),
-        *block_sections(report, numbers, dataset_column, read_checks(checks), checks and os.path.relpath(checks, docs_dir.resolve().parent)),
+        *block_sections(report, numbers, dataset_column, checks),
         "## Ours next to the paper",
         "",
         f"The paper (RoBERTa-base for English, on a GPU): {numbers.settings}",

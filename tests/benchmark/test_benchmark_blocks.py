@@ -210,7 +210,7 @@ def test_the_other_sections_are_the_same_with_and_without_the_block(tmp_path):
     assert all(ENCODER in line for line in set(csv_after) - set(csv_before))  # the new rows name the block's encoder
 
 
-def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path):
+def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path, monkeypatch):
     from eer_plugin.benchmark import reproduction
     from eer_plugin.benchmark.records import save
 
@@ -227,6 +227,7 @@ def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path):
     save(tmp_path / "gpu", tmp_path / "checks.jsonl")
     paper = tmp_path / "paper.tex"
     report = Report(plan, Runner(plan, str(tmp_path / "bench")))
+    monkeypatch.chdir(tmp_path)  # the repository root, as for benchmarks/results.sh: the report names its files from there
     text = render_docs(report, report.write(), ["x"], str(paper), str(tmp_path / "d2"), {"fx": "eng-c"}, (), str(tmp_path / "checks.jsonl"))
     rows = [line for line in block_section(text.read_text()).split("trained again on another machine")[1].splitlines() if line.startswith("| ")]
     seeds = sorted(f1(EER_SHORT[s], 0) for s in (0, 1, 2))
