@@ -49,6 +49,12 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.training.checkpointer:install",
     ),
     Patch(
+        ("allennlp.commands.train._train_worker", "allennlp.commands.train.TrainModel.finish"),
+        "each worker of distributed training destroys its process group when it has trained (no SIGABRT at "
+        "exit), worker 0 before its test evaluation (evaluate_on_test no longer waits forever)",
+        "eer_plugin.training.distributed:install",
+    ),
+    Patch(
         ("allennlp.commands.predict._PredictManager", "allennlp.commands.predict._predict",
          "allennlp.commands.predict.Predict.add_subparser"),
         "predict survives bad lines (error records, exit status 1), writes its output atomically, checks its "
@@ -78,7 +84,7 @@ def install() -> None:
     from eer_plugin.commands import eer_settings, evaluate_checks, train  # noqa: F401  (train: registered on import)
     from eer_plugin.predictors import manager
     from eer_plugin.runtime import archive, config_files, errors
-    from eer_plugin.training import checkpointer
+    from eer_plugin.training import checkpointer, distributed
 
     installers = {
         "eer_plugin.runtime.config_files:install": config_files.install,
@@ -86,6 +92,7 @@ def install() -> None:
         "eer_plugin.runtime.errors:install_excepthook": errors.install_excepthook,
         "eer_plugin.runtime.errors:install_unknown_type_check": errors.install_unknown_type_check,
         "eer_plugin.training.checkpointer:install": checkpointer.install,
+        "eer_plugin.training.distributed:install": distributed.install,
         "eer_plugin.predictors.manager:install_predict_manager": manager.install_predict_manager,
         "eer_plugin.commands.evaluate_checks:install": evaluate_checks.install,
         "eer_plugin.commands.eer_settings:install": eer_settings.install,

@@ -121,16 +121,76 @@ def test_an_archive_saved_with_the_pooler_still_loads(tiny_env, tmp_path, monkey
         torch.testing.assert_close(torch.as_tensor(a["emissions"]), torch.as_tensor(b["emissions"]))
 
 
+def init_one_process_group(tmp_path: Path) -> None:
+    torch.distributed.init_process_group("gloo", init_method=f"file://{tmp_path / 'store'}", rank=0, world_size=1)
+
+
+def test_a_worker_leaves_its_process_group_when_it_has_trained(tmp_path, monkeypatch):
+    """The worker ``mp.spawn`` runs is AllenNLP's, followed by ``destroy_process_group()`` (without it,
+    gloo's threads are torn down at interpreter exit: now and then a SIGABRT after training)."""
+    import pickle
+
+    from allennlp.commands import train as train_command
+
+    from eer_plugin.training import distributed
+
+    assert train_command._train_worker is distributed.train_worker
+    # mp.spawn pickles the function by name: the spawned worker finds the same function
+    assert pickle.loads(pickle.dumps(train_command._train_worker)) is distributed.train_worker
+
+    def allennlp_worker(process_rank, params):
+        init_one_process_group(tmp_path)
+        return ("trained", process_rank, params)
+
+    monkeypatch.setattr(distributed, "_ALLENNLP_TRAIN_WORKER", allennlp_worker)
+    assert distributed.train_worker(0, {"p": 1}) == ("trained", 0, {"p": 1})
+    assert not torch.distributed.is_initialized()
+    # a run of one process (no group) is untouched
+    monkeypatch.setattr(distributed, "_ALLENNLP_TRAIN_WORKER", lambda rank: rank)
+    assert distributed.train_worker(3) == 3
+
+
+def test_a_failed_worker_keeps_its_group(tmp_path, monkeypatch):
+    """A worker that raises is left as AllenNLP leaves it (destroying could wait for peers that are gone)."""
+    from eer_plugin.training import distributed
+
+    def failing_worker(process_rank):
+        init_one_process_group(tmp_path)
+        raise RuntimeError("training failed")
+
+    monkeypatch.setattr(distributed, "_ALLENNLP_TRAIN_WORKER", failing_worker)
+    try:
+        with pytest.raises(RuntimeError, match="training failed"):
+            distributed.train_worker(0)
+        assert torch.distributed.is_initialized()
+    finally:
+        distributed.leave_process_group()
+
+
+def test_worker_0_evaluates_the_test_data_outside_the_group(tmp_path):
+    """``TrainModel.finish`` (worker 0's test evaluation) runs after the group is gone: the metrics do not
+    wait for the other workers' counts, and the reader does not shard the test data."""
+    from allennlp.commands.train import TrainModel
+
+    from eer_plugin.training import distributed
+
+    assert getattr(TrainModel.finish, "eer_leaves_process_group", False)
+    seen = []
+    finish = distributed._leaving_first(lambda train_model, metrics: seen.append(torch.distributed.is_initialized()))
+    init_one_process_group(tmp_path)
+    finish(object(), {})
+    assert seen == [False] and not torch.distributed.is_initialized()
+
+
 def train_distributed(config: str, out: Path, settings: dict, timeout: int = 600) -> subprocess.CompletedProcess:
     """``eer-ner train`` on two CPU workers; ``settings`` by their ``EER_*`` names (environment settings in
-    the environment, hyperparameters as ``-o``)."""
+    the environment, hyperparameters as ``-o``). The test data (``EER_TEST_DATA``) is evaluated by worker 0
+    after training, as in a run of one process."""
     from eer_plugin.runtime.settings import BY_NAME
 
     eer_ner = Path(sys.executable).parent / "eer-ner"
     env = {k: v for k, v in settings.items() if not BY_NAME[k].is_hyperparameter}
-    # allennlp 2.10 runs the final test evaluation on rank 0 only, which then waits on the
-    # finished workers' metric reduction: evaluate separately after distributed training
-    overrides = {"distributed": {"cuda_devices": [-1, -1]}, "evaluate_on_test": False, **json.loads(hyper(config, **settings))}
+    overrides = {"distributed": {"cuda_devices": [-1, -1]}, **json.loads(hyper(config, **settings))}
     return subprocess.run(
         [str(eer_ner), "train", f"training_configs/{config}", "-s", str(out), "-o", json.dumps(overrides)],
         capture_output=True, text=True, env={**os.environ, **env}, cwd=REPO, timeout=timeout,
@@ -152,6 +212,8 @@ def test_distributed_training_on_two_cpu_workers(config, ratio_control, tiny_env
     if config.startswith("eer"):
         assert 0.0 <= metrics["training_rho_hat"] <= 1.0
     assert sorted(p.name for p in (tmp_path / "dist").glob("out_worker*.log")) == ["out_worker0.log", "out_worker1.log"]
+    for rank in (0, 1):
+        assert f"worker {rank} left the process group" in (tmp_path / "dist" / f"out_worker{rank}.log").read_text()
 
 
 @pytest.mark.integration
@@ -165,3 +227,25 @@ def test_the_readme_command_trains_with_the_packaged_minilm(tmp_path, monkeypatc
     metrics = json.loads((tmp_path / "dist" / "metrics.json").read_text())
     assert metrics["epoch"] == 1 and 0.0 <= metrics["training_rho_hat"] <= 1.0
     assert (tmp_path / "dist" / "model.tar.gz").is_file()
+
+
+@pytest.mark.integration
+def test_distributed_training_evaluates_the_test_data_like_one_process(tiny_env, tmp_path):
+    """With EER_TEST_DATA, worker 0 evaluates the whole test file after training (it waited forever for
+    the finished workers before): the test metrics equal ``eer-ner evaluate`` of the archive."""
+    test_file = FIXTURES / "conll2003_tiny_dev.txt"
+    env = {"EER_EPOCHS": "1", "EER_TRAIN_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
+           "EER_DEV_DATA": str(test_file), "EER_TEST_DATA": str(test_file)}
+    result = train_distributed("eer_short.jsonnet", tmp_path / "dist", env, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    metrics = json.loads((tmp_path / "dist" / "metrics.json").read_text())
+    evaluated = subprocess.run(
+        [str(Path(sys.executable).parent / "eer-ner"), "evaluate", str(tmp_path / "dist" / "model.tar.gz"), str(test_file),
+         "--output-file", str(tmp_path / "evaluated.json")],
+        capture_output=True, text=True, cwd=REPO, timeout=300,
+    )
+    assert evaluated.returncode == 0, evaluated.stderr[-3000:]
+    alone = json.loads((tmp_path / "evaluated.json").read_text())
+    for key in ("f1-measure-overall", "precision-overall", "recall-overall"):
+        assert metrics[f"test_{key}"] == pytest.approx(alone[key], abs=1e-6)
+    assert metrics["test_f1-measure-overall"] == pytest.approx(metrics["best_validation_f1-measure-overall"], abs=1e-6)
