@@ -20,7 +20,8 @@ only while a process group exists) and evaluated as in a run of one process.
 returned. A worker that fails keeps AllenNLP's behaviour (its group is left alone: destroying it
 could wait for peers that are gone). ``mp.spawn`` pickles the worker function by name, so the spawned
 process imports this module, which imports the plugin and so installs the patch there too; the
-original is kept in :data:`_ALLENNLP_TRAIN_WORKER` and is the one called.
+original is kept in :data:`_ALLENNLP_TRAIN_WORKER` (set by :func:`install` before the worker can run) and
+is the one called.
 """
 import logging
 from typing import Any, Callable, Optional
@@ -45,8 +46,6 @@ def leave_process_group() -> bool:
 
 def train_worker(*args: Any, **kwargs: Any) -> Any:
     """AllenNLP's ``_train_worker`` (same arguments, same result), then :func:`leave_process_group`."""
-    if _ALLENNLP_TRAIN_WORKER is None:
-        install()
     result = _ALLENNLP_TRAIN_WORKER(*args, **kwargs)
     leave_process_group()
     return result
