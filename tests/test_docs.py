@@ -18,7 +18,15 @@ PAGES = [README] + sorted((REPO / "docs").glob("*.md"))  # docs/results/runs/ ho
 PENDING: set = set()
 
 LINK = re.compile(r"!?\[[^\]]*\]\(([^)\s]+)\)")
+#: a bootstrap difference as the docs quote it: "+0.2 F1 [-1.3, +1.6]" (minus signs as hyphens)
+INTERVAL = re.compile(r"([-+]\d+\.\d) F1 \[([-+]\d+\.\d), ([-+]\d+\.\d)\]")
 FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+
+
+def generated_report() -> str:
+    """docs/results.md without its significance marks (the report writes "+4.2† [+2.5, +5.8]"; the docs quote
+    "+4.2 F1 [+2.5, +5.8]")."""
+    return (REPO / "docs" / "results.md").read_text(encoding="utf-8").replace("†", "").replace("‡", "")
 
 
 def links(page: Path, root: Path = REPO):
@@ -149,8 +157,8 @@ def test_the_readme_results_numbers_are_the_reports():
     """The README's hand-written "Results" paragraph cannot drift from docs/results.md: each "mean ± sd" and each
     bootstrap "difference F1 [low, high]" it quotes is in the generated report as written (its † / ‡ aside), every other number too."""
     section = README.read_text(encoding="utf-8").split("\n## Results\n")[1].split("\n## ")[0].replace("−", "-").replace("\n", " ")
-    report = (REPO / "docs" / "results.md").read_text(encoding="utf-8").replace("†", "").replace("‡", "")  # marks of significance
-    intervals = re.findall(r"([-+]\d+\.\d) F1 \[([-+]\d+\.\d), ([-+]\d+\.\d)\]", section)
+    report = generated_report()
+    intervals = INTERVAL.findall(section)
     spreads = re.findall(r"\d+\.\d ± \d+\.\d", section)
     assert intervals and spreads
     missing = [f"{d} [{lo}, {hi}]" for d, lo, hi in intervals if f"{d} [{lo}, {hi}]" not in report]
@@ -165,15 +173,14 @@ def test_the_docs_spreads_and_intervals_are_the_reports():
     docs quote is in a generated report: docs/results.md or the README's generated guide."""
     from eer_plugin.benchmark.guide import region
 
-    generated = (REPO / "docs" / "results.md").read_text(encoding="utf-8") + region(README.read_text(encoding="utf-8"))
-    generated = generated.replace("†", "").replace("‡", "")  # the report marks a significant difference beside it
+    generated = generated_report() + region(README.read_text(encoding="utf-8"))
     missing = []
     for page in sorted((REPO / "docs").glob("*.md")):
         if page.name == "results.md":
             continue
         text = page.read_text(encoding="utf-8").replace("−", "-").replace("\n", " ")
         quoted = re.findall(r"(?<![\d.])\d+\.\d ± \d+\.\d(?![\d])", text)
-        quoted += [f"{d} [{lo}, {hi}]" for d, lo, hi in re.findall(r"([-+]\d+\.\d) F1 \[([-+]\d+\.\d), ([-+]\d+\.\d)\]", text)]
+        quoted += [f"{d} [{lo}, {hi}]" for d, lo, hi in INTERVAL.findall(text)]
         missing += [f"{page.name}: {q}" for q in quoted if q not in generated]
     assert not missing, f"the docs quote numbers that no generated report has (rerun the render, then fix the text): {missing}"
 
