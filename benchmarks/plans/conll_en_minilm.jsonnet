@@ -42,8 +42,9 @@ local data = '../shared/data/conll2003-en/';
     // keep probability 0.8, at most 10 per document (the paper); the plan's seeds 0, 1, 2
     { name: 'EE', type: 'ee', budget: 1000 },
     // recall 0.5, precision 0.9; its variants are all ~the whole corpus: 2 epochs, CBL rounds of 1 epoch,
-    // at least 786 optimizer steps (3 epochs' worth, see above); one seed
-    { name: 'NNS', type: 'nns', seeds: [0], epochs: 2, min_steps: 786, env: { EER_CBL_ROUND_EPOCHS: '1' } },
+    // at least 786 optimizer steps (3 epochs' worth, see above); issue 48: seeds 0, 1, 2 (NNS is the shape of
+    // dictionary labels, and the package's one measured advantage stood on seed 0 alone)
+    { name: 'NNS', type: 'nns', seeds: [0, 1, 2], epochs: 2, min_steps: 786, env: { EER_CBL_ROUND_EPOCHS: '1' } },
   ],
   approaches: [
     'gold', 'gold_sns', 'raw_shortest', 'raw_cd_shortest', 'cbl_bert_shortest', 'cbl_lstm_shortest', 'sns_shortest',
@@ -97,7 +98,8 @@ local data = '../shared/data/conll2003-en/';
       { name: 'ratio weight 100', env: { EER_RATIO_LOSS_WEIGHT: '100' }, scenarios: ['NNS', 'EE'] },
       // issue 26: the band held as a constraint (EER_RATIO_CONTROL=bind, an augmented Lagrangian on
       // rho - gamma <= rho_hat <= rho + gamma) instead of the fixed weight alone, on the EER rows of both blocks
-      { name: 'binding ratio control', env: { EER_RATIO_CONTROL: 'bind' }, approach: ['eer_all', 'eer_short', 'eer_shortest'], scenarios: ['EE', 'NNS'] },
+      // issue 48: seeds 0-2 (the NNS rows of the guide stand on 3 seeds)
+      { name: 'binding ratio control', env: { EER_RATIO_CONTROL: 'bind' }, approach: ['eer_all', 'eer_short', 'eer_shortest'], scenarios: ['EE', 'NNS'], seeds: [0, 1, 2] },
       // issue 26's recipe: estimate, then bind (the band from the 20 complete documents, held by the binding
       // control), seeds 0-2; compared with SNS-shortest trained on the same data (the setting above with the plan's ratio)
       { name: 'estimate, then bind', estimate_ratio: { complete_documents: 20 }, env: { EER_RATIO_CONTROL: 'bind' }, seeds: [0, 1, 2] },
