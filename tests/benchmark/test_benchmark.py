@@ -240,7 +240,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert conll.seeds == [0, 1, 2] and conll.reference == "sns_shortest"
     from eer_plugin.benchmark.selection import block_counts
 
-    # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
+    # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0 (issue 48: seeds 0-2), the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
     # the complete documents with the plan's ratio on EER-short and SNS-shortest, seeds 0-2, the ratio weight on EE and NNS,
     # the binding ratio control on EER-short and EER-shortest, EE and NNS, its EE EER-short run being the ratio
@@ -250,13 +250,13 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # ablation 'mpnet encoder' (seed 0) has 3 of its runs
     blocks = block_counts(conll.runs)
     assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3 + 2,  # + EER-all under the binding control, EE and NNS
+        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8 * 3, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3 + 2 + 3 * 2 * 2,  # + EER-all under the binding control, EE and NNS; issue 48: the binding control's 3 approaches x 2 scenarios on seeds 1-2
         "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
     }  # fmt: skip
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
     assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
-    assert len(conll.runs) == 88 + 24
+    assert len(conll.runs) == 88 + 24 + 16 + 12
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
