@@ -33,8 +33,7 @@ setup(
     ),
     long_description=README.read_text(encoding="utf-8") if README.exists() else "",
     long_description_content_type="text/markdown",
-    # eer_ner_spacy: the spaCy factory `eer_ner` alone (spaCy imports it whenever it builds a pipeline)
-    packages=find_packages(include=["eer_plugin", "eer_plugin.*", "eer_ner_spacy"]),
+    packages=find_packages(include=["eer_plugin", "eer_plugin.*"]),
     package_data={"eer_plugin": ["**/*.json", "**/*.jsonnet", "**/*.libsonnet", "*.json", "*.jsonnet", "*.libsonnet"]},
     include_package_data=True,
     python_requires=">=3.11",
@@ -50,7 +49,7 @@ setup(
     # `eer_ner`: the spaCy pipeline component (nlp.add_pipe("eer_ner", config={"model": ...}); eer_plugin/spacy_component.py)
     entry_points={
         "console_scripts": ["eer-ner = eer_plugin.commands.cli:main"],
-        "spacy_factories": ["eer_ner = eer_ner_spacy:make_eer_ner"],
+        "spacy_factories": ["eer_ner = eer_plugin.spacy_component:make_eer_ner"],
     },
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],

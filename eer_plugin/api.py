@@ -124,7 +124,7 @@ class Tagger:
                 f"{path}: not an exported model directory, and a model archive needs AllenNLP to load; export it "
                 "where AllenNLP is installed (eer-ner eer-export-model model.tar.gz DIR) and load DIR"
             )
-        from eer_plugin import _register  # noqa: F401  (the model, reader and predictor classes)
+        from eer_plugin import allennlp_plugin  # noqa: F401  (the model, reader and predictor classes)
         from eer_plugin.runtime.archive import load_model_archive
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
 

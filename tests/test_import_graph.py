@@ -4,9 +4,13 @@ AllenNLP nor anything outside itself (and holds only the maths), and no layer be
 AllenNLP. ``tests/test_install.py`` checks the last point by
 importing ``eer_plugin.core`` with AllenNLP blocked; this test needs no process and names the line."""
 import ast
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Dict, List, Set, Tuple
 
+import pytest
 from conftest import REPO
 
 PACKAGE = REPO / "eer_plugin"
@@ -22,8 +26,10 @@ LAYERS = [
     ("inference without AllenNLP: subword chunks, CRF decoding, documents out, the exported model", {"inference"}),
     ("the AllenNLP roles", {"data", "models", "training", "predictors"}),
     ("the benchmark", {"benchmark"}),
-    ("entry points: subcommands, registration, the AllenNLP patches, the Python API, the spaCy component",
-     {"commands", "_register", "__init__", "runtime.patches", "api", "spacy_component"}),
+    ("subcommands: argument parsing", {"commands"}),
+    ("the plugin and what needs it registered: registration, the AllenNLP patches, the eer-ner front end, the "
+     "Python API, the spaCy component", {"allennlp_plugin", "__init__", "runtime.patches", "commands.cli",
+                                         "commands.evaluate_documents", "api", "spacy_component"}),
 ]
 LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
 #: the units below AllenNLP: none of them imports allennlp or allennlp_models
@@ -126,3 +132,47 @@ def test_the_units_import_each_other_without_cycles():
         if unit not in state:
             visit(unit, [])
     assert graph["commands"] and "core" not in graph  # the graph was read: the commands import, core imports no unit
+
+
+#: the command of issue 49's "done when": the package and the layers below the AllenNLP roles import no AllenNLP
+IMPORT_WITHOUT_ALLENNLP = (
+    "import sys, eer_plugin, eer_plugin.core.crf, eer_plugin.corpus, eer_plugin.inference; "
+    "assert 'allennlp' not in sys.modules"
+)
+
+
+def test_the_package_init_imports_nothing_but_the_lazy_api():
+    """``eer_plugin/__init__.py`` defines the version and the lazy ``Tagger``: registration is
+    ``eer_plugin/allennlp_plugin.py``'s alone (read from the source, so no process is needed)."""
+    found = [target for module, _, _, target in imports() if module == "eer_plugin"]
+    assert found == ["eer_plugin", "eer_plugin.api"], found
+    text = (PACKAGE / "__init__.py").read_text()
+    assert "warnings" not in text and "excepthook" not in text
+
+
+@pytest.mark.integration
+def test_importing_the_package_loads_no_allennlp_and_changes_no_global_state():
+    """The issue's exact command, then the same imports (and every module of the layers below the AllenNLP
+    roles) with ``sys.excepthook`` and the warnings filters compared before and after."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    done_when = subprocess.run([sys.executable, "-c", IMPORT_WITHOUT_ALLENNLP], cwd=REPO, env=env, capture_output=True,
+                               text=True, timeout=300)
+    assert done_when.returncode == 0, done_when.stderr
+    below = ["core"]
+    script = (
+        "import importlib, pkgutil, sys, warnings\n"
+        "import numpy, torch, tqdm, transformers  # their own warnings filters, installed when they are imported\n"
+        "hook, filters = sys.excepthook, list(warnings.filters)\n"
+        "import eer_plugin\n"
+        f"for package in {below!r}:\n"
+        "    module = importlib.import_module('eer_plugin.' + package)\n"
+        "    for info in pkgutil.walk_packages(module.__path__, prefix=module.__name__ + '.'):\n"
+        "        importlib.import_module(info.name)\n"
+        "leaked = sorted(m for m in sys.modules if m.split('.')[0] in ('allennlp', 'allennlp_models'))\n"
+        "assert not leaked, leaked[:5]\n"
+        "assert sys.excepthook is hook, 'sys.excepthook was replaced'\n"
+        "assert warnings.filters == filters, warnings.filters[: len(warnings.filters) - len(filters)]\n"
+    )
+    layers = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
+                            timeout=300)
+    assert layers.returncode == 0, layers.stderr

@@ -43,7 +43,7 @@ def test_the_factory_is_registered_by_the_entry_point():
     from importlib.metadata import entry_points
 
     (point,) = [p for p in entry_points(group="spacy_factories") if p.name == "eer_ner"]
-    assert point.value == "eer_ner_spacy:make_eer_ner"
+    assert point.value == "eer_plugin.spacy_component:make_eer_ner"
     assert spacy.blank("en").has_factory("eer_ner")
 
 

@@ -152,7 +152,7 @@ def _columns(items: List[str]) -> Dict[str, str]:
 
 DESCRIPTION = "Run a benchmark plan (approaches x scenarios x datasets x encoders x seeds) and write the paper-style tables."
 
-# as `python -m eer_plugin.commands.benchmark` the plugin import registered it already
+# as `python -m eer_plugin.commands.benchmark` the module below registers it (one module object, as the plugin's)
 # a bad plan, selection or docs argument: one "eer-benchmark: error: ..." line, exit status 1
 run_or_exit, _main = subcommand.define(
     "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, (PlanError, UserError), named_errors=True,

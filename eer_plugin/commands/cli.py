@@ -3,7 +3,7 @@
 ``allennlp`` finds plugin subcommands through a ``.allennlp_plugins`` file in the working directory
 (or ``--include-package``, which only helps subcommands it already knows), so ``allennlp
 eer-simulate`` works only in the repository root. ``eer-ner`` (installed as a console script by
-``setup.py``) imports :mod:`eer_plugin` first (readers, models, predictors, the ``eer_atomic``
+``setup.py``) imports :mod:`eer_plugin.allennlp_plugin` first (readers, models, predictors, the ``eer_atomic``
 checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o-cost``, ``cbl``,
 ``eer-benchmark``, ``eer-inspect``, ...), then runs AllenNLP's own ``main``: every ``allennlp`` subcommand (``train``,
 ``evaluate``, ``predict``, ...) plus ours, with the same arguments::
@@ -22,7 +22,7 @@ from typing import Optional, Sequence
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import eer_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
+    import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from allennlp.commands import main as allennlp_main
 
     from eer_plugin.runtime.errors import INPUT_ERROR, UserError, print_error

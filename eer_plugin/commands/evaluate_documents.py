@@ -36,7 +36,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     parser.add_argument("--train", help="the run's training data: also compute rho* (needs --gold-train)")
     parser.add_argument("--gold-train", help="the gold corpus the training data was simulated from")
     args = parser.parse_args(argv)
-    import eer_plugin  # noqa: F401  (registers the reader and models)
+    import eer_plugin.allennlp_plugin  # noqa: F401  (registers the reader and models)
 
     started = time.time()
     model, reader, archive = load_model(args.archive, args.o_cost, args.cuda_device)

@@ -1,5 +1,5 @@
 """Every AllenNLP internal that eer-ner replaces when the plugin is imported: the list, and the one
-:func:`install` that puts them in place (called once by ``eer_plugin._register``; idempotent).
+:func:`install` that puts them in place (called once by ``eer_plugin.allennlp_plugin``; idempotent).
 
 Each replacement lives beside the code it serves (the archive checks in
 :mod:`eer_plugin.runtime.archive`, the atomic trainer outputs in :mod:`eer_plugin.training.checkpointer`,
