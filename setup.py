@@ -45,10 +45,10 @@ setup(
         "tqdm>=4.60",
         "safetensors>=0.4",  # the exported model (eer-export-model, Tagger.load(DIR))
     ],
-    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/commands/cli.py)
+    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/cli.py)
     # `eer_ner`: the spaCy pipeline component (nlp.add_pipe("eer_ner", config={"model": ...}); eer_plugin/spacy_component.py)
     entry_points={
-        "console_scripts": ["eer-ner = eer_plugin.commands.cli:main"],
+        "console_scripts": ["eer-ner = eer_plugin.cli:main"],
         "spacy_factories": ["eer_ner = eer_plugin.spacy_component:make_eer_ner"],
     },
     extras_require={

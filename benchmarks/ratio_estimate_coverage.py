@@ -74,7 +74,7 @@ def main(argv=None) -> dict:
             )
     result = {"data": args.data, "encoder": args.encoder, "documents": len(docs), "corpus_ratio": truth, "trials": args.trials, "rows": rows}
     if args.output:
-        from eer_plugin.predictors.evaluation import write_json
+        from eer_plugin.common.atomic import write_json
 
         write_json(result, args.output)
     return result

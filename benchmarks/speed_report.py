@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import crf_speed  # noqa: E402
-from eer_plugin.runtime.atomic import atomic_write_text  # noqa: E402
+from eer_plugin.common.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
 TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "api_ratio": 1.1, "bf16_ratio": 0.5, "marginal_error": 1e-4}

@@ -12,8 +12,8 @@ checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o
     eer-ner eer-simulate --help
     eer-ner evaluate runs/eer/model.tar.gz test.txt
 
-``python -m eer_plugin.commands.cli`` does the same. An error caused by the input
-(:class:`eer_plugin.runtime.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
+``python -m eer_plugin.cli`` does the same. An error caused by the input
+(:class:`eer_plugin.common.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
 is one line on stderr and exit status 1, and so is a missing input file.
 """
 import os
@@ -25,7 +25,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from allennlp.commands import main as allennlp_main
 
-    from eer_plugin.runtime.errors import INPUT_ERROR, UserError, print_error
+    from eer_plugin.common.errors import INPUT_ERROR, print_error, UserError
 
     if argv is not None:  # AllenNLP's parser reads sys.argv
         sys.argv = ["eer-ner", *argv]

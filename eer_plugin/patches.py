@@ -59,7 +59,7 @@ PATCHES: Tuple[Patch, ...] = (
          "allennlp.commands.predict.Predict.add_subparser"),
         "predict survives bad lines (error records, exit status 1), writes its output atomically, checks its "
         "arguments before loading the model, and resumes with --resume",
-        "eer_plugin.predictors.manager:install_predict_manager",
+        "eer_plugin.commands.predict:install_predict_manager",
     ),
     Patch(
         ("allennlp.commands.evaluate.evaluate_from_args",),
@@ -82,7 +82,7 @@ PATCHES: Tuple[Patch, ...] = (
 def install() -> None:
     """Installs every patch of :data:`PATCHES`, in order (idempotent: each installer checks its own mark)."""
     from eer_plugin.commands import eer_settings, evaluate_checks, train  # noqa: F401  (train: registered on import)
-    from eer_plugin.predictors import manager
+    from eer_plugin.commands import predict
     from eer_plugin.runtime import archive, config_files, errors
     from eer_plugin.training import checkpointer, distributed
 
@@ -93,7 +93,7 @@ def install() -> None:
         "eer_plugin.runtime.errors:install_unknown_type_check": errors.install_unknown_type_check,
         "eer_plugin.training.checkpointer:install": checkpointer.install,
         "eer_plugin.training.distributed:install": distributed.install,
-        "eer_plugin.predictors.manager:install_predict_manager": manager.install_predict_manager,
+        "eer_plugin.commands.predict:install_predict_manager": predict.install_predict_manager,
         "eer_plugin.commands.evaluate_checks:install": evaluate_checks.install,
         "eer_plugin.commands.eer_settings:install": eer_settings.install,
     }

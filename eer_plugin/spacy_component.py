@@ -124,7 +124,7 @@ class EntityTaggerComponent:
     # ------------------------------------------------------------------ serialization (spaCy's conventions)
     def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
         """Copies the model into ``path`` (hard link when possible), atomically."""
-        from eer_plugin.runtime.atomic import atomic_link_or_copy
+        from eer_plugin.common.atomic import atomic_link_or_copy
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)

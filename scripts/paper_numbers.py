@@ -11,7 +11,7 @@ import sys
 from pathlib import Path
 
 from eer_plugin.benchmark.paper import PAPER_NUMBERS, numbers_text, paper_numbers
-from eer_plugin.runtime.atomic import atomic_write_text
+from eer_plugin.common.atomic import atomic_write_text
 
 
 def main() -> int:

@@ -163,7 +163,7 @@ def test_rank_orders_documents_by_their_expected_uncertain_entity_tags(tagger, p
 
 def test_a_missing_model_is_an_archive_error(tmp_path):
     from eer_plugin import Tagger
-    from eer_plugin.runtime.errors import ArchiveError
+    from eer_plugin.common.errors import ArchiveError
 
     with pytest.raises(ArchiveError, match="no-model.tar.gz: no such file"):
         Tagger.load(tmp_path / "no-model.tar.gz")

@@ -1,11 +1,11 @@
 """``docs/architecture.md`` is the code map: it names every module of the package and every AllenNLP patch
-that :mod:`eer_plugin.runtime.patches` installs, and the layers it draws are those of ``test_import_graph.py``."""
+that :mod:`eer_plugin.patches` installs, and the layers it draws are those of ``test_import_graph.py``."""
 import re
 
 from conftest import REPO
 from test_import_graph import LAYERS
 
-from eer_plugin.runtime.patches import PATCHES
+from eer_plugin.patches import PATCHES
 
 PACKAGE = REPO / "eer_plugin"
 MAP = (REPO / "docs" / "architecture.md").read_text()

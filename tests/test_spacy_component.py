@@ -125,7 +125,7 @@ def test_an_exported_model_works_as_the_component_model(nlp, archive, tmp_path):
 
 
 def test_a_missing_model_is_a_clear_error_at_the_first_doc(tmp_path):
-    from eer_plugin.runtime.errors import ArchiveError
+    from eer_plugin.common.errors import ArchiveError
 
     nlp = spacy.blank("en")
     nlp.add_pipe("eer_ner", config={"model": str(tmp_path / "typo.tar.gz")})

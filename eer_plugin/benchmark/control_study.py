@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence
 
 from eer_plugin.benchmark.guide import between
-from eer_plugin.benchmark.tables import write_atomic
+from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
 
 START = "<!-- control-constants: generated from docs/results/control_constants.csv; do not edit -->"
@@ -113,7 +113,7 @@ def main(argv: Optional[Sequence[str]] = None) -> None:
     writer = csv.DictWriter(buffer, FIELDS, lineterminator="\n")
     writer.writeheader()
     writer.writerows(rows)
-    write_atomic(args.output, buffer.getvalue())
+    atomic_write_text(args.output, buffer.getvalue())
     print(table_markdown(rows))
 
 

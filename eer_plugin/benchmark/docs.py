@@ -22,7 +22,8 @@ from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_plugin.benchmark.studies import direction_verdict
 from eer_plugin.benchmark.tables import markdown_table, mean, mean_sd_cell, std
-from eer_plugin.runtime.atomic import atomic_write_text, replacing
+from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.outputs import replacing
 
 #: the paper's numbers when ``--paper`` is not given: the package's ``paper_numbers.json`` (``--paper``
 #: also takes the LaTeX source itself)

@@ -166,7 +166,7 @@ def region(text: str) -> Optional[str]:
 
 def write_guide(readme: Path, results_csv: Path, paper_rows) -> None:
     """The guide from the report's CSV into the README's region, when the README (beside the docs directory) has one."""
-    from eer_plugin.runtime.atomic import atomic_write_text
+    from eer_plugin.common.atomic import atomic_write_text
 
     if readme.is_file() and results_csv.is_file():
         text = replace_region(readme.read_text(), guide_markdown(read_rows(results_csv.read_text()), paper_rows))

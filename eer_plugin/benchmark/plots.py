@@ -6,7 +6,7 @@ from typing import Dict, List
 from eer_plugin.benchmark.convergence import rho_hat_per_epoch
 from eer_plugin.benchmark.plan import GOLD_SCENARIO
 from eer_plugin.benchmark.tables import mean
-from eer_plugin.runtime.atomic import replacing
+from eer_plugin.common.outputs import replacing
 
 
 def _save(figure, path) -> None:

@@ -26,7 +26,7 @@ import os
 from pathlib import Path, PurePosixPath
 from typing import Dict, List
 
-from eer_plugin.benchmark.tables import write_atomic
+from eer_plugin.common.atomic import atomic_write_text
 
 #: the files of a finished run that the report and the resume read (``metrics*.json``: the final metrics and each epoch's)
 RUN_FILES = (
@@ -125,7 +125,7 @@ def write_records(path: Path, records: Records) -> None:
         for directory in sorted(records)
     ]
     path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, "".join(lines))
+    atomic_write_text(path, "".join(lines))
 
 
 def save(outdir: Path, path: Path) -> Records:
@@ -152,7 +152,7 @@ def restore(path: Path, outdir: Path) -> List[Path]:
             if target.exists():
                 continue
             target.parent.mkdir(parents=True, exist_ok=True)
-            write_atomic(target, files[name])
+            atomic_write_text(target, files[name])
             written.append(target)
     return written
 

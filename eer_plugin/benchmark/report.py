@@ -11,9 +11,8 @@ from eer_plugin.benchmark.plan import GOLD_SCENARIO, Plan
 from eer_plugin.benchmark.scenario import Scenario
 from eer_plugin.benchmark.runner import Runner
 from eer_plugin.benchmark.selection import block_counts
-from eer_plugin.benchmark.tables import (
-    duration, markdown_table, mean, mean_sd_cell, points, read_json, write_atomic,
-)  # fmt: skip
+from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json
+from eer_plugin.common.atomic import atomic_write_text
 
 CSV_COLUMNS = (
     "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
@@ -299,12 +298,12 @@ class Report:
         with the analyses' CSV and plot files; returns their paths by kind (``csv``, ``md``, ...)."""
         outdir = self.runner.outdir
         outdir.mkdir(parents=True, exist_ok=True)
-        write_atomic(outdir / "results.csv", sections.csv_text(CSV_COLUMNS, self.csv_rows()))
+        atomic_write_text(outdir / "results.csv", sections.csv_text(CSV_COLUMNS, self.csv_rows()))
         written = {"csv": str(outdir / "results.csv")}
         status = self.status_counts()
         md = sections.header(self, status) + sections.test_f1(self) + sections.significance(self) + sections.wall_time(self, status)
         md += sections.ratio_grid(self) + sections.learning_curve(self, written) + sections.rho_hat_convergence(self, written)
         md += sections.band_entry(self) + sections.ablations(self)
-        write_atomic(outdir / "results.md", "\n".join(md))
+        atomic_write_text(outdir / "results.md", "\n".join(md))
         written["md"] = str(outdir / "results.md")
         return written

@@ -25,7 +25,8 @@ from typing import Dict, Optional, Tuple
 
 from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.tables import read_json, write_atomic
+from eer_plugin.benchmark.tables import read_json
+from eer_plugin.common.atomic import atomic_write_text
 
 #: what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz and best.th);
 #: CBL's rounds keep a best.th each, and its rounds' state the weights of every word
@@ -76,7 +77,7 @@ def start_attempt(directory: Path, settings: Dict[str, str], seconds_before: flo
     record = {"settings": settings, "started": time.time(), "seconds_before": seconds_before}
     if estimate_seconds is not None:
         record["estimate_seconds"] = estimate_seconds
-    write_atomic(attempt_path(directory), json.dumps(record, indent=1))
+    atomic_write_text(attempt_path(directory), json.dumps(record, indent=1))
 
 
 def resume_point(directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:
@@ -117,7 +118,7 @@ def continue_on_device(directory: Path, cuda_device: str) -> None:
         trainer = config.get("trainer") if isinstance(config, dict) else None
         if isinstance(trainer, dict) and "cuda_device" in trainer and trainer["cuda_device"] != int(cuda_device):
             trainer["cuda_device"] = int(cuda_device)
-            write_atomic(path, json.dumps(config, indent=4))
+            atomic_write_text(path, json.dumps(config, indent=4))
 
 
 def retry_point(run: Run, directory: Path, settings: Dict[str, str]) -> Optional[Tuple[int, float]]:

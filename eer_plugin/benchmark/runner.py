@@ -22,8 +22,9 @@ from eer_plugin.benchmark.approaches import FAMILIES
 from eer_plugin.benchmark.plan import Plan, Run, number_text
 from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point, retry_point
 from eer_plugin.benchmark.simulated import SimulatedData
-from eer_plugin.benchmark.tables import read_json, write_atomic
+from eer_plugin.benchmark.tables import read_json
 from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
+from eer_plugin.common.atomic import atomic_write_text
 
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
@@ -326,15 +327,15 @@ class Runner:
                 continue
             if not self.keep_checkpoints:
                 remove_checkpoints(directory, log)
-            write_atomic(directory / "result.json", json.dumps(result, indent=1))
-            write_atomic(directory / "DONE", time.strftime("%Y-%m-%d %H:%M:%S\n"))
+            atomic_write_text(directory / "result.json", json.dumps(result, indent=1))
+            atomic_write_text(directory / "DONE", time.strftime("%Y-%m-%d %H:%M:%S\n"))
             return result
         failure = {
             "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
             "seed": run.seed, "status": "failed", "ablation": run.ablation, "error": error, "attempts": attempts if not data_error else 1,
             "run_dir": self.recorded(directory), "log": self.recorded(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         }  # fmt: skip
-        write_atomic(directory / "FAILED.json", json.dumps(failure, indent=1))
+        atomic_write_text(directory / "FAILED.json", json.dumps(failure, indent=1))
         return failure
 
     def _status(self, message: str) -> None:

@@ -8,7 +8,7 @@ from typing import Dict, List
 
 from eer_plugin.benchmark import convergence, plots, studies
 from eer_plugin.benchmark.approaches import approach_label
-from eer_plugin.benchmark.tables import write_atomic
+from eer_plugin.common.atomic import atomic_write_text
 
 #: the head learning rate of the configs when the plan and the config defaults name none
 DEFAULT_HEAD_LEARNING_RATE = "1e-3"
@@ -97,7 +97,7 @@ def learning_curve(report, written: Dict[str, str]) -> List[str]:
     if not curve:
         return []
     fields = ["dataset", "scheme", "approach", "encoder", "budget", "seeds_done", "seeds_planned", "mean_f1", "std_error", "f1_per_seed", "documents_annotated"]
-    write_atomic(outdir / "learning_curve.csv", csv_text(fields, ({k: ("" if v is None else v) for k, v in r.items()} for r in curve_rows)))
+    atomic_write_text(outdir / "learning_curve.csv", csv_text(fields, ({k: ("" if v is None else v) for k, v in r.items()} for r in curve_rows)))
     written["learning_curve_csv"] = str(outdir / "learning_curve.csv")
     md = [
         "## Learning curves: EE vs exhaustive annotation", "",

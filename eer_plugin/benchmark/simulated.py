@@ -8,8 +8,8 @@ from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
 from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.tables import write_atomic
-from eer_plugin.runtime.atomic import replacing
+from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.outputs import replacing
 
 
 class SimulatedData:
@@ -91,4 +91,4 @@ class SimulatedData:
         path.parent.mkdir(parents=True, exist_ok=True)
         with replacing(str(path)) as temporary:  # the data appears last, after its statistics; on an error, nothing
             write_jsonl(docs, temporary)
-            write_atomic(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))
+            atomic_write_text(path.with_suffix(".stats.json"), json.dumps(stats, indent=1))

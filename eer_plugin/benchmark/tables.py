@@ -5,8 +5,6 @@ import math
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Sequence
 
-from eer_plugin.runtime.atomic import atomic_write_text
-
 
 def mean(values: Sequence[float]) -> float:
     """Arithmetic mean of a non-empty sequence."""
@@ -49,8 +47,6 @@ def markdown_table(header: Sequence[str], rows: Iterable[Sequence[str]], align: 
     return "\n".join(lines)
 
 
-
-
 def mean_sd_cell(values: List[float], status: Optional[Dict[str, int]]) -> str:
     """Scores as "mean ± sd" F1 points ("–" or "failed" when empty); with the cell's run status counts
     (done/failed/missing), "(k/n seeds)" when some seeds did not finish."""
@@ -67,13 +63,6 @@ def mean_sd_cell(values: List[float], status: Optional[Dict[str, int]]) -> str:
         if len(values) < expected:
             text += f" ({len(values)}/{expected} seeds)"
     return text
-
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Writes ``text`` to ``path`` through a temporary file and a rename (readers never see half a file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(str(path), text)
 
 
 def read_json(path: Path) -> Optional[dict]:

@@ -21,9 +21,10 @@ from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.benchmark import PlanError, Report, Runner, dry_run, load_plan, read_plan_file, select_runs, select_shard
 from eer_plugin.benchmark.docs import DEFAULT_PAPER, render_docs
-from eer_plugin.benchmark.tables import duration, write_atomic
+from eer_plugin.benchmark.tables import duration
 from eer_plugin.commands import subcommand
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.atomic import atomic_write_text
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -66,7 +67,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
                 "(use another -o, or delete those run directories):\n  " + "\n  ".join(stale[:10])
             )
         runner.outdir.mkdir(parents=True, exist_ok=True)
-        write_atomic(runner.outdir / "plan.json", json.dumps(read_plan_file(args.plan), indent=1))
+        atomic_write_text(runner.outdir / "plan.json", json.dumps(read_plan_file(args.plan), indent=1))
         started = time.time()
         # SIGTERM (kill, a batch scheduler) stops like Ctrl-C: running runs are killed and run again
         # next time; never retried or recorded as failed (AllenNLP's own handler raises an ordinary

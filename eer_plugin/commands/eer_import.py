@@ -7,7 +7,7 @@ text yields character offsets into the same characters. Prints the import report
 spans, complete documents, negative spans, skipped items, warnings) and every warning; writes the
 output atomically (temporary file + rename), so a failed import leaves no partial file; an output
 that is an input, or two outputs that are one file, are refused before anything is read
-(:mod:`eer_plugin.runtime.outputs`).
+(:mod:`eer_plugin.common.outputs`).
 """
 import argparse
 import sys
@@ -17,7 +17,7 @@ from eer_plugin.commands import subcommand
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-import"
 DESCRIPTION = (
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> dict:
     result = report.to_json()
     result.update(input=str(args.input), output=str(args.output), complete_output=args.complete_output)
     if args.report:
-        from eer_plugin.predictors.evaluation import write_json
+        from eer_plugin.common.atomic import write_json
 
         write_json(dict(result, warning_messages=report.warnings), args.report)
     print(f"{NAME} {args.format}: {report.summary()}")

@@ -9,6 +9,7 @@ import sys
 import time
 from typing import Optional, Sequence
 
+from eer_plugin.common.atomic import write_json
 from eer_plugin.predictors.evaluation import (
     BATCH_SIZE,
     counts_per_document,
@@ -17,7 +18,6 @@ from eer_plugin.predictors.evaluation import (
     predict_document_spans,
     summarize,
     training_reader,
-    write_json,
 )
 from eer_plugin.runtime.errors import check_entity_types
 

@@ -12,7 +12,7 @@ plugin is imported). For every predictor:
 
 * the arguments are checked before anything is opened for writing (:func:`check_arguments`: batch
   size at least 1, input readable, ``--output-file`` not the input, the archive or the weights, see
-  :mod:`eer_plugin.runtime.outputs`), each failure one line (:class:`~eer_plugin.runtime.errors.UserError`);
+  :mod:`eer_plugin.common.outputs`), each failure one line (:class:`~eer_plugin.common.errors.UserError`);
 * ``--output-file`` is written to a temporary file in its directory and renamed over the output
   only when the run is complete: an error, Ctrl-C or a kill leaves the previous file as it was.
 
@@ -44,13 +44,9 @@ from allennlp.common.file_utils import cached_path, open_compressed
 from allennlp.common.util import JsonDict
 from allennlp.commands import predict as allennlp_predict
 
-from eer_plugin.runtime.errors import UserError, check_outputs
-from eer_plugin.runtime.outputs import publish, remove_stale_temporaries, stale_temporaries, temporary_name
-
-#: Key of the input line number in a loaded JSON object (removed before the document is read).
-LINE_KEY = "_eer_line"
-#: Key of the reason in a line that could not be read (answered by an error record).
-ERROR_KEY = "_eer_error"
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.outputs import check_outputs, publish, remove_stale_temporaries, stale_temporaries, temporary_name
+from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
 
 
@@ -77,6 +73,14 @@ RESUME_HELP = (
 )
 
 
+def _predictor_class(name: Optional[str]):
+    """The registered predictor class ``name`` (None: no name, or one AllenNLP does not know). A predictor
+    checks its own ``--predictor-args`` before the model loads when it has ``check_predictor_args(**args)``."""
+    from allennlp.predictors import Predictor
+
+    return Predictor.resolve_class_name(name)[0] if name and name in Predictor.list_available() else None
+
+
 def _checked(original):
     def _predict(args: argparse.Namespace) -> None:
         resume = getattr(args, "resume", False)
@@ -88,11 +92,10 @@ def _checked(original):
         if resume and not args.output_file:
             raise UserError("--resume needs --output-file: the output file of the killed run to continue")
         check_arguments(args.input_file, args.output_file, args.batch_size, args.archive_file, args.weights_file)
-        if args.predictor == "eer_tagger" and args.predictor_args.strip():
-            from eer_plugin.predictors.tagger import check_predictor_args
-
+        check = getattr(_predictor_class(args.predictor), "check_predictor_args", None)
+        if check is not None and args.predictor_args.strip():
             try:
-                check_predictor_args(**json.loads(args.predictor_args))
+                check(**json.loads(args.predictor_args))
             except (ValueError, TypeError) as error:
                 raise UserError(f"--predictor-args {args.predictor_args}: {error}") from None
         if not resume:

@@ -29,7 +29,7 @@ from eer_plugin.commands import subcommand
 from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_documents, write_jsonl
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-simulate"
 DESCRIPTION = (
@@ -155,7 +155,7 @@ def run(args: argparse.Namespace) -> List[Dict]:
 
     Raises :class:`~eer_plugin.corpus.documents.DocumentError` (bad input),
     :class:`~eer_plugin.annotation.simulators.SimulationError`, :class:`UsageError` or
-    :class:`~eer_plugin.runtime.outputs.OutputError` (an output that is the input: nothing is read or written).
+    :class:`~eer_plugin.common.outputs.OutputError` (an output that is the input: nothing is read or written).
     """
     _check_options(args)
     if args.learning_curve:

@@ -14,7 +14,7 @@ from typing import List, Sequence, Tuple
 
 from eer_plugin.commands import subcommand
 from eer_plugin.corpus.documents import Document, DocumentError
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-split"
 DESCRIPTION = (

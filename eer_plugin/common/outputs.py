@@ -1,4 +1,5 @@
-"""The output policy of every eer-ner command that writes a file (no AllenNLP or torch import).
+"""The output policy of every eer-ner command that writes a file (no AllenNLP or torch import): the one
+same-path check and the one atomic write.
 
 1. **Check first.** :func:`check_outputs` runs before anything is opened for writing: an output
    that is the same file as any input (paths resolved and inodes compared, so ``./a`` and ``a``,
@@ -17,12 +18,14 @@ import uuid
 from contextlib import contextmanager
 from typing import IO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
+from eer_plugin.common.errors import UserError
+
 PathLike = Union[str, "os.PathLike[str]"]
 TEMPORARY_MARK = ".eer-tmp-"
 
 
-class OutputError(ValueError):
-    """An output path that would destroy an input or cannot be written; nothing was touched."""
+class OutputError(UserError, ValueError):
+    """An output path that would destroy an input or cannot be written; nothing was touched (a user error)."""
 
 
 def temporary_name(path: PathLike) -> str:

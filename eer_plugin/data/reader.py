@@ -16,7 +16,7 @@ from eer_plugin.corpus.formats import FormatError, read_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.encoders import resolve_model_name
-from eer_plugin.runtime.errors import DataFileError
+from eer_plugin.corpus.documents import DataFileError
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Dict, Iterator, List, Sequence
 
-from eer_plugin.runtime.outputs import check_outputs, remove_stale_temporaries, replacing, writing
+from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
 
 MANIFEST_SUFFIX = ".shards.json"
 #: the start of an error record: JSON output, CoNLL output
@@ -41,7 +41,7 @@ def _lines(path: str, mode: str = "r"):
 
 @contextmanager
 def _writing_lines(path: str) -> Iterator[IO]:
-    """:func:`~eer_plugin.runtime.outputs.writing` for lines read by :func:`_lines` (same bytes out)."""
+    """:func:`~eer_plugin.common.outputs.writing` for lines read by :func:`_lines` (same bytes out)."""
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     remove_stale_temporaries(path)
     with replacing(path) as temporary, _lines(temporary, "w") as handle:

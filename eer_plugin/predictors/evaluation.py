@@ -13,9 +13,7 @@ chunk-level metric of ``allennlp evaluate`` ignores it.)
 Its command line, used by ``allennlp eer-benchmark`` in a subprocess per run, is
 :mod:`eer_plugin.commands.evaluate_documents`.
 """
-import json
 import logging
-from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from eer_plugin.core.spans import SpanCounts
@@ -124,10 +122,3 @@ def training_reader(archive):
     """The training dataset reader of a loaded archive."""
     return archive.dataset_reader
 
-
-def write_json(data, path: str) -> None:
-    """Writes JSON under a temporary name, then renames (no half-written file)."""
-    from eer_plugin.runtime.atomic import atomic_write_text
-
-    Path(path).parent.mkdir(parents=True, exist_ok=True)
-    atomic_write_text(path, json.dumps(data, indent=1))

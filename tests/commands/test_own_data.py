@@ -13,14 +13,15 @@ import pytest
 from allennlp.common import Params
 
 from conftest import FIXTURE_DATA, FIXTURES
-from eer_plugin.commands import cli
+from eer_plugin import cli
 from eer_plugin.commands import split
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.importers import import_documents
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.runtime.config_files import CONFIG_DIR, resolve_config
-from eer_plugin.runtime.errors import DataFileError, UserError
+from eer_plugin.common.errors import UserError
+from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime.settings import SETTINGS, config_defaults
 from eer_plugin.training.trainer import FEW_STEPS, warn_about_run
 
@@ -192,7 +193,7 @@ def test_entity_before_a_possessive_is_not_snapped(tmp_path):
 
 # ------------------------------------------------------------------------------------------ end to end
 def _run(args, cwd, env, timeout=600):
-    return subprocess.run([sys.executable, "-m", "eer_plugin.commands.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "eer_plugin.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.integration

@@ -1,4 +1,4 @@
-"""Issue 32: the output policy (eer_plugin/runtime/outputs.py) and the text normalisation (eer_plugin/corpus/text.py)."""
+"""Issue 32: the output policy (eer_plugin/common/outputs.py) and the text normalisation (eer_plugin/corpus/text.py)."""
 import os
 import subprocess
 import sys
@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from eer_plugin.corpus.text import REPLACEMENT, normalise, normalise_text, normalise_value
-from eer_plugin.runtime import outputs
-from eer_plugin.runtime.outputs import OutputError, check_outputs, writing
+from eer_plugin.common import outputs
+from eer_plugin.common.outputs import OutputError, check_outputs, writing
 
 
 # ------------------------------------------------------------------------------------ text

@@ -15,7 +15,7 @@ from untrained_tagger import TEXT
 
 from eer_plugin.corpus.formats import read_documents
 from eer_plugin.inference.exported import FORMAT, SETTINGS_FILE, WEIGHTS_FILE, ExportedTagger
-from eer_plugin.runtime.errors import ArchiveError
+from eer_plugin.common.errors import ArchiveError
 
 #: odd text: accents, U+FFFD, a long word (more subwords than a chunk holds), a long document (several chunks)
 ODD = ["Ça été Ünïcode \ufffd café Zürich naïve", "x" + "ab" * 60 + " und São Paulo.", " ".join([TEXT] * 4)]
@@ -209,7 +209,7 @@ def test_the_export_of_the_packaged_minilm_tags_without_allennlp_as_allennlp_pre
 
     archive = build_archive(tmp_path / "minilm", "all-MiniLM-L6-v2", max_length=48)
     directory = tmp_path / "export"
-    command = [sys.executable, "-m", "eer_plugin.commands.cli"]
+    command = [sys.executable, "-m", "eer_plugin.cli"]
     done = subprocess.run(command + ["eer-export-model", str(archive), str(directory)], capture_output=True, text=True, cwd=str(tmp_path))
     assert done.returncode == 0 and "eer-export-model" in done.stdout, done.stderr[-2000:]
     documents = fixture_documents()

@@ -8,7 +8,7 @@ from conftest import FIXTURES
 from test_predict_outputs import run_manager
 
 from eer_plugin.commands import shard
-from eer_plugin.predictors.sharding import ShardError, merge_outputs, shard_starts, shift_error_line, split_input
+from eer_plugin.inference.sharding import ShardError, merge_outputs, shard_starts, shift_error_line, split_input
 
 
 def corpus(path: Path) -> Path:

@@ -10,9 +10,9 @@ from allennlp.common import Params
 from allennlp.common.params import with_overrides
 
 from conftest import FIXTURE_DATA
-from eer_plugin.commands import cli
+from eer_plugin import cli
 from eer_plugin.runtime.config_files import CONFIG_DIR
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 from eer_plugin.runtime.settings import (
     ENVIRONMENT, HYPERPARAMETERS, SETTINGS, config_approach, config_defaults, overrides, unset_defaults,
 )  # fmt: skip
