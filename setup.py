@@ -33,8 +33,13 @@ setup(
     ),
     long_description=README.read_text(encoding="utf-8") if README.exists() else "",
     long_description_content_type="text/markdown",
-    packages=find_packages(include=["eer_plugin", "eer_plugin.*"]),
-    package_data={"eer_plugin": ["**/*.json", "**/*.jsonnet", "**/*.libsonnet", "*.json", "*.jsonnet", "*.libsonnet"]},
+    # eer_benchmark: the benchmark beside the product (it imports eer_plugin, never the reverse); it registers
+    # eer-benchmark and eer-records through the eer_ner.plugins entry point below
+    packages=find_packages(include=["eer_plugin", "eer_plugin.*", "eer_benchmark", "eer_benchmark.*"]),
+    package_data={
+        "eer_plugin": ["**/*.json", "**/*.jsonnet", "**/*.libsonnet", "*.json", "*.jsonnet", "*.libsonnet"],
+        "eer_benchmark": ["**/*.json"],
+    },
     include_package_data=True,
     python_requires=">=3.11",
     # NOTE: no allennlp / allennlp-models here on purpose (see the module docstring).
@@ -50,6 +55,7 @@ setup(
     entry_points={
         "console_scripts": ["eer-ner = eer_plugin.cli:main"],
         "spacy_factories": ["eer_ner = eer_plugin.spacy_component:make_eer_ner"],
+        "eer_ner.plugins": ["eer_benchmark = eer_benchmark.allennlp_plugin"],
     },
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],

@@ -1,23 +1,23 @@
 """The benchmark behind ``allennlp eer-benchmark``: run a plan (the paper's results table and
 analyses) and write the tables. One module per concern:
 
-- :mod:`~eer_plugin.benchmark.approaches`: the approach registry (each family's command, packaged config
+- :mod:`~eer_benchmark.plan.approaches`: the approach registry (each family's command, packaged config
   and what it supports: the ratio, O-cost tuning, CBL rounds, resume, distributed training);
-- :mod:`~eer_plugin.benchmark.scenario`: data sets and annotation scenarios (the simulators' settings);
-  :mod:`~eer_plugin.benchmark.plan`: runs and the expansion of a plan into them;
-  :mod:`~eer_plugin.benchmark.parse`: reading and checking plan files;
-- :mod:`~eer_plugin.benchmark.runner`: execution (subprocesses, resume, retries, jobs), one attempt at a
-  run in :mod:`~eer_plugin.benchmark.attempt`, shards and ``--runs`` in :mod:`~eer_plugin.benchmark.selection`;
-- :mod:`~eer_plugin.benchmark.report`: ``results.md`` and ``results.csv`` (main table, bootstrap,
-  wall time), with :mod:`~eer_plugin.benchmark.studies` (ratio grid, learning curve),
-  :mod:`~eer_plugin.benchmark.convergence` (rho_hat against rho* and the band) and
-  :mod:`~eer_plugin.benchmark.plots`;
-- :mod:`~eer_plugin.benchmark.docs`: ``docs/results.md``, the report with the paper's numbers beside
-  ours (read from the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_plugin.benchmark.paper`);
-- :mod:`~eer_plugin.benchmark.records`: the finished runs' records in one JSON-lines file
+- :mod:`~eer_benchmark.plan.scenario`: data sets and annotation scenarios (the simulators' settings);
+  :mod:`~eer_benchmark.plan.plan`: runs and the expansion of a plan into them;
+  :mod:`~eer_benchmark.plan.parse`: reading and checking plan files;
+- :mod:`~eer_benchmark.run.runner`: execution (subprocesses, resume, retries, jobs), one attempt at a
+  run in :mod:`~eer_benchmark.run.attempt`, shards and ``--runs`` in :mod:`~eer_benchmark.plan.selection`;
+- :mod:`~eer_benchmark.report.report`: ``results.md`` and ``results.csv`` (main table, bootstrap,
+  wall time), with :mod:`~eer_benchmark.analyse.studies` (ratio grid, learning curve),
+  :mod:`~eer_benchmark.analyse.convergence` (rho_hat against rho* and the band) and
+  :mod:`~eer_benchmark.report.plots`;
+- :mod:`~eer_benchmark.report.docs`: ``docs/results.md``, the report with the paper's numbers beside
+  ours (read from the paper's LaTeX into ``paper_numbers.json`` by :mod:`~eer_benchmark.analyse.paper`);
+- :mod:`~eer_benchmark.run.records`: the finished runs' records in one JSON-lines file
   (``docs/results/records.jsonl``), saved and restored across sessions by ``benchmarks/results.sh``.
 
-The command line is :mod:`eer_plugin.commands.benchmark`::
+The command line is :mod:`eer_benchmark.commands.benchmark`::
 
     allennlp eer-benchmark PLAN -o OUTDIR [--jobs N] [--shard i/n] [--dry-run] [--report-only] [--docs DIR]
 
@@ -42,7 +42,7 @@ setting, and for the ablations, a setting. Each run is an ordinary AllenNLP seri
 ``OUTDIR/runs/<dataset>/ablations/<setting>/<scenario>/<approach>/<encoder>/seed<k>``) made by a subprocess
 (``allennlp train``, ``allennlp cbl``, ``allennlp tune-o-cost``; the packaged configs), started in the
 current directory (relative data paths start there), followed by a per-document
-evaluation on the test data (:mod:`eer_plugin.predictors.evaluation`). Simulated partial training data is
+evaluation on the test data (:mod:`eer_benchmark.run.evaluation`). Simulated partial training data is
 written once per (dataset, scenario, seed) to ``OUTDIR/data``. The gold approaches (``gold``,
 ``gold_sns``) ignore the scenario and run on the plan's seeds.
 
@@ -50,11 +50,11 @@ Outputs: ``OUTDIR/results.csv`` (one row per run of the plan, whatever its statu
 ``OUTDIR/results.md`` (the tables), plus ``learning_curve.csv/.png`` and
 ``rho_hat_over_epochs.png`` when the plan asks for those analyses.
 """
-from eer_plugin.benchmark.parse import load_plan, parse_plan, read_plan_file
-from eer_plugin.benchmark.plan import Plan, PlanError, Run, epochs_text
-from eer_plugin.benchmark.report import Report
-from eer_plugin.benchmark.runner import Runner, StepFailed
-from eer_plugin.benchmark.selection import dry_run, select_runs, select_shard
+from eer_benchmark.plan.parse import load_plan, parse_plan, read_plan_file
+from eer_benchmark.plan.plan import Plan, PlanError, Run, epochs_text
+from eer_benchmark.report.report import Report
+from eer_benchmark.run.runner import Runner, StepFailed
+from eer_benchmark.plan.selection import dry_run, select_runs, select_shard
 
 __all__ = [
     "Plan", "PlanError", "Report", "Run", "Runner", "StepFailed", "dry_run", "epochs_text", "load_plan", "parse_plan",

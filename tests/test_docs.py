@@ -118,7 +118,7 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
     """docs/configs.md's two tables against the one settings table (eer_plugin/runtime/settings.py): every
     environment setting in the first; every hyperparameter in the second with its -o key and its default
     (cells list several settings in the same order); the benchmark's compared settings are settings too."""
-    from eer_plugin.benchmark.runner import COMPARED_SETTINGS
+    from eer_benchmark.run.runner import COMPARED_SETTINGS
     from eer_plugin.runtime.settings import ENVIRONMENT, HYPERPARAMETERS, SETTINGS
 
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in (REPO / "docs" / "configs.md").read_text().splitlines()]
@@ -140,8 +140,8 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
 def test_the_readme_guide_is_what_the_report_csv_says():
     """Every number of the README's "Which approach should I use?" comes from docs/results/results.csv (and the
     paper's numbers): the region between its markers is exactly what the renderer writes from them."""
-    from eer_plugin.benchmark.guide import guide_markdown, read_rows, region
-    from eer_plugin.benchmark.paper import read_paper
+    from eer_benchmark.report.guide import guide_markdown, read_rows, region
+    from eer_benchmark.analyse.paper import read_paper
 
     written = region(README.read_text(encoding="utf-8"))
     assert written is not None, "README.md lost the markers of its generated guide"
@@ -171,7 +171,7 @@ def test_the_readme_results_numbers_are_the_reports():
 def test_the_docs_spreads_and_intervals_are_the_reports():
     """Every "mean ± sd" (one decimal, F1) and every bootstrap "difference F1 [low, high]" that the hand-written
     docs quote is in a generated report: docs/results.md or the README's generated guide."""
-    from eer_plugin.benchmark.guide import region
+    from eer_benchmark.report.guide import region
 
     generated = generated_report() + region(README.read_text(encoding="utf-8"))
     missing = []
@@ -187,14 +187,14 @@ def test_the_docs_spreads_and_intervals_are_the_reports():
 
 def test_the_control_constants_table_is_what_its_csv_says():
     """docs/data.md's table of the binding control's constants (c, eta) is what
-    ``eer_plugin.benchmark.control_study`` renders from docs/results/control_constants.csv, and the CSV's
+    ``eer_benchmark.report.control_study`` renders from docs/results/control_constants.csv, and the CSV's
     rows under the package's default constants are the benchmark plan's runs."""
-    from eer_plugin.benchmark.control_study import read_csv, region, table_markdown
+    from eer_benchmark.report.control_study import read_csv, region, table_markdown
     from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
 
     written = region((REPO / "docs" / "data.md").read_text(encoding="utf-8"))
     assert written is not None, "docs/data.md lost the markers of its control-constants table"
     rows = read_csv((REPO / "docs" / "results" / "control_constants.csv").read_text(encoding="utf-8"))
-    assert written == table_markdown(rows), "docs/data.md's table is stale: rerun python -m eer_plugin.benchmark.control_study"
+    assert written == table_markdown(rows), "docs/data.md's table is stale: rerun python -m eer_benchmark.report.control_study"
     default = [r for r in rows if (float(r["c"]), float(r["eta"])) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE)]
     assert len(default) == 5 and {r["source"] for r in default} == {"benchmark plan"}

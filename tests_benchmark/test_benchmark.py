@@ -1,4 +1,4 @@
-"""Per-document evaluation (eer_plugin.predictors.evaluation) and the benchmark runner (allennlp eer-benchmark):
+"""Per-document evaluation (eer_benchmark.run.evaluation) and the benchmark runner (allennlp eer-benchmark):
 plan validation, run grouping and shards, an end-to-end run on the fixtures with the tiny encoder
 (resume, failure), and the report layout on fabricated run directories."""
 import csv
@@ -10,9 +10,9 @@ import pytest
 
 import eer_plugin
 from conftest import FIXTURES, REPO
-from eer_plugin.benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
-from eer_plugin.commands import benchmark
-from eer_plugin.commands.benchmark import parse_shard
+from eer_benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
+from eer_benchmark.commands import benchmark
+from eer_benchmark.commands.benchmark import parse_shard
 
 TRAIN, DEV = str(FIXTURES / "conll2003_tiny.txt"), str(FIXTURES / "conll2003_tiny_dev.txt")
 SMOKE_PLAN = REPO / "benchmarks" / "plans" / "fixture_smoke.jsonnet"
@@ -83,8 +83,8 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
     from allennlp.commands.evaluate import evaluate_from_archive
     from allennlp.commands.train import train_model_from_file
 
-    from eer_plugin.commands.evaluate_documents import main
-    from eer_plugin.predictors.evaluation import document_counts, gold_entity_ratio, load_model, summarize
+    from eer_benchmark.run.evaluate_documents import main
+    from eer_benchmark.run.evaluation import document_counts, gold_entity_ratio, load_model, summarize
 
     for config, o_cost in [("eer_short", None), ("eer_short", -1.5), ("sns_shortest", None)]:
         directory = tmp_path / config
@@ -214,7 +214,7 @@ def test_runs_units_shards_and_shared_runs():
 def test_a_gpu_run_searches_its_o_cost_and_evaluates_on_that_gpu(tmp_path, monkeypatch):
     """EER_CUDA_DEVICE reaches every step of a run, not only its training: on a lent H100 the test
     evaluation ran on the CPU (82 of 210 s) before it did."""
-    from eer_plugin.benchmark.attempt import Attempt
+    from eer_benchmark.run.attempt import Attempt
 
     for device in ("-1", "0"):
         plan = parse_plan(plan_data(approaches=["raw_shortest", "raw_cd_shortest"], env={"EER_CUDA_DEVICE": device})).expand()
@@ -238,7 +238,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
     assert conll.seeds == [0, 1, 2] and conll.reference == "sns_shortest"
-    from eer_plugin.benchmark.selection import block_counts
+    from eer_benchmark.plan.selection import block_counts
 
     # issue 11's rerun: Gold and Gold-SNS and the EE block on seeds 0, 1, 2, NNS on seed 0, the studies on seed 0
     # (ablations: 7 settings on seed 0, the estimated ratio on seeds 0-2, the mpnet encoder on three approaches,
@@ -437,7 +437,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     assert "unit    1  done     fixture/EE-15/eer_short/" in printed and "raw_shortest/" not in printed
 
     # docs/results.md of these runs: the command, the hardware, our F1 beside the paper's (read from LaTeX)
-    from eer_plugin.benchmark.docs import render
+    from eer_benchmark.report.docs import render
 
     tex = tmp_path / "paper.tex"
     tex.write_text(PAPER_TABLE + "\nSetup. We used a learning rate of $2\\times 10^{-5}$ with a schedule.")

@@ -1,9 +1,9 @@
-"""The approach registry (eer_plugin/benchmark/approaches.py): one table from which the runner's commands,
+"""The approach registry (eer_benchmark/plan/approaches.py): one table from which the runner's commands,
 the resume, the plan's units, the report's labels and the paper's row names follow."""
-from eer_plugin.benchmark import Runner, parse_plan
-from eer_plugin.benchmark.approaches import FAMILIES, GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_APPROACHES, approach_label
-from eer_plugin.benchmark.paper import paper_row_label
-from eer_plugin.benchmark.resume import resumable
+from eer_benchmark import Runner, parse_plan
+from eer_benchmark.plan.approaches import FAMILIES, GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_APPROACHES, approach_label
+from eer_benchmark.analyse.paper import paper_row_label
+from eer_benchmark.run.resume import resumable
 from test_benchmark import plan_data
 
 

@@ -8,9 +8,9 @@ import re
 
 import pytest
 
-from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.docs import render_docs
-from eer_plugin.benchmark.machine import machine, machine_text
+from eer_benchmark import PlanError, Report, Runner, parse_plan
+from eer_benchmark.report.docs import render_docs
+from eer_benchmark.machine import machine, machine_text
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate
 from test_benchmark_studies import DOCS, f1, rerun_plan
 
@@ -211,8 +211,8 @@ def test_the_other_sections_are_the_same_with_and_without_the_block(tmp_path):
 
 
 def test_a_run_trained_again_on_a_gpu_is_set_beside_the_block_run(tmp_path, monkeypatch):
-    from eer_plugin.benchmark import reproduction
-    from eer_plugin.benchmark.records import save
+    from eer_benchmark.report import reproduction
+    from eer_benchmark.run.records import save
 
     plan = block_plan()
     fabricate_runs(Runner(plan, str(tmp_path / "bench")), plan.runs)
@@ -248,7 +248,7 @@ def test_a_run_records_its_machine():
 
 
 def test_the_readme_guide_is_rendered_from_the_csv(tmp_path):
-    from eer_plugin.benchmark.guide import END, START, region
+    from eer_benchmark.report.guide import END, START, region
 
     plan = block_plan()
     fabricate_runs(Runner(plan, str(tmp_path / "bench")), [r for r in plan.runs if not (r.approach == "eer_shortest" and r.seed == 2)])

@@ -4,13 +4,13 @@ table and the convergence sentence, read from the LaTeX source (fixtures here; t
 import pytest
 
 from conftest import REPO
-from eer_plugin.benchmark import Report, Runner, parse_plan
-from eer_plugin.benchmark.paper import paper_value
+from eer_benchmark import Report, Runner, parse_plan
+from eer_benchmark.analyse.paper import paper_value
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, plan_data
 
 
 def test_paper_table_is_read_from_the_latex_source():
-    from eer_plugin.benchmark.paper import paper_table, paper_value
+    from eer_benchmark.analyse.paper import paper_table, paper_value
 
     tex = PAPER_TABLE
     columns, rows = paper_table(tex)
@@ -30,8 +30,8 @@ def test_paper_table_is_read_from_the_latex_source():
 
 
 def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
-    from eer_plugin.benchmark.docs import ratio_comparison
-    from eer_plugin.benchmark.paper import paper_robustness
+    from eer_benchmark.report.docs import ratio_comparison
+    from eer_benchmark.analyse.paper import paper_robustness
 
     paper = paper_robustness(PAPER_ROBUSTNESS)
     assert paper == {
@@ -56,7 +56,7 @@ def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
 
 
 def test_papers_convergence_sentence_is_quoted_without_markup():
-    from eer_plugin.benchmark.paper import paper_convergence
+    from eer_benchmark.analyse.paper import paper_convergence
 
     tex = (
         "Intro. We tested this by taking $\\rhohat$ of the models with respect to the true $\\rho^*$, resulting in "
@@ -75,12 +75,12 @@ PAPER_TEX = REPO.parent / "shared" / "paper" / "eer-paper.tex"
 def test_packaged_numbers_read_back_as_the_latex_gives_them(tmp_path):
     """The report reads the paper's numbers from package data (no ../shared needed); the JSON form
     gives back exactly what the LaTeX parser gives, row order and marks included."""
-    from eer_plugin.benchmark.docs import DEFAULT_PAPER
-    from eer_plugin.benchmark.paper import (
+    from eer_benchmark.report.docs import DEFAULT_PAPER
+    from eer_benchmark.analyse.paper import (
         PAPER_NUMBERS, numbers_text, paper_convergence, paper_numbers, paper_robustness, paper_table, read_paper,
     )  # fmt: skip
 
-    assert DEFAULT_PAPER == PAPER_NUMBERS and PAPER_NUMBERS.parent.name == "benchmark"
+    assert DEFAULT_PAPER == PAPER_NUMBERS and PAPER_NUMBERS.parent.name == "analyse"
     packaged = read_paper()
     assert packaged.columns[0] == "eng-c" and packaged.columns[-1] == "avg" and len(packaged.columns) == 8
     assert paper_value(packaged.rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
@@ -103,8 +103,8 @@ def test_packaged_numbers_read_back_as_the_latex_gives_them(tmp_path):
 
 @pytest.mark.skipif(not PAPER_TEX.exists(), reason="the paper's LaTeX source (../shared/paper/eer-paper.tex) is not beside the repository")
 def test_packaged_numbers_are_the_papers_latex():
-    """eer_plugin/benchmark/paper_numbers.json is what scripts/paper_numbers.py writes from the paper's
+    """eer_benchmark/analyse/paper_numbers.json is what scripts/paper_numbers.py writes from the paper's
     LaTeX source today: regenerate it with that script when this fails."""
-    from eer_plugin.benchmark.paper import PAPER_NUMBERS, numbers_text, paper_numbers
+    from eer_benchmark.analyse.paper import PAPER_NUMBERS, numbers_text, paper_numbers
 
     assert PAPER_NUMBERS.read_text() == numbers_text(paper_numbers(PAPER_TEX.read_text()))

@@ -11,9 +11,9 @@ import pytest
 
 from eer_plugin.annotation import simulators
 from eer_plugin.annotation.simulators import SimulationError
-from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.selection import block_counts, dry_run
-from eer_plugin.benchmark.studies import ablation_notes, setting_text
+from eer_benchmark import PlanError, Report, Runner, parse_plan
+from eer_benchmark.plan.selection import block_counts, dry_run
+from eer_benchmark.analyse.studies import ablation_notes, setting_text
 from eer_plugin.annotation import simulators
 from eer_plugin.corpus.documents import Document
 from eer_plugin.annotation.simulators import SimulationError
@@ -252,7 +252,7 @@ def test_ablations_section_shows_the_estimate_and_the_partial_dev_set(tmp_path):
 def test_ablation_seeds_pooled_against_the_reference(tmp_path):
     """The claims paragraph's ablation comparison: one paired bootstrap per setting and approach over the
     seeds on which it and the reference finished, per-document counts summed (not one verdict per run)."""
-    from eer_plugin.benchmark.studies import pooled_ablation_differences
+    from eer_benchmark.analyse.studies import pooled_ablation_differences
 
     plan = parse_plan(partial_plan()).expand()
     runner = Runner(plan, str(tmp_path / "bench"))

@@ -1,13 +1,13 @@
-"""The finished runs' records in one JSON-lines file (eer_plugin/benchmark/records.py): save and restore
+"""The finished runs' records in one JSON-lines file (eer_benchmark/run/records.py): save and restore
 round trip on fabricated runs, restore never overwrites, one sorted line per directory, and a truncated or
 hand-edited file is a clear error with its line number."""
 import json
 
 import pytest
 
-from eer_plugin.benchmark import Runner, parse_plan
-from eer_plugin.benchmark.records import RecordsError, read_records, restore, save
-from eer_plugin.commands.eer_records import main
+from eer_benchmark import Runner, parse_plan
+from eer_benchmark.run.records import RecordsError, read_records, restore, save
+from eer_benchmark.commands.eer_records import main
 from test_benchmark import fabricate, plan_data
 
 

@@ -9,12 +9,12 @@ from pathlib import Path, PurePosixPath
 import pytest
 
 from conftest import REPO
-from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.convergence import epoch_in_band_to_the_end, first_epoch_in_band
-from eer_plugin.benchmark.docs import comparison, ratio_comparison, repository_relative
-from eer_plugin.benchmark.paper import paper_robustness, paper_table
-from eer_plugin.benchmark.records import read_records
-from eer_plugin.commands import benchmark
+from eer_benchmark import PlanError, Report, Runner, parse_plan
+from eer_benchmark.analyse.convergence import epoch_in_band_to_the_end, first_epoch_in_band
+from eer_benchmark.report.docs import comparison, ratio_comparison, repository_relative
+from eer_benchmark.analyse.paper import paper_robustness, paper_table
+from eer_benchmark.run.records import read_records
+from eer_benchmark.commands import benchmark
 from eer_plugin.runtime.encoders import config_defaults
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data
 
@@ -159,7 +159,7 @@ def test_results_script_renders_the_docs_from_finished_runs(tmp_path):
     import os
     import subprocess
 
-    from eer_plugin.benchmark import load_plan
+    from eer_benchmark import load_plan
 
     plan = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
     runner = Runner(plan, str(tmp_path / "bench"))

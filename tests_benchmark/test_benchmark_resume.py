@@ -1,5 +1,5 @@
 """An interrupted benchmark run continues its training from the latest checkpoint
-(eer_plugin.benchmark.resume): when it may (settings unchanged, a complete checkpoint, no failure), the
+(eer_benchmark.run.resume): when it may (settings unchanged, a complete checkpoint, no failure), the
 wall time it keeps, and, with the tiny encoder, that a run killed by SIGTERM after two epochs and resumed
 ends with the uninterrupted run's results."""
 import json
@@ -14,10 +14,10 @@ import pytest
 import torch
 
 from conftest import REPO
-from eer_plugin.benchmark import Runner, parse_plan
-from eer_plugin.benchmark.attempt import StepFailed
-from eer_plugin.benchmark.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt, training_finished
-from eer_plugin.commands import benchmark
+from eer_benchmark import Runner, parse_plan
+from eer_benchmark.run.attempt import StepFailed
+from eer_benchmark.run.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt, training_finished
+from eer_benchmark.commands import benchmark
 from test_benchmark import DEV, TRAIN, plan_data
 from test_benchmark_partial import ESTIMATE, partial_plan
 
@@ -211,7 +211,7 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
 def test_a_failed_evaluation_is_retried_without_training_again(tiny_encoder, tmp_path, monkeypatch):
     """The retry of an attempt whose training finished (its archive written) before a later step failed
     evaluates that model; it does not train it again, and the run's record counts the training once."""
-    from eer_plugin.benchmark.attempt import Attempt, StepFailed
+    from eer_benchmark.run.attempt import Attempt, StepFailed
 
     plan = tmp_path / "plan.yaml"
     plan.write_text(
@@ -276,7 +276,7 @@ def test_a_training_resumed_on_another_device_passes_allennlps_recover_check(tmp
     from allennlp.common.checks import ConfigurationError
     from allennlp.training.util import create_serialization_dir
 
-    from eer_plugin.benchmark.resume import continue_on_device
+    from eer_benchmark.run.resume import continue_on_device
 
     config = {"model": {"type": "eer_tagger", "dropout": 0.2}, "trainer": {"cuda_device": -1, "num_epochs": 10}}
     for place in (tmp_path, tmp_path / "round_1"):  # the run's config and, for CBL, a round's

@@ -9,11 +9,11 @@ from pathlib import Path
 
 import pytest
 
-from eer_plugin.benchmark import PlanError, Report, Runner, parse_plan
-from eer_plugin.benchmark.docs import claims_paragraph, differences, render_docs, verdict
-from eer_plugin.benchmark.paper import paper_robustness, paper_table, paper_value
-from eer_plugin.benchmark.selection import block_counts
-from eer_plugin.commands import benchmark
+from eer_benchmark import PlanError, Report, Runner, parse_plan
+from eer_benchmark.report.docs import claims_paragraph, differences, render_docs, verdict
+from eer_benchmark.analyse.paper import paper_robustness, paper_table, paper_value
+from eer_benchmark.plan.selection import block_counts
+from eer_benchmark.commands import benchmark
 from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, fabricate, plan_data, read_csv
 
 DOCS = 30
@@ -366,7 +366,7 @@ def test_ablation_setting_with_its_own_scenarios(tmp_path):
 def test_learning_curve_claims_are_checked_per_budget_with_the_paired_bootstrap(tmp_path):
     """The paper's three learning-curve claims at each budget: EER beats Raw on EE data, Raw beats EER on
     exhaustive data, and EE + EER beats exhaustive + Raw only at 500 and 1000 (elsewhere shown, no verdict)."""
-    from eer_plugin.benchmark.studies import learning_curve_claims
+    from eer_benchmark.analyse.studies import learning_curve_claims
 
     plan = parse_plan(plan_data(learning_curve={"budgets": [100, 500], "approaches": ["eer_short", "raw_shortest"]})).expand()
     runner = Runner(plan, str(tmp_path / "out"))
@@ -424,7 +424,7 @@ def test_ratio_grid_controls_are_checked():
 def test_an_ablation_on_other_data_is_compared_with_the_reference_on_those_data(tmp_path):
     """Estimate, then bind (20 complete documents, the band estimated from them) against SNS-shortest trained on the
     same complete documents with the plan's settings, not against the benchmark's SNS-shortest."""
-    from eer_plugin.benchmark.studies import ablation_rows
+    from eer_benchmark.analyse.studies import ablation_rows
 
     settings = [
         {"name": "complete, plan's ratio", "complete_documents": 2, "approach": ["eer_short", "sns_shortest"]},
@@ -441,7 +441,7 @@ def test_an_ablation_on_other_data_is_compared_with_the_reference_on_those_data(
 def test_an_ablation_on_two_scenarios_is_pooled_per_scenario_not_as_seeds(tmp_path):
     """A setting run on EE and NNS gets one pooled test per scenario (its seeds pooled), never EE and NNS pooled as
     if they were two seeds of one comparison."""
-    from eer_plugin.benchmark.studies import pooled_ablation_differences
+    from eer_benchmark.analyse.studies import pooled_ablation_differences
 
     setting = {"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}, "scenarios": ["EE", "NNS"]}
     plan = parse_plan(rerun_plan(ablations={**ABLATIONS, "settings": [setting], "scenarios": ["EE"], "seeds": [0]})).expand()

@@ -5,8 +5,8 @@ stayed there (a run can enter the band early and leave it again)."""
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.plan import BIND_SLUG
-from eer_plugin.benchmark.tables import markdown_table, mean, read_json
+from eer_benchmark.plan.plan import BIND_SLUG
+from eer_benchmark.tables import markdown_table, mean, read_json
 
 #: slack of the band test, so that a rho_hat printed as the band's edge counts as inside
 BAND_TOLERANCE = 1e-9

@@ -11,7 +11,7 @@ import re
 from pathlib import Path
 from typing import Dict, List, NamedTuple, Optional, Tuple
 
-from eer_plugin.benchmark.approaches import FAMILIES, GOLD_APPROACHES, split_approach
+from eer_benchmark.plan.approaches import FAMILIES, GOLD_APPROACHES, split_approach
 
 # a paper table row label from our approach (approaches.FAMILIES: each family's paper name, and whether its rows
 # name the encoder): "eer_short" -> "EER-BERT-short", "gold" -> "Gold-BERT-all", "cbl_lstm_shortest" -> "CBL-LSTM-shortest"

@@ -1,12 +1,12 @@
 """The plan's analyses beside the main table: the EER hyperparameter grid (rho, gamma), the
 learning curves (EE vs exhaustive annotation at each budget) and the ablations (settings changed one
 at a time against the benchmark's own run). Each function takes a
-:class:`~eer_plugin.benchmark.report.Report` and returns Markdown (and, for the learning curve, its rows)."""
+:class:`~eer_benchmark.report.report.Report` and returns Markdown (and, for the learning curve, its rows)."""
 from typing import Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.approaches import approach_label
-from eer_plugin.benchmark.convergence import band_text, rho_hat_per_epoch
-from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
+from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.analyse.convergence import band_text, rho_hat_per_epoch
+from eer_benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
 
 
 #: how far outside its band a final training rho_hat may end and still count as held (issue 26)
@@ -174,7 +174,7 @@ def direction_verdict(test: dict, paper_sign: float) -> str:
     return "holds" if (test["delta"] > 0) == (paper_sign > 0) else "does not hold"
 
 
-def _band(report, run, record) -> Tuple[str, str]:
+def band_of_run(report, run, record) -> Tuple[str, str]:
     """(first epoch with the training rho_hat inside the run's band, final rho_hat) of an EER run; "–" otherwise.
     The first cell also names the epoch from which rho_hat stayed in the band when that is a later one
     (``1 of 50, in band from 12``) or that it ended outside (``1 of 50, not at the end``)."""
@@ -266,7 +266,7 @@ def ablation_rows(report) -> List[dict]:
         reference = None
         if plan.reference:
             same_setting = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, run.ablation)
-            reference = report.by_key.get(same_setting) or _same_data_reference(plan, run) or plan.reference_run(run, plan.reference)
+            reference = report.by_key.get(same_setting) or same_data_reference(plan, run) or plan.reference_run(run, plan.reference)
         rows.append({"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference})
     return rows
 
@@ -276,7 +276,7 @@ def on_benchmark_data(run) -> bool:
     return run.train_data_name == run.scenario_name and run.dev is None
 
 
-def _same_data_reference(plan, run):
+def same_data_reference(plan, run):
     """The reference approach's run on the same training and dev data as an ablation run whose data differ from
     the benchmark's (complete documents, a partial dev set), trained with the plan's settings; None if there is none."""
     if on_benchmark_data(run):
@@ -355,7 +355,7 @@ def ablations_table(report) -> str:
     estimates = any(r["run"].estimates_ratio for r in rows)
 
     def line(name, env_text, run, record, base, reference):
-        band, final = _band(report, run, record)
+        band, final = band_of_run(report, run, record)
         done = record.get("status") == "done"
         cells = [name, approach_label(run.approach)]
         if multi_data:

@@ -7,7 +7,7 @@ write the tables; with ``--docs DIR`` also ``DIR/results.md`` with the paper's n
         [--report-only] [--docs DIR [--paper JSON|TEX] [--command TEXT ...] [--note TEXT ...] [--column DATASET=COLUMN ...]
         [--checks RECORDS]]
 
-The command line only: the plan language, the runner and the report are in :mod:`eer_plugin.benchmark`
+The command line only: the plan language, the runner and the report are in :mod:`eer_benchmark`
 (see its docstring and docs/benchmark.md, "Reproducing the benchmark table").
 """
 import argparse
@@ -19,9 +19,9 @@ import threading
 import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_plugin.benchmark import PlanError, Report, Runner, dry_run, load_plan, read_plan_file, select_runs, select_shard
-from eer_plugin.benchmark.docs import DEFAULT_PAPER, render_docs
-from eer_plugin.benchmark.tables import duration
+from eer_benchmark import PlanError, Report, Runner, dry_run, load_plan, read_plan_file, select_runs, select_shard
+from eer_benchmark.report.docs import DEFAULT_PAPER, render_docs
+from eer_benchmark.tables import duration
 from eer_plugin.commands import subcommand
 from eer_plugin.common.errors import UserError
 from eer_plugin.common.atomic import atomic_write_text
@@ -128,7 +128,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--paper",
         default=str(DEFAULT_PAPER),
         help="the paper's numbers: a JSON file written by scripts/paper_numbers.py, or the paper's LaTeX source "
-        "(.tex) (default: the package's eer_plugin/benchmark/paper_numbers.json)",
+        "(.tex) (default: the package's eer_benchmark/analyse/paper_numbers.json)",
     )
     docs.add_argument("--command", action="append", default=[], help="a command that produced OUTDIR, quoted into the file (repeatable)")
     docs.add_argument("--note", action="append", default=[], help="a remark on how the runs went, quoted into the file (repeatable)")
@@ -153,7 +153,7 @@ def _columns(items: List[str]) -> Dict[str, str]:
 
 DESCRIPTION = "Run a benchmark plan (approaches x scenarios x datasets x encoders x seeds) and write the paper-style tables."
 
-# as `python -m eer_plugin.commands.benchmark` the module below registers it (one module object, as the plugin's)
+# as `python -m eer_benchmark.commands.benchmark` the module below registers it (one module object, as the plugin's)
 # a bad plan, selection or docs argument: one "eer-benchmark: error: ..." line, exit status 1
 run_or_exit, _main = subcommand.define(
     "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, (PlanError, UserError), named_errors=True,
@@ -168,6 +168,6 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    from eer_plugin.commands.benchmark import main as registered_main  # one module object, as the plugin's
+    from eer_benchmark.commands.benchmark import main as registered_main  # one module object, as the plugin's
 
     sys.exit(registered_main())

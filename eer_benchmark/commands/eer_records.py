@@ -2,16 +2,16 @@
 records of a benchmark directory kept in one JSON-lines file across sessions (``docs/results/records.jsonl``,
 written and read by ``benchmarks/results.sh``).
 
-The arguments only; the records are :mod:`eer_plugin.benchmark.records`. A records file that cannot be read
+The arguments only; the records are :mod:`eer_benchmark.run.records`. A records file that cannot be read
 is one ``eer-records: error: ...`` line naming its line, and exit status 1. ``python -m
-eer_plugin.benchmark.records`` (the entry scripts used before this command) runs this command.
+eer_benchmark.run.records`` (the entry scripts used before this command) runs this command.
 """
 import argparse
 import sys
 from pathlib import Path
 from typing import List, Optional
 
-from eer_plugin.benchmark.records import DONE, RecordsError, restore, save
+from eer_benchmark.run.records import DONE, RecordsError, restore, save
 from eer_plugin.commands import subcommand
 
 NAME = "eer-records"
@@ -50,4 +50,4 @@ def main(argv: Optional[List[str]] = None, prog: str = NAME) -> int:
 
 
 if __name__ == "__main__":  # pragma: no cover
-    sys.exit(main(prog="python -m eer_plugin.commands.eer_records"))
+    sys.exit(main(prog="python -m eer_benchmark.commands.eer_records"))

@@ -1,15 +1,15 @@
-"""The checks of plan values shared by :mod:`~eer_plugin.benchmark.parse` (the plan, its data sets and
-scenarios) and :mod:`~eer_plugin.benchmark.parse_studies` (ratio grid, learning curve, ablations): each
-raises :class:`~eer_plugin.benchmark.plan.PlanError` naming the key, what was expected and the fix."""
+"""The checks of plan values shared by :mod:`~eer_benchmark.plan.parse` (the plan, its data sets and
+scenarios) and :mod:`~eer_benchmark.plan.parse_studies` (ratio grid, learning curve, ablations): each
+raises :class:`~eer_benchmark.plan.plan.PlanError` naming the key, what was expected and the fix."""
 import difflib
 import os
 import re
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Sequence
 
-from eer_plugin.benchmark.approaches import KNOWN_APPROACHES, VARIANTS
-from eer_plugin.benchmark.plan import PlanError
-from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES
+from eer_benchmark.plan.approaches import KNOWN_APPROACHES, VARIANTS
+from eer_benchmark.plan.plan import PlanError
+from eer_benchmark.plan.scenario import READER_OPTION_VARIABLES
 from eer_plugin.runtime.settings import BY_NAME, MACHINE_VARIABLES
 
 #: EER_* variables the plan sets through its own keys, not through ``env``

@@ -1,4 +1,4 @@
-"""The expansion of a validated plan into its runs (:meth:`Plan.expand <eer_plugin.benchmark.plan.Plan.expand>`):
+"""The expansion of a validated plan into its runs (:meth:`Plan.expand <eer_benchmark.plan.plan.Plan.expand>`):
 the benchmark table, then the ratio grid, the learning curve and the ablations, each run once.
 
 A study's run is the benchmark's own run when it would be the same run with the same settings (the
@@ -7,20 +7,20 @@ ratio grid's benchmark setting, a learning-curve point with a benchmark scenario
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.approaches import GOLD_APPROACHES
-from eer_plugin.benchmark.plan import BIND_SLUG, Plan, PlanError, Run
-from eer_plugin.benchmark.scenario import EXHAUSTIVE_MAX_PER_DOCUMENT, Dataset, Scenario
+from eer_benchmark.plan.approaches import GOLD_APPROACHES
+from eer_benchmark.plan.runs import BIND_SLUG, PlanError, Run
+from eer_benchmark.plan.scenario import EXHAUSTIVE_MAX_PER_DOCUMENT, Dataset, Scenario
 
 
 class Expansion:
     """Adds the runs of ``plan`` (``plan.runs`` and the studies' entries) in a fixed order."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan):  # an eer_benchmark.plan.plan.Plan (which imports this module)
         self.plan = plan
         self.by_key: Dict[Tuple, Run] = {}
         self.runs: List[Run] = []
 
-    def expand(self) -> Plan:
+    def expand(self):
         self.benchmark()
         if self.plan.ratio_grid:
             self.ratio_grid(self.plan.ratio_grid)
@@ -194,7 +194,7 @@ class Expansion:
 
 
 def ablation_options(setting: Dict[str, Any], scenario: Scenario) -> Dict[str, Any]:
-    """The :class:`~eer_plugin.benchmark.plan.Run` fields of an ablation setting's partial dev set,
+    """The :class:`~eer_benchmark.plan.plan.Run` fields of an ablation setting's partial dev set,
     complete documents and ratio estimate."""
     options: Dict[str, Any] = {}
     where = f"ablations setting {setting['name']!r}"

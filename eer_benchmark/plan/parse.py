@@ -1,21 +1,21 @@
 """The plan language: reading a plan file (jsonnet, JSON or YAML) and checking every key, with errors
-(:class:`~eer_plugin.benchmark.plan.PlanError`) that name the key, what was expected and the fix. The
-checks of single values are in :mod:`~eer_plugin.benchmark.checks`, the studies' keys (ratio grid,
-learning curve, ablations) in :mod:`~eer_plugin.benchmark.parse_studies`."""
+(:class:`~eer_benchmark.plan.plan.PlanError`) that name the key, what was expected and the fix. The
+checks of single values are in :mod:`~eer_benchmark.plan.checks`, the studies' keys (ratio grid,
+learning curve, ablations) in :mod:`~eer_benchmark.plan.parse_studies`."""
 import json
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.checks import (
+from eer_benchmark.plan.checks import (
     NAME_PATTERN, check_approaches, check_env, check_epochs, check_file, check_keys, check_min_steps, check_names, check_seeds,
     require,
 )  # fmt: skip
-from eer_plugin.benchmark.parse_studies import check_ablations, check_blocks, check_learning_curve, check_ratio_grid
-from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
-from eer_plugin.benchmark.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
-from eer_plugin.benchmark.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
-from eer_plugin.benchmark.scenario import dataset_reader_options
+from eer_benchmark.plan.parse_studies import check_ablations, check_blocks, check_learning_curve, check_ratio_grid
+from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
+from eer_benchmark.plan.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
+from eer_benchmark.plan.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
+from eer_benchmark.plan.scenario import dataset_reader_options
 from eer_plugin.runtime.encoders import config_defaults
 from eer_plugin.runtime.settings import unset_defaults
 

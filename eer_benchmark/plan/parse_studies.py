@@ -1,13 +1,13 @@
 """The plan's studies: the ratio grid, the learning curve and the ablations (``ratio_grid``,
-``learning_curve``, ``ablations``), checked as :mod:`~eer_plugin.benchmark.parse` checks the rest."""
+``learning_curve``, ``ablations``), checked as :mod:`~eer_benchmark.plan.parse` checks the rest."""
 from typing import Any, Dict, List, Optional
 
-from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_APPROACHES
-from eer_plugin.benchmark.checks import (
+from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_APPROACHES
+from eer_benchmark.plan.checks import (
     check_approaches, check_env, check_keys, check_min_steps, check_names, check_seeds, check_subset, require,
 )  # fmt: skip
-from eer_plugin.benchmark.plan import RATIO_CONTROLS, setting_slug
-from eer_plugin.benchmark.scenario import Scenario
+from eer_benchmark.plan.plan import RATIO_CONTROLS, setting_slug
+from eer_benchmark.plan.scenario import Scenario
 
 
 def check_ratio_grid(grid: Any, scenarios: List[Scenario], dataset_names: List[str], scenario_names: List[str]) -> Dict[str, Any]:

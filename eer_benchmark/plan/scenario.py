@@ -1,7 +1,7 @@
 """The data of a benchmark plan: a data set (train/dev/test files) and an annotation scenario (which
 simulator makes the partial training data, with which parameters).
 
-Runs and the expansion of a plan into runs are in :mod:`eer_plugin.benchmark.plan`."""
+Runs and the expansion of a plan into runs are in :mod:`eer_benchmark.plan.plan`."""
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 

@@ -3,7 +3,7 @@ the plan's units, the dry run's listing (``--dry-run``) and the runs per block."
 import fnmatch
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
-from eer_plugin.benchmark.plan import Plan, Run
+from eer_benchmark.plan.plan import Plan, Run
 
 
 def select_shard(units: List[List[Run]], shard: Optional[Tuple[int, int]]) -> List[Tuple[int, List[Run]]]:

@@ -3,28 +3,19 @@ encoder, issue 27): per scenario and approach the test F1 over the block's seeds
 while runs are missing) with the paired bootstrap against the reference approach (seeds pooled), the runs
 of the ablation settings the block repeats with its encoder (each against the reference approach on the
 same data), the paper's claims on the block's runs, the epochs until rho_hat entered the band, the hours
-and machines, and the runs not finished yet. Written by :func:`~eer_plugin.benchmark.docs.render_docs`
+and machines, and the runs not finished yet. Written by :func:`~eer_benchmark.report.docs.render_docs`
 from the same records, bootstrap and claims as the rest of the page."""
 from typing import Dict, List, Optional
 
-from eer_plugin.benchmark.approaches import approach_label
-from eer_plugin.benchmark.docs import claims_paragraph, differences, pooled
-from eer_plugin.benchmark.machine import machine_text
-from eer_plugin.benchmark.paper import paper_value
-from eer_plugin.benchmark.plan import GOLD_SCENARIO
-from eer_plugin.benchmark.studies import _band, _same_data_reference, on_benchmark_data
-from eer_plugin.benchmark.tables import markdown_table, mean_sd_cell
-
-
-def _runs_of(plan, block, setting=None) -> list:
-    return [run for b, s, run in plan.block_entries if b is block and (s or {}).get("slug") == (setting or {}).get("slug")]
-
-
-def _cell(report, runs, approach: str, scenario: str) -> tuple:
-    """(finished records by seed, "k of n" seeds) of a block's runs of one approach and scenario."""
-    mine = [r for r in runs if r.approach == approach and r.scenario_name == scenario]
-    done = {r.seed: report.records[r.key] for r in mine if report.records[r.key].get("status") == "done"}
-    return done, f"{len(done)} of {len(mine)}"
+from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.report.cells import cell, runs_of
+from eer_benchmark.report.claims import claims_paragraph, differences, pooled
+from eer_benchmark.report.reproduction import read_checks, reproduction_table
+from eer_benchmark.machine import machine_text
+from eer_benchmark.analyse.paper import paper_value
+from eer_benchmark.plan.plan import GOLD_SCENARIO
+from eer_benchmark.analyse.studies import band_of_run, on_benchmark_data, same_data_reference
+from eer_benchmark.tables import markdown_table, mean_sd_cell
 
 
 def _delta_text(test: Optional[dict]) -> str:
@@ -42,14 +33,14 @@ def _minutes(records: Dict[int, dict]) -> str:
 def block_table(report, block, rows, dataset: str, column: str) -> str:
     """One row per scenario and approach of the block, then one per setting the block repeats."""
     plan = report.plan
-    runs, reference, lines = _runs_of(plan, block), plan.reference, []
+    runs, reference, lines = runs_of(plan, block), plan.reference, []
     groups = [(None, [a for a in block["approaches"] if a in ("gold", "gold_sns")])] if any(r.scenario is None for r in runs) else []
     scenarios = {s.name: s for s in plan.scenarios}
     groups += [(scenarios[entry["name"]], entry["approaches"]) for entry in block["scenarios"]]
     for scenario, approaches in groups:
         name = scenario.name if scenario else GOLD_SCENARIO
         for approach in approaches:
-            done, seeds = _cell(report, runs, approach, name)
+            done, seeds = cell(report, runs, approach, name)
             test = None
             if scenario is not None and reference and approach != reference:
                 test, _ = pooled(report, dataset, name, approach, reference, block["encoder"], ablations=(block["slug"], block["slug"]))
@@ -61,10 +52,10 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
                 f"{value:.1f}" if value is not None else "–",
             ])  # fmt: skip
     for item in block["settings"]:
-        setting, setting_runs = item["setting"], _runs_of(plan, block, item["setting"])
+        setting, setting_runs = item["setting"], runs_of(plan, block, item["setting"])
         for name in dict.fromkeys(r.scenario_name for r in setting_runs):
             for approach in item["approaches"]:
-                done, seeds = _cell(report, setting_runs, approach, name)
+                done, seeds = cell(report, setting_runs, approach, name)
                 test = None
                 other = _reference_directory(plan, block, next(r for r in setting_runs if r.scenario_name == name))
                 if other is not None and approach != reference:
@@ -84,11 +75,11 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
 def _reference_directory(plan, block, run) -> Optional[str]:
     """The directory of the reference approach's runs on the same training and dev data as a block setting's
     ``run``: the block's own for a setting on the scenario's own data (one that changes settings only, such as
-    the binding ratio control), else that of the run :func:`~eer_plugin.benchmark.studies._same_data_reference`
+    the binding ratio control), else that of the run :func:`~eer_benchmark.analyse.studies.same_data_reference`
     finds (complete documents, with the block's encoder); None when the plan has none."""
     if on_benchmark_data(run):
         return block["slug"]
-    found = _same_data_reference(plan, run)
+    found = same_data_reference(plan, run)
     return found.ablation if found is not None else None
 
 
@@ -98,7 +89,7 @@ def band_table(report, block) -> str:
     for _, setting, run in report.plan.block_entries:
         if _ is block and run.trains_with_ratio and report.records[run.key].get("status") == "done":
             rho, gamma = report.plan.ratio_of(run, report.records[run.key])
-            first, final = _band(report, run, report.records[run.key])
+            first, final = band_of_run(report, run, report.records[run.key])
             where = f"{run.scenario_name}, {setting['name']}" if setting else run.scenario_name
             lines.append([where, approach_label(run.approach), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]", first, final])
     header = ["scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "first epoch in band", "final rho_hat"]
@@ -130,9 +121,8 @@ def missing_runs(report, block) -> List[str]:
 
 def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: Optional[str] = None) -> List[str]:
     """The lines of one section per block of the plan (none without blocks); ``checks_file``: the records
-    of runs trained again on another machine (:func:`~eer_plugin.benchmark.reproduction.read_checks`),
+    of runs trained again on another machine (:func:`~eer_benchmark.report.reproduction.read_checks`),
     named as given (the report's absolute paths become relative to the repository when written)."""
-    from eer_plugin.benchmark.reproduction import read_checks, reproduction_table  # it builds on this module's cells
 
     parts: List[str] = []
     plan = report.plan

@@ -5,9 +5,9 @@ Each row is one EER-short run (CoNLL-2003 EE-1000, seed 0, MiniLM, the plan's se
 control: its band, ``c`` and ``eta``, the training ``rho_hat`` of every epoch, the final one, the worst
 distance outside the band over the last five epochs (how far the swing reaches), and the test span F1
 that AllenNLP reports. Rows come from run directories (``metrics_epoch_*.json``, ``metrics.json``,
-``config.json``) or from the benchmark's run records (``records.jsonl``, :mod:`eer_plugin.benchmark.records`)::
+``config.json``) or from the benchmark's run records (``records.jsonl``, :mod:`eer_benchmark.run.records`)::
 
-    python -m eer_plugin.benchmark.control_study -o docs/results/control_constants.csv \\
+    python -m eer_benchmark.report.control_study -o docs/results/control_constants.csv \\
         --runs 10,0.1=runs/tune/c10_eta0.1 --records 30,1=runs/old-bind-c30/records.jsonl \\
         --records 10,1=docs/results/records.jsonl
 
@@ -20,7 +20,7 @@ import json
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence
 
-from eer_plugin.benchmark.guide import between
+from eer_benchmark.report.guide import between
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
 

@@ -1,7 +1,7 @@
 """The README's "Which approach should I use?": a short guide written from the measured tables only, generated
 from ``docs/results/results.csv`` (and the paper's numbers) so that it cannot drift from the report.
 
-:func:`render_docs <eer_plugin.benchmark.docs.render_docs>` writes it between the README's markers
+:func:`render_docs <eer_benchmark.report.docs.render_docs>` writes it between the README's markers
 (:data:`START`, :data:`END`) when the README beside the docs directory has them; ``tests/test_docs.py`` checks
 that the committed README holds exactly what :func:`guide_markdown` makes of the committed CSV.
 
@@ -16,9 +16,9 @@ import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_plugin.benchmark.approaches import approach_label
-from eer_plugin.benchmark.paper import paper_value
-from eer_plugin.benchmark.tables import mean, std
+from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.analyse.paper import paper_value
+from eer_benchmark.tables import mean, std
 
 START = "<!-- which-approach: generated from docs/results/results.csv by allennlp eer-benchmark --docs; do not edit -->"
 END = "<!-- /which-approach -->"

@@ -3,9 +3,9 @@ import math
 from pathlib import Path
 from typing import Dict, List
 
-from eer_plugin.benchmark.convergence import rho_hat_per_epoch
-from eer_plugin.benchmark.plan import GOLD_SCENARIO
-from eer_plugin.benchmark.tables import mean
+from eer_benchmark.analyse.convergence import rho_hat_per_epoch
+from eer_benchmark.plan.plan import GOLD_SCENARIO
+from eer_benchmark.tables import mean
 from eer_plugin.common.outputs import replacing
 
 

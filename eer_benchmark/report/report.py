@@ -1,17 +1,18 @@
 """The benchmark report: ``OUTDIR/results.md`` (the paper-style F1 table with significance marks,
-the bootstrap table, wall times, and the analyses of :mod:`~eer_plugin.benchmark.studies`,
-:mod:`~eer_plugin.benchmark.convergence` and :mod:`~eer_plugin.benchmark.plots`) and
+the bootstrap table, wall times, and the analyses of :mod:`~eer_benchmark.analyse.studies`,
+:mod:`~eer_benchmark.analyse.convergence` and :mod:`~eer_benchmark.report.plots`) and
 ``OUTDIR/results.csv`` (one row per run of the plan, whatever its status). Every number comes from
 the runs' result files."""
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark import convergence, sections
-from eer_plugin.benchmark.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, approach_label
-from eer_plugin.benchmark.plan import GOLD_SCENARIO, Plan
-from eer_plugin.benchmark.scenario import Scenario
-from eer_plugin.benchmark.runner import Runner
-from eer_plugin.benchmark.selection import block_counts
-from eer_plugin.benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json
+from eer_benchmark.analyse import convergence
+from eer_benchmark.report import sections
+from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, approach_label
+from eer_benchmark.plan.plan import GOLD_SCENARIO, Plan
+from eer_benchmark.plan.scenario import Scenario
+from eer_benchmark.run.runner import Runner
+from eer_benchmark.plan.selection import block_counts
+from eer_benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json
 from eer_plugin.common.atomic import atomic_write_text
 
 CSV_COLUMNS = (
@@ -26,8 +27,8 @@ class Report:
 
     Args:
         plan: the expanded plan whose runs the report covers (runs not on disk show as not run).
-        runner: the :class:`~eer_plugin.benchmark.runner.Runner` of the benchmark directory; only its
-            paths and :meth:`~eer_plugin.benchmark.runner.Runner.record` are used (nothing runs).
+        runner: the :class:`~eer_benchmark.run.runner.Runner` of the benchmark directory; only its
+            paths and :meth:`~eer_benchmark.run.runner.Runner.record` are used (nothing runs).
     """
 
     def __init__(self, plan: Plan, runner: Runner):
@@ -52,7 +53,7 @@ class Report:
 
     def speed_text(self) -> str:
         """The speed-ups these runs used (and the one they did not), from the plan's settings."""
-        from eer_plugin.predictors.evaluation import BATCH_SIZE
+        from eer_benchmark.run.evaluation import BATCH_SIZE
 
         return (
             f"Speed-ups used: training batches of {self.setting('EER_BATCH_SIZE', '?')} chunks bucketed by length (little "
@@ -294,7 +295,7 @@ class Report:
         return status
 
     def write(self) -> Dict[str, str]:
-        """Writes ``results.csv`` and ``results.md`` (its sections: :mod:`~eer_plugin.benchmark.sections`),
+        """Writes ``results.csv`` and ``results.md`` (its sections: :mod:`~eer_benchmark.report.sections`),
         with the analyses' CSV and plot files; returns their paths by kind (``csv``, ``md``, ...)."""
         outdir = self.runner.outdir
         outdir.mkdir(parents=True, exist_ok=True)

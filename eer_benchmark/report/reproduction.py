@@ -8,16 +8,16 @@ import json
 from pathlib import Path
 from typing import Dict, Optional
 
-from eer_plugin.benchmark.approaches import approach_label
-from eer_plugin.benchmark.blocks import _cell, _runs_of
-from eer_plugin.benchmark.machine import machine_text
-from eer_plugin.benchmark.records import DONE, read_records
-from eer_plugin.benchmark.tables import markdown_table
+from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.report.cells import cell, runs_of
+from eer_benchmark.machine import machine_text
+from eer_benchmark.run.records import DONE, read_records
+from eer_benchmark.tables import markdown_table
 
 
 def read_checks(path: Optional[str]) -> Dict[str, dict]:
     """``runs/<run name>`` -> the ``result.json`` of each finished run in the records file ``path``
-    (none without a path); a :class:`~eer_plugin.benchmark.records.RecordsError` names a bad line."""
+    (none without a path); a :class:`~eer_benchmark.run.records.RecordsError` names a bad line."""
     if not path:
         return {}
     records = read_records(Path(path))
@@ -45,7 +45,7 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
         if check is None:
             continue
         here = report.records[run.key]
-        finished, _ = _cell(report, _runs_of(report.plan, block, setting), run.approach, run.scenario_name)
+        finished, _ = cell(report, runs_of(report.plan, block, setting), run.approach, run.scenario_name)
         seeds = [100 * record["f1"] for record in finished.values()]
         done = here.get("status") == "done"
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")

@@ -1,4 +1,4 @@
-"""The sections of ``OUTDIR/results.md`` in order (:meth:`Report.write <eer_plugin.benchmark.report.Report.write>`
+"""The sections of ``OUTDIR/results.md`` in order (:meth:`Report.write <eer_benchmark.report.report.Report.write>`
 joins them): each function takes the report and returns the section's lines (none when the plan has no
 such analysis); the learning curve and the convergence sections also write their CSV and plot files
 and name them in ``written``."""
@@ -6,8 +6,9 @@ import csv
 import io
 from typing import Dict, List
 
-from eer_plugin.benchmark import convergence, plots, studies
-from eer_plugin.benchmark.approaches import approach_label
+from eer_benchmark.analyse import convergence, studies
+from eer_benchmark.report import plots
+from eer_benchmark.plan.approaches import approach_label
 from eer_plugin.common.atomic import atomic_write_text
 
 #: the head learning rate of the configs when the plan and the config defaults name none

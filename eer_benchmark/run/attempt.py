@@ -1,4 +1,4 @@
-"""One attempt at a benchmark run (:meth:`~eer_plugin.benchmark.runner.Runner.execute` retries it): the
+"""One attempt at a benchmark run (:meth:`~eer_benchmark.run.runner.Runner.execute` retries it): the
 ratio estimate (a ratio-estimate run), the training (``allennlp train`` / ``cbl``, or Raw then
 ``tune-o-cost`` for Raw+CD), the per-document test evaluation, and the run's result record."""
 import json
@@ -9,11 +9,11 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_plugin.benchmark.approaches import FAMILIES
-from eer_plugin.benchmark.machine import machine
-from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.resume import continue_on_device, kept_estimate_seconds, start_attempt, training_finished
-from eer_plugin.benchmark.tables import read_json
+from eer_benchmark.plan.approaches import FAMILIES
+from eer_benchmark.machine import machine
+from eer_benchmark.plan.plan import Run
+from eer_benchmark.run.resume import continue_on_device, kept_estimate_seconds, start_attempt, training_finished
+from eer_benchmark.tables import read_json
 
 
 class StepFailed(RuntimeError):
@@ -115,7 +115,7 @@ class Attempt:
         """The per-document evaluation on the test data: its seconds and ``doc_counts.json``."""
         run, counts_path = self.run, self.directory / "doc_counts.json"
         evaluate = [
-            sys.executable, "-m", "eer_plugin.commands.evaluate_documents", self.runner.shown(archive), self.runner.shown(run.dataset.test),
+            sys.executable, "-m", "eer_benchmark.run.evaluate_documents", self.runner.shown(archive), self.runner.shown(run.dataset.test),
             "-o", str(counts_path), "--cuda-device", self.runner.plan.cuda_device(run),
         ]  # fmt: skip (run from the runner's workdir: doc_counts.json names the archive and the test file relative to it)
         if FAMILIES[run.family].ratio:  # rho* of the training data

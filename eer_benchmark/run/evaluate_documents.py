@@ -1,7 +1,7 @@
 """The per-document evaluation of an archived model, as a command for ``allennlp eer-benchmark``'s
-subprocess per run (the library is :mod:`eer_plugin.predictors.evaluation`)::
+subprocess per run (the library is :mod:`eer_benchmark.run.evaluation`)::
 
-    python -m eer_plugin.commands.evaluate_documents ARCHIVE TEST_DATA -o doc_counts.json [--o-cost C]
+    python -m eer_benchmark.run.evaluate_documents ARCHIVE TEST_DATA -o doc_counts.json [--o-cost C]
         [--train TRAIN_DATA --gold-train GOLD_TRAIN_DATA]
 """
 import argparse
@@ -10,7 +10,7 @@ import time
 from typing import Optional, Sequence
 
 from eer_plugin.common.atomic import write_json
-from eer_plugin.predictors.evaluation import (
+from eer_benchmark.run.evaluation import (
     BATCH_SIZE,
     counts_per_document,
     gold_entity_ratio,
@@ -24,7 +24,7 @@ from eer_plugin.runtime.errors import check_entity_types
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="python -m eer_plugin.commands.evaluate_documents",
+        prog="python -m eer_benchmark.run.evaluate_documents",
         description="Per-document tp/fp/fn of an archived model on gold data (and the gold subword ratio of its training data).",
     )
     parser.add_argument("archive", help="model.tar.gz")

@@ -11,7 +11,7 @@ the encoder's limit, is scored differently: here it is a false negative of its d
 chunk-level metric of ``allennlp evaluate`` ignores it.)
 
 Its command line, used by ``allennlp eer-benchmark`` in a subprocess per run, is
-:mod:`eer_plugin.commands.evaluate_documents`.
+:mod:`eer_benchmark.run.evaluate_documents`.
 """
 import logging
 from typing import Dict, List, Optional, Sequence

@@ -13,7 +13,7 @@ finished runs of a benchmark directory to the file (a run in the benchmark direc
 line; data statistics are merged file by file), written atomically; :func:`restore` writes the files
 back into a benchmark directory where they are missing (never over an existing file; a run's ``DONE``
 last), so a later session on a fresh clone goes on with the runs that are missing (the command line is
-:mod:`eer_plugin.commands.eer_records`; ``python -m eer_plugin.benchmark.records`` runs it too)::
+:mod:`eer_benchmark.commands.eer_records`; ``python -m eer_benchmark.run.records`` runs it too)::
 
     eer-ner eer-records save OUTDIR docs/results/records.jsonl
     eer-ner eer-records restore docs/results/records.jsonl OUTDIR
@@ -160,4 +160,4 @@ def restore(path: Path, outdir: Path) -> List[Path]:
 if __name__ == "__main__":  # the entry that scripts used before `eer-ner eer-records`: that command, unchanged
     import runpy
 
-    runpy.run_module("eer_plugin.commands.eer_records", run_name="__main__", alter_sys=True)
+    runpy.run_module("eer_benchmark.commands.eer_records", run_name="__main__", alter_sys=True)

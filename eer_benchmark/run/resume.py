@@ -23,9 +23,9 @@ import time
 from pathlib import Path
 from typing import Dict, Optional, Tuple
 
-from eer_plugin.benchmark.approaches import FAMILIES
-from eer_plugin.benchmark.plan import Run
-from eer_plugin.benchmark.tables import read_json
+from eer_benchmark.plan.approaches import FAMILIES
+from eer_benchmark.plan.plan import Run
+from eer_benchmark.tables import read_json
 from eer_plugin.common.atomic import atomic_write_text
 
 #: what only ``allennlp train --recover`` needs (the weights stay in model.tar.gz and best.th);
@@ -34,7 +34,7 @@ CHECKPOINT_PATTERNS = ("**/model_state_e*.th", "**/training_state_e*.th", "round
 
 
 def resumable(run: Run) -> bool:
-    """Whether an interrupted run continues its training (:attr:`~eer_plugin.benchmark.approaches.Family.resumable`:
+    """Whether an interrupted run continues its training (:attr:`~eer_benchmark.plan.approaches.Family.resumable`:
     ``allennlp train``, CBL's rounds, Raw+CD's own Raw training). A ratio-estimate run is one too: its estimate
     is kept (:func:`kept_estimate_seconds`)."""
     return FAMILIES[run.family].resumable

@@ -4,7 +4,7 @@ markers), retries and failure records, parallel jobs, shards and interruption (C
 
 A run is finished when its ``DONE`` marker exists (written last, atomically); finished runs are
 skipped, so an interrupted benchmark resumes where it stopped, and an interrupted training continues
-from its latest checkpoint (:mod:`~eer_plugin.benchmark.resume`). A failing run is retried, then
+from its latest checkpoint (:mod:`~eer_benchmark.run.resume`). A failing run is retried, then
 recorded as failed (``FAILED.json``, its log under ``OUTDIR/logs``) and retried on the next invocation."""
 import json
 import os
@@ -17,12 +17,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from eer_plugin.benchmark.attempt import Attempt, StepFailed
-from eer_plugin.benchmark.approaches import FAMILIES
-from eer_plugin.benchmark.plan import Plan, Run, number_text
-from eer_plugin.benchmark.resume import remove_checkpoints, resumable, resume_point, retry_point
-from eer_plugin.benchmark.simulated import SimulatedData
-from eer_plugin.benchmark.tables import read_json
+from eer_benchmark.run.attempt import Attempt, StepFailed
+from eer_benchmark.plan.approaches import FAMILIES
+from eer_benchmark.plan.plan import Plan, Run, number_text
+from eer_benchmark.run.resume import remove_checkpoints, resumable, resume_point, retry_point
+from eer_benchmark.run.simulated import SimulatedData
+from eer_benchmark.tables import read_json
 from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
 from eer_plugin.common.atomic import atomic_write_text
 
@@ -52,7 +52,7 @@ class Runner:
     """Executes the runs of a plan under ``outdir`` and reads their state back from disk.
 
     Args:
-        plan: the expanded plan (:func:`~eer_plugin.benchmark.parse.load_plan`).
+        plan: the expanded plan (:func:`~eer_benchmark.plan.parse.load_plan`).
         outdir: the benchmark directory (``data/``, ``runs/``, ``logs/``, the report); made absolute.
         jobs: runs at a time (threads of a thread pool, each waiting on its run's subprocesses).
         threads: torch/OpenMP threads per run (``OMP_NUM_THREADS``); default: cores // jobs.
@@ -272,7 +272,7 @@ class Runner:
     def prepare_data(self, runs: Iterable[Run]) -> None:
         """Simulates the partial data every unfinished run needs, once per (dataset, data, seed): the
         scenario's training data, a ratio-estimate run's training data with complete documents, an
-        ablation's partial dev data (:class:`~eer_plugin.benchmark.simulated.SimulatedData`)."""
+        ablation's partial dev data (:class:`~eer_benchmark.run.simulated.SimulatedData`)."""
         needed: Dict[Path, Tuple[str, Run]] = {}
         for run in runs:
             if run.scenario is None or self.is_done(run):
@@ -284,7 +284,7 @@ class Runner:
 
     # ------------------------------------------------------------------ one run
     def _attempt(self, run: Run, log: Path, resume: Optional[Tuple[int, float]] = None) -> dict:
-        """One attempt at a run (:class:`~eer_plugin.benchmark.attempt.Attempt`); ``resume``: (epochs
+        """One attempt at a run (:class:`~eer_benchmark.run.attempt.Attempt`); ``resume``: (epochs
         completed, training seconds kept) of an interrupted training to continue."""
         return Attempt(self, run, log, resume).result()
 

@@ -7,7 +7,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable, Dict, Optional, Tuple
 
-from eer_plugin.benchmark.plan import Run
+from eer_benchmark.plan.plan import Run
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.common.outputs import replacing
 

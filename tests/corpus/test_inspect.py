@@ -225,8 +225,8 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     from allennlp.data import DatasetReader
 
     from conftest import REPO
-    from eer_plugin.benchmark import PlanError, Runner, parse_plan
-    from eer_plugin.benchmark.simulated import SimulatedData
+    from eer_benchmark import PlanError, Runner, parse_plan
+    from eer_benchmark.run.simulated import SimulatedData
 
     gold = str(INSPECT / "no_docstart.txt")
     entry = {"name": "es", "train": gold, "dev": gold, "test": gold, "tag_scheme": "IOB1", "sentences_per_document": 4, "tag_column": -1, "file_encoding": "utf-8"}

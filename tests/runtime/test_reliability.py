@@ -188,7 +188,7 @@ def test_evaluate_on_an_unknown_entity_type_names_type_and_file(archive, tmp_pat
 @pytest.mark.integration
 def test_document_counts_on_an_unknown_entity_type(archive, tmp_path):
     from eer_plugin.runtime.errors import UnknownEntityTypeError
-    from eer_plugin.predictors.evaluation import document_counts
+    from eer_benchmark.run.evaluation import document_counts
 
     data = _with_unknown_type(tmp_path)
     with pytest.raises(UnknownEntityTypeError, match=rf"{data}:\d+: entity type 'WEAPON' is not known to the model"):
