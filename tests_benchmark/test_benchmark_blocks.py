@@ -248,13 +248,14 @@ def test_a_run_records_its_machine():
 
 
 def test_the_readme_guide_is_rendered_from_the_csv(tmp_path):
-    from eer_benchmark.report.guide import END, START, region
+    from eer_benchmark.report.guide import END, GUIDE_PAGE, START, region
 
     plan = block_plan()
     fabricate_runs(Runner(plan, str(tmp_path / "bench")), [r for r in plan.runs if not (r.approach == "eer_shortest" and r.seed == 2)])
-    readme = tmp_path / "README.md"
+    readme = tmp_path / "docs" / GUIDE_PAGE
+    readme.parent.mkdir(parents=True, exist_ok=True)
     readme.write_text(f"# x\n\n## Which approach should I use?\n\n{START}\nold\n{END}\n\n## Next\n")
-    render(tmp_path, plan, "docs")  # DOCS = tmp_path/docs: the README beside it gets the guide
+    render(tmp_path, plan, "docs")  # DOCS = tmp_path/docs: its guide page gets the guide
     guide = region(readme.read_text())
     rows = guide.splitlines()
     assert rows[0].startswith("| your annotation | train (best measured) | test F1, mpnet")

@@ -1,4 +1,4 @@
-"""The README's "Which approach should I use?" (:mod:`eer_benchmark.report.guide`) on hand-made rows of
+""""Which approach should I use?" (docs/which-approach.md) (:mod:`eer_benchmark.report.guide`) on hand-made rows of
 ``results.csv``: which encoder a regime is ranked on, what each cell says while seeds are missing, and the
 sentence on where our numbers and the paper's part."""
 from eer_benchmark.report.guide import LARGE, SMALL, guide_markdown, ranking_encoder

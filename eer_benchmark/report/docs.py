@@ -21,7 +21,7 @@ from eer_benchmark.report.report import Report
 from eer_benchmark.run.runner import Runner
 from eer_benchmark.report.blocks import block_sections
 from eer_benchmark.report.claims import claims, claims_paragraph, differences, pooled, verdict  # noqa: F401  (public here too)
-from eer_benchmark.report.guide import write_guide
+from eer_benchmark.report.guide import GUIDE_PAGE, write_guide
 from eer_benchmark.report.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_benchmark.tables import markdown_table, mean, mean_sd_cell
 from eer_plugin.common.atomic import atomic_write_text
@@ -146,7 +146,7 @@ def render_docs(
                 with replacing(str(assets / name)) as temporary:
                     shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
-    write_guide(docs_dir.parent / "README.md", assets / "results.csv", numbers.rows)  # the README's "Which approach should I use?"
+    write_guide(docs_dir / GUIDE_PAGE, assets / "results.csv", numbers.rows)  # "Which approach should I use?"
     rows = numbers.rows
     settings = plan.run_env(plan.datasets[0], None, "all")
     parts = [

@@ -1,9 +1,10 @@
-"""The README's "Which approach should I use?": a short guide written from the measured tables only, generated
-from ``docs/results/results.csv`` (and the paper's numbers) so that it cannot drift from the report.
+""""Which approach should I use?" (``docs/which-approach.md``, linked from the README): a short guide written from
+the measured tables only, generated from ``docs/results/results.csv`` (and the paper's numbers) so that it cannot
+drift from the report; its long generated rows live in that generated page, not in the README.
 
-:func:`render_docs <eer_benchmark.report.docs.render_docs>` writes it between the README's markers
-(:data:`START`, :data:`END`) when the README beside the docs directory has them; ``tests/test_docs.py`` checks
-that the committed README holds exactly what :func:`guide_markdown` makes of the committed CSV.
+:func:`render_docs <eer_benchmark.report.docs.render_docs>` writes it between the page's markers
+(:data:`START`, :data:`END`) when the docs directory's :data:`GUIDE_PAGE` has them; ``tests/test_docs.py`` checks
+that the committed page holds exactly what :func:`guide_markdown` makes of the committed CSV.
 
 Each regime names the runs it compares (a ``results.csv`` selection: scenario, ablation directory, approach);
 the approach recommended is the one with the best mean F1 over its finished seeds, ranked on the headline
@@ -22,6 +23,8 @@ from eer_benchmark.tables import mean, std
 
 START = "<!-- which-approach: generated from docs/results/results.csv by allennlp eer-benchmark --docs; do not edit -->"
 END = "<!-- /which-approach -->"
+#: the page of the docs directory that holds the guide between the markers
+GUIDE_PAGE = "which-approach.md"
 SMALL, LARGE = "all-MiniLM-L6-v2", "all-mpnet-base-v2"
 #: the short names the guide's cells use
 SHORT = {SMALL: "MiniLM", LARGE: "mpnet"}
@@ -145,7 +148,7 @@ def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str,
 
 
 def replace_region(text: str, body: str) -> Optional[str]:
-    """``text`` (the README) with the region between :data:`START` and :data:`END` replaced by ``body``; None
+    """``text`` (the guide's page) with the region between :data:`START` and :data:`END` replaced by ``body``; None
     when it has no such region."""
     pattern = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.S)
     if not pattern.search(text):
@@ -160,12 +163,13 @@ def between(text: str, start: str, end: str) -> Optional[str]:
 
 
 def region(text: str) -> Optional[str]:
-    """The guide between the README's markers (None without them)."""
+    """The guide between the page's markers (None without them)."""
     return between(text, START, END)
 
 
 def write_guide(readme: Path, results_csv: Path, paper_rows) -> None:
-    """The guide from the report's CSV into the README's region, when the README (beside the docs directory) has one."""
+    """The guide from the report's CSV into the region of ``readme`` (the docs directory's :data:`GUIDE_PAGE`),
+    when that page has one."""
     from eer_plugin.common.atomic import atomic_write_text
 
     if readme.is_file() and results_csv.is_file():
