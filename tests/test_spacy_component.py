@@ -69,7 +69,6 @@ def test_a_span_ending_inside_a_spacy_token_covers_that_token(nlp):
 
 
 def test_nlp_pipe_batches_documents_and_equals_one_at_a_time(nlp):
-    component = nlp.get_pipe("eer_ner")
     calls = []  # documents per model call
     original = api.tag_documents
     with pytest.MonkeyPatch.context() as patch:

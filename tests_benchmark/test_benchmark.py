@@ -223,7 +223,7 @@ def test_a_gpu_run_searches_its_o_cost_and_evaluates_on_that_gpu(tmp_path, monke
         search = runner.commands(raw_cd)[-1]
         assert search[1] == "tune-o-cost" and search[search.index("--cuda-device") + 1] == device
         seen = []
-        monkeypatch.setattr(Attempt, "step", lambda self, command, env, name: seen.append(command) or 1.0)
+        monkeypatch.setattr(Attempt, "step", lambda self, command, env, name, seen=seen: seen.append(command) or 1.0)
         attempt = Attempt(runner, raw_cd, tmp_path / "log")
         attempt.directory.mkdir(parents=True)
         (attempt.directory / "doc_counts.json").write_text("{}")

@@ -371,7 +371,7 @@ def test_learning_curve_claims_are_checked_per_budget_with_the_paired_bootstrap(
     plan = parse_plan(plan_data(learning_curve={"budgets": [100, 500], "approaches": ["eer_short", "raw_shortest"]})).expand()
     runner = Runner(plan, str(tmp_path / "out"))
     correct = {("ee", "eer_short"): 8, ("ee", "raw_shortest"): 4, ("exhaustive", "eer_short"): 6, ("exhaustive", "raw_shortest"): 6}
-    for dataset, scheme, budget, run in plan.lc_entries:  # 40 documents of 10 gold entities, the same per document
+    for _dataset, scheme, _budget, run in plan.lc_entries:  # 40 documents of 10 gold entities, the same per document
         fabricate(runner, run, [(10, correct[(scheme, run.approach)], 0)] * 40)
     table = learning_curve_claims(Report(plan, runner)).split("\n")
     assert len(table) == 2 + 2 * 3

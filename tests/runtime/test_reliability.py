@@ -302,7 +302,7 @@ def _comparable(directory: Path) -> dict:
 
     epochs = {p.name: clean(json.loads(p.read_text())) for p in sorted(directory.glob("metrics_epoch_*.json"))}
     final = clean(json.loads((directory / "metrics.json").read_text()))
-    (last,) = [p for p in directory.glob("model_state_e*_b0.th")]  # keep_most_recent_by_count: 1
+    (last,) = list(directory.glob("model_state_e*_b0.th"))  # keep_most_recent_by_count: 1
     return {"epochs": epochs, "final": final, "weights": torch.load(last, weights_only=True), "best": torch.load(directory / "best.th", weights_only=True)}
 
 
