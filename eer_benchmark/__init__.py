@@ -59,4 +59,4 @@ from eer_benchmark.plan.selection import dry_run, select_runs, select_shard
 __all__ = [
     "Plan", "PlanError", "Report", "Run", "Runner", "StepFailed", "dry_run", "epochs_text", "load_plan", "parse_plan",
     "read_plan_file", "select_runs", "select_shard",
-]  # fmt: skip
+]

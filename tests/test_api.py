@@ -124,7 +124,7 @@ def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
     (7, 8, "pipe\\(\\) takes an iterable of documents, got int 7"),
     (["x"], 0, "batch_size must be an integer of at least 1, got int 0"),
     (["x"], True, "batch_size must be an integer of at least 1, got bool"),
-])  # fmt: skip
+])
 def test_bad_pipe_arguments_fail_at_the_call(tagger, documents, batch_size, message):
     with pytest.raises(TaggerInputError, match=message):
         tagger.pipe(documents, batch_size=batch_size)

@@ -175,7 +175,7 @@ def test_core_imports_nothing_outside_itself_and_no_allennlp():
         f"{path}:{line}: {module} imports {target}"
         for module, path, line, target in imports()
         if unit_of(module) == "core" and (target.split(".")[0] in ("allennlp", "allennlp_models") or (target.startswith("eer_plugin.") and unit_of(target) != "core"))
-    ]  # fmt: skip
+    ]
     assert not outside, "\n".join(outside)
 
 
@@ -184,7 +184,7 @@ def test_the_layers_below_allennlp_do_not_import_it():
         f"{path}:{line}: {module} imports {target}"
         for module, path, line, target in imports()
         if unit_of(module) in WITHOUT_ALLENNLP and target.split(".")[0] in ("allennlp", "allennlp_models")
-    ]  # fmt: skip
+    ]
     assert not found, "\n".join(found)
 
 

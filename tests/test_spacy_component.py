@@ -63,7 +63,7 @@ def test_a_span_ending_inside_a_spacy_token_covers_that_token(nlp):
     doc = Doc(nlp.vocab, words=["JohnSmith", "visited", "NewYork", "."], spaces=[True, True, False, False])
     component = nlp.get_pipe("eer_ner")
     component.set_annotations(doc, {"spans": [{"char_start": 0, "char_end": 4, "type": "PER", "probability": 0.9},
-                                              {"char_start": 4, "char_end": 9, "type": "LOC", "probability": 0.8}]})  # fmt: skip
+                                              {"char_start": 4, "char_end": 9, "type": "LOC", "probability": 0.8}]})
     assert [(s.start, s.end, s.label_) for s in doc.spans["eer_ner"]] == [(0, 1, "PER"), (0, 1, "LOC")]
     assert [(e.start, e.end, e.label_) for e in doc.ents] == [(0, 1, "PER")]  # non-overlapping
 

@@ -108,7 +108,7 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
     assert 0 < ratio["rho_star"] < 1 and ratio["rho_star"] != ratio["rho_star_words"]
     output = tmp_path / "counts.json"
     main([str(tmp_path / "eer_short" / "model.tar.gz"), DEV, "-o", str(output), "--train",
-          str(FIXTURES / "conll2003_tiny_partial.jsonl"), "--gold-train", TRAIN])  # fmt: skip
+          str(FIXTURES / "conll2003_tiny_partial.jsonl"), "--gold-train", TRAIN])
     written = json.loads(output.read_text())
     assert written["counts"] == document_counts(str(tmp_path / "eer_short" / "model.tar.gz"), DEV)
     assert written["ratio"] == ratio
@@ -148,7 +148,7 @@ def test_plan_validation_errors_are_clear(tmp_path):
     assert parse_shard("1/4") == (1, 4)
     yaml_plan = tmp_path / "plan.yaml"
     yaml_plan.write_text("datasets: [{name: fx, train: %s, dev: %s, test: %s}]\nscenarios: [{name: E, type: ee, budget: 15}]\n"
-                         "approaches: [eer_short, eer_fast]\n" % (TRAIN, DEV, DEV))  # fmt: skip
+                         "approaches: [eer_short, eer_fast]\n" % (TRAIN, DEV, DEV))
     with pytest.raises(PlanError, match=f"plan {re.escape(str(yaml_plan))}: approaches: unknown approach 'eer_fast'"):
         load_plan(str(yaml_plan))
 
@@ -252,7 +252,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert blocks == {
         "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3 + 2,  # + EER-all under the binding control, EE and NNS
         "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
-    }  # fmt: skip
+    }
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
     assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
@@ -294,7 +294,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio and r.encoder == "all-MiniLM-L6-v2"]
     assert [(r.seed, r.approach, r.train_data_name) for r in complete] == [
         (s, a, "_complete20-EE") for a in ("eer_short", "sns_shortest") for s in (0, 1, 2)
-    ]  # fmt: skip
+    ]
     assert runner.settings(complete[0])["EER_ENTITY_RATIO"] == settings["eng-c/EE/eer_short"]["EER_ENTITY_RATIO"]
     # issue 27: every run of the mpnet block has the settings of the MiniLM run it repeats (the encoder is no setting
     # compared here: it is in the run's directory), its recipe runs the recipe's data and settings
@@ -496,7 +496,7 @@ def fabricate(runner: Runner, run, f1_by_doc, rho_hat=0.2, rho_star=0.22, second
         "rho_hat": rho_hat if run.family == "eer" else None, "rho_star": rho_star if run.family == "eer" else None,
         "entity_ratio": rho, "ratio_margin": gamma, "seconds": seconds, "own_seconds": seconds, "eval_seconds": 5.0,
         "run_dir": str(directory), "log": "x.log",
-    }  # fmt: skip
+    }
     (directory / "result.json").write_text(json.dumps(result))
     (directory / "DONE").write_text("")
 
@@ -586,7 +586,7 @@ def test_every_approach_and_analysis_on_the_fixture(tiny_encoder, tmp_path):
         env={"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128", "EER_CBL_ROUND_EPOCHS": "1"},
         reference="sns_shortest", bootstrap={"resamples": 2000},
         ratio_grid=[[0.3, 0.0]], learning_curve={"budgets": [5], "approaches": ["eer_short"]},
-    )))  # fmt: skip
+    )))
     out = tmp_path / "bench"
     assert benchmark.main([str(plan), "-o", str(out), "--jobs", "2"]) == 0
     rows = read_csv(out / "results.csv")
@@ -625,7 +625,7 @@ def test_sigterm_stops_the_benchmark_without_retry_or_failure(tiny_encoder, tmp_
     runner = subprocess.Popen(
         [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(out)],
         cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    )
     log = out / "logs" / "fx" / "EE-15" / "eer_short" / Path(tiny_encoder).name / "seed0.log"
     deadline = time.time() + 180
     while time.time() < deadline and not (log.exists() and "Epoch 1/" in log.read_text()):

@@ -15,7 +15,7 @@ def test_every_approach_has_a_packaged_config_and_a_label():
             assert family.config_file(variant).is_file(), (family.name, variant)
     assert [approach_label(a) for a in ("gold", "gold_sns", "raw_cd_shortest", "cbl_bert_short", "eer_all")] == [
         "Gold-all", "Gold-SNS-all", "Raw+CD-shortest", "CBL-BERT-short", "EER-all",
-    ]  # fmt: skip
+    ]
     # the paper's rows: CBL-BERT is the paper's CBL, and its CBL-LSTM rows name no encoder
     assert [paper_row_label(a) for a in ("cbl_bert_short", "cbl_lstm_all", "gold_sns")] == [("CBL", "short"), ("CBL-LSTM", "all"), ("Gold-SNS", "all")]
 
@@ -29,7 +29,7 @@ def test_what_each_family_supports():
     assert supports == {
         "gold": {"gold"} | trained, "gold_sns": {"gold"} | trained, "raw": trained, "raw_cd": {"tunes_o_cost", "resumable"},
         "cbl_lstm": {"cbl_rounds", "resumable"}, "cbl_bert": {"cbl_rounds", "resumable"}, "sns": trained, "eer": {"ratio"} | trained,
-    }  # fmt: skip
+    }
     assert FAMILIES["raw_cd"].tunes == "raw" and all(f.tunes is None for n, f in FAMILIES.items() if n != "raw_cd")
 
 

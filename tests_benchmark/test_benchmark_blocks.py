@@ -23,12 +23,12 @@ ABLATIONS = {
         {"name": "estimate, then bind", "estimate_ratio": {"complete_documents": 2}, "env": {"EER_RATIO_CONTROL": "bind"}, "seeds": [0, 1, 2]},
         {"name": "complete documents", "complete_documents": 2, "approach": ["eer_short", "sns_shortest"], "seeds": [0, 1, 2]},
     ],
-}  # fmt: skip
+}
 BLOCK = {
     "name": "other encoder", "encoder": ENCODER, "approaches": ["gold", "sns_shortest", "eer_short", "eer_shortest"],
     "scenarios": [{"name": "EE", "seeds": [0, 1, 2]}, {"name": "NNS", "seeds": [0], "approaches": ["sns_shortest", "eer_short"]}],
     "settings": [{"name": "estimate, then bind"}, {"name": "complete documents", "approach": "sns_shortest"}],
-}  # fmt: skip
+}
 #: EER-short right per document (of 6) by seed; SNS-shortest: 5 right, 1 wrong; everything else 6 right
 EER_SHORT = {0: 4, 1: 5, 2: 6}
 
@@ -70,7 +70,7 @@ def test_a_block_shares_the_encoder_ablations_runs_and_runs_its_settings_with_it
         "fx/ablations/other-encoder/NNS/sns_shortest/seed0", "fx/ablations/other-encoder/NNS/eer_short/seed0",
         *[f"fx/ablations/estimate-then-bind/EE/eer_short/seed{s}" for s in (0, 1, 2)],
         *[f"fx/ablations/complete-documents/EE/sns_shortest/seed{s}" for s in (0, 1, 2)],
-    ]  # fmt: skip
+    ]
     # the ablation 'other encoder' (seed 0 of EER-short and SNS-shortest) has the same runs: one run each, in both studies
     shared = [run for run in plan.runs if run.ablation == "other-encoder" and "ablations" in run.studies]
     assert [(r.approach, r.seed, r.studies) for r in shared] == [("eer_short", 0, ["ablations", "block"]), ("sns_shortest", 0, ["ablations", "block"])]

@@ -20,7 +20,7 @@ def row(approach, encoder, seed, f1, done=True, scenario="EE"):
         "scenario": scenario, "ablation": ablation, "encoder": encoder, "approach": approach, "seed": str(seed),
         "study": "benchmark", "status": "done" if done else "not run", "f1": str(f1 / 100) if done else "",
         "seconds": "600" if encoder == SMALL else "1800",
-    }  # fmt: skip
+    }
 
 
 def ee_rows(mpnet_seeds_done):

@@ -78,7 +78,7 @@ def test_packaged_numbers_read_back_as_the_latex_gives_them(tmp_path):
     from eer_benchmark.report.docs import DEFAULT_PAPER
     from eer_benchmark.analyse.paper import (
         PAPER_NUMBERS, numbers_text, paper_convergence, paper_numbers, paper_robustness, paper_table, read_paper,
-    )  # fmt: skip
+    )
 
     assert DEFAULT_PAPER == PAPER_NUMBERS and PAPER_NUMBERS.parent.name == "analyse"
     packaged = read_paper()

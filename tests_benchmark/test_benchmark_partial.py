@@ -79,7 +79,7 @@ def partial_plan(**changes):
         scenarios=[{"name": "EE", "type": "ee", "budget": 40}, {"name": "NNS", "type": "nns", "seeds": [0]}],
         approaches=["sns_shortest", "eer_short"], seeds=[0, 1], reference="sns_shortest", bootstrap={"resamples": 2000},
         ablations={"approach": "eer_short", "scenarios": ["EE"], "seeds": [0], "settings": [PARTIAL_DEV, ESTIMATE]},
-    )  # fmt: skip
+    )
     data.update(changes)
     return data
 
@@ -163,7 +163,7 @@ def test_complete_documents_with_the_plan_s_ratio(tmp_path):
 def test_simulated_partial_dev_and_complete_documents(tmp_path):
     plan = parse_plan(partial_plan(ablations={"scenarios": ["EE"], "seeds": [0], "settings": [
         PARTIAL_DEV, {**PARTIAL_DEV, "name": "fixed", "dev": {"budget": 5}}, {**ESTIMATE, "estimate_ratio": {"complete_documents": 1}},
-    ]})).expand()  # fmt: skip
+    ]})).expand()
     runner = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None)
     runner.prepare_data(plan.runs)
     data = tmp_path / "bench" / "data" / "fx"
@@ -286,7 +286,7 @@ def test_partial_dev_and_estimate_end_to_end(tiny_encoder, tmp_path):
         scenarios=[{"name": "EE", "type": "ee", "budget": 40}], approaches=["eer_short"], seeds=[0], reference=None,
         env={"EER_ENCODER": tiny_encoder, "EER_BATCH_SIZE": "4", "EER_MAX_LENGTH": "128"},
         ablations={"scenarios": ["EE"], "settings": [PARTIAL_DEV, {**ESTIMATE, "estimate_ratio": {"complete_documents": 1}, "seeds": [0]}]},
-    )  # fmt: skip
+    )
     data.pop("reference")
     plan = parse_plan(data).expand()
     runner = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0)

@@ -51,11 +51,11 @@ def test_save_then_restore_gives_back_the_recorded_files(bench, tmp_path):
     assert dirs[0] == "data/fx/EE-15" and "Zoë – ü" in records.read_text(encoding="utf-8")
     first = runner.run_dir(plan.runs[0]).relative_to(outdir).as_posix()
     assert set(read_records(records)[first]) == {"DONE", "doc_counts.json", "final/metrics.json", "metrics_epoch_0.json",
-                                                 "metrics_epoch_1.json", "metrics_epoch_2.json", "result.json"}  # fmt: skip
+                                                 "metrics_epoch_1.json", "metrics_epoch_2.json", "result.json"}
     fresh = tmp_path / "fresh"
     assert main(["restore", str(records), str(fresh)]) == 0
     kept = {path: data for path, data in tree(outdir).items() if not path.startswith("logs/")
-            and not path.endswith((".tar.gz", ".th", ".jsonl")) and "FAILED" not in path}  # fmt: skip
+            and not path.endswith((".tar.gz", ".th", ".jsonl")) and "FAILED" not in path}
     assert tree(fresh) == kept  # byte for byte
     assert all(runner.is_done(run) for run in plan.runs[:-1])
     # saving the restored directory again gives the same file

@@ -114,7 +114,7 @@ def test_several_seeds_mean_sd_and_pooled_bootstrap(tmp_path):
     data = plan_data(
         approaches=["sns_shortest", "eer_short"], seeds=[0, 1, 2], reference="sns_shortest",
         bootstrap={"resamples": 2000}, ratio_grid=[[0.15, 0.05], [0.3, 0.0]],
-    )  # fmt: skip
+    )
     plan = parse_plan(data).expand()
     runner = Runner(plan, str(tmp_path / "bench"))
     correct = {0: 5, 1: 4, 2: 6}  # EER's correct spans per document (of 6), by seed; SNS: 3 correct, 2 wrong

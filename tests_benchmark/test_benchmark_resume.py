@@ -96,7 +96,7 @@ def test_which_runs_resume():
         "eer_short": True, "sns_shortest": True, "raw_shortest": True, "gold": True,
         "cbl_bert_shortest": True,  # allennlp cbl --recover: its finished rounds are kept
         "raw_cd_shortest": True,  # its own Raw training (the O-cost search starts again)
-    }  # fmt: skip
+    }
     estimate = parse_plan(partial_plan()).expand()
     assert [resumable(r) for r in estimate.runs if r.estimates_ratio] == [True, True]  # "estimate, then bind" too
 
@@ -176,7 +176,7 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
     runner = subprocess.Popen(
         [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(resumed)],
         cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    )
     run_dir = resumed / tail
 
     def epochs_saved() -> int:

@@ -37,7 +37,7 @@ def rerun_plan(**changes):
         ratio_grid={"settings": [[0.15, 0.05], [0.3, 0.0]], "scenarios": ["EE"], "seeds": [0]},
         learning_curve={"budgets": [5], "approaches": ["eer_short"], "seeds": [0], "min_steps": 40},
         ablations={**ABLATIONS, "scenarios": ["EE"], "seeds": [0]},
-    )  # fmt: skip
+    )
     data.update(changes)
     return data
 
@@ -89,12 +89,12 @@ def test_plan_language_errors_say_the_fix():
             parse_plan(rerun_plan(**changes))
 
     fails(r"scenario 'NNS': 'seeds' must be a non-empty list of non-negative integers, got \[\]",
-          scenarios=[{"name": "NNS", "type": "nns", "seeds": []}])  # fmt: skip
+          scenarios=[{"name": "NNS", "type": "nns", "seeds": []}])
     fails(r"scenario 'ablations': the name 'ablations' is reserved", scenarios=[{"name": "ablations", "type": "ee"}])
     fails(r"ablations setting 'x': 'env' is empty", ablations={"settings": [{"name": "x", "env": {}}]})
     fails(r"ablations setting 'x': env: EER_SEED is set by the runner", ablations={"settings": [{"name": "x", "env": {"EER_SEED": 1}}]})
     fails(r"ablations setting 'X!': its directory name 'x' is another setting's",
-          ablations={"settings": [{"name": "x", "env": {"EER_RATIO_INIT": "none"}}, {"name": "X!", "env": {"EER_PRECISION": "bf16"}}]})  # fmt: skip
+          ablations={"settings": [{"name": "x", "env": {"EER_RATIO_INIT": "none"}}, {"name": "X!", "env": {"EER_PRECISION": "bf16"}}]})
     fails(r"ablations setting 'x': 'approach': unknown approach 'gold'", ablations={"settings": [{"name": "x", "env": {"A": 1}, "approach": "gold"}]})
     fails(r"ablations: unknown key\(s\) 'setting'", ablations={"setting": []})
     fails(r"ablations.scenarios: unknown name 'EX'", ablations={**ABLATIONS, "scenarios": ["EX"]})
@@ -284,7 +284,7 @@ def test_gold_sns_scenario_seeds_and_ablations_end_to_end(tiny_encoder, tmp_path
             {"name": "no calibrated start", "env": {"EER_RATIO_INIT": "none"}},
             {"name": "no constraints, shortest", "env": {"EER_TRAIN_CONSTRAINTS": "false"}, "approach": "eer_shortest"},
         ]},
-    )))  # fmt: skip
+    )))
     out = tmp_path / "bench"
     assert benchmark.main([str(plan), "-o", str(out), "--jobs", "2"]) == 0
     rows = read_csv(out / "results.csv")
@@ -293,7 +293,7 @@ def test_gold_sns_scenario_seeds_and_ablations_end_to_end(tiny_encoder, tmp_path
         ("EE-15", "eer_short", "0", ""), ("EE-15", "eer_short", "1", ""),
         ("EE-15", "eer_shortest", "0", ""), ("EE-15", "eer_shortest", "1", ""),
         ("EE-15", "eer_short", "1", "no-calibrated-start"), ("EE-15", "eer_shortest", "1", "no-constraints-shortest"),
-    ]  # fmt: skip
+    ]
     assert {r["status"] for r in rows} == {"done"}
     by = {(r["approach"], r["seed"], r["ablation"]): r for r in rows}
     config = json.loads((Path(by[("gold_sns", "0", "")]["run_dir"]) / "config.json").read_text())
@@ -315,7 +315,7 @@ def test_ablation_setting_with_its_own_encoder_and_several_approaches(tmp_path):
     run is compared with SNS on the same encoder, and each run with the plan's encoder's run."""
     setting = {"name": "mpnet encoder", "encoder": "all-mpnet-base-v2", "approach": ["eer_short", "sns_shortest"]}
     plan = parse_plan(plan_data(approaches=["sns_shortest", "eer_short"], reference="sns_shortest", bootstrap={"resamples": 2000},
-                                ablations={"settings": [setting]})).expand()  # fmt: skip
+                                ablations={"settings": [setting]})).expand()
     own = [run for _, run in plan.ablation_entries]
     assert [(r.approach, r.encoder, r.seed) for r in own] == [("eer_short", "all-mpnet-base-v2", 0), ("sns_shortest", "all-mpnet-base-v2", 0)]
     assert own[0].name == "fx/ablations/mpnet-encoder/EE-15/eer_short/all-mpnet-base-v2/seed0"
@@ -323,7 +323,7 @@ def test_ablation_setting_with_its_own_encoder_and_several_approaches(tmp_path):
     runner = Runner(plan, str(tmp_path / "bench"))
     assert runner.run_settings(own[0])["EER_ENCODER"] == "all-mpnet-base-v2"
     quality = {("eer_short", "all-MiniLM-L6-v2"): (6, 3, 0), ("sns_shortest", "all-MiniLM-L6-v2"): (6, 4, 0),
-               ("eer_short", "all-mpnet-base-v2"): (6, 6, 0), ("sns_shortest", "all-mpnet-base-v2"): (6, 5, 0)}  # fmt: skip
+               ("eer_short", "all-mpnet-base-v2"): (6, 6, 0), ("sns_shortest", "all-mpnet-base-v2"): (6, 5, 0)}
     for run in plan.runs:
         fabricate(runner, run, [quality[run.approach, run.encoder]] * DOCS)
     text = Path(Report(plan, runner).write()["md"]).read_text()

@@ -63,13 +63,13 @@ def band_entry_table(report) -> str:
         rows.append([
             run.dataset.name, run.scenario_name, _label(plan, run.approach, run.encoder, run.ablation), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
             str(len(epochs)), *band_text(epochs, rho, gamma), f"{epochs[-1][1]:.3f}",
-        ])  # fmt: skip
+        ])
     if not rows:
         return ""
     header = [
         "dataset", "scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "epochs", "first epoch in band",
         "in band from (to the end)", "final rho_hat",
-    ]  # fmt: skip
+    ]
     return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r", "r"])
 
 
@@ -115,12 +115,12 @@ def convergence(report) -> str:
             _label(report.plan, approach, encoder, ablation),
             f"{rho:g} ± {gamma:g}", str(len(records)), f"{mean([r['rho_hat'] for r in records]):.3f}",
             f"{mean([r['rho_star'] for r in records]):.3f}", f"{mean(errors):.3f}", f"{mean(bound_errors):.3f}",
-        ])  # fmt: skip
+        ])
     if paper_errors:
         rows.append([
             "**EER-short, EE scenarios, benchmark setting** (the paper's comparison)", "", "", "", str(len(paper_errors)), "", "",
             f"**{mean(paper_errors):.3f}**", f"**{mean(paper_bound_errors):.3f}**",
-        ])  # fmt: skip
+        ])
     rows.append(["**all EER runs**", "", "", "", str(len(all_errors)), "", "", f"**{mean(all_errors):.3f}**", f"**{mean(all_bound_errors):.3f}**"])
     header = ["dataset", "scenario", "approach", "rho ± gamma", "runs", "final rho_hat", "rho*", "MAE(rho_hat, rho*)", "MAE(rho + gamma, rho*)"]
     return markdown_table(header, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "r"])

@@ -44,7 +44,7 @@ def ratio_grid_table(report) -> str:
             values = [cells[s]["f1"] for s in sorted(cells)]
             per_seed = [
                 points(cells[s]["f1"]) if s in cells else ("failed" if settings[key].get(s, {}).get("status") == "failed" else "–") for s in seeds
-            ]  # fmt: skip
+            ]
             rho_hats = [cells[s]["rho_hat"] for s in cells if cells[s].get("rho_hat") is not None]
             inside = all(rho - gamma - BAND_SLACK <= r <= rho + gamma + BAND_SLACK for r in rho_hats)
             row = [label, *per_seed, mean_sd_cell(values, None), f"{mean(rho_hats):.3f}" if rho_hats else "–"]
@@ -94,7 +94,7 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
             "mean_f1": mean(values) if values else None, "std_error": stderr(values) if values else None,
             "f1_per_seed": " ".join(f"{v:.4f}" for v in values),
             "documents_annotated": mean(docs) if docs else None,
-        })  # fmt: skip
+        })
     budgets = report.plan.learning_curve["budgets"]
     parts = []
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
@@ -289,7 +289,7 @@ def same_data_reference(plan, run):
             == (run.dataset.name, run.scenario_name, run.encoder, run.seed, run.train_data_name, run.dev)
         ),
         None,
-    )  # fmt: skip
+    )
 
 
 def setting_text(setting: dict, run) -> str:

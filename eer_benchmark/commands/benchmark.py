@@ -44,7 +44,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
     runner = Runner(
         plan, args.output_dir, jobs=args.jobs, threads=args.threads, retries=args.retries, echo=echo,
         keep_checkpoints=args.keep_checkpoints,
-    )  # fmt: skip
+    )
     units = plan.units()
     selected = select_runs(select_shard(units, args.shard), args.runs)
     if args.runs and not selected:
@@ -107,21 +107,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--shard", type=parse_shard, default=None,
         help="i/n: run only the units whose index %% n == i (split a plan across machines sharing OUTDIR)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--runs", nargs="+", metavar="PATTERN", default=None,
         help="run only the runs whose name matches a shell pattern, e.g. 'eng-c/EE/*' (names: dataset/scenario/approach/encoder/seedK)",
-    )  # fmt: skip
+    )
     parser.add_argument("--retries", type=int, default=1, help="retries of a failing run before it is recorded as failed (default 1)")
     parser.add_argument(
         "--keep-checkpoints", action="store_true",
         help="keep the trainer's checkpoints (model_state_*.th, training_state_*.th, CBL rounds' best.th) of finished runs",
-    )  # fmt: skip
+    )
     parser.add_argument("--dry-run", action="store_true", help="list the runs (and their commands) of this shard; run nothing")
     parser.add_argument(
         "--report-only", action="store_true",
         help="run nothing; write results.csv and results.md from OUTDIR (merges shards; the data files need not exist)",
-    )  # fmt: skip
+    )
     docs = parser.add_argument_group("docs (the report with the paper's numbers beside ours, e.g. docs/results.md)")
     docs.add_argument("--docs", default=None, metavar="DIR", help="also write DIR/results.md and its plots and CSV files in DIR/results/")
     docs.add_argument(
@@ -135,11 +135,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     docs.add_argument(
         "--checks", default=None, metavar="RECORDS",
         help="records (eer-records save) of block runs trained again on another machine, set beside the block's own",
-    )  # fmt: skip
+    )
     docs.add_argument(
         "--column", action="append", default=[], metavar="DATASET=PAPER_COLUMN",
         help="the paper's table column of a data set, e.g. eng-c=eng-c (default: the same name)",
-    )  # fmt: skip
+    )
     return parser
 
 
@@ -158,7 +158,7 @@ DESCRIPTION = "Run a benchmark plan (approaches x scenarios x datasets x encoder
 run_or_exit, _main = subcommand.define(
     "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, (PlanError, UserError), named_errors=True,
     returns_status=True, register=__name__ != "__main__",
-)  # fmt: skip
+)
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

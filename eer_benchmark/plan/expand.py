@@ -40,7 +40,7 @@ class Expansion:
         run = Run(
             dataset, scenario, approach, encoder, self.plan.encoder_slugs[encoder], seed, ratio, ablation=ablation,
             overrides=tuple(sorted(overrides)), **options,
-        )  # fmt: skip
+        )
         existing = self.by_key.get(run.key)
         if existing is not None and existing.overrides != run.overrides:
             raise PlanError(
@@ -90,13 +90,13 @@ class Expansion:
                                     run = self.add(
                                         dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma),
                                         overrides=self.budget(grid, scenario),
-                                    )  # fmt: skip
+                                    )
                                     plan.ratio_entries.append((*entry, run))
                                 else:  # shared with the ablation setting "binding ratio control" on the plan's band
                                     run = self.add(
                                         dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma), ablation=BIND_SLUG,
                                         overrides=self.budget(grid, scenario) + (("EER_RATIO_CONTROL", "bind"),),
-                                    )  # fmt: skip
+                                    )
                                     plan.bind_entries.append((*entry, run))
 
     def learning_curve(self, curve: Dict[str, Any]) -> None:
@@ -127,7 +127,7 @@ class Expansion:
                                 run = self.add(
                                     dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
                                     overrides=tuple(setting["env"].items()), **options,
-                                )  # fmt: skip
+                                )
                                 plan.ablation_entries.append((setting, run))
 
     def block(self, block: Dict[str, Any]) -> None:
@@ -154,7 +154,7 @@ class Expansion:
                             run = self.add(
                                 dataset, scenario, approach, encoder, seed, "block", ablation=setting["slug"],
                                 overrides=tuple(setting["env"].items()), **options,
-                            )  # fmt: skip
+                            )
                             plan.block_entries.append((block, setting, run))
 
     def curve_scenario(self, scheme, budget, curve, by_spec, names) -> Scenario:

@@ -10,7 +10,7 @@ from typing import Any, Dict, List, Optional, Tuple
 from eer_benchmark.plan.checks import (
     NAME_PATTERN, check_approaches, check_env, check_epochs, check_file, check_keys, check_min_steps, check_names, check_seeds,
     require,
-)  # fmt: skip
+)
 from eer_benchmark.plan.parse_studies import check_ablations, check_blocks, check_learning_curve, check_ratio_grid
 from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
 from eer_benchmark.plan.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
@@ -22,7 +22,7 @@ from eer_plugin.runtime.settings import unset_defaults
 PLAN_KEYS = (
     "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
     "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps", "ablations", "blocks",
-)  # fmt: skip
+)
 
 
 def read_plan_file(path: str) -> Any:
@@ -113,7 +113,7 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         approaches=approaches, encoders=encoders, encoder_slugs=_encoder_slugs(encoders, ablations, blocks), seeds=list(seeds), env=env,
         epochs=epochs, reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=_bootstrap(data.get("bootstrap")),
         min_steps=min_steps, ablations=ablations, blocks=blocks,
-    )  # fmt: skip
+    )
 
 
 def _datasets(items: Any, check_files: bool) -> List[Dataset]:

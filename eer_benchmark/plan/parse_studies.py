@@ -5,7 +5,7 @@ from typing import Any, Dict, List, Optional
 from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, RATIO_APPROACHES
 from eer_benchmark.plan.checks import (
     check_approaches, check_env, check_keys, check_min_steps, check_names, check_seeds, check_subset, require,
-)  # fmt: skip
+)
 from eer_benchmark.plan.plan import RATIO_CONTROLS, setting_slug
 from eer_benchmark.plan.scenario import Scenario
 
@@ -26,7 +26,7 @@ def check_ratio_grid(grid: Any, scenarios: List[Scenario], dataset_names: List[s
             isinstance(pair, list) and len(pair) == 2 and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in pair)
             and 0 <= pair[0] <= 1 and pair[1] >= 0,
             f"ratio_grid: each setting must be [rho, gamma] with 0 <= rho <= 1 and gamma >= 0, got {pair!r}",
-        )  # fmt: skip
+        )
         pairs.append((float(pair[0]), float(pair[1])))
     approach = grid.get("approach", "eer_short")
     require(approach in RATIO_APPROACHES, f"ratio_grid: 'approach' must be an EER approach ({', '.join(RATIO_APPROACHES)}), got {approach!r}")
@@ -40,7 +40,7 @@ def check_ratio_grid(grid: Any, scenarios: List[Scenario], dataset_names: List[s
         "scenarios": check_subset(grid.get("scenarios"), scenario_names, "ratio_grid.scenarios"),
         "seeds": check_seeds(grid["seeds"], "ratio_grid.seeds") if "seeds" in grid else None,
         "min_steps": check_min_steps(grid["min_steps"], "ratio_grid.min_steps") if "min_steps" in grid else None,
-    }  # fmt: skip
+    }
 
 
 def check_learning_curve(curve: Any, dataset_names: List[str]) -> Dict[str, Any]:
@@ -65,7 +65,7 @@ def check_learning_curve(curve: Any, dataset_names: List[str]) -> Dict[str, Any]
         "datasets": check_subset(curve.get("datasets"), dataset_names, "learning_curve.datasets"),
         "seeds": check_seeds(curve["seeds"], "learning_curve.seeds") if "seeds" in curve else None,
         "min_steps": check_min_steps(curve["min_steps"], "learning_curve.min_steps") if "min_steps" in curve else None,
-    }  # fmt: skip
+    }
 
 
 def check_ablations(study: Any, dataset_names: List[str], scenario_names: List[str]) -> Dict[str, Any]:
@@ -100,7 +100,7 @@ def check_ablations(study: Any, dataset_names: List[str], scenario_names: List[s
         require(
             not (estimate and complete),
             f"{where}: give either 'estimate_ratio' (complete documents and the ratio estimated on them) or 'complete_documents' (the plan's ratio), not both",
-        )  # fmt: skip
+        )
         env = check_env(item.get("env", {}), f"{where}: env")
         encoder = item.get("encoder")
         require(encoder is None or (isinstance(encoder, str) and encoder.strip()), f"{where}: 'encoder' must be a model name or directory")
@@ -108,12 +108,12 @@ def check_ablations(study: Any, dataset_names: List[str], scenario_names: List[s
             bool(env) or bool(dev) or bool(estimate) or bool(complete) or encoder is not None,
             f"{where}: 'env' is {'empty' if 'env' in item else 'missing'}: give the EER_* variables that differ "
             "from the plan's (or a dev, encoder, estimate_ratio or complete_documents); as it stands it would repeat the benchmark run",
-        )  # fmt: skip
+        )
         if dev is not None:
             require(
                 str(env.get("EER_VALIDATION_METRIC", "")).endswith("partial-f1"),
                 f"{where}: a partial dev set needs env.EER_VALIDATION_METRIC '+partial-f1' (the complete-data F1 scores unmarked words as O)",
-            )  # fmt: skip
+            )
         if estimate is not None:
             for key in ("EER_ENTITY_RATIO", "EER_RATIO_MARGIN"):
                 require(key not in env, f"{where}: env.{key} comes from the ratio estimate (estimate_ratio); do not set it")
@@ -129,13 +129,13 @@ def check_ablations(study: Any, dataset_names: List[str], scenario_names: List[s
             "name": item["name"], "slug": name_slug, "env": env, "approaches": own, "encoder": encoder, "dev": dev,
             "estimate_ratio": estimate, "complete_documents": complete, "seeds": seeds,
             "scenarios": check_subset(item.get("scenarios"), scenario_names, f"{where}: scenarios"),
-        })  # fmt: skip
+        })
     return {
         "approach": approach, "settings": parsed,
         "datasets": check_subset(study.get("datasets"), dataset_names, "ablations.datasets"),
         "scenarios": check_subset(study.get("scenarios"), scenario_names, "ablations.scenarios"),
         "seeds": check_seeds(study["seeds"], "ablations.seeds") if "seeds" in study else None,
-    }  # fmt: skip
+    }
 
 
 def _partial_dev(value: Any, where: str) -> Dict[str, Any]:
@@ -165,7 +165,7 @@ def _complete_documents(value: Any, where: str) -> Optional[int]:
     require(
         isinstance(value, int) and not isinstance(value, bool) and value >= 1,
         f"{where}: complete_documents must be a positive integer (training documents annotated completely), got {value!r}",
-    )  # fmt: skip
+    )
     return value
 
 
@@ -215,7 +215,7 @@ def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names
                 changes_only_encoder and same_dir["encoder"] == encoder,
                 f"{where}: the ablation setting {same_dir['name']!r} has the same directory ({name_slug!r}) but other settings than "
                 f"the encoder {encoder!r} alone; rename the block (only a setting that changes the encoder to the block's shares its runs)",
-            )  # fmt: skip
+            )
         scenarios = []
         for position, entry in enumerate(item.get("scenarios") or []):
             at = f"{where}: scenarios[{position}]"
@@ -243,7 +243,7 @@ def check_blocks(items: Any, ablations: Optional[Dict[str, Any]], scenario_names
                 require(
                     isinstance(chosen, list) and bool(chosen) and all(n in (allowed or scenario_names) for n in chosen),
                     f"{at}: 'scenarios' must be a non-empty list among the setting's scenarios ({', '.join(allowed or scenario_names)}), got {chosen!r}",
-                )  # fmt: skip
+                )
             settings.append({"setting": setting, "approaches": own, "scenarios": chosen})
         blocks.append({"name": item["name"], "slug": name_slug, "encoder": encoder, "approaches": approaches, "seeds": block_seeds, "scenarios": scenarios, "settings": settings})
     return blocks

@@ -95,7 +95,7 @@ class Scenario:
                 extras.append(
                     "whole documents" if p["max_per_document"] >= EXHAUSTIVE_MAX_PER_DOCUMENT
                     else f"at most {p['max_per_document']} per document"
-                )  # fmt: skip
+                )
             return text + (f" ({', '.join(extras)})" if extras else "")
         if self.type == "nns":
             return f"Non-Native Speaker (NNS): recall {p['recall']:.0%}, precision {p['precision']:.0%}"

@@ -50,7 +50,7 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
                 scenario.name if scenario else "–", approach_label(approach), seeds, mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
                 _delta_text(test), _minutes(done), mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
                 f"{value:.1f}" if value is not None else "–",
-            ])  # fmt: skip
+            ])
     for item in block["settings"]:
         setting, setting_runs = item["setting"], runs_of(plan, block, item["setting"])
         for name in dict.fromkeys(r.scenario_name for r in setting_runs):
@@ -64,11 +64,11 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
                 lines.append([
                     f"{name}, {setting['name']}", approach_label(approach), seeds, mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
                     _delta_text(test), _minutes(done), mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None), "–",
-                ])  # fmt: skip
+                ])
     header = [
         "scenario", "approach", "seeds finished", f"ours: {dataset} F1", f"Δ F1 vs {approach_label(reference)}, seeds pooled "
         f"[{plan.bootstrap['confidence']:.0%} CI]", "min per run", f"{plan.encoders[0]}: F1", f"paper: {column} F1",
-    ]  # fmt: skip
+    ]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "r", "r"])
 
 
@@ -116,7 +116,7 @@ def missing_runs(report, block) -> List[str]:
     return [
         f"- `{run.name}`: {report.records[run.key].get('status', 'missing').replace('missing', 'not run yet')}"
         for b, _, run in report.plan.block_entries if b is block and report.records[run.key].get("status") != "done"
-    ]  # fmt: skip
+    ]
 
 
 def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: Optional[str] = None) -> List[str]:
@@ -136,7 +136,7 @@ def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: O
             f"{approach_label(plan.reference)} with the same encoder, the seeds both finished pooled (for a setting: the "
             f"reference approach on the same data); † / ‡ significantly better / worse. The column {plan.encoders[0]} is "
             "the plan's table (a setting: its ablation runs) for comparison.", "",
-        ]  # fmt: skip
+        ]
         for dataset in plan.datasets:
             column = dataset_column.get(dataset.name, dataset.name)
             parts += [block_table(report, block, paper.rows, dataset.name, column), ""]
@@ -154,7 +154,7 @@ def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: O
             parts += [
                 "Runs trained again on another machine, to check that it reproduces them (their records: "
                 f"`{checks_file}`; the block's seeds: its finished runs of the same approach and data):", "", again, "",
-            ]  # fmt: skip
+            ]
         missing = missing_runs(report, block)
         if missing:
             parts += [f"Runs not finished ({len(missing)}):", "", *missing, ""]

@@ -95,7 +95,7 @@ def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, col
             "scenario": scenario.name, "difference": f"{approach_label(a)} − {approach_label(b)}",
             "claim": _claim_text(approach_label(a), approach_label(b), paper_delta), "paper": paper_delta,
             "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
-        })  # fmt: skip
+        })
     if plan.ratio_entries and block is None:
         base_of: Dict[tuple, tuple] = {}  # group -> (base setting, the ratio key of its runs)
         for group, setting, run in plan.ratio_entries:
@@ -117,7 +117,7 @@ def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, col
                 "scenario": group[1], "difference": f"{approach_label(approach)} {names[0]} − {names[1]}",
                 "claim": _claim_text(names[0], names[1], paper_delta), "paper": paper_delta,
                 "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
-            })  # fmt: skip
+            })
     return out
 
 
@@ -137,7 +137,7 @@ def differences(plan, report, rows, dataset: str, column: str, robustness: Optio
     header = [
         "scenario", "difference", f"ours ({dataset}, F1 points)", f"paper ({column})",
         f"ours, seeds pooled [{confidence:.0%} CI]", "the paper's claim", "here",
-    ]  # fmt: skip
+    ]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "l", "l"])
 
 
@@ -153,7 +153,7 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
     plural = {"holds": "hold", "does not hold": "do not hold"}
     counts = ", ".join(
         f"{len(groups[v])} {v if len(groups[v]) == 1 else plural.get(v, v)}" for v in ("holds", "does not hold", "not significant") if v in groups
-    )  # fmt: skip
+    )
     text = [
         f"**Which of the paper's claims hold here** ({dataset}; {plan.bootstrap['confidence']:.0%} paired bootstrap over test "
         f"documents, seeds pooled; a paper difference under {EQUAL_MARGIN:g} point reads as \"about equal\"): of {len(found)} "

@@ -41,7 +41,7 @@ def _row(band: Sequence[float], c: float, eta: float, source: str, epochs: List[
         "epochs": str(len(ratios)), "rho_hat_by_epoch": " ".join(f"{r:.3f}" for r in ratios),
         "final_rho_hat": f"{ratios[-1]:.3f}", "worst_outside_last5": f"{max(outside):.3f}",
         "test_f1": "" if f1 is None else f"{100 * f1:.1f}",
-    }  # fmt: skip
+    }
 
 
 def _epochs(files: Dict[str, str]) -> List[dict]:

@@ -55,7 +55,7 @@ def ratio_comparison(report, paper: Dict[tuple, dict]) -> str:
             dataset, scenario, f"[{interval[0]:.2f}, {interval[1]:.2f}]" + ("†" if dagger[((dataset, scenario, encoder), (rho, gamma))] else ""),
             mean_sd_cell([r["f1"] for r in done], None) if done else "not run", f"{mean(rho_hats):.3f}" if rho_hats else "–",
             f"{theirs['avg']:.1f}" + str(theirs["mark"]) if theirs else "–",
-        ])  # fmt: skip
+        ])
     star = next((k for k, v in paper.items() if v["mark"] == "*"), None)
     header = ["dataset", "scenario", "[rho - gamma, rho + gamma]", f"ours: {approach_label(plan.ratio_grid['approach'])} F1", "ours: final rho_hat", "paper: F1 (mean of 3 samples)"]
     grid_seeds = sorted({run.seed for _, _, run in plan.ratio_entries})
@@ -93,7 +93,7 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
             lines.append([
                 scenario.name if scenario else "–", approach_label(approach), ours, ", ".join(epochs) or "–",
                 f"{seconds / 60 / len(done):.1f}" if done else "–", f"{value:.1f}" if value is not None else "–", label or "–",
-            ])  # fmt: skip
+            ])
     header = ["scenario", "approach", f"ours: {dataset} F1", "epochs", "min per run", f"paper: {column} F1", "paper row"]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 

@@ -48,7 +48,7 @@ REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
         ("SNS-shortest", "NNS", "", LARGE_BENCHMARK, "sns_shortest"),
         ("CBL-BERT-shortest", "NNS", "", "", "cbl_bert_shortest"),
     ]),
-)  # fmt: skip
+)
 
 
 def read_rows(text: str) -> List[Dict[str, str]]:
@@ -60,14 +60,14 @@ def cell(rows: List[Dict[str, str]], scenario: str, ablation: str, encoder: str,
     chosen = [
         r for r in rows if (r["scenario"], r["ablation"], r["encoder"], r["approach"]) == (scenario, ablation, encoder, approach)
         and (ablation or "benchmark" in r["study"].split(";"))  # the benchmark's own runs, not the ratio grid's
-    ]  # fmt: skip
+    ]
     if not chosen:
         return None
     done = [r for r in chosen if r["status"] == "done"]
     return {
         "f1": [100 * float(r["f1"]) for r in done], "by_seed": {r["seed"]: 100 * float(r["f1"]) for r in done}, "planned": len(chosen),
         "minutes": mean([float(r["seconds"]) / 60 for r in done]) if done else None,
-    }  # fmt: skip
+    }
 
 
 def cell_text(found: Optional[dict], with_cost: bool = True) -> str:

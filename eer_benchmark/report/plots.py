@@ -32,7 +32,7 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
             curve_points = sorted(
                 (r["budget"], r["mean_f1"], r["std_error"]) for r in rows
                 if (r["dataset"], r["scheme"], r["approach"], r["encoder"]) == (dataset, scheme, approach, encoder) and r["mean_f1"] is not None
-            )  # fmt: skip
+            )
             if not curve_points:
                 continue
             x = [p[0] for p in curve_points]
@@ -96,7 +96,7 @@ def plot_rho_hat(report, path: Path) -> bool:
             axis.plot(
                 [e + 1 for e, _ in epochs], [v for _, v in epochs], color=color, marker="o", markersize=3,
                 label=None if label in labelled else label, alpha=0.8,
-            )  # fmt: skip
+            )
             labelled.add(label)
             if record.get("rho_star") is not None:
                 axis.axhline(record["rho_star"], color=color, linestyle=":", linewidth=1)

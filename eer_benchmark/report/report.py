@@ -19,7 +19,7 @@ CSV_COLUMNS = (
     "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
     "seconds", "run_dir", "log", "study", "entity_ratio", "ratio_margin", "rho_star", "tp", "fp", "fn",
     "eval_seconds", "o_cost", "error", "ablation",
-)  # fmt: skip
+)
 
 
 class Report:
@@ -216,11 +216,11 @@ class Report:
                 points(b["f1_a"], 2), points(b["f1_b"], 2), f"{100 * b['delta']:+.2f}",
                 f"[{100 * b['ci_low']:+.2f}, {100 * b['ci_high']:+.2f}]", f"{b['p_value']:.4f}",
                 ("yes, better" if b["delta"] > 0 else "yes, worse") if b["significant"] else "no",
-            ])  # fmt: skip
+            ])
         header = [
             "scenario", "approach", "dataset", "seeds", "docs", "F1", f"F1 {approach_label(self.plan.reference)}", "Δ",
             f"{confidence:.0%} CI of Δ", "p", "significant",
-        ]  # fmt: skip
+        ]
         return markdown_table(header, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "l"])
 
     def time_table(self) -> Tuple[str, float]:
@@ -280,7 +280,7 @@ class Report:
                 "seed": run.seed, "status": record.get("status", "missing"), "run_dir": str(self.runner.run_dir(run)),
                 "log": str(self.runner.log_path(run)), "study": ";".join(run.studies),
                 "entity_ratio": rho, "ratio_margin": gamma, "error": record.get("error", ""), "ablation": run.ablation or "",
-            }  # fmt: skip
+            }
             for key in ("precision", "recall", "f1", "rho_hat", "seconds", "rho_star", "tp", "fp", "fn", "eval_seconds", "o_cost"):
                 value = record.get(key)
                 row[key] = "" if value is None else value

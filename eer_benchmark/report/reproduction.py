@@ -53,9 +53,9 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
             f"{run.scenario_name}{', ' + setting['name'] if setting else ''}", approach_label(run.approach), str(run.seed),
             *_run_text(here), *_run_text(check), f"{100 * (check['f1'] - here['f1']):+.1f}" if done else "–",
             _seeds_text(seeds), inside,
-        ])  # fmt: skip
+        ])
     header = [
         "scenario", "approach", "seed", "machine of the block's run", "F1", "min", "machine of the check", "F1", "min",
         "Δ F1 (check − block)", "block's seeds (F1)", "check inside the seeds' range",
-    ]  # fmt: skip
+    ]
     return markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""

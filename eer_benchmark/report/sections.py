@@ -33,7 +33,7 @@ def header(report, status: Dict[str, int]) -> List[str]:
         f"{report.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); "
         f"encoder precision {report.precision_text()} (EER_PRECISION). "
         "All numbers below are computed from the run directories by `allennlp eer-benchmark`."
-    )]  # fmt: skip
+    )]
 
 
 def test_f1(report) -> List[str]:
@@ -83,7 +83,7 @@ def wall_time(report, status: Dict[str, int]) -> List[str]:
         "the wall times of training, decoding-cost search and test evaluation of every run directory once (runs in "
         "parallel with --jobs take less elapsed time). Training time per run is the wall time of its training "
         "subprocess(es); Raw+CD includes the training of its Raw model. " + report.speed_text(), "", times, "",
-    ]  # fmt: skip
+    ]
 
 
 def ratio_grid(report) -> List[str]:
@@ -105,13 +105,13 @@ def learning_curve(report, written: Dict[str, str]) -> List[str]:
         "EE: the Exploratory Expert with the given budget; Exhaustive: whole documents annotated completely, in "
         "random order, until the budget is spent (EE with keep probability 1 and no per-document cap).", "", curve, "",
         "Data: `learning_curve.csv`.",
-    ]  # fmt: skip
+    ]
     curve_claims = studies.learning_curve_claims(report)
     if curve_claims:
         md += [
             "", "The paper's learning-curve claims (its section \"EE vs. Exhaustive Experiments\"), each A − B on the "
             "same test documents (paired bootstrap, seeds pooled):", "", curve_claims,
-        ]  # fmt: skip
+        ]
     if plots.plot_learning_curve(report, curve_rows, outdir / "learning_curve.png"):
         written["learning_curve_png"] = str(outdir / "learning_curve.png")
         md += ["", "![learning curve](learning_curve.png)"]
@@ -130,7 +130,7 @@ def rho_hat_convergence(report, written: Dict[str, str]) -> List[str]:
         "annotation of the documents the run trained on (its train-data variant, tokenized by its encoder). "
         "MAE(rho + gamma, rho*) is the error of a model that would just settle at the top of the interval.", "",
         table, "",
-    ]  # fmt: skip
+    ]
     outdir = report.runner.outdir
     if plots.plot_rho_hat(report, outdir / "rho_hat_over_epochs.png"):
         written["rho_hat_png"] = str(outdir / "rho_hat_over_epochs.png")
@@ -148,7 +148,7 @@ def band_entry(report) -> List[str]:
         "(`metrics_epoch_*.json`) lay inside [rho - gamma, rho + gamma], the band of the ratio loss (never: no epoch did), "
         "and the first epoch from which it stayed inside up to the last one (never: the last epoch's lay outside).", "",
         band, "",
-    ]  # fmt: skip
+    ]
 
 
 def ablations(report) -> List[str]:
@@ -172,4 +172,4 @@ def ablations(report) -> List[str]:
         "the last epoch's lay outside."
         + studies.ablation_notes(settings["settings"]), "",
         table, "",
-    ]  # fmt: skip
+    ]

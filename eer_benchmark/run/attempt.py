@@ -117,7 +117,7 @@ class Attempt:
         evaluate = [
             sys.executable, "-m", "eer_benchmark.run.evaluate_documents", self.runner.shown(archive), self.runner.shown(run.dataset.test),
             "-o", str(counts_path), "--cuda-device", self.runner.plan.cuda_device(run),
-        ]  # fmt: skip (run from the runner's workdir: doc_counts.json names the archive and the test file relative to it)
+        ]  # run from the runner's workdir: doc_counts.json names the archive and the test file relative to it
         if FAMILIES[run.family].ratio:  # rho* of the training data
             evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
         seconds = self.step(evaluate, env, "per-document evaluation")
@@ -142,4 +142,4 @@ class Attempt:
             "run_dir": runner.recorded(self.directory), "log": runner.recorded(self.log), "archive": runner.recorded(archive),
             "settings": runner.settings(run), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
             "machine": machine(runner.plan.cuda_device(run)), **self.extra,
-        }  # fmt: skip
+        }

@@ -32,7 +32,7 @@ from eer_plugin.common.atomic import atomic_write_text
 RUN_FILES = (
     "DONE", "result.json", "doc_counts.json", "metrics*.json", "ratio_init.json", "ratio_estimate.json", "o_cost.json",
     "cbl_rounds.json",
-)  # fmt: skip
+)
 #: the statistics of the simulated data (``data/<dataset>/<data>/seed<k>.stats.json``)
 DATA_FILES = ("*.stats.json",)
 DONE = "DONE"

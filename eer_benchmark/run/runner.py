@@ -32,7 +32,7 @@ COMPARED_SETTINGS = (
     "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS", "EER_MIN_STEPS", "EER_HEAD_LEARNING_RATE", "EER_PRECISION",
     "EER_RATIO_INIT", "EER_TRAIN_CONSTRAINTS", "EER_RATIO_BOOKENDS", "EER_PER_SEQUENCE_RATIO",
     "EER_RATIO_CONTROL",  # no legacy value: runs recorded before it ran with either control (the env said which)
-)  # fmt: skip
+)
 ESTIMATED = "<estimated>"  #: rho and gamma of a ratio-estimate run until its estimate ran (a dry run shows it)
 #: how a run made before a setting was recorded behaved: its value of the setting (a callable of the
 #: recorded settings). A finished run whose record lacks a setting is compared with this value, so a
@@ -66,7 +66,7 @@ class Runner:
     def __init__(
         self, plan: Plan, outdir: str, jobs: int = 1, threads: Optional[int] = None, retries: int = 1, echo=print,
         keep_checkpoints: bool = False, workdir: Optional[str] = None,
-    ):  # fmt: skip
+    ):
         self.plan = plan
         self.workdir = Path(workdir or os.getcwd()).resolve()
         self.keep_checkpoints = keep_checkpoints
@@ -129,7 +129,7 @@ class Runner:
         return {
             "ratio": data["ratio"], "low": data["low"], "high": data["high"], "documents": data.get("documents"),
             "entity_ratio": data["suggested"]["entity_ratio"], "ratio_margin": data["suggested"]["ratio_margin"],
-        }  # fmt: skip
+        }
 
     def record(self, run: Run) -> dict:
         """The run's state on disk: its result (``done``), its failure record (``failed``) or ``missing``."""
@@ -225,7 +225,7 @@ class Runner:
             return commands + [[
                 "allennlp", family.command, str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
                 "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), "--cuda-device", self.plan.cuda_device(run), *include,
-            ]]  # fmt: skip
+            ]]
         return [["allennlp", family.command, config, "-s", str(directory), "-o", self.overrides(run, config), *include]]
 
     def estimate_command(self, run: Run) -> Optional[List[str]]:
@@ -238,7 +238,7 @@ class Runner:
         command = [  # run from the workdir: ratio_estimate.json names the data relative to it, like doc_counts.json
             "allennlp", "eer-estimate-ratio", self.shown(self.data_path(run)), "--encoder", run.encoder, "--variant", run.variant,
             "--max-length", str(env.get("EER_MAX_LENGTH", "512")), "--seed", str(run.seed), "--output", str(self._estimate_staging(run)),
-        ]  # fmt: skip
+        ]
         if str(env.get("EER_RATIO_BOOKENDS", "false")).lower() == "true":
             command.append("--count-bookends")
         return command
@@ -334,7 +334,7 @@ class Runner:
             "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
             "seed": run.seed, "status": "failed", "ablation": run.ablation, "error": error, "attempts": attempts if not data_error else 1,
             "run_dir": self.recorded(directory), "log": self.recorded(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-        }  # fmt: skip
+        }
         atomic_write_text(directory / "FAILED.json", json.dumps(failure, indent=1))
         return failure
 

@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "output", metavar="OUT",
         help="doccano .jsonl, Label Studio tasks .json, Prodigy .jsonl, or a new brat directory (X.txt + X.ann)",
-    )  # fmt: skip
+    )
     parser.add_argument("--model-version", help="label-studio: the predictions' model_version (default: eer-ner)")
     parser.add_argument("--from-name", help="label-studio: name of the labelling config's <Labels> tag (default: label)")
     parser.add_argument("--to-name", help="label-studio: name of the labelling config's <Text> tag (default: text)")

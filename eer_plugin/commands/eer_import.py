@@ -37,30 +37,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--complete", action="store_true",
         help="every imported document is complete: the annotators marked every entity (unmarked words become O)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--complete-ids", metavar="FILE",
         help="file of document ids (one per line, # comments) whose annotation is complete",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--complete-output", metavar="FILE",
         help="write the complete documents to FILE instead of OUTPUT (a held-out set for "
         "eer-estimate-ratio and for model selection)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--annotators", choices=("first", "union"), default=None,
         help="label-studio: keep the first non-cancelled annotation of a task (default) or the union of all",
-    )  # fmt: skip
+    )
     parser.add_argument("--text-key", default=None, help="label-studio: the data key holding the text (default: 'text')")
     parser.add_argument(
         "--incorrect-spans-key", default=None,
         help="spacy: doc.spans key of rejected spans (negative spans of their label; default 'incorrect_spans')",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--file-encoding", default="auto",
         help="character encoding of the input: auto (UTF-8; brat .txt files that are not UTF-8 are read as "
         "latin-1 with a warning) or a codec name such as latin-1",
-    )  # fmt: skip
+    )
     parser.add_argument("--report", metavar="JSON", help="also write the import report as JSON")
     return parser
 

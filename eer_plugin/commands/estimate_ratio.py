@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> dict:
     result.update(
         data=str(args.data), encoder=args.encoder, count_bookends=args.count_bookends, suggested=suggestion,
         partial_documents=len(partial), partial_variant=args.variant, partial_annotated_ratio=partial_ratio, warnings=messages,
-    )  # fmt: skip
+    )
 
     level = f"{100 * args.confidence:g}%"
     print(f"{result['documents']} complete documents, {result['subwords']} subwords ({args.encoder}, bookends {'counted' if args.count_bookends else 'excluded'})")

@@ -26,7 +26,7 @@ def run_split(args: argparse.Namespace) -> dict:
         shard = os.path.join(args.directory, entry["file"])
         tagged = shard[: -len(".jsonl")] + ".tagged.jsonl"
         print(f"  lines {entry['first_line']}-{entry['first_line'] + entry['lines'] - 1} ({entry['documents']} documents): "
-              f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent")  # fmt: skip
+              f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent")
     return manifest
 
 

@@ -64,20 +64,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ee.add_argument(
         "--learning-curve", action="store_true",
         help=f"one output per budget {simulators.learning_curve_budgets}, named OUTPUT_M<budget>.jsonl",
-    )  # fmt: skip
+    )
     ee.add_argument(
         "--complete-documents", type=int, default=None, metavar="D",
         help="annotate D random documents completely, within the budget (marked is_complete; the rest of the budget goes to EE)",
-    )  # fmt: skip
+    )
     ee.add_argument(
         "--max-per-document", type=int, default=None,
         help=f"most spans annotated per document (default {DEFAULTS['max_per_document']}; with --learning-curve the "
         f"authors' cap per budget, {simulators.LEARNING_CURVE_MAX_PER_DOCUMENT})",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--keep-probability", type=float, default=None,
         help=f"probability of annotating each entity (ee: default {DEFAULTS['keep_probability']}; random: required)",
-    )  # fmt: skip
+    )
     nns = parser.add_argument_group("nns (Non-Native Speaker)")
     nns.add_argument("--recall", type=float, default=None, help=f"target recall (default {DEFAULTS['recall']})")
     nns.add_argument("--precision", type=float, default=None, help=f"target precision (default {DEFAULTS['precision']})")

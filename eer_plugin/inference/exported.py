@@ -45,7 +45,7 @@ SETTINGS = {
     "format": str, "format_version": int, "entity_types": list, "tags": list, "allowed_transitions": list,
     "allowed_start": list, "allowed_end": list, "o_cost": (int, float), "precision": str, "max_length": int,
     "sentence_level": bool, "encoder": str,
-}  # fmt: skip
+}
 FIX = "export the model again with: eer-ner eer-export-model model.tar.gz DIR"
 
 

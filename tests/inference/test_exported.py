@@ -196,7 +196,7 @@ def tag_without_allennlp(directory, documents):
     done = subprocess.run(
         [sys.executable, "-c", ALLENNLP_FREE, str(directory)], input=json.dumps(documents), capture_output=True,
         text=True, cwd=str(REPO), env=environment, timeout=600,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])["outputs"]
 
@@ -219,7 +219,7 @@ def test_the_export_of_the_packaged_minilm_tags_without_allennlp_as_allennlp_pre
     done = subprocess.run(
         command + ["predict", str(archive), str(inputs), "--predictor", "eer_tagger", "--output-file", str(predicted), "--silent"],
         capture_output=True, text=True, cwd=str(tmp_path),
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     expected = [json.loads(line) for line in predicted.read_text().splitlines()]
     actual = tag_without_allennlp(directory, [d if isinstance(d, dict) else {"text": d} for d in documents])

@@ -23,7 +23,7 @@ def train(serialization_dir: Path, recover: bool = False, config: str = "eer_sho
     return train_model_from_file(
         str(REPO / "training_configs" / config), str(serialization_dir), overrides='{"trainer.num_epochs": 1}',
         recover=recover, force=not recover,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -270,7 +270,7 @@ def _train(directory: Path, config: str, recover: bool = False, overrides: str =
     return train_model_from_file(
         str(REPO / "training_configs" / config), str(directory), overrides=json.dumps(merged), recover=recover,
         force=not recover,
-    )  # fmt: skip
+    )
 
 
 def _train_until_killed(monkeypatch, directory: Path, config: str, killed_after, overrides: str = "") -> None:
