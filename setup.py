@@ -33,9 +33,13 @@ setup(
     ),
     long_description=README.read_text(encoding="utf-8") if README.exists() else "",
     long_description_content_type="text/markdown",
-    # eer_ner_spacy: the spaCy factory `eer_ner` alone (spaCy imports it whenever it builds a pipeline)
-    packages=find_packages(include=["eer_plugin", "eer_plugin.*", "eer_ner_spacy"]),
-    package_data={"eer_plugin": ["**/*.json", "**/*.jsonnet", "**/*.libsonnet", "*.json", "*.jsonnet", "*.libsonnet"]},
+    # eer_benchmark: the benchmark beside the product (it imports eer_plugin, never the reverse); it registers
+    # eer-benchmark and eer-records through the eer_ner.plugins entry point below
+    packages=find_packages(include=["eer_plugin", "eer_plugin.*", "eer_benchmark", "eer_benchmark.*"]),
+    package_data={
+        "eer_plugin": ["**/*.json", "**/*.jsonnet", "**/*.libsonnet", "*.json", "*.jsonnet", "*.libsonnet"],
+        "eer_benchmark": ["**/*.json"],
+    },
     include_package_data=True,
     python_requires=">=3.11",
     # NOTE: no allennlp / allennlp-models here on purpose (see the module docstring).
@@ -46,11 +50,12 @@ setup(
         "tqdm>=4.60",
         "safetensors>=0.4",  # the exported model (eer-export-model, Tagger.load(DIR))
     ],
-    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/commands/cli.py)
+    # `eer-ner`: AllenNLP's command line with the plugin registered, from any directory (eer_plugin/cli.py)
     # `eer_ner`: the spaCy pipeline component (nlp.add_pipe("eer_ner", config={"model": ...}); eer_plugin/spacy_component.py)
     entry_points={
-        "console_scripts": ["eer-ner = eer_plugin.commands.cli:main"],
-        "spacy_factories": ["eer_ner = eer_ner_spacy:make_eer_ner"],
+        "console_scripts": ["eer-ner = eer_plugin.cli:main"],
+        "spacy_factories": ["eer_ner = eer_plugin.spacy_component:make_eer_ner"],
+        "eer_ner.plugins": ["eer_benchmark = eer_benchmark.allennlp_plugin"],
     },
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],

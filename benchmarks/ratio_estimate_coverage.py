@@ -66,7 +66,7 @@ def main(argv=None) -> dict:
                 "documents": n, "confidence": confidence, "interval_covers": inside[confidence] / args.trials,
                 "band_covers": band_inside[confidence] / args.trials, "mean_width": float(np.mean(widths[confidence])),
                 "estimate_p05": float(low), "estimate_p95": float(high),
-            }  # fmt: skip
+            }
             rows.append(row)
             print(
                 f"n={n:>4}: {confidence:.0%} interval contains {truth:.3f} in {row['interval_covers']:.0%} of {args.trials} draws, the suggested band in "
@@ -74,7 +74,7 @@ def main(argv=None) -> dict:
             )
     result = {"data": args.data, "encoder": args.encoder, "documents": len(docs), "corpus_ratio": truth, "trials": args.trials, "rows": rows}
     if args.output:
-        from eer_plugin.predictors.evaluation import write_json
+        from eer_plugin.common.atomic import write_json
 
         write_json(result, args.output)
     return result

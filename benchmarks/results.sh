@@ -2,7 +2,7 @@
 # benchmarks/results.sh — the real CPU benchmark behind docs/results.md: the plan
 # benchmarks/plans/conll_en_minilm.jsonnet (CoNLL-2003 English from ../shared/data/conll2003-en,
 # the packaged all-MiniLM-L6-v2), then docs/results.md and its plots and CSV files (docs/results/),
-# written by `allennlp eer-benchmark --report-only --docs docs` (eer_plugin/benchmark/docs.py).
+# written by `allennlp eer-benchmark --report-only --docs docs` (eer_benchmark/report/docs.py).
 #   bash benchmarks/results.sh               # run what is missing (resumable), then render
 #   RENDER_ONLY=1 bash benchmarks/results.sh # only render docs/results.md from OUT
 #   RESULTS_NOTES=$'one remark\nanother' ...  # remarks quoted into docs/results.md
@@ -55,7 +55,7 @@ case "${BLOCK:-}" in
 esac
 # The records of the finished runs (what the report reads: DONE, result.json, per-document counts, epoch
 # metrics, ratio_init/estimate, O-cost, CBL rounds, data statistics; no model, checkpoint or log) are kept in
-# RECORDS, one JSON line per run inside the repository's docs (eer_plugin/benchmark/records.py): a later session,
+# RECORDS, one JSON line per run inside the repository's docs (eer_benchmark/run/records.py): a later session,
 # on a fresh clone, restores them into OUT (never over a file there) and goes on with the runs that are missing
 # instead of repeating finished ones. Commit docs/ after each block.
 RECORDS="$(realpath -m "${RECORDS:-${DOCS:-docs}/results/records.jsonl}")"
@@ -93,7 +93,7 @@ NOTES_FILE="${NOTES_FILE:-${DOCS:-docs}/results/notes.txt}"
 NOTES=()
 while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done \
   <<< "$( [ -f "$NOTES_FILE" ] && cat "$NOTES_FILE"; printf '%s\n' "${RESULTS_NOTES:-}" )"
-# the report of OUT and docs/results.md (with the paper's numbers beside ours), one code path: eer_plugin/benchmark/
+# the report of OUT and docs/results.md (with the paper's numbers beside ours), one code path: eer_benchmark/
 # block runs trained again on another machine (a lent GPU: benchmarks/gpu/README.md), set beside the block's own
 CHECKS_FILE="${CHECKS_FILE:-${DOCS:-docs}/results/device_checks.jsonl}"
 CHECKS=(); [ -f "$CHECKS_FILE" ] && CHECKS=(--checks "$CHECKS_FILE")

@@ -40,7 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import crf_speed  # noqa: E402
-from eer_plugin.runtime.atomic import atomic_write_text  # noqa: E402
+from eer_plugin.common.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
 TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "api_ratio": 1.1, "bf16_ratio": 0.5, "marginal_error": 1e-4}
@@ -140,7 +140,7 @@ def archive_and_export(model, reader, directory: Path):
         "model": {"type": "eer_tagger", "o_cost": model.o_cost, "precision": model.precision,
                   "text_field_embedder": {"token_embedders": {"tokens": encoder}}},
         "train_data_path": "unused", "data_loader": {"batch_size": 2}, "trainer": {"optimizer": "adam", "num_epochs": 1},
-    }  # fmt: skip
+    }
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(config))
     model.vocab.save_to_files(str(directory / "vocabulary"))
@@ -191,7 +191,7 @@ def bench_predictor(num_docs=24, batch_size=8, reps=3):
         state[name] = list(taggers[name].pipe(texts, batch_size=batch_size))
 
     runs = {"predictor": run_predictor, "encoder": run_encoder, "api": lambda: run_tagger("api"),
-            "exported": lambda: run_tagger("exported")}  # fmt: skip
+            "exported": lambda: run_tagger("exported")}
     times = {name: [] for name in runs}
     for run in runs.values():
         run()

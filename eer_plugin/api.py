@@ -26,7 +26,7 @@ documents per call, their chunks together, as ``predict --batch-size`` does.
 A document that is not one of these forms (``None``, a number, an empty string or list, a token
 with white space, ...) raises :class:`TaggerInputError`, one line naming the document and what was
 expected; a model path that is missing or no model archive raises
-:class:`eer_plugin.runtime.errors.ArchiveError`.
+:class:`eer_plugin.common.errors.ArchiveError`.
 
 This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
 ``eer_plugin/__init__.py``): :meth:`Tagger.load` imports it when it loads an archive, not when it
@@ -117,14 +117,14 @@ class Tagger:
             return cls(ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}"), str(path))
         import importlib.util
 
-        from eer_plugin.runtime.errors import ArchiveError
+        from eer_plugin.common.errors import ArchiveError
 
         if importlib.util.find_spec("allennlp") is None:
             raise ArchiveError(
                 f"{path}: not an exported model directory, and a model archive needs AllenNLP to load; export it "
                 "where AllenNLP is installed (eer-ner eer-export-model model.tar.gz DIR) and load DIR"
             )
-        from eer_plugin import _register  # noqa: F401  (the model, reader and predictor classes)
+        from eer_plugin import allennlp_plugin  # noqa: F401  (the model, reader and predictor classes)
         from eer_plugin.runtime.archive import load_model_archive
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
 

@@ -10,9 +10,9 @@
     doc.spans["eer_ner"].attrs["probabilities"]   # ... and its CRF probability, in the same order
     doc.ents[0]._.eer_probability            # the probability of one entity
 
-The factory is registered through the ``spacy_factories`` entry point (``setup.py``;
-:mod:`eer_ner_spacy`, a module that imports spaCy only, so creating any spaCy pipeline does not
-import AllenNLP). Config: ``model`` (a model archive ``model.tar.gz``, a serialization
+The factory :func:`make_eer_ner` is registered through the ``spacy_factories`` entry point (``setup.py``);
+spaCy imports this module whenever it builds a pipeline, and the module imports spaCy only (no AllenNLP:
+the model is loaded, through :mod:`eer_plugin.api`, when the first doc is tagged). Config: ``model`` (a model archive ``model.tar.gz``, a serialization
 directory, or the directory of an exported model (``eer-ner eer-export-model``), which tags without
 AllenNLP; required), ``batch_size`` (at most this many documents per model call, default 8),
 ``spans_key`` (the ``doc.spans`` key, default ``"eer_ner"``).
@@ -42,9 +42,21 @@ import tempfile
 from pathlib import Path
 from typing import Any, Dict, Iterable, Iterator, List, Optional
 
+from spacy.language import Language
+
 ARCHIVE_FILE = "model.tar.gz"
 MODEL_DIRECTORY = "model"
 PROBABILITY = "eer_probability"
+
+
+@Language.factory(
+    "eer_ner",
+    default_config={"batch_size": 8, "spans_key": "eer_ner"},
+    assigns=["doc.ents", "doc.spans"],
+)
+def make_eer_ner(nlp: Language, name: str, model: str, batch_size: int, spans_key: str) -> "EntityTaggerComponent":
+    """``nlp.add_pipe("eer_ner", config={"model": "model.tar.gz"})``: see the module docstring."""
+    return EntityTaggerComponent(nlp, name, model=model, batch_size=batch_size, spans_key=spans_key)
 
 
 class EntityTaggerComponent:
@@ -112,7 +124,7 @@ class EntityTaggerComponent:
     # ------------------------------------------------------------------ serialization (spaCy's conventions)
     def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
         """Copies the model into ``path`` (hard link when possible), atomically."""
-        from eer_plugin.runtime.atomic import atomic_link_or_copy
+        from eer_plugin.common.atomic import atomic_link_or_copy
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)

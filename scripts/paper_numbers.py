@@ -1,17 +1,17 @@
 """Writes the paper's numbers that the benchmark report sets beside its own (the benchmark table, the
 EER hyperparameter table, the sentences on settings and convergence) from the paper's LaTeX source
-into ``eer_plugin/benchmark/paper_numbers.json`` (package data), so that the report needs no paper:
+into ``eer_benchmark/analyse/paper_numbers.json`` (package data), so that the report needs no paper:
 
     python scripts/paper_numbers.py ../shared/paper/eer-paper.tex [-o JSON]
 
-``tests/benchmark/test_benchmark_paper.py`` checks the committed file against the source when ``../shared`` is present."""
+``tests_benchmark/test_benchmark_paper.py`` checks the committed file against the source when ``../shared`` is present."""
 import argparse
 import json
 import sys
 from pathlib import Path
 
-from eer_plugin.benchmark.paper import PAPER_NUMBERS, numbers_text, paper_numbers
-from eer_plugin.runtime.atomic import atomic_write_text
+from eer_benchmark.analyse.paper import PAPER_NUMBERS, numbers_text, paper_numbers
+from eer_plugin.common.atomic import atomic_write_text
 
 
 def main() -> int:

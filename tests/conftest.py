@@ -9,7 +9,7 @@ import pytest
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
 os.environ.setdefault("EER_PRECISION", "fp32")
-import eer_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
+import eer_plugin.allennlp_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

@@ -124,7 +124,7 @@ def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
     (7, 8, "pipe\\(\\) takes an iterable of documents, got int 7"),
     (["x"], 0, "batch_size must be an integer of at least 1, got int 0"),
     (["x"], True, "batch_size must be an integer of at least 1, got bool"),
-])  # fmt: skip
+])
 def test_bad_pipe_arguments_fail_at_the_call(tagger, documents, batch_size, message):
     with pytest.raises(TaggerInputError, match=message):
         tagger.pipe(documents, batch_size=batch_size)
@@ -163,7 +163,7 @@ def test_rank_orders_documents_by_their_expected_uncertain_entity_tags(tagger, p
 
 def test_a_missing_model_is_an_archive_error(tmp_path):
     from eer_plugin import Tagger
-    from eer_plugin.runtime.errors import ArchiveError
+    from eer_plugin.common.errors import ArchiveError
 
     with pytest.raises(ArchiveError, match="no-model.tar.gz: no such file"):
         Tagger.load(tmp_path / "no-model.tar.gz")

@@ -1,7 +1,7 @@
 """The README is an index of at most 200 lines, every relative link in it and in ``docs/*.md`` leads to
 a file that exists (and, into a Markdown page, to a heading that exists), every docs page is reachable
-from the README, ``docs/speed.md``'s generated block is what ``benchmarks/speed_report.py`` renders, and the
-README's guide and Results quote the benchmark report."""
+from the README, ``docs/speed.md``'s generated block is what ``benchmarks/speed_report.py`` renders, and
+the guide (docs/which-approach.md) and the README's Results quote the benchmark report."""
 import importlib.util
 import re
 from pathlib import Path
@@ -11,6 +11,7 @@ import pytest
 from conftest import REPO
 
 README = REPO / "README.md"
+GUIDE = REPO / "docs" / "which-approach.md"  # "Which approach should I use?", generated between its markers
 PAGES = [README] + sorted((REPO / "docs").glob("*.md"))  # docs/results/runs/ holds run records, not pages
 
 #: pages that other branches of issue 28 write (the code map, the Python API, scale-out); a link to one of
@@ -118,7 +119,7 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
     """docs/configs.md's two tables against the one settings table (eer_plugin/runtime/settings.py): every
     environment setting in the first; every hyperparameter in the second with its -o key and its default
     (cells list several settings in the same order); the benchmark's compared settings are settings too."""
-    from eer_plugin.benchmark.runner import COMPARED_SETTINGS
+    from eer_benchmark.run.runner import COMPARED_SETTINGS
     from eer_plugin.runtime.settings import ENVIRONMENT, HYPERPARAMETERS, SETTINGS
 
     rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in (REPO / "docs" / "configs.md").read_text().splitlines()]
@@ -137,17 +138,19 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
     assert set(COMPARED_SETTINGS) <= {s.name for s in SETTINGS}
 
 
-def test_the_readme_guide_is_what_the_report_csv_says():
-    """Every number of the README's "Which approach should I use?" comes from docs/results/results.csv (and the
-    paper's numbers): the region between its markers is exactly what the renderer writes from them."""
-    from eer_plugin.benchmark.guide import guide_markdown, read_rows, region
-    from eer_plugin.benchmark.paper import read_paper
+def test_the_guide_is_what_the_report_csv_says():
+    """Every number of "Which approach should I use?" (docs/which-approach.md, linked from the README) comes from
+    docs/results/results.csv (and the paper's numbers): the region between its markers is exactly what the renderer
+    writes from them, and the README keeps no generated rows."""
+    from eer_benchmark.report.guide import END, START, guide_markdown, read_rows, region
+    from eer_benchmark.analyse.paper import read_paper
 
-    written = region(README.read_text(encoding="utf-8"))
-    assert written is not None, "README.md lost the markers of its generated guide"
+    written = region(GUIDE.read_text(encoding="utf-8"))
+    assert written is not None, "docs/which-approach.md lost the markers of its generated guide"
     expected = guide_markdown(read_rows((REPO / "docs" / "results" / "results.csv").read_text(encoding="utf-8")), read_paper().rows)
-    assert written == expected, "README.md's guide is stale: run RENDER_ONLY=1 bash benchmarks/results.sh (it rewrites it)"
-    outside = README.read_text(encoding="utf-8").replace(written, "").split("## Which approach should I use?")[1].split("\n## ")[0]
+    assert written == expected, "docs/which-approach.md is stale: run RENDER_ONLY=1 bash benchmarks/results.sh (it rewrites it)"
+    assert START not in README.read_text(encoding="utf-8") and END not in README.read_text(encoding="utf-8")
+    outside = GUIDE.read_text(encoding="utf-8").replace(written, "").split("# Which approach should I use?")[1]
     for name in ("CoNLL-2003", "all-mpnet-base-v2", "2-core"):  # names, not measurements
         outside = outside.replace(name, "")
     assert not re.search(r"\d", outside), "a number outside the generated table of the guide"
@@ -170,13 +173,13 @@ def test_the_readme_results_numbers_are_the_reports():
 
 def test_the_docs_spreads_and_intervals_are_the_reports():
     """Every "mean ± sd" (one decimal, F1) and every bootstrap "difference F1 [low, high]" that the hand-written
-    docs quote is in a generated report: docs/results.md or the README's generated guide."""
-    from eer_plugin.benchmark.guide import region
+    docs quote is in a generated report: docs/results.md or the generated guide (docs/which-approach.md)."""
+    from eer_benchmark.report.guide import region
 
-    generated = generated_report() + region(README.read_text(encoding="utf-8"))
+    generated = generated_report() + region(GUIDE.read_text(encoding="utf-8"))
     missing = []
     for page in sorted((REPO / "docs").glob("*.md")):
-        if page.name == "results.md":
+        if page.name in ("results.md", GUIDE.name):
             continue
         text = page.read_text(encoding="utf-8").replace("−", "-").replace("\n", " ")
         quoted = re.findall(r"(?<![\d.])\d+\.\d ± \d+\.\d(?![\d])", text)
@@ -187,14 +190,14 @@ def test_the_docs_spreads_and_intervals_are_the_reports():
 
 def test_the_control_constants_table_is_what_its_csv_says():
     """docs/data.md's table of the binding control's constants (c, eta) is what
-    ``eer_plugin.benchmark.control_study`` renders from docs/results/control_constants.csv, and the CSV's
+    ``eer_benchmark.report.control_study`` renders from docs/results/control_constants.csv, and the CSV's
     rows under the package's default constants are the benchmark plan's runs."""
-    from eer_plugin.benchmark.control_study import read_csv, region, table_markdown
+    from eer_benchmark.report.control_study import read_csv, region, table_markdown
     from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE
 
     written = region((REPO / "docs" / "data.md").read_text(encoding="utf-8"))
     assert written is not None, "docs/data.md lost the markers of its control-constants table"
     rows = read_csv((REPO / "docs" / "results" / "control_constants.csv").read_text(encoding="utf-8"))
-    assert written == table_markdown(rows), "docs/data.md's table is stale: rerun python -m eer_plugin.benchmark.control_study"
+    assert written == table_markdown(rows), "docs/data.md's table is stale: rerun python -m eer_benchmark.report.control_study"
     default = [r for r in rows if (float(r["c"]), float(r["eta"])) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE)]
     assert len(default) == 5 and {r["source"] for r in default} == {"benchmark plan"}

@@ -2,7 +2,7 @@
 //   allennlp eer-benchmark benchmarks/plans/fixture_smoke.jsonnet -o runs/bench-smoke
 // Relative paths are relative to the directory the command runs from: run it from the repository root.
 // The encoder comes from the environment variable EER_ENCODER (importing eer_plugin defaults it to the
-// packaged all-MiniLM-L6-v2); tests/benchmark/test_benchmark.py sets it to a tiny local BERT.
+// packaged all-MiniLM-L6-v2); tests_benchmark/test_benchmark.py sets it to a tiny local BERT.
 {
   name: 'fixture smoke test',
   datasets: [

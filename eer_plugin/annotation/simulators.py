@@ -170,7 +170,7 @@ def ee_with_complete_documents(
     stats.update(
         complete_documents=complete_documents, complete_spans=complete_spans, ee_budget=remaining,
         complete_ids=[d.id for d in complete],
-    )  # fmt: skip
+    )
     return output, stats
 
 

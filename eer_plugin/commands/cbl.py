@@ -11,7 +11,7 @@ from pathlib import Path
 from allennlp.common import Params
 
 from eer_plugin.commands import subcommand
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 from eer_plugin.training.cbl_rounds import run_cbl
 
 NAME = "cbl"

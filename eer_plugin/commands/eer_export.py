@@ -6,7 +6,7 @@ FORMAT is ``doccano``, ``label-studio``, ``prodigy`` or ``brat`` (writers in
 :mod:`eer_plugin.corpus.exporters`); PREDICTIONS is the JSON lines output of ``eer-ner predict
 --predictor eer_tagger``. The span probabilities go where the tool has a score field (Label Studio
 result and prediction ``score``, Prodigy span ``score``, brat ``AnnotatorNotes``). Outputs follow
-the output policy (:mod:`eer_plugin.runtime.outputs`): checked against the input before anything is
+the output policy (:mod:`eer_plugin.common.outputs`): checked against the input before anything is
 read, written whole or not at all; brat's OUT is a new directory.
 """
 import argparse
@@ -15,7 +15,7 @@ from eer_plugin.commands import subcommand
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.exporters import EXPORT_FORMATS, export
 from eer_plugin.corpus.exporters.brat import check_output_directory
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-export"
 DESCRIPTION = (
@@ -34,7 +34,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "output", metavar="OUT",
         help="doccano .jsonl, Label Studio tasks .json, Prodigy .jsonl, or a new brat directory (X.txt + X.ann)",
-    )  # fmt: skip
+    )
     parser.add_argument("--model-version", help="label-studio: the predictions' model_version (default: eer-ner)")
     parser.add_argument("--from-name", help="label-studio: name of the labelling config's <Labels> tag (default: label)")
     parser.add_argument("--to-name", help="label-studio: name of the labelling config's <Text> tag (default: text)")

@@ -7,7 +7,7 @@ text yields character offsets into the same characters. Prints the import report
 spans, complete documents, negative spans, skipped items, warnings) and every warning; writes the
 output atomically (temporary file + rename), so a failed import leaves no partial file; an output
 that is an input, or two outputs that are one file, are refused before anything is read
-(:mod:`eer_plugin.runtime.outputs`).
+(:mod:`eer_plugin.common.outputs`).
 """
 import argparse
 import sys
@@ -17,7 +17,7 @@ from eer_plugin.commands import subcommand
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-import"
 DESCRIPTION = (
@@ -37,30 +37,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "--complete", action="store_true",
         help="every imported document is complete: the annotators marked every entity (unmarked words become O)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--complete-ids", metavar="FILE",
         help="file of document ids (one per line, # comments) whose annotation is complete",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--complete-output", metavar="FILE",
         help="write the complete documents to FILE instead of OUTPUT (a held-out set for "
         "eer-estimate-ratio and for model selection)",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--annotators", choices=("first", "union"), default=None,
         help="label-studio: keep the first non-cancelled annotation of a task (default) or the union of all",
-    )  # fmt: skip
+    )
     parser.add_argument("--text-key", default=None, help="label-studio: the data key holding the text (default: 'text')")
     parser.add_argument(
         "--incorrect-spans-key", default=None,
         help="spacy: doc.spans key of rejected spans (negative spans of their label; default 'incorrect_spans')",
-    )  # fmt: skip
+    )
     parser.add_argument(
         "--file-encoding", default="auto",
         help="character encoding of the input: auto (UTF-8; brat .txt files that are not UTF-8 are read as "
         "latin-1 with a warning) or a codec name such as latin-1",
-    )  # fmt: skip
+    )
     parser.add_argument("--report", metavar="JSON", help="also write the import report as JSON")
     return parser
 
@@ -106,7 +106,7 @@ def run(args: argparse.Namespace) -> dict:
     result = report.to_json()
     result.update(input=str(args.input), output=str(args.output), complete_output=args.complete_output)
     if args.report:
-        from eer_plugin.predictors.evaluation import write_json
+        from eer_plugin.common.atomic import write_json
 
         write_json(dict(result, warning_messages=report.warnings), args.report)
     print(f"{NAME} {args.format}: {report.summary()}")

@@ -20,7 +20,7 @@ from eer_plugin.annotation import ratio_estimate
 from eer_plugin.annotation.simulators import VARIANTS, variant
 from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.corpus.documents import Document, DocumentError
-from eer_plugin.runtime.outputs import check_outputs
+from eer_plugin.common.outputs import check_outputs
 
 NAME = "eer-estimate-ratio"
 DESCRIPTION = (
@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> dict:
     result.update(
         data=str(args.data), encoder=args.encoder, count_bookends=args.count_bookends, suggested=suggestion,
         partial_documents=len(partial), partial_variant=args.variant, partial_annotated_ratio=partial_ratio, warnings=messages,
-    )  # fmt: skip
+    )
 
     level = f"{100 * args.confidence:g}%"
     print(f"{result['documents']} complete documents, {result['subwords']} subwords ({args.encoder}, bookends {'counted' if args.count_bookends else 'excluded'})")
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> dict:
     for message in messages:
         print(f"warning: {message}", file=sys.stderr)
     if args.output:
-        from eer_plugin.predictors.evaluation import write_json
+        from eer_plugin.common.atomic import write_json
 
         write_json(result, args.output)
     return result

@@ -1,4 +1,4 @@
-"""``eer-ner evaluate`` under the output policy (:mod:`eer_plugin.runtime.outputs`): an ``--output-file``
+"""``eer-ner evaluate`` under the output policy (:mod:`eer_plugin.common.outputs`): an ``--output-file``
 or ``--predictions-output-file`` that is the same file as the archive, the weights or an evaluation
 file (each comma-separated list split as AllenNLP splits it) is a one-line error before the model
 is loaded, so ``evaluate model.tar.gz test.txt --output-file test.txt`` no longer replaces the test
@@ -15,8 +15,8 @@ from typing import Optional
 
 from allennlp.commands import evaluate as allennlp_evaluate
 
-from eer_plugin.runtime.errors import check_outputs
-from eer_plugin.runtime.outputs import publish, replacing
+from eer_plugin.common.outputs import check_outputs
+from eer_plugin.common.outputs import publish, replacing
 
 
 def _files(value) -> list:
@@ -29,7 +29,7 @@ def _publish_written(temporary: str, path: str) -> None:
 
 
 def _staged(stack: contextlib.ExitStack, value: Optional[str], named: bool) -> Optional[str]:
-    """``value`` with each path replaced by a temporary one beside it (:func:`eer_plugin.runtime.outputs.replacing`,
+    """``value`` with each path replaced by a temporary one beside it (:func:`eer_plugin.common.outputs.replacing`,
     renamed over the path when ``stack`` closes without an error, else removed); ``named`` False: AllenNLP
     derives the names itself (``--auto-names``) and ``value`` is unused."""
     if not value or not named:

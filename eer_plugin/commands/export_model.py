@@ -4,7 +4,7 @@
 import argparse
 
 from eer_plugin.commands import subcommand
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 
 NAME = "eer-export-model"
 DESCRIPTION = (

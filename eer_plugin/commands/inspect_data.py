@@ -36,7 +36,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "--encoder",
         help="encoder whose tokenizer counts subwords (default: EER_ENCODER if set, else all-MiniLM-L6-v2, the packaged one; "
         f"'{NO_ENCODER}': no subword statistics)",
-    )  # fmt: skip
+    )
     parser.add_argument("--max-length", type=int, default=512, help="subwords per chunk, bookends included (EER_MAX_LENGTH)")
     parser.add_argument("--json", action="store_true", help="print one JSON object per file (JSON lines)")
     reader_options.add_reader_arguments(parser, "the files")
@@ -83,7 +83,7 @@ def describe(report: Dict[str, Any]) -> str:
     origin = {
         "docstart": "from -DOCSTART- lines", "grouped": f"groups of {report['group_size']} sentences, no -DOCSTART- line",
         "json_lines": "one per JSON line", "begin_document": "from '#begin document' parts",
-    }[report["documents_from"]]  # fmt: skip
+    }[report["documents_from"]]
     lines.append(f"documents           {report['documents']} ({origin}; {report['complete_documents']} complete)")
     lines.append(f"sentences           {report['sentences']}")
     lines.append(f"tokens              {report['tokens']}")
@@ -108,7 +108,7 @@ def describe(report: Dict[str, Any]) -> str:
         lines.append(
             f"subword entity ratio {ratio:.3f} of the {complete} complete documents ({encoder}; bookends excluded)" if ratio is not None
             else f"subword entity ratio n/a: no complete document ({encoder})"
-        )  # fmt: skip
+        )
     lines.extend(f"warning: {message}" for message in report["warnings"])
     return "\n".join(lines)
 

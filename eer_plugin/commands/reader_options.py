@@ -34,17 +34,17 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
         "--tag-scheme", "--encoding", dest="tag_scheme", type=tag_scheme, default="auto", metavar="SCHEME",
         help="tag scheme of CoNLL files: auto (BIOUL if L-/U- occur, IOB1 if a chunk starts with I- after O or "
         "another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
-    )  # fmt: skip
+    )
     group.add_argument(
         "--sentences-per-document", type=positive_int, default=None, metavar="K",
         help=f"CoNLL files without -DOCSTART- lines: sentences per document (default {DEFAULT_SENTENCES_PER_DOCUMENT})",
-    )  # fmt: skip
+    )
     group.add_argument("--tag-column", type=int, default=-1, metavar="N", help="CoNLL files: column of the tag, 0-based (default -1: the last)")
     group.add_argument(
         "--file-encoding", default="auto", metavar="CODEC",
         help=f"character encoding of {what}: auto (UTF-8; a column file that is not valid UTF-8 is read as latin-1, "
         "with a warning) or a codec name such as latin-1",
-    )  # fmt: skip
+    )
     return group
 
 
@@ -53,7 +53,7 @@ def reader_options(args: argparse.Namespace) -> Dict[str, Any]:
     return dict(
         format=args.format, encoding=args.tag_scheme, sentences_per_document=args.sentences_per_document,
         tag_column=args.tag_column, file_encoding=args.file_encoding,
-    )  # fmt: skip
+    )
 
 
 def reader_parameters(args: argparse.Namespace) -> Dict[str, Any]:

@@ -1,12 +1,12 @@
 """``eer-ner eer-shard INPUT DIR --shards N`` and ``eer-ner eer-merge MANIFEST OUTPUT PART...``: tag a
 large input with several ``eer-ner predict`` processes (or machines) and merge their outputs in order.
-The rules are in :mod:`eer_plugin.predictors.sharding`; the recipe is in docs/scale-out.md."""
+The rules are in :mod:`eer_plugin.inference.sharding`; the recipe is in docs/scale-out.md."""
 import argparse
 import os
 
 from eer_plugin.commands import subcommand
-from eer_plugin.runtime.outputs import OutputError
-from eer_plugin.predictors.sharding import ShardError, merge_outputs, split_input
+from eer_plugin.common.outputs import OutputError
+from eer_plugin.inference.sharding import ShardError, merge_outputs, split_input
 
 SPLIT = "eer-shard"
 MERGE = "eer-merge"
@@ -26,7 +26,7 @@ def run_split(args: argparse.Namespace) -> dict:
         shard = os.path.join(args.directory, entry["file"])
         tagged = shard[: -len(".jsonl")] + ".tagged.jsonl"
         print(f"  lines {entry['first_line']}-{entry['first_line'] + entry['lines'] - 1} ({entry['documents']} documents): "
-              f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent")  # fmt: skip
+              f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent")
     return manifest
 
 

@@ -21,22 +21,21 @@ Errors print one line and exit with status 1 (argparse's usage errors: 2).
 """
 import argparse
 import sys
-from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 from eer_plugin.annotation import simulators
+from eer_plugin.annotation.scenarios import DEFAULTS, SCENARIOS, learning_curve_path, output_paths, simulate  # noqa: F401
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
-from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats import read_documents, write_jsonl
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-simulate"
 DESCRIPTION = (
     "Simulate partial annotation of a gold NER corpus: ee (Exploratory Expert), nns (Non-Native "
     "Speaker), random (uniform drop) or gold (complete, as given). Writes partial-annotation JSON lines."
 )
-SCENARIOS = ("ee", "nns", "random", "gold")
 #: options that only make sense with some scenarios
 SCENARIO_OPTIONS = {
     "budget": ("ee",),
@@ -61,30 +60,35 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("input", help="gold corpus: CoNLL column file, OntoNotes *_conll file or directory, or .jsonl")
     parser.add_argument("output", help="output JSON-lines file")
     ee = parser.add_argument_group("ee (Exploratory Expert)")
-    ee.add_argument("--budget", type=int, default=None, help="entity spans to annotate (default 1000)")
+    ee.add_argument("--budget", type=int, default=None, help=f"entity spans to annotate (default {DEFAULTS['budget']})")
     ee.add_argument(
         "--learning-curve", action="store_true",
         help=f"one output per budget {simulators.learning_curve_budgets}, named OUTPUT_M<budget>.jsonl",
-    )  # fmt: skip
+    )
     ee.add_argument(
         "--complete-documents", type=int, default=None, metavar="D",
         help="annotate D random documents completely, within the budget (marked is_complete; the rest of the budget goes to EE)",
-    )  # fmt: skip
+    )
     ee.add_argument(
         "--max-per-document", type=int, default=None,
-        help="most spans annotated per document (default 10; with --learning-curve 15 for 10000, as the authors)",
-    )  # fmt: skip
+        help=f"most spans annotated per document (default {DEFAULTS['max_per_document']}; with --learning-curve the "
+        f"authors' cap per budget, {simulators.LEARNING_CURVE_MAX_PER_DOCUMENT})",
+    )
     parser.add_argument(
         "--keep-probability", type=float, default=None,
-        help="probability of annotating each entity (ee: default 0.8; random: required)",
-    )  # fmt: skip
+        help=f"probability of annotating each entity (ee: default {DEFAULTS['keep_probability']}; random: required)",
+    )
     nns = parser.add_argument_group("nns (Non-Native Speaker)")
-    nns.add_argument("--recall", type=float, default=None, help="target recall (default 0.5)")
-    nns.add_argument("--precision", type=float, default=None, help="target precision (default 0.9)")
-    nns.add_argument("--max-fp-length", type=int, default=None, help="longest false positive in words (default 3)")
-    parser.add_argument("--seed", type=int, default=None, help="random seed (default 0)")
+    nns.add_argument("--recall", type=float, default=None, help=f"target recall (default {DEFAULTS['recall']})")
+    nns.add_argument("--precision", type=float, default=None, help=f"target precision (default {DEFAULTS['precision']})")
+    nns.add_argument(
+        "--max-fp-length", type=int, default=None,
+        help=f"longest false positive in words (default {DEFAULTS['max_fp_length']})",
+    )
+    parser.add_argument("--seed", type=int, default=None, help=f"random seed (default {DEFAULTS['seed']})")
     parser.add_argument(
-        "--variant", choices=simulators.VARIANTS, default="all", help="train-data variant of the output (default all)"
+        "--variant", choices=simulators.VARIANTS, default=DEFAULTS["variant"],
+        help="train-data variant of the output (default %(default)s)",
     )
     add_reader_arguments(parser, "INPUT")
     return parser
@@ -92,12 +96,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def build_parser(prog: str = NAME) -> argparse.ArgumentParser:
     return add_arguments(argparse.ArgumentParser(prog=prog, description=DESCRIPTION))
-
-
-def learning_curve_path(output: str, budget: int) -> Path:
-    """``runs/ee.jsonl`` -> ``runs/ee_M1000.jsonl``."""
-    path = Path(output)
-    return path.with_name(f"{path.stem}_M{budget}{path.suffix}")
 
 
 def _check_options(args: argparse.Namespace) -> None:
@@ -114,58 +112,19 @@ def _check_options(args: argparse.Namespace) -> None:
         raise UsageError("--complete-documents takes one --budget; it does not combine with --learning-curve")
 
 
-def _simulate(args: argparse.Namespace, docs: Sequence[Document]) -> List[Tuple[Path, List[Document], Dict]]:
-    """Runs the scenario; returns ``(output path, documents, statistics)`` per output file."""
-    seed = 0 if args.seed is None else args.seed
-    if args.scenario == "ee":
-        keep = 0.8 if args.keep_probability is None else args.keep_probability
-        if args.learning_curve:
-            budgets = simulators.learning_curve_budgets
-        else:
-            budgets = (1000 if args.budget is None else args.budget,)
-        runs = []
-        for budget in budgets:
-            cap = args.max_per_document
-            if cap is None:
-                cap = simulators.learning_curve_max_per_document(budget) if args.learning_curve else 10
-            if args.complete_documents is not None:
-                output, stats = simulators.ee_with_complete_documents(docs, budget, args.complete_documents, keep, cap, seed)
-            else:
-                output, stats = simulators.exploratory_expert(docs, budget, keep, cap, seed)
-            path = learning_curve_path(args.output, budget) if args.learning_curve else Path(args.output)
-            runs.append((path, output, stats))
-        return runs
-    if args.scenario == "nns":
-        output, stats = simulators.non_native_speaker(
-            docs,
-            recall=0.5 if args.recall is None else args.recall,
-            precision=0.9 if args.precision is None else args.precision,
-            seed=seed,
-            max_fp_length=3 if args.max_fp_length is None else args.max_fp_length,
-        )
-    elif args.scenario == "random":
-        output, stats = simulators.random_drop(docs, args.keep_probability, seed)
-    else:
-        output, stats = simulators.gold(docs)
-    return [(Path(args.output), output, stats)]
-
-
 def run(args: argparse.Namespace) -> List[Dict]:
     """Reads, simulates, writes and reports; returns the statistics of every output file.
 
     Raises :class:`~eer_plugin.corpus.documents.DocumentError` (bad input),
     :class:`~eer_plugin.annotation.simulators.SimulationError`, :class:`UsageError` or
-    :class:`~eer_plugin.runtime.outputs.OutputError` (an output that is the input: nothing is read or written).
+    :class:`~eer_plugin.common.outputs.OutputError` (an output that is the input: nothing is read or written).
     """
     _check_options(args)
-    if args.learning_curve:
-        outputs = [("OUTPUT", learning_curve_path(args.output, budget)) for budget in simulators.learning_curve_budgets]
-    else:
-        outputs = [("OUTPUT", args.output)]
-    check_outputs([("INPUT", args.input)], outputs)
+    check_outputs([("INPUT", args.input)], [("OUTPUT", path) for path in output_paths(args.output, args.learning_curve)])
     docs = read_documents(args.input, **reader_options(args))
+    options = {option: getattr(args, option) for option in SCENARIO_OPTIONS}
     reports = []
-    for path, output, stats in _simulate(args, docs):
+    for path, output, stats in simulate(args.scenario, docs, args.output, **options):
         output = simulators.variant(output, args.variant)
         written = write_jsonl(output, path)
         stats = dict(stats, variant=args.variant, documents_written=written, output=str(path))

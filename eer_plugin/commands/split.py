@@ -14,7 +14,7 @@ from typing import List, Sequence, Tuple
 
 from eer_plugin.commands import subcommand
 from eer_plugin.corpus.documents import Document, DocumentError
-from eer_plugin.runtime.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-split"
 DESCRIPTION = (
@@ -62,7 +62,7 @@ def run(args: argparse.Namespace) -> dict:
     write_jsonl(dev, args.dev_output)
     complete = sum(d.is_complete for d in dev)
     print(f"{NAME}: {len(docs)} documents -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
-          f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}")  # fmt: skip
+          f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}")
     if complete < len(dev):
         print(f"{len(dev) - complete} dev documents are partial: select checkpoints with " + """-o '{"trainer.validation_metric": "+partial-f1"}'""")
     print(f"EER_TRAIN_DATA={args.train_output} EER_DEV_DATA={args.dev_output}")

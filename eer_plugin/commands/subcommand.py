@@ -5,14 +5,14 @@ AllenNLP subcommand (``allennlp NAME`` / ``eer-ner NAME``) and a ``main(argv)`` 
 Errors, one convention for every command: the exceptions a command expects (bad input files, bad
 options, a bad plan) are printed by :func:`print_error` (the one printer, from
 :mod:`eer_plugin.runtime.errors`) as one line, and the command exits with status 1; a
-:class:`~eer_plugin.runtime.errors.UserError` that a command does not expect is printed the same way by
+:class:`~eer_plugin.common.errors.UserError` that a command does not expect is printed the same way by
 the plugin's excepthook (status 1). A command line argparse cannot parse is argparse's usage error (2)."""
 import argparse
 import importlib.util
 import sys
 from typing import Callable, List, Optional, Tuple, Type
 
-from eer_plugin.runtime.errors import INPUT_ERROR, print_error
+from eer_plugin.common.errors import INPUT_ERROR, print_error
 
 __all__ = ["INPUT_ERROR", "define", "print_error"]
 

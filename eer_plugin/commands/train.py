@@ -18,7 +18,7 @@ from allennlp.commands.train import Train
 from allennlp.common.params import parse_overrides
 
 from eer_plugin.annotation.ratio_estimate import read_suggestion
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 from eer_plugin.runtime.settings import BY_NAME, config_approach
 
 logger = logging.getLogger(__name__)

@@ -37,7 +37,7 @@ def greedy_decode(scored: Sequence[Tuple[float, int, int, str]]) -> List[Tuple[i
     ``scored`` holds ``(score, start, end, label)`` of the spans predicted as entities."""
     kept: List[Tuple[int, int, str]] = []
     taken: Set[int] = set()
-    for score, start, end, label in sorted(scored, key=lambda x: (-x[0], x[2] - x[1], x[1])):
+    for _score, start, end, label in sorted(scored, key=lambda x: (-x[0], x[2] - x[1], x[1])):
         if any(w in taken for w in range(start, end)):
             continue
         kept.append((start, end, label))

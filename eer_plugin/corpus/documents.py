@@ -10,11 +10,18 @@ import dataclasses
 import difflib
 from typing import List, Optional, Sequence, Tuple
 
+from eer_plugin.common.errors import UserError
+
 Span = Tuple[int, int, str]  # (start, end exclusive, entity type), in words
 
 
 class DocumentError(ValueError):
     """Invalid document content; the message names the source (file and line) when known."""
+
+
+class DataFileError(UserError, DocumentError):
+    """A data file that is missing or cannot be read (a user error, and a ``DocumentError``, which one-shot
+    commands catch)."""
 
 
 @dataclasses.dataclass

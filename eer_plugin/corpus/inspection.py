@@ -49,14 +49,14 @@ def inspect_file(
             documents_from=reading.documents_from, group_size=reading.group_size,
             i_starts=len(reading.i_starts),
             i_start_lines=[{"line": line, "tag": tag, "after": previous or "sentence start"} for line, tag, previous in reading.i_starts[:SHOWN_LINES]],
-        )  # fmt: skip
+        )
     elif format == "jsonl":
         docs = read_jsonl(path, file_encoding)
         given = file_encoding != AUTO_FILE_ENCODING
         report.update(
             file_encoding=file_encoding if given else "utf-8", file_encoding_reason="given" if given else "auto: JSON lines are UTF-8",
             tag_scheme=None, tag_scheme_reason="spans as word offsets", documents_from="json_lines", group_size=None,
-        )  # fmt: skip
+        )
     elif format == "ontonotes":
         docs = read_ontonotes(path, file_encoding)
         if Path(path).is_dir():
@@ -66,7 +66,7 @@ def inspect_file(
         report.update(
             file_encoding=codec, file_encoding_reason=why, tag_scheme=None, tag_scheme_reason="bracketed entities",
             documents_from="begin_document", group_size=None,
-        )  # fmt: skip
+        )
     else:
         raise ValueError(f"unknown format {format!r}")
     report.update(counts(docs))

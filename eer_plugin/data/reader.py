@@ -16,7 +16,7 @@ from eer_plugin.corpus.formats import FormatError, read_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.encoders import resolve_model_name
-from eer_plugin.runtime.errors import DataFileError
+from eer_plugin.corpus.documents import DataFileError
 
 logger = logging.getLogger(__name__)
 
@@ -134,7 +134,7 @@ class PartialDocumentReader(DatasetReader):
         return dict(
             format=self.format, encoding=self.tag_scheme, sentences_per_document=self.sentences_per_document,
             tag_column=self.tag_column, file_encoding=self.file_encoding,
-        )  # fmt: skip
+        )
 
     def read_documents(self, file_path: str) -> List[Document]:
         if not os.path.exists(file_path):
@@ -165,7 +165,7 @@ class PartialDocumentReader(DatasetReader):
         chunks = chunk_document(
             doc, self.tokenize_words, lambda ids: [BOOKEND] * len(ids), self.bookends, self.max_length,
             sentence_level=self.sentence_level,
-        )  # fmt: skip
+        )
         for chunk in chunks:  # one position per word: the tokens are the words themselves
             chunk.subword_tokens = [BOOKEND] + chunk.words + [BOOKEND]
         return chunks

@@ -1,6 +1,6 @@
 """The one decoding path of the taggers: document chunks -> batches -> model inputs -> word spans.
 
-Evaluation (:mod:`eer_plugin.predictors.evaluation`), the predictor (:mod:`eer_plugin.predictors.tagger`),
+Evaluation (:mod:`eer_benchmark.run.evaluation`), the predictor (:mod:`eer_plugin.predictors.tagger`),
 the O-cost search (:mod:`eer_plugin.training.o_cost_search`) and the CBL rounds
 (:mod:`eer_plugin.training.cbl_rounds`) decode through the public methods of the models
 (``eer_tagger``: :meth:`SpanDecoder.decode`, :meth:`SpanDecoder.span_marginals`, ...; both taggers:

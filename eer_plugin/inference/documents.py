@@ -20,6 +20,11 @@ from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 
+#: Key of the input line number in a loaded JSON object of predict's input (removed before the document is read).
+LINE_KEY = "_eer_line"
+#: Key of the reason in a line of predict's input that could not be read (answered by an error record).
+ERROR_KEY = "_eer_error"
+
 #: per chunk, ``((start, end, type), probability)`` of its entities (chunk word positions)
 ChunkTagger = Callable[[Sequence[Chunk]], List[List[Tuple[Span, float]]]]
 

@@ -17,7 +17,7 @@ package is not needed) and tags exactly as the archive does: the same subword ch
 (:class:`~eer_plugin.inference.subwords.SubwordTokenizer`), the same forward (transformer in the
 same precision, last hidden states, linear scores; dropout is off when tagging) and the same CRF
 decoding (:class:`~eer_plugin.inference.decoding.SpanDecoder`). A directory that is not a complete
-export of this format raises :class:`~eer_plugin.runtime.errors.ArchiveError` naming the file and the fix.
+export of this format raises :class:`~eer_plugin.common.errors.ArchiveError` naming the file and the fix.
 """
 import json
 from pathlib import Path
@@ -33,7 +33,7 @@ from eer_plugin.inference.chunking import Chunk
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.inference.subwords import SubwordTokenizer
-from eer_plugin.runtime.errors import ArchiveError
+from eer_plugin.common.errors import ArchiveError
 
 FORMAT = "eer-ner exported tagger"
 FORMAT_VERSION = 1
@@ -45,7 +45,7 @@ SETTINGS = {
     "format": str, "format_version": int, "entity_types": list, "tags": list, "allowed_transitions": list,
     "allowed_start": list, "allowed_end": list, "o_cost": (int, float), "precision": str, "max_length": int,
     "sentence_level": bool, "encoder": str,
-}  # fmt: skip
+}
 FIX = "export the model again with: eer-ner eer-export-model model.tar.gz DIR"
 
 

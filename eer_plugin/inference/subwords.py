@@ -54,7 +54,7 @@ class SubwordTokenizer:
         return chunk_document(
             doc, self.tokenize_words, self.tokenizer.convert_ids_to_tokens, self.bookends, self.max_length,
             sentence_level=sentence_level,
-        )  # fmt: skip
+        )
 
     def tensorize(self, chunks: Sequence[Chunk], device: torch.device) -> Dict[str, torch.Tensor]:
         """``token_ids`` ``(B, n)`` (padded with :attr:`pad_id`) and ``mask`` ``(B, n)`` of a batch of chunks."""

@@ -22,7 +22,7 @@ from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 from eer_plugin.inference.exported import ENCODER_DIRECTORY, FORMAT, FORMAT_VERSION, SETTINGS_FILE, WEIGHTS_FILE
 from eer_plugin.models.tagger import EERTagger
 from eer_plugin.runtime.archive import load_model_archive
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 
 
 class ExportError(UserError):

@@ -45,7 +45,7 @@ MIN_COMPLETE_SPANS = 20
 _COUNTS = (
     "annotated", "found", "complete_tp", "complete_fp", "complete_fn", "predicted", "partial_predicted",
     "negative_hits", "predicted_subwords", "content_subwords", "chunks", "complete_chunks",
-)  # fmt: skip
+)
 
 
 def harmonic_mean(a: float, b: float) -> float:

@@ -52,9 +52,8 @@ from allennlp.predictors import Predictor
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 from eer_plugin.inference.decoding import tensorize_chunks
-from eer_plugin.inference.documents import InputError, ParsedDocument, describe, parse_input, tag_documents  # noqa: F401
-from eer_plugin.predictors.manager import ERROR_KEY, LINE_KEY
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, InputError, ParsedDocument, describe, parse_input, tag_documents  # noqa: F401
+from eer_plugin.common.errors import UserError
 
 OUTPUT_FORMATS = ("json", "conll")
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
@@ -94,6 +93,8 @@ class DocumentTaggerPredictor(Predictor):
 
     #: tells :class:`LineReportingPredictManager` to number the lines and set the exit status
     reports_bad_lines = True
+    #: ``allennlp predict`` checks ``--predictor-args`` with this before it loads the model (commands/predict.py)
+    check_predictor_args = staticmethod(check_predictor_args)
 
     def __init__(
         self,

@@ -23,7 +23,7 @@ command) puts the checked versions into AllenNLP itself: ``archival.extracted_ar
 ``_pretrained`` initializer), the existence check before it (``archival.cached_path``), and
 ``nn.util.read_state_dict`` (the model weights of ``Model.load``). It also makes
 ``archival.archive_model`` atomic (``model.tar.gz`` appears whole or not at all, see
-:mod:`eer_plugin.runtime.atomic`).
+:mod:`eer_plugin.common.atomic`).
 """
 import logging
 import os
@@ -37,8 +37,8 @@ from typing import Dict, Iterator, List, Optional, Union
 
 import torch
 
-from eer_plugin.runtime import atomic
-from eer_plugin.runtime.errors import ArchiveError
+from eer_plugin.common.outputs import replacing
+from eer_plugin.common.errors import ArchiveError
 
 logger = logging.getLogger(__name__)
 
@@ -245,7 +245,7 @@ def _atomic_archive_model(original):
         final = os.path.join(serialization_dir, "model.tar.gz") if archive_path is None else str(archive_path)
         if os.path.isdir(final):
             final = os.path.join(final, "model.tar.gz")
-        with atomic.replacing(final) as temporary:
+        with replacing(final) as temporary:
             original(serialization_dir, weights=weights, archive_path=temporary, include_in_archive=include_in_archive)
         return final
 

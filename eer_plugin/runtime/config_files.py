@@ -14,14 +14,15 @@ config, so that:
   written to ``os.environ``); a hyperparameter set as an environment variable (``EER_RATIO_LOSS_WEIGHT``),
   which no config reads, stops a training config with the ``-o`` to give instead;
 * a missing config, or a config error (a required setting not set, a bad value), is one
-  :class:`~eer_plugin.runtime.errors.UserError` line instead of a traceback.
+  :class:`~eer_plugin.common.errors.UserError` line instead of a traceback.
 """
 import functools
 import os
 from pathlib import Path
 from typing import List, Union
 
-from eer_plugin.runtime.errors import DataFileError, UserError
+from eer_plugin.common.errors import UserError
+from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime.settings import environment_hyperparameters_error, unset_defaults
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"

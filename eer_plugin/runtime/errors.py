@@ -1,72 +1,22 @@
-"""Errors meant for the person at the command line, and how they are shown.
+"""The runtime's user errors and the AllenNLP-facing error handling: the one-line excepthook, the unknown
+entity type check (the root, :class:`~eer_plugin.common.errors.UserError`, and the printer are
+:mod:`eer_plugin.common.errors`).
 
-Every check of this package that fails because of what the user gave it (a path that is no model
-archive, an unsafe archive, data with an entity type the model does not know) raises a
-:class:`UserError`. It is an AllenNLP ``ConfigurationError``, so code that catches those keeps
-working (without AllenNLP, as when an exported model is loaded, it is a plain ``Exception``). Uncaught, it is printed as one line, ``error: <message>``, instead of a traceback (exit
-status 1): :func:`install_excepthook` (called when the plugin is imported) wraps
+Uncaught, a :class:`UserError` is printed as one line, ``error: <message>``, instead of a traceback (exit
+status 1): :func:`install_excepthook` (installed with the AllenNLP patches, :mod:`eer_plugin.patches`) wraps
 ``sys.excepthook`` for this class only; every other exception keeps its full traceback. Set
 ``EER_TRACEBACK=1`` to see the traceback of a :class:`UserError` too.
-
-One exit convention for every command: an error in the user's input is one line written by
-:func:`print_error` and exit status 1 (:data:`INPUT_ERROR`); a command line that argparse cannot parse
-is argparse's own usage message and status 2.
 """
 import os
 import re
 import sys
 from typing import Iterable, List, Optional
 
-try:
-    from allennlp.common.checks import ConfigurationError
-except ImportError:  # an exported model used without AllenNLP (eer_plugin.inference): the same message attribute
-
-    class ConfigurationError(Exception):  # type: ignore[no-redef]
-        def __init__(self, message: str) -> None:
-            super().__init__(message)
-            self.message = message
-
-
-from eer_plugin.corpus.documents import DocumentError
-
-
-class UserError(ConfigurationError):
-    """A failure caused by the user's input, explained in one line."""
-
-    def __str__(self) -> str:  # ConfigurationError's __str__ is repr(message) (quotes and escapes)
-        return str(self.message)
-
-
-class ArchiveError(UserError):
-    """A model archive that is missing, is no archive, or is unsafe to extract."""
-
-
-class DataFileError(UserError, DocumentError):
-    """A data file that is missing or cannot be read (also a ``DocumentError``, which one-shot commands catch)."""
+from eer_plugin.common.errors import UserError, print_error
 
 
 class UnknownEntityTypeError(UserError):
     """Evaluation data with an entity type that the model was not trained on."""
-
-
-def check_outputs(inputs, outputs) -> None:
-    """:func:`eer_plugin.runtime.outputs.check_outputs`, its :class:`OutputError` as a :class:`UserError`."""
-    from eer_plugin.runtime.outputs import OutputError, check_outputs as check
-
-    try:
-        check(inputs, outputs)
-    except OutputError as error:
-        raise UserError(str(error)) from None
-
-
-#: the exit status of a command stopped by an error in its input (argparse's usage errors: 2)
-INPUT_ERROR = 1
-
-
-def print_error(error: BaseException, command: Optional[str] = None) -> None:
-    """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
-    argparse writes it) on stderr."""
-    print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
 
 
 def _excepthook(previous):

@@ -131,7 +131,7 @@ SETTINGS: Tuple[Setting, ...] = (
     _H("EER_CBL_ROUND_EPOCHS", "5", "epochs of each CBL binary round", BASELINES, "cbl.round_epochs", "int", ("cbl", "cbl_lstm")),
     Setting("EER_WORD_VECTORS", "", "CBL-LSTM: optional GloVe/fastText text file", BASELINES),
     Setting("EER_WORD_DIM", "100", "CBL-LSTM: word embedding size (a property of the EER_WORD_VECTORS file: they must match)", BASELINES),
-)  # fmt: skip
+)
 
 BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
 assert len(BY_NAME) == len(SETTINGS), "a setting is listed twice"

@@ -38,8 +38,8 @@ from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.inference.decoding import batches, tensorize_chunks
 from eer_plugin.runtime.archive import load_model_archive, training_finished
-from eer_plugin.runtime.atomic import atomic_write_text
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.errors import UserError
 
 logger = logging.getLogger(__name__)
 

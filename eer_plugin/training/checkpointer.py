@@ -18,7 +18,7 @@ every argument is AllenNLP's ``default`` checkpointer's). Compared with that one
   (while archiving, say) has no epoch left when recovered; AllenNLP would then write a
   ``metrics.json`` without the last epoch's metrics: they are taken from ``metrics_epoch_<N>.json``.
   ``model.tar.gz`` is atomic too (:mod:`eer_plugin.runtime.archive`); the files are written by
-  :mod:`eer_plugin.runtime.atomic`.
+  :mod:`eer_plugin.common.atomic`.
 * **Random number generators.** Every checkpoint also holds the states of Python's ``random``,
   NumPy's global generator, torch's CPU (and CUDA) generators, and every private generator of the
   model's modules and of the training data loader and its batch sampler (``random.Random``,
@@ -52,7 +52,7 @@ from allennlp.nn import util as nn_util
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
-from eer_plugin.runtime import atomic
+from eer_plugin.common import atomic
 
 logger = logging.getLogger(__name__)
 

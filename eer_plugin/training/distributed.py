@@ -15,7 +15,7 @@ Worker 0 now leaves the group before that evaluation: every worker has returned 
 then (the last collective operation is behind it), and the test data is read whole (the reader shards
 only while a process group exists) and evaluated as in a run of one process.
 
-:func:`install` (called when the plugin is imported; see :mod:`eer_plugin.runtime.patches`) puts
+:func:`install` (called when the plugin is imported; see :mod:`eer_plugin.patches`) puts
 :func:`train_worker` in its place: AllenNLP's worker, then ``destroy_process_group()`` once it has
 returned. A worker that fails keeps AllenNLP's behaviour (its group is left alone: destroying it
 could wait for peers that are gone). ``mp.spawn`` pickles the worker function by name, so the spawned

@@ -23,10 +23,12 @@ from tqdm import tqdm
 
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.inference.decoding import batches
-from eer_plugin.predictors.evaluation import write_json
+from eer_plugin.common.atomic import write_json
 from eer_plugin.runtime.archive import check_members, load_model_archive
-from eer_plugin.runtime.atomic import replacing
-from eer_plugin.runtime.errors import UserError, check_entity_types, check_outputs
+from eer_plugin.common.outputs import replacing
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.outputs import check_outputs
+from eer_plugin.runtime.errors import check_entity_types
 
 logger = logging.getLogger(__name__)
 

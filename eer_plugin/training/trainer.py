@@ -62,14 +62,14 @@ def apply_budget(min_steps: int, trainer_kwargs: dict) -> None:
         logger.info(
             "min_steps %d: %d batches per epoch instead of %d (the data cycled), %d epochs",
             min_steps, longer, batches, num_epochs,
-        )  # fmt: skip
+        )
         data_loader.batches_per_epoch = longer
         return
     epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
     logger.info(
         "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
         min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
-    )  # fmt: skip
+    )
     trainer_kwargs["num_epochs"] = epochs
     patience = trainer_kwargs.get("patience")
     if patience is not None and patience >= num_epochs:  # "never stop early" stays so

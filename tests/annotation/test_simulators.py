@@ -69,7 +69,7 @@ def test_exploratory_expert_fixture(tiny):
     assert stats == {
         "recall": 30 / 82, "precision": 1.0, "kept_spans": 30, "gold_spans": 82, "false_positives": 0,
         "documents_touched": sum(1 for d in output if d.spans), "documents": 4,
-    }  # fmt: skip
+    }
     # visit order: every annotated document comes before the first never-visited one
     touched = [bool(d.spans) for d in output]
     assert touched == sorted(touched, reverse=True)
@@ -216,7 +216,7 @@ def test_seed_stability_across_hash_seeds(tiny):
     proc = subprocess.run(
         [sys.executable, "-c", HASH_SEED_SCRIPT, str(CONLL2003)], cwd=REPO,
         env=dict(os.environ, PYTHONHASHSEED=hash_seed), capture_output=True, text=True, timeout=120,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == expected
 
@@ -242,7 +242,7 @@ def test_shortest_keeps_negative_spans_in_range():
     doc = Document(
         "n", "a b c . d e f . g h .".split(), [4, 8, 11], [(1, 2, "PER")],
         negative_spans=[(0, 1), (2, 6), (8, 10)],
-    )  # fmt: skip
+    )
     (cut,) = variant([doc], "shortest")
     assert cut.tokens == ["a", "b", "c", "."] and cut.sentence_ends == [4]
     assert cut.negative_spans == [(0, 1), (2, 4)]  # (2, 6) clipped at the cut, (8, 10) dropped
@@ -264,7 +264,7 @@ def test_cli_module_subprocess(tmp_path):
         [sys.executable, "-m", "eer_plugin.commands.simulate", "ee", str(CONLL2003), str(out), "--budget", "20",
          "--seed", "1", "--variant", "short"],
         cwd=REPO, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    )
     assert proc.returncode == 0, proc.stderr
     assert "kept spans 20/82" in proc.stdout and "precision 1.0000" in proc.stdout, proc.stdout
     docs = read_jsonl(out)
@@ -369,7 +369,7 @@ def test_real_exploratory_expert_reproduces_the_authors(conll_train):
     assert output[0].spans == [
         (8, 9, "LOC"), (19, 20, "MISC"), (24, 25, "ORG"), (38, 40, "ORG"), (43, 44, "LOC"),
         (70, 72, "PER"), (82, 83, "LOC"), (96, 97, "LOC"), (103, 104, "MISC"), (116, 117, "MISC"),
-    ]  # fmt: skip
+    ]
     assert stats["documents_touched"] == 110
 
 

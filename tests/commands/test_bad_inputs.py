@@ -213,7 +213,7 @@ def test_generated_files_sweep(command, tmp_path_factory, capsys):
 @pytest.mark.parametrize("output", ["archive", "dev"])
 def test_tune_o_cost_refuses_an_output_archive_that_is_an_input(output, tmp_path):
     from eer_plugin.commands.tune_o_cost import tune_o_cost
-    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.common.errors import UserError
 
     (tmp_path / "model.tar.gz").write_bytes(b"the model")  # checked before the archive is opened
     shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "dev.txt")
@@ -232,7 +232,7 @@ def test_tune_o_cost_refuses_an_output_archive_that_is_an_input(output, tmp_path
 def test_evaluate_refuses_an_output_that_is_its_data(output, tmp_path, monkeypatch):
     from allennlp.commands import evaluate
 
-    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.common.errors import UserError
 
     monkeypatch.setattr(evaluate, "evaluate_from_archive", lambda **kwargs: pytest.fail("the model was loaded"))
     shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "test.txt")

@@ -13,14 +13,15 @@ import pytest
 from allennlp.common import Params
 
 from conftest import FIXTURE_DATA, FIXTURES
-from eer_plugin.commands import cli
+from eer_plugin import cli
 from eer_plugin.commands import split
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.importers import import_documents
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.runtime.config_files import CONFIG_DIR, resolve_config
-from eer_plugin.runtime.errors import DataFileError, UserError
+from eer_plugin.common.errors import UserError
+from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime.settings import SETTINGS, config_defaults
 from eer_plugin.training.trainer import FEW_STEPS, warn_about_run
 
@@ -154,7 +155,7 @@ def _label_studio(tmp_path: Path) -> Path:
         {"id": 2, "data": {"text": "Merkel spoke in Paris."}, "annotations": [],  # never annotated, only a model's guess
          "predictions": [{"result": [{"type": "labels", "value": {"start": 0, "end": 6, "labels": ["PER"]}}]}]},
         {"id": 3, "data": {"text": "Nobody was there."}, "annotations": [{"id": 3, "result": []}]},  # annotated: no entity
-    ]  # fmt: skip
+    ]
     path = tmp_path / "export.json"
     path.write_text(json.dumps(tasks))
     return path
@@ -178,7 +179,7 @@ def test_label_studio_task_without_annotation_is_never_complete(tmp_path, option
     ("don't can't isn't", ["do", "n't", "ca", "n't", "is", "n't"]),
     ("they're we've I'll she'd I'm GERMANY'S", ["they", "'re", "we", "'ve", "I", "'ll", "she", "'d", "I", "'m", "GERMANY", "'S"]),
     ("O'Neill's aujourd'hui l'homme", ["O'Neill", "'s", "aujourd'hui", "l'homme"]),  # inner apostrophes stay
-])  # fmt: skip
+])
 def test_tokenizer_splits_english_clitics(text, words):
     got, offsets, _ = tokenize_text(text)
     assert got == words and [text[a:b] for a, b in offsets] == words
@@ -192,7 +193,7 @@ def test_entity_before_a_possessive_is_not_snapped(tmp_path):
 
 # ------------------------------------------------------------------------------------------ end to end
 def _run(args, cwd, env, timeout=600):
-    return subprocess.run([sys.executable, "-m", "eer_plugin.commands.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run([sys.executable, "-m", "eer_plugin.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
 
 
 @pytest.mark.integration
@@ -204,7 +205,7 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
     shutil.copy(FIXTURES / "conll2003_tiny_partial.jsonl", work / "my_docs.jsonl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
     env.update(EER_TRAIN_DATA="my_docs.jsonl", EER_ENCODER=tiny_encoder, EER_MAX_LENGTH="128",
-               EER_PRECISION="fp32", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")  # fmt: skip
+               EER_PRECISION="fp32", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
     done = _run(["train", "eer_short.jsonnet", "-s", "model", "-o", '{"trainer.num_epochs": 2}'], work, env)
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stdout + done.stderr  # AllenNLP logs to stdout
@@ -221,7 +222,7 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
     # a wrong input path is one line, not a traceback
     (work / "docs.jsonl").write_text('{"text": "Fischler met Loyola de Palacio in Brussels."}\n')
     for args in (["predict", "model/model.tar.gz", "missing.jsonl", "--predictor", "eer_tagger", "--output-file", "p.jsonl"],
-                 ["evaluate", "model/model.tar.gz", "missing.txt"]):  # fmt: skip
+                 ["evaluate", "model/model.tar.gz", "missing.txt"]):
         failed = _run(args, work, env)
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-3000:]
         assert failed.stderr.strip().splitlines()[-1].startswith("error: ") and "missing." in failed.stderr

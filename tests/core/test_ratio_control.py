@@ -168,7 +168,7 @@ def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_r
     import json
 
     from eer_plugin.commands import train
-    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.common.errors import UserError
 
     estimate = write_estimate(tmp_path / "ratio.json")
     given = '{"model": {"entity_ratio": 0.105, "ratio_control": "fixed"}}'  # the same rho: no conflict
@@ -210,7 +210,7 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
     from conftest import REPO
 
     from eer_plugin.runtime.archive import load_weights
-    from eer_plugin.commands.cli import main
+    from eer_plugin.cli import main
 
     estimate = write_estimate(tmp_path / "ratio.json", rho=0.05, gamma=0.01)
     out = tmp_path / "run"

@@ -38,8 +38,8 @@ def test_transition_matrix_matches_grammar():
     assert allowed[scheme.index["B-PER"], scheme.index["L-PER"]]
     assert not allowed[scheme.index["B-PER"], scheme.index["L-LOC"]]
     assert not allowed[scheme.index["O"], scheme.index["I-PER"]]
-    assert scheme.allowed_start().tolist() == [l == "O" or l[0] in "BU" for l in scheme.labels]
-    assert scheme.allowed_end().tolist() == [l == "O" or l[0] in "LU" for l in scheme.labels]
+    assert scheme.allowed_start().tolist() == [tag == "O" or tag[0] in "BU" for tag in scheme.labels]
+    assert scheme.allowed_end().tolist() == [tag == "O" or tag[0] in "LU" for tag in scheme.labels]
     assert not scheme.is_valid(["I-PER", "L-PER"]) and not scheme.is_valid(["O", "B-PER"])
 
 

@@ -88,7 +88,7 @@ def test_the_error_records_of_predict_are_skipped_and_counted(predictions, capsy
     (['{"id": "a", "tokens": ["x"], "spans": [{"start": 0, "end": 2, "type": "PER", "probability": 1}], "sentence_ends": [1]}'],
      ":1: spans\\[0\\] covers words 0-2 of a document of 1 words"),
     (['{"line": 1, "id": null, "error": "bad"}'], "no predicted documents in this file \\(1 error records\\)"),
-])  # fmt: skip
+])
 def test_bad_predictions_are_one_error_naming_the_line(lines, message, tmp_path, capsys):
     source = tmp_path / "p.jsonl"
     source.write_text("\n".join(lines) + "\n")

@@ -116,7 +116,7 @@ def test_conll2002_dutch_docstart_and_wnut_tab_separated(tmp_path):
         tmp_path, "ned.train",
         "-DOCSTART- -DOCSTART- O\nDe Art O\nbelg N B-MISC\nwerd V O\n\nHij Pron O\n\n"
         "-DOCSTART- -DOCSTART- O\nAmsterdam N B-LOC\nligt V O\n",
-    )  # fmt: skip
+    )
     docs = read_conll(dutch)
     assert [len(d.tokens) for d in docs] == [4, 2] and docs[1].spans == [(0, 1, "LOC")]
     assert docs[0].sentence_ends == [3, 4] and docs[1].source == f"{dutch}:8"
@@ -236,12 +236,12 @@ def test_ontonotes_fixture():
     assert mentions(docs[0])[:5] == [
         ("Acme Industries", "ORG"), ("Tuesday", "DATE"), ("12 %", "PERCENT"), ("$ 4.5 million", "MONEY"),
         ("third quarter", "DATE"),
-    ]  # fmt: skip
+    ]
     assert ("The Wall Street Journal", "ORG") in mentions(docs[0])
     assert mentions(docs[1]) == [
         ("John King", "PERSON"), ("Washington", "GPE"), ("Three", "CARDINAL"), ("Gulf Coast", "LOC"),
         ("last night", "TIME"),
-    ]  # fmt: skip
+    ]
     assert len({t for d in docs for _, _, t in d.spans}) == 12
 
 
@@ -325,7 +325,7 @@ def test_jsonl_defaults_and_authors_format(tmp_path):
                 {"kind": "entity", "type": "O", "start": 1, "end": 3},
             ],
         }) + "\n",
-    )  # fmt: skip
+    )
     plain, authors = read_jsonl(path)
     assert plain.sentence_ends == [2] and plain.spans == [] and not plain.is_complete
     assert authors.id == "D1-S2" and authors.spans == [(0, 1, "PER"), (3, 4, "LOC")]

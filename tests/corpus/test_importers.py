@@ -296,7 +296,7 @@ def test_label_studio_errors(tmp_path):
     two = [{"id": 1, "data": {"text": "New York City"}, "annotations": [
         {"id": 5, "result": [{"id": "a", "type": "labels", "value": {"start": 0, "end": 8, "labels": ["LOC"]}}]},
         {"id": 6, "result": [{"id": "b", "type": "labels", "value": {"start": 4, "end": 13, "labels": ["LOC"]}}]},
-    ]}]  # fmt: skip
+    ]}]
     ls_error(two, "result 'a' of annotation 5 \\[0, 8\\) LOC 'New York' and span result 'b' of annotation 6", annotators="union")
     # the only string of data is the text; a single task object is accepted too
     path = write(tmp_path, "one.json", json.dumps({"id": 3, "data": {"body": "Paris."}, "annotations": []}))

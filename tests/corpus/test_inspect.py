@@ -225,8 +225,8 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     from allennlp.data import DatasetReader
 
     from conftest import REPO
-    from eer_plugin.benchmark import PlanError, Runner, parse_plan
-    from eer_plugin.benchmark.simulated import SimulatedData
+    from eer_benchmark import PlanError, Runner, parse_plan
+    from eer_benchmark.run.simulated import SimulatedData
 
     gold = str(INSPECT / "no_docstart.txt")
     entry = {"name": "es", "train": gold, "dev": gold, "test": gold, "tag_scheme": "IOB1", "sentences_per_document": 4, "tag_column": -1, "file_encoding": "utf-8"}
@@ -235,7 +235,7 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     env = Runner(plan, str(tmp_path / "bench")).environment(run)  # the subprocess environment: environment settings only
     assert {k: env[k] for k in ("EER_TAG_SCHEME", "EER_SENTENCES_PER_DOCUMENT", "EER_TAG_COLUMN", "EER_FILE_ENCODING")} == {
         "EER_TAG_SCHEME": "IOB1", "EER_SENTENCES_PER_DOCUMENT": "4", "EER_TAG_COLUMN": "-1", "EER_FILE_ENCODING": "utf-8",
-    }  # fmt: skip
+    }
     assert len(SimulatedData(tmp_path)._gold(gold, run.dataset)) == 3  # 12 sentences in groups of 4
     for key, value in env.items():
         if key.startswith("EER_"):

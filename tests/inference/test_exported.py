@@ -15,7 +15,7 @@ from untrained_tagger import TEXT
 
 from eer_plugin.corpus.formats import read_documents
 from eer_plugin.inference.exported import FORMAT, SETTINGS_FILE, WEIGHTS_FILE, ExportedTagger
-from eer_plugin.runtime.errors import ArchiveError
+from eer_plugin.common.errors import ArchiveError
 
 #: odd text: accents, U+FFFD, a long word (more subwords than a chunk holds), a long document (several chunks)
 ODD = ["Ça été Ünïcode \ufffd café Zürich naïve", "x" + "ab" * 60 + " und São Paulo.", " ".join([TEXT] * 4)]
@@ -196,7 +196,7 @@ def tag_without_allennlp(directory, documents):
     done = subprocess.run(
         [sys.executable, "-c", ALLENNLP_FREE, str(directory)], input=json.dumps(documents), capture_output=True,
         text=True, cwd=str(REPO), env=environment, timeout=600,
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])["outputs"]
 
@@ -209,7 +209,7 @@ def test_the_export_of_the_packaged_minilm_tags_without_allennlp_as_allennlp_pre
 
     archive = build_archive(tmp_path / "minilm", "all-MiniLM-L6-v2", max_length=48)
     directory = tmp_path / "export"
-    command = [sys.executable, "-m", "eer_plugin.commands.cli"]
+    command = [sys.executable, "-m", "eer_plugin.cli"]
     done = subprocess.run(command + ["eer-export-model", str(archive), str(directory)], capture_output=True, text=True, cwd=str(tmp_path))
     assert done.returncode == 0 and "eer-export-model" in done.stdout, done.stderr[-2000:]
     documents = fixture_documents()
@@ -219,7 +219,7 @@ def test_the_export_of_the_packaged_minilm_tags_without_allennlp_as_allennlp_pre
     done = subprocess.run(
         command + ["predict", str(archive), str(inputs), "--predictor", "eer_tagger", "--output-file", str(predicted), "--silent"],
         capture_output=True, text=True, cwd=str(tmp_path),
-    )  # fmt: skip
+    )
     assert done.returncode == 0, done.stderr[-2000:]
     expected = [json.loads(line) for line in predicted.read_text().splitlines()]
     actual = tag_without_allennlp(directory, [d if isinstance(d, dict) else {"text": d} for d in documents])

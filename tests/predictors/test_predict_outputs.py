@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 
 
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 
 PREVIOUS = b'{"id": "old", "tokens": ["kept"]}\n'
 

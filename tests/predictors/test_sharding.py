@@ -8,7 +8,7 @@ from conftest import FIXTURES
 from test_predict_outputs import run_manager
 
 from eer_plugin.commands import shard
-from eer_plugin.predictors.sharding import ShardError, merge_outputs, shard_starts, shift_error_line, split_input
+from eer_plugin.inference.sharding import ShardError, merge_outputs, shard_starts, shift_error_line, split_input
 
 
 def corpus(path: Path) -> Path:
@@ -17,7 +17,7 @@ def corpus(path: Path) -> Path:
     docs = [json.dumps({"id": d["id"], "tokens": d["tokens"][:40]}) for d in map(json.loads, (FIXTURES / "conll2003_tiny_partial.jsonl").read_text().splitlines())]
     docs += (FIXTURES / "example_document.jsonl").read_text().splitlines()
     lines = [docs[0].encode(), b"", docs[1].encode() + b"\r", b'{"id": "broken", "text": ', docs[2].encode(), b"  ",
-             b'{"id": "latin", "text": "caf\xe9 in Paris"}', docs[3].encode(), docs[4].encode(), b"", docs[5].encode()]  # fmt: skip
+             b'{"id": "latin", "text": "caf\xe9 in Paris"}', docs[3].encode(), docs[4].encode(), b"", docs[5].encode()]
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
 

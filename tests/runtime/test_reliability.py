@@ -23,7 +23,7 @@ def train(serialization_dir: Path, recover: bool = False, config: str = "eer_sho
     return train_model_from_file(
         str(REPO / "training_configs" / config), str(serialization_dir), overrides='{"trainer.num_epochs": 1}',
         recover=recover, force=not recover,
-    )  # fmt: skip
+    )
 
 
 @pytest.fixture(scope="module")
@@ -78,7 +78,7 @@ HOSTILE = ["dotdot", "absolute", "symlink", "symlink-then-write", "hardlink", "d
 def test_hostile_archive_is_refused_and_nothing_is_written(kind, tmp_path, monkeypatch):
     from allennlp.models.archival import load_archive
 
-    from eer_plugin.runtime.errors import ArchiveError
+    from eer_plugin.common.errors import ArchiveError
 
     temp_root = tmp_path / "tmp"
     temp_root.mkdir()
@@ -94,7 +94,7 @@ def test_hostile_archive_is_refused_and_nothing_is_written(kind, tmp_path, monke
 
 def test_unsafe_member_names_are_refused_before_extraction(tmp_path):
     from eer_plugin.runtime.archive import safe_extract
-    from eer_plugin.runtime.errors import ArchiveError
+    from eer_plugin.common.errors import ArchiveError
 
     for name in ["a/../../x", "/etc/x", "..", "C:/x", "\\x"]:
         path = tmp_path / "a.tar"
@@ -134,7 +134,7 @@ def test_weights_are_loaded_weights_only(archive, tmp_path):
     """A weights.th holding a pickled callable is refused, and the callable never runs."""
     from allennlp.models.archival import load_archive
 
-    from eer_plugin.runtime.errors import ArchiveError
+    from eer_plugin.common.errors import ArchiveError
 
     marker = tmp_path / "code-ran"
     hostile = tmp_path / "hostile.tar.gz"
@@ -188,7 +188,7 @@ def test_evaluate_on_an_unknown_entity_type_names_type_and_file(archive, tmp_pat
 @pytest.mark.integration
 def test_document_counts_on_an_unknown_entity_type(archive, tmp_path):
     from eer_plugin.runtime.errors import UnknownEntityTypeError
-    from eer_plugin.predictors.evaluation import document_counts
+    from eer_benchmark.run.evaluation import document_counts
 
     data = _with_unknown_type(tmp_path)
     with pytest.raises(UnknownEntityTypeError, match=rf"{data}:\d+: entity type 'WEAPON' is not known to the model"):
@@ -200,7 +200,8 @@ def test_tune_o_cost_on_unknown_type_missing_or_broken_archive(archive, tmp_path
     import argparse
 
     from eer_plugin.commands.tune_o_cost import tune_o_cost
-    from eer_plugin.runtime.errors import ArchiveError, UnknownEntityTypeError, UserError
+    from eer_plugin.common.errors import ArchiveError, UserError
+    from eer_plugin.runtime.errors import UnknownEntityTypeError
 
     def args(archive_file, dev=DEV):
         return argparse.Namespace(
@@ -269,7 +270,7 @@ def _train(directory: Path, config: str, recover: bool = False, overrides: str =
     return train_model_from_file(
         str(REPO / "training_configs" / config), str(directory), overrides=json.dumps(merged), recover=recover,
         force=not recover,
-    )  # fmt: skip
+    )
 
 
 def _train_until_killed(monkeypatch, directory: Path, config: str, killed_after, overrides: str = "") -> None:
@@ -301,7 +302,7 @@ def _comparable(directory: Path) -> dict:
 
     epochs = {p.name: clean(json.loads(p.read_text())) for p in sorted(directory.glob("metrics_epoch_*.json"))}
     final = clean(json.loads((directory / "metrics.json").read_text()))
-    (last,) = [p for p in directory.glob("model_state_e*_b0.th")]  # keep_most_recent_by_count: 1
+    (last,) = list(directory.glob("model_state_e*_b0.th"))  # keep_most_recent_by_count: 1
     return {"epochs": epochs, "final": final, "weights": torch.load(last, weights_only=True), "best": torch.load(directory / "best.th", weights_only=True)}
 
 
@@ -371,7 +372,7 @@ def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch,
     half-way; --recover then always finishes the run with the uninterrupted run's results."""
     import allennlp.training.gradient_descent_trainer as gdt
 
-    from eer_plugin.runtime import atomic
+    from eer_plugin.common import atomic, outputs
 
     _train_env(monkeypatch, tiny_encoder, epochs=2)
     _train(tmp_path / "straight", "eer_short.jsonnet")
@@ -405,7 +406,7 @@ def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch,
         writes.update(count=0, kill_at=kill_at)
         with monkeypatch.context() as patch:
             patch.setattr(torch, "save", partial_save)  # kill in the middle of a checkpoint / best.th write
-            patch.setattr(atomic, "publish", dying(atomic.publish))  # kill after any temporary file is whole
+            patch.setattr(outputs, "publish", dying(outputs.publish))  # kill after any temporary file is whole
             patch.setattr(gdt, "hardlink_or_copy", dying(gdt.hardlink_or_copy))  # kill after best.th was removed
             try:
                 _train(directory, "eer_short.jsonnet")
@@ -436,7 +437,7 @@ def test_eer_ner_command_runs_allennlp_with_the_plugin_from_any_directory(tmp_pa
     from importlib.metadata import entry_points
 
     (script,) = entry_points(group="console_scripts", name="eer-ner")
-    assert script.value == "eer_plugin.commands.cli:main"
+    assert script.value == "eer_plugin.cli:main"
     executable = Path(sys.executable).parent / "eer-ner"
     assert executable.exists(), "run bash scripts/setup_env.sh (setup.py declares the eer-ner console script)"
     assert not (tmp_path / ".allennlp_plugins").exists()
@@ -471,7 +472,7 @@ def slow_save(obj, f, *args, **kwargs):  # every torch.save takes ~0.5 s, so kil
         if handle is not f:
             handle.close()
 torch.save = slow_save
-from eer_plugin.commands.cli import main
+from eer_plugin.cli import main
 sys.exit(main(sys.argv[1:]))
 """
 
@@ -495,7 +496,7 @@ def kill_and_recover(directory: Path, config: str, delay: float, env: dict, over
     process.wait()
     left = sorted(p.name for p in directory.iterdir())
     recovery = subprocess.run(
-        [sys.executable, "-m", "eer_plugin.commands.cli", "train", *command, "--recover"],
+        [sys.executable, "-m", "eer_plugin.cli", "train", *command, "--recover"],
         env=env, cwd=directory.parent, capture_output=True, text=True, timeout=600,
     )
     return recovery, left
@@ -514,7 +515,7 @@ def test_sigkill_at_random_moments_then_recover(tiny_encoder, tmp_path):
     }
     overrides = '{"trainer.num_epochs": 3}'
     straight = tmp_path / "straight"
-    subprocess.run([sys.executable, "-m", "eer_plugin.commands.cli", "train", str(REPO / "training_configs" / "eer_short.jsonnet"),
+    subprocess.run([sys.executable, "-m", "eer_plugin.cli", "train", str(REPO / "training_configs" / "eer_short.jsonnet"),
                     "-s", str(straight), "-o", overrides], env=env, check=True, capture_output=True, timeout=600)
     expected = _comparable(straight)
     rng = random.Random(int(os.environ.get("EER_KILL_SEED", "0")))

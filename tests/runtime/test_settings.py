@@ -10,12 +10,12 @@ from allennlp.common import Params
 from allennlp.common.params import with_overrides
 
 from conftest import FIXTURE_DATA
-from eer_plugin.commands import cli
+from eer_plugin import cli
 from eer_plugin.runtime.config_files import CONFIG_DIR
-from eer_plugin.runtime.errors import UserError
+from eer_plugin.common.errors import UserError
 from eer_plugin.runtime.settings import (
     ENVIRONMENT, HYPERPARAMETERS, SETTINGS, config_approach, config_defaults, overrides, unset_defaults,
-)  # fmt: skip
+)
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.jsonnet"))
 
@@ -77,7 +77,7 @@ def test_configs_read_the_environment_settings_and_no_other():
 @pytest.mark.parametrize("config", ["eer_short.jsonnet", "raw_all.jsonnet", "cbl_lstm_shortest.jsonnet", "sns_all.jsonnet"])
 def test_overrides_of_a_runs_settings_land_at_their_keys(config):
     values = {"EER_EPOCHS": "3", "EER_RATIO_INIT": "all", "EER_HEAD_LEARNING_RATE": "5e-4", "EER_RATIO_LOSS_WEIGHT": "0",
-              "EER_RATIO_BOOKENDS": "TRUE", "EER_ENTITY_RATIO": "0.2", "EER_CBL_ROUND_EPOCHS": "2"}  # fmt: skip
+              "EER_RATIO_BOOKENDS": "TRUE", "EER_ENTITY_RATIO": "0.2", "EER_CBL_ROUND_EPOCHS": "2"}
     approach, variant = config_approach(config)
     given = overrides(values, approach, variant)
     merged = with_overrides(evaluated(CONFIG_DIR / config), given)  # AllenNLP's -o

@@ -103,7 +103,7 @@ def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
 
 
 def test_a_cbl_run_never_overwrites_a_directory_without_force(tmp_path):
-    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.common.errors import UserError
     from eer_plugin.training.cbl_rounds import prepare_directory
 
     out = tmp_path / "cbl"
@@ -132,7 +132,7 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     from allennlp.common import Params
 
     from conftest import REPO, hyper
-    from eer_plugin.runtime.errors import UserError
+    from eer_plugin.common.errors import UserError
     from eer_plugin.training import cbl_rounds
     from eer_plugin.training.checkpointer import AtomicCheckpointer
 

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
-from eer_plugin.runtime.outputs import writing
+from eer_plugin.common.outputs import writing
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
 FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}
@@ -155,7 +155,7 @@ _LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 def write_json_lines(records, path: PathLike) -> None:
-    """One JSON object per line (UTF-8), written atomically (:func:`eer_plugin.runtime.outputs.writing`)."""
+    """One JSON object per line (UTF-8), written atomically (:func:`eer_plugin.common.outputs.writing`)."""
     with writing(path) as out:
         for record in records:
             out.write(json.dumps(record, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n")

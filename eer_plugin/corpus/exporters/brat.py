@@ -21,7 +21,7 @@ from typing import List
 
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
-from eer_plugin.runtime.outputs import OutputError, fsync_directory, temporary_name
+from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 
 
 def check_output_directory(path: PathLike) -> None:

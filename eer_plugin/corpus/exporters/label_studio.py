@@ -19,7 +19,7 @@ from typing import List
 
 from eer_plugin.corpus.exporters import PredictedDocument, lowest_probability, rounded
 from eer_plugin.corpus.formats import PathLike
-from eer_plugin.runtime.outputs import writing
+from eer_plugin.common.outputs import writing
 
 
 def task(number: int, document: PredictedDocument, model_version: str, from_name: str, to_name: str) -> dict:

@@ -40,7 +40,7 @@ __all__ = [
     "AUTHORS_JSON_KEYS", "AUTO_FILE_ENCODING", "DEFAULT_SENTENCES_PER_DOCUMENT", "DOCSTART", "FORMATS", "FormatError",
     "ONTONOTES_TYPES", "PathLike", "decode_file", "detect_format", "is_ontonotes_file", "json_lines", "read_conll",
     "read_documents", "read_jsonl", "read_lines", "read_ontonotes", "write_jsonl",
-]  # fmt: skip
+]
 
 FORMATS = ("auto", "conll", "ontonotes", "jsonl")
 
@@ -100,4 +100,4 @@ def read_documents(
     return read_conll(
         path, encoding=encoding, sentences_per_document=sentences_per_document, tag_column=tag_column,
         file_encoding=file_encoding,
-    )  # fmt: skip
+    )

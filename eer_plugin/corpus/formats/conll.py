@@ -76,14 +76,14 @@ class ConllReading:
                 logging.INFO,
                 f"{path}: {self.documents} documents of up to {self.group_size} sentences ({self.sentences} sentences; "
                 f"no {DOCSTART} line, sentences grouped)",
-            ))  # fmt: skip
+            ))
             lines.append((
                 logging.WARNING,
                 f"{path} has no {DOCSTART} line: its {self.sentences} sentences were grouped into {self.documents} "
                 f"documents of {self.group_size} consecutive sentences; the grouping changes chunking, the EE "
                 "simulator's per-document budget and the ratio estimate (set sentences_per_document / "
                 "--sentences-per-document to choose the size)",
-            ))  # fmt: skip
+            ))
         return lines
 
 
@@ -185,7 +185,7 @@ def read_conll_reading(
     reading = ConllReading(
         codec, codec_reason, encoding, reason, "grouped" if group_size else "docstart", group_size, len(documents),
         len(sentences), i_starts, first_biluo,
-    )  # fmt: skip
+    )
     stem = Path(path).name.split(".")[0] or "document"
     width = len(str(len(documents) - 1))
     return [
@@ -269,4 +269,4 @@ def _to_document(document: _ConllDocument, doc_id: str, path: PathLike, encoding
     return Document(
         id=doc_id, tokens=tokens, sentence_ends=sentence_ends, spans=spans, is_complete=True,
         source=f"{path}:{document.line}",
-    )  # fmt: skip
+    )

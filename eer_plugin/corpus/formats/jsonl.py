@@ -10,7 +10,7 @@ from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
 from eer_plugin.corpus.text import normalise_value
-from eer_plugin.runtime.outputs import writing
+from eer_plugin.common.outputs import writing
 
 logger = logging.getLogger(__name__)
 
@@ -108,7 +108,7 @@ def _from_authors_format(data: dict) -> dict:
 def write_jsonl(documents: Iterable[Document], path: PathLike) -> int:
     """Validates and writes documents as JSON lines (UTF-8, one per line); returns how many.
 
-    The file is written under a temporary name and renamed (:func:`eer_plugin.runtime.outputs.writing`),
+    The file is written under a temporary name and renamed (:func:`eer_plugin.common.outputs.writing`),
     so a failure leaves the previous file, never a partial one.
     """
     count = 0

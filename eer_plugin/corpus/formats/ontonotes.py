@@ -14,7 +14,7 @@ logger = logging.getLogger(__name__)
 ONTONOTES_TYPES = (
     "PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE",
     "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL",
-)  # fmt: skip
+)
 
 _BEGIN_DOCUMENT = re.compile(r"^#begin document \((?P<name>[^)]*)\);\s*part\s+(?P<part>\d+)\s*$")
 _NAME_BRACKET = re.compile(r"^(?:\((?P<type>[A-Z_]+)\*?(?P<single>\))?|\*(?P<close>\))?)$")

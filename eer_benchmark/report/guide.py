@@ -1,0 +1,178 @@
+""""Which approach should I use?" (``docs/which-approach.md``, linked from the README): a short guide written from
+the measured tables only, generated from ``docs/results/results.csv`` (and the paper's numbers) so that it cannot
+drift from the report; its long generated rows live in that generated page, not in the README.
+
+:func:`render_docs <eer_benchmark.report.docs.render_docs>` writes it between the page's markers
+(:data:`START`, :data:`END`) when the docs directory's :data:`GUIDE_PAGE` has them; ``tests/test_docs.py`` checks
+that the committed page holds exactly what :func:`guide_markdown` makes of the committed CSV.
+
+Each regime names the runs it compares (a ``results.csv`` selection: scenario, ablation directory, approach);
+the approach recommended is the one with the best mean F1 over its finished seeds, ranked on the headline
+block's encoder (all-mpnet-base-v2) among the candidates the plan runs there once each of them has all its
+seeds, and on the plan's encoder (MiniLM) until then (:func:`ranking_encoder`); both encoders' numbers stand
+beside it, and a candidate run on MiniLM only says so."""
+import csv
+import io
+import re
+from pathlib import Path
+from typing import Dict, List, Optional, Sequence, Tuple
+
+from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.analyse.paper import paper_value
+from eer_benchmark.tables import mean, std
+
+START = "<!-- which-approach: generated from docs/results/results.csv by allennlp eer-benchmark --docs; do not edit -->"
+END = "<!-- /which-approach -->"
+#: the page of the docs directory that holds the guide between the markers
+GUIDE_PAGE = "which-approach.md"
+SMALL, LARGE = "all-MiniLM-L6-v2", "all-mpnet-base-v2"
+#: the short names the guide's cells use
+SHORT = {SMALL: "MiniLM", LARGE: "mpnet"}
+#: the ablation directory of the headline block's runs (its ablation 'mpnet encoder' changes the encoder only)
+LARGE_BENCHMARK = "mpnet-encoder"
+#: (regime, [(label, scenario, ablation directory on MiniLM, ablation directory on mpnet, approach)])
+REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
+    ("EE: a few entities marked per document (1,000 in all), no document complete", [
+        (approach_label(a), "EE", "", LARGE_BENCHMARK, a)
+        for a in ("sns_shortest", "eer_shortest", "eer_short", "cbl_bert_shortest", "raw_cd_shortest")
+    ]),
+    ("EE, 20 of the documents annotated completely (within the 1,000)", [
+        ("EER-short, estimate, then bind (`--ratio-estimate`)", "EE", "estimate-then-bind", "estimate-then-bind", "eer_short"),
+        ("EER-short, paper's band", "EE", "20-complete-training-documents-plan-s-ratio", "", "eer_short"),
+        ("SNS-shortest", "EE", "20-complete-training-documents-plan-s-ratio", "20-complete-training-documents-plan-s-ratio", "sns_shortest"),
+    ]),
+    ("NNS: every document annotated, half the entities missed, 10% wrong", [
+        ("EER-short, binding control (`-o model.ratio_control=bind`)", "NNS", "binding-ratio-control", "binding-ratio-control", "eer_short"),
+        ("EER-shortest, binding control", "NNS", "binding-ratio-control", "", "eer_shortest"),
+        ("EER-short", "NNS", "", LARGE_BENCHMARK, "eer_short"),
+        ("SNS-shortest", "NNS", "", LARGE_BENCHMARK, "sns_shortest"),
+        ("CBL-BERT-shortest", "NNS", "", "", "cbl_bert_shortest"),
+    ]),
+)
+
+
+def read_rows(text: str) -> List[Dict[str, str]]:
+    return list(csv.DictReader(io.StringIO(text)))
+
+
+def cell(rows: List[Dict[str, str]], scenario: str, ablation: str, encoder: str, approach: str) -> Optional[dict]:
+    """``{f1: [...], minutes: mean, planned: n}`` of one selection of ``results.csv`` (None: the plan has no such run)."""
+    chosen = [
+        r for r in rows if (r["scenario"], r["ablation"], r["encoder"], r["approach"]) == (scenario, ablation, encoder, approach)
+        and (ablation or "benchmark" in r["study"].split(";"))  # the benchmark's own runs, not the ratio grid's
+    ]
+    if not chosen:
+        return None
+    done = [r for r in chosen if r["status"] == "done"]
+    return {
+        "f1": [100 * float(r["f1"]) for r in done], "by_seed": {r["seed"]: 100 * float(r["f1"]) for r in done}, "planned": len(chosen),
+        "minutes": mean([float(r["seconds"]) / 60 for r in done]) if done else None,
+    }
+
+
+def cell_text(found: Optional[dict], with_cost: bool = True) -> str:
+    """``74.3 ± 1.0 (3 seeds, 15 min)``; ``not run yet (0 of 3 seeds)``; ``–`` (not in the plan)."""
+    if found is None:
+        return "–"
+    values = found["f1"]
+    if not values:
+        return f"not run yet (0 of {found['planned']})"
+    text = f"{mean(values):.1f}" + (f" ± {std(values):.1f}" if len(values) > 1 else "")
+    seeds = f"{len(values)} seed{'s' if len(values) > 1 else ''}" if len(values) == found["planned"] else f"{len(values)} of {found['planned']} seeds"
+    return text + f" ({seeds}" + (f", {found['minutes']:.0f} min" if with_cost else "") + ")"
+
+
+def ranking_encoder(found: Sequence[Tuple[str, Optional[dict], Optional[dict]]]) -> str:
+    """The encoder a regime's candidates ``(label, MiniLM cell, mpnet cell)`` are ranked on: mpnet when at least
+    two of them are planned there and each of those has every planned mpnet seed finished (a fair comparison on
+    the stronger encoder; a candidate the plan runs on MiniLM only is not in it), else MiniLM."""
+    planned = [large for _, _, large in found if large is not None]
+    complete = len(planned) >= 2 and all(large["f1"] and len(large["f1"]) == large["planned"] for large in planned)
+    return LARGE if complete else SMALL
+
+
+def candidate_text(label: str, small: Optional[dict], large: Optional[dict], say_missing: bool = False) -> str:
+    """``EER-short: mpnet 85.1 (1 of 3 seeds), MiniLM 66.3 ± 2.4 (3 seeds)``; ``say_missing`` (others in the
+    regime are run on mpnet): ``CBL-BERT-shortest: MiniLM 79.0 (1 seed), not run on mpnet``."""
+    parts = [f"{name} {cell_text(found, False)}" for name, found in ((SHORT[LARGE], large), (SHORT[SMALL], small)) if found]
+    if say_missing and large is None:
+        parts.append(f"not run on {SHORT[LARGE]}")
+    return f"{label}: {', '.join(parts)}"
+
+
+def eer_minus_sns(rows: List[Dict[str, str]], scenario: str) -> List[str]:
+    """``-7.9 with all-MiniLM-L6-v2 (3 seeds)`` per encoder: the mean of the per-seed differences of the plan's
+    EER-short and SNS-shortest over the seeds both finished."""
+    parts = []
+    for encoder, ablation in ((SMALL, ""), (LARGE, LARGE_BENCHMARK)):
+        eer, sns = (cell(rows, scenario, ablation, encoder, a) for a in ("eer_short", "sns_shortest"))
+        seeds = sorted(set(eer["by_seed"]) & set(sns["by_seed"])) if eer and sns else []
+        if seeds:
+            difference = mean([eer["by_seed"][s] - sns["by_seed"][s] for s in seeds])
+            parts.append(f"{difference:+.1f} with {encoder} ({len(seeds)} seed{'s' if len(seeds) > 1 else ''})")
+    return parts
+
+
+def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str, float]]) -> str:
+    """The guide: per regime the best measured approach (ranked as :func:`ranking_encoder` says) and the
+    alternatives, mpnet and MiniLM, then where our numbers and the paper's part (EER-short against SNS-shortest on EE)."""
+    lines = [
+        "| your annotation | train (best measured) | test F1, mpnet (seeds, min per run) | test F1, MiniLM (seeds, min per run) | the others |",
+        "|:---|:---|---:|---:|:---|",
+    ]
+    for regime, candidates in REGIMES:
+        found = [(label, cell(rows, s, a, SMALL, x), cell(rows, s, b, LARGE, x) if b else None) for label, s, a, b, x in candidates]
+        encoder = ranking_encoder(found)
+        column = 2 if encoder == LARGE else 1
+        measured = [f for f in found if f[column] and f[column]["f1"]]
+        if not measured:
+            lines.append(f"| {regime} | not measured yet | – | – | – |")
+            continue
+        best = max(measured, key=lambda f: mean(f[column]["f1"]))
+        on_large = any(large for _, _, large in found)
+        others = "; ".join(candidate_text(label, small, large, on_large) for label, small, large in found if label != best[0] and (small or large))
+        lines.append(f"| {regime} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |")
+    sentences = []
+    for scenario in ("EE", "NNS"):
+        # the paper's NNS block has -all rows only: paper_value falls back to them, and the sentence names them
+        (eer, eer_row), (sns, sns_row) = (paper_value(paper_rows, scenario.lower(), a, "eng-c") for a in ("eer_short", "sns_shortest"))
+        parts = eer_minus_sns(rows, scenario)
+        if eer is not None and sns is not None and parts:
+            sentences.append(
+                f"on {scenario} data the paper's {eer_row.replace('-BERT', '')} beats {sns_row.replace('-BERT', '')} by {eer - sns:+.1f} F1 "
+                f"({eer:.1f} vs {sns:.1f}); here EER-short minus SNS-shortest is {' and '.join(parts)}"
+            )
+    if sentences:
+        lines += ["", "Where we disagree with the paper (RoBERTa-base on a GPU): " + "; ".join(sentences) + "."]
+    return "\n".join(lines)
+
+
+def replace_region(text: str, body: str) -> Optional[str]:
+    """``text`` (the guide's page) with the region between :data:`START` and :data:`END` replaced by ``body``; None
+    when it has no such region."""
+    pattern = re.compile(re.escape(START) + r"\n.*?" + re.escape(END), re.S)
+    if not pattern.search(text):
+        return None
+    return pattern.sub(lambda _: f"{START}\n{body}\n{END}", text)
+
+
+def between(text: str, start: str, end: str) -> Optional[str]:
+    """What ``text`` holds between the marker lines ``start`` and ``end`` (None without them)."""
+    match = re.search(re.escape(start) + r"\n(.*?)\n" + re.escape(end), text, re.S)
+    return match.group(1) if match else None
+
+
+def region(text: str) -> Optional[str]:
+    """The guide between the page's markers (None without them)."""
+    return between(text, START, END)
+
+
+def write_guide(readme: Path, results_csv: Path, paper_rows) -> None:
+    """The guide from the report's CSV into the region of ``readme`` (the docs directory's :data:`GUIDE_PAGE`),
+    when that page has one."""
+    from eer_plugin.common.atomic import atomic_write_text
+
+    if readme.is_file() and results_csv.is_file():
+        text = replace_region(readme.read_text(), guide_markdown(read_rows(results_csv.read_text()), paper_rows))
+        if text is not None and text != readme.read_text():
+            atomic_write_text(str(readme), text)

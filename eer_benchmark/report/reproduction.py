@@ -1,0 +1,61 @@
+"""Runs of a block trained again on another machine (a lent GPU, say) to check that it reproduces
+them. Their records are kept in a file of the layout of ``docs/results/records.jsonl``
+(``docs/results/device_checks.jsonl``: ``eer-ner eer-records save CHECK_OUTDIR FILE``); the block's
+section of ``docs/results.md`` sets each beside the block's own run of the same name, with the
+spread of the block's finished seeds of that approach on the same data, which says what "within the
+noise" means."""
+import json
+from pathlib import Path
+from typing import Dict, Optional
+
+from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.report.cells import cell, runs_of
+from eer_benchmark.machine import machine_text
+from eer_benchmark.run.records import DONE, read_records
+from eer_benchmark.tables import markdown_table
+
+
+def read_checks(path: Optional[str]) -> Dict[str, dict]:
+    """``runs/<run name>`` -> the ``result.json`` of each finished run in the records file ``path``
+    (none without a path); a :class:`~eer_benchmark.run.records.RecordsError` names a bad line."""
+    if not path:
+        return {}
+    records = read_records(Path(path))
+    return {directory: json.loads(files["result.json"]) for directory, files in records.items() if DONE in files and "result.json" in files}
+
+
+def _run_text(record: Optional[dict]) -> list:
+    if not record or record.get("status") != "done":
+        return ["not run yet", "–", "–"]
+    return [machine_text(record.get("machine")), f"{100 * record['f1']:.1f}", f"{record['seconds'] / 60:.1f}"]
+
+
+def _seeds_text(seeds: list) -> str:
+    if len(seeds) < 2:
+        return f"{seeds[0]:.1f} (1 seed)" if seeds else "–"
+    return f"{min(seeds):.1f}–{max(seeds):.1f} ({len(seeds)} seeds)"
+
+
+def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
+    """One row per run of ``block`` that ``checks`` trained again elsewhere: both machines, F1 and
+    minutes, the difference, and the range of the block's finished seeds of the same approach and data."""
+    lines = []
+    for b, setting, run in report.plan.block_entries:
+        check = checks.get(f"runs/{run.rel}") if b is block else None
+        if check is None:
+            continue
+        here = report.records[run.key]
+        finished, _ = cell(report, runs_of(report.plan, block, setting), run.approach, run.scenario_name)
+        seeds = [100 * record["f1"] for record in finished.values()]
+        done = here.get("status") == "done"
+        inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
+        lines.append([
+            f"{run.scenario_name}{', ' + setting['name'] if setting else ''}", approach_label(run.approach), str(run.seed),
+            *_run_text(here), *_run_text(check), f"{100 * (check['f1'] - here['f1']):+.1f}" if done else "–",
+            _seeds_text(seeds), inside,
+        ])
+    header = [
+        "scenario", "approach", "seed", "machine of the block's run", "F1", "min", "machine of the check", "F1", "min",
+        "Δ F1 (check − block)", "block's seeds (F1)", "check inside the seeds' range",
+    ]
+    return markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""

@@ -1,0 +1,37 @@
+"""The one module that registers eer-ner with AllenNLP: importing it imports every module that registers an
+AllenNLP component (readers, models, predictors, trainers, subcommands), then installs the AllenNLP patches
+(:mod:`eer_plugin.patches` lists them) and the warnings filters AllenNLP's own code needs.
+
+``import eer_plugin`` does none of this (it imports no AllenNLP and changes no global state). What reaches
+this module: ``.allennlp_plugins`` (it lists ``eer_plugin.allennlp_plugin``), ``--include-package
+eer_plugin`` (AllenNLP imports every public submodule of the package, this one among them), the ``eer-ner``
+console script (:mod:`eer_plugin.cli`), :meth:`eer_plugin.api.Tagger.load` of a model archive (and
+so the spaCy component) and the benchmark's per-document evaluation. Packages that add subcommands (the
+benchmark beside this package) register through the ``eer_ner.plugins`` entry point group, loaded last.
+"""
+import warnings
+from importlib.metadata import entry_points
+
+from eer_plugin.commands import cbl, eer_export, eer_import, eer_settings, estimate_ratio  # noqa: F401
+from eer_plugin.commands import evaluate_checks, export_model, inspect_data, shard, simulate, split, train, tune_o_cost  # noqa: F401
+from eer_plugin.data import reader  # noqa: F401
+from eer_plugin.models import sns, tagger  # noqa: F401
+from eer_plugin.predictors import tagger as _predictor  # noqa: F401
+from eer_plugin import patches
+from eer_plugin.training import checkpointer, ratio_init, trainer  # noqa: F401
+
+# allennlp 2.10.1's trainer calls the deprecated torch.cuda.amp.autocast(...) (torch >= 2.4 warns once per site).
+warnings.filterwarnings(
+    "ignore", message=r"`torch\.cuda\.amp\.autocast\(args\.\.\.\)` is deprecated", category=FutureWarning
+)
+patches.install()
+
+#: the entry point group of packages that add to the plugin (this repository's benchmark, ``eer_benchmark``,
+#: registers ``eer-benchmark`` and ``eer-records`` through it); eer_plugin itself never imports them
+PLUGIN_GROUP = "eer_ner.plugins"
+for _point in entry_points(group=PLUGIN_GROUP):
+    try:
+        _point.load()
+    except ModuleNotFoundError as error:  # installed without that package (a wheel of eer_plugin alone)
+        if error.name is None or error.name.split(".")[0] != _point.value.split(".")[0]:
+            raise

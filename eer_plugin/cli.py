@@ -1,0 +1,44 @@
+"""The ``eer-ner`` command: AllenNLP's command line with this plugin registered, from any directory.
+
+``allennlp`` finds plugin subcommands through a ``.allennlp_plugins`` file in the working directory
+(or ``--include-package``, which only helps subcommands it already knows), so ``allennlp
+eer-simulate`` works only in the repository root. ``eer-ner`` (installed as a console script by
+``setup.py``) imports :mod:`eer_plugin.allennlp_plugin` first (readers, models, predictors, the ``eer_atomic``
+checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o-cost``, ``cbl``,
+``eer-benchmark``, ``eer-inspect``, ...), then runs AllenNLP's own ``main``: every ``allennlp`` subcommand (``train``,
+``evaluate``, ``predict``, ...) plus ours, with the same arguments::
+
+    eer-ner train eer_short.jsonnet -s runs/eer   # a packaged config, by name (eer_plugin/runtime/config_files.py)
+    eer-ner eer-simulate --help
+    eer-ner evaluate runs/eer/model.tar.gz test.txt
+
+``python -m eer_plugin.cli`` does the same. An error caused by the input
+(:class:`eer_plugin.common.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
+is one line on stderr and exit status 1, and so is a missing input file.
+"""
+import os
+import sys
+from typing import Optional, Sequence
+
+
+def main(argv: Optional[Sequence[str]] = None) -> int:
+    import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
+    from allennlp.commands import main as allennlp_main
+
+    from eer_plugin.common.errors import INPUT_ERROR, print_error, UserError
+
+    if argv is not None:  # AllenNLP's parser reads sys.argv
+        sys.argv = ["eer-ner", *argv]
+    try:
+        allennlp_main(prog="eer-ner")
+    except UserError as error:
+        print_error(error)
+        return INPUT_ERROR
+    except FileNotFoundError as error:  # AllenNLP's cached_path: e.g. a predict input file that is not there
+        print_error(f"{error} (relative paths start in {os.getcwd()})")
+        return INPUT_ERROR
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

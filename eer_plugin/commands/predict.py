@@ -1,0 +1,247 @@
+"""``allennlp predict`` that survives bad input lines, never destroys a file, and writes clean JSON lines.
+
+AllenNLP 2.10's ``_PredictManager`` (``allennlp/commands/predict.py``) opens ``--output-file`` for
+writing (truncating it) before it reads anything, reads the input lines, calls the predictor's
+``load_line`` on each non-blank one, groups them into batches of ``--batch-size`` for
+``predict_batch_json`` and writes ``dump_line`` of every result to the file and, unless
+``--silent``, ``input N: ...`` / ``prediction: ...`` pairs to stdout. A line that ``load_line`` or
+the predictor cannot handle ends the whole run with a traceback.
+
+:class:`LineReportingPredictManager` replaces it (:func:`install_predict_manager`, called when the
+plugin is imported). For every predictor:
+
+* the arguments are checked before anything is opened for writing (:func:`check_arguments`: batch
+  size at least 1, input readable, ``--output-file`` not the input, the archive or the weights, see
+  :mod:`eer_plugin.common.outputs`), each failure one line (:class:`~eer_plugin.common.errors.UserError`);
+* ``--output-file`` is written to a temporary file in its directory and renamed over the output
+  only when the run is complete: an error, Ctrl-C or a kill leaves the previous file as it was.
+
+For predictors that declare ``reports_bad_lines = True`` (the ``eer_tagger`` predictor) also:
+
+* every loaded line gets its 1-based line number in the input (``LINE_KEY`` in the JSON object,
+  blank lines counted); a line that is not valid UTF-8 becomes an error record (the predictor
+  answers every bad line with one, see :mod:`eer_plugin.predictors.tagger`), and after the last
+  line, when any line failed, the manager prints how many to stderr and exits with status 1;
+* stdout gets the output JSON lines themselves (no ``input``/``prediction`` prefixes, no internal
+  keys), unless ``--silent``.
+
+Under ``eer-ner predict`` (:func:`install_predict_manager` also wraps AllenNLP's ``_predict``), the
+arguments are checked before the model is loaded, ``--silent`` without ``--output-file`` (which
+AllenNLP answers by writing nothing) is a one-line error, and ``--resume`` continues a killed run:
+the complete lines of its unfinished (temporary) output are kept, that many non-blank input lines
+skipped, and the rest tagged into the same file (costs one pass over the kept lines).
+"""
+import argparse
+import io
+import json
+import os
+import re
+import sys
+from typing import Iterator, Optional
+
+from allennlp.common import logging as common_logging
+from allennlp.common.file_utils import cached_path, open_compressed
+from allennlp.common.util import JsonDict
+from allennlp.commands import predict as allennlp_predict
+
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.outputs import check_outputs, publish, remove_stale_temporaries, stale_temporaries, temporary_name
+from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY
+_UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
+
+
+def _is_local(path: str) -> bool:
+    return path != "-" and "://" not in path
+
+
+def check_arguments(input_file: str, output_file: Optional[str], batch_size: int, archive_file: Optional[str] = None,
+                    weights_file: Optional[str] = None) -> None:
+    """:class:`UserError` for arguments that cannot work; nothing is opened for writing."""
+    if batch_size < 1:
+        raise UserError(f"--batch-size must be at least 1, got {batch_size}")
+    if _is_local(input_file) and not os.path.isfile(input_file):
+        what = "is a directory" if os.path.isdir(input_file) else "no such file"
+        raise UserError(f"{input_file}: {what} (expected the input JSON lines file, or - for stdin)")
+    inputs = [("the input", input_file if _is_local(input_file) else None), ("the model archive", archive_file),
+              ("--weights-file", weights_file)]
+    check_outputs(inputs, [("--output-file", output_file)])
+
+
+RESUME_HELP = (
+    "continue a killed run with the same input and --output-file: keep the complete lines it wrote and tag only "
+    "the rest of the input (eer_tagger, JSON output)"
+)
+
+
+def _predictor_class(name: Optional[str]):
+    """The registered predictor class ``name`` (None: no name, or one AllenNLP does not know). A predictor
+    checks its own ``--predictor-args`` before the model loads when it has ``check_predictor_args(**args)``."""
+    from allennlp.predictors import Predictor
+
+    return Predictor.resolve_class_name(name)[0] if name and name in Predictor.list_available() else None
+
+
+def _checked(original):
+    def _predict(args: argparse.Namespace) -> None:
+        resume = getattr(args, "resume", False)
+        if args.silent and not args.output_file:
+            raise UserError(
+                "--silent without --output-file would write nothing: give --output-file FILE, or leave out --silent "
+                "to write the predictions to stdout"
+            )
+        if resume and not args.output_file:
+            raise UserError("--resume needs --output-file: the output file of the killed run to continue")
+        check_arguments(args.input_file, args.output_file, args.batch_size, args.archive_file, args.weights_file)
+        check = getattr(_predictor_class(args.predictor), "check_predictor_args", None)
+        if check is not None and args.predictor_args.strip():
+            try:
+                check(**json.loads(args.predictor_args))
+            except (ValueError, TypeError) as error:
+                raise UserError(f"--predictor-args {args.predictor_args}: {error}") from None
+        if not resume:
+            original(args)
+            return
+        common_logging.FILE_FRIENDLY_LOGGING = args.file_friendly_logging
+        predictor = allennlp_predict._get_predictor(args)
+        LineReportingPredictManager(
+            predictor, args.input_file, args.output_file, args.batch_size, not args.silent, args.use_dataset_reader,
+            args.multitask_head, resume=True,
+        ).run()
+
+    _predict.eer_checked = True  # type: ignore[attr-defined]
+    return _predict
+
+
+def _with_resume(original):
+    def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
+        subparser = original(self, parser)
+        subparser.add_argument("--resume", action="store_true", help=RESUME_HELP)
+        return subparser
+
+    add_subparser.eer_resume = True  # type: ignore[attr-defined]
+    return add_subparser
+
+
+class LineReportingPredictManager(allennlp_predict._PredictManager):
+    """See the module docstring."""
+
+    def __init__(self, predictor, input_file: str, output_file: Optional[str], batch_size: int,
+                 print_to_console: bool, has_dataset_reader: bool, multitask_head: Optional[str] = None,
+                 resume: bool = False) -> None:
+        check_arguments(input_file, output_file, batch_size)
+        super().__init__(predictor, input_file, None, batch_size, print_to_console, has_dataset_reader, multitask_head)
+        self._output_path = output_file
+        self._temporary = None
+        self._skip, self._kept_failures = 0, []  # --resume: input lines already tagged, and which of them failed
+        if output_file is not None:
+            directory = os.path.dirname(output_file)
+            if directory:
+                os.makedirs(directory, exist_ok=True)
+            self._temporary = temporary_name(output_file)
+            if resume:
+                self._adopt_killed_run(output_file)
+            remove_stale_temporaries(output_file)
+            self._output_file = open(self._temporary, "a" if resume else "w", encoding="utf-8")
+
+    def _adopt_killed_run(self, output_file: str) -> None:
+        """``--resume``: the largest unfinished output of a killed run becomes this run's, cut after its
+        last complete line; that many non-blank input lines are skipped."""
+        if not self._reports() or getattr(self._predictor, "output_format", "json") != "json":
+            raise UserError("--resume works with the eer_tagger predictor's JSON output only")
+        stale = stale_temporaries(output_file)
+        if not stale:
+            print(f"eer_tagger: --resume: no unfinished run of {output_file}; tagging from the start", file=sys.stderr)
+            return
+        end = 0
+        with open(stale[0], "rb") as handle:
+            for line in handle:
+                try:
+                    record = json.loads(line) if line.endswith(b"\n") else None
+                except ValueError:
+                    record = None
+                if not isinstance(record, dict):
+                    break
+                if "error" in record:
+                    self._kept_failures.append(record.get("line"))
+                self._skip += 1
+                end += len(line)
+        os.truncate(stale[0], end)
+        os.replace(stale[0], self._temporary)
+        print(f"eer_tagger: --resume: kept the {self._skip} output line(s) of the killed run; tagging the rest",
+              file=sys.stderr, flush=True)
+
+    def _reports(self) -> bool:
+        return self._dataset_reader is None and bool(getattr(self._predictor, "reports_bad_lines", False))
+
+    def _get_json_data(self) -> Iterator[JsonDict]:
+        if not self._reports():
+            yield from super()._get_json_data()
+            return
+        if self._input_file == "-":
+            yield from self._numbered(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
+        else:
+            with open_compressed(cached_path(self._input_file), encoding="utf-8", errors="surrogateescape") as lines:
+                yield from self._numbered(lines)
+
+    def _numbered(self, lines) -> Iterator[JsonDict]:
+        seen = 0
+        for number, line in enumerate(lines, 1):
+            if line.isspace():
+                continue
+            seen += 1
+            if seen <= self._skip:  # tagged by the run --resume continues
+                continue
+            bad = _UNDECODABLE.search(line)
+            if bad:
+                byte = ord(bad.group()) - 0xDC00
+                data = {ERROR_KEY: f"not UTF-8 (byte 0x{byte:02x} at column {bad.start() + 1}); save the file as UTF-8"}
+            else:
+                data = self._predictor.load_line(line)
+            data[LINE_KEY] = number
+            yield data
+        if seen < self._skip:
+            raise UserError(
+                f"--resume: the killed run wrote {self._skip} output lines, but {self._input_file} has only {seen} "
+                "non-blank lines: not the same input. Run without --resume"
+            )
+
+    def _maybe_print_to_console_and_file(self, index: int, prediction: str, model_input: Optional[str] = None) -> None:
+        if not self._reports():
+            super()._maybe_print_to_console_and_file(index, prediction, model_input)
+            return
+        if self._print_to_console:
+            sys.stdout.write(prediction)
+        if self._output_file is not None:
+            self._output_file.write(prediction)
+
+    def run(self) -> None:
+        failed = getattr(self._predictor, "failed_lines", None)
+        before = len(failed) if self._reports() and failed is not None else 0
+        if failed is not None:
+            failed.extend(self._kept_failures)
+        try:
+            super().run()  # closes the output file
+            if self._temporary is not None:
+                publish(self._temporary, self._output_path, sync=True)
+        finally:
+            if self._output_file is not None and not self._output_file.closed:
+                self._output_file.close()
+            if self._temporary is not None and os.path.exists(self._temporary):
+                os.remove(self._temporary)
+        if self._reports() and failed is not None and len(failed) > before:
+            count = len(failed) - before
+            shown = ", ".join(str(line) for line in failed[before:][:20]) + (", ..." if count > 20 else "")
+            print(f"eer_tagger: {count} input line(s) failed (lines {shown}); the others were tagged",
+                  file=sys.stderr, flush=True)
+            raise SystemExit(1)
+
+
+def install_predict_manager() -> None:
+    """Makes ``allennlp predict`` use :class:`LineReportingPredictManager`, and checks the
+    arguments of ``predict`` commands parsed after this (``eer-ner predict``) first (idempotent)."""
+    if allennlp_predict._PredictManager is not LineReportingPredictManager:
+        allennlp_predict._PredictManager = LineReportingPredictManager  # type: ignore[misc]
+    if not getattr(allennlp_predict._predict, "eer_checked", False):
+        allennlp_predict._predict = _checked(allennlp_predict._predict)
+    if not getattr(allennlp_predict.Predict.add_subparser, "eer_resume", False):
+        allennlp_predict.Predict.add_subparser = _with_resume(allennlp_predict.Predict.add_subparser)  # type: ignore[method-assign]

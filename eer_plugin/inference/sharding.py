@@ -1,0 +1,146 @@
+"""Tagging a large input in parallel: split it into shards by line ranges, merge the outputs in order.
+
+``allennlp predict`` is one process. For a corpus too large for one, :func:`split_input` cuts the
+JSON-lines input into ``N`` contiguous line ranges with about the same number of documents (non-blank
+lines) each, byte for byte (blank and undecodable lines included, so each shard is tagged exactly as
+its lines would be in the whole file), and writes a manifest next to them. Every shard is then tagged
+by its own ``eer-ner predict`` process, on one machine or many, each with ``--output-file`` (atomic:
+the file appears only when its shard is finished; ``--resume`` continues a killed one).
+:func:`merge_outputs` concatenates the outputs in shard order into one file, written atomically,
+after checking that every output is complete (a JSON output has one line per document of its shard).
+The error records of bad input lines (``{"line": N, ...}``, CoNLL ``# error: line N, ...``) carry line
+numbers of the shard; the merge adds the shard's offset, so the merged output is the unsharded
+output, byte for byte.
+"""
+import json
+import os
+import re
+from contextlib import ExitStack, contextmanager
+from pathlib import Path
+from typing import IO, Dict, Iterator, List, Sequence
+
+from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
+
+MANIFEST_SUFFIX = ".shards.json"
+#: the start of an error record: JSON output, CoNLL output
+_ERROR_LINE = (
+    re.compile(r'^\{"line": (\d+)(?=, "id": (?:null|"(?:[^"\\]|\\.)*"), "error": )'),
+    re.compile(r"^# error: line (\d+)(?=, id )"),
+)
+
+
+class ShardError(ValueError):
+    """A shard manifest or output that cannot be merged (the message names the file and the fix)."""
+
+
+def _lines(path: str, mode: str = "r"):
+    """The file's lines as ``eer-ner predict`` numbers them (universal newlines), each with its own line
+    ending and its bytes kept (``surrogateescape``): written back the same way, they are the same bytes."""
+    return open(path, mode, encoding="utf-8", errors="surrogateescape", newline="")
+
+
+@contextmanager
+def _writing_lines(path: str) -> Iterator[IO]:
+    """:func:`~eer_plugin.common.outputs.writing` for lines read by :func:`_lines` (same bytes out)."""
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    remove_stale_temporaries(path)
+    with replacing(path) as temporary, _lines(temporary, "w") as handle:
+        yield handle
+
+
+def _is_document(line: str) -> bool:
+    """What ``eer-ner predict`` tags: every line that is not blank."""
+    return not line.isspace()
+
+
+def shard_starts(documents: int, shards: int) -> List[int]:
+    """The 0-based document ordinal each shard starts with: ``shards`` contiguous runs of about
+    ``documents / shards`` documents (a shard also holds the blank lines after its documents)."""
+    if shards < 1:
+        raise ShardError(f"--shards must be at least 1, got {shards}")
+    if shards > max(documents, 1):
+        raise ShardError(f"--shards {shards} is more than the {documents} documents of the input: use at most {max(documents, 1)}")
+    return [(k * documents) // shards for k in range(shards)]
+
+
+def split_input(path: str, directory: str, shards: int) -> Dict:
+    """Writes ``directory/<stem>.shard-KK-of-NN.jsonl`` and the manifest ``directory/<stem>.shards.json``
+    (two passes over the input, nothing held in memory); returns the manifest."""
+    if not os.path.isfile(path):
+        raise ShardError(f"{path}: no such file; give the JSON lines to tag (the input of eer-ner predict, uncompressed)")
+    source = Path(path)
+    stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.stem
+    names = [f"{stem}.shard-{k:02d}-of-{shards:02d}.jsonl" for k in range(shards)]
+    manifest_path = os.path.join(directory, stem + MANIFEST_SUFFIX)
+    check_outputs([("INPUT", path)], [("manifest", manifest_path)] + [(f"shard {k}", os.path.join(directory, n)) for k, n in enumerate(names)])
+    with _lines(path) as handle:
+        documents = sum(1 for line in handle if _is_document(line))
+    starts = shard_starts(documents, shards)[1:] + [documents]  # the ordinal that ends each shard
+    entries = [{"file": name, "first_line": 0, "lines": 0, "documents": 0} for name in names]
+    with _lines(path) as handle, ExitStack() as stack:
+        shard, ordinal = 0, 0
+        out = stack.enter_context(_writing_lines(os.path.join(directory, names[0])))
+        entries[0]["first_line"] = 1
+        for number, line in enumerate(handle, 1):
+            if _is_document(line):
+                if ordinal == starts[shard]:  # this document opens the next shard
+                    shard += 1
+                    out = stack.enter_context(_writing_lines(os.path.join(directory, names[shard])))
+                    entries[shard]["first_line"] = number
+                ordinal += 1
+                entries[shard]["documents"] += 1
+            entries[shard]["lines"] += 1
+            out.write(line)
+    manifest = {"input": str(source), "documents": documents, "shards": entries}
+    with writing(manifest_path) as out:
+        out.write(json.dumps(manifest, indent=2) + "\n")
+    return {**manifest, "manifest": manifest_path}
+
+
+def read_manifest(path: str) -> Dict:
+    try:
+        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
+        shards = manifest["shards"]
+        for entry in shards:
+            int(entry["first_line"]), int(entry["documents"]), str(entry["file"])
+    except (OSError, ValueError, KeyError, TypeError) as error:
+        raise ShardError(f"{path}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote") from None
+    return manifest
+
+
+def shift_error_line(line: str, offset: int) -> str:
+    """An output line with the input line number of its error record (if it is one) moved by ``offset``."""
+    for pattern in _ERROR_LINE:
+        match = pattern.match(line)
+        if match:
+            return line[: match.start(1)] + str(int(match.group(1)) + offset) + line[match.end(1):]
+    return line
+
+
+def merge_outputs(manifest_path: str, parts: Sequence[str], output: str, output_format: str = "json") -> Dict:
+    """Concatenates the shards' outputs ``parts`` (in shard order) into ``output``; returns a summary."""
+    manifest = read_manifest(manifest_path)
+    shards = manifest["shards"]
+    if len(parts) != len(shards):
+        raise ShardError(f"{manifest_path} has {len(shards)} shards but {len(parts)} outputs were given: give one output per shard, in shard order")
+    check_outputs([("manifest", manifest_path)] + [(f"output of shard {k}", p) for k, p in enumerate(parts)], [("OUTPUT", output)])
+    for k, (entry, part) in enumerate(zip(shards, parts)):
+        if not os.path.isfile(part):
+            raise ShardError(f"{part}: no output of shard {k} ({entry['file']}); tag it with eer-ner predict first")
+        if output_format == "json":
+            with open(part, "rb") as handle:
+                written = sum(1 for line in handle if line.strip())
+            if written != entry["documents"]:
+                raise ShardError(
+                    f"{part}: {written} output lines but shard {k} ({entry['file']}) has {entry['documents']} documents: "
+                    "not this shard's output, or not a JSON-lines output (CoNLL output: --format conll)"
+                )
+    with _writing_lines(output) as out:
+        for entry, part in zip(shards, parts):
+            offset = int(entry["first_line"]) - 1
+            with _lines(part) as handle:
+                for line in handle:
+                    out.write(shift_error_line(line, offset) if offset else line)
+    return {"output": output, "shards": len(shards), "documents": manifest.get("documents")}
+
+

@@ -1,0 +1,100 @@
+"""Issue 32: the output policy (eer_plugin/common/outputs.py) and the text normalisation (eer_plugin/corpus/text.py)."""
+import os
+import subprocess
+import sys
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eer_plugin.corpus.text import REPLACEMENT, normalise, normalise_text, normalise_value
+from eer_plugin.common import outputs
+from eer_plugin.common.outputs import OutputError, check_outputs, writing
+
+
+# ------------------------------------------------------------------------------------ text
+@given(st.text(alphabet=st.characters(codec=None, exclude_categories=())))
+@settings(max_examples=200, deadline=None)
+def test_normalised_text_keeps_its_length_and_is_always_writable(text):
+    cleaned, count = normalise_text(text)
+    assert len(cleaned) == len(text)  # character offsets stay exact
+    cleaned.encode("utf-8")  # no lone surrogate left
+    assert all(not (c < " " or "\x7f" <= c < "\xa0") or c.isspace() for c in cleaned)
+    assert count == sum(a != b for a, b in zip(text, cleaned))
+    assert all(b == REPLACEMENT for a, b in zip(text, cleaned) if a != b)
+    assert normalise(cleaned) == cleaned  # idempotent
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("bad \ud800 x", "bad \ufffd x"),
+    ("a\x00b\x07c\x1bd\x7fe\x9ff", "a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf"),
+    ("tab\tnew\nline\r\x0b\x0c\x1c\x85 ok", "tab\tnew\nline\r\x0b\x0c\x1c\x85 ok"),  # white space stays
+    ("José \u200b 😀 \ufeff", "José \u200b 😀 \ufeff"),  # no NFC, no removal: only Cc and surrogates
+])
+def test_normalise_replaces_only_surrogates_and_control_characters(text, expected):
+    assert normalise(text) == expected
+
+
+def test_normalise_value_reaches_every_string_keys_included():
+    assert normalise_value({"t\x00": ["a\ud800", {"b": "\x01"}], "n": 3, "f": None}) == {
+        "t\ufffd": ["a\ufffd", {"b": "\ufffd"}], "n": 3, "f": None}
+
+
+# ------------------------------------------------------------------------------------ same-file checks
+def test_output_equal_to_an_input_is_refused_however_spelled(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a.txt").write_text("gold")
+    os.symlink("a.txt", "link.txt")
+    os.link("a.txt", "hard.txt")
+    (tmp_path / "sub").mkdir()
+    for spelling in ["a.txt", "./a.txt", str(tmp_path / "a.txt"), "sub/../a.txt", "link.txt", "hard.txt"]:
+        with pytest.raises(OutputError, match="is the same file as INPUT a.txt: writing it would destroy the input"):
+            check_outputs([("INPUT", "a.txt")], [("OUTPUT", spelling)])
+    check_outputs([("INPUT", "a.txt")], [("OUTPUT", "b.txt"), ("--report", None)])  # a new file: fine
+    assert (tmp_path / "a.txt").read_text() == "gold"
+
+
+def test_files_of_an_input_directory_two_equal_outputs_and_directory_outputs(tmp_path):
+    corpus = tmp_path / "brat"
+    corpus.mkdir()
+    (corpus / "x.ann").write_text("T1\tPER 0 4\tJohn\n")
+    with pytest.raises(OutputError, match="same file as INPUT"):
+        check_outputs([("INPUT", corpus)], [("OUTPUT", corpus / "x.ann")])
+    check_outputs([("INPUT", corpus)], [("OUTPUT", corpus / "new.jsonl")])
+    with pytest.raises(OutputError, match="--complete-output .* is the same file as OUTPUT .*: one would overwrite the other"):
+        check_outputs([], [("OUTPUT", tmp_path / "o.jsonl"), ("--complete-output", f"{tmp_path}/./o.jsonl")])
+    with pytest.raises(OutputError, match="is a directory; give a file name"):
+        check_outputs([], [("OUTPUT", corpus)])
+
+
+# ------------------------------------------------------------------------------------ atomic writes
+def test_a_failed_write_leaves_the_previous_file_and_no_temporary(tmp_path):
+    target = tmp_path / "out.jsonl"
+    target.write_text("previous\n")
+    with pytest.raises(RuntimeError):
+        with writing(target) as handle:
+            handle.write("half")
+            raise RuntimeError("stop")
+    assert target.read_text() == "previous\n" and os.listdir(tmp_path) == ["out.jsonl"]
+    with writing(tmp_path / "new" / "out.jsonl") as handle:  # parent directories are created
+        handle.write("whole\n")
+    assert (tmp_path / "new" / "out.jsonl").read_text() == "whole\n"
+
+
+def test_stale_temporaries_of_dead_writers_are_removed_live_ones_kept(tmp_path):
+    target = tmp_path / "out.jsonl"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    stale = tmp_path / f".out.jsonl{outputs.TEMPORARY_MARK}{dead.stdout.strip()}-deadbeef"
+    live = tmp_path / f".out.jsonl{outputs.TEMPORARY_MARK}{os.getppid()}-cafecafe"
+    stale.write_text("partial")
+    live.write_text("being written")
+    with writing(target) as handle:
+        handle.write("new\n")
+    assert not stale.exists() and live.exists() and target.read_text() == "new\n"
+
+
+def test_an_output_under_a_file_is_refused(tmp_path):
+    (tmp_path / "a.txt").write_text("gold")
+    with pytest.raises(OutputError, match=r"a.txt/out.jsonl: cannot write in .*a.txt; choose a directory"):
+        check_outputs([], [("OUTPUT", tmp_path / "a.txt" / "out.jsonl")])
+    check_outputs([], [("OUTPUT", tmp_path / "new" / "deeper" / "out.jsonl")])  # directories are made
