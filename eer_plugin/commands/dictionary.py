@@ -28,8 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("--stop-list", metavar="FILE", help="forms never matched, one per line")
     parser.add_argument(
         "--ambiguous", choices=dictionary.AMBIGUOUS_RULES, default=dictionary.DEFAULT_AMBIGUOUS,
-        help="a form listed under two types: skip it, or keep the first listing with a warning; counted either way "
-        "(default: %(default)s)",
+        help="a form listed under two types: skip it, or keep the first listing with a warning; counted either way",
     )  # fmt: skip
     parser.add_argument(
         "--propagate", action="store_true",
