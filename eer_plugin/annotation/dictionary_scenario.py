@@ -2,7 +2,7 @@
 distant supervision from a list of names, simulated on a gold corpus.
 
 1. **The dictionary.** The distinct gold entity surface forms of the corpus (a span's words, as a tuple),
-   sorted, of which ``round(coverage * forms)`` (at least one) are drawn with ``random.Random(seed)``. Each
+   sorted, of which ``coverage * forms`` (halves rounded up, at least one) are drawn with ``random.Random(seed)``. Each
    drawn form is listed under its most frequent gold type (ties: the first type in sorted order), as a
    gazetteer lists ``Washington`` once; forms that carry several gold types are counted.
 2. **The labels.** That dictionary is matched over every document's words by the library matcher of
