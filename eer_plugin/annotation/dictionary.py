@@ -43,8 +43,8 @@ an annotated span differently (a different type or other boundaries) is reported
 exactly the matched text. Written through the output policy (checked first, atomic).
 
 **Memory.** The trie stores words as integer ids and its edges in one flat ``dict`` (parent node and word
-id packed in one integer), the per-node and per-entry data in ``array``s: about 300 bytes per entry
-(``benchmarks/dictionary_speed.py`` measures the peak of one million).
+id packed in one integer), the per-node and per-entry data in ``array``s: memory grows linearly, about 320
+bytes per entry (``benchmarks/dictionary_speed.py``: one million entries, 318 MB at the peak of the build).
 """
 import dataclasses
 import json
