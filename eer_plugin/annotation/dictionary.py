@@ -25,8 +25,8 @@ its file and line (a warning, not an error: a rare type can be real).
 When the input documents already carry spans, a dictionary type none of them uses gets a warning too.
 
 **Input documents.** JSON lines with ``"text"`` (raw text: tokenized, character offsets kept; optional
-``"id"``), JSON lines with ``"tokens"`` (pre-tokenized or partial-annotation documents, whose spans are
-kept), or a CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
+``"id"``), JSON lines with ``"tokens"`` (pre-tokenized or partial-annotation documents, whose spans and
+provenance are kept: this command's own output can be labelled again with another dictionary), or a CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
 match that overlaps one (or a negative span) is dropped and counted; complete documents are left as they
 are (their unmarked words are observed ``O``).
 
@@ -378,13 +378,13 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
         data = _json_value(text, path, number)
         if not isinstance(data, dict):
             raise DictionaryError(f"expected a JSON object with \"text\" or \"tokens\", got {type(data).__name__}", path, number)
-        if ("text" in data) == ("tokens" in data):
-            raise DictionaryError('expected exactly one of "text" (raw text) or "tokens" (words)', path, number)
+        if "text" not in data and "tokens" not in data:
+            raise DictionaryError('expected "text" (raw text) or "tokens" (words, e.g. this command\'s own output)', path, number)
         if "id" in data and (not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool)):
             raise DictionaryError(f"'id' must be a string or an integer, got {data['id']!r}", path, number)
         doc_id = str(data.get("id", f"{stem}-{number}"))
         try:
-            if "text" in data:
+            if "tokens" not in data:
                 kinds.add("text")
                 unknown = sorted(set(data) - set(TEXT_JSON_KEYS))
                 if unknown:
@@ -393,10 +393,13 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
                     raise DocumentError("'text' must be a non-empty string")
                 words, word_offsets, ends = tokenize_text(data["text"])
                 document = Document(doc_id, words, ends, text=data["text"])
-            else:
+            else:  # words; with "text" (this command's output) the words' offsets when the text gives these words
                 kinds.add("tokens")
                 document = Document.from_json(dict(data, id=doc_id))
                 word_offsets = None
+                if document.text is not None:
+                    words, word_offsets, _ = tokenize_text(document.text)
+                    word_offsets = word_offsets if words == document.tokens else None
         except DocumentError as err:
             raise DictionaryError(str(err), path, number) from None
         if doc_id in first_line:

@@ -176,6 +176,25 @@ def test_propagate_reports_a_conflict(tmp_path):
     assert len(summary.conflicts) == 1 and "(1, 4, ORG) 'New York Times'" in summary.conflicts[0]
 
 
+def test_output_labelled_again_and_the_first_rule_warns(tmp_path):
+    """A second dictionary over this command's own output: earlier spans and provenance kept, offsets still exact;
+    a form listed under two types with --ambiguous first is kept once, with a warning naming both lines."""
+    names = _write(tmp_path / "names.tsv", NAMES)
+    docs = _write(tmp_path / "docs.jsonl", "".join(json.dumps(d) + "\n" for d in DOCS))
+    label_file(str(docs), str(tmp_path / "once.jsonl"), [str(names)])
+    more = _write(tmp_path / "more.tsv", "Berlin\tGPE\nstaff\tROLE\n")
+    summary = label_file(str(tmp_path / "once.jsonl"), str(tmp_path / "twice.jsonl"), [str(more), str(names)], ambiguous="first")
+    first, _ = read_jsonl(tmp_path / "twice.jsonl")
+    assert [(p["text"], p["type"], p["source"]) for p in first.provenance] == [
+        ("Angela Merkel", "PER", "names"), ("New York", "LOC", "names"), ("Merkel", "PER", "names"), ("Berlin", "LOC", "names"),
+        ("staff", "ROLE", "more"),
+    ]  # fmt: skip
+    assert all(first.text[p["char_start"] : p["char_end"]] == p["text"] for p in first.provenance)
+    [form] = summary.ambiguous
+    assert form["form"] == "Berlin" and form["kept"] == "GPE"
+    assert any(w.startswith(f"{names}:4: 'Berlin' is listed as GPE ({more}:1) and as LOC") for w in summary.warnings)
+
+
 def test_type_warnings(tmp_path):
     lines = [f"Person {i}\tPER" for i in range(25)] + ["Someone Else\tPRE"]
     names = _write(tmp_path / "names.tsv", "\n".join(lines) + "\n")
@@ -227,7 +246,8 @@ BAD = [
     BadInput("typo.jsonl", '{"txt": "Paris", "type": "LOC"}\n', r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)"),
     BadInput("notjson.jsonl", '{"text": "Paris", "type": "LOC"}\n{"text": \n', r"notjson\.jsonl:2: invalid JSON"),
     BadInput("docs_repeated.jsonl", '{"id": "a", "text": "x", "id": "b"}\n', r"docs_repeated\.jsonl:1: key 'id' appears twice", "input"),
-    BadInput("docs_both.jsonl", '{"text": "x", "tokens": ["x"]}\n', r"docs_both\.jsonl:1: expected exactly one of", "input"),
+    BadInput("docs_neither.jsonl", '{"id": "x"}\n', r"docs_neither\.jsonl:1: expected \"text\" \(raw text\) or \"tokens\"", "input"),
+    BadInput("docs_keys.jsonl", '{"text": "x", "txet": "y"}\n', r"docs_keys\.jsonl:1: unknown key\(s\) 'txet'", "input"),
     BadInput("docs_empty_text.jsonl", '{"text": "a"}\n{"text": "  "}\n', r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string", "input"),
     BadInput("docs_same_id.jsonl", '{"id": 1, "text": "a"}\n{"id": "1", "text": "b"}\n', r"docs_same_id\.jsonl:2: document id '1' already used on line 1", "input"),
     BadInput("docs_latin1.jsonl", '{"text": "Z\xfcrich"}\n'.encode("latin-1"), r"docs_latin1\.jsonl:1: invalid UTF-8 byte 0xfc", "input"),
