@@ -295,3 +295,23 @@ def test_command_from_an_empty_directory(tmp_path):
     first, _ = read_jsonl(tmp_path / "out.jsonl")
     assert [p["text"] for p in first.provenance] == ["Angela Merkel", "New York", "Merkel", "Berlin"]
     assert not (tmp_path / ".allennlp_plugins").exists() and Path.cwd() != tmp_path and REPO != tmp_path
+
+
+@pytest.mark.parametrize("provenance, message", [
+    ([{"start": 0, "end": 1, "type": "LOC", "source": "d"}], r"provenance\[0\] \(0, 1, 'LOC'\) names no span of 'spans'"),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 40}], r"char_start/char_end must index"),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kahl"}], r"give the span's 'text'"),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kohl"}], None),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "origin": "x"}], r"unknown key\(s\) 'origin'"),
+    ({"start": 0}, r"'provenance' must be a list"),
+])  # fmt: skip
+def test_the_format_checks_provenance(provenance, message):
+    """The training reader's own check of the new keys: each provenance object names a span, its offsets index `text`."""
+    from eer_plugin.corpus.documents import DocumentError
+
+    data = {"id": "d", "tokens": ["Kohl", "said"], "spans": [[0, 1, "PER"]], "text": "Kohl  said", "provenance": provenance}
+    if message is None:
+        assert Document.from_json(data).to_json()["provenance"] == provenance
+        return
+    with pytest.raises(DocumentError, match=message):
+        Document.from_json(data)
