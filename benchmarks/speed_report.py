@@ -18,6 +18,10 @@ In one process, each part interleaved (A, B, A, B, ...), medians:
    backward, AdamW) with the encoder in fp32 and under ``torch.autocast("cpu", bfloat16)``
    (``EERTagger.precision``), interleaved; target: bf16 at most half the fp32 time (ratio <= 0.5).
 
+4. **Dictionary labelling** (:mod:`dictionary_speed`): ``eer-dictionary``'s matcher on CoNLL-2003 text
+   against tagging the same text with MiniLM (target: at least 20x), and the memory of a one-million-entry
+   dictionary.
+
 ``--json FILE`` writes the numbers; ``--doc docs/speed.md`` rewrites that page's generated
 block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from them;
 ``--render FILE.json --doc docs/speed.md`` does only that, from a saved report. A benchmark never
@@ -313,6 +317,10 @@ def report_lines(report):
                   f"(target <= {TARGETS['bf16_ratio']} {verdict(b['ratio'], TARGETS['bf16_ratio'])})"
                   + ("; this CPU has no native bf16 (no AVX-512 BF16 / AMX: oneDNN emulates it), so bf16 cannot pay off here"
                      if b.get("native_bf16") is False else "") + ".", ""]
+    if report.get("dictionary"):
+        import dictionary_speed
+
+        lines += dictionary_speed.report_lines(report["dictionary"])
     for note in report.get("errors", []):
         lines.append(f"(not measured: {note})")
     return lines
@@ -338,7 +346,7 @@ def main():
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)")
     parser.add_argument("--lattices", default=",".join("x".join(map(str, l)) for l in crf_speed.LATTICES))
-    parser.add_argument("--parts", default="crf,predictor,bf16", help="comma-separated subset of crf,predictor,bf16")
+    parser.add_argument("--parts", default="crf,predictor,bf16,dictionary", help="comma-separated subset of crf,predictor,bf16,dictionary")
     parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
     parser.add_argument("--json", help="write the report to this JSON file")
     parser.add_argument("--doc", help="rewrite the generated block of this Markdown file (docs/speed.md)")
@@ -378,6 +386,15 @@ def main():
                 except Exception as err:
                     traceback.print_exc()
                     report["errors"].append(f"{name}: {err}")
+        if "dictionary" in parts:  # issue 48: labelling speed against the encoder, and a 1M-entry dictionary's memory
+            try:
+                import dictionary_speed
+
+                report["dictionary"] = dictionary_speed.bench(build_minilm_tagger)
+                print(f"  dictionary: {report['dictionary']['ratio']:.0f}x MiniLM tagging", flush=True)
+            except Exception as err:
+                traceback.print_exc()
+                report["errors"].append(f"dictionary: {err}")
     lines = report_lines(report)
     print("\n".join(lines))
     if args.json and not args.render:

@@ -12,7 +12,7 @@ benchmark beside this package) register through the ``eer_ner.plugins`` entry po
 import warnings
 from importlib.metadata import entry_points
 
-from eer_plugin.commands import cbl, eer_export, eer_import, eer_settings, estimate_ratio  # noqa: F401
+from eer_plugin.commands import cbl, dictionary, eer_export, eer_import, eer_settings, estimate_ratio  # noqa: F401
 from eer_plugin.commands import evaluate_checks, export_model, inspect_data, shard, simulate, split, train, tune_o_cost  # noqa: F401
 from eer_plugin.data import reader  # noqa: F401
 from eer_plugin.models import sns, tagger  # noqa: F401

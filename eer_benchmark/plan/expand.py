@@ -207,8 +207,8 @@ def ablation_options(setting: Dict[str, Any], scenario: Scenario) -> Dict[str, A
     complete = estimate["complete_documents"] if estimate else setting.get("complete_documents")
     if complete:
         key = "estimate_ratio" if estimate else "complete_documents"
-        if scenario.type != "ee":
-            raise PlanError(f"{where}: {key} needs an EE scenario (its budget pays for the complete documents), not {scenario.name!r} ({scenario.type})")
+        if scenario.type not in ("ee", "dictionary"):
+            raise PlanError(f"{where}: {key} needs an EE scenario (its budget pays for the complete documents) or a dictionary scenario, not {scenario.name!r} ({scenario.type})")
         options["complete_documents"] = complete
         options["estimates_ratio"] = bool(estimate)
     return options

@@ -5,13 +5,15 @@ Runs and the expansion of a plan into runs are in :mod:`eer_benchmark.plan.plan`
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
-SCENARIO_TYPES = ("ee", "nns", "random", "gold")
+SCENARIO_TYPES = ("ee", "nns", "random", "gold", "dictionary")
 #: parameters of each scenario type and their defaults (None: required)
 SCENARIO_PARAMETERS: Dict[str, Dict[str, Any]] = {
     "ee": {"budget": 1000, "keep_probability": 0.8, "max_per_document": 10},
     "nns": {"recall": 0.5, "precision": 0.9, "max_fp_length": 3},
     "random": {"keep_probability": None},
     "gold": {},
+    # a dictionary of this share of the training set's distinct gold entity forms (eer_plugin.annotation.dictionary_scenario)
+    "dictionary": {"coverage": None},
 }
 EXHAUSTIVE_MAX_PER_DOCUMENT = 1_000_000_000
 #: reader options of a dataset entry (the names of eer-simulate's / eer-inspect's options) -> the config
@@ -101,6 +103,8 @@ class Scenario:
             return f"Non-Native Speaker (NNS): recall {p['recall']:.0%}, precision {p['precision']:.0%}"
         if self.type == "random":
             return f"uniform drop: each entity kept with probability {p['keep_probability']:g}"
+        if self.type == "dictionary":
+            return f"dictionary of {p['coverage']:.0%} of the training set's distinct gold entity forms, matched over its text"
         return "complete annotation"
 
     def simulate(self, docs, seed: int):
@@ -113,11 +117,20 @@ class Scenario:
             return simulators.non_native_speaker(docs, p["recall"], p["precision"], seed, p["max_fp_length"])
         if self.type == "random":
             return simulators.random_drop(docs, p["keep_probability"], seed)
+        if self.type == "dictionary":
+            from eer_plugin.annotation.dictionary_scenario import dictionary_annotation
+
+            return dictionary_annotation(docs, p["coverage"], seed)
         return simulators.gold(docs)
 
     def simulate_with_complete_documents(self, docs, seed: int, complete_documents: int):
-        """This EE scenario's data with ``complete_documents`` documents annotated completely within its budget."""
+        """This EE scenario's data with ``complete_documents`` documents annotated completely within its budget
+        (a dictionary scenario: those documents complete, the dictionary's labels on the others)."""
         from eer_plugin.annotation import simulators
 
         p = dict(self.params)
+        if self.type == "dictionary":
+            from eer_plugin.annotation.dictionary_scenario import dictionary_with_complete_documents
+
+            return dictionary_with_complete_documents(docs, p["coverage"], complete_documents, seed)
         return simulators.ee_with_complete_documents(docs, p["budget"], complete_documents, p["keep_probability"], p["max_per_document"], seed)

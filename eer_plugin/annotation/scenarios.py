@@ -6,10 +6,10 @@ import inspect
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
 
-from eer_plugin.annotation import simulators
+from eer_plugin.annotation import dictionary_scenario, simulators
 from eer_plugin.corpus.documents import Document
 
-SCENARIOS = ("ee", "nns", "random", "gold")
+SCENARIOS = ("ee", "nns", "random", "gold", "dictionary")
 
 
 def _default(function: Callable, parameter: str) -> Any:
@@ -25,6 +25,7 @@ DEFAULTS: Dict[str, Any] = {
     "recall": _default(simulators.non_native_speaker, "recall"),
     "precision": _default(simulators.non_native_speaker, "precision"),
     "max_fp_length": _default(simulators.non_native_speaker, "max_fp_length"),
+    "coverage": _default(dictionary_scenario.dictionary_annotation, "coverage"),
     "variant": simulators.VARIANTS[0],
 }
 
@@ -58,6 +59,7 @@ def simulate(
     recall: Optional[float] = None,
     precision: Optional[float] = None,
     max_fp_length: Optional[int] = None,
+    coverage: Optional[float] = None,
     seed: Optional[int] = None,
 ) -> List[Tuple[Path, List[Document], Dict]]:
     """Runs ``scenario`` (one of :data:`SCENARIOS`) on the gold ``docs``; returns ``(output path, documents,
@@ -84,6 +86,12 @@ def simulate(
         documents, stats = simulators.non_native_speaker(docs, **options)
     elif scenario == "random":
         documents, stats = simulators.random_drop(docs, keep_probability, **_given(seed=seed))
+    elif scenario == "dictionary":
+        options = _given(coverage=coverage, seed=seed)
+        if complete_documents is not None:
+            documents, stats = dictionary_scenario.dictionary_with_complete_documents(docs, complete_documents=complete_documents, **options)
+        else:
+            documents, stats = dictionary_scenario.dictionary_annotation(docs, **options)
     else:
         documents, stats = simulators.gold(docs)
     return [(Path(output), documents, stats)]

@@ -4,7 +4,7 @@
 
 ::
 
-    eer-simulate {ee,nns,random,gold} INPUT OUTPUT.jsonl [--budget M] [--learning-curve]
+    eer-simulate {ee,nns,random,gold,dictionary} INPUT OUTPUT.jsonl [--budget M] [--learning-curve] [--coverage c]
         [--complete-documents D] [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
         [--max-fp-length L] [--seed S] [--variant all|short|shortest]
         [--format auto|conll|ontonotes|jsonl] [--tag-scheme auto|IOB1|BIO|BIOUL]
@@ -17,6 +17,8 @@ documents. ``--learning-curve`` (EE) writes one file per budget of
 before the extension. ``--complete-documents D`` (EE) annotates D random documents completely within
 the budget (``is_complete``; the EE simulator spends the rest on the others): data with which
 ``eer-estimate-ratio`` can measure rho and on which EER observes those documents' ``O`` tags.
+``dictionary`` labels the text with a dictionary of ``--coverage`` of its distinct gold entity forms
+(:mod:`eer_plugin.annotation.dictionary_scenario`; ``--complete-documents D`` works with it too).
 Errors print one line and exit with status 1 (argparse's usage errors: 2).
 """
 import argparse
@@ -34,19 +36,21 @@ from eer_plugin.common.outputs import OutputError, check_outputs
 NAME = "eer-simulate"
 DESCRIPTION = (
     "Simulate partial annotation of a gold NER corpus: ee (Exploratory Expert), nns (Non-Native "
-    "Speaker), random (uniform drop) or gold (complete, as given). Writes partial-annotation JSON lines."
+    "Speaker), random (uniform drop), gold (complete, as given) or dictionary (a share of the gold entity forms "
+    "matched over the text). Writes partial-annotation JSON lines."
 )
 #: options that only make sense with some scenarios
 SCENARIO_OPTIONS = {
     "budget": ("ee",),
     "learning_curve": ("ee",),
-    "complete_documents": ("ee",),
+    "complete_documents": ("ee", "dictionary"),
     "max_per_document": ("ee",),
     "keep_probability": ("ee", "random"),
     "recall": ("nns",),
     "precision": ("nns",),
     "max_fp_length": ("nns",),
-    "seed": ("ee", "nns", "random"),
+    "coverage": ("dictionary",),
+    "seed": ("ee", "nns", "random", "dictionary"),
 }
 
 
@@ -84,6 +88,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     nns.add_argument(
         "--max-fp-length", type=int, default=None,
         help=f"longest false positive in words (default {DEFAULTS['max_fp_length']})",
+    )
+    dictionary = parser.add_argument_group("dictionary (distant supervision from a list of names)")
+    dictionary.add_argument(
+        "--coverage", type=float, default=None,
+        help=f"share of the distinct gold entity forms in the dictionary, e.g. 0.2 (default {DEFAULTS['coverage']})",
     )
     parser.add_argument("--seed", type=int, default=None, help=f"random seed (default {DEFAULTS['seed']})")
     parser.add_argument(

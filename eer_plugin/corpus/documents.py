@@ -41,6 +41,12 @@ class Document:
     source: Optional[str] = None
     #: optional per-word weight of ``O`` for unannotated words (soft evidence; the CBL baseline)
     o_weights: Optional[List[float]] = None
+    #: the raw text the document was tokenized from, when it was (what ``provenance`` character offsets index)
+    text: Optional[str] = None
+    #: where spans came from (``eer-dictionary``): objects ``{"start", "end", "type", "source"}``, each naming a
+    #: span of ``spans``, with ``char_start``/``char_end``/``text`` into :attr:`text` for raw-text documents;
+    #: metadata only (training ignores it), written for the spans that are still there
+    provenance: Optional[List[dict]] = None
 
     def __post_init__(self):
         self.spans = sorted((int(s), int(e), str(t)) for s, e, t in self.spans)
@@ -106,10 +112,16 @@ class Document:
             data["negative_spans"] = [list(n) for n in self.negative_spans]
         if self.o_weights is not None:
             data["o_weights"] = [float(w) for w in self.o_weights]
+        if self.text is not None:
+            data["text"] = self.text
+        spans = set(self.spans)
+        provenance = [p for p in self.provenance or () if (p["start"], p["end"], p["type"]) in spans]
+        if provenance:
+            data["provenance"] = provenance
         return data
 
     #: keys of the JSON object written by :meth:`to_json` and read by :meth:`from_json`
-    JSON_KEYS = ("id", "tokens", "sentence_ends", "spans", "is_complete", "negative_spans", "o_weights")
+    JSON_KEYS = ("id", "tokens", "sentence_ends", "spans", "is_complete", "negative_spans", "o_weights", "text", "provenance")
 
     @classmethod
     def from_json(cls, data: dict, source: Optional[str] = None) -> "Document":
@@ -177,6 +189,11 @@ class Document:
                 "o_weights",
                 "a list of numbers",
             )
+        if "text" in data:
+            check(isinstance(data["text"], str), "text", "a string (the raw text)")
+        provenance = data.get("provenance")
+        if provenance is not None:
+            check_provenance(provenance, data.get("text"), {tuple(s) for s in spans}, where)
         document = cls(
             id=data["id"],
             tokens=list(tokens),
@@ -186,8 +203,36 @@ class Document:
             negative_spans=[tuple(s) for s in negative_spans],
             source=source,
             o_weights=o_weights,
+            text=data.get("text"),
+            provenance=provenance,
         )
         return document.validate()
+
+
+#: keys of one ``provenance`` object (the last three only for raw-text documents)
+PROVENANCE_KEYS = ("start", "end", "type", "source", "char_start", "char_end", "text")
+
+
+def check_provenance(provenance, text: Optional[str], spans, where: str = "") -> None:
+    """:class:`DocumentError` unless ``provenance`` is a list of objects each naming one of ``spans``
+    (``(start, end, type)`` triples) with a string ``source``, and, with ``char_start``/``char_end``,
+    offsets into ``text`` whose text is the object's ``text``."""
+    if not isinstance(provenance, list):
+        raise DocumentError(f"{where}'provenance' must be a list of objects, got {json_repr(provenance)}")
+    for index, item in enumerate(provenance):
+        name = f"{where}provenance[{index}]"
+        if not isinstance(item, dict) or not {"start", "end", "type", "source"} <= set(item):
+            raise DocumentError(f"{name} must be an object with 'start', 'end', 'type' and 'source', got {json_repr(item)}")
+        unknown = sorted(set(item) - set(PROVENANCE_KEYS))
+        if unknown:
+            raise DocumentError(f"{name}: " + unknown_keys_message(unknown, PROVENANCE_KEYS))
+        if (item["start"], item["end"], item["type"]) not in spans or not isinstance(item["source"], str):
+            raise DocumentError(f"{name} ({item['start']}, {item['end']}, {item['type']!r}) names no span of 'spans'")
+        if "char_start" in item or "char_end" in item:
+            start, end = item.get("char_start"), item.get("char_end")
+            if not isinstance(text, str) or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)) \
+                    or not 0 <= start < end <= len(text) or item.get("text", text[start:end]) != text[start:end]:
+                raise DocumentError(f"{name}: char_start/char_end must index the document's 'text' and give the span's 'text'")
 
 
 def unknown_keys_message(unknown: Sequence[str], known: Sequence[str]) -> str:

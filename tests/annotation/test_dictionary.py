@@ -1,0 +1,317 @@
+"""Dictionary labelling (``eer_plugin.annotation.dictionary``, ``eer-dictionary``): the trie matcher against a
+brute-force matcher, character offsets, the training reader on the output, propagate, bad input, and the
+command end to end from an empty directory."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eer_plugin.annotation.dictionary import Matcher, label_documents, label_file
+from eer_plugin.commands import dictionary as command
+from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.formats import read_jsonl
+from eer_plugin.corpus.tokenizer import tokenize_text
+
+# ß and SS both fold to "ss": case folding is more than lower()
+WORDS = ["a", "A", "b", "B", "c", "ß", "SS", "ss"]
+TYPES = ["PER", "LOC"]
+
+
+def brute_force(tokens, sentence_ends, entries, case_insensitive, stop, rule):
+    """The specification, slowly: at each word, the longest listed form (after folding, without stop-listed
+    and, under 'skip', ambiguous forms) ending within the sentence; then go on after it."""
+    fold = (lambda t: t.casefold()) if case_insensitive else (lambda t: t)
+    key = lambda words: tuple(fold(t) for t in words)  # noqa: E731
+    stopped = {key(s) for s in stop}
+    listings = {}
+    for form, label, source in entries:
+        if key(form) not in stopped:
+            listings.setdefault(key(form), []).append((label, source))
+    table = {}
+    for form, found in listings.items():
+        if len({label for label, _ in found}) > 1 and rule == "skip":
+            continue
+        table[form] = found[0]
+    matches, start = [], 0
+    for end in sentence_ends:
+        i = start
+        while i < end:
+            for j in range(end, i, -1):
+                if key(tokens[i:j]) in table:
+                    matches.append((i, j, *table[key(tokens[i:j])]))
+                    i = j
+                    break
+            else:
+                i += 1
+        start = end
+    return matches
+
+
+forms = st.lists(st.sampled_from(WORDS), min_size=1, max_size=3)
+entries = st.lists(st.tuples(forms, st.sampled_from(TYPES), st.sampled_from(["d1", "d2"])), min_size=1, max_size=12)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    entries=entries,
+    tokens=st.lists(st.sampled_from(WORDS), min_size=1, max_size=30),
+    cuts=st.sets(st.integers(1, 29), max_size=4),
+    case_insensitive=st.booleans(),
+    stop=st.lists(forms, max_size=2),
+    rule=st.sampled_from(["skip", "first"]),
+)
+def test_matcher_equals_brute_force(entries, tokens, cuts, case_insensitive, stop, rule):
+    """Longest match, leftmost, on word boundaries, within sentences, case folding, stop list, ambiguity."""
+    sentence_ends = sorted({c for c in cuts if c < len(tokens)} | {len(tokens)})
+    matcher = Matcher(case_insensitive, rule, stop)
+    sources = {}
+    for form, label, source in entries:
+        if source not in sources:
+            sources[source] = matcher.add_source(source)
+        matcher.add(form, label, sources[source])
+    assert matcher.match(tokens, sentence_ends) == brute_force(tokens, sentence_ends, entries, case_insensitive, stop, rule)
+
+
+def test_ambiguous_forms_are_counted_under_either_rule():
+    for rule, expected in (("skip", []), ("first", [(0, 1, "LOC", "d")])):
+        matcher = Matcher(ambiguous=rule)
+        source = matcher.add_source("d", "d.tsv")
+        assert [matcher.add(["Washington"], t, source, n) for n, t in ((1, "LOC"), (2, "PER"), (3, "LOC"))] == ["added", "ambiguous", "ambiguous"]
+        assert matcher.match(["Washington", "said"]) == expected
+        [form] = matcher.ambiguous_forms()
+        assert form["form"] == "Washington" and [l["where"] for l in form["listings"]] == ["d.tsv:1", "d.tsv:2", "d.tsv:3"]
+        assert form["kept"] == (None if rule == "skip" else "LOC")
+
+
+texts = st.lists(
+    st.tuples(st.sampled_from(["New", "York", "Times", "Merkel's", "U.S.", "3.5", "Zürich", "(", "."]), st.sampled_from([" ", "  ", "\n", "\t "])),
+    min_size=1, max_size=25,
+).map(lambda parts: "".join(w + s for w, s in parts))  # fmt: skip
+
+
+@settings(max_examples=150, deadline=None)
+@given(text=texts)
+def test_character_offsets_equal_the_matched_text(text):
+    matcher = Matcher()
+    source = matcher.add_source("names")
+    for form, label in (("New York", "LOC"), ("New York Times", "ORG"), ("Merkel", "PER"), ("U.S.", "LOC"), ("Zürich", "LOC")):
+        matcher.add(tokenize_text(form)[0], label, source)
+    words, offsets, ends = tokenize_text(text)
+    [document], _ = label_documents([Document("d", words, ends, text=text)], matcher, offsets=[offsets])
+    assert len(document.provenance or []) == len(document.spans)
+    for item in document.provenance or []:
+        assert text[item["char_start"] : item["char_end"]] == item["text"]
+        assert tokenize_text(item["text"])[0] == words[item["start"] : item["end"]]
+    Document.from_json(json.loads(json.dumps(document.to_json())))  # the format's own check agrees
+
+
+def _write(path: Path, text) -> Path:
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+NAMES = "# people and places\nAngela Merkel\tPER\nMerkel\tPER\nBerlin\tLOC\nNew York\tLOC\n"
+DOCS = [
+    {"id": "d1", "text": "Angela Merkel flew to New York.\nMerkel's staff stayed in Berlin."},
+    {"id": "d2", "text": "Nothing to see here."},
+]
+
+
+def test_label_file_writes_what_train_reads(tmp_path):
+    """The output is read unchanged by the training reader (eer_documents), spans and char offsets exact."""
+    from allennlp.data.token_indexers import SingleIdTokenIndexer
+
+    from eer_plugin.data.reader import PartialDocumentReader
+
+    names = _write(tmp_path / "names.tsv", NAMES)
+    docs = _write(tmp_path / "docs.jsonl", "".join(json.dumps(d) + "\n" for d in DOCS))
+    summary = label_file(str(docs), str(tmp_path / "out.jsonl"), [str(names)], report=str(tmp_path / "report.json"))
+    assert summary.matches_per_type == {"LOC": 2, "PER": 2} and summary.matches_per_dictionary == {"names": 4}
+    assert summary.documents_without_match == 1 and summary.share_without_match == 0.5
+    reader = PartialDocumentReader(model_name="words", token_indexers={"tokens": SingleIdTokenIndexer()})
+    first, second = reader.read_documents(str(tmp_path / "out.jsonl"))
+    assert [(first.tokens[s:e], t) for s, e, t in first.spans] == [
+        (["Angela", "Merkel"], "PER"), (["New", "York"], "LOC"), (["Merkel"], "PER"), (["Berlin"], "LOC")
+    ]  # fmt: skip
+    assert [p["text"] for p in first.provenance] == ["Angela Merkel", "New York", "Merkel", "Berlin"]
+    assert all(first.text[p["char_start"] : p["char_end"]] == p["text"] and p["source"] == "names" for p in first.provenance)
+    assert second.spans == [] and list(reader.read(str(tmp_path / "out.jsonl")))
+    assert json.loads((tmp_path / "report.json").read_text())["matches"] == 4
+
+
+def test_propagate_labels_other_occurrences_and_keeps_annotations(tmp_path):
+    docs = [
+        {"id": "a", "tokens": ["Kohl", "met", "Yeltsin", "in", "Bonn"], "spans": [[0, 1, "PER"], [4, 5, "LOC"]]},
+        {"id": "b", "tokens": ["Yeltsin", "left", "Bonn", "for", "Kohl", "Kohl"], "spans": [[0, 1, "ORG"]]},
+        {"id": "c", "tokens": ["Kohl", "and", "Bonn"], "is_complete": True},
+        {"id": "d", "tokens": ["Kohl", "in", "Bonn"], "negative_spans": [[2, 3]]},
+    ]
+    path = _write(tmp_path / "partial.jsonl", "".join(json.dumps(d) + "\n" for d in docs))
+    summary = label_file(str(path), str(tmp_path / "out.jsonl"), propagate=True)
+    a, b, c, d = read_jsonl(tmp_path / "out.jsonl")
+    # the annotation unchanged; an unannotated region of an annotated document gets the other documents' names
+    assert a.spans == [(0, 1, "PER"), (2, 3, "ORG"), (4, 5, "LOC")] and [p["start"] for p in a.provenance] == [2]
+    assert b.spans == [(0, 1, "ORG"), (2, 3, "LOC"), (4, 5, "PER"), (5, 6, "PER")]  # the person's ORG kept
+    assert c.spans == [] and c.is_complete  # complete: its O words are observed
+    assert d.spans == [(0, 1, "PER")]  # never over a negative span
+    assert {p["source"] for p in b.provenance} == {"propagate"}
+    assert summary.complete_documents_kept == 1 and summary.overlaps_dropped == 1
+    [conflict] = summary.conflicts  # a person's "no entity here" against a name annotated elsewhere
+    assert conflict.endswith("partial.jsonl:4: propagate match (2, 3, LOC) 'Bonn' overlaps an annotated or negative span; kept the annotation")
+
+
+def test_propagate_reports_a_conflict(tmp_path):
+    docs = [{"id": "a", "tokens": ["New", "York", "Times"], "spans": [[0, 3, "ORG"]]},
+            {"id": "b", "tokens": ["New", "York", "is", "big"], "spans": [[0, 2, "LOC"]]},
+            {"id": "c", "tokens": ["the", "New", "York", "Times"], "spans": [[1, 3, "LOC"]]}]  # fmt: skip
+    path = _write(tmp_path / "partial.jsonl", "".join(json.dumps(d) + "\n" for d in docs))
+    summary = label_file(str(path), str(tmp_path / "out.jsonl"), propagate=True)
+    assert read_jsonl(tmp_path / "out.jsonl")[2].spans == [(1, 3, "LOC")]  # the annotation wins
+    assert len(summary.conflicts) == 1 and "(1, 4, ORG) 'New York Times'" in summary.conflicts[0]
+
+
+def test_output_labelled_again_and_the_first_rule_warns(tmp_path):
+    """A second dictionary over this command's own output: earlier spans and provenance kept, offsets still exact;
+    a form listed under two types with --ambiguous first is kept once, with a warning naming both lines."""
+    names = _write(tmp_path / "names.tsv", NAMES)
+    docs = _write(tmp_path / "docs.jsonl", "".join(json.dumps(d) + "\n" for d in DOCS))
+    label_file(str(docs), str(tmp_path / "once.jsonl"), [str(names)])
+    more = _write(tmp_path / "more.tsv", "Berlin\tGPE\nstaff\tROLE\n")
+    summary = label_file(str(tmp_path / "once.jsonl"), str(tmp_path / "twice.jsonl"), [str(more), str(names)], ambiguous="first")
+    first, _ = read_jsonl(tmp_path / "twice.jsonl")
+    assert [(p["text"], p["type"], p["source"]) for p in first.provenance] == [
+        ("Angela Merkel", "PER", "names"), ("New York", "LOC", "names"), ("Merkel", "PER", "names"), ("Berlin", "LOC", "names"),
+        ("staff", "ROLE", "more"),
+    ]  # fmt: skip
+    assert all(first.text[p["char_start"] : p["char_end"]] == p["text"] for p in first.provenance)
+    [form] = summary.ambiguous
+    assert form["form"] == "Berlin" and form["kept"] == "GPE"
+    assert any(w.startswith(f"{names}:4: 'Berlin' is listed as GPE ({more}:1) and as LOC") for w in summary.warnings)
+
+
+def test_type_warnings(tmp_path):
+    lines = [f"Person {i}\tPER" for i in range(25)] + ["Someone Else\tPRE"]
+    names = _write(tmp_path / "names.tsv", "\n".join(lines) + "\n")
+    docs = _write(tmp_path / "docs.jsonl", json.dumps({"tokens": ["Person", "1"], "spans": [[0, 2, "PERSON"]]}) + "\n")
+    summary = label_file(str(docs), str(tmp_path / "out.jsonl"), [str(names)])
+    assert any(f"{names}:26: type 'PRE' is listed on this line only" in w and "did you mean 'PER'" in w for w in summary.warnings)
+    assert any(f"{names}:1: type 'PER' is not used by the input's annotation (PERSON)" in w for w in summary.warnings)
+
+
+def test_case_folding_and_stop_list_from_files(tmp_path):
+    names = _write(tmp_path / "names.tsv", "Apple\tORG\nMay\tPER\n")
+    stop = _write(tmp_path / "stop.txt", "# months\nmay\n")
+    docs = _write(tmp_path / "docs.jsonl", json.dumps({"text": "APPLE sold apples in May."}) + "\n")
+    label_file(str(docs), str(tmp_path / "out.jsonl"), [str(names)], case_insensitive=True, stop_list=str(stop))
+    [doc] = read_jsonl(tmp_path / "out.jsonl")
+    assert doc.spans == [(0, 1, "ORG")] and doc.id == "docs-1"
+
+
+def test_conll_input_tags_ignored_and_named_dictionaries(tmp_path):
+    a = _write(tmp_path / "a.tsv", "EU\tORG\n")
+    b = _write(tmp_path / "b.jsonl", json.dumps({"text": "German", "type": "MISC"}) + "\n")
+    summary = label_file(str(FIXTURES / "conll2003_tiny.txt"), str(tmp_path / "out.jsonl"), [f"orgs={a}", str(b)])
+    docs = read_jsonl(tmp_path / "out.jsonl")
+    german = sum(d.tokens.count("German") for d in docs)
+    assert summary.input_kind == "conll" and summary.matches_per_dictionary == {"orgs": 1, "b": german} and german > 1
+    assert {t for d in docs for *_, t in d.spans} == {"ORG", "MISC"} and not any(d.is_complete for d in docs)
+
+
+# ------------------------------------------------------------------------------------------ bad input
+class BadInput:
+    """One bad file: the file it is written to, its content, and the one line of error it must give."""
+
+    def __init__(self, name, content, message, role="dictionary"):
+        self.name, self.content, self.message, self.role = name, content, message, role
+
+    def __repr__(self):
+        return self.name
+
+
+BAD = [
+    BadInput("empty.tsv", "# nothing yet\n\n", r"empty\.tsv: empty dictionary"),
+    BadInput("notab.tsv", "Berlin\tLOC\nParis LOC\n", r"notab\.tsv:2: no TAB in 'Paris LOC'"),
+    BadInput("twotabs.tsv", "Paris\tLOC\tFR\n", r"twotabs\.tsv:1: 2 TABs"),
+    BadInput("noform.tsv", "\tLOC\n", r"noform\.tsv:1: empty surface form"),
+    BadInput("notype.tsv", "Paris\t\n", r"notype\.tsv:1: bad type ''"),
+    BadInput("typeO.tsv", "Paris\tO\n", r"typeO\.tsv:1: bad type 'O'"),
+    BadInput("latin1.tsv", "Berlin\tLOC\nZ\xfcrich\tLOC\n".encode("latin-1"), r"latin1\.tsv:2: invalid UTF-8 byte 0xfc.*iconv -f latin1 -t utf-8"),
+    BadInput("repeated.jsonl", '{"text": "Paris", "type": "LOC", "type": "GPE"}\n', r"repeated\.jsonl:1: key 'type' appears twice"),
+    BadInput("typo.jsonl", '{"txt": "Paris", "type": "LOC"}\n', r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)"),
+    BadInput("notjson.jsonl", '{"text": "Paris", "type": "LOC"}\n{"text": \n', r"notjson\.jsonl:2: invalid JSON"),
+    BadInput("docs_repeated.jsonl", '{"id": "a", "text": "x", "id": "b"}\n', r"docs_repeated\.jsonl:1: key 'id' appears twice", "input"),
+    BadInput("docs_neither.jsonl", '{"id": "x"}\n', r"docs_neither\.jsonl:1: expected \"text\" \(raw text\) or \"tokens\"", "input"),
+    BadInput("docs_keys.jsonl", '{"text": "x", "txet": "y"}\n', r"docs_keys\.jsonl:1: unknown key\(s\) 'txet'", "input"),
+    BadInput("docs_empty_text.jsonl", '{"text": "a"}\n{"text": "  "}\n', r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string", "input"),
+    BadInput("docs_same_id.jsonl", '{"id": 1, "text": "a"}\n{"id": "1", "text": "b"}\n', r"docs_same_id\.jsonl:2: document id '1' already used on line 1", "input"),
+    BadInput("docs_latin1.jsonl", '{"text": "Z\xfcrich"}\n'.encode("latin-1"), r"docs_latin1\.jsonl:1: invalid UTF-8 byte 0xfc", "input"),
+]
+
+
+@pytest.mark.parametrize("case", BAD, ids=repr)
+def test_bad_input_is_one_line_naming_file_and_line(case, tmp_path, capsys):
+    good_dictionary = _write(tmp_path / "good.tsv", "Paris\tLOC\n")
+    good_input = _write(tmp_path / "good.jsonl", '{"text": "Paris"}\n')
+    bad = _write(tmp_path / case.name, case.content)
+    output = _write(tmp_path / "out.jsonl", "previous output\n")
+    args = [str(bad if case.role == "input" else good_input), str(output), "--dictionary", str(bad if case.role == "dictionary" else good_dictionary)]
+    with pytest.raises(SystemExit) as exit:
+        command.main(args)
+    assert exit.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("eer-dictionary: error: ")
+    assert __import__("re").search(case.message, err), err
+    assert output.read_text() == "previous output\n"  # nothing already written is lost
+
+
+def test_output_that_is_an_input_is_refused(tmp_path, capsys):
+    names = _write(tmp_path / "names.tsv", "Paris\tLOC\n")
+    docs = _write(tmp_path / "docs.jsonl", '{"text": "Paris"}\n')
+    with pytest.raises(SystemExit):
+        command.main([str(docs), str(names), "--dictionary", str(names)])
+    assert "is the same file as --dictionary names" in capsys.readouterr().err and names.read_text() == "Paris\tLOC\n"
+
+
+# ------------------------------------------------------------------------------------------ end to end
+@pytest.mark.integration
+def test_command_from_an_empty_directory(tmp_path):
+    """`eer-ner eer-dictionary docs.jsonl out.jsonl --dictionary names.tsv`, a two-type TSV, outside the checkout."""
+    _write(tmp_path / "names.tsv", NAMES)
+    _write(tmp_path / "docs.jsonl", "".join(json.dumps(d) + "\n" for d in DOCS))
+    env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
+    done = subprocess.run(
+        [sys.executable, "-m", "eer_plugin.cli", "eer-dictionary", "docs.jsonl", "out.jsonl", "--dictionary", "names.tsv"],
+        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "matches: 4 (per type: LOC 2, PER 2; per dictionary: names 4)" in done.stdout
+    assert "documents with no match: 1 of 2 (50.0%)" in done.stdout
+    first, _ = read_jsonl(tmp_path / "out.jsonl")
+    assert [p["text"] for p in first.provenance] == ["Angela Merkel", "New York", "Merkel", "Berlin"]
+    assert not (tmp_path / ".allennlp_plugins").exists() and Path.cwd() != tmp_path and REPO != tmp_path
+
+
+@pytest.mark.parametrize("provenance, message", [
+    ([{"start": 0, "end": 1, "type": "LOC", "source": "d"}], r"provenance\[0\] \(0, 1, 'LOC'\) names no span of 'spans'"),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 40}], r"char_start/char_end must index"),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kahl"}], r"give the span's 'text'"),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kohl"}], None),
+    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "origin": "x"}], r"unknown key\(s\) 'origin'"),
+    ({"start": 0}, r"'provenance' must be a list"),
+])  # fmt: skip
+def test_the_format_checks_provenance(provenance, message):
+    """The training reader's own check of the new keys: each provenance object names a span, its offsets index `text`."""
+    from eer_plugin.corpus.documents import DocumentError
+
+    data = {"id": "d", "tokens": ["Kohl", "said"], "spans": [[0, 1, "PER"]], "text": "Kohl  said", "provenance": provenance}
+    if message is None:
+        assert Document.from_json(data).to_json()["provenance"] == provenance
+        return
+    with pytest.raises(DocumentError, match=message):
+        Document.from_json(data)
