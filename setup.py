@@ -51,11 +51,15 @@ setup(
     entry_points={
         "console_scripts": ["eer-ner = eer_plugin.commands.cli:main"],
         "spacy_factories": ["eer_ner = eer_ner_spacy:make_eer_ner"],
+        # subcommands `eer-ner` loads beside the plugin's own (eer_plugin/commands/cli.py): `eer-ner serve`
+        "eer_ner.subcommands": ["serve = eer_plugin.serve.command"],
     },
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],
         "baselines": ["scikit-optimize>=0.10"],
         "plots": ["matplotlib>=3.7"],
+        # `eer-ner serve`, the Label Studio ML backend (eer_plugin/serve/; pins in constraints.txt, requirements-serve.txt)
+        "serve": ["fastapi>=0.110", "uvicorn>=0.27"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

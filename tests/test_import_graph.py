@@ -22,8 +22,8 @@ LAYERS = [
     ("inference without AllenNLP: subword chunks, CRF decoding, documents out, the exported model", {"inference"}),
     ("the AllenNLP roles", {"data", "models", "training", "predictors"}),
     ("the benchmark", {"benchmark"}),
-    ("entry points: subcommands, registration, the AllenNLP patches, the Python API, the spaCy component",
-     {"commands", "_register", "__init__", "runtime.patches", "api", "spacy_component"}),
+    ("entry points: subcommands, registration, the AllenNLP patches, the Python API, the spaCy component, the Label Studio backend",
+     {"commands", "_register", "__init__", "runtime.patches", "api", "spacy_component", "serve"}),
 ]
 LAYER_OF = {unit: index for index, (_, units) in enumerate(LAYERS) for unit in units}
 #: the units below AllenNLP: none of them imports allennlp or allennlp_models

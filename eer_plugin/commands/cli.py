@@ -21,9 +21,23 @@ import sys
 from typing import Optional, Sequence
 
 
+#: the entry point group of subcommands that the plugin's import does not register (``eer-ner serve``: setup.py)
+SUBCOMMAND_GROUP = "eer_ner.subcommands"
+
+
+def load_subcommand_entry_points() -> None:
+    """Imports each module of :data:`SUBCOMMAND_GROUP`, which registers its subcommand."""
+    from importlib.metadata import entry_points
+
+    for entry_point in entry_points(group=SUBCOMMAND_GROUP):
+        entry_point.load()
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     import eer_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from allennlp.commands import main as allennlp_main
+
+    load_subcommand_entry_points()
 
     from eer_plugin.runtime.errors import INPUT_ERROR, UserError, print_error
 
