@@ -23,6 +23,7 @@ import logging
 import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
+from eer_plugin.api import TaggerInputError
 from eer_plugin.serve import label_config, tasks
 from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
 from eer_plugin.serve.models import ModelStore, Trainer, TrainingRunning
@@ -111,7 +112,7 @@ class Backend:
         try:
             config = self.config(body.get("label_config"))
             return 200, {"results": self.predictions(task_list, config), "model_version": self.store.current.version}
-        except (label_config.LabelConfigError, tasks.TaskError) as error:
+        except (label_config.LabelConfigError, tasks.TaskError, TaggerInputError) as error:
             return _error(422, str(error))
 
     def webhook(self, body: Dict[str, Any]) -> Answer:

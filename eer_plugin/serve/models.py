@@ -175,7 +175,8 @@ class Trainer:
             self._thread.start()
             return dict(self.status)
 
-    def _commands(self, run: Path, entity_types: List[str], estimate: bool) -> List[List[str]]:
+    def _commands(self, run: Path, entity_types: List[str], estimate: bool, env: Dict[str, str]) -> List[List[str]]:
+        """The processes of one training: ``eer-estimate-ratio`` (with ``estimate``), then ``train``."""
         cli = [sys.executable, "-m", "eer_plugin.commands.cli"]
         overrides = dict(self.overrides)
         overrides.setdefault("model.entity_types", sorted(entity_types))
@@ -183,7 +184,8 @@ class Trainer:
         commands = []
         ratio: List[str] = []
         if estimate:
-            commands.append([*cli, "eer-estimate-ratio", data, "--output", str(run / "ratio.json")])
+            length = ["--max-length", env["EER_MAX_LENGTH"]] if env.get("EER_MAX_LENGTH") else []
+            commands.append([*cli, "eer-estimate-ratio", data, "--encoder", env["EER_ENCODER"], *length, "--output", str(run / "ratio.json")])
             ratio = ["--ratio-estimate", str(run / "ratio.json")]
         commands.append([*cli, "train", self.config, "-s", str(run / "model"), "-o", json.dumps(overrides), *ratio])
         return commands
@@ -201,7 +203,7 @@ class Trainer:
             env = self.environment()
             env["EER_TRAIN_DATA"] = str(run / "train.jsonl")
             with open(run / "train.log", "a", encoding="utf-8") as log:
-                for command in self._commands(run, entity_types, estimate):
+                for command in self._commands(run, entity_types, estimate, env):
                     log.write("$ " + " ".join(command) + "\n")
                     log.flush()
                     self._process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)

@@ -156,13 +156,17 @@ def test_a_model_that_does_not_load_is_one_clear_error(tmp_path):
 def test_training_uses_the_served_models_encoder_and_the_small_data_recipe(store, tiny_encoder):
     assert encoder_settings(store.current.path) == {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "24"}
     trainer = Trainer(store, overrides={"trainer.num_epochs": 2})
-    train = trainer._commands(store.work_dir, ["PER", "LOC"], estimate=False)[-1]
+    env = trainer.environment()
+    assert (env["EER_ENCODER"], env["EER_DEV_DATA"]) == (tiny_encoder, "")
+    train = trainer._commands(store.work_dir, ["PER", "LOC"], estimate=False, env=env)[-1]
     overrides = json.loads(train[train.index("-o") + 1])
     assert overrides == {"trainer.num_epochs": 2, "trainer.min_steps": 150, "data_loader.batch_sampler.batch_size": 2,
                          "trainer.optimizer.lr": 1e-4, "model.entity_types": ["LOC", "PER"]}  # fmt: skip
     assert train[3:5] == ["train", "eer_short.jsonnet"] and "--ratio-estimate" not in train
-    estimate, train = trainer._commands(store.work_dir, ["PER"], estimate=True)
-    assert estimate[3] == "eer-estimate-ratio" and train[-2] == "--ratio-estimate"
+    estimate, train = trainer._commands(store.work_dir, ["PER"], estimate=True, env=env)
+    assert estimate[3:5] == ["eer-estimate-ratio", str(store.work_dir / "train.jsonl")]
+    assert estimate[5:9] == ["--encoder", tiny_encoder, "--max-length", "24"]
+    assert train[-2:] == ["--ratio-estimate", estimate[-1]]
 
 
 def test_only_the_http_layer_imports_the_framework():
