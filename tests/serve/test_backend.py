@@ -195,3 +195,19 @@ def test_the_http_routes(backend):
     answer = client.post("/setup", json={"schema": "<View/>"})
     assert answer.status_code == 422 and "no <Labels>" in answer.json()["error"]
     assert client.post("/train", content=b"not json").status_code == 422
+
+
+def test_an_exported_model_is_served_the_same_and_trains_on_its_encoder(archive, store, tmp_path, tiny_encoder):
+    from eer_plugin.models.export import export_model
+
+    export_model(archive, tmp_path / "export")
+    exported = Backend(ModelStore(str(tmp_path / "export"), str(tmp_path / "work"), Tagger.load), Trainer(store))
+    task_list = [{"id": i, "data": {"body": text}} for i, text in enumerate(TEXTS)]
+    from_archive = Backend(store, Trainer(store)).predict({"tasks": task_list, "label_config": CONFIG})[1]["results"]
+    from_export = exported.predict({"tasks": task_list, "label_config": CONFIG})[1]["results"]
+    spans = lambda results: [[(r["value"], r["score"]) for r in p["result"]] for p in results]  # noqa: E731
+    assert [[v for v, _ in p] for p in spans(from_export)] == [[v for v, _ in p] for p in spans(from_archive)]
+    for mine, theirs in zip(from_export, from_archive):
+        assert mine["score"] == pytest.approx(theirs["score"], abs=1e-5)
+        assert [r["score"] for r in mine["result"]] == pytest.approx([r["score"] for r in theirs["result"]], abs=1e-5)
+    assert encoder_settings(str(tmp_path / "export")) == {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "24"}
