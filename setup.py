@@ -55,12 +55,16 @@ setup(
     entry_points={
         "console_scripts": ["eer-ner = eer_plugin.cli:main"],
         "spacy_factories": ["eer_ner = eer_plugin.spacy_component:make_eer_ner"],
-        "eer_ner.plugins": ["eer_benchmark = eer_benchmark.allennlp_plugin"],
+        # what adds subcommands to the plugin (eer_plugin/allennlp_plugin.py loads the group): the benchmark beside
+        # the product, and `eer-ner serve` (the Label Studio backend, whose app needs the `serve` extra only when it runs)
+        "eer_ner.plugins": ["eer_benchmark = eer_benchmark.allennlp_plugin", "serve = eer_plugin.serve.command"],
     },
     extras_require={
         "dev": ["pytest>=8", "hypothesis>=6"],
         "baselines": ["scikit-optimize>=0.10"],
         "plots": ["matplotlib>=3.7"],
+        # `eer-ner serve`, the Label Studio ML backend (eer_plugin/serve/; pins in constraints.txt, requirements-serve.txt)
+        "serve": ["fastapi>=0.110", "uvicorn>=0.27"],
     },
     classifiers=[
         "Programming Language :: Python :: 3",

@@ -21,6 +21,8 @@ In one process, each part interleaved (A, B, A, B, ...), medians:
 4. **Dictionary labelling** (:mod:`dictionary_speed`): ``eer-dictionary``'s matcher on CoNLL-2003 text
    against tagging the same text with MiniLM (target: at least 20x), and the memory of a one-million-entry
    dictionary.
+5. **Label Studio ML backend** (:func:`bench_serve`): 20 concurrent ``/predict`` requests of 10 tasks to
+   ``eer-ner serve``, errors and the time per task, next to the Python API's per task.
 
 ``--json FILE`` writes the numbers; ``--doc docs/speed.md`` rewrites that page's generated
 block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from them;
@@ -321,6 +323,16 @@ def report_lines(report):
         import dictionary_speed
 
         lines += dictionary_speed.report_lines(report["dictionary"])
+    sv = report.get("serve")
+    if sv:
+        lines += [f"Label Studio ML backend (`eer-ner serve`, MiniLM, untrained scorer; measured {sv.get('date', report['date'])}, "
+                  f"{sv.get('threads', report['threads'])} torch threads, load average {sv.get('load', report['load']):.1f}): {sv['requests']} concurrent /predict requests "
+                  f"of {sv['tasks_per_request']} tasks ({sv['source']} paragraphs, {sv['words_per_task']:.0f} words each), "
+                  f"{sv['errors']} errors; {sv['serve_ms_per_task']:.0f} ms per task ({sv['wall_s']:.1f} s for all, request "
+                  f"latency median {sv['request_median_s']:.1f} s, max {sv['request_max_s']:.1f} s: one model call at a time). "
+                  f"The Python API on the same texts: {sv['api_pipe_ms_per_task']:.0f} ms per task with `pipe`, "
+                  f"{sv['api_pipe_rank_ms_per_task']:.0f} ms with `pipe` + `rank` (what one prediction and its score cost); single "
+                  f"runs one after the other, so under load they compare only roughly.", ""]
     for note in report.get("errors", []):
         lines.append(f"(not measured: {note})")
     return lines
@@ -340,13 +352,89 @@ def write_block(doc: Path, lines):
     atomic_write_text(str(doc), head + block + tail)
 
 
+
+# ---------------------------------------------------------------------- 4. the Label Studio ML backend
+def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
+    """``eer-ner serve`` (the Label Studio ML backend, a uvicorn process with the same torch threads) holding
+    ``concurrency`` concurrent ``/predict`` requests of ``tasks_per_request`` tasks (paragraphs of CoNLL dev
+    documents, or generated text): errors, request latencies and the time per task, next to the Python API's
+    per task on the same texts (``pipe``, and ``pipe`` + ``rank``: the work of one prediction with its score)."""
+    import concurrent.futures
+    import socket
+    import subprocess
+    import tempfile
+    import urllib.request
+
+    from eer_plugin.api import Tagger
+
+    load = os.getloadavg()[0]
+    model, reader, _ = build_minilm_tagger()
+    docs, source = conll_documents(tasks_per_request)
+    texts = [d["text"][: d["text"].find(" . ", 250) + 2] if d["text"].find(" . ", 250) > 0 else d["text"] for d in docs]
+    config = ('<View><Text name="text" value="$text"/><Labels name="label" toName="text">'
+              + "".join(f'<Label value="{t}"/>' for t in ("PER", "LOC", "ORG", "MISC")) + "</Labels></View>")
+    body = json.dumps({"tasks": [{"id": i, "data": {"text": t}} for i, t in enumerate(texts)], "label_config": config}).encode()
+    with tempfile.TemporaryDirectory(prefix="eer-serve-speed-") as temporary:
+        archive, _ = archive_and_export(model, reader, Path(temporary))
+        with socket.socket() as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = sock.getsockname()[1]
+        env = dict(os.environ, OMP_NUM_THREADS=str(torch.get_num_threads()), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+        command = [sys.executable, "-m", "eer_plugin.commands.cli", "serve", str(archive), "--port", str(port), "--work-dir", f"{temporary}/work"]
+        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        url = f"http://127.0.0.1:{port}"
+        try:
+            for _ in range(300):
+                try:
+                    urllib.request.urlopen(url + "/health", timeout=2)
+                    break
+                except OSError:
+                    if process.poll() is not None:
+                        raise RuntimeError(f"eer-ner serve exited with {process.returncode}")
+                    time.sleep(1)
+
+            def predict(_):
+                start = time.perf_counter()
+                request = urllib.request.Request(url + "/predict", body, {"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=600) as answer:
+                        ok = answer.status == 200 and len(json.loads(answer.read())["results"]) == tasks_per_request
+                except OSError:
+                    ok = False
+                return ok, time.perf_counter() - start
+
+            predict(0)  # warm up
+            start = time.perf_counter()
+            with concurrent.futures.ThreadPoolExecutor(concurrency) as pool:
+                answers = list(pool.map(predict, range(concurrency)))
+            wall = time.perf_counter() - start
+        finally:
+            process.terminate()
+            process.wait(30)
+        tagger = Tagger.load(archive)
+    all_texts = texts * concurrency
+    list(tagger.pipe(texts, batch_size=batch_size))  # warm up
+    pipe_s = crf_speed.timed(lambda: list(tagger.pipe(all_texts, batch_size=batch_size)))
+    rank_s = crf_speed.timed(lambda: tagger.rank(all_texts, batch_size=batch_size))
+    tasks = concurrency * tasks_per_request
+    latencies = sorted(seconds for _, seconds in answers)
+    return {
+        "concurrency": concurrency, "tasks_per_request": tasks_per_request, "requests": concurrency, "source": source,
+        "words_per_task": sum(len(t.split()) for t in texts) / len(texts), "errors": sum(not ok for ok, _ in answers),
+        "wall_s": wall, "serve_ms_per_task": 1000 * wall / tasks, "request_median_s": statistics.median(latencies),
+        "request_max_s": latencies[-1], "api_pipe_ms_per_task": 1000 * pipe_s / tasks,
+        "api_pipe_rank_ms_per_task": 1000 * (pipe_s + rank_s) / tasks, "batch_size": batch_size, "load": load,
+        "date": time.strftime("%Y-%m-%d"), "threads": torch.get_num_threads(),
+    }  # fmt: skip
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=9, help="CRF timed repetitions (>= 7)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)")
     parser.add_argument("--lattices", default=",".join("x".join(map(str, l)) for l in crf_speed.LATTICES))
-    parser.add_argument("--parts", default="crf,predictor,bf16,dictionary", help="comma-separated subset of crf,predictor,bf16,dictionary")
+    parser.add_argument("--parts", default="crf,predictor,bf16,dictionary,serve", help="comma-separated subset of crf,predictor,bf16,dictionary,serve (serve: needs the serve extra)")
     parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
     parser.add_argument("--json", help="write the report to this JSON file")
     parser.add_argument("--doc", help="rewrite the generated block of this Markdown file (docs/speed.md)")
@@ -377,12 +465,13 @@ def main():
                 report["float32_marginals"] = float32_marginal_accuracy()
             with contextlib.suppress(Exception):
                 report["op_counts"] = crf_speed.op_counts(*crf_speed.LATTICES[0])
-        for name, fn in (("predictor", lambda: bench_predictor(args.docs)), ("bf16", bench_bf16_step)):
+        for name, fn in (("predictor", lambda: bench_predictor(args.docs)), ("bf16", bench_bf16_step), ("serve", bench_serve)):
             if name in parts:
                 try:
                     report[name] = fn()
                     extra = "".join(f", {k} {report[name][k + '_ratio']:.3f}" for k in ("api", "exported") if k + "_ratio" in report[name])
-                    print(f"  {name}: ratio {report[name]['ratio']:.3f}{extra}", flush=True)
+                    main_number = f"ratio {report[name]['ratio']:.3f}" if "ratio" in report[name] else f"{report[name]['serve_ms_per_task']:.0f} ms per task"
+                    print(f"  {name}: {main_number}{extra}", flush=True)
                 except Exception as err:
                     traceback.print_exc()
                     report["errors"].append(f"{name}: {err}")

@@ -35,7 +35,8 @@ LAYERS = [
     ("the AllenNLP roles", {"data", "models", "training", "predictors"}),
     ("subcommands: argument parsing", {"commands"}),
     ("the plugin and what needs it registered: registration, the AllenNLP patches, the eer-ner front end, the "
-     "Python API, the spaCy component", {"allennlp_plugin", "patches", "cli", "__init__", "api", "spacy_component"}),
+     "Python API, the spaCy component, the Label Studio backend",
+     {"allennlp_plugin", "patches", "cli", "__init__", "api", "spacy_component", "serve"}),
 ]
 #: the layers of ``eer_benchmark`` (it imports the product's modules freely; the product never imports it)
 BENCHMARK_LAYERS = [

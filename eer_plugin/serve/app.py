@@ -1,0 +1,74 @@
+"""The HTTP layer of ``eer-ner serve``: FastAPI routes onto :class:`eer_plugin.serve.backend.Backend`, run by
+uvicorn. The only module of the package that imports them (the ``serve`` extra)."""
+import logging
+from typing import Any, Dict, Optional
+
+#: where the backend listens (only this machine, unless --host says otherwise); Label Studio's usual backend port
+HOST = "127.0.0.1"
+PORT = 9090
+MISSING_EXTRA = "eer-ner serve needs the serve extra: pip install 'eer-ner[serve]' (FastAPI and uvicorn)"
+
+
+def _framework():
+    try:
+        import fastapi
+        import uvicorn
+    except ImportError:
+        from eer_plugin.common.errors import UserError
+
+        raise UserError(MISSING_EXTRA) from None
+    return fastapi, uvicorn
+
+
+def create_app(backend) -> Any:
+    """The ASGI app of ``backend`` (:class:`~eer_plugin.serve.backend.Backend`)."""
+    fastapi, _ = _framework()
+    from fastapi.responses import JSONResponse
+
+    app = fastapi.FastAPI(title="eer-ner Label Studio ML backend")
+
+    async def body_of(request) -> Dict[str, Any]:
+        try:
+            body = await request.json()
+        except ValueError:
+            body = None
+        return body if isinstance(body, dict) else {}
+
+    def answer(result) -> JSONResponse:
+        status, content = result
+        return JSONResponse(content, status_code=status)
+
+    # model calls and Label Studio calls block: each runs in the thread pool (a plain def does)
+    @app.get("/")
+    @app.get("/health")
+    def health():
+        return answer(backend.health())
+
+    def route(path: str, method):
+        async def endpoint(request: fastapi.Request):
+            body = await body_of(request)
+            return answer(await fastapi.concurrency.run_in_threadpool(method, body))
+
+        app.post(path)(endpoint)
+
+    route("/setup", backend.setup)
+    route("/predict", backend.predict)
+    route("/webhook", backend.webhook)
+    route("/train", backend.train)
+    route("/rank", backend.rank)
+
+    @app.get("/versions")
+    def versions():
+        return answer((200, {"versions": [backend.store.current.version]}))
+
+    return app
+
+
+def serve(backend, host: str, port: int, log_level: Optional[str] = "info") -> None:
+    """Runs the backend's app with uvicorn until Ctrl-C / SIGTERM, then stops a running training."""
+    _, uvicorn = _framework()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        uvicorn.run(create_app(backend), host=host, port=port, log_level=log_level)
+    finally:
+        backend.trainer.stop()

@@ -1,0 +1,192 @@
+"""Label Studio's ML backend protocol as plain methods: each takes the request's JSON body and returns
+``(HTTP status, JSON body)``; :mod:`eer_plugin.serve.app` only routes HTTP to them.
+
+* ``GET /health``: ``{"status": "UP", "model_version": ..., "training": {...}}``;
+* ``POST /setup`` (Label Studio, when the backend is connected and before predictions): checks the project's
+  label config against the model (:mod:`eer_plugin.serve.label_config`) and answers ``{"model_version": ...}``;
+* ``POST /predict``: ``{"tasks": [...], "label_config": ...}`` -> ``{"results": [one prediction per task]}``
+  (:mod:`eer_plugin.serve.tasks`);
+* ``POST /webhook``: Label Studio's events; ``START_TRAINING`` (the project's "Start Training") trains, every
+  other event is acknowledged and ignored;
+* ``POST /train`` ``{"project": ID}``: the same training without Label Studio's button;
+* ``POST /rank`` ``{"project": ID}``: orders the project's unannotated tasks by :meth:`eer_plugin.Tagger.rank`
+  and writes each one's prediction to Label Studio, its score :func:`eer_plugin.serve.tasks.certainty`.
+
+Training: the project's JSON export is fetched (:mod:`eer_plugin.serve.client`), imported with the Label Studio
+importer (``annotators="first"``; the complete tasks: :func:`eer_plugin.serve.tasks.is_complete`) and trained
+in the background (:class:`eer_plugin.serve.models.Trainer`). Errors are ``{"error": one line}``: 409 training
+already running, 422 a label config or task the backend cannot fill, 502 Label Studio unreachable or refusing
+the API key.
+"""
+import json
+import logging
+import tempfile
+from typing import Any, Callable, Dict, List, Optional, Tuple
+
+from eer_plugin.api import TaggerInputError
+from eer_plugin.serve import label_config, tasks
+from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
+from eer_plugin.serve.models import ModelStore, Trainer, TrainingRunning
+
+logger = logging.getLogger(__name__)
+
+Answer = Tuple[int, Dict[str, Any]]
+#: documents per model call
+BATCH_SIZE = 8
+
+
+def _error(status: int, message: str) -> Answer:
+    logger.error("%s", message)
+    return status, {"error": message}
+
+
+def project_id(value: Any) -> int:
+    """The project id of a request: ``3``, ``"3"`` or Label Studio's ``"3.1700000000"`` (id.creation time), or a
+    ``{"id": 3, ...}`` project object (webhooks)."""
+    if isinstance(value, dict):
+        value = value.get("id")
+    try:
+        return int(str(value).split(".")[0])
+    except (TypeError, ValueError):
+        raise ValueError(f"no project id in {value!r}: send {{\"project\": ID}}") from None
+
+
+class Backend:
+    """The ML backend of one :class:`ModelStore`; ``client`` builds a :class:`LabelStudioClient` from a URL and key."""
+
+    def __init__(self, store: ModelStore, trainer: Trainer, url: Optional[str] = None, api_key: Optional[str] = None,
+                 client: Callable[[str, str], LabelStudioClient] = LabelStudioClient) -> None:  # fmt: skip
+        self.store = store
+        self.trainer = trainer
+        self.url = url
+        self.api_key = api_key
+        self._client = client
+        self._configs: Dict[str, label_config.LabelConfig] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def config(self, xml: Any) -> label_config.LabelConfig:
+        if not isinstance(xml, str) or xml not in self._configs:
+            parsed = label_config.parse(xml)
+            self._configs = {xml: parsed}  # the last config only (one project per backend, as a rule)
+        return self._configs[xml]
+
+    def client(self) -> LabelStudioClient:
+        return self._client(self.url or "", self.api_key or "")
+
+    # ------------------------------------------------------------------ endpoints
+    def health(self) -> Answer:
+        return 200, {"status": "UP", "model_class": "eer-ner", "model_version": self.store.current.version, "training": self.trainer.status}
+
+    def setup(self, body: Dict[str, Any]) -> Answer:
+        served = self.store.current
+        try:
+            self.config(body.get("schema") or body.get("label_config")).type_to_label(served.entity_types)
+        except label_config.LabelConfigError as error:
+            return _error(422, str(error))
+        if not self.url and body.get("hostname"):  # Label Studio's own address and its project owner's token
+            self.url = body["hostname"]
+        if not self.api_key and body.get("access_token"):
+            self.api_key = body["access_token"]
+        return 200, {"model_version": served.version}
+
+    def predictions(self, task_list: List[Dict[str, Any]], config: label_config.LabelConfig) -> List[Dict[str, Any]]:
+        """One prediction per task (see :mod:`eer_plugin.serve.tasks`), tagged by the model served now."""
+        served = self.store.current
+        mapping = config.type_to_label(served.entity_types)
+        texts = [tasks.task_text(task, config) for task in task_list]
+        wanted = [i for i, text in enumerate(texts) if text.strip()]
+        with self.store.lock:
+            tagged = list(served.tagger.pipe([texts[i] for i in wanted], batch_size=BATCH_SIZE))
+            ranked = served.tagger.rank([texts[i] for i in wanted], batch_size=BATCH_SIZE)
+        uncertain = {wanted[row["index"]]: row["uncertain_tags"] for row in ranked}
+        found = dict(zip(wanted, tagged))
+        return [
+            tasks.prediction(tasks.results(found[i], texts[i], config, mapping) if i in found else [], uncertain.get(i, 0.0), served.version)
+            for i in range(len(texts))
+        ]
+
+    def predict(self, body: Dict[str, Any]) -> Answer:
+        task_list = body.get("tasks")
+        if not isinstance(task_list, list):
+            return _error(422, "predict: expected {\"tasks\": [...], \"label_config\": ...}")
+        try:
+            config = self.config(body.get("label_config"))
+            return 200, {"results": self.predictions(task_list, config), "model_version": self.store.current.version}
+        except (label_config.LabelConfigError, tasks.TaskError, TaggerInputError) as error:
+            return _error(422, str(error))
+
+    def webhook(self, body: Dict[str, Any]) -> Answer:
+        action = body.get("action")
+        if action != "START_TRAINING":
+            return 200, {"status": "ignored", "action": action, "why": "the backend trains on START_TRAINING or POST /train"}
+        return self.train(body)
+
+    def _guarded(self, method: Callable[[Dict[str, Any]], Answer], body: Dict[str, Any]) -> Answer:
+        """``method(body)``, its errors as answers: 502 for Label Studio's, 422 for the request's or the config's."""
+        try:
+            return method(body)
+        except LabelStudioError as error:
+            return _error(502, str(error))
+        except (ValueError, label_config.LabelConfigError) as error:
+            return _error(422, str(error))
+
+    def _project(self, body: Dict[str, Any]) -> Tuple[int, LabelStudioClient, label_config.LabelConfig]:
+        """The request's project id, the Label Studio client and the project's label config."""
+        project = project_id(body.get("project"))
+        client = self.client()
+        return project, client, self.config(client.project(project).get("label_config"))
+
+    def train(self, body: Dict[str, Any]) -> Answer:
+        """Fetches and imports the project's annotations now (their errors are the answer), trains in the background."""
+        if self.trainer.running:
+            return _error(409, f"training already running: {self.trainer.status['version']} since {self.trainer.status['started']}; wait for it to finish")
+        return self._guarded(self._train, body)
+
+    def _train(self, body: Dict[str, Any]) -> Answer:
+        from eer_plugin.corpus.importers import AnnotationImportError, import_documents
+        from eer_plugin.corpus.tokenizer import tokenize_text
+
+        project, client, config = self._project(body)
+        annotated = [task for task in client.export(project) if tasks.kept_annotation(task) is not None]
+        if not annotated:
+            return _error(422, f"project {project} has no annotated task yet: annotate some (partially is fine), then train")
+        with tempfile.TemporaryDirectory() as directory:
+            path = f"{directory}/export.json"
+            with open(path, "w", encoding="utf-8") as handle:
+                json.dump(annotated, handle)
+            try:
+                documents, report = import_documents(
+                    "label-studio", path, tokenize_text, complete_ids=tasks.complete_ids(annotated), annotators="first",
+                    text_key=config.data_key,
+                )  # fmt: skip
+            except AnnotationImportError as error:
+                return _error(422, f"project {project}: {error}")
+        try:
+            job = self.trainer.start(documents, report.complete_documents, sorted(set(config.labels) | set(report.types)), project)
+        except TrainingRunning as error:
+            return _error(409, str(error))
+        logger.info("training %s on project %s: %s", job["version"], project, report.summary())
+        return 201, dict(job, job=job["version"], imported=report.summary())
+
+    def rank(self, body: Dict[str, Any]) -> Answer:
+        """Ranks the project's unannotated tasks and writes their predictions (replacing this version's)."""
+        return self._guarded(self._rank, body)
+
+    def _rank(self, body: Dict[str, Any]) -> Answer:
+        project, client, config = self._project(body)
+        todo = tasks.unannotated(client.export(project, all_tasks=True))
+        if not todo:
+            return 200, {"project": project, "ranked": [], "model_version": self.store.current.version}
+        predictions = self.predictions(todo, config)
+        version = predictions[0]["model_version"]
+        ids = {task["id"] for task in todo}
+        for old in client.predictions(project):
+            if old.get("task") in ids and old.get("model_version") == version:
+                client.delete_prediction(old["id"])
+        for task, found in zip(todo, predictions):
+            client.create_prediction(task["id"], found)
+        ranked = sorted(
+            ({"task": task["id"], "score": found["score"], "spans": len(found["result"])} for task, found in zip(todo, predictions)),
+            key=lambda row: row["score"],
+        )  # fmt: skip
+        return 200, {"project": project, "model_version": version, "ranked": ranked}

@@ -1,0 +1,213 @@
+"""The Label Studio ML backend without a server: the label config, the predictions' offsets and scores, which
+annotations are complete, the served model's versions, the error answers, and the HTTP routes (Starlette's
+test client, in process). The real Label Studio round trip is tests/serve/test_label_studio.py."""
+import ast
+import json
+import socket
+
+import pytest
+from conftest import REPO
+
+from eer_plugin.api import Tagger
+from eer_plugin.serve import label_config, tasks
+from eer_plugin.serve.backend import Backend, project_id
+from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
+from eer_plugin.serve.models import FIRST_VERSION, ModelStore, Trainer, encoder_settings
+
+CONFIG = (
+    '<View><Text name="doc" value="$body"/><Labels name="ner" toName="doc"><Label value="PER" background="red"/>'
+    '<Label value="Place" predicted_values="LOC"/></Labels>'
+    '<Choices name="complete" toName="doc"><Choice value="complete"/></Choices></View>'
+)
+TEXTS = [
+    "John Smith visited New York. He met the mayor of London!",
+    "  Angela Merkel and Emmanuel Macron met in Paris,\tBerlin and Rome.  ",
+    "Café owners in Zürich — \u00e9t\u00e9 2024 — said 3.5 percent.\nThen John left.",
+    "   ",
+]
+
+
+@pytest.fixture(scope="module")
+def store(archive, tmp_path_factory):
+    return ModelStore(str(archive), str(tmp_path_factory.mktemp("work")), Tagger.load)
+
+
+@pytest.fixture(scope="module")
+def backend(store):
+    return Backend(store, Trainer(store))
+
+
+def test_the_label_config_names_the_control_the_text_and_the_types():
+    config = label_config.parse(CONFIG)
+    assert (config.from_name, config.to_name, config.data_key, config.labels) == ("ner", "doc", "body", ["PER", "Place"])
+    assert config.type_to_label(["LOC", "MISC", "PER"]) == {"PER": "PER", "LOC": "Place"}
+
+
+@pytest.mark.parametrize("xml, message", [
+    ('<View><Text name="t" value="$text"/><Choices name="c" toName="t"><Choice value="a"/></Choices></View>', "has no <Labels> control"),
+    ('<View><Text name="t" value="$text"/><Labels name="l" toName="x"><Label value="PER"/></Labels></View>', "points at a <Text>"),
+    ("<View><Text", "is no XML"),
+    ("", "no label config was sent"),
+])  # fmt: skip
+def test_a_config_the_backend_cannot_fill_is_one_clear_error(xml, message):
+    with pytest.raises(label_config.LabelConfigError, match=message):
+        label_config.parse(xml)
+
+
+def test_a_label_the_model_lacks_is_an_error_at_setup_not_a_silent_drop(backend):
+    xml = '<View><Text name="t" value="$text"/><Labels name="l" toName="t"><Label value="PER"/><Label value="ORG"/></Labels></View>'
+    status, body = backend.setup({"schema": xml})
+    assert status == 422
+    assert "'ORG'" in body["error"] and "LOC, PER" in body["error"]
+    status, body = backend.setup({"schema": CONFIG})
+    assert (status, body) == (200, {"model_version": FIRST_VERSION})
+    status, body = backend.setup({"schema": "<View/>"})
+    assert status == 422 and "no <Labels>" in body["error"]
+
+
+def test_predictions_hold_the_task_texts_exact_offsets_and_the_span_probabilities(backend, store):
+    task_list = [{"id": i, "data": {"body": text}} for i, text in enumerate(TEXTS)]
+    status, body = backend.predict({"tasks": task_list, "label_config": CONFIG, "project": "3.1700000000"})
+    assert status == 200 and len(body["results"]) == len(TEXTS)
+    tagged = [store.current.tagger(text) for text in TEXTS[:3]]
+    label = {"PER": "PER", "LOC": "Place"}
+    for text, expected, prediction in zip(TEXTS, tagged + [{"spans": []}], body["results"]):
+        assert prediction["model_version"] == FIRST_VERSION
+        spans = [(r["value"]["start"], r["value"]["end"], r["value"]["labels"], r["score"]) for r in prediction["result"]]
+        assert spans == [(s["char_start"], s["char_end"], [label[s["type"]]], s["probability"]) for s in expected["spans"]]
+        for result in prediction["result"]:
+            assert (result["from_name"], result["to_name"], result["type"]) == ("ner", "doc", "labels")
+            assert result["value"]["text"] == text[result["value"]["start"]:result["value"]["end"]]
+            assert result["value"]["text"] == result["value"]["text"].strip() != ""
+    assert sum(len(p["result"]) for p in body["results"]) > 5  # the untrained tagger marks many spans
+    assert body["results"][3] == {"result": [], "score": 1.0, "model_version": FIRST_VERSION}  # white space only
+
+
+def test_the_prediction_score_orders_tasks_as_tagger_rank_does(backend, store):
+    task_list = [{"id": i, "data": {"body": text}} for i, text in enumerate(TEXTS[:3])]
+    scores = [p["score"] for p in backend.predict({"tasks": task_list, "label_config": CONFIG})[1]["results"]]
+    ranked = store.current.tagger.rank(TEXTS[:3])
+    assert sorted(range(3), key=lambda i: scores[i]) == [row["index"] for row in ranked]
+    for row in ranked:
+        assert scores[row["index"]] == pytest.approx(1 / (1 + row["uncertain_tags"]))
+
+
+def test_a_task_without_the_configs_text_is_a_clear_error(backend):
+    status, body = backend.predict({"tasks": [{"id": 7, "data": {"text": "x"}}], "label_config": CONFIG})
+    assert status == 422 and "task 7: no text at data['body']" in body["error"]
+
+
+def test_a_task_is_complete_only_when_its_kept_annotation_ticks_complete():
+    ticked = {"type": "choices", "from_name": "complete", "value": {"choices": ["Complete"]}}
+    span = {"type": "labels", "value": {"start": 0, "end": 4, "labels": ["PER"]}}
+    exported = [
+        {"id": 1, "annotations": [{"result": [span, ticked]}]},
+        {"id": 2, "annotations": [{"result": [span]}]},
+        {"id": 3, "annotations": [{"was_cancelled": True, "result": [ticked]}, {"result": [span]}]},
+        {"id": 4, "annotations": [{"result": [span]}, {"result": [ticked]}]},  # the importer keeps the first
+        {"id": 5, "annotations": []},
+    ]
+    assert tasks.complete_ids(exported) == ["1"]
+    assert [t["id"] for t in tasks.unannotated(exported)] == [5]
+
+
+def test_project_ids_as_label_studio_sends_them():
+    assert [project_id(v) for v in (3, "3", "3.1700000000", {"id": 3, "title": "x"})] == [3, 3, 3, 3]
+    with pytest.raises(ValueError, match="no project id"):
+        project_id(None)
+
+
+def test_label_studio_unreachable_is_one_clear_answer(backend):
+    with socket.socket() as sock:  # a port nobody listens on
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]
+    backend.url, backend.api_key = f"http://127.0.0.1:{port}", "token"
+    status, body = backend.train({"project": 1})
+    assert status == 502 and body["error"] == f"Label Studio at http://127.0.0.1:{port} is unreachable (ConnectionError); start it, or fix --label-studio-url"
+    backend.url = None
+    with pytest.raises(LabelStudioError, match="pass --label-studio-url"):
+        LabelStudioClient("", "key")
+
+
+def test_other_events_are_acknowledged_and_ignored(backend):
+    assert backend.webhook({"action": "ANNOTATION_CREATED"})[1]["status"] == "ignored"
+
+
+def test_a_restart_serves_the_last_finished_model(archive, tmp_path):
+    first = ModelStore(str(archive), str(tmp_path), Tagger.load)
+    assert (first.current.version, first.next_version()) == (FIRST_VERSION, "eer-v1")
+    (tmp_path / "runs" / "eer-v1").mkdir(parents=True)  # a training that never finished
+    assert first.next_version() == "eer-v2"
+    first.switch("eer-v2", str(archive))
+    again = ModelStore("/nowhere/model.tar.gz", str(tmp_path), Tagger.load)  # the work dir's model wins
+    assert (again.current.version, again.current.path, again.next_version()) == ("eer-v2", str(archive), "eer-v3")
+    (tmp_path / "state.json").write_text("{")
+    with pytest.raises(Exception, match="state.json: damaged"):
+        ModelStore(str(archive), str(tmp_path), Tagger.load)
+
+
+def test_a_model_that_does_not_load_is_one_clear_error(tmp_path):
+    from eer_plugin.common.errors import ArchiveError
+
+    with pytest.raises(ArchiveError, match="nowhere"):
+        ModelStore(str(tmp_path / "nowhere.tar.gz"), str(tmp_path / "work"), Tagger.load)
+
+
+def test_training_uses_the_served_models_encoder_and_the_small_data_recipe(store, tiny_encoder):
+    assert encoder_settings(store.current.path) == {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "24"}
+    trainer = Trainer(store, overrides={"trainer.num_epochs": 2})
+    env = trainer.environment()
+    assert (env["EER_ENCODER"], env["EER_DEV_DATA"]) == (tiny_encoder, "")
+    train = trainer._commands(store.work_dir, ["PER", "LOC"], estimate=False, env=env)[-1]
+    overrides = json.loads(train[train.index("-o") + 1])
+    assert overrides == {"trainer.num_epochs": 2, "trainer.min_steps": 150, "data_loader.batch_sampler.batch_size": 2,
+                         "trainer.optimizer.lr": 1e-4, "model.entity_types": ["LOC", "PER"]}  # fmt: skip
+    assert train[3:5] == ["train", "eer_short.jsonnet"] and "--ratio-estimate" not in train
+    estimate, train = trainer._commands(store.work_dir, ["PER"], estimate=True, env=env)
+    assert estimate[3:5] == ["eer-estimate-ratio", str(store.work_dir / "train.jsonl")]
+    assert estimate[5:9] == ["--encoder", tiny_encoder, "--max-length", "24"]
+    assert train[-2:] == ["--ratio-estimate", estimate[-1]]
+
+
+def test_only_the_http_layer_imports_the_framework():
+    """Importing eer_plugin (or any module but serve/app.py) never imports FastAPI, Starlette or uvicorn."""
+    found = []
+    for path in sorted((REPO / "eer_plugin").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            for name in names:
+                if name.split(".")[0] in ("fastapi", "starlette", "uvicorn"):
+                    found.append((str(path.relative_to(REPO)), node.lineno))
+    assert {file for file, *_ in found} <= {"eer_plugin/serve/app.py"}
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_the_http_routes(backend):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    client = TestClient(create_app(backend))
+    assert client.get("/health").json()["model_version"] == FIRST_VERSION
+    answer = client.post("/predict", json={"tasks": [{"id": 1, "data": {"body": TEXTS[0]}}], "label_config": CONFIG})
+    assert answer.status_code == 200 and answer.json()["results"][0]["result"]
+    answer = client.post("/setup", json={"schema": "<View/>"})
+    assert answer.status_code == 422 and "no <Labels>" in answer.json()["error"]
+    assert client.post("/train", content=b"not json").status_code == 422
+
+
+def test_an_exported_model_is_served_the_same_and_trains_on_its_encoder(archive, store, tmp_path, tiny_encoder):
+    from eer_plugin.models.export import export_model
+
+    export_model(archive, tmp_path / "export")
+    exported = Backend(ModelStore(str(tmp_path / "export"), str(tmp_path / "work"), Tagger.load), Trainer(store))
+    task_list = [{"id": i, "data": {"body": text}} for i, text in enumerate(TEXTS)]
+    from_archive = Backend(store, Trainer(store)).predict({"tasks": task_list, "label_config": CONFIG})[1]["results"]
+    from_export = exported.predict({"tasks": task_list, "label_config": CONFIG})[1]["results"]
+    spans = lambda results: [[(r["value"], r["score"]) for r in p["result"]] for p in results]  # noqa: E731
+    assert [[v for v, _ in p] for p in spans(from_export)] == [[v for v, _ in p] for p in spans(from_archive)]
+    for mine, theirs in zip(from_export, from_archive):
+        assert mine["score"] == pytest.approx(theirs["score"], abs=1e-5)
+        assert [r["score"] for r in mine["result"]] == pytest.approx([r["score"] for r in theirs["result"]], abs=1e-5)
+    assert encoder_settings(str(tmp_path / "export")) == {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "24"}

@@ -1,0 +1,217 @@
+"""The backend inside a real Label Studio (its default SQLite database in a temporary data directory, a free
+localhost port, a user and legacy API token created on the command line): a project with an NER label config,
+tasks imported, the backend connected, predictions, partial annotations, training, the new version's
+predictions, ranking, a restart; and the stated load (20 concurrent predict requests of 10 tasks). Needs
+``bash scripts/setup_label_studio.sh`` (the serve extra and Label Studio in .venv-ls); skips without them.
+Every process started here is ended in a ``finally``; every wait is bounded."""
+import concurrent.futures
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.integration
+requests = pytest.importorskip("requests")
+pytest.importorskip("fastapi", reason="the serve extra is not installed: bash scripts/setup_label_studio.sh")
+LABEL_STUDIO = Path(os.environ.get("EER_LABEL_STUDIO", REPO / ".venv-ls" / "bin" / "label-studio"))
+TOKEN = "eer-test-token-0123456789"
+CONFIG = (
+    '<View><Text name="text" value="$text"/><Labels name="label" toName="text"><Label value="PER"/><Label value="LOC"/>'
+    '</Labels><Choices name="complete" toName="text"><Choice value="complete"/></Choices></View>'
+)
+TEXTS = [
+    "John Smith visited New York. He met the mayor of London!",
+    "Angela Merkel and Emmanuel Macron met in Paris, Berlin and Rome.",
+    "  Café owners in Zürich said prices rose 3.5 percent.\nThen John left for London.  ",
+    "The mayor of New York met John Smith in Berlin.",
+    "Macron left Paris for Rome on Monday.",
+]
+TRAIN_OVERRIDES = {"trainer.num_epochs": 1, "trainer.min_steps": 0}
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def wait_for(url: str, process: subprocess.Popen, seconds: float, log: Path) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise AssertionError(f"{url}: the process ended ({process.returncode}):\n{log.read_text()[-3000:]}")
+        try:
+            if requests.get(url, timeout=2).status_code == 200:
+                return
+        except requests.exceptions.RequestException:
+            pass
+        time.sleep(1)
+    raise AssertionError(f"{url} not up after {seconds} s:\n{log.read_text()[-3000:]}")
+
+
+def stop(process: subprocess.Popen) -> None:
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGTERM)
+        try:
+            process.wait(20)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            process.wait(20)
+
+
+@pytest.fixture(scope="module")
+def label_studio(tmp_path_factory):
+    if not LABEL_STUDIO.exists():
+        pytest.skip(f"Label Studio is not installed at {LABEL_STUDIO}: bash scripts/setup_label_studio.sh")
+    data, port = tmp_path_factory.mktemp("label-studio"), free_port()
+    env = dict(os.environ, LABEL_STUDIO_BASE_DATA_DIR=str(data), COLLECT_ANALYTICS="false", LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN="true",
+               SSRF_PROTECTION_ENABLED="false", ML_BLOCK_LOCAL_IP="false")  # fmt: skip  (a backend on 127.0.0.1)
+    log = data / "label-studio.log"
+    command = [str(LABEL_STUDIO), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port), "--data-dir", str(data),
+               "--username", "eer@example.com", "--password", "eer-test-password", "--user-token", TOKEN, "--enable-legacy-api-token"]  # fmt: skip
+    with open(log, "w") as out:
+        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_for(f"http://127.0.0.1:{port}/health", process, 600, log)  # the first start migrates the database
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        stop(process)
+
+
+class Backend:
+    """``eer-ner serve`` as a process."""
+
+    def __init__(self, model: str, work: Path, label_studio: str = "") -> None:
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = work.parent / f"{work.name}-serve-{self.port}.log"
+        command = [sys.executable, "-m", "eer_plugin.cli", "serve", model, "--port", str(self.port), "--work-dir", str(work),
+                   "--train-overrides", json.dumps(TRAIN_OVERRIDES)] + (["--label-studio-url", label_studio, "--api-key", TOKEN] if label_studio else [])  # fmt: skip
+        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", EER_PRECISION="fp32")
+        with open(self.log, "w") as out:
+            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        try:
+            wait_for(self.url + "/health", self.process, 180, self.log)
+        except BaseException:
+            stop(self.process)
+            raise
+
+    def get(self, path: str) -> dict:
+        return requests.get(self.url + path, timeout=30).json()
+
+    def post(self, path: str, body: dict):
+        return requests.post(self.url + path, json=body, timeout=300)
+
+
+def check_offsets(predictions, texts_by_task, version):
+    for prediction in predictions:
+        assert prediction["model_version"] == version and 0 < prediction["score"] <= 1
+        text = texts_by_task[prediction["task"]]
+        for result in prediction["result"]:
+            value = result["value"]
+            assert value["text"] == text[value["start"]:value["end"]] != ""
+            assert (result["from_name"], result["to_name"], result["type"]) == ("label", "text", "labels")
+            assert value["labels"][0] in ("PER", "LOC") and 0 <= result["score"] <= 1
+
+
+def test_predict_annotate_train_rank_restart_inside_label_studio(label_studio, archive, tmp_path):
+    from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
+
+    headers = {"Authorization": f"Token {TOKEN}"}
+
+    def ls(method, path, **kwargs):
+        answer = requests.request(method, label_studio + path, headers=headers, timeout=120, **kwargs)
+        assert answer.status_code < 300, f"{method} {path}: {answer.status_code} {answer.text[:500]}"
+        return answer.json() if answer.content else None
+
+    def predictions(project, version):
+        return [p for p in ls("GET", "/api/predictions/", params={"project": project}) if p["model_version"] == version]
+
+    with pytest.raises(LabelStudioError, match="refused the API key"):
+        LabelStudioClient(label_studio, "wrong-token").project(1)
+    project = ls("POST", "/api/projects", json={"title": "eer-ner test", "label_config": CONFIG})["id"]
+    ls("POST", f"/api/projects/{project}/import", json=[{"text": text} for text in TEXTS])
+    task_list = ls("GET", "/api/tasks", params={"project": project, "page_size": 100})["tasks"]
+    texts = {task["id"]: task["data"]["text"] for task in task_list}
+    assert sorted(texts.values()) == sorted(TEXTS)
+
+    work = tmp_path / "work"
+    backend = Backend(str(archive), work, label_studio)
+    try:
+        ml = ls("POST", "/api/ml", json={"url": backend.url, "project": project, "title": "eer-ner"})
+        assert (ml["state"], ml["model_version"]) == ("CO", "eer-v0")
+        # predictions for every task, asked for by Label Studio (the data manager's "Retrieve predictions")
+        retrieve = {"id": "retrieve_tasks_predictions", "project": project}
+        ls("POST", "/api/dm/actions", params=retrieve, json={"selectedItems": {"all": True, "excluded": []}})
+        first = predictions(project, "eer-v0")
+        assert sorted(p["task"] for p in first) == sorted(texts) and sum(len(p["result"]) for p in first) > 0
+        check_offsets(first, texts, "eer-v0")
+
+        # partial annotations of two tasks (one ticked complete), then Label Studio's "Start Training"
+        def span(text, words, label):
+            start = text.index(words)
+            return {"from_name": "label", "to_name": "text", "type": "labels", "value": {"start": start, "end": start + len(words), "text": words, "labels": [label]}}
+
+        one, two = task_list[0], task_list[1]
+        ls("POST", f"/api/tasks/{one['id']}/annotations", json={"result": [span(one["data"]["text"], one["data"]["text"].split()[0], "PER")]})
+        complete = {"from_name": "complete", "to_name": "text", "type": "choices", "value": {"choices": ["complete"]}}
+        ls("POST", f"/api/tasks/{two['id']}/annotations", json={"result": [span(two["data"]["text"], "Paris", "LOC"), complete]})
+        ls("POST", f"/api/ml/{ml['id']}/train", json={})
+        status = backend.get("/health")["training"]
+        assert status["state"] in ("running", "finished") and (status["version"], status["documents"], status["complete"]) == ("eer-v1", 2, 1)
+        again = backend.post("/train", {"project": project})
+        if status["state"] == "running":
+            assert again.status_code == 409 and again.json()["error"].startswith("training already running: eer-v1")
+        deadline = time.monotonic() + 300
+        while backend.get("/health")["model_version"] != "eer-v1":
+            assert time.monotonic() < deadline, (backend.get("/health"), backend.log.read_text()[-3000:])
+            assert backend.get("/health")["training"]["state"] != "failed", Path(status["log"]).read_text()[-3000:]
+            time.sleep(2)
+        assert (work / "state.json").is_file() and json.loads((work / "state.json").read_text())["version"] == "eer-v1"
+
+        # the new version's predictions, served to Label Studio
+        ls("POST", "/api/dm/actions", params=retrieve, json={"selectedItems": {"all": True, "excluded": []}})
+        second = predictions(project, "eer-v1")
+        assert sorted(p["task"] for p in second) == sorted(texts)
+        check_offsets(second, texts, "eer-v1")
+
+        # rank: the unannotated tasks, most informative first, written back as prediction scores
+        ranked = backend.post("/rank", {"project": project})
+        assert ranked.status_code == 200, ranked.text
+        rows = ranked.json()["ranked"]
+        assert sorted(r["task"] for r in rows) == sorted(set(texts) - {one["id"], two["id"]})
+        assert [r["score"] for r in rows] == sorted(r["score"] for r in rows)
+        written = {p["task"]: p for p in predictions(project, "eer-v1") if p["task"] in {r["task"] for r in rows}}
+        assert len(predictions(project, "eer-v1")) == len(texts)  # replaced, not added
+        assert [written[r["task"]]["score"] for r in rows] == pytest.approx([r["score"] for r in rows])
+    finally:
+        stop(backend.process)
+
+    restarted = Backend(str(archive), work)  # the work directory's last finished model
+    try:
+        assert restarted.get("/health")["model_version"] == "eer-v1"
+        answer = restarted.post("/predict", {"tasks": [{"id": 1, "data": {"text": TEXTS[2]}}], "label_config": CONFIG}).json()
+        assert answer["results"][0]["model_version"] == "eer-v1"
+        check_offsets([dict(answer["results"][0], task=1)], {1: TEXTS[2]}, "eer-v1")
+    finally:
+        stop(restarted.process)
+
+
+def test_twenty_concurrent_predict_requests_of_ten_tasks(archive, tmp_path):
+    backend = Backend(str(archive), tmp_path / "work")
+    try:
+        body = {"tasks": [{"id": i, "data": {"text": TEXTS[i % len(TEXTS)]}} for i in range(10)], "label_config": CONFIG}
+        with concurrent.futures.ThreadPoolExecutor(20) as pool:
+            answers = list(pool.map(lambda _: backend.post("/predict", body), range(20)))
+        assert [a.status_code for a in answers] == [200] * 20
+        results = [a.json()["results"] for a in answers]
+        assert all(len(r) == 10 for r in results) and all(r == results[0] for r in results)
+    finally:
+        stop(backend.process)
