@@ -31,7 +31,7 @@ WITHOUT_ALLENNLP = {"core", "runtime.outputs", "corpus", "annotation", "inferenc
 #: the modules of ``core``: the maths only (anything else belongs to a layer above)
 CORE_MODULES = {
     "__init__", "tags", "crf", "forward_backward", "step_constants", "losses", "calibration", "spans", "span_sampling",
-    "ratio_control",
+    "ratio_control", "scan",
 }
 
 
