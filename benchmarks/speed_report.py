@@ -18,6 +18,11 @@ In one process, each part interleaved (A, B, A, B, ...), medians:
    backward, AdamW) with the encoder in fp32 and under ``torch.autocast("cpu", bfloat16)``
    (``EERTagger.precision``), interleaved; target: bf16 at most half the fp32 time (ratio <= 0.5).
 
+4. **Issue 52** (:mod:`step_breakdown`): the ATen operations one training step's CRF work issues at
+   n = 512 on the sequential path and on the parallel scan (``sequential_ops``), the step-time
+   breakdown per encoder and device (``step_breakdown``), and int8 tagging of CoNLL-2003 test by a
+   trained model (``--int8-model``; ``int8``).
+
 ``--json FILE`` writes the numbers; ``--doc docs/speed.md`` rewrites that page's generated
 block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from them;
 ``--render FILE.json --doc docs/speed.md`` does only that, from a saved report. A benchmark never
@@ -40,6 +45,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import crf_speed  # noqa: E402
+import step_breakdown  # noqa: E402
 from eer_plugin.runtime.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
@@ -313,8 +319,51 @@ def report_lines(report):
                   f"(target <= {TARGETS['bf16_ratio']} {verdict(b['ratio'], TARGETS['bf16_ratio'])})"
                   + ("; this CPU has no native bf16 (no AVX-512 BF16 / AMX: oneDNN emulates it), so bf16 cannot pay off here"
                      if b.get("native_bf16") is False else "") + ".", ""]
+    lines += issue52_lines(report)
     for note in report.get("errors", []):
         lines.append(f"(not measured: {note})")
+    return lines
+
+
+def issue52_lines(report):
+    """The sequential-operation count, the step-time breakdown and int8 tagging as Markdown lines."""
+    lines = []
+
+    def when(part):
+        m = part.get("measured")
+        return f" [measured {m['date']}, {m['machine']}, torch {m['torch']}, {m['threads']} thread(s), load {m['load']:.1f}]" if m else ""
+
+    ops = report.get("sequential_ops")
+    if ops:
+        lines += [f"Sequential operations of one training step's CRF work ({ops['batch']} x {ops['n']} x {ops['tags']}: EER loss "
+                  f"forward+backward and Viterbi; ATen operations, each a kernel launch on a GPU): sequential path "
+                  f"{ops['before']} ({ops['before_loss']} loss + {ops['before_decoding']} decoding), parallel scan {ops['after']} "
+                  f"({ops['after_loss']} + {ops['after_decoding']}), {ops['ratio']:.1f}x fewer (target >= 10x "
+                  f"{'ok' if ops['ratio'] >= 10 else 'MISS'}){when(ops)}.", ""]
+    breakdown = report.get("step_breakdown")
+    if breakdown:
+        lines += ["| encoder, device (4 x 512) | training step (s) | encoder fwd+bwd | EER loss | optimizer | other | "
+                  "dev batch (s) | encoder fwd | decoding + metrics |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        for encoder, devices in breakdown.items():
+            for device, b in devices.items():
+                t, d = b["train_shares"], b["dev_shares"]
+                lines.append(f"| {encoder}, {device} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
+                             f"{100 * t['loss']:.1f}% | {100 * t['optimizer']:.1f}% | {100 * t['other']:.0f}% | "
+                             f"{b['seconds']['dev_batch']:.2f} | {100 * d['encoder_forward']:.0f}% | {100 * d['decoding_and_metrics']:.0f}% |")
+        first = next(iter(next(iter(breakdown.values())).values()))
+        lines += ["", "Shares of parts timed alone (interleaved rounds, medians); \"other\" is the rest of the step (tag scorer, "
+                  "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts. No GPU was "
+                  f"available for these figures: the `gpu` row is empty{when(first)}.", ""]
+    i8 = report.get("int8")
+    if i8:
+        bf16 = (f"; bf16 (native on this CPU) {i8['words_per_s_bf16']:.0f} words/s ({i8['speedup_bf16']:.2f}x), F1 {i8['f1_bf16']:.2f}"
+                if "f1_bf16" in i8 else "; no native bf16 on this CPU (not measured)")
+        lines += [f"int8 tagging (`Tagger.load(model, precision=\"int8\")`: dynamic quantization of the encoder's linear layers), "
+                  f"{i8['model']}: {i8['words_per_s_int8']:.0f} vs. fp32 {i8['words_per_s_fp32']:.0f} words/s on {i8['speed_documents']} "
+                  f"CoNLL-2003 test documents ({i8['speed_words']} words, {i8['threads']} thread(s)), {i8['speedup']:.2f}x (target >= 1.8 "
+                  f"{'ok' if i8['speedup'] >= 1.8 else 'MISS'}); span F1 on all of CoNLL-2003 test ({i8['documents']} documents): "
+                  f"fp32 {i8['f1_fp32']:.2f}, int8 {i8['f1_int8']:.2f} (target within 0.5 "
+                  f"{'ok' if abs(i8['f1_int8'] - i8['f1_fp32']) <= 0.5 else 'MISS'}){bf16}{when(i8)}.", ""]
     return lines
 
 
@@ -332,16 +381,53 @@ def write_block(doc: Path, lines):
     atomic_write_text(str(doc), head + block + tail)
 
 
+def issue52_parts(report, parts, args):
+    """Measures the parts of :mod:`step_breakdown` that ``parts`` names into ``report``."""
+    measures = []
+    if "ops" in parts:
+        measures.append(("sequential_ops", step_breakdown.sequential_ops))
+    if "breakdown" in parts:
+        def breakdown():
+            found = {}
+            for encoder in args.breakdown_encoders.split(","):
+                entry = step_breakdown.step_breakdown(encoder)
+                found.setdefault(encoder, {})[entry["device"]] = entry
+            return found
+        measures.append(("step_breakdown", breakdown))
+    if "int8" in parts:
+        if args.int8_model:
+            measures.append(("int8", lambda: step_breakdown.int8_tagging(args.int8_model)))
+        else:
+            report["errors"].append("int8: no trained model given (--int8-model or EER_INT8_MODEL)")
+    for name, fn in measures:
+        try:
+            load = os.getloadavg()[0]
+            report[name] = fn()
+            report[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": report["machine"],
+                                        "torch": report["torch"], "threads": report["threads"], "load": load}
+            print(f"  {name}: done", flush=True)
+        except Exception as err:  # a benchmark never fails the build
+            traceback.print_exc()
+            report["errors"].append(f"{name}: {err}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=9, help="CRF timed repetitions (>= 7)")
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)")
     parser.add_argument("--lattices", default=",".join("x".join(map(str, l)) for l in crf_speed.LATTICES))
-    parser.add_argument("--parts", default="crf,predictor,bf16", help="comma-separated subset of crf,predictor,bf16")
+    parser.add_argument("--parts", default="crf,predictor,bf16,ops,breakdown,int8",
+                        help="comma-separated subset of crf,predictor,bf16,ops,breakdown,int8")
+    parser.add_argument("--breakdown-encoders", default="all-MiniLM-L6-v2",
+                        help="encoders of the step-time breakdown (comma-separated; all-mpnet-base-v2 if installed)")
+    parser.add_argument("--int8-model", default=os.environ.get("EER_INT8_MODEL", ""),
+                        help="trained model (model.tar.gz or export) for int8 tagging (default $EER_INT8_MODEL; none: not measured)")
     parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
     parser.add_argument("--json", help="write the report to this JSON file")
     parser.add_argument("--doc", help="rewrite the generated block of this Markdown file (docs/speed.md)")
+    parser.add_argument("--update", action="store_true",
+                        help="with --json: keep that file's other parts, replace only those measured now (--parts)")
     parser.add_argument("--render", help="do not measure: render this saved JSON report (with --doc)")
     args = parser.parse_args()
     if args.render:
@@ -378,6 +464,13 @@ def main():
                 except Exception as err:
                     traceback.print_exc()
                     report["errors"].append(f"{name}: {err}")
+        issue52_parts(report, parts, args)
+        if args.update and args.json and Path(args.json).exists():  # keep the parts not measured now
+            saved = json.loads(Path(args.json).read_text())
+            header = ("date", "torch", "threads", "machine", "load", "errors")
+            saved.update({key: value for key, value in report.items() if key not in header})
+            saved["errors"] = saved.get("errors", []) + report["errors"]
+            report = saved
     lines = report_lines(report)
     print("\n".join(lines))
     if args.json and not args.render:
