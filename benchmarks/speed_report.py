@@ -335,11 +335,10 @@ def issue52_lines(report):
 
     ops = report.get("sequential_ops")
     if ops:
-        lines += [f"Sequential operations of one training step's CRF work ({ops['batch']} x {ops['n']} x {ops['tags']}: EER loss "
-                  f"forward+backward and Viterbi; ATen operations, each a kernel launch on a GPU): sequential path "
-                  f"{ops['before']} ({ops['before_loss']} loss + {ops['before_decoding']} decoding), parallel scan {ops['after']} "
-                  f"({ops['after_loss']} + {ops['after_decoding']}), {ops['ratio']:.1f}x fewer (target >= 10x "
-                  f"{'ok' if ops['ratio'] >= 10 else 'MISS'}){when(ops)}.", ""]
+        text = ("Sequential operations of one training step's CRF work ({batch} x {n} x {tags}: EER loss forward+backward and "
+                "Viterbi; ATen operations, each a kernel launch on a GPU): sequential path {before} ({before_loss} loss + "
+                "{before_decoding} decoding), parallel scan {after} ({after_loss} + {after_decoding}), {ratio:.1f}x fewer").format(**ops)
+        lines += [f"{text} (target >= 10x {'ok' if ops['ratio'] >= 10 else 'MISS'}){when(ops)}.", ""]
     breakdown = report.get("step_breakdown")
     if breakdown:
         lines += ["| encoder, device (4 x 512) | training step (s) | encoder fwd+bwd | EER loss | optimizer | other | "
