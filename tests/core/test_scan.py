@@ -168,3 +168,33 @@ def test_path_choice():
     with pytest.raises(ValueError, match="crf path must be one of"):
         ConstrainedCRF(SCHEME.allowed_transitions(), path="parallel")
     assert scan.sequential_depth(512) == 10 and scan.sequential_depth(0) == 0
+
+
+def test_the_scan_issues_logarithmically_many_operations():
+    """What sets the GPU step: the operations issued (each a kernel launch) by the loss forward+backward and
+    Viterbi grow like n on the sequential path and like log n on the scan (5 tags, 1 row, n = 64 and 512)."""
+    from torch.utils._python_dispatch import TorchDispatchMode
+
+    class Counter(TorchDispatchMode):
+        count = 0
+
+        def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+            Counter.count += 1
+            return func(*args, **(kwargs or {}))
+
+    scheme = BiluoScheme(["PER"])
+    counts = {}
+    for path in ("sequential", "scan"):
+        crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), path=path)
+        for n in (64, 512):
+            emissions = torch.randn(1, n, 5, requires_grad=True)
+            mask = torch.ones(1, n, dtype=torch.bool)
+            allowed = observations_to_allowed(torch.full((1, n), LATENT), 5)
+            Counter.count = 0
+            with Counter():
+                eer_objective(crf, emissions, mask, allowed, scheme.entity_mask()).loss.backward()
+                crf.viterbi(emissions.detach(), mask)
+            counts[path, n] = Counter.count
+    assert counts["sequential", 512] > 6 * counts["sequential", 64]  # one step per position
+    assert counts["scan", 512] < 1.6 * counts["scan", 64]  # log2(513) / log2(65) = 1.5 steps
+    assert counts["sequential", 512] > 10 * counts["scan", 512]
