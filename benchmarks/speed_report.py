@@ -343,16 +343,16 @@ def issue52_lines(report):
     if breakdown:
         lines += ["| encoder, device (4 x 512) | training step (s) | encoder fwd+bwd | EER loss | optimizer | other | "
                   "dev batch (s) | encoder fwd | decoding + metrics |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-        for encoder, devices in breakdown.items():
+        encoders = {encoder: devices for encoder, devices in breakdown.items() if encoder != "measured"}
+        for encoder, devices in encoders.items():
             for device, b in devices.items():
                 t, d = b["train_shares"], b["dev_shares"]
                 lines.append(f"| {encoder}, {device} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
                              f"{100 * t['loss']:.1f}% | {100 * t['optimizer']:.1f}% | {100 * t['other']:.0f}% | "
                              f"{b['seconds']['dev_batch']:.2f} | {100 * d['encoder_forward']:.0f}% | {100 * d['decoding_and_metrics']:.0f}% |")
-        first = next(iter(next(iter(breakdown.values())).values()))
         lines += ["", "Shares of parts timed alone (interleaved rounds, medians); \"other\" is the rest of the step (tag scorer, "
                   "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts. No GPU was "
-                  f"available for these figures: the `gpu` row is empty{when(first)}.", ""]
+                  f"available for these figures: the `gpu` row is empty{when(breakdown)}.", ""]
     i8 = report.get("int8")
     if i8:
         bf16 = (f"; bf16 (native on this CPU) {i8['words_per_s_bf16']:.0f} words/s ({i8['speedup_bf16']:.2f}x), F1 {i8['f1_bf16']:.2f}"
