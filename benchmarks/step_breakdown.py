@@ -218,12 +218,13 @@ def _span_f1(documents, outputs) -> float:
     return 200.0 * true / max(len(gold) + len(predicted), 1)
 
 
-def int8_tagging(model_path: str, test_path: Path = CONLL_TEST, speed_documents: int = 40, reps: int = 3,
+def int8_tagging(model_path: str, test_path: Path = CONLL_TEST, speed_documents: int = 40, reps: int = 6,
                  batch_size: int = 8) -> Dict:  # fmt: skip
     """A trained model (``model.tar.gz`` or an export) tagging ``test_path`` through ``Tagger.load(path,
     precision=...)``: span F1 on the whole file in fp32, int8 and (where the CPU computes bfloat16
-    natively) bf16, and words per second on its first ``speed_documents`` documents (interleaved rounds,
-    medians); ``speedup`` = int8 / fp32 words per second."""
+    natively) bf16, and words per second on its first ``speed_documents`` documents: each precision
+    timed against fp32 alone, ``reps`` rounds alternating the order, medians; ``speedup`` = int8 / fp32
+    words per second (fp32 from the int8 pair)."""
     from eer_plugin.api import Tagger
     from eer_plugin.corpus.formats import read_documents
     from eer_plugin.inference.precision import cpu_has_native_bf16
@@ -234,14 +235,24 @@ def int8_tagging(model_path: str, test_path: Path = CONLL_TEST, speed_documents:
     taggers = {p: Tagger.load(model_path, precision=p) for p in precisions}
     sample = inputs[:speed_documents]
     words = sum(len(d["tokens"]) for d in sample)
-    times = _interleaved({p: (lambda t=taggers[p]: list(t.pipe(sample, batch_size=batch_size))) for p in precisions}, reps)
+    runs = {p: (lambda t=taggers[p]: list(t.pipe(sample, batch_size=batch_size))) for p in precisions}
+    times = {}
+    for other in precisions[1:]:  # each precision against fp32 alone, alternating the order (A B, B A, ...)
+        pair = {"fp32": [], other: []}
+        for name in pair:
+            runs[name]()
+        for rep in range(reps):
+            for name in (("fp32", other) if rep % 2 == 0 else (other, "fp32")):
+                pair[name].append(_timed(runs[name]))
+        times[other] = statistics.median(pair[other])
+        times.setdefault("fp32_vs", {})[other] = statistics.median(pair["fp32"])
     result = {"model": str(model_path), "test": str(test_path), "documents": len(documents),
               "words": sum(len(d.tokens) for d in documents), "speed_documents": len(sample), "speed_words": words,
               "batch_size": batch_size, "reps": reps, "native_bf16": cpu_has_native_bf16(), "threads": torch.get_num_threads()}  # fmt: skip
+    result["words_per_s_fp32"] = words / times["fp32_vs"]["int8"]
     for p in precisions:
-        result[f"words_per_s_{p}"] = words / times[p]
+        if p != "fp32":
+            result[f"words_per_s_{p}"] = words / times[p]
+            result["speedup" if p == "int8" else f"speedup_{p}"] = times["fp32_vs"][p] / times[p]
         result[f"f1_{p}"] = _span_f1(documents, list(taggers[p].pipe(inputs, batch_size=batch_size)))
-    result["speedup"] = result["words_per_s_int8"] / result["words_per_s_fp32"]
-    if "bf16" in precisions:
-        result["speedup_bf16"] = result["words_per_s_bf16"] / result["words_per_s_fp32"]
     return result

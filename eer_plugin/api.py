@@ -110,9 +110,9 @@ class Tagger:
         transformers and safetensors only: :mod:`eer_plugin.inference.exported`), or a model archive
         (``model.tar.gz``) or serialization directory (with AllenNLP; checked extraction,
         weights-only loading: :mod:`eer_plugin.runtime.archive`). ``cuda_device``: -1 for the CPU,
-        else the GPU's index. ``precision``: the encoder's precision for tagging, ``fp32``, ``bf16``, ``auto``
-        or ``int8`` (dynamic quantization of its linear layers, CPU only: about 2x the fp32 words per
-        second, see docs/speed.md), :mod:`eer_plugin.inference.precision`; None: the model's own."""
+        else the GPU's index. ``precision``: the encoder's precision for tagging, ``fp32``, ``bf16``,
+        ``auto`` or ``int8`` (dynamic quantization of its linear layers, CPU only; speed and F1 in
+        docs/speed.md), see :mod:`eer_plugin.inference.precision`; None: the model's own."""
         from eer_plugin.inference.exported import ExportedTagger, is_export
 
         if is_export(path):
