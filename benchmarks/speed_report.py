@@ -23,6 +23,10 @@ In one process, each part interleaved (A, B, A, B, ...), medians:
    dictionary.
 5. **Label Studio ML backend** (:func:`bench_serve`): 20 concurrent ``/predict`` requests of 10 tasks to
    ``eer-ner serve``, errors and the time per task, next to the Python API's per task.
+6. **Issue 52** (:mod:`step_breakdown`): the ATen operations one training step's CRF work issues at
+   n = 512 on the sequential path and on the parallel scan (``sequential_ops``), the step-time
+   breakdown per encoder and device (``step_breakdown``), and int8 tagging of CoNLL-2003 test by a
+   trained model (``--int8-model``; ``int8``).
 
 ``--json FILE`` writes the numbers; ``--doc docs/speed.md`` rewrites that page's generated
 block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``) from them;
@@ -46,6 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import crf_speed  # noqa: E402
+import step_breakdown  # noqa: E402
 from eer_plugin.common.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
@@ -333,8 +338,50 @@ def report_lines(report):
                   f"The Python API on the same texts: {sv['api_pipe_ms_per_task']:.0f} ms per task with `pipe`, "
                   f"{sv['api_pipe_rank_ms_per_task']:.0f} ms with `pipe` + `rank` (what one prediction and its score cost); single "
                   f"runs one after the other, so under load they compare only roughly.", ""]
+    lines += issue52_lines(report)
     for note in report.get("errors", []):
         lines.append(f"(not measured: {note})")
+    return lines
+
+
+def issue52_lines(report):
+    """The sequential-operation count, the step-time breakdown and int8 tagging as Markdown lines."""
+    lines = []
+
+    def when(part):
+        m = part.get("measured")
+        return f" [measured {m['date']}, {m['machine']}, torch {m['torch']}, {m['threads']} thread(s), load {m['load']:.1f}]" if m else ""
+
+    ops = report.get("sequential_ops")
+    if ops:
+        text = ("Sequential operations of one training step's CRF work ({batch} x {n} x {tags}: EER loss forward+backward and "
+                "Viterbi; ATen operations, each a kernel launch on a GPU): sequential path {before} ({before_loss} loss + "
+                "{before_decoding} decoding), parallel scan {after} ({after_loss} + {after_decoding}), {ratio:.1f}x fewer").format(**ops)
+        lines += [f"{text} (target >= 10x {'ok' if ops['ratio'] >= 10 else 'MISS'}){when(ops)}.", ""]
+    breakdown = report.get("step_breakdown")
+    if breakdown:
+        lines += ["| encoder, device (4 x 512) | training step (s) | encoder fwd+bwd | EER loss | optimizer | other | "
+                  "dev batch (s) | encoder fwd | decoding + metrics |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        encoders = {encoder: devices for encoder, devices in breakdown.items() if encoder != "measured"}
+        for encoder, devices in encoders.items():
+            for device, b in devices.items():
+                t, d = b["train_shares"], b["dev_shares"]
+                lines.append(f"| {encoder}, {device} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
+                             f"{100 * t['loss']:.1f}% | {100 * t['optimizer']:.1f}% | {100 * t['other']:.0f}% | "
+                             f"{b['seconds']['dev_batch']:.2f} | {100 * d['encoder_forward']:.0f}% | {100 * d['decoding_and_metrics']:.0f}% |")
+        lines += ["", "Shares of parts timed alone (interleaved rounds, medians); \"other\" is the rest of the step (tag scorer, "
+                  "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts. No GPU was "
+                  f"available for these figures: the `gpu` row is empty{when(breakdown)}.", ""]
+    i8 = report.get("int8")
+    if i8:
+        bf16 = (f"; bf16 (native on this CPU) {i8['words_per_s_bf16']:.0f} words/s ({i8['speedup_bf16']:.2f}x), F1 {i8['f1_bf16']:.2f}"
+                if "f1_bf16" in i8 else "; no native bf16 on this CPU (not measured)")
+        lines += [f"int8 tagging (`Tagger.load(model, precision=\"int8\")`: dynamic quantization of the encoder's linear layers), "
+                  f"{i8['model']}: {i8['words_per_s_int8']:.0f} vs. fp32 {i8['words_per_s_fp32']:.0f} words/s on {i8['speed_documents']} "
+                  f"CoNLL-2003 test documents ({i8['speed_words']} words, {i8['threads']} thread(s)), {i8['speedup']:.2f}x (target >= 1.8 "
+                  f"{'ok' if i8['speedup'] >= 1.8 else 'MISS'}); span F1 on all of CoNLL-2003 test ({i8['documents']} documents): "
+                  f"fp32 {i8['f1_fp32']:.2f}, int8 {i8['f1_int8']:.2f} (target within 0.5 "
+                  f"{'ok' if abs(i8['f1_int8'] - i8['f1_fp32']) <= 0.5 else 'MISS'}){bf16}{when(i8)}.", ""]
     return lines
 
 
@@ -380,7 +427,7 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
         env = dict(os.environ, OMP_NUM_THREADS=str(torch.get_num_threads()), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-        command = [sys.executable, "-m", "eer_plugin.commands.cli", "serve", str(archive), "--port", str(port), "--work-dir", f"{temporary}/work"]
+        command = [sys.executable, "-m", "eer_plugin.cli", "serve", str(archive), "--port", str(port), "--work-dir", f"{temporary}/work"]
         process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
         url = f"http://127.0.0.1:{port}"
         try:
@@ -427,6 +474,35 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
         "date": time.strftime("%Y-%m-%d"), "threads": torch.get_num_threads(),
     }  # fmt: skip
 
+def issue52_parts(report, parts, args):
+    """Measures the parts of :mod:`step_breakdown` that ``parts`` names into ``report``."""
+    measures = []
+    if "ops" in parts:
+        measures.append(("sequential_ops", step_breakdown.sequential_ops))
+    if "breakdown" in parts:
+        def breakdown():
+            found = {}
+            for encoder in args.breakdown_encoders.split(","):
+                entry = step_breakdown.step_breakdown(encoder)
+                found.setdefault(encoder, {})[entry["device"]] = entry
+            return found
+        measures.append(("step_breakdown", breakdown))
+    if "int8" in parts:
+        if args.int8_model:
+            measures.append(("int8", lambda: step_breakdown.int8_tagging(args.int8_model)))
+        else:
+            report["errors"].append("int8: no trained model given (--int8-model or EER_INT8_MODEL)")
+    for name, fn in measures:
+        try:
+            load = os.getloadavg()[0]
+            report[name] = fn()
+            report[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": report["machine"],
+                                        "torch": report["torch"], "threads": report["threads"], "load": load}
+            print(f"  {name}: done", flush=True)
+        except Exception as err:  # a benchmark never fails the build
+            traceback.print_exc()
+            report["errors"].append(f"{name}: {err}")
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
@@ -434,10 +510,17 @@ def main():
     parser.add_argument("--threads", type=int, default=1,
                         help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)")
     parser.add_argument("--lattices", default=",".join("x".join(map(str, l)) for l in crf_speed.LATTICES))
-    parser.add_argument("--parts", default="crf,predictor,bf16,dictionary,serve", help="comma-separated subset of crf,predictor,bf16,dictionary,serve (serve: needs the serve extra)")
+    parser.add_argument("--parts", default="crf,predictor,bf16,dictionary,serve,ops,breakdown,int8",
+                        help="comma-separated subset of crf,predictor,bf16,dictionary,serve,ops,breakdown,int8 (serve: needs the serve extra)")
+    parser.add_argument("--breakdown-encoders", default="all-MiniLM-L6-v2",
+                        help="encoders of the step-time breakdown (comma-separated; all-mpnet-base-v2 if installed)")
+    parser.add_argument("--int8-model", default=os.environ.get("EER_INT8_MODEL", ""),
+                        help="trained model (model.tar.gz or export) for int8 tagging (default $EER_INT8_MODEL; none: not measured)")
     parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
     parser.add_argument("--json", help="write the report to this JSON file")
     parser.add_argument("--doc", help="rewrite the generated block of this Markdown file (docs/speed.md)")
+    parser.add_argument("--update", action="store_true",
+                        help="with --json: keep that file's other parts, replace only those measured now (--parts)")
     parser.add_argument("--render", help="do not measure: render this saved JSON report (with --doc)")
     args = parser.parse_args()
     if args.render:
@@ -484,6 +567,13 @@ def main():
             except Exception as err:
                 traceback.print_exc()
                 report["errors"].append(f"dictionary: {err}")
+        issue52_parts(report, parts, args)
+        if args.update and args.json and Path(args.json).exists():  # keep the parts not measured now
+            saved = json.loads(Path(args.json).read_text())
+            header = ("date", "torch", "threads", "machine", "load", "errors")
+            saved.update({key: value for key, value in report.items() if key not in header})
+            saved["errors"] = saved.get("errors", []) + report["errors"]
+            report = saved
     lines = report_lines(report)
     print("\n".join(lines))
     if args.json and not args.render:

@@ -105,16 +105,18 @@ class Tagger:
         self.path = path
 
     @classmethod
-    def load(cls, path: Any, cuda_device: int = -1) -> "Tagger":
+    def load(cls, path: Any, cuda_device: int = -1, precision: Optional[str] = None) -> "Tagger":
         """Loads a model once: an exported model's directory (``eer-ner eer-export-model``; torch,
         transformers and safetensors only: :mod:`eer_plugin.inference.exported`), or a model archive
         (``model.tar.gz``) or serialization directory (with AllenNLP; checked extraction,
         weights-only loading: :mod:`eer_plugin.runtime.archive`). ``cuda_device``: -1 for the CPU,
-        else the GPU's index."""
+        else the GPU's index. ``precision``: the encoder's precision for tagging, ``fp32``, ``bf16``,
+        ``auto`` or ``int8`` (dynamic quantization of its linear layers, CPU only; speed and F1 in
+        docs/speed.md), see :mod:`eer_plugin.inference.precision`; None: the model's own."""
         from eer_plugin.inference.exported import ExportedTagger, is_export
 
         if is_export(path):
-            return cls(ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}"), str(path))
+            return cls(ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path))
         import importlib.util
 
         from eer_plugin.common.errors import ArchiveError
@@ -129,7 +131,7 @@ class Tagger:
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
 
         archive = load_model_archive(path, cuda_device=cuda_device)
-        return cls(DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader), str(path))
+        return cls(DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader, precision=precision), str(path))
 
     @property
     def entity_types(self) -> List[str]:

@@ -56,7 +56,7 @@ BELOW_THE_ROLES = ["common", "core", "corpus", "annotation", "runtime", "inferen
 #: the modules of ``core``: the maths only (anything else belongs to a layer above)
 CORE_MODULES = {
     "__init__", "tags", "crf", "forward_backward", "step_constants", "losses", "calibration", "spans", "span_sampling",
-    "ratio_control",
+    "ratio_control", "scan",
 }
 
 

@@ -39,6 +39,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 
 from eer_plugin.core.forward_backward import IMPOSSIBLE, ForwardBackward, build_lattice, work_dtype
+from eer_plugin.core.scan import DEFAULT_CRF_PATH, check_crf_path, resolve_crf_path, scan_forward_backward, scan_viterbi
 
 #: Integer codes for :func:`observations_to_allowed` (values >= 0 are observed tag indices).
 LATENT = -1
@@ -83,6 +84,11 @@ class ConstrainedCRF(torch.nn.Module):
         log-space values ``alpha``, ``beta``, ``log Z`` grow like ``n * |scores|`` and each carries
         an absolute rounding error of about ``6e-8`` of that (emissions ~ N(0, 100^2), n = 512:
         marginals off by 0.14). ``None``: the input dtype (faster, for benchmarks).
+    path : str
+        How the forward-backward and Viterbi run (:data:`~eer_plugin.core.scan.CRF_PATHS`):
+        ``sequential`` (one step per position), ``scan`` (parallel log-space / max-plus scan in
+        ``O(log n)`` steps, :mod:`eer_plugin.core.scan`) or ``auto`` (the scan on CUDA devices, where
+        each step is a kernel launch; the sequential path elsewhere). Same quantities either way.
     """
 
     def __init__(
@@ -92,6 +98,7 @@ class ConstrainedCRF(torch.nn.Module):
         allowed_end: Optional[torch.Tensor] = None,
         init_std: float = 1e-3,
         recursion_dtype: Optional[torch.dtype] = torch.float64,
+        path: str = DEFAULT_CRF_PATH,
     ):
         super().__init__()
         allowed_transitions = torch.as_tensor(allowed_transitions, dtype=torch.bool)
@@ -104,6 +111,7 @@ class ConstrainedCRF(torch.nn.Module):
             allowed_end = torch.ones(num_tags, dtype=torch.bool)
         self.num_tags = num_tags
         self.recursion_dtype = recursion_dtype
+        self.path = check_crf_path(path)
         self.transitions = torch.nn.Parameter(torch.randn(num_tags, num_tags) * init_std)
         self.register_buffer("allowed_transitions", allowed_transitions.clone(), persistent=False)
         self.register_buffer("allowed_start", torch.as_tensor(allowed_start, dtype=torch.bool).clone(), persistent=False)
@@ -141,6 +149,13 @@ class ConstrainedCRF(torch.nn.Module):
         """``(log Z (R,), marginals (R, n, K))`` of (already restricted) emissions; differentiable
         in the emissions and the transitions, marginals included (see :class:`~eer_plugin.core.forward_backward.ForwardBackward`)."""
         dtype = emissions.dtype
+        if resolve_crf_path(self.path, emissions.device) == "scan":
+            work = work_dtype(dtype, self.recursion_dtype)
+            log_z, marginals = scan_forward_backward(
+                emissions.to(work), self._constrained_transitions(work), self._boundary(self.allowed_start, work),
+                self._boundary(self.allowed_end, work), lengths,
+            )
+            return log_z.to(dtype), marginals.to(dtype)
         return ForwardBackward.apply(
             emissions,
             self._constrained_transitions(dtype),
@@ -265,6 +280,9 @@ class ConstrainedCRF(torch.nn.Module):
             emissions[..., outside_index] -= o_cost
         emissions = self._restrict(emissions, allowed)
         trans = self._constrained_transitions(emissions.dtype)
+        if resolve_crf_path(self.path, emissions.device) == "scan":
+            start, end = self._boundary(self.allowed_start, emissions.dtype), self._boundary(self.allowed_end, emissions.dtype)
+            return scan_viterbi(emissions, trans, start, end, lengths, outside_index)
         steps = emissions.unbind(1)
         score = steps[0] + self._boundary(self.allowed_start, emissions.dtype)
         scores, pointers = [score], []

@@ -21,7 +21,7 @@ export of this format raises :class:`~eer_plugin.common.errors.ArchiveError` nam
 """
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Sequence, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
@@ -31,7 +31,7 @@ from eer_plugin.core.tags import BiluoScheme
 from eer_plugin.corpus.documents import Document
 from eer_plugin.inference.chunking import Chunk
 from eer_plugin.inference.decoding import SpanDecoder
-from eer_plugin.inference.precision import check_precision, encoder_autocast
+from eer_plugin.inference.precision import check_precision, encoder_autocast, set_tagging_precision
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.common.errors import ArchiveError
 
@@ -106,8 +106,12 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         self.subwords = subwords
 
     @classmethod
-    def load(cls, directory: Union[str, Path], device: Union[str, torch.device] = "cpu") -> "ExportedTagger":
-        """Reads an export (see the module docstring) onto ``device``, in evaluation mode."""
+    def load(
+        cls, directory: Union[str, Path], device: Union[str, torch.device] = "cpu", precision: Optional[str] = None
+    ) -> "ExportedTagger":
+        """Reads an export (see the module docstring) onto ``device``, in evaluation mode; ``precision``
+        (:data:`~eer_plugin.inference.precision.TAGGING_PRECISIONS`, ``int8`` on the CPU) overrides the
+        exported encoder precision (None: keep it)."""
         from safetensors import SafetensorError
         from safetensors.torch import load_file
         from transformers import AutoConfig, AutoModel
@@ -139,7 +143,10 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                 f"{weights_path}: the weights do not fit the encoder of {encoder_directory} "
                 f"(missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); {FIX}"
             )
-        return model.to(device).eval()
+        model = model.to(device).eval()
+        if precision is not None:
+            set_tagging_precision(model, model.encoder, precision, model.device)
+        return model
 
     @property
     def device(self) -> torch.device:

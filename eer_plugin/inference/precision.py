@@ -9,6 +9,13 @@ computes bfloat16 natively (AMX / AVX-512 BF16 CPUs, GPUs that support it), ``fp
 an archive trained on one machine is not slowed down on another. Only the encoder is affected: its
 output is cast back to float32 before the tag scorer, so the CRF, the losses and the marginals are
 always computed in float32 or better.
+
+For tagging only (not training) there is also ``int8`` (:data:`TAGGING_PRECISIONS`,
+:func:`set_tagging_precision`): dynamic quantization of the encoder's linear layers
+(``torch.ao.quantization.quantize_dynamic``: int8 weights, activations quantized per batch), on the
+CPU; the tag scorer and the CRF stay in float32. It is chosen when a model is loaded for tagging
+(``Tagger.load(path, precision="int8")``, ``ExportedTagger.load``, the ``eer_tagger`` predictor's
+``precision`` argument) and never stored in a model.
 """
 import contextlib
 import functools
@@ -18,6 +25,8 @@ from typing import ContextManager
 import torch
 
 PRECISIONS = ("fp32", "bf16", "auto")
+#: what a model loaded for tagging may run its encoder in: :data:`PRECISIONS` and ``int8`` (CPU only)
+TAGGING_PRECISIONS = PRECISIONS + ("int8",)
 logger = logging.getLogger(__name__)
 
 
@@ -79,3 +88,31 @@ def encoder_autocast(precision: str, device: torch.device) -> ContextManager:
     if device.type == "cpu" and not cpu_has_native_bf16():
         _warn_emulated_bf16()
     return torch.autocast(device_type=device.type, dtype=torch.bfloat16)
+
+
+def quantize_encoder(encoder: torch.nn.Module) -> torch.nn.Module:
+    """``encoder`` with its ``torch.nn.Linear`` layers replaced, in place, by dynamically quantized int8
+    ones (weights int8 per tensor, activations quantized per batch; float32 in and out)."""
+    import warnings
+
+    from torch.ao.quantization import quantize_dynamic
+
+    with warnings.catch_warnings():  # torch marks its eager quantization API deprecated (torchao's replaces it)
+        warnings.simplefilter("ignore", DeprecationWarning)
+        warnings.filterwarnings("ignore", message=".*quantize_per_tensor.*", category=UserWarning)
+        return quantize_dynamic(encoder, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
+
+
+def set_tagging_precision(model: torch.nn.Module, encoder: torch.nn.Module, precision: str, device: torch.device) -> None:
+    """Sets the precision a loaded ``model`` (with a ``precision`` attribute and the module ``encoder``)
+    tags in: one of :data:`TAGGING_PRECISIONS`. ``int8`` quantizes ``encoder`` (:func:`quantize_encoder`)
+    and runs it without autocast; it needs the CPU (``ValueError`` otherwise)."""
+    if precision not in TAGGING_PRECISIONS:
+        raise ValueError(f"precision must be one of {TAGGING_PRECISIONS}, got {precision!r}")
+    if precision != "int8":
+        model.precision = precision
+        return
+    if device.type != "cpu":
+        raise ValueError(f"precision 'int8' (dynamic quantization) runs on the CPU only, not on {device}; use fp32 or bf16 there")
+    quantize_encoder(encoder)
+    model.precision = "fp32"

@@ -54,6 +54,7 @@ from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F
 from eer_plugin.inference.decoding import tensorize_chunks
 from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, InputError, ParsedDocument, describe, parse_input, tag_documents  # noqa: F401
 from eer_plugin.common.errors import UserError
+from eer_plugin.inference.precision import set_tagging_precision
 
 OUTPUT_FORMATS = ("json", "conll")
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
@@ -89,7 +90,9 @@ def _reason(error: Exception) -> str:
 @Predictor.register("eer_tagger")
 class DocumentTaggerPredictor(Predictor):
     """See the module docstring. ``chunk_batch_size``: chunks per model forward in
-    :meth:`predict_batch_json` (default: the number of documents in the call)."""
+    :meth:`predict_batch_json` (default: the number of documents in the call). ``precision``: the
+    encoder's precision for tagging (:data:`~eer_plugin.inference.precision.TAGGING_PRECISIONS`;
+    ``int8`` quantizes it, CPU only); None keeps the model's."""
 
     #: tells :class:`LineReportingPredictManager` to number the lines and set the exit status
     reports_bad_lines = True
@@ -102,9 +105,12 @@ class DocumentTaggerPredictor(Predictor):
         dataset_reader: DatasetReader,
         output_format: str = "json",
         chunk_batch_size: Optional[int] = None,
+        precision: Optional[str] = None,
     ) -> None:
         check_predictor_args(output_format, chunk_batch_size)
         super().__init__(model, dataset_reader)
+        if precision is not None:  # e.g. --predictor-args '{"precision": "int8"}'
+            set_tagging_precision(model, model.text_field_embedder, precision, next(model.parameters()).device)
         self.output_format = output_format
         self.chunk_batch_size = chunk_batch_size
         #: line numbers (or None) of the inputs that gave error records

@@ -19,6 +19,16 @@ from oracles import log_likelihood, reference_log_partition, sequence_score
 SCHEMES = {5: BiluoScheme(["PER"]), 9: BiluoScheme(["PER", "LOC"])}
 
 
+@pytest.fixture(autouse=True, params=["sequential", "scan"])
+def crf_path(request, monkeypatch):
+    """Every test of this file runs on both implementations of the CRF (issue 52): the sequential
+    recursion and the parallel scan (:mod:`eer_plugin.core.scan`), whatever each CRF's ``path``."""
+    import eer_plugin.core.crf as crf_module
+
+    monkeypatch.setattr(crf_module, "resolve_crf_path", lambda path, device: request.param)
+    return request.param
+
+
 def make_crf(num_tags, seed=0, dtype=torch.float64, scale=1.0):
     scheme = SCHEMES[num_tags]
     crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end())
