@@ -19,7 +19,6 @@ same precision, last hidden states, linear scores; dropout is off when tagging) 
 decoding (:class:`~eer_plugin.inference.decoding.SpanDecoder`). A directory that is not a complete
 export of this format raises :class:`~eer_plugin.runtime.errors.ArchiveError` naming the file and the fix.
 """
-import json
 from pathlib import Path
 from typing import Any, Dict, List, Sequence, Tuple, Union
 
@@ -28,6 +27,7 @@ import torch
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document
 from eer_plugin.inference.chunking import Chunk
 from eer_plugin.inference.decoding import SpanDecoder
@@ -61,8 +61,10 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     if not path.is_file():
         raise ArchiveError(f"{path}: missing: {directory} is not a complete exported model; {FIX}")
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as error:
+        settings = strict_json.loads(path.read_text(encoding="utf-8"))
+    except strict_json.JsonError as error:
+        raise ArchiveError(f"{path}:{error.line}: not valid JSON ({error}); the export is damaged; {FIX}") from None
+    except (ValueError, UnicodeDecodeError, OSError) as error:
         raise ArchiveError(f"{path}: not valid JSON ({error}); the export is damaged; {FIX}") from None
     if not isinstance(settings, dict) or settings.get("format") != FORMAT:
         raise ArchiveError(f"{path}: not the settings of an exported eer-ner model (no \"format\": {FORMAT!r}); {FIX}")

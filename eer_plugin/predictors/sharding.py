@@ -19,6 +19,7 @@ from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import IO, Dict, Iterator, List, Sequence
 
+from eer_plugin.corpus import strict_json
 from eer_plugin.runtime.outputs import check_outputs, remove_stale_temporaries, replacing, writing
 
 MANIFEST_SUFFIX = ".shards.json"
@@ -99,7 +100,12 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
 
 def read_manifest(path: str) -> Dict:
     try:
-        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
+        manifest = strict_json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ShardError(f"{path}: not a shard manifest written by eer-shard (cannot read it: {error}); give the .shards.json file eer-shard wrote") from None
+    except strict_json.JsonError as error:
+        raise ShardError(f"{path}:{error.line}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote") from None
+    try:
         shards = manifest["shards"]
         for entry in shards:
             int(entry["first_line"]), int(entry["documents"]), str(entry["file"])

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
 
 from eer_plugin.core.tags import OUTSIDE
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
 from eer_plugin.corpus.text import normalise_value
@@ -14,20 +15,19 @@ from eer_plugin.runtime.outputs import writing
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 
 def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
     """``(line number, parsed value)`` of every non-blank line of a JSON lines file; a line that is
-    not JSON raises ``error`` (a :class:`FormatError` class) naming the line and column. Strings
+    not JSON, repeats a key in an object or nests too deeply (:mod:`eer_plugin.corpus.strict_json`) raises
+    ``error`` (a :class:`FormatError` class) naming the line and the column or key. Strings
     are normalised (:mod:`eer_plugin.corpus.text`: lone surrogates, control characters)."""
     for number, text in read_lines(path, file_encoding, json_lines=True):
         if not text.strip():
             continue
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise error(f"invalid JSON at column {err.colno}: {err.msg}", path, number) from None
+            value = strict_json.loads(text)
+        except strict_json.JsonError as err:
+            raise error(str(err), path, number) from None
         cleaned = normalise_value(value)
         if cleaned != value:
             logger.warning("%s:%d: lone surrogate(s) or control character(s) replaced by U+FFFD", path, number)
