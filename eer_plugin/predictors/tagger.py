@@ -106,6 +106,12 @@ class DocumentTaggerPredictor(Predictor):
         chunk_batch_size: Optional[int] = None,
     ) -> None:
         check_predictor_args(output_format, chunk_batch_size)
+        if not hasattr(model, "chunk_entities") or not hasattr(dataset_reader, "chunk"):
+            raise UserError(
+                f"the eer_tagger predictor tags with an eer-ner tagger (model eer_tagger, reader eer_documents); this "
+                f"archive holds a {type(model).__name__} with a {type(dataset_reader).__name__}: use that model's own "
+                "predictor, or an archive eer-ner trained"
+            )
         super().__init__(model, dataset_reader)
         self.output_format = output_format
         self.chunk_batch_size = chunk_batch_size

@@ -4,9 +4,10 @@ Every check of this package that fails because of what the user gave it (a path 
 archive, an unsafe archive, data with an entity type the model does not know) raises a
 :class:`UserError`. It is an AllenNLP ``ConfigurationError``, so code that catches those keeps
 working (without AllenNLP, as when an exported model is loaded, it is a plain ``Exception``). Uncaught, it is printed as one line, ``error: <message>``, instead of a traceback (exit
-status 1): :func:`install_excepthook` (called when the plugin is imported) wraps
-``sys.excepthook`` for this class only; every other exception keeps its full traceback. Set
-``EER_TRACEBACK=1`` to see the traceback of a :class:`UserError` too.
+status 1): :func:`report` is the one printer (also of Ctrl-C, a closed pipe, a full disk, input nested too
+deeply, memory exhausted), used by ``eer-ner``'s ``main``, every subcommand's ``main`` and, through
+:func:`install_excepthook` (called when the plugin is imported), ``sys.excepthook``; every other exception
+keeps its full traceback. Set ``EER_TRACEBACK=1`` to see the traceback of these too.
 
 One exit convention for every command: an error in the user's input is one line written by
 :func:`print_error` and exit status 1 (:data:`INPUT_ERROR`); a command line that argparse cannot parse
@@ -59,6 +60,25 @@ def check_outputs(inputs, outputs) -> None:
         raise UserError(str(error)) from None
 
 
+def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
+    """:class:`UserError` unless ``cuda_device`` (an index, -1 or None for the CPU, or a ``cuda:N`` / ``cpu``
+    device) is a GPU this process can use."""
+    text = str(cuda_device)
+    if text in ("None", "cpu") or text.lstrip("-").isdigit() and int(text) < 0:
+        return
+    index = int(text.split(":", 1)[1]) if text.startswith("cuda:") and text.split(":", 1)[1].isdigit() else 0 if text == "cuda" else None
+    if index is None:
+        if not text.lstrip("-").isdigit():
+            raise UserError(f"{what} {text}: expected a GPU index (0, 1, ...) or -1 for the CPU")
+        index = int(text)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise UserError(f"{what} {text}: no GPU is available to this process (torch finds no CUDA device); use -1 for the CPU")
+    if index >= torch.cuda.device_count():
+        raise UserError(f"{what} {text}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0; use one of them or -1 for the CPU")
+
+
 #: the exit status of a command stopped by an error in its input (argparse's usage errors: 2)
 INPUT_ERROR = 1
 
@@ -69,11 +89,71 @@ def print_error(error: BaseException, command: Optional[str] = None) -> None:
     print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
 
 
+#: the exit status after Ctrl-C (128 + SIGINT, as the shell reports a command Ctrl-C ended)
+INTERRUPTED = 130
+#: the exit status when stdout's reader went away (128 + SIGPIPE, as ``yes | head -1`` ends ``yes``)
+BROKEN_PIPE = 141
+INTERRUPTED_MESSAGE = (
+    "interrupted (Ctrl-C): every output is written whole or not at all, so the files this run was writing are as "
+    "they were before it (a killed predict --output-file continues with --resume; a training with --recover)"
+)
+
+
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null, so that the interpreter's last flush of a closed pipe raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no file descriptor behind stdout
+        pass
+
+
+def report(error: BaseException, command: Optional[str] = None) -> Optional[int]:
+    """The one error printer of every command, for what ends a command however it was started (``eer-ner``,
+    a subcommand's ``main``, ``python -m``): prints the error's one line (none for a closed pipe) and returns the
+    exit status, or returns None for an error that is not the user's (a bug: its traceback is shown).
+
+    * :class:`UserError` and the output policy's ``OutputError``: ``error: <message>``, status 1;
+    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130;
+    * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
+    * a full disk or quota (``OSError`` ENOSPC / EDQUOT): the file and the reason, status 1;
+    * ``RecursionError`` (input nested too deeply) and ``MemoryError`` (input too large to hold): one line, status 1.
+    ``EER_TRACEBACK=1`` shows the traceback instead (None)."""
+    import errno
+
+    from eer_plugin.runtime.outputs import OutputError
+
+    if os.environ.get("EER_TRACEBACK", "") not in ("", "0"):
+        return None
+    if isinstance(error, (UserError, OutputError)):
+        print_error(error, command)
+        return INPUT_ERROR
+    if isinstance(error, KeyboardInterrupt):
+        print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
+        return INTERRUPTED
+    if isinstance(error, BrokenPipeError):
+        _silence_stdout()
+        return BROKEN_PIPE
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f"{error.filename}: " if error.filename else ""
+        print_error(f"{where}{error.strerror}: free space (or choose another disk) and run again; every output is "
+                    "written whole or not at all, so no file was left half-written", command)
+        return INPUT_ERROR
+    if isinstance(error, RecursionError):
+        print_error("the input is nested too deeply to read (arrays or objects inside each other thousands of levels "
+                    "deep); it is not an eer-ner input", command)
+        return INPUT_ERROR
+    if isinstance(error, MemoryError):
+        print_error("out of memory: an input is too large to hold (or endless, such as /dev/zero); give a regular file "
+                    "of a size this machine can hold, or split it (eer-ner eer-shard)", command)
+        return INPUT_ERROR
+    return None
+
+
 def _excepthook(previous):
     def hook(kind, value, traceback):
-        if isinstance(value, UserError) and os.environ.get("EER_TRACEBACK", "") in ("", "0"):
-            print_error(value)
-            return  # the interpreter then exits with status 1 (INPUT_ERROR)
+        if report(value) is not None:
+            return  # the interpreter then exits with status 1 (the statuses of report() need eer-ner's main)
         previous(kind, value, traceback)
 
     hook.eer_user_errors = True  # type: ignore[attr-defined]
@@ -81,7 +161,8 @@ def _excepthook(previous):
 
 
 def install_excepthook() -> None:
-    """Prints an uncaught :class:`UserError` as one line (idempotent)."""
+    """Prints an uncaught error that :func:`report` knows (a :class:`UserError`, Ctrl-C, a closed pipe, a full
+    disk, ...) as its one line instead of a traceback (idempotent)."""
     if not getattr(sys.excepthook, "eer_user_errors", False):
         sys.excepthook = _excepthook(sys.excepthook)
 

@@ -114,6 +114,9 @@ def _args(archive, source, output, **changes) -> argparse.Namespace:
     (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
     (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
     (dict(predictor_args='{"output_format": '), "--predictor-args"),
+    (dict(predictor_args='{"output_format": "json", "output_format": "conll"}'), 'repeated key "output_format"'),
+    (dict(predictor="eer_taggr"), "--predictor eer_taggr: no predictor is registered under this name; the registered ones are"),
+    (dict(cuda_device=0 if not __import__("torch").cuda.is_available() else 999), "--cuda-device"),
 ])
 def test_predict_command_checks_its_arguments_before_loading_the_model(changes, message, archive, tmp_path, monkeypatch):
     from allennlp.commands import predict
@@ -196,14 +199,46 @@ def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_pat
     lines = [json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) for i in range(6)]
     (tmp_path / "in.jsonl").write_text(lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n")  # a blank line, counted
     (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
-    kept = '{"id": "kept0"}\n{"line": 3, "id": "d1", "error": "was bad"}\n{"id": "kept2"}\n{"id": "cut'  # killed mid-line
+    kept = ('{"id": "d0", "text": "Paris 0 .", "kept": 0}\n{"line": 3, "id": "d1", "error": "was bad"}\n'
+            '{"id": "d2", "text": "Paris 2 .", "kept": 2}\n{"id": "cut')  # killed mid-line
     (tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
     with pytest.raises(SystemExit):  # the kept error record still counts
         predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
                                 resume=True).run()
     out = records(tmp_path / "out.jsonl")
-    assert [r["id"] for r in out] == ["kept0", "d1", "kept2", "d3", "d4", "d5"]
+    assert [r["id"] for r in out] == ["d0", "d1", "d2", "d3", "d4", "d5"]
+    assert [r.get("kept") for r in out] == [0, None, 2, None, None, None]  # the kept lines were not tagged again
     assert out[3]["tokens"] == ["Paris", "3", "."] and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+
+
+@pytest.mark.parametrize("edit", ["text", "id", "swap", "error_line"])
+def test_resume_refuses_an_input_edited_since_the_killed_run(edit, predictor, tmp_path):
+    """Issue 50: the kept records are checked against the input lines they claim to tag; an edited input
+    (same line count) stops the run with one UserError, and the killed run's output stays for a later --resume."""
+    from allennlp.commands import predict
+
+    from eer_plugin.runtime.errors import UserError
+
+    lines = [{"id": f"d{i}", "text": f"Paris {i} ."} for i in range(4)]
+    kept = '{"id": "d0", "text": "Paris 0 ."}\n{"line": 2, "id": "d1", "error": "was bad"}\n'
+    if edit == "text":
+        lines[0]["text"] = "Berlin 0 ."
+    elif edit == "id":
+        lines[0]["id"] = "other"
+    elif edit == "swap":
+        lines[0], lines[2] = lines[2], lines[0]
+    else:
+        kept = kept.replace('"line": 2', '"line": 3')
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    unfinished = tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de"
+    unfinished.write_text(kept)
+    with pytest.raises(UserError, match="the input changed since that run"):
+        predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
+                                resume=True).run()
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
+    left = [p for p in tmp_path.iterdir() if ".eer-tmp-" in p.name]
+    assert len(left) == 1 and left[0].read_text() == kept  # the killed run's lines, kept for a resume with its input
 
 
 # ------------------------------------------------------------------------------------ the real command
