@@ -113,7 +113,8 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
     a subcommand's ``main``, ``python -m``): prints the error's one line (none for a closed pipe) and returns the
     exit status, or returns None for an error that is not the user's (a bug: its traceback is shown).
 
-    * :class:`UserError` and the output policy's ``OutputError``: ``error: <message>``, status 1;
+    * :class:`UserError`, AllenNLP's ``ConfigurationError`` and the output policy's ``OutputError``: ``error: <message>``
+      on one line, status 1;
     * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130;
     * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
     * a full disk or quota (``OSError`` ENOSPC / EDQUOT): the file and the reason, status 1;
@@ -127,6 +128,9 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
         return None
     if isinstance(error, (UserError, OutputError)):
         print_error(error, command)
+        return INPUT_ERROR
+    if isinstance(error, ConfigurationError):  # AllenNLP's own error of a config or argument: its message, one line
+        print_error(" ".join(str(getattr(error, "message", error)).split()), command)
         return INPUT_ERROR
     if isinstance(error, KeyboardInterrupt):
         print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
