@@ -305,6 +305,9 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             super().run()  # closes the output file
             if self._temporary is not None:
                 publish(self._temporary, self._output_path, sync=True)
+        except KeyboardInterrupt:  # Ctrl-C: the complete lines so far stay for --resume (a kill leaves them too)
+            self._keep_unfinished = True
+            raise
         except OSError as error:  # a full disk, /dev/full: one line (the finally removes the temporary file)
             if error.errno not in WRITE_ERRORS or self._output_path is None:
                 raise

@@ -95,7 +95,7 @@ INTERRUPTED = 130
 BROKEN_PIPE = 141
 INTERRUPTED_MESSAGE = (
     "interrupted (Ctrl-C): every output is written whole or not at all, so the files this run was writing are as "
-    "they were before it (a killed predict --output-file continues with --resume; a training with --recover)"
+    "they were before it (predict --output-file: run it again with --resume to continue; training: --recover)"
 )
 
 

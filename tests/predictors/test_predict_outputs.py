@@ -1,11 +1,16 @@
 """Issue 32 (and 33.2) for ``predict``: arguments checked before anything is written, an atomic
 output file, clean JSON lines, and one bad line (whatever fails on it) never ends a batch."""
 import argparse
+import bz2
+import gzip
 import json
+import lzma
 import os
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -308,3 +313,109 @@ def test_a_new_run_removes_a_killed_runs_file(archive, tmp_path):
     rerun = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent")
     assert rerun.returncode == 0 and json.loads(output.read_text())["id"] == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "tagged.jsonl"]
+
+
+# ------------------------------------------------------------------------------------ issue 50: outputs that are not regular files
+def _tag_into(predictor, source, output, **options) -> None:
+    from allennlp.commands import predict
+
+    predict._PredictManager(predictor, str(source), str(output), 2, False, False, **options).run()
+
+
+def _inputs(path: Path, count: int = 3) -> Path:
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) + "\n" for i in range(count)))
+    return path
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_predict_into_a_symlink_writes_its_target(dangling, predictor, tmp_path):
+    source = _inputs(tmp_path / "in.jsonl")
+    if not dangling:
+        (tmp_path / "target.jsonl").write_bytes(PREVIOUS)
+    (tmp_path / "out.jsonl").symlink_to("target.jsonl")
+    _tag_into(predictor, source, tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").is_symlink() and [r["id"] for r in records(tmp_path / "target.jsonl")] == ["d0", "d1", "d2"]
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl", "target.jsonl"]
+
+
+def test_predict_into_dev_null_keeps_the_device(predictor, tmp_path):
+    _tag_into(predictor, _inputs(tmp_path / "in.jsonl"), "/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_predict_into_dev_full_is_one_line(predictor, tmp_path):
+    from eer_plugin.runtime.errors import UserError
+
+    with pytest.raises(UserError, match=r"^/dev/full: cannot write to it \(No space left on device\)"):
+        _tag_into(predictor, _inputs(tmp_path / "in.jsonl", 40), "/dev/full")
+    with pytest.raises(UserError, match="--resume needs a regular --output-file; /dev/null is a stream"):
+        _tag_into(predictor, _inputs(tmp_path / "in.jsonl"), "/dev/null", resume=True)
+
+
+def test_predict_into_a_fifo_streams_to_its_reader(predictor, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    _tag_into(predictor, _inputs(tmp_path / "in.jsonl"), fifo)
+    reader.join(30)
+    assert [json.loads(line)["id"] for line in received[0].splitlines()] == ["d0", "d1", "d2"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["in.jsonl", "pipe"]
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_predict_reads_compressed_input_by_its_first_bytes(compress, predictor, tmp_path):
+    plain = _inputs(tmp_path / "in.jsonl")
+    (tmp_path / "in.data").write_bytes(compress(plain.read_bytes()))  # no .gz name
+    _tag_into(predictor, tmp_path / "in.data", tmp_path / "out.jsonl")
+    assert [r["id"] for r in records(tmp_path / "out.jsonl")] == ["d0", "d1", "d2"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_predict_refuses_an_input_that_is_not_a_regular_file(kind, tmp_path):
+    from eer_plugin.predictors.manager import check_arguments
+    from eer_plugin.runtime.errors import UserError
+
+    path = kind
+    if kind == "fifo":
+        path = str(tmp_path / "pipe")
+        os.mkfifo(path)  # no writer: opening it would block
+    with pytest.raises(UserError, match="not a regular file") as error:
+        check_arguments(path, str(tmp_path / "out.jsonl"), 1)
+    assert "no such file" not in str(error.value)
+
+
+def test_a_line_longer_than_the_limit_is_an_error_record_read_in_bounded_memory(predictor, tmp_path, monkeypatch):
+    from eer_plugin.predictors import manager as manager_module
+
+    monkeypatch.setattr(manager_module, "MAX_LINE", 64)
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "Paris ."}\n' + '{"text": "' + "x" * 1000 + '"}\n{"id": "c", "text": "Rome ."}\n')
+    with pytest.raises(SystemExit):
+        _tag_into(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["a", None, "c"] and "a line longer than 64 characters" in out[1]["error"]
+
+
+@pytest.mark.integration
+def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp_path):
+    """SIGINT while predict waits for input: one line saying the data is safe, status 130, the old file as it was
+    and the unfinished output kept for --resume."""
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    command = [str(Path(sys.executable).parent / "eer-ner"), "predict", str(archive), "-", "--predictor", "eer_tagger",
+               "--output-file", str(tmp_path / "out.jsonl"), "--silent"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process.stdin.write('{"id": "a", "text": "Paris ."}\n')
+    process.stdin.flush()
+    deadline = time.time() + 240
+    while time.time() < deadline and not any(".eer-tmp-" in name for name in os.listdir(tmp_path)):
+        time.sleep(0.2)  # the model is loaded and the output opened
+    time.sleep(1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-3000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("interrupted (Ctrl-C): every output is written whole")
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
+    assert len([name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]) == 1  # the unfinished output, for --resume
