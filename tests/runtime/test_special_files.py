@@ -263,3 +263,19 @@ def test_simulate_writes_special_outputs(output, tmp_path):
         assert sum(line.startswith('{"id": "conll2003_tiny-') for line in shown.stdout.splitlines()) == 4
     if isinstance(output, Path):
         assert output.is_symlink() and len((tmp_path / "target.jsonl").read_text().splitlines()) == 4
+
+
+# ------------------------------------------------------------------------------------ control characters in pre-split tokens
+@pytest.mark.parametrize("character", ["\x00", "\x1b", "\x7f", "\ud800"])
+def test_control_characters_in_training_tokens_are_replaced_and_said_once_per_file(character, tmp_path, caplog):
+    import json
+    import logging
+
+    lines = [json.dumps({"id": f"d{i}", "tokens": ["Pe" + character + "ter", "said", character], "spans": [[0, 1, "PER"]]})
+             for i in range(3)]
+    (tmp_path / "train.jsonl").write_text("\n".join(lines) + "\n")
+    with caplog.at_level(logging.WARNING):
+        documents = read_documents(tmp_path / "train.jsonl")
+    assert [d.tokens for d in documents] == [["Pe\ufffdter", "said", "\ufffd"]] * 3  # one for one, never kept
+    warnings = [r.getMessage() for r in caplog.records if "U+FFFD" in r.getMessage()]
+    assert len(warnings) == 1 and "in the strings of 3 line(s), first on line 1" in warnings[0], warnings
