@@ -13,7 +13,7 @@
 3. **Links and streams.** An output that is a symbolic link writes the link's *target* (resolved, also
    a dangling link), atomically in the target's directory: the link stays a link (:func:`target_of`).
    An output that is not a regular file (a character device such as ``/dev/null`` or ``/dev/full``,
-   a FIFO, a socket, ``/dev/stdout`` and other paths under ``/dev`` and ``/proc``) is a *stream*
+   a FIFO, a socket, ``/dev/stdout``, ``/dev/fd/N``) is a *stream*
    (:func:`is_stream`): written directly, no temporary file, no rename, the device node stays.
 4. **Write errors are one line.** A write that fails (a full disk, ``/dev/full``, a quota) is an
    :class:`OutputError` naming the output and the reason (:func:`write_failure`); for a regular file the
@@ -22,6 +22,7 @@
 import errno
 import glob
 import os
+import re
 import stat
 import uuid
 from contextlib import contextmanager
@@ -41,10 +42,11 @@ class OutputError(ValueError):
 
 def is_stream(path: PathLike) -> bool:
     """Whether ``path`` is written as a stream: it exists (links followed) and is not a regular file or a
-    directory (a character or block device, a FIFO, a socket), or it is a path under ``/dev`` or ``/proc``
-    (``/dev/stdout``, ``/dev/fd/1``, ``/proc/self/fd/1``: whatever file they stand for is already open)."""
+    directory (a character or block device, a FIFO, a socket), or it names an open file descriptor
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/<pid>/fd/N``: whatever file it stands for is
+    already open, maybe by the shell's redirection). A regular file under ``/dev/shm`` is a regular file."""
     path = os.path.abspath(os.fspath(path))
-    if path.startswith(("/dev/", "/proc/")):
+    if path in ("/dev/stdout", "/dev/stderr") or path.startswith("/dev/fd/") or re.match(r"/proc/[^/]+/fd/", path):
         return True
     try:
         mode = os.stat(path).st_mode

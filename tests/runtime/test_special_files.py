@@ -279,3 +279,8 @@ def test_control_characters_in_training_tokens_are_replaced_and_said_once_per_fi
     assert [d.tokens for d in documents] == [["Pe\ufffdter", "said", "\ufffd"]] * 3  # one for one, never kept
     warnings = [r.getMessage() for r in caplog.records if "U+FFFD" in r.getMessage()]
     assert len(warnings) == 1 and "in the strings of 3 line(s), first on line 1" in warnings[0], warnings
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
+def test_a_regular_file_under_dev_shm_is_still_written_atomically():
+    assert not outputs.is_stream("/dev/shm/eer-test-out.txt") and outputs.is_stream("/dev/stdout") and outputs.is_stream("/dev/null")
