@@ -167,7 +167,7 @@ def read_suggestion(path: str) -> Dict[str, float]:
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file (the ratio estimate; {fix})") from None
     except strict_json.JsonError as error:
-        raise ValueError(f"{path}:{error.line}: not a ratio estimate ({error}; {fix})") from None
+        raise ValueError(f"{path}:{error.line}: not a ratio estimate (unreadable JSON: {error}; {fix})") from None
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not a ratio estimate (unreadable JSON: {error}; {fix})") from None
     suggested = data.get("suggested") if isinstance(data, dict) else None

@@ -58,7 +58,7 @@ from eer_plugin.corpus.formats.files import FormatError, check_input_file, compr
 from eer_plugin.runtime.errors import UserError, check_cuda_device, check_outputs
 from eer_plugin.inference.documents import output_mismatch
 from eer_plugin.runtime.outputs import (
-    WRITE_ERRORS, is_stream, publish, remove_stale_temporaries, stale_temporaries, target_of, temporary_name, write_failure,
+    WRITE_ERRORS, abandon, is_stream, publish, remove_stale_temporaries, stale_temporaries, target_of, temporary_name, write_failure,
 )
 
 #: Key of the input line number in a loaded JSON object (removed before the document is read).
@@ -318,8 +318,11 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                     self._output_file.close()
                 except OSError:  # its data cannot be written (the error being reported): nothing more to do
                     pass
-            if self._temporary is not None and os.path.exists(self._temporary) and not self._keep_unfinished:
-                os.remove(self._temporary)
+            if self._temporary is not None and os.path.exists(self._temporary):
+                if self._keep_unfinished:
+                    abandon(self._temporary)  # a stale temporary file: the next --resume adopts it
+                else:
+                    os.remove(self._temporary)
         if self._reports() and failed is not None and len(failed) > before:
             count = len(failed) - before
             shown = ", ".join(str(line) for line in failed[before:][:20]) + (", ..." if count > 20 else "")

@@ -169,6 +169,18 @@ def stale_temporaries(path: PathLike) -> List[str]:
     return sorted(stale, key=lambda t: -os.path.getsize(t) if os.path.exists(t) else 0)
 
 
+def abandon(temporary: str) -> str:
+    """Renames this process's ``temporary`` so that it counts as a stale one (a killed run's), kept for a later
+    ``--resume`` even by this same process; returns the new name."""
+    head, _, _ = temporary.rpartition(TEMPORARY_MARK)
+    mark = uuid.uuid4().hex
+    while mark.startswith(_PROCESS):  # pragma: no cover - one chance in 4 billion
+        mark = uuid.uuid4().hex
+    abandoned = f"{head}{TEMPORARY_MARK}{os.getpid()}-{mark[:16]}"
+    os.replace(temporary, abandoned)
+    return abandoned
+
+
 def remove_stale_temporaries(path: PathLike) -> None:
     """Removes the temporary files of ``path`` whose writer process no longer runs."""
     for temporary in stale_temporaries(path):

@@ -166,7 +166,15 @@ def test_a_run_stopped_half_way_leaves_the_previous_output(predictor, tmp_path, 
     monkeypatch.setattr(predictor, "predict_batch_json", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
-    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
+    unfinished = [name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]  # Ctrl-C keeps the complete lines for --resume
+    assert len(unfinished) == 1 and len((tmp_path / unfinished[0]).read_text().splitlines()) == 2
+    monkeypatch.setattr(predictor, "predict_batch_json", original)
+    from allennlp.commands import predict
+
+    predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True).run()
+    assert len(records(tmp_path / "out.jsonl")) == 6 and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+    assert calls == [2, 2]  # the kept lines were not tagged again
 
 
 def test_stdout_gets_json_lines_without_internal_keys(predictor, tmp_path, capsys):
