@@ -14,7 +14,9 @@ checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o
 
 ``python -m eer_plugin.cli`` does the same. An error caused by the input
 (:class:`eer_plugin.common.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
-is one line on stderr and exit status 1, and so is a missing input file.
+is one line on stderr and exit status 1, and so is a missing input file; Ctrl-C is one line saying the data is
+safe (status 130), a closed pipe (``eer-ner eer-inspect FILE | head -2``) ends quietly (status 141), a full
+disk is one line (:func:`eer_plugin.common.errors.report`, the one printer).
 """
 import os
 import sys
@@ -25,18 +27,22 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from allennlp.commands import main as allennlp_main
 
-    from eer_plugin.common.errors import INPUT_ERROR, print_error, UserError
+    from eer_plugin.common.errors import INPUT_ERROR, print_error, report
 
     if argv is not None:  # AllenNLP's parser reads sys.argv
         sys.argv = ["eer-ner", *argv]
     try:
         allennlp_main(prog="eer-ner")
-    except UserError as error:
-        print_error(error)
-        return INPUT_ERROR
     except FileNotFoundError as error:  # AllenNLP's cached_path: e.g. a predict input file that is not there
         print_error(f"{error} (relative paths start in {os.getcwd()})")
         return INPUT_ERROR
+    except BaseException as error:  # noqa: BLE001  (the one printer decides; anything else keeps its traceback)
+        if isinstance(error, SystemExit):
+            raise
+        status = report(error)
+        if status is None:
+            raise
+        return status
     return 0
 
 

@@ -125,6 +125,7 @@ class EntityTaggerComponent:
     def to_disk(self, path: Any, *, exclude: Iterable[str] = ()) -> None:
         """Copies the model into ``path`` (hard link when possible), atomically."""
         from eer_plugin.common.atomic import atomic_link_or_copy
+        from eer_plugin.common.outputs import temporary_name
 
         path = Path(path)
         path.mkdir(parents=True, exist_ok=True)
@@ -143,7 +144,7 @@ class EntityTaggerComponent:
         if target.exists() and os.path.samefile(source, target):
             return  # saved again where it was loaded from
         if source.is_dir():
-            temporary = path / f".{MODEL_DIRECTORY}.eer-tmp-{os.getpid()}"
+            temporary = Path(temporary_name(path / MODEL_DIRECTORY))
             shutil.rmtree(temporary, ignore_errors=True)
             shutil.copytree(source, temporary)
             shutil.rmtree(target, ignore_errors=True)

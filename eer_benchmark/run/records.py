@@ -27,6 +27,7 @@ from pathlib import Path, PurePosixPath
 from typing import Dict, List
 
 from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.corpus import strict_json
 
 #: the files of a finished run that the report and the resume read (``metrics*.json``: the final metrics and each epoch's)
 RUN_FILES = (
@@ -99,10 +100,10 @@ def read_records(path: Path) -> Records:
                 continue
             where = f"{path}, line {number}"
             try:
-                entry = json.loads(line)
-            except json.JSONDecodeError as error:
+                entry = strict_json.loads(line)
+            except strict_json.JsonError as error:
                 raise RecordsError(
-                    f"{where}: not a complete JSON line ({error.msg} at column {error.colno}); expected {expected}. "
+                    f"{where}: not a complete JSON line ({error}); expected {expected}. "
                     "The file is truncated or was edited by hand: restore it from git (git checkout -- FILE)"
                 ) from None
             if not isinstance(entry, dict) or set(entry) != {"dir", "files"} or not isinstance(entry["files"], dict):

@@ -158,15 +158,17 @@ def warnings(
 def read_suggestion(path: str) -> Dict[str, float]:
     """``{"entity_ratio": rho, "ratio_margin": gamma}`` from the JSON that ``eer-estimate-ratio --output``
     writes (its ``suggested`` entry); a :class:`ValueError` naming the file and the fix otherwise."""
-    import json
+    from eer_plugin.corpus import strict_json
 
     fix = "write it with: eer-ner eer-estimate-ratio DATA --output ratio.json"
     try:
         with open(path, encoding="utf-8") as handle:
-            data = json.load(handle)
+            data = strict_json.load(handle)
     except FileNotFoundError:
         raise ValueError(f"{path}: no such file (the ratio estimate; {fix})") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as error:
+    except strict_json.JsonError as error:
+        raise ValueError(f"{path}:{error.line}: not a ratio estimate (unreadable JSON: {error}; {fix})") from None
+    except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not a ratio estimate (unreadable JSON: {error}; {fix})") from None
     suggested = data.get("suggested") if isinstance(data, dict) else None
     values = {key: (suggested or {}).get(key) for key in ("entity_ratio", "ratio_margin")}

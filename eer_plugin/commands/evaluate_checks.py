@@ -15,8 +15,8 @@ from typing import Optional
 
 from allennlp.commands import evaluate as allennlp_evaluate
 
-from eer_plugin.common.outputs import check_outputs
-from eer_plugin.common.outputs import publish, replacing
+from eer_plugin.common.errors import check_cuda_device
+from eer_plugin.common.outputs import check_outputs, publish, replacing
 
 
 def _files(value) -> list:
@@ -44,6 +44,7 @@ def _checked(original):
         outputs = [("--output-file", path) for path in _files(args.output_file)]
         outputs += [("--predictions-output-file", path) for path in _files(args.predictions_output_file)]
         check_outputs(inputs, outputs)
+        check_cuda_device(args.cuda_device)
         auto_names = getattr(args, "auto_names", None) or "NONE"
         args = copy.copy(args)
         with contextlib.ExitStack() as stack:

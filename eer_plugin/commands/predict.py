@@ -29,11 +29,20 @@ Under ``eer-ner predict`` (:func:`install_predict_manager` also wraps AllenNLP's
 arguments are checked before the model is loaded, ``--silent`` without ``--output-file`` (which
 AllenNLP answers by writing nothing) is a one-line error, and ``--resume`` continues a killed run:
 the complete lines of its unfinished (temporary) output are kept, that many non-blank input lines
-skipped, and the rest tagged into the same file (costs one pass over the kept lines).
+skipped, and the rest tagged into the same file (costs one pass over the kept lines). Each kept record is
+first checked against the input line it claims to tag (:func:`~eer_plugin.inference.documents.output_mismatch`:
+its ``id`` and ``text`` or ``tokens``, an error record's line): an input edited since the killed run stops
+the command with one line, and the unfinished output is kept as it was.
+
+``--output-file`` that is a symbolic link writes its target (atomically); one that is a device, a FIFO or
+``/dev/stdout`` is written directly as a stream (:mod:`eer_plugin.common.outputs`); a write that fails (a
+full disk, ``/dev/full``) is one line, the temporary file removed.
 """
 import argparse
+import bz2
+import gzip
 import io
-import json
+import lzma
 import os
 import re
 import sys
@@ -44,9 +53,14 @@ from allennlp.common.file_utils import cached_path, open_compressed
 from allennlp.common.util import JsonDict
 from allennlp.commands import predict as allennlp_predict
 
-from eer_plugin.common.errors import UserError
-from eer_plugin.common.outputs import check_outputs, publish, remove_stale_temporaries, stale_temporaries, temporary_name
-from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY
+from eer_plugin.common.errors import UserError, check_cuda_device
+from eer_plugin.common.outputs import (
+    WRITE_ERRORS, abandon, check_outputs, is_stream, publish, remove_stale_temporaries, stale_temporaries, target_of,
+    temporary_name, write_failure,
+)
+from eer_plugin.corpus import strict_json
+from eer_plugin.corpus.formats.files import FormatError, check_input_file, compression_of
+from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, output_mismatch
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
 
 
@@ -59,12 +73,27 @@ def check_arguments(input_file: str, output_file: Optional[str], batch_size: int
     """:class:`UserError` for arguments that cannot work; nothing is opened for writing."""
     if batch_size < 1:
         raise UserError(f"--batch-size must be at least 1, got {batch_size}")
-    if _is_local(input_file) and not os.path.isfile(input_file):
-        what = "is a directory" if os.path.isdir(input_file) else "no such file"
-        raise UserError(f"{input_file}: {what} (expected the input JSON lines file, or - for stdin)")
+    if _is_local(input_file):
+        try:
+            check_input_file(input_file)
+        except FormatError as error:
+            raise UserError(f"{error} (expected the input JSON lines file, or - to read stdin)") from None
     inputs = [("the input", input_file if _is_local(input_file) else None), ("the model archive", archive_file),
               ("--weights-file", weights_file)]
     check_outputs(inputs, [("--output-file", output_file)])
+
+
+def check_predictor_name(name: Optional[str]) -> None:
+    """:class:`UserError` for a ``--predictor`` name that no predictor is registered under (a dotted
+    ``module.Class`` path is left to AllenNLP to import)."""
+    from allennlp.predictors import Predictor
+
+    if name is None or "." in name or name in Predictor.list_available():
+        return
+    raise UserError(
+        f"--predictor {name}: no predictor is registered under this name; the registered ones are "
+        f"{', '.join(Predictor.list_available())} (eer-ner's taggers: eer_tagger)"
+    )
 
 
 RESUME_HELP = (
@@ -92,10 +121,12 @@ def _checked(original):
         if resume and not args.output_file:
             raise UserError("--resume needs --output-file: the output file of the killed run to continue")
         check_arguments(args.input_file, args.output_file, args.batch_size, args.archive_file, args.weights_file)
+        check_predictor_name(args.predictor)
+        check_cuda_device(getattr(args, "cuda_device", -1))
         check = getattr(_predictor_class(args.predictor), "check_predictor_args", None)
         if check is not None and args.predictor_args.strip():
             try:
-                check(**json.loads(args.predictor_args))
+                check(**strict_json.loads(args.predictor_args))
             except (ValueError, TypeError) as error:
                 raise UserError(f"--predictor-args {args.predictor_args}: {error}") from None
         if not resume:
@@ -122,6 +153,41 @@ def _with_resume(original):
     return add_subparser
 
 
+#: the longest input line read (characters); a longer one is an error record, read in bounded memory
+MAX_LINE = 1 << 24
+class _TooLong(str):
+    """The stand-in of an input line longer than :data:`MAX_LINE` (not blank: it is a document that failed)."""
+
+
+_TOO_LONG = _TooLong("(too long)")
+
+
+def _bounded_lines(handle) -> Iterator[str]:
+    """The lines of ``handle`` (each with its line end), a line longer than :data:`MAX_LINE` characters yielded as
+    :data:`_TOO_LONG` after it was skipped in bounded memory (``/dev/zero`` piped to stdin never fills the memory)."""
+    while True:
+        line = handle.readline(MAX_LINE)
+        if not line:
+            return
+        if len(line) == MAX_LINE and not line.endswith(("\n", "\r")):
+            while line and not line.endswith(("\n", "\r")):
+                line = handle.readline(MAX_LINE)
+            yield _TOO_LONG
+            continue
+        yield line
+
+
+def _open_input(path: str):
+    """The input file as text lines, decompressed when its first bytes say gzip, bzip2 or xz (any name); a zstd
+    or zip file is a :class:`UserError` naming the compression."""
+    with open(path, "rb") as handle:
+        kind = compression_of(handle.read(8))
+    opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}.get(kind)
+    if opener is None:
+        raise UserError(f"{path}: {kind}-compressed: decompress it first (eer-ner predict reads gzip, bzip2 and xz itself)")
+    return opener(path, "rt", encoding="utf-8", errors="surrogateescape")
+
+
 class LineReportingPredictManager(allennlp_predict._PredictManager):
     """See the module docstring."""
 
@@ -133,8 +199,14 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         self._output_path = output_file
         self._temporary = None
         self._skip, self._kept_failures = 0, []  # --resume: input lines already tagged, and which of them failed
-        if output_file is not None:
-            directory = os.path.dirname(output_file)
+        self._kept = []  # --resume: the kept output records, checked against the input lines they claim to tag
+        self._keep_unfinished = False
+        if output_file is not None and is_stream(output_file):  # a device, FIFO or stdout: written directly
+            if resume:
+                raise UserError(f"--resume needs a regular --output-file; {output_file} is a stream (a device, FIFO or stdout)")
+            self._output_file = open(output_file, "w", encoding="utf-8")
+        elif output_file is not None:
+            directory = os.path.dirname(target_of(output_file))
             if directory:
                 os.makedirs(directory, exist_ok=True)
             self._temporary = temporary_name(output_file)
@@ -156,11 +228,12 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         with open(stale[0], "rb") as handle:
             for line in handle:
                 try:
-                    record = json.loads(line) if line.endswith(b"\n") else None
+                    record = strict_json.loads(line.decode("utf-8")) if line.endswith(b"\n") else None
                 except ValueError:
                     record = None
                 if not isinstance(record, dict):
                     break
+                self._kept.append(record)
                 if "error" in record:
                     self._kept_failures.append(record.get("line"))
                 self._skip += 1
@@ -178,10 +251,13 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             yield from super()._get_json_data()
             return
         if self._input_file == "-":
-            yield from self._numbered(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
-        else:
+            yield from self._numbered(_bounded_lines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")))
+        elif not _is_local(self._input_file):
             with open_compressed(cached_path(self._input_file), encoding="utf-8", errors="surrogateescape") as lines:
-                yield from self._numbered(lines)
+                yield from self._numbered(_bounded_lines(lines))
+        else:
+            with _open_input(self._input_file) as lines:
+                yield from self._numbered(_bounded_lines(lines))
 
     def _numbered(self, lines) -> Iterator[JsonDict]:
         seen = 0
@@ -189,10 +265,19 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             if line.isspace():
                 continue
             seen += 1
-            if seen <= self._skip:  # tagged by the run --resume continues
+            if seen <= self._skip:  # tagged by the run --resume continues: only if the input is what it tagged
+                reason = output_mismatch(self._kept[seen - 1], line, number)
+                if reason is not None:
+                    self._keep_unfinished = True  # the killed run's output stays for a --resume with its input
+                    raise UserError(
+                        f"--resume: output line {seen} of the killed run is not the output of {self._input_file} line "
+                        f"{number} ({reason}): the input changed since that run. Nothing was written; run without --resume"
+                    )
                 continue
-            bad = _UNDECODABLE.search(line)
-            if bad:
+            bad = None if line is _TOO_LONG else _UNDECODABLE.search(line)
+            if line is _TOO_LONG:
+                data = {ERROR_KEY: f"a line longer than {MAX_LINE} characters: not one input document (read no further than that)"}
+            elif bad:
                 byte = ord(bad.group()) - 0xDC00
                 data = {ERROR_KEY: f"not UTF-8 (byte 0x{byte:02x} at column {bad.start() + 1}); save the file as UTF-8"}
             else:
@@ -223,11 +308,24 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             super().run()  # closes the output file
             if self._temporary is not None:
                 publish(self._temporary, self._output_path, sync=True)
+        except KeyboardInterrupt:  # Ctrl-C: the complete lines so far stay for --resume (a kill leaves them too)
+            self._keep_unfinished = True
+            raise
+        except OSError as error:  # a full disk, /dev/full: one line (the finally removes the temporary file)
+            if error.errno not in WRITE_ERRORS or self._output_path is None:
+                raise
+            raise UserError(str(write_failure(self._output_path, error, stream=self._temporary is None))) from None
         finally:
             if self._output_file is not None and not self._output_file.closed:
-                self._output_file.close()
+                try:
+                    self._output_file.close()
+                except OSError:  # its data cannot be written (the error being reported): nothing more to do
+                    pass
             if self._temporary is not None and os.path.exists(self._temporary):
-                os.remove(self._temporary)
+                if self._keep_unfinished:
+                    abandon(self._temporary)  # a stale temporary file: the next --resume adopts it
+                else:
+                    os.remove(self._temporary)
         if self._reports() and failed is not None and len(failed) > before:
             count = len(failed) - before
             shown = ", ".join(str(line) for line in failed[before:][:20]) + (", ..." if count > 20 else "")

@@ -12,7 +12,7 @@ import importlib.util
 import sys
 from typing import Callable, List, Optional, Tuple, Type
 
-from eer_plugin.common.errors import INPUT_ERROR, print_error
+from eer_plugin.common.errors import INPUT_ERROR, print_error, report
 
 __all__ = ["INPUT_ERROR", "define", "print_error"]
 
@@ -36,11 +36,20 @@ def define(
     """
 
     def status_of(args: argparse.Namespace) -> int:
+        named = name if named_errors else None
         try:
             result = run(args)
+        except (KeyboardInterrupt, BrokenPipeError) as err:  # before ``errors``: a closed pipe is an OSError too
+            sys.exit(report(err, named))
         except errors as err:
-            print_error(err, name if named_errors else None)
+            if report(err, named) is None:  # the one printer (a full disk, ...), else the error's own line
+                print_error(err, named)
             sys.exit(INPUT_ERROR)
+        except (OSError, RecursionError, MemoryError, ValueError) as err:
+            status = report(err, named)  # the one printer: a full disk, the output policy's errors, ...
+            if status is None:
+                raise
+            sys.exit(status)
         return int(result or 0) if returns_status else 0
 
     def run_or_exit(args: argparse.Namespace) -> None:

@@ -20,6 +20,7 @@ from allennlp.common.params import parse_overrides
 from eer_plugin.annotation.ratio_estimate import read_suggestion
 from eer_plugin.common.errors import UserError
 from eer_plugin.runtime.settings import BY_NAME, config_approach
+from eer_plugin.training.settings_checks import check_training_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -88,6 +89,7 @@ class TrainWithRatioEstimate(Train):
         def train_with_estimate(args: argparse.Namespace):
             if args.ratio_estimate:
                 args.overrides = apply_ratio_estimate(args.ratio_estimate, args.overrides, args.param_path)
+            check_training_arguments(args.param_path, args.overrides, args.serialization_dir, args.recover, args.force)
             return train(args)
 
         subparser.set_defaults(func=train_with_estimate)

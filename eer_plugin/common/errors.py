@@ -8,6 +8,7 @@ argparse cannot parse is argparse's own usage message and status 2. Uncaught, a 
 printed the same way by the excepthook that the AllenNLP plugin installs
 (:func:`eer_plugin.runtime.errors.install_excepthook`).
 """
+import os
 import sys
 from typing import Optional
 
@@ -34,3 +35,90 @@ def print_error(error: BaseException, command: Optional[str] = None) -> None:
     """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
     argparse writes it) on stderr."""
     print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
+
+
+def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
+    """:class:`UserError` unless ``cuda_device`` (an index, -1 or None for the CPU, or a ``cuda:N`` / ``cpu``
+    device) is a GPU this process can use."""
+    text = str(cuda_device)
+    if text in ("None", "cpu") or text.lstrip("-").isdigit() and int(text) < 0:
+        return
+    index = int(text.split(":", 1)[1]) if text.startswith("cuda:") and text.split(":", 1)[1].isdigit() else 0 if text == "cuda" else None
+    if index is None:
+        if not text.lstrip("-").isdigit():
+            raise UserError(f"{what} {text}: expected a GPU index (0, 1, ...) or -1 for the CPU")
+        index = int(text)
+    import torch
+
+    if not torch.cuda.is_available():
+        raise UserError(f"{what} {text}: no GPU is available to this process (torch finds no CUDA device); use -1 for the CPU")
+    if index >= torch.cuda.device_count():
+        raise UserError(f"{what} {text}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0; use one of them or -1 for the CPU")
+
+
+#: the exit status after Ctrl-C (128 + SIGINT, as the shell reports a command Ctrl-C ended)
+INTERRUPTED = 130
+#: the exit status when stdout's reader went away (128 + SIGPIPE, as ``yes | head -1`` ends ``yes``)
+BROKEN_PIPE = 141
+INTERRUPTED_MESSAGE = (
+    "interrupted (Ctrl-C): every output is written whole or not at all, so the files this run was writing are as "
+    "they were before it (predict --output-file: run it again with --resume to continue; training: --recover)"
+)
+
+
+def _silence_stdout() -> None:
+    """Points stdout at /dev/null, so that the interpreter's last flush of a closed pipe raises nothing more."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # pragma: no cover - no file descriptor behind stdout
+        pass
+
+
+def _is_allennlp_configuration_error(error: BaseException) -> bool:
+    """AllenNLP's ``ConfigurationError`` (recognised by name and module: this layer imports no AllenNLP)."""
+    return any(c.__name__ == "ConfigurationError" and c.__module__.startswith("allennlp") for c in type(error).__mro__)
+
+
+def report(error: BaseException, command: Optional[str] = None) -> Optional[int]:
+    """The one error printer of every command, for what ends a command however it was started (``eer-ner``,
+    a subcommand's ``main``, ``python -m``): prints the error's one line (none for a closed pipe) and returns the
+    exit status, or returns None for an error that is not the user's (a bug: its traceback is shown).
+
+    * :class:`UserError` (the output policy's ``OutputError`` is one) and AllenNLP's ``ConfigurationError``:
+      ``error: <message>`` on one line, status 1;
+    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130;
+    * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
+    * a full disk or quota (``OSError`` ENOSPC / EDQUOT): the file and the reason, status 1;
+    * ``RecursionError`` (input nested too deeply) and ``MemoryError`` (input too large to hold): one line, status 1.
+    ``EER_TRACEBACK=1`` shows the traceback instead (None)."""
+    import errno
+
+    if os.environ.get("EER_TRACEBACK", "") not in ("", "0"):
+        return None
+    if isinstance(error, UserError):
+        print_error(error, command)
+        return INPUT_ERROR
+    if _is_allennlp_configuration_error(error):  # AllenNLP's own error of a config or argument: one line
+        print_error(" ".join(str(getattr(error, "message", error)).split()), command)
+        return INPUT_ERROR
+    if isinstance(error, KeyboardInterrupt):
+        print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
+        return INTERRUPTED
+    if isinstance(error, BrokenPipeError):
+        _silence_stdout()
+        return BROKEN_PIPE
+    if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
+        where = f"{error.filename}: " if error.filename else ""
+        print_error(f"{where}{error.strerror}: free space (or choose another disk) and run again; every output is "
+                    "written whole or not at all, so no file was left half-written", command)
+        return INPUT_ERROR
+    if isinstance(error, RecursionError):
+        print_error("the input is nested too deeply to read (arrays or objects inside each other thousands of levels "
+                    "deep); it is not an eer-ner input", command)
+        return INPUT_ERROR
+    if isinstance(error, MemoryError):
+        print_error("out of memory: an input is too large to hold (or endless, such as /dev/zero); give a regular file "
+                    "of a size this machine can hold, or split it (eer-ner eer-shard)", command)
+        return INPUT_ERROR
+    return None

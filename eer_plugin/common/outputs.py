@@ -7,13 +7,24 @@ same-path check and the one atomic write.
    are the same file, or an output that is a directory is an :class:`OutputError` naming both
    paths and the fix, and nothing is touched.
 2. **Write whole or not at all.** :func:`replacing` / :func:`writing` write to a temporary file in
-   the target directory (``.<name>.eer-tmp-<pid>-<random>``) and rename it over the output when
+   the target directory (``.<name>.eer-tmp-<pid>-<process mark><random>``) and rename it over the output when
    the write is complete (``os.replace``, atomic). An error, Ctrl-C or a kill leaves the previous
    output file exactly as it was; a temporary file left by a killed writer is removed by the next
    write of the same output (:func:`remove_stale_temporaries`).
+3. **Links and streams.** An output that is a symbolic link writes the link's *target* (resolved, also
+   a dangling link), atomically in the target's directory: the link stays a link (:func:`target_of`).
+   An output that is not a regular file (a character device such as ``/dev/null`` or ``/dev/full``,
+   a FIFO, a socket, ``/dev/stdout``, ``/dev/fd/N``) is a *stream*
+   (:func:`is_stream`): written directly, no temporary file, no rename, the device node stays.
+4. **Write errors are one line.** A write that fails (a full disk, ``/dev/full``, a quota) is an
+   :class:`OutputError` naming the output and the reason (:func:`write_failure`); for a regular file the
+   temporary file is removed first, so the disk is not left full and the previous file is unchanged.
 """
+import errno
 import glob
 import os
+import re
+import stat
 import uuid
 from contextlib import contextmanager
 from typing import IO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -22,15 +33,54 @@ from eer_plugin.common.errors import UserError
 
 PathLike = Union[str, "os.PathLike[str]"]
 TEMPORARY_MARK = ".eer-tmp-"
+#: the errors of a write that failed because of where it writes (full disk, quota, file size, read-only, I/O)
+WRITE_ERRORS = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EROFS, errno.EIO)
+#: this process's mark in its temporary names: a PID alone repeats (every container's first process is PID 1)
+_PROCESS = uuid.uuid4().hex[:8]
 
 
 class OutputError(UserError, ValueError):
     """An output path that would destroy an input or cannot be written; nothing was touched (a user error)."""
 
 
+def is_stream(path: PathLike) -> bool:
+    """Whether ``path`` is written as a stream: it exists (links followed) and is not a regular file or a
+    directory (a character or block device, a FIFO, a socket), or it names an open file descriptor
+    (``/dev/stdout``, ``/dev/stderr``, ``/dev/fd/N``, ``/proc/<pid>/fd/N``: whatever file it stands for is
+    already open, maybe by the shell's redirection). A regular file under ``/dev/shm`` is a regular file."""
+    path = os.path.abspath(os.fspath(path))
+    if path in ("/dev/stdout", "/dev/stderr") or path.startswith("/dev/fd/") or re.match(r"/proc/[^/]+/fd/", path):
+        return True
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def target_of(path: PathLike) -> str:
+    """The file that writing ``path`` replaces: the target of a symbolic link (followed to the end, also
+    when it dangles), else ``path`` itself."""
+    path = os.fspath(path)
+    return os.path.realpath(path) if os.path.islink(path) else path
+
+
+def write_failure(path: PathLike, error: OSError, stream: bool = False) -> "OutputError":
+    """The one-line :class:`OutputError` of a write to ``path`` that failed with ``error``."""
+    reason = error.strerror or str(error)
+    if stream:
+        return OutputError(f"{path}: cannot write to it ({reason}); the output is incomplete")
+    if error.errno in (errno.ENOSPC, errno.EDQUOT):
+        return OutputError(
+            f"{path}: {reason} while writing it; the partial temporary file was removed and {path} is as it was "
+            "before this run: free space (or choose another disk) and run again"
+        )
+    return OutputError(f"{path}: cannot write it ({reason}); {path} is as it was before this run")
+
+
 def temporary_name(path: PathLike) -> str:
-    directory, name = os.path.split(os.fspath(path))
-    return os.path.join(directory, f".{name}{TEMPORARY_MARK}{os.getpid()}-{uuid.uuid4().hex[:8]}")
+    directory, name = os.path.split(target_of(path))
+    return os.path.join(directory, f".{name}{TEMPORARY_MARK}{os.getpid()}-{_PROCESS}{uuid.uuid4().hex[:8]}")
 
 
 def _identity(path: str) -> Optional[Tuple[int, int]]:
@@ -75,9 +125,13 @@ def check_outputs(inputs: Iterable[Tuple[str, Optional[PathLike]]], outputs: Seq
     inputs = [(what, path) for what, path in inputs if path is not None]
     outputs = [(what, path) for what, path in outputs if path is not None]
     for index, (what, path) in enumerate(outputs):
+        if is_stream(path):  # a device, FIFO or /dev/stdout: written directly, never the same file as an input
+            if os.path.exists(path) and not os.access(path, os.W_OK):
+                raise OutputError(f"{what} {path}: not writable; choose a file or stream you can write to")
+            continue
         if os.path.isdir(path):
             raise OutputError(f"{what} {path} is a directory; give a file name for the output")
-        parent = _existing_parent(os.path.dirname(os.path.abspath(path)))
+        parent = _existing_parent(os.path.dirname(os.path.abspath(target_of(path))))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
             raise OutputError(f"{what} {path}: cannot write in {parent}; choose a directory you can write to")
         for input_what, input_path in inputs:
@@ -105,14 +159,29 @@ def _pid_alive(pid: int) -> bool:
 
 
 def stale_temporaries(path: PathLike) -> List[str]:
-    """The temporary files of ``path`` whose writer process no longer runs (a killed run's), largest first."""
-    directory, name = os.path.split(os.fspath(path))
+    """The temporary files of ``path`` whose writer process no longer runs (a killed run's), largest first: their
+    PID runs no process, or it is this process's PID but another process's mark (a container's PID 1 again)."""
+    directory, name = os.path.split(target_of(path))
     stale = []
     for temporary in glob.glob(os.path.join(glob.escape(directory or "."), f".{glob.escape(name)}{TEMPORARY_MARK}*")):
-        pid = temporary.rsplit(TEMPORARY_MARK, 1)[1].split("-", 1)[0]
-        if pid.isdigit() and int(pid) != os.getpid() and not _pid_alive(int(pid)):
+        pid, _, mark = temporary.rsplit(TEMPORARY_MARK, 1)[1].partition("-")
+        if not pid.isdigit():
+            continue
+        if (not mark.startswith(_PROCESS)) if int(pid) == os.getpid() else not _pid_alive(int(pid)):
             stale.append(temporary)
     return sorted(stale, key=lambda t: -os.path.getsize(t) if os.path.exists(t) else 0)
+
+
+def abandon(temporary: str) -> str:
+    """Renames this process's ``temporary`` so that it counts as a stale one (a killed run's), kept for a later
+    ``--resume`` even by this same process; returns the new name."""
+    head, _, _ = temporary.rpartition(TEMPORARY_MARK)
+    mark = uuid.uuid4().hex
+    while mark.startswith(_PROCESS):  # pragma: no cover - one chance in 4 billion
+        mark = uuid.uuid4().hex
+    abandoned = f"{head}{TEMPORARY_MARK}{os.getpid()}-{mark[:16]}"
+    os.replace(temporary, abandoned)
+    return abandoned
 
 
 def remove_stale_temporaries(path: PathLike) -> None:
@@ -138,19 +207,31 @@ def fsync_directory(directory: str) -> None:
 
 
 def publish(temporary: str, path: PathLike, sync: bool = False) -> None:
-    """Renames ``temporary`` over ``path`` (``sync``: flush the file's data to disk first)."""
+    """Renames ``temporary`` over ``path`` (its target, for a symbolic link; ``sync``: flush the file's data
+    to disk first)."""
+    path = target_of(path)
     if sync:
         with open(temporary, "rb") as handle:
             os.fsync(handle.fileno())
     os.replace(temporary, path)
-    fsync_directory(os.path.dirname(os.fspath(path)))
+    fsync_directory(os.path.dirname(path))
 
 
 @contextmanager
 def replacing(path: PathLike, publisher: Optional[Callable[[str, PathLike], None]] = None) -> Iterator[str]:
-    """Yields a temporary path next to ``path``; what the block writes there replaces ``path``
-    (``publisher(temporary, path)``, by default :func:`publish` with the data flushed to disk
-    first) when the block ends without an error, else it is removed."""
+    """Yields a temporary path next to ``path`` (its target, for a symbolic link); what the block writes
+    there replaces ``path`` (``publisher(temporary, path)``, by default :func:`publish` with the data
+    flushed to disk first) when the block ends without an error, else it is removed. A stream
+    (:func:`is_stream`) is yielded itself: the block writes it directly. A write that fails with an
+    ``OSError`` is :func:`write_failure`'s :class:`OutputError`, after the temporary file is removed."""
+    if is_stream(path):
+        try:
+            yield os.fspath(path)
+        except OSError as error:
+            if error.errno not in WRITE_ERRORS:
+                raise
+            raise write_failure(path, error, stream=True) from error
+        return
     temporary = temporary_name(path)
     try:
         yield temporary
@@ -158,6 +239,12 @@ def replacing(path: PathLike, publisher: Optional[Callable[[str, PathLike], None
             publish(temporary, path, sync=True)
         else:
             publisher(temporary, path)
+    except OSError as error:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+        if error.errno in WRITE_ERRORS:
+            raise write_failure(path, error) from error
+        raise
     finally:
         if os.path.exists(temporary):
             os.remove(temporary)
@@ -166,8 +253,14 @@ def replacing(path: PathLike, publisher: Optional[Callable[[str, PathLike], None
 @contextmanager
 def writing(path: PathLike, mode: str = "w") -> Iterator[IO]:
     """An open file whose content replaces ``path`` when the block ends without an error (the
-    parent directories are created; stale temporary files of ``path`` are removed)."""
-    directory = os.path.dirname(os.fspath(path))
+    parent directories are created; stale temporary files of ``path`` are removed). A stream
+    (:func:`is_stream`) is opened and written directly."""
+    if is_stream(path):
+        with replacing(path) as stream, open(stream, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
+            yield handle
+        return
+    path = target_of(path)
+    directory = os.path.dirname(path)
     if directory:
         os.makedirs(directory, exist_ok=True)
     remove_stale_temporaries(path)

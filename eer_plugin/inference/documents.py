@@ -16,7 +16,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import spans_to_biluo
-from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 
@@ -25,6 +25,8 @@ LINE_KEY = "_eer_line"
 #: Key of the reason in a line of predict's input that could not be read (answered by an error record).
 ERROR_KEY = "_eer_error"
 
+#: the keys of one input: ``text`` or ``tokens`` (with ``sentence_ends``), and ``id``; any other key is refused
+INPUT_KEYS = ("id", "text", "tokens", "sentence_ends")
 #: per chunk, ``((start, end, type), probability)`` of its entities (chunk word positions)
 ChunkTagger = Callable[[Sequence[Chunk]], List[List[Tuple[Span, float]]]]
 
@@ -54,6 +56,9 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     or :class:`InputError` saying what is wrong with it."""
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, got {describe(data)}")
+    unknown = sorted(str(key) for key in data if key not in INPUT_KEYS)
+    if unknown:  # a misspelt "sentence_end" would otherwise tag the document as one sentence
+        raise InputError(unknown_keys_message(unknown, INPUT_KEYS))
     if ("text" in data) == ("tokens" in data):
         raise InputError('needs exactly one of "text" (a string) or "tokens" (a list of strings)')
     doc_id = data.get("id")
@@ -150,3 +155,32 @@ def document_output(document: ParsedDocument, chunk_spans: List[Dict[str, Any]])
     if text is not None:  # raw text: the characters the offsets index (eer-export writes them to the annotation tools)
         output["text"] = text
     return output
+
+
+def output_mismatch(record: Any, input_line: str, line: int) -> Optional[str]:
+    """Why ``record`` (one output JSON object of ``predict``) is not the output of the input line ``input_line``
+    (line number ``line``), or None when it is: a tagged document must have that input's ``id`` and its ``text``
+    or ``tokens``; an error record must name that line. Used to verify kept output (``--resume``, ``eer-merge``)
+    before it is trusted: the input's own content is the fingerprint of each output record."""
+    from eer_plugin.corpus import strict_json
+    from eer_plugin.corpus.text import normalise_value
+
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    if "error" in record:
+        return None if record.get("line") == line else f"an error record of line {record.get('line')!r}"
+    try:
+        data = normalise_value(strict_json.loads(input_line))
+    except strict_json.JsonError:
+        return "a tagged document, but the input line is not JSON"
+    if not isinstance(data, dict):
+        return "a tagged document, but the input line is not a JSON object"
+    doc_id = data.get("id")
+    if str("" if doc_id is None else doc_id) != record.get("id"):
+        return f"id {describe(record.get('id'))}, the input's is {describe(doc_id)}"
+    if "text" in data:
+        if record.get("text") != data["text"]:
+            return f"text {describe(record.get('text'))}, the input's is {describe(data['text'])}"
+    elif record.get("tokens") != data.get("tokens"):
+        return f"tokens {describe(record.get('tokens'))}, the input's are {describe(data.get('tokens'))}"
+    return None

@@ -19,7 +19,7 @@ same precision, last hidden states, linear scores; dropout is off when tagging) 
 decoding (:class:`~eer_plugin.inference.decoding.SpanDecoder`). A directory that is not a complete
 export of this format raises :class:`~eer_plugin.common.errors.ArchiveError` naming the file and the fix.
 """
-import json
+import math
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -28,12 +28,13 @@ import torch
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document
 from eer_plugin.inference.chunking import Chunk
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast, set_tagging_precision
 from eer_plugin.inference.subwords import SubwordTokenizer
-from eer_plugin.common.errors import ArchiveError
+from eer_plugin.common.errors import ArchiveError, check_cuda_device
 
 FORMAT = "eer-ner exported tagger"
 FORMAT_VERSION = 1
@@ -61,8 +62,10 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     if not path.is_file():
         raise ArchiveError(f"{path}: missing: {directory} is not a complete exported model; {FIX}")
     try:
-        settings = json.loads(path.read_text(encoding="utf-8"))
-    except (ValueError, UnicodeDecodeError) as error:
+        settings = strict_json.loads(path.read_text(encoding="utf-8"))
+    except strict_json.JsonError as error:
+        raise ArchiveError(f"{path}: not valid JSON (line {error.line}: {error}); the export is damaged; {FIX}") from None
+    except (ValueError, UnicodeDecodeError, OSError) as error:
         raise ArchiveError(f"{path}: not valid JSON ({error}); the export is damaged; {FIX}") from None
     if not isinstance(settings, dict) or settings.get("format") != FORMAT:
         raise ArchiveError(f"{path}: not the settings of an exported eer-ner model (no \"format\": {FORMAT!r}); {FIX}")
@@ -82,6 +85,10 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     grammar = (settings["allowed_transitions"], settings["allowed_start"], settings["allowed_end"])
     if [len(row) if isinstance(row, list) else -1 for row in grammar[0]] != [size] * size or [len(grammar[1]), len(grammar[2])] != [size, size]:
         raise ArchiveError(f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not {size} x {size} and {size}, {size}; {FIX}")
+    numbers = [("o_cost", settings["o_cost"])] + [(key, settings.get(key)) for key in ("entity_ratio", "ratio_margin") if key in settings]
+    for key, value in numbers:
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            raise ArchiveError(f"{path}: {key!r} is {value!r}, not a finite number: the export is damaged; {FIX}")
     check_precision(settings["precision"])
     return settings
 
@@ -116,6 +123,7 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         from safetensors.torch import load_file
         from transformers import AutoConfig, AutoModel
 
+        check_cuda_device(device, "device")
         directory = Path(directory)
         settings = read_settings(directory)
         encoder_directory = directory / ENCODER_DIRECTORY
@@ -132,12 +140,24 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         try:
             subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
             encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(encoder_directory)))
-        except (OSError, ValueError) as error:
+        except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files: OSError, ValueError, TypeError, ...)
             raise ArchiveError(f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}") from None
         if getattr(encoder, "pooler", None) is not None and not any(k.startswith("encoder.pooler.") for k in weights):
             encoder.pooler = None  # dropped when the model was built (eer_plugin.models.encoder_pooler)
+        for name, tensor in weights.items():
+            if tensor.is_floating_point() and not bool(torch.isfinite(tensor).all()):
+                raise ArchiveError(
+                    f"{weights_path}: the weights {name!r} hold values that are not finite (NaN or inf): the export is "
+                    f"damaged and would tag nothing; {FIX}"
+                )
         model = cls(settings, encoder, subwords)
-        missing, unexpected = model.load_state_dict(weights, strict=False)
+        try:
+            missing, unexpected = model.load_state_dict(weights, strict=False)
+        except RuntimeError as error:  # a tensor of another shape: edited config.json, or another model's weights
+            raise ArchiveError(
+                f"{weights_path}: the weights do not fit the encoder described by {encoder_directory / 'config.json'} "
+                f"({str(error).splitlines()[-1].strip()[:200]}); the export was edited or mixed with another; {FIX}"
+            ) from None
         if missing or unexpected:
             raise ArchiveError(
                 f"{weights_path}: the weights do not fit the encoder of {encoder_directory} "

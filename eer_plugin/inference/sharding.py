@@ -7,11 +7,17 @@ its lines would be in the whole file), and writes a manifest next to them. Every
 by its own ``eer-ner predict`` process, on one machine or many, each with ``--output-file`` (atomic:
 the file appears only when its shard is finished; ``--resume`` continues a killed one).
 :func:`merge_outputs` concatenates the outputs in shard order into one file, written atomically,
-after checking that every output is complete (a JSON output has one line per document of its shard).
+after checking that every output is complete (a JSON output has one line per document of its shard) and
+that it is the output of *that* shard: the manifest holds the SHA-256 fingerprint of the input and of every
+shard, each shard (next to the manifest) must still have its fingerprint, and every output record of a JSON
+output must be the output of its shard's line (:func:`~eer_plugin.inference.documents.output_mismatch`: id and
+text or tokens, an error record's line), so parts swapped, one part given twice, or an input edited after the
+split stop the merge with one line and nothing is written.
 The error records of bad input lines (``{"line": N, ...}``, CoNLL ``# error: line N, ...``) carry line
 numbers of the shard; the merge adds the shard's offset, so the merged output is the unsharded
 output, byte for byte.
 """
+import hashlib
 import json
 import os
 import re
@@ -20,6 +26,8 @@ from pathlib import Path
 from typing import IO, Dict, Iterator, List, Sequence
 
 from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
+from eer_plugin.corpus import strict_json
+from eer_plugin.inference.documents import output_mismatch
 
 MANIFEST_SUFFIX = ".shards.json"
 #: the start of an error record: JSON output, CoNLL output
@@ -46,6 +54,15 @@ def _writing_lines(path: str) -> Iterator[IO]:
     remove_stale_temporaries(path)
     with replacing(path) as temporary, _lines(temporary, "w") as handle:
         yield handle
+
+
+def fingerprint(path: str) -> str:
+    """The SHA-256 of a file's bytes (hex), read in blocks."""
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
 
 
 def _is_document(line: str) -> bool:
@@ -91,7 +108,9 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
                 entries[shard]["documents"] += 1
             entries[shard]["lines"] += 1
             out.write(line)
-    manifest = {"input": str(source), "documents": documents, "shards": entries}
+    for entry in entries:
+        entry["sha256"] = fingerprint(os.path.join(directory, entry["file"]))
+    manifest = {"input": str(source), "input_sha256": fingerprint(path), "documents": documents, "shards": entries}
     with writing(manifest_path) as out:
         out.write(json.dumps(manifest, indent=2) + "\n")
     return {**manifest, "manifest": manifest_path}
@@ -99,7 +118,12 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
 
 def read_manifest(path: str) -> Dict:
     try:
-        manifest = json.loads(Path(path).read_text(encoding="utf-8"))
+        manifest = strict_json.loads(Path(path).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as error:
+        raise ShardError(f"{path}: not a shard manifest written by eer-shard (cannot read it: {error}); give the .shards.json file eer-shard wrote") from None
+    except strict_json.JsonError as error:
+        raise ShardError(f"{path}:{error.line}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote") from None
+    try:
         shards = manifest["shards"]
         for entry in shards:
             int(entry["first_line"]), int(entry["documents"]), str(entry["file"])
@@ -117,6 +141,37 @@ def shift_error_line(line: str, offset: int) -> str:
     return line
 
 
+def _check_shard(manifest_path: str, k: int, entry: Dict, part: str, output_format: str) -> None:
+    """:class:`ShardError` unless shard ``k`` (next to the manifest) still has the fingerprint the manifest
+    recorded and, for JSON output, every record of ``part`` is the output of its line of that shard."""
+    shard = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), entry["file"])
+    if "sha256" in entry:  # manifests of eer-shard before fingerprints have none
+        if not os.path.isfile(shard):
+            raise ShardError(f"{shard}: shard {k} is missing: eer-merge checks every output against its shard; keep the "
+                             "shards next to the manifest")
+        if fingerprint(shard) != entry["sha256"]:
+            raise ShardError(f"{shard}: shard {k} changed since eer-shard wrote it (its SHA-256 is not the manifest's): "
+                             "split the input again and tag the new shards")
+    if output_format != "json" or not os.path.isfile(shard):
+        return
+    with _lines(shard) as inputs, _lines(part) as outputs:
+        records = (line for line in outputs if line.strip())
+        for number, line in enumerate(inputs, 1):
+            if not _is_document(line):
+                continue
+            record = next(records, None)
+            try:
+                value = strict_json.loads(record) if record is not None else None
+            except strict_json.JsonError as error:
+                raise ShardError(f"{part}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll") from None
+            reason = output_mismatch(value, line, number)
+            if reason is not None:
+                raise ShardError(
+                    f"{part}: its record for line {number} of shard {k} ({entry['file']}) is not that line's output ({reason}): "
+                    "the parts are swapped, repeated or from another input; give each shard's output in shard order"
+                )
+
+
 def merge_outputs(manifest_path: str, parts: Sequence[str], output: str, output_format: str = "json") -> Dict:
     """Concatenates the shards' outputs ``parts`` (in shard order) into ``output``; returns a summary."""
     manifest = read_manifest(manifest_path)
@@ -124,6 +179,10 @@ def merge_outputs(manifest_path: str, parts: Sequence[str], output: str, output_
     if len(parts) != len(shards):
         raise ShardError(f"{manifest_path} has {len(shards)} shards but {len(parts)} outputs were given: give one output per shard, in shard order")
     check_outputs([("manifest", manifest_path)] + [(f"output of shard {k}", p) for k, p in enumerate(parts)], [("OUTPUT", output)])
+    for k, part in enumerate(parts):
+        for j in range(k):
+            if os.path.exists(part) and os.path.exists(parts[j]) and os.path.samefile(part, parts[j]):
+                raise ShardError(f"{part} is given for shard {j} and for shard {k}: give each shard's own output, in shard order")
     for k, (entry, part) in enumerate(zip(shards, parts)):
         if not os.path.isfile(part):
             raise ShardError(f"{part}: no output of shard {k} ({entry['file']}); tag it with eer-ner predict first")
@@ -135,6 +194,8 @@ def merge_outputs(manifest_path: str, parts: Sequence[str], output: str, output_
                     f"{part}: {written} output lines but shard {k} ({entry['file']}) has {entry['documents']} documents: "
                     "not this shard's output, or not a JSON-lines output (CoNLL output: --format conll)"
                 )
+    for k, (entry, part) in enumerate(zip(shards, parts)):
+        _check_shard(manifest_path, k, entry, part, output_format)
     with _writing_lines(output) as out:
         for entry, part in zip(shards, parts):
             offset = int(entry["first_line"]) - 1

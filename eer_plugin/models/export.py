@@ -13,6 +13,7 @@ with nothing between the transformer and the tag scorer (EER, Raw, Gold, Raw+CD,
 import json
 import os
 import shutil
+import uuid
 from pathlib import Path
 from typing import Any, Dict, Union
 
@@ -23,6 +24,7 @@ from eer_plugin.inference.exported import ENCODER_DIRECTORY, FORMAT, FORMAT_VERS
 from eer_plugin.models.tagger import EERTagger
 from eer_plugin.runtime.archive import load_model_archive
 from eer_plugin.common.errors import UserError
+from eer_plugin.common.outputs import temporary_name
 
 
 class ExportError(UserError):
@@ -92,7 +94,7 @@ def export_model(archive_path: Union[str, Path], directory: Union[str, Path], fo
     settings = export_settings(model, reader, str(archive_path))
     embedder = _transformer_embedder(model, str(archive_path))
     directory.parent.mkdir(parents=True, exist_ok=True)
-    temporary = directory.parent / f".{directory.name}.eer-tmp-{os.getpid()}"
+    temporary = Path(temporary_name(directory))  # PID, process mark and randomness: never another run's
     shutil.rmtree(temporary, ignore_errors=True)
     try:
         temporary.mkdir()
@@ -108,7 +110,7 @@ def export_model(archive_path: Union[str, Path], directory: Union[str, Path], fo
 
 def _publish(temporary: Path, directory: Path) -> None:
     """Renames ``temporary`` to ``directory``; a directory already there is moved aside first, removed after."""
-    old = directory.parent / f".{directory.name}.eer-old-{os.getpid()}"
+    old = directory.parent / f".{directory.name}.eer-old-{os.getpid()}-{uuid.uuid4().hex[:12]}"
     if directory.exists():
         os.replace(directory, old)
     os.replace(temporary, directory)

@@ -8,7 +8,9 @@ Input (one JSON object per line), exactly one of:
   and optionally the sentence ends, a strictly increasing list of integers ending at the number of
   tokens (default: one sentence);
 
-optionally with ``"id"`` (a string, an integer or null). Wrong types are errors, never coerced
+optionally with ``"id"`` (a string, an integer or null); any other key is an error naming it and the
+allowed ones (a misspelt ``"sentence_end"`` is never ignored), as is a key repeated in one object
+(:mod:`eer_plugin.corpus.strict_json`). Wrong types are errors, never coerced
 (``"tokens": "Merkel"`` is not six one-letter tokens, ``"sentence_ends": [2.9, 4]`` is not
 truncated). Documents of any length are chunked like training data and the chunks' predictions
 are stitched back into one document.
@@ -49,6 +51,7 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 from eer_plugin.inference.decoding import tensorize_chunks
@@ -108,6 +111,12 @@ class DocumentTaggerPredictor(Predictor):
         precision: Optional[str] = None,
     ) -> None:
         check_predictor_args(output_format, chunk_batch_size)
+        if not hasattr(model, "chunk_entities") or not hasattr(dataset_reader, "chunk"):
+            raise UserError(
+                f"the eer_tagger predictor tags with an eer-ner tagger (model eer_tagger, reader eer_documents); this "
+                f"archive holds a {type(model).__name__} with a {type(dataset_reader).__name__}: use that model's own "
+                "predictor, or an archive eer-ner trained"
+            )
         super().__init__(model, dataset_reader)
         if precision is not None:  # e.g. --predictor-args '{"precision": "int8"}'
             set_tagging_precision(model, model.text_field_embedder, precision, next(model.parameters()).device)
@@ -121,13 +130,12 @@ class DocumentTaggerPredictor(Predictor):
     # ------------------------------------------------------------------ input
     def load_line(self, line: str) -> JsonDict:
         """The line's JSON object, its strings normalised (:mod:`eer_plugin.corpus.text`: lone
-        surrogates and control characters become U+FFFD); a line that is not JSON becomes an error
-        marker (never raises)."""
+        surrogates and control characters become U+FFFD); a line that is not JSON, repeats a key or nests
+        too deeply (:mod:`eer_plugin.corpus.strict_json`) becomes an error marker (never raises)."""
         try:
-            data = normalise_value(json.loads(line))
-        except (json.JSONDecodeError, RecursionError) as err:
-            reason = f"{err.msg} at column {err.colno}" if isinstance(err, json.JSONDecodeError) else "nested too deeply"
-            return {ERROR_KEY: f"not JSON ({reason}): {normalise_value(line.strip()[:60])!r}"}
+            data = normalise_value(strict_json.loads(line))
+        except strict_json.JsonError as err:
+            return {ERROR_KEY: f"not JSON ({err}): {normalise_value(line.strip()[:60])!r}"}
         return data if isinstance(data, dict) else {ERROR_KEY: f"expected a JSON object, got {describe(data)}"}
 
     def _json_to_instance(self, json_dict: JsonDict) -> Instance:

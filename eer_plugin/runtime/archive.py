@@ -33,12 +33,13 @@ import tempfile
 from collections import OrderedDict
 from contextlib import contextmanager
 from pathlib import Path, PurePosixPath
-from typing import Dict, Iterator, List, Optional, Union
+from typing import Any, Dict, Iterator, List, Optional, Union
 
 import torch
 
+from eer_plugin.common import atomic
+from eer_plugin.common.errors import ArchiveError, check_cuda_device
 from eer_plugin.common.outputs import replacing
-from eer_plugin.common.errors import ArchiveError
 
 logger = logging.getLogger(__name__)
 
@@ -150,9 +151,11 @@ class MissingWeightsError(ArchiveError, FileNotFoundError):
 
 
 def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tensor]:
-    """A state dict read with ``weights_only=True`` (tensors and plain containers, no code)."""
+    """A state dict read with ``weights_only=True`` (tensors and plain containers, no code); weights that are
+    not finite (NaN, inf) are an :class:`ArchiveError` naming the tensor (a model that would tag everything ``O``)."""
     from allennlp.nn.util import device_mapping
 
+    check_cuda_device(cuda_device)
     try:
         state = torch.load(path, map_location=device_mapping(cuda_device), weights_only=True)
     except FileNotFoundError:
@@ -165,7 +168,19 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
         raise ArchiveError(f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}") from None
     if not isinstance(state, dict):
         raise ArchiveError(f"{path}: not a state dict (found {type(state).__name__})")
+    check_finite(state, _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path)))
     return state
+
+
+def check_finite(state: Dict[str, Any], where: str) -> None:
+    """:class:`ArchiveError` if a floating-point tensor of ``state`` holds NaN or an infinity."""
+    for name, value in state.items():
+        if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
+            bad = int((~torch.isfinite(value)).sum())
+            raise ArchiveError(
+                f"{where}: the weights {name!r} hold {bad} value(s) that are not finite (NaN or inf): the model is "
+                "damaged (a diverged training?) and would tag nothing; use an earlier checkpoint or train again"
+            )
 
 
 def read_state_dict(
@@ -234,7 +249,37 @@ def load_model_archive(archive_path: PathLike, cuda_device: int = -1, overrides:
     from allennlp.models import archival
 
     install()
+    check_cuda_device(cuda_device, "cuda_device")
     return archival.load_archive(str(archive_path), cuda_device=cuda_device, overrides=overrides, weights_file=weights_file)
+
+
+def _checked_load(original, part: str):
+    """``archival._load_model`` / ``_load_dataset_readers`` (which every ``load_archive`` calls) turning the errors
+    of a config that does not build its ``part`` (an archive of another model type, a relabelled or edited
+    ``config.json``, weights of another shape) into one :class:`ArchiveError` naming the archive."""
+    from allennlp.common.checks import ConfigurationError
+
+    def load(config, *args):
+        serialization_dir = args[1] if part == "model" else args[0]
+        try:
+            declared = config.as_dict(quiet=True).get(part, {}).get("type", "?")
+        except Exception:  # noqa: BLE001  (only for the message)
+            declared = "?"
+        try:
+            return original(config, *args)
+        except ArchiveError:
+            raise
+        except (ConfigurationError, TypeError, KeyError, ValueError, RuntimeError, AttributeError) as error:
+            where = _EXTRACTED_FROM.get(str(serialization_dir), str(serialization_dir))
+            reason = str(getattr(error, "message", error)).strip().splitlines()
+            raise ArchiveError(
+                f"{where}: its {CONFIG_NAME} does not build its {part.replace('_', ' ')} (type {declared!r}; "
+                f"{type(error).__name__}: {(reason[-1] if reason else '')[:160]}): an archive of another model type, or one "
+                "whose config was edited; use the model.tar.gz that eer-ner train wrote"
+            ) from None
+
+    load.eer_checked = True  # type: ignore[attr-defined]
+    return load
 
 
 def _atomic_archive_model(original):
@@ -267,6 +312,10 @@ def install() -> None:
     for module in (models, train):  # they imported the name
         module.archive_model = archival.archive_model
 
+    if not getattr(archival._load_model, "eer_checked", False):
+        archival._load_model = _checked_load(archival._load_model, "model")
+    if not getattr(archival._load_dataset_readers, "eer_checked", False):
+        archival._load_dataset_readers = _checked_load(archival._load_dataset_readers, "dataset_reader")
     if archival.extracted_archive is not extracted_archive:
         archival.extracted_archive = extracted_archive
     if not getattr(archival.cached_path, "eer_checked", False):

@@ -4,15 +4,16 @@ entity type check (the root, :class:`~eer_plugin.common.errors.UserError`, and t
 
 Uncaught, a :class:`UserError` is printed as one line, ``error: <message>``, instead of a traceback (exit
 status 1): :func:`install_excepthook` (installed with the AllenNLP patches, :mod:`eer_plugin.patches`) wraps
-``sys.excepthook`` for this class only; every other exception keeps its full traceback. Set
-``EER_TRACEBACK=1`` to see the traceback of a :class:`UserError` too.
+``sys.excepthook`` with :func:`eer_plugin.common.errors.report`, the one printer (also of Ctrl-C, a closed pipe, a
+full disk, input nested too deeply, memory exhausted); every other exception keeps its full traceback. Set
+``EER_TRACEBACK=1`` to see the traceback of these too.
 """
 import os
 import re
 import sys
 from typing import Iterable, List, Optional
 
-from eer_plugin.common.errors import UserError, print_error
+from eer_plugin.common.errors import UserError, print_error, report  # noqa: F401  (report: the one printer)
 
 
 class UnknownEntityTypeError(UserError):
@@ -21,9 +22,8 @@ class UnknownEntityTypeError(UserError):
 
 def _excepthook(previous):
     def hook(kind, value, traceback):
-        if isinstance(value, UserError) and os.environ.get("EER_TRACEBACK", "") in ("", "0"):
-            print_error(value)
-            return  # the interpreter then exits with status 1 (INPUT_ERROR)
+        if report(value) is not None:
+            return  # the interpreter then exits with status 1 (the statuses of report() need eer-ner's main)
         previous(kind, value, traceback)
 
     hook.eer_user_errors = True  # type: ignore[attr-defined]
@@ -31,7 +31,8 @@ def _excepthook(previous):
 
 
 def install_excepthook() -> None:
-    """Prints an uncaught :class:`UserError` as one line (idempotent)."""
+    """Prints an uncaught error that :func:`report` knows (a :class:`UserError`, Ctrl-C, a closed pipe, a full
+    disk, ...) as its one line instead of a traceback (idempotent)."""
     if not getattr(sys.excepthook, "eer_user_errors", False):
         sys.excepthook = _excepthook(sys.excepthook)
 

@@ -33,6 +33,8 @@ import textwrap
 from pathlib import Path
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
+from eer_plugin.corpus import strict_json
+
 #: the approaches of ``common.libsonnet``'s ``experiment(approach, variant)``
 APPROACHES = ("eer", "raw", "gold", "cbl", "cbl_lstm", "sns", "gold_sns")
 #: the approaches whose model is the CRF tagger over the encoder (``tagger(partial)``)
@@ -78,7 +80,7 @@ class Setting:
             if self.kind == "epochs":  # the paper: 20 epochs (all), 50 (short, shortest); CBL-LSTM Mayhew et al.'s 45
                 return 45 if approach == "cbl_lstm" else 20 if variant == "all" else 50
             if self.kind == "number":
-                number = json.loads(text)
+                number = strict_json.loads(text)
                 if isinstance(number, bool) or not isinstance(number, (int, float)):
                     raise ValueError(text)
                 return number

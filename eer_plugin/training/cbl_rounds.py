@@ -79,7 +79,12 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
     out.mkdir(parents=True, exist_ok=True)
     if not recover or not (out / STATE).is_file():
         return None
-    return json.loads((out / STATE).read_text())
+    from eer_plugin.corpus import strict_json
+
+    try:
+        return strict_json.loads((out / STATE).read_text(encoding="utf-8"))
+    except (strict_json.JsonError, UnicodeDecodeError) as error:
+        raise UserError(f"{out / STATE}: the CBL state is damaged ({error}); use --force to start the run again") from None
 
 
 def has_checkpoint(directory: Path) -> bool:

@@ -365,10 +365,10 @@ def _with_last_epoch_metrics(try_train):
         if "epoch" not in metrics and self._serialization_dir and self._epochs_completed > 0:
             path = os.path.join(self._serialization_dir, f"metrics_epoch_{self._epochs_completed - 1}.json")
             if os.path.isfile(path):
-                import json
+                from eer_plugin.corpus import strict_json
 
                 with open(path, encoding="utf-8") as handle:
-                    for key, value in json.load(handle).items():
+                    for key, value in strict_json.load(handle).items():
                         metrics.setdefault(key, value)
         return metrics, epoch
 

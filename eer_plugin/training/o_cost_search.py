@@ -22,6 +22,7 @@ from allennlp.models.archival import CONFIG_NAME
 from tqdm import tqdm
 
 from eer_plugin.core.spans import SpanCounts
+from eer_plugin.corpus import strict_json
 from eer_plugin.inference.decoding import batches
 from eer_plugin.common.atomic import write_json
 from eer_plugin.runtime.archive import check_members, load_model_archive
@@ -100,7 +101,7 @@ def _copy_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> Non
         for member in source.getmembers():
             data = source.extractfile(member) if member.isfile() else None
             if member.name.lstrip("./") == CONFIG_NAME:
-                config = json.load(data)
+                config = strict_json.loads(data.read().decode("utf-8"))
                 config["model"]["o_cost"] = o_cost
                 path = Path(tmp) / CONFIG_NAME
                 path.write_text(json.dumps(config, indent=2))

@@ -283,7 +283,7 @@ def test_cli_nns_and_errors(tmp_path, capsys):
         (["ee", str(CONLL2003), str(out), "--budget", "500"], "supplies only 40 of the budget of 500"),
         (["gold", str(CONLL2003), str(out), "--seed", "3"], "--seed does not apply to scenario 'gold'"),
         (["random", str(CONLL2003), str(out)], "scenario 'random' needs --keep-probability"),
-        (["ee", str(tmp_path / "missing.txt"), str(out)], "missing.txt: cannot read file"),
+        (["ee", str(tmp_path / "missing.txt"), str(out)], "missing.txt: no such file"),
         (["gold", str(CONLL2003), str(out), "--encoding", "BIO"], r"conll2003_tiny.txt:3: .*'I-ORG'"),
     ]:
         with pytest.raises(SystemExit) as info:

@@ -224,7 +224,7 @@ def test_jsonl_line_endings_keep_u2028_inside_strings(tmp_path):
 
 
 def test_missing_file(tmp_path):
-    raises_at(tmp_path / "nope.txt", None, "cannot read file", read_conll, tmp_path / "nope.txt")
+    raises_at(tmp_path / "nope.txt", None, "no such file", read_conll, tmp_path / "nope.txt")
 
 
 # ----------------------------------------------------------------------------------- OntoNotes

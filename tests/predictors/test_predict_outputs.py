@@ -1,11 +1,16 @@
 """Issue 32 (and 33.2) for ``predict``: arguments checked before anything is written, an atomic
 output file, clean JSON lines, and one bad line (whatever fails on it) never ends a batch."""
 import argparse
+import bz2
+import gzip
 import json
+import lzma
 import os
 import signal
+import stat
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -114,6 +119,9 @@ def _args(archive, source, output, **changes) -> argparse.Namespace:
     (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
     (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
     (dict(predictor_args='{"output_format": '), "--predictor-args"),
+    (dict(predictor_args='{"output_format": "json", "output_format": "conll"}'), 'repeated key "output_format"'),
+    (dict(predictor="eer_taggr"), "--predictor eer_taggr: no predictor is registered under this name; the registered ones are"),
+    (dict(cuda_device=0 if not __import__("torch").cuda.is_available() else 999), "--cuda-device"),
 ])
 def test_predict_command_checks_its_arguments_before_loading_the_model(changes, message, archive, tmp_path, monkeypatch):
     from allennlp.commands import predict
@@ -158,7 +166,15 @@ def test_a_run_stopped_half_way_leaves_the_previous_output(predictor, tmp_path, 
     monkeypatch.setattr(predictor, "predict_batch_json", interrupted)
     with pytest.raises(KeyboardInterrupt):
         run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
-    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
+    unfinished = [name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]  # Ctrl-C keeps the complete lines for --resume
+    assert len(unfinished) == 1 and len((tmp_path / unfinished[0]).read_text().splitlines()) == 2
+    monkeypatch.setattr(predictor, "predict_batch_json", original)
+    from allennlp.commands import predict
+
+    predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True).run()
+    assert len(records(tmp_path / "out.jsonl")) == 6 and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+    assert calls == [2, 2]  # the kept lines were not tagged again
 
 
 def test_stdout_gets_json_lines_without_internal_keys(predictor, tmp_path, capsys):
@@ -196,14 +212,46 @@ def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_pat
     lines = [json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) for i in range(6)]
     (tmp_path / "in.jsonl").write_text(lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n")  # a blank line, counted
     (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
-    kept = '{"id": "kept0"}\n{"line": 3, "id": "d1", "error": "was bad"}\n{"id": "kept2"}\n{"id": "cut'  # killed mid-line
+    kept = ('{"id": "d0", "text": "Paris 0 .", "kept": 0}\n{"line": 3, "id": "d1", "error": "was bad"}\n'
+            '{"id": "d2", "text": "Paris 2 .", "kept": 2}\n{"id": "cut')  # killed mid-line
     (tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
     with pytest.raises(SystemExit):  # the kept error record still counts
         predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
                                 resume=True).run()
     out = records(tmp_path / "out.jsonl")
-    assert [r["id"] for r in out] == ["kept0", "d1", "kept2", "d3", "d4", "d5"]
+    assert [r["id"] for r in out] == ["d0", "d1", "d2", "d3", "d4", "d5"]
+    assert [r.get("kept") for r in out] == [0, None, 2, None, None, None]  # the kept lines were not tagged again
     assert out[3]["tokens"] == ["Paris", "3", "."] and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
+
+
+@pytest.mark.parametrize("edit", ["text", "id", "swap", "error_line"])
+def test_resume_refuses_an_input_edited_since_the_killed_run(edit, predictor, tmp_path):
+    """Issue 50: the kept records are checked against the input lines they claim to tag; an edited input
+    (same line count) stops the run with one UserError, and the killed run's output stays for a later --resume."""
+    from allennlp.commands import predict
+
+    from eer_plugin.common.errors import UserError
+
+    lines = [{"id": f"d{i}", "text": f"Paris {i} ."} for i in range(4)]
+    kept = '{"id": "d0", "text": "Paris 0 ."}\n{"line": 2, "id": "d1", "error": "was bad"}\n'
+    if edit == "text":
+        lines[0]["text"] = "Berlin 0 ."
+    elif edit == "id":
+        lines[0]["id"] = "other"
+    elif edit == "swap":
+        lines[0], lines[2] = lines[2], lines[0]
+    else:
+        kept = kept.replace('"line": 2', '"line": 3')
+    (tmp_path / "in.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    unfinished = tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de"
+    unfinished.write_text(kept)
+    with pytest.raises(UserError, match="the input changed since that run"):
+        predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
+                                resume=True).run()
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
+    left = [p for p in tmp_path.iterdir() if ".eer-tmp-" in p.name]
+    assert len(left) == 1 and left[0].read_text() == kept  # the killed run's lines, kept for a resume with its input
 
 
 # ------------------------------------------------------------------------------------ the real command
@@ -273,3 +321,109 @@ def test_a_new_run_removes_a_killed_runs_file(archive, tmp_path):
     rerun = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent")
     assert rerun.returncode == 0 and json.loads(output.read_text())["id"] == "new"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "tagged.jsonl"]
+
+
+# ------------------------------------------------------------------------------------ issue 50: outputs that are not regular files
+def _tag_into(predictor, source, output, **options) -> None:
+    from allennlp.commands import predict
+
+    predict._PredictManager(predictor, str(source), str(output), 2, False, False, **options).run()
+
+
+def _inputs(path: Path, count: int = 3) -> Path:
+    path.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) + "\n" for i in range(count)))
+    return path
+
+
+@pytest.mark.parametrize("dangling", [False, True])
+def test_predict_into_a_symlink_writes_its_target(dangling, predictor, tmp_path):
+    source = _inputs(tmp_path / "in.jsonl")
+    if not dangling:
+        (tmp_path / "target.jsonl").write_bytes(PREVIOUS)
+    (tmp_path / "out.jsonl").symlink_to("target.jsonl")
+    _tag_into(predictor, source, tmp_path / "out.jsonl")
+    assert (tmp_path / "out.jsonl").is_symlink() and [r["id"] for r in records(tmp_path / "target.jsonl")] == ["d0", "d1", "d2"]
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl", "target.jsonl"]
+
+
+def test_predict_into_dev_null_keeps_the_device(predictor, tmp_path):
+    _tag_into(predictor, _inputs(tmp_path / "in.jsonl"), "/dev/null")
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="no /dev/full")
+def test_predict_into_dev_full_is_one_line(predictor, tmp_path):
+    from eer_plugin.common.errors import UserError
+
+    with pytest.raises(UserError, match=r"^/dev/full: cannot write to it \(No space left on device\)"):
+        _tag_into(predictor, _inputs(tmp_path / "in.jsonl", 40), "/dev/full")
+    with pytest.raises(UserError, match="--resume needs a regular --output-file; /dev/null is a stream"):
+        _tag_into(predictor, _inputs(tmp_path / "in.jsonl"), "/dev/null", resume=True)
+
+
+def test_predict_into_a_fifo_streams_to_its_reader(predictor, tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    received = []
+    reader = threading.Thread(target=lambda: received.append(fifo.read_text()), daemon=True)
+    reader.start()
+    _tag_into(predictor, _inputs(tmp_path / "in.jsonl"), fifo)
+    reader.join(30)
+    assert [json.loads(line)["id"] for line in received[0].splitlines()] == ["d0", "d1", "d2"]
+    assert stat.S_ISFIFO(os.stat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["in.jsonl", "pipe"]
+
+
+@pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
+def test_predict_reads_compressed_input_by_its_first_bytes(compress, predictor, tmp_path):
+    plain = _inputs(tmp_path / "in.jsonl")
+    (tmp_path / "in.data").write_bytes(compress(plain.read_bytes()))  # no .gz name
+    _tag_into(predictor, tmp_path / "in.data", tmp_path / "out.jsonl")
+    assert [r["id"] for r in records(tmp_path / "out.jsonl")] == ["d0", "d1", "d2"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
+def test_predict_refuses_an_input_that_is_not_a_regular_file(kind, tmp_path):
+    from eer_plugin.commands.predict import check_arguments
+    from eer_plugin.common.errors import UserError
+
+    path = kind
+    if kind == "fifo":
+        path = str(tmp_path / "pipe")
+        os.mkfifo(path)  # no writer: opening it would block
+    with pytest.raises(UserError, match="not a regular file") as error:
+        check_arguments(path, str(tmp_path / "out.jsonl"), 1)
+    assert "no such file" not in str(error.value)
+
+
+def test_a_line_longer_than_the_limit_is_an_error_record_read_in_bounded_memory(predictor, tmp_path, monkeypatch):
+    from eer_plugin.commands import predict as manager_module
+
+    monkeypatch.setattr(manager_module, "MAX_LINE", 64)
+    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "Paris ."}\n' + '{"text": "' + "x" * 1000 + '"}\n{"id": "c", "text": "Rome ."}\n')
+    with pytest.raises(SystemExit):
+        _tag_into(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["a", None, "c"] and "a line longer than 64 characters" in out[1]["error"]
+
+
+@pytest.mark.integration
+def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp_path):
+    """SIGINT while predict waits for input: one line saying the data is safe, status 130, the old file as it was
+    and the unfinished output kept for --resume."""
+    (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
+    command = [str(Path(sys.executable).parent / "eer-ner"), "predict", str(archive), "-", "--predictor", "eer_tagger",
+               "--output-file", str(tmp_path / "out.jsonl"), "--silent"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
+    process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    process.stdin.write('{"id": "a", "text": "Paris ."}\n')
+    process.stdin.flush()
+    deadline = time.time() + 240
+    while time.time() < deadline and not any(".eer-tmp-" in name for name in os.listdir(tmp_path)):
+        time.sleep(0.2)  # the model is loaded and the output opened
+    time.sleep(1)
+    process.send_signal(signal.SIGINT)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 130, err[-3000:]
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("interrupted (Ctrl-C): every output is written whole")
+    assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
+    assert len([name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]) == 1  # the unfinished output, for --resume

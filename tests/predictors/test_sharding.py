@@ -92,3 +92,38 @@ def test_merge_refuses_incomplete_or_misordered_outputs(tmp_path, capsys):
     assert "not a shard manifest" in capsys.readouterr().err
     with pytest.raises(ShardError, match="missing.jsonl: no such file"):
         split_input(str(tmp_path / "missing.jsonl"), str(tmp_path), 2)
+
+
+@pytest.mark.parametrize("case", ["swapped", "repeated", "shard edited", "shard missing"])
+def test_merge_refuses_parts_that_are_not_their_shards_output(case, archive, tmp_path, capsys):  # noqa: F811
+    """Issue 50: the manifest holds each shard's fingerprint, and every record is checked against its shard's line:
+    parts swapped or given twice, or a shard changed after the split, stop the merge with one line, nothing written."""
+    from allennlp.models.archival import load_archive
+    from allennlp.predictors import Predictor
+
+    tagger = Predictor.from_archive(load_archive(str(archive)), "eer_tagger")
+    source = tmp_path / "docs.jsonl"
+    source.write_text("".join(json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) + "\n" for i in range(6)))
+    manifest = split_input(str(source), str(tmp_path / "shards"), 3)
+    assert all(len(e["sha256"]) == 64 for e in manifest["shards"]) and len(manifest["input_sha256"]) == 64
+    parts = []
+    for entry in manifest["shards"]:
+        parts.append(tmp_path / "shards" / (entry["file"] + ".out"))
+        run_manager(tagger, tmp_path / "shards" / entry["file"], parts[-1])
+    shards = [tmp_path / "shards" / e["file"] for e in manifest["shards"]]
+    expected = {"swapped": "is not that line's output", "repeated": "is given for shard 0 and for shard 1",
+                "shard edited": "changed since eer-shard wrote it", "shard missing": "shard 2 is missing"}[case]
+    if case == "swapped":
+        parts[0], parts[1] = parts[1], parts[0]
+    elif case == "repeated":
+        parts[1] = parts[0]
+    elif case == "shard edited":
+        shards[2].write_text(shards[2].read_text().replace("Paris", "Berlin"))
+    else:
+        shards[2].unlink()
+    with pytest.raises(SystemExit) as exit:
+        shard.merge_main([manifest["manifest"], str(tmp_path / "merged.jsonl"), *map(str, parts)])
+    assert exit.value.code == 1
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1 and expected in err, err
+    assert not (tmp_path / "merged.jsonl").exists()

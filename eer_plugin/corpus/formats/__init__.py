@@ -31,6 +31,7 @@ from eer_plugin.corpus.formats.files import (
     FormatError,
     PathLike,
     decode_file,
+    read_input_bytes,
     read_lines,
 )
 from eer_plugin.corpus.formats.jsonl import AUTHORS_JSON_KEYS, json_lines, read_jsonl, write_jsonl
@@ -54,10 +55,7 @@ def detect_format(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> st
         return "ontonotes"
     if p.suffix in (".jsonl", ".json"):
         return "jsonl"
-    try:
-        data = p.read_bytes()
-    except OSError as err:
-        raise FormatError(f"cannot read file: {err.strerror or err}", p) from None
+    data = read_input_bytes(p)
     codec = "utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding
     try:
         text = data.decode(codec, errors="replace")  # only sniffed here; the reader reports bad bytes

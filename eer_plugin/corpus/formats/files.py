@@ -1,9 +1,20 @@
 """Reading corpus files as text: character encodings, line breaks, and :class:`FormatError`, the
-error every reader raises (it names the file, the line and what was expected)."""
+error every reader raises (it names the file, the line and what was expected).
+
+Every reader gets its bytes from :func:`read_input_bytes`: an input must be a regular file (a FIFO, a
+device such as ``/dev/zero``, a socket is refused with one line before it is opened: a corpus is read
+whole and such a file may never end or never be written), and a compressed file is recognised by its
+first bytes, whatever its name: gzip, bzip2 and xz are decompressed, zstd and zip are named (decompress
+them first)."""
+import bz2
 import codecs
+import gzip
 import logging
+import lzma
 import os
 import re
+import stat
+import zlib
 from pathlib import Path
 from typing import Iterator, List, Optional, Tuple, Union
 
@@ -32,6 +43,74 @@ LINE_BREAKS = re.compile("\r\n|\r|\n|\u2028|\u2029")
 _JSONLINE_BREAKS = re.compile("\r\n|\r|\n")
 
 
+#: the first bytes of compressed files, and what reads them (None: named, not read)
+COMPRESSIONS = (
+    (b"\x1f\x8b", "gzip", gzip.decompress),
+    (b"BZh", "bzip2", bz2.decompress),
+    (b"\xfd7zXZ\x00", "xz", lzma.decompress),
+    (b"\x28\xb5\x2f\xfd", "zstd", None),
+    (b"PK\x03\x04", "zip", None),
+)
+
+
+def compression_of(head: bytes) -> Optional[str]:
+    """``gzip``, ``bzip2``, ``xz``, ``zstd``, ``zip`` from a file's first bytes, or None."""
+    return next((name for magic, name, _ in COMPRESSIONS if head.startswith(magic)), None)
+
+
+def file_kind(mode: int) -> str:
+    """What a file that is not a regular file is, in words."""
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a directory" if stat.S_ISDIR(mode) else "not a regular file"
+
+
+def check_input_file(path: PathLike) -> None:
+    """:class:`FormatError` unless ``path`` is a regular file (links followed): no such file, a directory, or a
+    FIFO, device or socket, which a reader would wait on forever or read without end."""
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        raise FormatError(f"no such file (relative paths start in {os.getcwd()})", path) from None
+    except OSError as err:
+        raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
+    if stat.S_ISDIR(mode):
+        raise FormatError("is a directory; give a data file", path)
+    if not stat.S_ISREG(mode):
+        raise FormatError(
+            f"{file_kind(mode)}, not a regular file: corpus files are read whole, and this may never end or never be "
+            "written; save the data to a file first",
+            path,
+        )
+
+
+def read_input_bytes(path: PathLike) -> bytes:
+    """The bytes of the input file ``path`` (:func:`check_input_file`), decompressed when its first bytes say
+    gzip, bzip2 or xz; a zstd or zip file is a :class:`FormatError` naming the compression."""
+    check_input_file(path)
+    try:
+        data = Path(path).read_bytes()
+    except OSError as err:
+        raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
+    for magic, name, decompress in COMPRESSIONS:
+        if data.startswith(magic):
+            if decompress is None:
+                raise FormatError(f"{name}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path)
+            try:
+                data = decompress(data)
+            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
+                raise FormatError(f"{name}-compressed but damaged ({err}); compress it again or give the uncompressed file", path) from None
+            logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, name)
+            return data
+    return data
+
+
 def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
     """(1-based line number, byte offset within that line) of a byte offset, lines split at LF/CR."""
     line_start = max(data.rfind(b"\n", 0, offset), data.rfind(b"\r", 0, offset)) + 1
@@ -54,10 +133,7 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
 def decode_file_as(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True) -> Tuple[str, str, str]:
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
     ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
+    data = read_input_bytes(path)
     codec = "utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding
     try:
         codecs.lookup(codec)

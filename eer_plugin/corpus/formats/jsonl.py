@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
 
 from eer_plugin.core.tags import OUTSIDE
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
 from eer_plugin.corpus.text import normalise_value
@@ -14,24 +15,31 @@ from eer_plugin.common.outputs import writing
 
 logger = logging.getLogger(__name__)
 
-logger = logging.getLogger(__name__)
-
 
 def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
     """``(line number, parsed value)`` of every non-blank line of a JSON lines file; a line that is
-    not JSON raises ``error`` (a :class:`FormatError` class) naming the line and column. Strings
-    are normalised (:mod:`eer_plugin.corpus.text`: lone surrogates, control characters)."""
+    not JSON, repeats a key in an object or nests too deeply (:mod:`eer_plugin.corpus.strict_json`) raises
+    ``error`` (a :class:`FormatError` class) naming the line and the column or key. Strings
+    are normalised (:mod:`eer_plugin.corpus.text`: lone surrogates, control characters), and a warning says so once
+    per file (how many lines, the first one)."""
+    replaced: List[int] = []  # the lines whose strings held lone surrogates or control characters
     for number, text in read_lines(path, file_encoding, json_lines=True):
         if not text.strip():
             continue
         try:
-            value = json.loads(text)
-        except json.JSONDecodeError as err:
-            raise error(f"invalid JSON at column {err.colno}: {err.msg}", path, number) from None
+            value = strict_json.loads(text)
+        except strict_json.JsonError as err:
+            raise error(str(err), path, number) from None
         cleaned = normalise_value(value)
         if cleaned != value:
-            logger.warning("%s:%d: lone surrogate(s) or control character(s) replaced by U+FFFD", path, number)
+            replaced.append(number)
         yield number, cleaned
+    if replaced:  # once per file: NUL, ESC, ... inside tokens or text (escaped as \u0000 in JSON) are never kept silently
+        logger.warning(
+            "%s: lone surrogates or control characters (NUL, ESC, ...) in the strings of %d line(s), first on line %d, "
+            "replaced by U+FFFD, one character for one (tokens and offsets keep their length)",
+            path, len(replaced), replaced[0],
+        )
 
 
 #: keys of the authors' format (``ml/dataset_readers/partial_jsonl_reader.py``)

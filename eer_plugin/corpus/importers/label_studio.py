@@ -24,9 +24,9 @@ A task::
 The document id is the task ``id`` (else ``task-<index>``). Label Studio has no completeness flag:
 use ``--complete`` or ``--complete-ids``.
 """
-import json
 from typing import List, Optional
 
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
 
@@ -62,9 +62,9 @@ def read(
     if annotators not in ANNOTATORS:
         raise AnnotationImportError(f"annotators must be one of {', '.join(ANNOTATORS)}, got {annotators!r}", path)
     try:
-        tasks = json.loads(decode_file(path, file_encoding, fallback=False))
-    except json.JSONDecodeError as err:
-        raise AnnotationImportError(f"invalid JSON at line {err.lineno} column {err.colno}: {err.msg}", path, err.lineno) from None
+        tasks = strict_json.loads(decode_file(path, file_encoding, fallback=False))
+    except strict_json.JsonError as err:
+        raise AnnotationImportError(str(err), path, err.line) from None
     if isinstance(tasks, dict) and "annotations" in tasks:
         tasks = [tasks]
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):

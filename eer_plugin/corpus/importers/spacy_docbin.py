@@ -18,7 +18,8 @@ entity of this type here). Document ids: ``doc.user_data["id"]`` when set, else
 from pathlib import Path
 from typing import List
 
-from eer_plugin.corpus.formats import PathLike
+from eer_plugin.corpus.formats import FormatError, PathLike
+from eer_plugin.corpus.formats.files import check_input_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id
 
 #: the ``incorrect_spans_key`` looked up by default
@@ -35,6 +36,10 @@ def read(
         from spacy.vocab import Vocab
     except ImportError:  # pragma: no cover (spaCy is in the venv)
         raise AnnotationImportError("reading .spacy files needs spaCy: pip install 'spacy>=3'", path) from None
+    try:
+        check_input_file(path)
+    except FormatError as err:
+        raise AnnotationImportError(err.reason, path) from None
     try:
         data = Path(path).read_bytes()
     except OSError as err:

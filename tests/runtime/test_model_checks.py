@@ -1,0 +1,185 @@
+"""Issue 50: models and training settings refused with one line, at load or before training starts.
+
+* an archive of another model type, or with another dataset reader (a relabelled ``config.json``), through the
+  archive loader every command shares (``predict``, ``evaluate``, ``eer-export-model``, ``Tagger.load``);
+* an export with missing or edited encoder files, non-finite weights or a non-finite ``o_cost``;
+* non-finite weights in an archive; a GPU index without a GPU;
+* training settings AllenNLP would answer with a traceback (``eer_plugin/training/settings_checks.py``)."""
+import io
+import json
+import shutil
+import tarfile
+from pathlib import Path
+
+import pytest
+import torch
+
+from eer_plugin.common.errors import ArchiveError, UserError
+
+
+def relabelled(archive: Path, directory: Path, name: str, edit) -> Path:
+    """A copy of ``archive`` whose config.json went through ``edit``."""
+    out = directory / f"{name}.tar.gz"
+    with tarfile.open(archive) as source, tarfile.open(out, "w:gz") as target:
+        for member in source.getmembers():
+            data = source.extractfile(member).read() if member.isfile() else None
+            if member.name.lstrip("./") == "config.json":
+                config = json.loads(data)
+                edit(config)
+                data = json.dumps(config).encode()
+                member.size = len(data)
+            target.addfile(member, io.BytesIO(data) if data is not None else None)
+    return out
+
+
+EDITS = {
+    "another model type": (lambda c: c["model"].update(type="simple_tagger"), "does not build its model (type 'simple_tagger'"),
+    "a baseline's type": (lambda c: c["model"].update(type="sns_tagger"), "does not build its model (type 'sns_tagger'"),
+    "an unknown type": (lambda c: c["model"].update(type="no_such_model"), "does not build its model (type 'no_such_model'"),
+    "another reader": (lambda c: c["dataset_reader"].update(type="sequence_tagging"), "does not build its dataset reader"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EDITS))
+def test_an_archive_of_another_model_is_one_archive_error(edit, archive, tmp_path):
+    from eer_plugin.api import Tagger
+    from eer_plugin.runtime.archive import load_model_archive
+
+    change, message = EDITS[edit]
+    path = relabelled(archive, tmp_path, "other", change)
+    for load in (load_model_archive, Tagger.load):
+        with pytest.raises(ArchiveError, match=f"^{path}: its config.json " + message.replace("(", r"\(")):
+            load(path)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", ["predict", "evaluate", "eer-export-model"])
+def test_commands_refuse_an_archive_of_another_model_in_one_line(command, archive, tmp_path):
+    from test_special_files import eer_ner
+
+    from conftest import FIXTURES
+
+    path = relabelled(archive, tmp_path, "other", EDITS["another model type"][0])
+    (tmp_path / "in.jsonl").write_text('{"text": "Paris ."}\n')
+    argv = {"predict": [path, tmp_path / "in.jsonl", "--predictor", "eer_tagger"],
+            "evaluate": [path, FIXTURES / "conll2003_tiny.txt"], "eer-export-model": [path, tmp_path / "export"]}[command]
+    shown = eer_ner(command, *argv, capture_output=True, text=True)
+    assert shown.returncode == 1 and "Traceback" not in shown.stderr, shown.stderr[-3000:]
+    assert shown.stderr.strip().splitlines()[-1].startswith(f"error: {path}: its config.json does not build its model")
+
+
+def test_non_finite_archive_weights_are_refused(archive, tmp_path):
+    from eer_plugin.runtime.archive import load_model_archive
+
+    for bad in (float("nan"), float("inf")):
+        with tarfile.open(archive) as source:
+            source.extractall(tmp_path / "model", filter="data")
+        state = torch.load(tmp_path / "model" / "weights.th", weights_only=True)
+        state["crf.transitions"][0, 0] = bad
+        torch.save(state, tmp_path / "model" / "weights.th")
+        with pytest.raises(ArchiveError, match=r"the weights 'crf.transitions' hold 1 value\(s\) that are not finite"):
+            load_model_archive(tmp_path / "model")
+        shutil.rmtree(tmp_path / "model")
+
+
+@pytest.fixture(scope="module")
+def exported(archive, tmp_path_factory):
+    from eer_plugin.models.export import export_model as export
+
+    directory = tmp_path_factory.mktemp("export") / "tagger"
+    export(archive, directory)
+    return directory
+
+
+def _config(directory: Path, **changes) -> None:
+    path = directory / "encoder" / "config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **changes}))
+
+
+def _non_finite_weights(directory: Path) -> None:
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(str(directory / "model.safetensors"))
+    weights["crf.transitions"][0, 0] = float("nan")
+    save_file(weights, str(directory / "model.safetensors"), metadata={"format": "eer-ner exported tagger"})
+
+
+EXPORT_EDITS = {
+    "no encoder config": (lambda d: (d / "encoder" / "config.json").unlink(), "encoder/config.json: missing"),
+    "no vocabulary": (lambda d: [(d / "encoder" / n).unlink() for n in ("tokenizer.json", "vocab.txt")], "cannot be read"),
+    "config not JSON": (lambda d: (d / "encoder" / "config.json").write_text("{"), "cannot be read"),
+    "unknown encoder type": (lambda d: _config(d, model_type="no_such_type"), "cannot be read"),
+    "edited hidden size": (lambda d: _config(d, hidden_size=64), "the weights do not fit the encoder"),
+    "edited vocabulary size": (lambda d: _config(d, vocab_size=10), "the weights do not fit the encoder"),
+    "edited layer count": (lambda d: _config(d, num_hidden_layers=5), "the weights do not fit the encoder"),
+    "unknown tokenizer": (lambda d: (d / "encoder" / "tokenizer_config.json").write_text('{"tokenizer_class": "Nope"}'), "cannot be read"),
+    "o_cost NaN": (lambda d: (d / "eer_tagger.json").write_text(
+        json.dumps(json.loads((d / "eer_tagger.json").read_text())).replace('"o_cost": -2.0', '"o_cost": NaN')), "'o_cost' is nan, not a finite number"),
+    "non-finite weights": (_non_finite_weights, "the weights 'crf.transitions' hold values that are not finite"),
+}
+
+
+@pytest.mark.parametrize("edit", sorted(EXPORT_EDITS))
+def test_an_edited_export_is_one_archive_error(edit, exported, tmp_path):
+    from eer_plugin.api import Tagger
+
+    change, message = EXPORT_EDITS[edit]
+    copy = tmp_path / "tagger"
+    shutil.copytree(exported, copy)
+    Tagger.load(copy)  # the copy loads
+    change(copy)
+    with pytest.raises(ArchiveError, match=message.replace("(", r"\(")):
+        Tagger.load(copy)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")
+def test_a_gpu_index_without_a_gpu_is_one_line(archive, exported):
+    from eer_plugin.api import Tagger
+
+    for path in (archive, exported):
+        with pytest.raises(UserError, match="no GPU is available to this process"):
+            Tagger.load(path, cuda_device=0)
+
+
+# ------------------------------------------------------------------------------------ training settings
+@pytest.mark.parametrize("overrides,message", [
+    ('[1, 2]', "is a list, not a JSON object"),
+    ('{"a": ', "is no JSON(net) object"),
+    ('{"trainer.num_epochs": 0}', "trainer.num_epochs must be an integer of at least 1, got 0"),
+    ('{"trainer.num_epochs": -3}', "trainer.num_epochs must be an integer of at least 1, got -3"),
+    ('{"trainer.num_epochs": "x"}', "trainer.num_epochs must be an integer of at least 1, got 'x'"),
+    ('{"trainer.num_epochs": 1.5}', "trainer.num_epochs must be an integer of at least 1, got 1.5"),
+    ('{"data_loader.batch_sampler.batch_size": 0}', "data_loader.batch_sampler.batch_size must be an integer of at least 1, got 0"),
+    ('{"data_loader.batch_sampler.batch_size": "4"}', "data_loader.batch_sampler.batch_size must be an integer of at least 1"),
+    ('{"model.entity_ratio": 1.5}', "model.entity_ratio must be a number in (0, 1)"),
+    ('{"model.entity_ratio": -0.1}', "model.entity_ratio must be a number in (0, 1)"),
+    ('{"model.entity_ratio": "0.1"}', "model.entity_ratio must be a number in (0, 1)"),
+    ('{"model.ratio_margin": -1}', "model.ratio_margin must be a number of at least 0"),
+    ('{"model.entity_ration": 0.1}', "model.entity_ration is not a setting of the model 'eer_tagger' (did you mean model.entity_ratio?)"),
+    ('{"dataset_reader.max_lenght": 64}', "dataset_reader.max_lenght is not a setting of the dataset reader 'eer_documents'"),
+    ('{"dataset_reader.model_name": "no/such-encoder"}', "dataset_reader.model_name 'no/such-encoder': no such directory"),
+])
+def test_training_settings_that_cannot_work_are_one_line_before_anything_is_built(overrides, message, tiny_env, tmp_path, monkeypatch):
+    from conftest import FIXTURES
+
+    from eer_plugin.training.settings_checks import check_training_arguments
+
+    monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    check_training_arguments("eer_short.jsonnet", "", str(tmp_path / "run"))  # the settings as given work
+    with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
+        check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
+    assert not (tmp_path / "run").exists()
+
+
+def test_a_serialization_directory_that_holds_files_is_one_line(tmp_path):
+    from eer_plugin.training.settings_checks import check_serialization_dir
+
+    (tmp_path / "run").mkdir()
+    check_serialization_dir(str(tmp_path / "run"), False, False)  # empty: fine
+    (tmp_path / "run" / "config.json").write_text("{}")
+    with pytest.raises(UserError, match="already holds files .*--recover .*--force"):
+        check_serialization_dir(str(tmp_path / "run"), False, False)
+    check_serialization_dir(str(tmp_path / "run"), True, False)
+    with pytest.raises(UserError, match="a file, not a directory"):
+        check_serialization_dir(str(tmp_path / "run" / "config.json"), False, False)
