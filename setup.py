@@ -10,6 +10,7 @@ so pip's resolver fails if anything depends on ``allennlp``. The supported insta
 ``pip install --no-deps -e .``. install_requires below only lists what the plugin itself imports and
 pip can resolve on Python 3.11; extras add the dev/baseline/plot tools.
 """
+
 import re
 from pathlib import Path
 

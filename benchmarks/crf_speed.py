@@ -18,6 +18,7 @@ upper bound on extra memory, 0 when it fits in memory already touched.
 Usage: ``python benchmarks/crf_speed.py [--reps 9] [--json out.json] [--lattices 14x128x17,...]``.
 It is a benchmark, not a test: it always exits 0.
 """
+
 import argparse
 import json
 import os
@@ -39,8 +40,27 @@ from eer_plugin.core.tags import BiluoScheme  # noqa: E402
 
 LATTICES = ((14, 128, 17), (14, 512, 17), (2, 512, 73))
 TARGET_RATIO = 0.25
-TYPE_NAMES = ["PER", "LOC", "ORG", "MISC", "DATE", "TIME", "MONEY", "PERCENT", "QUANTITY", "ORDINAL",
-              "CARDINAL", "NORP", "FAC", "GPE", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE"]
+TYPE_NAMES = [
+    "PER",
+    "LOC",
+    "ORG",
+    "MISC",
+    "DATE",
+    "TIME",
+    "MONEY",
+    "PERCENT",
+    "QUANTITY",
+    "ORDINAL",
+    "CARDINAL",
+    "NORP",
+    "FAC",
+    "GPE",
+    "PRODUCT",
+    "EVENT",
+    "WORK_OF_ART",
+    "LAW",
+    "LANGUAGE",
+]
 
 
 def make_scheme(num_tags):
@@ -103,7 +123,9 @@ def bench_lattice(batch, n, k, reps, warmup):
     torch.manual_seed(0)
     ours = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end())
     # the same CRF with the recursion in float32 (recursion_dtype=None): the cost of the float64 recursion
-    ours32 = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), recursion_dtype=None)
+    ours32 = ConstrainedCRF(
+        scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), recursion_dtype=None
+    )
     with torch.no_grad():
         ours32.transitions.copy_(ours.transitions)
     theirs = ConditionalRandomField(k)
@@ -179,9 +201,11 @@ def main():
     parser.add_argument("--json", help="also write the results to this JSON file")
     args = parser.parse_args()
     torch.set_num_threads(args.threads)
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, {platform.processor() or platform.machine()}, "
-          f"python {platform.python_version()}; median of {max(args.reps, 7)} reps after {args.warmup} warm-up; "
-          f"load average {os.getloadavg()[0]:.1f} (other processes skew timings)")
+    print(
+        f"torch {torch.__version__}, threads {torch.get_num_threads()}, {platform.processor() or platform.machine()}, "
+        f"python {platform.python_version()}; median of {max(args.reps, 7)} reps after {args.warmup} warm-up; "
+        f"load average {os.getloadavg()[0]:.1f} (other processes skew timings)"
+    )
     results = []
     for spec in args.lattices.split(","):
         try:
@@ -195,10 +219,14 @@ def main():
     for r in results:
         ok = "ok" if r["ratio"] <= TARGET_RATIO else "MISS"
         rss = f"{r['ours_peak_rss_growth_mb']:.0f}/{r['allennlp_peak_rss_growth_mb']:.0f}"
-        print(f"{r['lattice']:>10} {r['ours_ms']:9.1f} {r['allennlp_ms']:12.1f} {r['ratio']:6.3f} "
-              f"{'<=' + str(TARGET_RATIO):>5}{ok:>5} {r['ours_forward_ms']:8.1f} {r['ours_backward_ms']:8.1f} {rss:>23}")
-    print("ours = EER loss (partial NLL, ~10% observed + marginals + ratio hinge) fwd+bwd; "
-          "allennlp = plain NLL fwd+bwd; peakRSS+ = ru_maxrss growth on first run (coarse)")
+        print(
+            f"{r['lattice']:>10} {r['ours_ms']:9.1f} {r['allennlp_ms']:12.1f} {r['ratio']:6.3f} "
+            f"{'<=' + str(TARGET_RATIO):>5}{ok:>5} {r['ours_forward_ms']:8.1f} {r['ours_backward_ms']:8.1f} {rss:>23}"
+        )
+    print(
+        "ours = EER loss (partial NLL, ~10% observed + marginals + ratio hinge) fwd+bwd; "
+        "allennlp = plain NLL fwd+bwd; peakRSS+ = ru_maxrss growth on first run (coarse)"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps({"threads": torch.get_num_threads(), "results": results}, indent=2))
     return 0
@@ -234,11 +262,17 @@ def op_counts(batch, n, k):
         with profile() as prof:
             step()
         counts[name] = sum(
-            1 for e in prof.events()
+            1
+            for e in prof.events()
             if e.name.startswith("aten::") and (e.cpu_parent is None or not e.cpu_parent.name.startswith("aten::"))
         )
-    return {"lattice": f"{batch}x{n}x{k}", "ours_ops": counts["ours"], "allennlp_ops": counts["allennlp"],
-            "ops_ratio": counts["ours"] / counts["allennlp"], "ours_ops_per_position": counts["ours"] / (n - 1)}
+    return {
+        "lattice": f"{batch}x{n}x{k}",
+        "ours_ops": counts["ours"],
+        "allennlp_ops": counts["allennlp"],
+        "ops_ratio": counts["ours"] / counts["allennlp"],
+        "ours_ops_per_position": counts["ours"] / (n - 1),
+    }
 
 
 if __name__ == "__main__":

@@ -14,6 +14,7 @@
 
 ``python benchmarks/dictionary_speed.py`` prints both as JSON (``--entries`` to change the size).
 """
+
 import argparse
 import json
 import random
@@ -49,9 +50,15 @@ def corpus():
     from eer_plugin.corpus.formats import read_conll
 
     if (CONLL / "dev.txt").exists():
-        text_docs, train, what = read_conll(CONLL / "dev.txt"), read_conll(CONLL / "train.txt"), "CoNLL-2003 dev (raw text), train's gold forms"
+        text_docs, train, what = (
+            read_conll(CONLL / "dev.txt"),
+            read_conll(CONLL / "train.txt"),
+            "CoNLL-2003 dev (raw text), train's gold forms",
+        )
     else:
-        text_docs = train = read_conll(REPO / "fixtures" / "conll2003_tiny.txt") + read_conll(REPO / "fixtures" / "conll2003_tiny_dev.txt")
+        text_docs = train = read_conll(REPO / "fixtures" / "conll2003_tiny.txt") + read_conll(
+            REPO / "fixtures" / "conll2003_tiny_dev.txt"
+        )
         what = "the CoNLL-2003 fixtures (no ../shared data)"
     return [{"id": d.id, "text": " ".join(d.tokens)} for d in text_docs], train, what
 
@@ -97,11 +104,21 @@ def bench_labelling(build_tagger, reps: int = 5, tagger_docs: int = 8):
     match_s, raw_s = statistics.median(match_times), statistics.median(raw_times)
     tagger = bench_tagger(texts[:tagger_docs], build_tagger)
     result = {
-        "text": what, "documents": len(texts), "words": words, "matches": matches,
-        "dictionary_entries": len(matcher), "gold_forms": gold_forms, "synthetic_entries": SYNTHETIC_ENTRIES,
-        "match_s": match_s, "match_words_per_s": words / match_s, "match_documents_per_s": len(texts) / match_s,
-        "raw_s": raw_s, "raw_words_per_s": words / raw_s, "raw_documents_per_s": len(texts) / raw_s, **tagger,
-    }  # fmt: skip
+        "text": what,
+        "documents": len(texts),
+        "words": words,
+        "matches": matches,
+        "dictionary_entries": len(matcher),
+        "gold_forms": gold_forms,
+        "synthetic_entries": SYNTHETIC_ENTRIES,
+        "match_s": match_s,
+        "match_words_per_s": words / match_s,
+        "match_documents_per_s": len(texts) / match_s,
+        "raw_s": raw_s,
+        "raw_words_per_s": words / raw_s,
+        "raw_documents_per_s": len(texts) / raw_s,
+        **tagger,
+    }
     result["ratio"] = result["raw_words_per_s"] / tagger["tagger_words_per_s"]
     result["match_ratio"] = result["match_words_per_s"] / tagger["tagger_words_per_s"]
     return result
@@ -121,7 +138,12 @@ def bench_tagger(texts, build_tagger):
         start = time.perf_counter()
         predictor.predict_batch_json(texts)
         seconds = time.perf_counter() - start
-    return {"tagger_documents": len(texts), "tagger_words": words, "tagger_s": seconds, "tagger_words_per_s": words / seconds}
+    return {
+        "tagger_documents": len(texts),
+        "tagger_words": words,
+        "tagger_s": seconds,
+        "tagger_words_per_s": words / seconds,
+    }
 
 
 def peak_kb() -> int:
@@ -158,8 +180,13 @@ def bench(build_tagger, entries: int = 1_000_000) -> dict:
 
     import torch
 
-    result = {"date": time.strftime("%Y-%m-%d"), "load": os.getloadavg()[0], "threads": torch.get_num_threads(),
-              "machine": f"{os.cpu_count()}-core {platform.machine()}", **bench_labelling(build_tagger)}  # fmt: skip
+    result = {
+        "date": time.strftime("%Y-%m-%d"),
+        "load": os.getloadavg()[0],
+        "threads": torch.get_num_threads(),
+        "machine": f"{os.cpu_count()}-core {platform.machine()}",
+        **bench_labelling(build_tagger),
+    }
     result["memory"] = memory_of(entries)
     return result
 
@@ -183,9 +210,13 @@ def report_lines(d: dict) -> list:
         f"Goal: labelling raw text at least {TARGET_RATIO:.0f}x faster than tagging it: {d['ratio']:,.0f}x ({verdict}).",
     ]
     if m:
-        lines += ["", f"Memory: a matcher of {m['entries']:,} synthetic entries ({m['forms']:,} distinct forms, {m['nodes']:,} trie nodes, {m['words']:,} distinct words) "
-                      f"built in {m['build_s']:.1f} s; peak resident memory {m['peak_rss_mb']:.0f} MB ({m['build_peak_mb']:.0f} MB "
-                      "over the interpreter and imports).", ""]  # fmt: skip
+        lines += [
+            "",
+            f"Memory: a matcher of {m['entries']:,} synthetic entries ({m['forms']:,} distinct forms, {m['nodes']:,} trie nodes, {m['words']:,} distinct words) "
+            f"built in {m['build_s']:.1f} s; peak resident memory {m['peak_rss_mb']:.0f} MB ({m['build_peak_mb']:.0f} MB "
+            "over the interpreter and imports).",
+            "",
+        ]
     return lines
 
 

@@ -12,8 +12,8 @@ and the 5-95% range of the point estimate (how far one draw of n documents can l
 
 Every level is measured on the same draws of n documents.
 """
+
 import argparse
-import json
 import sys
 
 import numpy as np
@@ -26,14 +26,16 @@ def main(argv=None) -> dict:
     parser.add_argument("--documents", type=int, nargs="+", default=[10, 20, 50, 100], help="sample sizes n")
     parser.add_argument("--trials", type=int, default=300, help="random samples per n")
     parser.add_argument("--resamples", type=int, default=2000, help="bootstrap resamples per estimate")
-    parser.add_argument("--confidence", type=float, nargs="+", default=[0.95], help="interval levels (eer-estimate-ratio --confidence)")
+    parser.add_argument(
+        "--confidence", type=float, nargs="+", default=[0.95], help="interval levels (eer-estimate-ratio --confidence)"
+    )
     parser.add_argument("--max-length", type=int, default=512)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--output", help="also write the table as JSON")
     args = parser.parse_args(argv)
 
-    from eer_plugin.commands.estimate_ratio import document_counts
     from eer_plugin.annotation import ratio_estimate
+    from eer_plugin.commands.estimate_ratio import document_counts
     from eer_plugin.data.reader import PartialDocumentReader
 
     reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length)
@@ -47,7 +49,7 @@ def main(argv=None) -> dict:
         if n > len(docs):
             print(f"n={n}: more than the corpus's {len(docs)} documents, skipped", file=sys.stderr)
             continue
-        inside = {c: 0 for c in args.confidence}
+        inside = dict.fromkeys(args.confidence, 0)
         band_inside = dict(inside)
         widths = {c: [] for c in args.confidence}
         points = []
@@ -63,16 +65,27 @@ def main(argv=None) -> dict:
         low, high = np.quantile(points, [0.05, 0.95])
         for confidence in args.confidence:
             row = {
-                "documents": n, "confidence": confidence, "interval_covers": inside[confidence] / args.trials,
-                "band_covers": band_inside[confidence] / args.trials, "mean_width": float(np.mean(widths[confidence])),
-                "estimate_p05": float(low), "estimate_p95": float(high),
+                "documents": n,
+                "confidence": confidence,
+                "interval_covers": inside[confidence] / args.trials,
+                "band_covers": band_inside[confidence] / args.trials,
+                "mean_width": float(np.mean(widths[confidence])),
+                "estimate_p05": float(low),
+                "estimate_p95": float(high),
             }
             rows.append(row)
             print(
                 f"n={n:>4}: {confidence:.0%} interval contains {truth:.3f} in {row['interval_covers']:.0%} of {args.trials} draws, the suggested band in "
                 f"{row['band_covers']:.0%}; mean interval width {row['mean_width']:.3f}; point estimate 5-95% {low:.3f}-{high:.3f}"
             )
-    result = {"data": args.data, "encoder": args.encoder, "documents": len(docs), "corpus_ratio": truth, "trials": args.trials, "rows": rows}
+    result = {
+        "data": args.data,
+        "encoder": args.encoder,
+        "documents": len(docs),
+        "corpus_ratio": truth,
+        "trials": args.trials,
+        "rows": rows,
+    }
     if args.output:
         from eer_plugin.common.atomic import write_json
 

@@ -33,6 +33,7 @@ block (between ``<!-- speed-report:begin -->`` and ``<!-- speed-report:end -->``
 ``--render FILE.json --doc docs/speed.md`` does only that, from a saved report. A benchmark never
 fails the build: it always exits 0.
 """
+
 import argparse
 import contextlib
 import json
@@ -51,6 +52,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import crf_speed  # noqa: E402
 import step_breakdown  # noqa: E402
+
 from eer_plugin.common.atomic import atomic_write_text  # noqa: E402
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
@@ -75,7 +77,9 @@ def float32_marginal_accuracy(scale=100.0, n=512, rows=4, reps=5):
     result = {"scale": scale, "n": n}
     reference = None
     for name, dtype in (("float64", torch.float64), ("float32", None)):
-        crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), recursion_dtype=dtype)
+        crf = ConstrainedCRF(
+            scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), recursion_dtype=dtype
+        )
         with torch.no_grad():
             crf.transitions.copy_(torch.randn(17, 17, generator=torch.Generator().manual_seed(1)))
             if reference is None:
@@ -129,7 +133,9 @@ def build_minilm_tagger(precision="fp32", o_cost=2.0):
 
     torch.manual_seed(0)
     vocab = Vocabulary(non_padded_namespaces=["labels"])
-    vocab.add_tokens_to_namespace(["O", "_"] + [f"{p}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for p in "BILU"], "labels")
+    vocab.add_tokens_to_namespace(
+        ["O", "_"] + [f"{p}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for p in "BILU"], "labels"
+    )
     embedder = BasicTextFieldEmbedder({"tokens": EncoderEmbedder("all-MiniLM-L6-v2")})
     model = EERTagger(vocab, embedder, precision=precision, o_cost=o_cost)
     with torch.no_grad():
@@ -148,9 +154,15 @@ def archive_and_export(model, reader, directory: Path):
     encoder = {"type": "eer_transformer", "model_name": "all-MiniLM-L6-v2"}
     config = {
         "dataset_reader": {"type": "eer_documents", "model_name": "all-MiniLM-L6-v2", "max_length": reader.max_length},
-        "model": {"type": "eer_tagger", "o_cost": model.o_cost, "precision": model.precision,
-                  "text_field_embedder": {"token_embedders": {"tokens": encoder}}},
-        "train_data_path": "unused", "data_loader": {"batch_size": 2}, "trainer": {"optimizer": "adam", "num_epochs": 1},
+        "model": {
+            "type": "eer_tagger",
+            "o_cost": model.o_cost,
+            "precision": model.precision,
+            "text_field_embedder": {"token_embedders": {"tokens": encoder}},
+        },
+        "train_data_path": "unused",
+        "data_loader": {"batch_size": 2},
+        "trainer": {"optimizer": "adam", "num_epochs": 1},
     }
     directory.mkdir(parents=True, exist_ok=True)
     (directory / "config.json").write_text(json.dumps(config))
@@ -201,26 +213,45 @@ def bench_predictor(num_docs=24, batch_size=8, reps=3):
     def run_tagger(name):
         state[name] = list(taggers[name].pipe(texts, batch_size=batch_size))
 
-    runs = {"predictor": run_predictor, "encoder": run_encoder, "api": lambda: run_tagger("api"),
-            "exported": lambda: run_tagger("exported")}
+    runs = {
+        "predictor": run_predictor,
+        "encoder": run_encoder,
+        "api": lambda: run_tagger("api"),
+        "exported": lambda: run_tagger("exported"),
+    }
     times = {name: [] for name in runs}
     for run in runs.values():
         run()
     for _ in range(reps):
         for name, run in runs.items():
             times[name].append(crf_speed.timed(run))
-    assert [len(o["spans"]) for o in state["api"]] == [len(o["spans"]) for o in state["exported"]] == [len(o["spans"]) for o in state["outputs"]]
+    assert (
+        [len(o["spans"]) for o in state["api"]]
+        == [len(o["spans"]) for o in state["exported"]]
+        == [len(o["spans"]) for o in state["outputs"]]
+    )
     spans = sum(len(out["spans"]) for out in state["outputs"])
     span_words = sum(s["end"] - s["start"] for out in state["outputs"] for s in out["spans"])
     predictor_s, encoder_s = statistics.median(times["predictor"]), statistics.median(times["encoder"])
     api_s, exported_s = statistics.median(times["api"]), statistics.median(times["exported"])
     return {
-        "api_s": api_s, "api_ratio": api_s / encoder_s, "exported_s": exported_s, "exported_ratio": exported_s / encoder_s,
-        "documents": len(docs), "source": source, "words": words, "subwords": subwords,
+        "api_s": api_s,
+        "api_ratio": api_s / encoder_s,
+        "exported_s": exported_s,
+        "exported_ratio": exported_s / encoder_s,
+        "documents": len(docs),
+        "source": source,
+        "words": words,
+        "subwords": subwords,
         "chunks": sum(int(t["tokens"]["token_ids"].shape[0]) for t in encoder_batches),
-        "batch_size": batch_size, "spans": spans, "entity_word_fraction": span_words / max(words, 1),
-        "predictor_s": predictor_s, "encoder_s": encoder_s, "ratio": predictor_s / encoder_s,
-        "words_per_s": words / predictor_s, "precision": model.precision,
+        "batch_size": batch_size,
+        "spans": spans,
+        "entity_word_fraction": span_words / max(words, 1),
+        "predictor_s": predictor_s,
+        "encoder_s": encoder_s,
+        "ratio": predictor_s / encoder_s,
+        "words_per_s": words / predictor_s,
+        "precision": model.precision,
     }
 
 
@@ -234,8 +265,13 @@ def bench_bf16_step(batch=4, length=512, reps=3):
     vocab_size = reader.tokenizer.vocab_size
     ids = torch.randint(1000, vocab_size, (batch, length), generator=gen)
     ids[:, 0], ids[:, -1] = reader.bookends
-    tokens = {"tokens": {"token_ids": ids, "mask": torch.ones(batch, length, dtype=torch.bool),
-                         "type_ids": torch.zeros(batch, length, dtype=torch.long)}}
+    tokens = {
+        "tokens": {
+            "token_ids": ids,
+            "mask": torch.ones(batch, length, dtype=torch.bool),
+            "type_ids": torch.zeros(batch, length, dtype=torch.long),
+        }
+    }
     latent = model.vocab.get_token_index("_", "labels")
     outside = model.vocab.get_token_index("O", "labels")
     tags = torch.full((batch, length), latent, dtype=torch.long)
@@ -258,8 +294,15 @@ def bench_bf16_step(batch=4, length=512, reps=3):
         for precision in ("fp32", "bf16"):
             times[precision].append(crf_speed.timed(lambda: step(precision)))
     fp32, bf16 = statistics.median(times["fp32"]), statistics.median(times["bf16"])
-    return {"batch": batch, "length": length, "fp32_s": fp32, "bf16_s": bf16, "ratio": bf16 / fp32,
-            "native_bf16": native_bf16(), "reps": reps}
+    return {
+        "batch": batch,
+        "length": length,
+        "fp32_s": fp32,
+        "bf16_s": bf16,
+        "ratio": bf16 / fp32,
+        "native_bf16": native_bf16(),
+        "reps": reps,
+    }
 
 
 def native_bf16():
@@ -276,68 +319,101 @@ def verdict(value, target):
 
 def report_lines(report):
     """The report as Markdown lines (printed by ``make bench`` and written into ``docs/speed.md``)."""
-    lines = [f"Measured {report['date']} on {report['machine']}, torch {report['torch']}, {report['threads']} threads, "
-             f"load average {report['load']:.1f} at the start (other processes skew timings), medians of interleaved runs.", ""]
+    lines = [
+        f"Measured {report['date']} on {report['machine']}, torch {report['torch']}, {report['threads']} threads, "
+        f"load average {report['load']:.1f} at the start (other processes skew timings), medians of interleaved runs.",
+        "",
+    ]
     if report.get("crf"):
-        lines += ["| CRF lattice | EER loss fwd+bwd (ms) | AllenNLP NLL (ms) | ratio | target | float64-recursion cost |",
-                  "|---|---:|---:|---:|---|---:|"]
+        lines += [
+            "| CRF lattice | EER loss fwd+bwd (ms) | AllenNLP NLL (ms) | ratio | target | float64-recursion cost |",
+            "|---|---:|---:|---:|---|---:|",
+        ]
         for r in report["crf"]:
-            lines.append(f"| {r['lattice']} | {r['ours_ms']:.1f} | {r['allennlp_ms']:.1f} | {r['ratio']:.2f} | "
-                         f"<= {TARGETS['crf_ratio']} {verdict(r['ratio'], TARGETS['crf_ratio'])} | "
-                         f"x{r['float64_recursion_cost']:.2f} (float32 recursion {r['ours_float32_recursion_ms']:.1f} ms) |")
+            lines.append(
+                f"| {r['lattice']} | {r['ours_ms']:.1f} | {r['allennlp_ms']:.1f} | {r['ratio']:.2f} | "
+                f"<= {TARGETS['crf_ratio']} {verdict(r['ratio'], TARGETS['crf_ratio'])} | "
+                f"x{r['float64_recursion_cost']:.2f} (float32 recursion {r['ours_float32_recursion_ms']:.1f} ms) |"
+            )
         lines.append("")
     ops = report.get("op_counts")
     if ops:
-        lines += [f"Why {ops['lattice']} stays above the target: there every operation costs about the same fixed few "
-                  f"microseconds (tiny tensors), and one forward+backward is {ops['ours_ops']} top-level ATen operations for "
-                  f"the EER loss ({ops['ours_ops_per_position']:.1f} per position: the sequential forward and backward loops) "
-                  f"vs. {ops['allennlp_ops']} for AllenNLP's NLL, a floor of {ops['ops_ratio']:.2f} on the time ratio before "
-                  f"any arithmetic. Going below needs fewer sequential steps, i.e. a parallel scan: in log space K^3 "
-                  f"exponentials per position and level, in probability space not exact (it underflows at large score "
-                  f"spreads, issue 13.8's scale).", ""]
+        lines += [
+            f"Why {ops['lattice']} stays above the target: there every operation costs about the same fixed few "
+            f"microseconds (tiny tensors), and one forward+backward is {ops['ours_ops']} top-level ATen operations for "
+            f"the EER loss ({ops['ours_ops_per_position']:.1f} per position: the sequential forward and backward loops) "
+            f"vs. {ops['allennlp_ops']} for AllenNLP's NLL, a floor of {ops['ops_ratio']:.2f} on the time ratio before "
+            f"any arithmetic. Going below needs fewer sequential steps, i.e. a parallel scan: in log space K^3 "
+            f"exponentials per position and level, in probability space not exact (it underflows at large score "
+            f"spreads, issue 13.8's scale).",
+            "",
+        ]
     acc = report.get("float32_marginals")
     if acc:
-        lines += [f"float32 marginals, emissions ~ N(0, {acc['scale']:.0f}^2), n = {acc['n']}: largest error vs. float64 "
-                  f"{acc['max_error_float64_recursion']:.1e} with the float64 recursion (target <= {TARGETS['marginal_error']:.0e} "
-                  f"{verdict(acc['max_error_float64_recursion'], TARGETS['marginal_error'])}), "
-                  f"{acc['max_error_float32_recursion']:.1e} with a float32 recursion; no-grad marginals "
-                  f"{acc['marginals_ms_float64_recursion']:.1f} ms vs. {acc['marginals_ms_float32_recursion']:.1f} ms.", ""]
+        lines += [
+            f"float32 marginals, emissions ~ N(0, {acc['scale']:.0f}^2), n = {acc['n']}: largest error vs. float64 "
+            f"{acc['max_error_float64_recursion']:.1e} with the float64 recursion (target <= {TARGETS['marginal_error']:.0e} "
+            f"{verdict(acc['max_error_float64_recursion'], TARGETS['marginal_error'])}), "
+            f"{acc['max_error_float32_recursion']:.1e} with a float32 recursion; no-grad marginals "
+            f"{acc['marginals_ms_float64_recursion']:.1f} ms vs. {acc['marginals_ms_float32_recursion']:.1f} ms.",
+            "",
+        ]
     p = report.get("predictor")
     if p:
-        lines += [f"Prediction ({p['documents']} {p['source']} documents as raw text, {p['words']} words, {p['chunks']} chunks, "
-                  f"--batch-size {p['batch_size']}, MiniLM {p['precision']}, untrained scorer: {p['spans']} spans, "
-                  f"{100 * p['entity_word_fraction']:.0f}% of words in entities): predictor {p['predictor_s']:.2f} s vs. bare encoder "
-                  f"forward {p['encoder_s']:.2f} s over the same chunks, ratio {p['ratio']:.2f} (target <= {TARGETS['predictor_ratio']} "
-                  f"{verdict(p['ratio'], TARGETS['predictor_ratio'])}), {p['words_per_s']:.0f} words/s.", ""]
+        lines += [
+            f"Prediction ({p['documents']} {p['source']} documents as raw text, {p['words']} words, {p['chunks']} chunks, "
+            f"--batch-size {p['batch_size']}, MiniLM {p['precision']}, untrained scorer: {p['spans']} spans, "
+            f"{100 * p['entity_word_fraction']:.0f}% of words in entities): predictor {p['predictor_s']:.2f} s vs. bare encoder "
+            f"forward {p['encoder_s']:.2f} s over the same chunks, ratio {p['ratio']:.2f} (target <= {TARGETS['predictor_ratio']} "
+            f"{verdict(p['ratio'], TARGETS['predictor_ratio'])}), {p['words_per_s']:.0f} words/s.",
+            "",
+        ]
         if "api_s" in p:
-            lines += ["| the same documents and chunks, interleaved | time (s) | / bare encoder forward | target |", "|---|---:|---:|---|",
-                      f"| bare encoder forward | {p['encoder_s']:.2f} | 1.00 | |"]
-            for label, key in (("Python API, `Tagger.load(model.tar.gz).pipe(texts)`", "api"),
-                               ("exported model, `Tagger.load(DIR).pipe(texts)` (no AllenNLP)", "exported")):
-                lines.append(f"| {label} | {p[key + '_s']:.2f} | {p[key + '_ratio']:.2f} | <= {TARGETS['api_ratio']} "
-                             f"{verdict(p[key + '_ratio'], TARGETS['api_ratio'])} |")
+            lines += [
+                "| the same documents and chunks, interleaved | time (s) | / bare encoder forward | target |",
+                "|---|---:|---:|---|",
+                f"| bare encoder forward | {p['encoder_s']:.2f} | 1.00 | |",
+            ]
+            for label, key in (
+                ("Python API, `Tagger.load(model.tar.gz).pipe(texts)`", "api"),
+                ("exported model, `Tagger.load(DIR).pipe(texts)` (no AllenNLP)", "exported"),
+            ):
+                lines.append(
+                    f"| {label} | {p[key + '_s']:.2f} | {p[key + '_ratio']:.2f} | <= {TARGETS['api_ratio']} "
+                    f"{verdict(p[key + '_ratio'], TARGETS['api_ratio'])} |"
+                )
             lines.append("")
     b = report.get("bf16")
     if b:
-        lines += [f"Training step (MiniLM EER tagger, {b['batch']} x {b['length']} subwords, forward + loss + backward + AdamW): "
-                  f"fp32 {b['fp32_s']:.2f} s, bf16 autocast {b['bf16_s']:.2f} s, bf16/fp32 {b['ratio']:.2f} "
-                  f"(target <= {TARGETS['bf16_ratio']} {verdict(b['ratio'], TARGETS['bf16_ratio'])})"
-                  + ("; this CPU has no native bf16 (no AVX-512 BF16 / AMX: oneDNN emulates it), so bf16 cannot pay off here"
-                     if b.get("native_bf16") is False else "") + ".", ""]
+        lines += [
+            f"Training step (MiniLM EER tagger, {b['batch']} x {b['length']} subwords, forward + loss + backward + AdamW): "
+            f"fp32 {b['fp32_s']:.2f} s, bf16 autocast {b['bf16_s']:.2f} s, bf16/fp32 {b['ratio']:.2f} "
+            f"(target <= {TARGETS['bf16_ratio']} {verdict(b['ratio'], TARGETS['bf16_ratio'])})"
+            + (
+                "; this CPU has no native bf16 (no AVX-512 BF16 / AMX: oneDNN emulates it), so bf16 cannot pay off here"
+                if b.get("native_bf16") is False
+                else ""
+            )
+            + ".",
+            "",
+        ]
     if report.get("dictionary"):
         import dictionary_speed
 
         lines += dictionary_speed.report_lines(report["dictionary"])
     sv = report.get("serve")
     if sv:
-        lines += [f"Label Studio ML backend (`eer-ner serve`, MiniLM, untrained scorer; measured {sv.get('date', report['date'])}, "
-                  f"{sv.get('threads', report['threads'])} torch threads, load average {sv.get('load', report['load']):.1f}): {sv['requests']} concurrent /predict requests "
-                  f"of {sv['tasks_per_request']} tasks ({sv['source']} paragraphs, {sv['words_per_task']:.0f} words each), "
-                  f"{sv['errors']} errors; {sv['serve_ms_per_task']:.0f} ms per task ({sv['wall_s']:.1f} s for all, request "
-                  f"latency median {sv['request_median_s']:.1f} s, max {sv['request_max_s']:.1f} s: one model call at a time). "
-                  f"The Python API on the same texts: {sv['api_pipe_ms_per_task']:.0f} ms per task with `pipe`, "
-                  f"{sv['api_pipe_rank_ms_per_task']:.0f} ms with `pipe` + `rank` (what one prediction and its score cost); single "
-                  f"runs one after the other, so under load they compare only roughly.", ""]
+        lines += [
+            f"Label Studio ML backend (`eer-ner serve`, MiniLM, untrained scorer; measured {sv.get('date', report['date'])}, "
+            f"{sv.get('threads', report['threads'])} torch threads, load average {sv.get('load', report['load']):.1f}): {sv['requests']} concurrent /predict requests "
+            f"of {sv['tasks_per_request']} tasks ({sv['source']} paragraphs, {sv['words_per_task']:.0f} words each), "
+            f"{sv['errors']} errors; {sv['serve_ms_per_task']:.0f} ms per task ({sv['wall_s']:.1f} s for all, request "
+            f"latency median {sv['request_median_s']:.1f} s, max {sv['request_max_s']:.1f} s: one model call at a time). "
+            f"The Python API on the same texts: {sv['api_pipe_ms_per_task']:.0f} ms per task with `pipe`, "
+            f"{sv['api_pipe_rank_ms_per_task']:.0f} ms with `pipe` + `rank` (what one prediction and its score cost); single "
+            f"runs one after the other, so under load they compare only roughly.",
+            "",
+        ]
     lines += issue52_lines(report)
     for note in report.get("errors", []):
         lines.append(f"(not measured: {note})")
@@ -350,38 +426,59 @@ def issue52_lines(report):
 
     def when(part):
         m = part.get("measured")
-        return f" [measured {m['date']}, {m['machine']}, torch {m['torch']}, {m['threads']} thread(s), load {m['load']:.1f}]" if m else ""
+        return (
+            f" [measured {m['date']}, {m['machine']}, torch {m['torch']}, {m['threads']} thread(s), load {m['load']:.1f}]"
+            if m
+            else ""
+        )
 
     ops = report.get("sequential_ops")
     if ops:
-        text = ("Sequential operations of one training step's CRF work ({batch} x {n} x {tags}: EER loss forward+backward and "
-                "Viterbi; ATen operations, each a kernel launch on a GPU): sequential path {before} ({before_loss} loss + "
-                "{before_decoding} decoding), parallel scan {after} ({after_loss} + {after_decoding}), {ratio:.1f}x fewer").format(**ops)
+        text = (
+            "Sequential operations of one training step's CRF work ({batch} x {n} x {tags}: EER loss forward+backward and "
+            "Viterbi; ATen operations, each a kernel launch on a GPU): sequential path {before} ({before_loss} loss + "
+            "{before_decoding} decoding), parallel scan {after} ({after_loss} + {after_decoding}), {ratio:.1f}x fewer"
+        ).format(**ops)
         lines += [f"{text} (target >= 10x {'ok' if ops['ratio'] >= 10 else 'MISS'}){when(ops)}.", ""]
     breakdown = report.get("step_breakdown")
     if breakdown:
-        lines += ["| encoder, device (4 x 512) | training step (s) | encoder fwd+bwd | EER loss | optimizer | other | "
-                  "dev batch (s) | encoder fwd | decoding + metrics |", "|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+        lines += [
+            "| encoder, device (4 x 512) | training step (s) | encoder fwd+bwd | EER loss | optimizer | other | "
+            "dev batch (s) | encoder fwd | decoding + metrics |",
+            "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+        ]
         encoders = {encoder: devices for encoder, devices in breakdown.items() if encoder != "measured"}
         for encoder, devices in encoders.items():
             for device, b in devices.items():
                 t, d = b["train_shares"], b["dev_shares"]
-                lines.append(f"| {encoder}, {device} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
-                             f"{100 * t['loss']:.1f}% | {100 * t['optimizer']:.1f}% | {100 * t['other']:.0f}% | "
-                             f"{b['seconds']['dev_batch']:.2f} | {100 * d['encoder_forward']:.0f}% | {100 * d['decoding_and_metrics']:.0f}% |")
-        lines += ["", "Shares of parts timed alone (interleaved rounds, medians); \"other\" is the rest of the step (tag scorer, "
-                  "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts. No GPU was "
-                  f"available for these figures: the `gpu` row is empty{when(breakdown)}.", ""]
+                lines.append(
+                    f"| {encoder}, {device} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
+                    f"{100 * t['loss']:.1f}% | {100 * t['optimizer']:.1f}% | {100 * t['other']:.0f}% | "
+                    f"{b['seconds']['dev_batch']:.2f} | {100 * d['encoder_forward']:.0f}% | {100 * d['decoding_and_metrics']:.0f}% |"
+                )
+        lines += [
+            "",
+            'Shares of parts timed alone (interleaved rounds, medians); "other" is the rest of the step (tag scorer, '
+            "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts. No GPU was "
+            f"available for these figures: the `gpu` row is empty{when(breakdown)}.",
+            "",
+        ]
     i8 = report.get("int8")
     if i8:
-        bf16 = (f"; bf16 (native on this CPU) {i8['words_per_s_bf16']:.0f} words/s ({i8['speedup_bf16']:.2f}x), F1 {i8['f1_bf16']:.2f}"
-                if "f1_bf16" in i8 else "; no native bf16 on this CPU (not measured)")
-        lines += [f"int8 tagging (`Tagger.load(model, precision=\"int8\")`: dynamic quantization of the encoder's linear layers), "
-                  f"{i8['model']}: {i8['words_per_s_int8']:.0f} vs. fp32 {i8['words_per_s_fp32']:.0f} words/s on {i8['speed_documents']} "
-                  f"CoNLL-2003 test documents ({i8['speed_words']} words, {i8['threads']} thread(s)), {i8['speedup']:.2f}x (target >= 1.8 "
-                  f"{'ok' if i8['speedup'] >= 1.8 else 'MISS'}); span F1 on all of CoNLL-2003 test ({i8['documents']} documents): "
-                  f"fp32 {i8['f1_fp32']:.2f}, int8 {i8['f1_int8']:.2f} (target within 0.5 "
-                  f"{'ok' if abs(i8['f1_int8'] - i8['f1_fp32']) <= 0.5 else 'MISS'}){bf16}{when(i8)}.", ""]
+        bf16 = (
+            f"; bf16 (native on this CPU) {i8['words_per_s_bf16']:.0f} words/s ({i8['speedup_bf16']:.2f}x), F1 {i8['f1_bf16']:.2f}"
+            if "f1_bf16" in i8
+            else "; no native bf16 on this CPU (not measured)"
+        )
+        lines += [
+            f'int8 tagging (`Tagger.load(model, precision="int8")`: dynamic quantization of the encoder\'s linear layers), '
+            f"{i8['model']}: {i8['words_per_s_int8']:.0f} vs. fp32 {i8['words_per_s_fp32']:.0f} words/s on {i8['speed_documents']} "
+            f"CoNLL-2003 test documents ({i8['speed_words']} words, {i8['threads']} thread(s)), {i8['speedup']:.2f}x (target >= 1.8 "
+            f"{'ok' if i8['speedup'] >= 1.8 else 'MISS'}); span F1 on all of CoNLL-2003 test ({i8['documents']} documents): "
+            f"fp32 {i8['f1_fp32']:.2f}, int8 {i8['f1_int8']:.2f} (target within 0.5 "
+            f"{'ok' if abs(i8['f1_int8'] - i8['f1_fp32']) <= 0.5 else 'MISS'}){bf16}{when(i8)}.",
+            "",
+        ]
     return lines
 
 
@@ -394,10 +491,12 @@ def write_block(doc: Path, lines):
         return
     head, rest = text.split(BEGIN, 1)
     _, tail = rest.split(END, 1)
-    block = (f"{BEGIN}\n<!-- written by benchmarks/speed_report.py (make bench); do not edit by hand -->\n"
-             + "\n".join(lines).rstrip() + f"\n{END}")
+    block = (
+        f"{BEGIN}\n<!-- written by benchmarks/speed_report.py (make bench); do not edit by hand -->\n"
+        + "\n".join(lines).rstrip()
+        + f"\n{END}"
+    )
     atomic_write_text(str(doc), head + block + tail)
-
 
 
 # ---------------------------------------------------------------------- 4. the Label Studio ML backend
@@ -418,17 +517,36 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
     model, reader, _ = build_minilm_tagger()
     docs, source = conll_documents(tasks_per_request)
     texts = [d["text"][: d["text"].find(" . ", 250) + 2] if d["text"].find(" . ", 250) > 0 else d["text"] for d in docs]
-    config = ('<View><Text name="text" value="$text"/><Labels name="label" toName="text">'
-              + "".join(f'<Label value="{t}"/>' for t in ("PER", "LOC", "ORG", "MISC")) + "</Labels></View>")
-    body = json.dumps({"tasks": [{"id": i, "data": {"text": t}} for i, t in enumerate(texts)], "label_config": config}).encode()
+    config = (
+        '<View><Text name="text" value="$text"/><Labels name="label" toName="text">'
+        + "".join(f'<Label value="{t}"/>' for t in ("PER", "LOC", "ORG", "MISC"))
+        + "</Labels></View>"
+    )
+    body = json.dumps(
+        {"tasks": [{"id": i, "data": {"text": t}} for i, t in enumerate(texts)], "label_config": config}
+    ).encode()
     with tempfile.TemporaryDirectory(prefix="eer-serve-speed-") as temporary:
         archive, _ = archive_and_export(model, reader, Path(temporary))
         with socket.socket() as sock:
             sock.bind(("127.0.0.1", 0))
             port = sock.getsockname()[1]
-        env = dict(os.environ, OMP_NUM_THREADS=str(torch.get_num_threads()), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
-        command = [sys.executable, "-m", "eer_plugin.cli", "serve", str(archive), "--port", str(port), "--work-dir", f"{temporary}/work"]
-        process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+        env = dict(
+            os.environ, OMP_NUM_THREADS=str(torch.get_num_threads()), HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1"
+        )
+        command = [
+            sys.executable,
+            "-m",
+            "eer_plugin.cli",
+            "serve",
+            str(archive),
+            "--port",
+            str(port),
+            "--work-dir",
+            f"{temporary}/work",
+        ]
+        process = subprocess.Popen(
+            command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True
+        )
         url = f"http://127.0.0.1:{port}"
         try:
             for _ in range(300):
@@ -437,7 +555,7 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
                     break
                 except OSError:
                     if process.poll() is not None:
-                        raise RuntimeError(f"eer-ner serve exited with {process.returncode}")
+                        raise RuntimeError(f"eer-ner serve exited with {process.returncode}") from None
                     time.sleep(1)
 
             def predict(_):
@@ -466,13 +584,24 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
     tasks = concurrency * tasks_per_request
     latencies = sorted(seconds for _, seconds in answers)
     return {
-        "concurrency": concurrency, "tasks_per_request": tasks_per_request, "requests": concurrency, "source": source,
-        "words_per_task": sum(len(t.split()) for t in texts) / len(texts), "errors": sum(not ok for ok, _ in answers),
-        "wall_s": wall, "serve_ms_per_task": 1000 * wall / tasks, "request_median_s": statistics.median(latencies),
-        "request_max_s": latencies[-1], "api_pipe_ms_per_task": 1000 * pipe_s / tasks,
-        "api_pipe_rank_ms_per_task": 1000 * (pipe_s + rank_s) / tasks, "batch_size": batch_size, "load": load,
-        "date": time.strftime("%Y-%m-%d"), "threads": torch.get_num_threads(),
-    }  # fmt: skip
+        "concurrency": concurrency,
+        "tasks_per_request": tasks_per_request,
+        "requests": concurrency,
+        "source": source,
+        "words_per_task": sum(len(t.split()) for t in texts) / len(texts),
+        "errors": sum(not ok for ok, _ in answers),
+        "wall_s": wall,
+        "serve_ms_per_task": 1000 * wall / tasks,
+        "request_median_s": statistics.median(latencies),
+        "request_max_s": latencies[-1],
+        "api_pipe_ms_per_task": 1000 * pipe_s / tasks,
+        "api_pipe_rank_ms_per_task": 1000 * (pipe_s + rank_s) / tasks,
+        "batch_size": batch_size,
+        "load": load,
+        "date": time.strftime("%Y-%m-%d"),
+        "threads": torch.get_num_threads(),
+    }
+
 
 def issue52_parts(report, parts, args):
     """Measures the parts of :mod:`step_breakdown` that ``parts`` names into ``report``."""
@@ -480,12 +609,14 @@ def issue52_parts(report, parts, args):
     if "ops" in parts:
         measures.append(("sequential_ops", step_breakdown.sequential_ops))
     if "breakdown" in parts:
+
         def breakdown():
             found = {}
             for encoder in args.breakdown_encoders.split(","):
                 entry = step_breakdown.step_breakdown(encoder)
                 found.setdefault(encoder, {})[entry["device"]] = entry
             return found
+
         measures.append(("step_breakdown", breakdown))
     if "int8" in parts:
         if args.int8_model:
@@ -496,8 +627,13 @@ def issue52_parts(report, parts, args):
         try:
             load = os.getloadavg()[0]
             report[name] = fn()
-            report[name]["measured"] = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "machine": report["machine"],
-                                        "torch": report["torch"], "threads": report["threads"], "load": load}
+            report[name]["measured"] = {
+                "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                "machine": report["machine"],
+                "torch": report["torch"],
+                "threads": report["threads"],
+                "load": load,
+            }
             print(f"  {name}: done", flush=True)
         except Exception as err:  # a benchmark never fails the build
             traceback.print_exc()
@@ -507,20 +643,36 @@ def issue52_parts(report, parts, args):
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--reps", type=int, default=9, help="CRF timed repetitions (>= 7)")
-    parser.add_argument("--threads", type=int, default=1,
-                        help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)")
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=1,
+        help="torch threads (default 1: on a shared machine 2 threads measure contention, not code)",
+    )
     parser.add_argument("--lattices", default=",".join("x".join(map(str, l)) for l in crf_speed.LATTICES))
-    parser.add_argument("--parts", default="crf,predictor,bf16,dictionary,serve,ops,breakdown,int8",
-                        help="comma-separated subset of crf,predictor,bf16,dictionary,serve,ops,breakdown,int8 (serve: needs the serve extra)")
-    parser.add_argument("--breakdown-encoders", default="all-MiniLM-L6-v2",
-                        help="encoders of the step-time breakdown (comma-separated; all-mpnet-base-v2 if installed)")
-    parser.add_argument("--int8-model", default=os.environ.get("EER_INT8_MODEL", ""),
-                        help="trained model (model.tar.gz or export) for int8 tagging (default $EER_INT8_MODEL; none: not measured)")
+    parser.add_argument(
+        "--parts",
+        default="crf,predictor,bf16,dictionary,serve,ops,breakdown,int8",
+        help="comma-separated subset of crf,predictor,bf16,dictionary,serve,ops,breakdown,int8 (serve: needs the serve extra)",
+    )
+    parser.add_argument(
+        "--breakdown-encoders",
+        default="all-MiniLM-L6-v2",
+        help="encoders of the step-time breakdown (comma-separated; all-mpnet-base-v2 if installed)",
+    )
+    parser.add_argument(
+        "--int8-model",
+        default=os.environ.get("EER_INT8_MODEL", ""),
+        help="trained model (model.tar.gz or export) for int8 tagging (default $EER_INT8_MODEL; none: not measured)",
+    )
     parser.add_argument("--docs", type=int, default=24, help="documents for the prediction benchmark")
     parser.add_argument("--json", help="write the report to this JSON file")
     parser.add_argument("--doc", help="rewrite the generated block of this Markdown file (docs/speed.md)")
-    parser.add_argument("--update", action="store_true",
-                        help="with --json: keep that file's other parts, replace only those measured now (--parts)")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="with --json: keep that file's other parts, replace only those measured now (--parts)",
+    )
     parser.add_argument("--render", help="do not measure: render this saved JSON report (with --doc)")
     args = parser.parse_args()
     if args.render:
@@ -528,12 +680,20 @@ def main():
     else:
         torch.set_num_threads(args.threads)
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
-        report = {"date": time.strftime("%Y-%m-%d"), "torch": torch.__version__, "threads": torch.get_num_threads(),
-                  "machine": f"{os.cpu_count()}-core {platform.machine()} ({torch.backends.cpu.get_cpu_capability()})",
-                  "load": os.getloadavg()[0], "errors": []}
+        report = {
+            "date": time.strftime("%Y-%m-%d"),
+            "torch": torch.__version__,
+            "threads": torch.get_num_threads(),
+            "machine": f"{os.cpu_count()}-core {platform.machine()} ({torch.backends.cpu.get_cpu_capability()})",
+            "load": os.getloadavg()[0],
+            "errors": [],
+        }
         parts = set(args.parts.split(","))
-        print(f"speed report: {report['machine']}, torch {report['torch']}, threads {report['threads']}, "
-              f"load {report['load']:.1f}", flush=True)
+        print(
+            f"speed report: {report['machine']}, torch {report['torch']}, threads {report['threads']}, "
+            f"load {report['load']:.1f}",
+            flush=True,
+        )
         if "crf" in parts:
             report["crf"] = []
             for spec in args.lattices.split(","):
@@ -548,12 +708,24 @@ def main():
                 report["float32_marginals"] = float32_marginal_accuracy()
             with contextlib.suppress(Exception):
                 report["op_counts"] = crf_speed.op_counts(*crf_speed.LATTICES[0])
-        for name, fn in (("predictor", lambda: bench_predictor(args.docs)), ("bf16", bench_bf16_step), ("serve", bench_serve)):
+        for name, fn in (
+            ("predictor", lambda: bench_predictor(args.docs)),
+            ("bf16", bench_bf16_step),
+            ("serve", bench_serve),
+        ):
             if name in parts:
                 try:
                     report[name] = fn()
-                    extra = "".join(f", {k} {report[name][k + '_ratio']:.3f}" for k in ("api", "exported") if k + "_ratio" in report[name])
-                    main_number = f"ratio {report[name]['ratio']:.3f}" if "ratio" in report[name] else f"{report[name]['serve_ms_per_task']:.0f} ms per task"
+                    extra = "".join(
+                        f", {k} {report[name][k + '_ratio']:.3f}"
+                        for k in ("api", "exported")
+                        if k + "_ratio" in report[name]
+                    )
+                    main_number = (
+                        f"ratio {report[name]['ratio']:.3f}"
+                        if "ratio" in report[name]
+                        else f"{report[name]['serve_ms_per_task']:.0f} ms per task"
+                    )
                     print(f"  {name}: {main_number}{extra}", flush=True)
                 except Exception as err:
                     traceback.print_exc()

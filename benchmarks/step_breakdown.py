@@ -19,6 +19,7 @@ returning a JSON-ready dict:
   :mod:`eer_plugin.inference.precision`) and, where the CPU computes it natively, bf16: words per
   second (interleaved rounds, medians) and span F1.
 """
+
 import statistics
 import time
 from pathlib import Path
@@ -122,15 +123,22 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
 
     torch.manual_seed(0)
     vocab = Vocabulary(non_padded_namespaces=["labels"])
-    vocab.add_tokens_to_namespace(["O", "_"] + [f"{p}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for p in "BILU"], "labels")
+    vocab.add_tokens_to_namespace(
+        ["O", "_"] + [f"{p}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for p in "BILU"], "labels"
+    )
     model = EERTagger(vocab, BasicTextFieldEmbedder({"tokens": EncoderEmbedder(encoder)}), precision="fp32")
     reader = PartialDocumentReader(model_name=encoder, max_length=length)
     device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(1000, reader.tokenizer.vocab_size, (batch, length), generator=gen)
     ids[:, 0], ids[:, -1] = reader.bookends
-    tokens = {"tokens": {"token_ids": ids, "mask": torch.ones(batch, length, dtype=torch.bool),
-                         "type_ids": torch.zeros(batch, length, dtype=torch.long)}}  # fmt: skip
+    tokens = {
+        "tokens": {
+            "token_ids": ids,
+            "mask": torch.ones(batch, length, dtype=torch.bool),
+            "type_ids": torch.zeros(batch, length, dtype=torch.long),
+        }
+    }
     tags = torch.full((batch, length), vocab.get_token_index("_", "labels"), dtype=torch.long)
     tags[torch.rand(batch, length, generator=gen) < 0.1] = vocab.get_token_index("O", "labels")
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
@@ -153,9 +161,17 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
 
     def loss():
         scores = emissions.clone().requires_grad_()
-        eer_objective(model.crf, scores, mask, allowed, model._entity_mask, ratio_mask=model.ratio_mask(mask),
-                      entity_ratio=model.entity_ratio, ratio_margin=model.ratio_margin,
-                      ratio_loss_weight=model.ratio_loss_weight).loss.backward()  # fmt: skip
+        eer_objective(
+            model.crf,
+            scores,
+            mask,
+            allowed,
+            model._entity_mask,
+            ratio_mask=model.ratio_mask(mask),
+            entity_ratio=model.entity_ratio,
+            ratio_margin=model.ratio_margin,
+            ratio_loss_weight=model.ratio_loss_weight,
+        ).loss.backward()
 
     def optimizer_step():
         optimizer.step()
@@ -181,15 +197,21 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
                 fn()
             finally:
                 model.crf.path = "sequential"
+
         return run
 
     model.crf.path = "sequential"
     encoder_forward_backward()
     optimizer_step()  # AdamW state exists before timing
     runs = {
-        "step": train_step, "encoder_forward_backward": encoder_forward_backward, "loss": loss,
-        "optimizer": optimizer_step, "dev_batch": dev_batch, "encoder_forward": encoder_forward, "decoding": decoding,
-    }  # fmt: skip
+        "step": train_step,
+        "encoder_forward_backward": encoder_forward_backward,
+        "loss": loss,
+        "optimizer": optimizer_step,
+        "dev_batch": dev_batch,
+        "encoder_forward": encoder_forward,
+        "decoding": decoding,
+    }
     if device.type == "cuda":  # on a CPU the scan costs its O(n K^3 log n) arithmetic (minutes here): not timed
         runs.update({"loss_scan": on_scan(loss), "decoding_scan": on_scan(decoding)})
     times = _interleaved(runs, reps)
@@ -200,8 +222,14 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
     dev_shares = {"encoder_forward": times["encoder_forward"] / dev}
     dev_shares["decoding_and_metrics"] = 1.0 - dev_shares["encoder_forward"]
     return {
-        "encoder": encoder, "device": str(device), "batch": batch, "length": length, "reps": reps,
-        "seconds": times, "train_shares": shares, "dev_shares": dev_shares,
+        "encoder": encoder,
+        "device": str(device),
+        "batch": batch,
+        "length": length,
+        "reps": reps,
+        "seconds": times,
+        "train_shares": shares,
+        "dev_shares": dev_shares,
         "loss_and_decoding_over_encoder": (times["loss"] + times["decoding"]) / times["encoder_forward_backward"],
         "dev_pass_over_encoder_forward": dev / times["encoder_forward"],
     }
@@ -218,8 +246,9 @@ def _span_f1(documents, outputs) -> float:
     return 200.0 * true / max(len(gold) + len(predicted), 1)
 
 
-def int8_tagging(model_path: str, test_path: Path = CONLL_TEST, speed_documents: int = 40, reps: int = 6,
-                 batch_size: int = 8) -> Dict:  # fmt: skip
+def int8_tagging(
+    model_path: str, test_path: Path = CONLL_TEST, speed_documents: int = 40, reps: int = 6, batch_size: int = 8
+) -> Dict:
     """A trained model (``model.tar.gz`` or an export) tagging ``test_path`` through ``Tagger.load(path,
     precision=...)``: span F1 on the whole file in fp32, int8 and (where the CPU computes bfloat16
     natively) bf16, and words per second on its first ``speed_documents`` documents: each precision
@@ -242,13 +271,22 @@ def int8_tagging(model_path: str, test_path: Path = CONLL_TEST, speed_documents:
         for name in pair:
             runs[name]()
         for rep in range(reps):
-            for name in (("fp32", other) if rep % 2 == 0 else (other, "fp32")):
+            for name in ("fp32", other) if rep % 2 == 0 else (other, "fp32"):
                 pair[name].append(_timed(runs[name]))
         times[other] = statistics.median(pair[other])
         times.setdefault("fp32_vs", {})[other] = statistics.median(pair["fp32"])
-    result = {"model": str(model_path), "test": str(test_path), "documents": len(documents),
-              "words": sum(len(d.tokens) for d in documents), "speed_documents": len(sample), "speed_words": words,
-              "batch_size": batch_size, "reps": reps, "native_bf16": cpu_has_native_bf16(), "threads": torch.get_num_threads()}  # fmt: skip
+    result = {
+        "model": str(model_path),
+        "test": str(test_path),
+        "documents": len(documents),
+        "words": sum(len(d.tokens) for d in documents),
+        "speed_documents": len(sample),
+        "speed_words": words,
+        "batch_size": batch_size,
+        "reps": reps,
+        "native_bf16": cpu_has_native_bf16(),
+        "threads": torch.get_num_threads(),
+    }
     result["words_per_s_fp32"] = words / times["fp32_vs"]["int8"]
     for p in precisions:
         if p != "fp32":

@@ -50,13 +50,25 @@ Outputs: ``OUTDIR/results.csv`` (one row per run of the plan, whatever its statu
 ``OUTDIR/results.md`` (the tables), plus ``learning_curve.csv/.png`` and
 ``rho_hat_over_epochs.png`` when the plan asks for those analyses.
 """
+
 from eer_benchmark.plan.parse import load_plan, parse_plan, read_plan_file
 from eer_benchmark.plan.plan import Plan, PlanError, Run, epochs_text
+from eer_benchmark.plan.selection import dry_run, select_runs, select_shard
 from eer_benchmark.report.report import Report
 from eer_benchmark.run.runner import Runner, StepFailed
-from eer_benchmark.plan.selection import dry_run, select_runs, select_shard
 
 __all__ = [
-    "Plan", "PlanError", "Report", "Run", "Runner", "StepFailed", "dry_run", "epochs_text", "load_plan", "parse_plan",
-    "read_plan_file", "select_runs", "select_shard",
+    "Plan",
+    "PlanError",
+    "Report",
+    "Run",
+    "Runner",
+    "StepFailed",
+    "dry_run",
+    "epochs_text",
+    "load_plan",
+    "parse_plan",
+    "read_plan_file",
+    "select_runs",
+    "select_shard",
 ]

@@ -3,4 +3,5 @@ module imports them. :mod:`eer_plugin.allennlp_plugin` loads it through the ``ee
 (``setup.py``) when the benchmark is installed beside the product (``scripts/setup_env.sh``), so ``eer-ner
 eer-benchmark``, ``allennlp eer-benchmark`` in the repository root and ``--include-package eer_plugin`` find
 them; ``eer_plugin`` itself never imports the benchmark."""
+
 from eer_benchmark.commands import benchmark, eer_records  # noqa: F401

@@ -2,6 +2,7 @@
 the GPU when the run used one, and the torch and CUDA versions, so that a report can say where each run's
 numbers and hours come from. Records written before runs kept it have no ``machine``; the report then
 names the machine it was rendered on (:func:`machine_text` of None)."""
+
 import os
 import platform
 from typing import Any, Dict, Optional
@@ -11,7 +12,10 @@ def cpu_name() -> str:
     """The CPU's model name (``/proc/cpuinfo``; elsewhere what :mod:`platform` knows)."""
     try:
         with open("/proc/cpuinfo") as handle:
-            return next((line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")), platform.processor())
+            return next(
+                (line.split(":", 1)[1].strip() for line in handle if line.startswith("model name")),
+                platform.processor(),
+            )
     except OSError:
         return platform.processor() or "unknown CPU"
 
@@ -35,7 +39,13 @@ def machine(cuda_device: Any = -1) -> Dict[str, Any]:
     except (TypeError, ValueError):
         index = -1
     gpu = torch.cuda.get_device_name(index) if index >= 0 and torch.cuda.is_available() else None
-    return {"cpu": cpu_name(), "cores": os.cpu_count(), "torch": torch.__version__, "cuda": torch.version.cuda, "gpu": gpu}
+    return {
+        "cpu": cpu_name(),
+        "cores": os.cpu_count(),
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "gpu": gpu,
+    }
 
 
 def machine_text(recorded: Optional[Dict[str, Any]]) -> str:

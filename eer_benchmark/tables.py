@@ -1,5 +1,6 @@
 """Small helpers of the benchmark: statistics and Markdown formatting of the report, and the
 atomic file writes and tolerant JSON reads of run directories."""
+
 import json
 import math
 from pathlib import Path

@@ -8,6 +8,7 @@ The maths (:mod:`eer_plugin.core`), the corpus (:mod:`eer_plugin.corpus`) and th
 ``from eer_plugin import Tagger`` is the Python API (:mod:`eer_plugin.api`: load a trained model once, tag
 text), imported on first use.
 """
+
 __version__ = "0.1.0"
 
 

@@ -9,15 +9,30 @@ console script (:mod:`eer_plugin.cli`), :meth:`eer_plugin.api.Tagger.load` of a 
 so the spaCy component) and the benchmark's per-document evaluation. Packages that add subcommands (the
 benchmark beside this package) register through the ``eer_ner.plugins`` entry point group, loaded last.
 """
+
 import warnings
 from importlib.metadata import entry_points
 
-from eer_plugin.commands import cbl, dictionary, eer_export, eer_import, eer_settings, estimate_ratio  # noqa: F401
-from eer_plugin.commands import evaluate_checks, export_model, inspect_data, shard, simulate, split, train, tune_o_cost  # noqa: F401
+from eer_plugin import patches
+from eer_plugin.commands import (  # noqa: F401  # noqa: F401
+    cbl,
+    dictionary,
+    eer_export,
+    eer_import,
+    eer_settings,
+    estimate_ratio,
+    evaluate_checks,
+    export_model,
+    inspect_data,
+    shard,
+    simulate,
+    split,
+    train,
+    tune_o_cost,
+)
 from eer_plugin.data import reader  # noqa: F401
 from eer_plugin.models import sns, tagger  # noqa: F401
 from eer_plugin.predictors import tagger as _predictor  # noqa: F401
-from eer_plugin import patches
 from eer_plugin.training import checkpointer, ratio_init, trainer  # noqa: F401
 
 # allennlp 2.10.1's trainer calls the deprecated torch.cuda.amp.autocast(...) (torch >= 2.4 warns once per site).

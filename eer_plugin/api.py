@@ -33,6 +33,7 @@ This module imports no AllenNLP (``from eer_plugin import Tagger`` is lazy, see
 loads an exported model (``eer-ner eer-export-model``, :mod:`eer_plugin.inference.exported`), which
 needs torch, transformers and safetensors only. Both tag through :mod:`eer_plugin.inference.documents`.
 """
+
 import itertools
 from typing import Any, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -116,7 +117,9 @@ class Tagger:
         from eer_plugin.inference.exported import ExportedTagger, is_export
 
         if is_export(path):
-            return cls(ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path))
+            return cls(
+                ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path)
+            )
         import importlib.util
 
         from eer_plugin.common.errors import ArchiveError
@@ -127,11 +130,13 @@ class Tagger:
                 "where AllenNLP is installed (eer-ner eer-export-model model.tar.gz DIR) and load DIR"
             )
         from eer_plugin import allennlp_plugin  # noqa: F401  (the model, reader and predictor classes)
-        from eer_plugin.runtime.archive import load_model_archive
         from eer_plugin.predictors.tagger import DocumentTaggerPredictor
+        from eer_plugin.runtime.archive import load_model_archive
 
         archive = load_model_archive(path, cuda_device=cuda_device)
-        return cls(DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader, precision=precision), str(path))
+        return cls(
+            DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader, precision=precision), str(path)
+        )
 
     @property
     def entity_types(self) -> List[str]:
@@ -146,7 +151,9 @@ class Tagger:
     def pipe(self, documents: Iterable[DocumentInput], batch_size: int = 8) -> Iterator[Dict[str, Any]]:
         """Tags a stream of documents lazily, ``batch_size`` per model call, yielding one result
         per document in order (the input is read one batch ahead of what was yielded)."""
-        stream = _document_stream(documents, batch_size, "pipe() takes an iterable of documents", "; tag one document with tagger(document)")
+        stream = _document_stream(
+            documents, batch_size, "pipe() takes an iterable of documents", "; tag one document with tagger(document)"
+        )
         return self._stream(stream, batch_size)
 
     def _stream(self, documents: Iterator[DocumentInput], batch_size: int) -> Iterator[Dict[str, Any]]:
@@ -160,7 +167,9 @@ class Tagger:
         :func:`eer_plugin.inference.documents.uncertain_entity_tags`), most uncertain first (ties: in input order).
         The chunks of ``batch_size`` documents go through the model together."""
         ranked: List[Dict[str, Any]] = []
-        for first, batch in _batches(_document_stream(documents, batch_size, "rank() takes an iterable of documents"), batch_size):
+        for first, batch in _batches(
+            _document_stream(documents, batch_size, "rank() takes an iterable of documents"), batch_size
+        ):
             parsed = self._parse(batch, first)
             scores = uncertain_entity_tags(parsed, len(parsed), self._model.entity_probabilities)
             ranked.extend(
@@ -172,7 +181,9 @@ class Tagger:
     def _parse(self, documents: List[Any], first: Optional[int]) -> List[ParsedDocument]:
         """The documents read and chunked, the ``first``-th of a stream onwards (None: one document)."""
         start = first or 0
-        places = ["document" if first is None else f"document {i} of the stream" for i in range(start, start + len(documents))]
+        places = [
+            "document" if first is None else f"document {i} of the stream" for i in range(start, start + len(documents))
+        ]
         parsed = []
         for document, where in zip(documents, places):
             try:

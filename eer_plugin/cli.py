@@ -18,15 +18,16 @@ is one line on stderr and exit status 1, and so is a missing input file; Ctrl-C 
 safe (status 130), a closed pipe (``eer-ner eer-inspect FILE | head -2``) ends quietly (status 141), a full
 disk is one line (:func:`eer_plugin.common.errors.report`, the one printer).
 """
+
 import os
 import sys
 from typing import Optional, Sequence
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:
-    import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from allennlp.commands import main as allennlp_main
 
+    import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
     from eer_plugin.common.errors import INPUT_ERROR, print_error, report
 
     if argv is not None:  # AllenNLP's parser reads sys.argv

@@ -7,6 +7,7 @@ Each replacement lives beside the code it serves (the archive checks in
 the top layer of the import graph (``tests/test_import_graph.py``): it reaches every layer that
 owns a patch. ``docs/architecture.md`` shows the same table.
 """
+
 from typing import NamedTuple, Tuple
 
 
@@ -24,9 +25,15 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.runtime.config_files:install",
     ),
     Patch(
-        ("allennlp.models.archival.archive_model", "allennlp.models.archive_model", "allennlp.commands.train.archive_model",
-         "allennlp.models.archival.extracted_archive", "allennlp.models.archival.cached_path",
-         "allennlp.nn.util.read_state_dict", "allennlp.modules.transformer.transformer_module.read_state_dict (if loaded)"),
+        (
+            "allennlp.models.archival.archive_model",
+            "allennlp.models.archive_model",
+            "allennlp.commands.train.archive_model",
+            "allennlp.models.archival.extracted_archive",
+            "allennlp.models.archival.cached_path",
+            "allennlp.nn.util.read_state_dict",
+            "allennlp.modules.transformer.transformer_module.read_state_dict (if loaded)",
+        ),
         "model.tar.gz written atomically; checked extraction (no ../, links or devices); weights-only torch.load",
         "eer_plugin.runtime.archive:install",
     ),
@@ -41,10 +48,13 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.runtime.errors:install_unknown_type_check",
     ),
     Patch(
-        ("allennlp.training.gradient_descent_trainer.GradientDescentTrainer._save_model_state",
-         "allennlp.training.gradient_descent_trainer.GradientDescentTrainer._try_train",
-         "allennlp.training.gradient_descent_trainer.hardlink_or_copy",
-         "allennlp.common.util.dump_metrics", "allennlp.training.util.dump_metrics"),
+        (
+            "allennlp.training.gradient_descent_trainer.GradientDescentTrainer._save_model_state",
+            "allennlp.training.gradient_descent_trainer.GradientDescentTrainer._try_train",
+            "allennlp.training.gradient_descent_trainer.hardlink_or_copy",
+            "allennlp.common.util.dump_metrics",
+            "allennlp.training.util.dump_metrics",
+        ),
         "atomic best.th and metrics*.json; a recovered run with no epoch left keeps its last epoch's metrics",
         "eer_plugin.training.checkpointer:install",
     ),
@@ -55,8 +65,11 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.training.distributed:install",
     ),
     Patch(
-        ("allennlp.commands.predict._PredictManager", "allennlp.commands.predict._predict",
-         "allennlp.commands.predict.Predict.add_subparser"),
+        (
+            "allennlp.commands.predict._PredictManager",
+            "allennlp.commands.predict._predict",
+            "allennlp.commands.predict.Predict.add_subparser",
+        ),
         "predict survives bad lines (error records, exit status 1), writes its output atomically, checks its "
         "arguments before loading the model, and resumes with --resume",
         "eer_plugin.commands.predict:install_predict_manager",
@@ -81,8 +94,7 @@ PATCHES: Tuple[Patch, ...] = (
 
 def install() -> None:
     """Installs every patch of :data:`PATCHES`, in order (idempotent: each installer checks its own mark)."""
-    from eer_plugin.commands import eer_settings, evaluate_checks, train  # noqa: F401  (train: registered on import)
-    from eer_plugin.commands import predict
+    from eer_plugin.commands import eer_settings, evaluate_checks, predict, train  # noqa: F401  (train: registered on import)
     from eer_plugin.runtime import archive, config_files, errors
     from eer_plugin.training import checkpointer, distributed
 

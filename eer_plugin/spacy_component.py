@@ -34,6 +34,7 @@ the directory): :meth:`EntityTaggerComponent.from_bytes` writes it to a temporar
 it there at once and removes the directory again; the component keeps the bytes for a later
 ``to_bytes`` or ``to_disk``.
 """
+
 import io
 import os
 import shutil
@@ -112,13 +113,17 @@ class EntityTaggerComponent:
 
         spans, probabilities = [], []
         for predicted in (tagged or {}).get("spans", []):
-            span = doc.char_span(predicted["char_start"], predicted["char_end"], label=predicted["type"], alignment_mode="expand")
+            span = doc.char_span(
+                predicted["char_start"], predicted["char_end"], label=predicted["type"], alignment_mode="expand"
+            )
             if span is None:  # pragma: no cover - "expand" finds the tokens of any non-empty character range
                 continue
             span._.set(PROBABILITY, predicted["probability"])
             spans.append(span)
             probabilities.append(predicted["probability"])
-        doc.spans[self.spans_key] = SpanGroup(doc, name=self.spans_key, spans=spans, attrs={"probabilities": probabilities})
+        doc.spans[self.spans_key] = SpanGroup(
+            doc, name=self.spans_key, spans=spans, attrs={"probabilities": probabilities}
+        )
         doc.ents = filter_spans(spans)
 
     # ------------------------------------------------------------------ serialization (spaCy's conventions)
@@ -140,7 +145,9 @@ class EntityTaggerComponent:
         source = Path(self.model)
         target = path / (MODEL_DIRECTORY if source.is_dir() else ARCHIVE_FILE)
         if not source.exists():
-            raise FileNotFoundError(f"{source}: no such model (the eer_ner component's config 'model'); nothing to save")
+            raise FileNotFoundError(
+                f"{source}: no such model (the eer_ner component's config 'model'); nothing to save"
+            )
         if target.exists() and os.path.samefile(source, target):
             return  # saved again where it was loaded from
         if source.is_dir():
@@ -166,7 +173,9 @@ class EntityTaggerComponent:
             return self._model_bytes
         source = Path(self.model)
         if not source.exists():
-            raise FileNotFoundError(f"{source}: no such model (the eer_ner component's config 'model'); nothing to serialize")
+            raise FileNotFoundError(
+                f"{source}: no such model (the eer_ner component's config 'model'); nothing to serialize"
+            )
         buffer = io.BytesIO()
         with tarfile.open(fileobj=buffer, mode="w") as archive:
             archive.add(str(source), arcname=MODEL_DIRECTORY if source.is_dir() else ARCHIVE_FILE)
@@ -178,7 +187,9 @@ class EntityTaggerComponent:
 
         with tempfile.TemporaryDirectory(prefix="eer-ner-spacy-") as temporary:
             _unpack(data, Path(temporary))
-            model = next(Path(temporary) / name for name in (ARCHIVE_FILE, MODEL_DIRECTORY) if (Path(temporary) / name).exists())
+            model = next(
+                Path(temporary) / name for name in (ARCHIVE_FILE, MODEL_DIRECTORY) if (Path(temporary) / name).exists()
+            )
             self._tagger = Tagger.load(model)
         self.model, self._model_bytes = f"<{self.name}: from bytes>", bytes(data)
         return self

@@ -5,6 +5,7 @@ into ``eer_benchmark/analyse/paper_numbers.json`` (package data), so that the re
     python scripts/paper_numbers.py ../shared/paper/eer-paper.tex [-o JSON]
 
 ``tests_benchmark/test_benchmark_paper.py`` checks the committed file against the source when ``../shared`` is present."""
+
 import argparse
 import json
 import sys
@@ -17,11 +18,16 @@ from eer_plugin.common.atomic import atomic_write_text
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("tex", help="the paper's LaTeX source, e.g. ../shared/paper/eer-paper.tex")
-    parser.add_argument("-o", "--output", default=str(PAPER_NUMBERS), help="the JSON file to write (default: %(default)s)")
+    parser.add_argument(
+        "-o", "--output", default=str(PAPER_NUMBERS), help="the JSON file to write (default: %(default)s)"
+    )
     args = parser.parse_args()
     tex = Path(args.tex)
     if not tex.is_file():
-        print(f"error: the paper's LaTeX source is not at {tex}; give its path (in the project: ../shared/paper/eer-paper.tex)", file=sys.stderr)
+        print(
+            f"error: the paper's LaTeX source is not at {tex}; give its path (in the project: ../shared/paper/eer-paper.tex)",
+            file=sys.stderr,
+        )
         return 2
     data = paper_numbers(tex.read_text())
     if not data["rows"]:

@@ -1,4 +1,5 @@
 """Shared test fixtures: a tiny BERT built locally from a config (random weights, no download)."""
+
 import logging
 import os
 import string
@@ -40,8 +41,12 @@ def build_tiny_encoder(directory: Path) -> Path:
     tokenizer.save_pretrained(directory)
     torch.manual_seed(0)
     config = BertConfig(
-        vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=512,
+        vocab_size=len(vocab),
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=512,
     )
     BertModel(config).save_pretrained(directory)
     return directory

@@ -3,6 +3,7 @@ the score and the log-likelihood of full taggings and the textbook forward algor
 the CRF's fast path (:class:`~eer_plugin.core.forward_backward.ForwardBackward`) against them, and
 them against brute-force enumeration. They use the CRF's own grammar helpers, so an oracle and the
 fast path see the same constrained transitions and boundaries."""
+
 from typing import Optional
 
 import torch
@@ -10,7 +11,9 @@ import torch
 from eer_plugin.core.crf import ConstrainedCRF
 
 
-def sequence_score(crf: ConstrainedCRF, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def sequence_score(
+    crf: ConstrainedCRF, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
     """``s(y)`` of given taggings ``tags (B, n)`` (padding ignored); invalid taggings score about
     :data:`~eer_plugin.core.crf.IMPOSSIBLE` per violation."""
     lengths = crf._check(emissions, mask)
@@ -26,7 +29,9 @@ def sequence_score(crf: ConstrainedCRF, emissions: torch.Tensor, tags: torch.Ten
     return unary + pair.sum(1) + boundary
 
 
-def log_likelihood(crf: ConstrainedCRF, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+def log_likelihood(
+    crf: ConstrainedCRF, emissions: torch.Tensor, tags: torch.Tensor, mask: torch.Tensor
+) -> torch.Tensor:
     """Ordinary CRF log-likelihood ``log p(y | x)`` ``(B,)`` of fully observed taggings."""
     return sequence_score(crf, emissions, tags, mask) - crf.log_partition(emissions, mask)
 

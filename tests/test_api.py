@@ -1,11 +1,11 @@
 """The Python API (``from eer_plugin import Tagger``): the predictor's output for strings, token lists
 and lazy batched streams, and one clear error for each kind of bad input. The model is the untrained
 tagger of test_predictor.py (random scores, many spans), so no training runs here."""
+
 import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 from untrained_tagger import TEXT
 
@@ -25,7 +25,9 @@ def same_output(got: dict, expected: dict) -> None:
     assert {k: v for k, v in got.items() if k != "spans"} == {k: v for k, v in expected.items() if k != "spans"}
     strip = lambda spans: [{k: v for k, v in s.items() if k != "probability"} for s in spans]  # noqa: E731
     assert strip(got["spans"]) == strip(expected["spans"])
-    assert [s["probability"] for s in got["spans"]] == pytest.approx([s["probability"] for s in expected["spans"]], abs=1e-6)
+    assert [s["probability"] for s in got["spans"]] == pytest.approx(
+        [s["probability"] for s in expected["spans"]], abs=1e-6
+    )
 
 
 def test_the_package_exports_the_tagger_lazily():
@@ -68,7 +70,13 @@ def test_text_is_normalised_one_for_one_like_predict_input(tagger):
 
 
 def test_pipe_is_a_lazy_stream_batched_across_documents(tagger, predictor):  # noqa: F811
-    documents = [TEXT[:60], ["John", "Smith", "left", "."], TEXT[60:110], {"id": 3, "text": "Paris and Berlin."}, TEXT[:30]]
+    documents = [
+        TEXT[:60],
+        ["John", "Smith", "left", "."],
+        TEXT[60:110],
+        {"id": 3, "text": "Paris and Berlin."},
+        TEXT[:30],
+    ]
     pulled = []
 
     def source():
@@ -79,7 +87,9 @@ def test_pipe_is_a_lazy_stream_batched_across_documents(tagger, predictor):  # n
     calls = []  # documents per model call
     original = api.tag_documents
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag))
+        patch.setattr(
+            api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag)
+        )
         stream = tagger.pipe(source(), batch_size=2)
         assert pulled == []  # nothing is read before the first result is asked for
         first = next(stream)
@@ -98,7 +108,7 @@ BAD_DOCUMENTS = [
     ("", '"text" is empty or only white space'),
     ("  \n ", '"text" is empty or only white space'),
     ([], '"tokens" is empty'),
-    (["New York"], 'tokens must be non-empty, without white space'),
+    (["New York"], "tokens must be non-empty, without white space"),
     (["ok", 3], '"tokens" must be a list of strings'),
     ({"txt": "typo"}, "unknown key(s) 'txt' (did you mean 'text'?)"),
     ({"tokens": ["a", "b"], "sentence_end": [1, 2]}, "unknown key(s) 'sentence_end' (did you mean 'sentence_ends'?)"),
@@ -108,7 +118,9 @@ BAD_DOCUMENTS = [
 
 @pytest.mark.parametrize("document, message", BAD_DOCUMENTS)
 def test_a_bad_document_is_one_clear_error(tagger, document, message):
-    with pytest.raises(TaggerInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("?", r"\?")):
+    with pytest.raises(
+        TaggerInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("?", r"\?")
+    ):
         tagger(document)
 
 
@@ -120,13 +132,16 @@ def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
         next(stream)
 
 
-@pytest.mark.parametrize("documents, batch_size, message", [
-    ("one text", 8, "pipe\\(\\) takes an iterable of documents, got str"),
-    (None, 8, "pipe\\(\\) takes an iterable of documents, got NoneType"),
-    (7, 8, "pipe\\(\\) takes an iterable of documents, got int 7"),
-    (["x"], 0, "batch_size must be an integer of at least 1, got int 0"),
-    (["x"], True, "batch_size must be an integer of at least 1, got bool"),
-])
+@pytest.mark.parametrize(
+    "documents, batch_size, message",
+    [
+        ("one text", 8, "pipe\\(\\) takes an iterable of documents, got str"),
+        (None, 8, "pipe\\(\\) takes an iterable of documents, got NoneType"),
+        (7, 8, "pipe\\(\\) takes an iterable of documents, got int 7"),
+        (["x"], 0, "batch_size must be an integer of at least 1, got int 0"),
+        (["x"], True, "batch_size must be an integer of at least 1, got bool"),
+    ],
+)
 def test_bad_pipe_arguments_fail_at_the_call(tagger, documents, batch_size, message):
     with pytest.raises(TaggerInputError, match=message):
         tagger.pipe(documents, batch_size=batch_size)
@@ -140,21 +155,35 @@ def test_rank_orders_documents_by_their_expected_uncertain_entity_tags(tagger, p
     from eer_plugin.inference.decoding import tensorize_chunks
     from eer_plugin.inference.documents import parse_input
 
-    documents = [TEXT[:60], ["John", "Smith", "left", "."], TEXT, {"id": "paris", "text": "Paris and Berlin."}, TEXT[60:110]]
+    documents = [
+        TEXT[:60],
+        ["John", "Smith", "left", "."],
+        TEXT,
+        {"id": "paris", "text": "Paris and Berlin."},
+        TEXT[60:110],
+    ]
     ranked = tagger.rank(documents, batch_size=2)
     assert sorted(row["index"] for row in ranked) == list(range(len(documents)))
     assert [row["uncertain_tags"] for row in ranked] == sorted((row["uncertain_tags"] for row in ranked), reverse=True)
     model, reader = predictor._model, predictor._dataset_reader
     for row in ranked:
         document = documents[row["index"]]
-        doc = parse_input(document if isinstance(document, dict) else {"tokens": document} if isinstance(document, list) else {"text": document})[0]
+        doc = parse_input(
+            document
+            if isinstance(document, dict)
+            else {"tokens": document}
+            if isinstance(document, list)
+            else {"text": document}
+        )[0]
         assert row["words"] == len(doc.tokens) and row["id"] == doc.id
         expected = 0.0
         for chunk in reader.chunk(doc):
             with torch.no_grad():
                 batch = tensorize_chunks(model, reader, [chunk])
                 emissions, mask = model.scores(batch["tokens"])
-                outside = model.crf.marginals(emissions, mask, model.bookends_outside(mask))[0, :, model.scheme.outside_index]
+                outside = model.crf.marginals(emissions, mask, model.bookends_outside(mask))[
+                    0, :, model.scheme.outside_index
+                ]
             expected += sum(min(1 - float(outside[first]), float(outside[first])) for first, _ in chunk.word_subwords)
         assert row["uncertain_tags"] == pytest.approx(expected, abs=1e-6)
         assert 0 <= row["uncertain_tags"] <= row["words"] / 2
@@ -182,5 +211,8 @@ def test_the_api_imports_without_allennlp():
     )
     done = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
-    assert done.stdout.splitlines() == ["document: expected a string (raw text), a list of token strings, or a dict like a "
-                                        'predict input line ({"text": ...} or {"tokens": [...]}), got NoneType None', "[]"]
+    assert done.stdout.splitlines() == [
+        "document: expected a string (raw text), a list of token strings, or a dict like a "
+        'predict input line ({"text": ...} or {"tokens": [...]}), got NoneType None',
+        "[]",
+    ]

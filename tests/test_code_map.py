@@ -1,5 +1,6 @@
 """``docs/architecture.md`` is the code map: it names every module of the package and every AllenNLP patch
 that :mod:`eer_plugin.patches` installs, and the layers it draws are those of ``test_import_graph.py``."""
+
 import re
 
 from conftest import REPO
@@ -25,7 +26,9 @@ def test_the_code_map_names_every_module_of_the_benchmark():
     named = set(re.findall(r"`(eer_benchmark/[\w/]+\.py)`", MAP))
     modules = {str(p.relative_to(REPO)) for p in BENCHMARK.rglob("*.py")}
     assert not sorted(modules - named), f"docs/architecture.md does not name {sorted(modules - named)}"
-    assert not sorted(named - modules), f"docs/architecture.md names modules that are not there: {sorted(named - modules)}"
+    assert not sorted(named - modules), (
+        f"docs/architecture.md names modules that are not there: {sorted(named - modules)}"
+    )
 
 
 def test_the_patch_table_lists_every_patch():
@@ -44,6 +47,8 @@ def folders_of(row: str) -> set:
 
 def test_the_code_map_draws_the_layers_of_the_import_graph():
     """Both tables say which layer each folder is, in the order of ``tests/test_import_graph.py``."""
-    for rows, layers in ((layer_rows(MAP), LAYERS),
-                         (layer_rows(MAP.split("## The benchmark: `eer_benchmark/`")[1]), BENCHMARK_LAYERS)):
+    for rows, layers in (
+        (layer_rows(MAP), LAYERS),
+        (layer_rows(MAP.split("## The benchmark: `eer_benchmark/`")[1]), BENCHMARK_LAYERS),
+    ):
         assert [folders_of(row) for row in rows] == [units for _, units in layers]

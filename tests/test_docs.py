@@ -2,12 +2,12 @@
 a file that exists (and, into a Markdown page, to a heading that exists), every docs page is reachable
 from the README, ``docs/speed.md``'s generated block is what ``benchmarks/speed_report.py`` renders, and
 the guide (docs/which-approach.md) and the README's Results quote the benchmark report."""
+
 import importlib.util
 import re
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
 
 README = REPO / "README.md"
@@ -78,8 +78,10 @@ def test_the_link_reader_resolves_links_and_skips_code_blocks(tmp_path):
     code blocks are skipped, and headings give GitHub's anchors."""
     (tmp_path / "docs").mkdir()
     page = tmp_path / "docs" / "page.md"
-    page.write_text("# Check your data first: `eer-inspect`\n[x](../README.md#a-b) [y](#c) [w](https://x.org/a.md)\n"
-                    "```\n[z](inside-a-code-block.md)\n# not a heading\n```\n![plot](results/p.png)\n")
+    page.write_text(
+        "# Check your data first: `eer-inspect`\n[x](../README.md#a-b) [y](#c) [w](https://x.org/a.md)\n"
+        "```\n[z](inside-a-code-block.md)\n# not a heading\n```\n![plot](results/p.png)\n"
+    )
     assert list(links(page, tmp_path)) == [("README.md", "a-b"), ("docs/page.md", "c"), ("docs/results/p.png", "")]
     assert anchors(page) == {"check-your-data-first-eer-inspect"}
 
@@ -122,19 +124,27 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
     from eer_benchmark.run.runner import COMPARED_SETTINGS
     from eer_plugin.runtime.settings import ENVIRONMENT, HYPERPARAMETERS, SETTINGS
 
-    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in (REPO / "docs" / "configs.md").read_text().splitlines()]
+    rows = [
+        [cell.strip() for cell in line.split("|")[1:-1]]
+        for line in (REPO / "docs" / "configs.md").read_text().splitlines()
+    ]
     environment = {name for row in rows if len(row) == 3 for name in re.findall(r"`(EER_\w+)`", row[0])}
     assert environment == {s.name for s in ENVIRONMENT}, "docs/configs.md: the environment settings' table"
     found = {}
     for key, names, default, _ in (row for row in rows if len(row) == 4):
         for position, name in enumerate(re.findall(r"`(EER_\w+)`", names)):
-            found[name] = (re.findall(r"`([\w.]+)`", key), default.split(", ")[position] if ", " in default else default)
+            found[name] = (
+                re.findall(r"`([\w.]+)`", key),
+                default.split(", ")[position] if ", " in default else default,
+            )
     assert set(found) == {s.name for s in HYPERPARAMETERS}, "docs/configs.md: the hyperparameters' table"
     for setting in HYPERPARAMETERS:
         keys, default = found[setting.name]
         assert setting.path in keys and all(path in keys for _, path in setting.other_paths), setting.name
         shown = "empty" if setting.default == "" else setting.default
-        assert default.strip("`").startswith(shown), f"{setting.name}: docs say {default!r}, the table {setting.default!r}"
+        assert default.strip("`").startswith(shown), (
+            f"{setting.name}: docs say {default!r}, the table {setting.default!r}"
+        )
     assert set(COMPARED_SETTINGS) <= {s.name for s in SETTINGS}
 
 
@@ -142,13 +152,17 @@ def test_the_guide_is_what_the_report_csv_says():
     """Every number of "Which approach should I use?" (docs/which-approach.md, linked from the README) comes from
     docs/results/results.csv (and the paper's numbers): the region between its markers is exactly what the renderer
     writes from them, and the README keeps no generated rows."""
-    from eer_benchmark.report.guide import END, START, guide_markdown, read_rows, region
     from eer_benchmark.analyse.paper import read_paper
+    from eer_benchmark.report.guide import END, START, guide_markdown, read_rows, region
 
     written = region(GUIDE.read_text(encoding="utf-8"))
     assert written is not None, "docs/which-approach.md lost the markers of its generated guide"
-    expected = guide_markdown(read_rows((REPO / "docs" / "results" / "results.csv").read_text(encoding="utf-8")), read_paper().rows)
-    assert written == expected, "docs/which-approach.md is stale: run RENDER_ONLY=1 bash benchmarks/results.sh (it rewrites it)"
+    expected = guide_markdown(
+        read_rows((REPO / "docs" / "results" / "results.csv").read_text(encoding="utf-8")), read_paper().rows
+    )
+    assert written == expected, (
+        "docs/which-approach.md is stale: run RENDER_ONLY=1 bash benchmarks/results.sh (it rewrites it)"
+    )
     assert START not in README.read_text(encoding="utf-8") and END not in README.read_text(encoding="utf-8")
     outside = GUIDE.read_text(encoding="utf-8").replace(written, "").split("# Which approach should I use?")[1]
     for name in ("CoNLL-2003", "all-mpnet-base-v2", "2-core"):  # names, not measurements
@@ -159,7 +173,13 @@ def test_the_guide_is_what_the_report_csv_says():
 def test_the_readme_results_numbers_are_the_reports():
     """The README's hand-written "Results" paragraph cannot drift from docs/results.md: each "mean ± sd" and each
     bootstrap "difference F1 [low, high]" it quotes is in the generated report as written (its † / ‡ aside), every other number too."""
-    section = README.read_text(encoding="utf-8").split("\n## Results\n")[1].split("\n## ")[0].replace("−", "-").replace("\n", " ")
+    section = (
+        README.read_text(encoding="utf-8")
+        .split("\n## Results\n")[1]
+        .split("\n## ")[0]
+        .replace("−", "-")
+        .replace("\n", " ")
+    )
     report = generated_report()
     intervals = INTERVAL.findall(section)
     spreads = re.findall(r"\d+\.\d ± \d+\.\d", section)
@@ -185,7 +205,9 @@ def test_the_docs_spreads_and_intervals_are_the_reports():
         quoted = re.findall(r"(?<![\d.])\d+\.\d ± \d+\.\d(?![\d])", text)
         quoted += [f"{d} [{lo}, {hi}]" for d, lo, hi in INTERVAL.findall(text)]
         missing += [f"{page.name}: {q}" for q in quoted if q not in generated]
-    assert not missing, f"the docs quote numbers that no generated report has (rerun the render, then fix the text): {missing}"
+    assert not missing, (
+        f"the docs quote numbers that no generated report has (rerun the render, then fix the text): {missing}"
+    )
 
 
 def test_the_control_constants_table_is_what_its_csv_says():
@@ -198,6 +220,8 @@ def test_the_control_constants_table_is_what_its_csv_says():
     written = region((REPO / "docs" / "data.md").read_text(encoding="utf-8"))
     assert written is not None, "docs/data.md lost the markers of its control-constants table"
     rows = read_csv((REPO / "docs" / "results" / "control_constants.csv").read_text(encoding="utf-8"))
-    assert written == table_markdown(rows), "docs/data.md's table is stale: rerun python -m eer_benchmark.report.control_study"
+    assert written == table_markdown(rows), (
+        "docs/data.md's table is stale: rerun python -m eer_benchmark.report.control_study"
+    )
     default = [r for r in rows if (float(r["c"]), float(r["eta"])) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE)]
     assert len(default) == 5 and {r["source"] for r in default} == {"benchmark plan"}

@@ -8,6 +8,7 @@ through others; the product never imports the benchmark. Inside the product, ``c
 nor anything outside itself (and holds only the maths), the layers below the AllenNLP roles import no AllenNLP,
 and ``import eer_plugin`` imports no AllenNLP and changes no global state (a subprocess runs the issue's command).
 ``tests/test_install.py`` imports ``eer_plugin.core`` with AllenNLP blocked."""
+
 import ast
 import os
 import subprocess
@@ -28,15 +29,21 @@ LAYERS = [
     ("maths: tags, CRF, losses, ratio control, spans; no AllenNLP", {"core"}),
     ("corpus files in: documents, formats, importers, inspection; no AllenNLP", {"corpus"}),
     ("annotation: simulators, ratio estimate, bootstrap, CBL relabelling; no AllenNLP", {"annotation"}),
-    ("runtime: archives, errors, encoders, settings, config files (AllenNLP only inside the patch installers)",
-     {"runtime"}),
-    ("inference without AllenNLP: subword chunks, CRF decoding, documents out, the exported model, sharding",
-     {"inference"}),
+    (
+        "runtime: archives, errors, encoders, settings, config files (AllenNLP only inside the patch installers)",
+        {"runtime"},
+    ),
+    (
+        "inference without AllenNLP: subword chunks, CRF decoding, documents out, the exported model, sharding",
+        {"inference"},
+    ),
     ("the AllenNLP roles", {"data", "models", "training", "predictors"}),
     ("subcommands: argument parsing", {"commands"}),
-    ("the plugin and what needs it registered: registration, the AllenNLP patches, the eer-ner front end, the "
-     "Python API, the spaCy component, the Label Studio backend",
-     {"allennlp_plugin", "patches", "cli", "__init__", "api", "spacy_component", "serve"}),
+    (
+        "the plugin and what needs it registered: registration, the AllenNLP patches, the eer-ner front end, the "
+        "Python API, the spaCy component, the Label Studio backend",
+        {"allennlp_plugin", "patches", "cli", "__init__", "api", "spacy_component", "serve"},
+    ),
 ]
 #: the layers of ``eer_benchmark`` (it imports the product's modules freely; the product never imports it)
 BENCHMARK_LAYERS = [
@@ -55,8 +62,17 @@ WITHOUT_ALLENNLP = {"common", "core", "corpus", "annotation", "inference"}
 BELOW_THE_ROLES = ["common", "core", "corpus", "annotation", "runtime", "inference"]
 #: the modules of ``core``: the maths only (anything else belongs to a layer above)
 CORE_MODULES = {
-    "__init__", "tags", "crf", "forward_backward", "step_constants", "losses", "calibration", "spans", "span_sampling",
-    "ratio_control", "scan",
+    "__init__",
+    "tags",
+    "crf",
+    "forward_backward",
+    "step_constants",
+    "losses",
+    "calibration",
+    "spans",
+    "span_sampling",
+    "ratio_control",
+    "scan",
 }
 
 
@@ -101,8 +117,11 @@ def imports_of(root: Path) -> List[Tuple[str, str, int, str]]:
 
 
 #: every Python module of the repository (both packages, tests, benchmarks/, scripts/) by the name it is imported by
-MODULES = {module_name(p): p for folder in (PACKAGE, BENCHMARK, REPO / "tests", REPO / "tests_benchmark",
-                                            REPO / "benchmarks", REPO / "scripts") for p in folder.rglob("*.py")}
+MODULES = {
+    module_name(p): p
+    for folder in (PACKAGE, BENCHMARK, REPO / "tests", REPO / "tests_benchmark", REPO / "benchmarks", REPO / "scripts")
+    for p in folder.rglob("*.py")
+}
 
 
 def imports() -> List[Tuple[str, str, int, str]]:
@@ -121,7 +140,9 @@ def layer_of(layers) -> Dict[str, int]:
 
 @BOTH
 def test_every_unit_has_a_layer_and_each_layer_is_whole_folders(root, layers):
-    units = {p.stem if p.is_file() else p.name for p in root.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()}
+    units = {
+        p.stem if p.is_file() else p.name for p in root.iterdir() if p.suffix == ".py" or (p / "__init__.py").exists()
+    }
     missing = sorted(units - set(layer_of(layers)))
     assert not missing, f"put {missing} into a layer of the {root.name} table in {Path(__file__).name}"
     assert not [unit for unit in layer_of(layers) if "." in unit], "a layer holds whole folders, not single modules"
@@ -141,8 +162,11 @@ def test_no_import_runs_back_up_a_layer(root, layers):
 
 
 def test_the_product_never_imports_the_benchmark():
-    found = [f"{path}:{line}: {module} imports {target}" for module, path, line, target in imports()
-             if target.split(".")[0] == BENCHMARK.name]
+    found = [
+        f"{path}:{line}: {module} imports {target}"
+        for module, path, line, target in imports()
+        if target.split(".")[0] == BENCHMARK.name
+    ]
     assert not found, "\n".join(found)
     assert any(target.startswith("eer_plugin.") for _, _, _, target in imports_of(BENCHMARK))  # the graph was read
 
@@ -175,7 +199,11 @@ def test_core_imports_nothing_outside_itself_and_no_allennlp():
     outside = [
         f"{path}:{line}: {module} imports {target}"
         for module, path, line, target in imports()
-        if unit_of(module) == "core" and (target.split(".")[0] in ("allennlp", "allennlp_models") or (target.startswith("eer_plugin.") and unit_of(target) != "core"))
+        if unit_of(module) == "core"
+        and (
+            target.split(".")[0] in ("allennlp", "allennlp_models")
+            or (target.startswith("eer_plugin.") and unit_of(target) != "core")
+        )
     ]
     assert not outside, "\n".join(outside)
 
@@ -191,8 +219,12 @@ def test_the_layers_below_allennlp_do_not_import_it():
 
 def test_core_holds_only_the_maths():
     core = PACKAGE / "core"
-    found = {p.stem for p in core.glob("*.py")} | {p.name for p in core.iterdir() if p.is_dir() and p.name != "__pycache__"}
-    assert found - CORE_MODULES == set(), f"core/ is the maths only: move {sorted(found - CORE_MODULES)} to the layer it belongs to"
+    found = {p.stem for p in core.glob("*.py")} | {
+        p.name for p in core.iterdir() if p.is_dir() and p.name != "__pycache__"
+    }
+    assert found - CORE_MODULES == set(), (
+        f"core/ is the maths only: move {sorted(found - CORE_MODULES)} to the layer it belongs to"
+    )
     assert CORE_MODULES - found == set(), f"{sorted(CORE_MODULES - found)} left core/: update CORE_MODULES"
 
 
@@ -241,8 +273,9 @@ def test_importing_the_package_loads_no_allennlp_and_changes_no_global_state():
     """The issue's exact command, then the same imports (and every module of the layers below the AllenNLP
     roles) with ``sys.excepthook`` and the warnings filters compared before and after."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    done_when = subprocess.run([sys.executable, "-c", IMPORT_WITHOUT_ALLENNLP], cwd=REPO, env=env, capture_output=True,
-                               text=True, timeout=300)
+    done_when = subprocess.run(
+        [sys.executable, "-c", IMPORT_WITHOUT_ALLENNLP], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     assert done_when.returncode == 0, done_when.stderr
     below = BELOW_THE_ROLES
     script = (
@@ -259,6 +292,7 @@ def test_importing_the_package_loads_no_allennlp_and_changes_no_global_state():
         "assert sys.excepthook is hook, 'sys.excepthook was replaced'\n"
         "assert warnings.filters == filters, warnings.filters[: len(warnings.filters) - len(filters)]\n"
     )
-    layers = subprocess.run([sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True,
-                            timeout=300)
+    layers = subprocess.run(
+        [sys.executable, "-c", script], cwd=REPO, env=env, capture_output=True, text=True, timeout=300
+    )
     assert layers.returncode == 0, layers.stderr

@@ -1,4 +1,5 @@
 """Checks of the installed environment (built by scripts/setup_env.sh); run inside the venv."""
+
 import json
 import os
 import subprocess
@@ -37,9 +38,10 @@ def test_allennlp_help_is_clean():
 
 
 def test_torchvision_is_the_import_only_stub():
+    from importlib.metadata import PackageNotFoundError, distribution
+
     import torchvision
     import torchvision.ops.boxes  # noqa: F401  (allennlp imports this at module level)
-    from importlib.metadata import PackageNotFoundError, distribution
 
     assert torchvision.__version__ == "0.0.0+stub"
     assert distribution("allennlp-torchvision-stub").version == "0.1.0"

@@ -2,12 +2,12 @@
 doc.spans are the tagger's spans, nlp.pipe batches documents, and a pipeline saved with nlp.to_disk
 tags the same after spacy.load without the original model file, nlp.to_bytes / from_bytes carry the model, and
 an exported model (no AllenNLP) works as the component's model."""
+
 import shutil
 import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 from untrained_tagger import TEXT
 
@@ -50,7 +50,9 @@ def test_the_factory_is_registered_by_the_entry_point():
 def test_doc_ents_and_spans_are_the_taggers_spans_with_their_probabilities(nlp):
     doc = nlp(TEXT)
     tagged = nlp.get_pipe("eer_ner").tagger(TEXT)
-    assert spans_of(doc) == [(s["char_start"], s["char_end"], s["type"]) for s in tagged["spans"]]  # the tokens agree here
+    assert spans_of(doc) == [
+        (s["char_start"], s["char_end"], s["type"]) for s in tagged["spans"]
+    ]  # the tokens agree here
     assert doc.spans["eer_ner"].attrs["probabilities"] == [s["probability"] for s in tagged["spans"]]
     assert len(doc.ents) == len(tagged["spans"]) >= 8
     assert [e._.eer_probability for e in doc.ents] == [s["probability"] for s in tagged["spans"]]
@@ -62,8 +64,15 @@ def test_a_span_ending_inside_a_spacy_token_covers_that_token(nlp):
 
     doc = Doc(nlp.vocab, words=["JohnSmith", "visited", "NewYork", "."], spaces=[True, True, False, False])
     component = nlp.get_pipe("eer_ner")
-    component.set_annotations(doc, {"spans": [{"char_start": 0, "char_end": 4, "type": "PER", "probability": 0.9},
-                                              {"char_start": 4, "char_end": 9, "type": "LOC", "probability": 0.8}]})
+    component.set_annotations(
+        doc,
+        {
+            "spans": [
+                {"char_start": 0, "char_end": 4, "type": "PER", "probability": 0.9},
+                {"char_start": 4, "char_end": 9, "type": "LOC", "probability": 0.8},
+            ]
+        },
+    )
     assert [(s.start, s.end, s.label_) for s in doc.spans["eer_ner"]] == [(0, 1, "PER"), (0, 1, "LOC")]
     assert [(e.start, e.end, e.label_) for e in doc.ents] == [(0, 1, "PER")]  # non-overlapping
 
@@ -72,7 +81,9 @@ def test_nlp_pipe_batches_documents_and_equals_one_at_a_time(nlp):
     calls = []  # documents per model call
     original = api.tag_documents
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag))
+        patch.setattr(
+            api, "tag_documents", lambda parsed, size, tag: calls.append(len(parsed)) or original(parsed, size, tag)
+        )
         docs = list(nlp.pipe(TEXTS))
     assert calls == [1, 1, 1]  # batches of 2 docs; the docs without words are not sent to the model
     assert [spans_of(d) for d in docs] == [spans_of(nlp(text)) for text in TEXTS]

@@ -2,14 +2,17 @@
 (the predictor, the Python API, the spaCy component, the exporters): random scores and a large ``o_cost``
 give many predicted spans, so no training run is needed. The fixtures ``archive`` and ``predictor`` are in
 ``conftest.py``."""
+
 import json
 from pathlib import Path
 
 import torch
 
 LABELS = ["O"] + [f"{p}-{t}" for t in ("PER", "LOC") for p in "BILU"]
-TEXT = ("John Smith visited New York. He met the mayor of London! Then he left the U.S. for good; "
-        "prices rose 3.5 percent. Angela Merkel and Emmanuel Macron met in Paris, Berlin and Rome.")
+TEXT = (
+    "John Smith visited New York. He met the mayor of London! Then he left the U.S. for good; "
+    "prices rose 3.5 percent. Angela Merkel and Emmanuel Macron met in Paris, Berlin and Rome."
+)
 
 
 def build_archive(directory: Path, encoder: str, max_length: int = 24, o_cost: float = -2.0) -> Path:
@@ -24,9 +27,13 @@ def build_archive(directory: Path, encoder: str, max_length: int = 24, o_cost: f
     vocab.add_tokens_to_namespace(LABELS, "labels")
     config = {
         "dataset_reader": {"type": "eer_documents", "model_name": encoder, "max_length": max_length},
-        "model": {"type": "eer_tagger", "o_cost": o_cost, "text_field_embedder": {
-            "token_embedders": {"tokens": {"type": "eer_transformer", "model_name": encoder}}}},
-        "train_data_path": "unused", "data_loader": {"batch_size": 2},
+        "model": {
+            "type": "eer_tagger",
+            "o_cost": o_cost,
+            "text_field_embedder": {"token_embedders": {"tokens": {"type": "eer_transformer", "model_name": encoder}}},
+        },
+        "train_data_path": "unused",
+        "data_loader": {"batch_size": 2},
         "trainer": {"optimizer": "adam", "num_epochs": 1},
     }
     torch.manual_seed(0)

@@ -1,6 +1,7 @@
 """The benchmark's tests (``eer_benchmark``) share the product tests' fixtures and helpers: ``tests/conftest.py``
 (the tiny encoder, the fixture data's environment, the logging reset) is loaded here under its own name, and
 ``tests/`` is on the path for the helper modules (``untrained_tagger``, ``oracles``)."""
+
 import importlib.util
 import sys
 from pathlib import Path

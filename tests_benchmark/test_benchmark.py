@@ -1,15 +1,16 @@
 """Per-document evaluation (eer_benchmark.run.evaluation) and the benchmark runner (allennlp eer-benchmark):
 plan validation, run grouping and shards, an end-to-end run on the fixtures with the tiny encoder
 (resume, failure), and the report layout on fabricated run directories."""
+
 import csv
 import json
 import re
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, REPO
 
 import eer_plugin
-from conftest import FIXTURES, REPO
 from eer_benchmark import PlanError, Report, Runner, epochs_text, load_plan, parse_plan, select_shard
 from eer_benchmark.commands import benchmark
 from eer_benchmark.commands.benchmark import parse_shard
@@ -89,7 +90,11 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
     for config, o_cost in [("eer_short", None), ("eer_short", -1.5), ("sns_shortest", None)]:
         directory = tmp_path / config
         if not (directory / "model.tar.gz").exists():
-            train_model_from_file(str(REPO / "training_configs" / f"{config}.jsonnet"), str(directory), overrides='{"trainer.num_epochs": 1}')
+            train_model_from_file(
+                str(REPO / "training_configs" / f"{config}.jsonnet"),
+                str(directory),
+                overrides='{"trainer.num_epochs": 1}',
+            )
         archive = str(directory / "model.tar.gz")
         counts = document_counts(archive, DEV, o_cost=o_cost)
         assert list(counts) == ["conll2003_tiny_dev-0", "conll2003_tiny_dev-1"]
@@ -97,7 +102,11 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
         assert summary["tp"] + summary["fn"] == 26  # the gold spans of the dev fixture
         overrides = {"model.o_cost": o_cost} if o_cost is not None else ""
         metrics = evaluate_from_archive(archive, DEV, cmd_overrides=overrides)
-        for ours, theirs in [("precision", "precision-overall"), ("recall", "recall-overall"), ("f1", "f1-measure-overall")]:
+        for ours, theirs in [
+            ("precision", "precision-overall"),
+            ("recall", "recall-overall"),
+            ("f1", "f1-measure-overall"),
+        ]:
             assert summary[ours] == pytest.approx(metrics[theirs], abs=1e-12), (config, o_cost, ours)
     # a negative cost favours O: no entity at all (the 1-epoch model tags almost everything)
     no_entities = document_counts(str(tmp_path / "eer_short" / "model.tar.gz"), DEV, o_cost=-1000.0)
@@ -107,8 +116,18 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
     ratio = gold_entity_ratio(archive.dataset_reader, str(FIXTURES / "conll2003_tiny_partial.jsonl"), TRAIN)
     assert 0 < ratio["rho_star"] < 1 and ratio["rho_star"] != ratio["rho_star_words"]
     output = tmp_path / "counts.json"
-    main([str(tmp_path / "eer_short" / "model.tar.gz"), DEV, "-o", str(output), "--train",
-          str(FIXTURES / "conll2003_tiny_partial.jsonl"), "--gold-train", TRAIN])
+    main(
+        [
+            str(tmp_path / "eer_short" / "model.tar.gz"),
+            DEV,
+            "-o",
+            str(output),
+            "--train",
+            str(FIXTURES / "conll2003_tiny_partial.jsonl"),
+            "--gold-train",
+            TRAIN,
+        ]
+    )
     written = json.loads(output.read_text())
     assert written["counts"] == document_counts(str(tmp_path / "eer_short" / "model.tar.gz"), DEV)
     assert written["ratio"] == ratio
@@ -116,7 +135,9 @@ def test_document_counts_sum_to_the_evaluate_metrics(tiny_env, monkeypatch, tmp_
 
 # ----------------------------------------------------------------------------------- plans
 def test_plan_validation_errors_are_clear(tmp_path):
-    with pytest.raises(PlanError, match=r"unknown approach 'eer_fast'; known approaches: gold, gold_sns, raw_all, .*eer_shortest"):
+    with pytest.raises(
+        PlanError, match=r"unknown approach 'eer_fast'; known approaches: gold, gold_sns, raw_all, .*eer_shortest"
+    ):
         parse_plan(plan_data(approaches=["eer_fast"]))
     missing = str(tmp_path / "nowhere" / "test.txt")
     with pytest.raises(PlanError, match=r"dataset 'fx': 'test': file not found: " + re.escape(missing)):
@@ -147,8 +168,10 @@ def test_plan_validation_errors_are_clear(tmp_path):
             parse_shard(text)
     assert parse_shard("1/4") == (1, 4)
     yaml_plan = tmp_path / "plan.yaml"
-    yaml_plan.write_text("datasets: [{name: fx, train: %s, dev: %s, test: %s}]\nscenarios: [{name: E, type: ee, budget: 15}]\n"
-                         "approaches: [eer_short, eer_fast]\n" % (TRAIN, DEV, DEV))
+    yaml_plan.write_text(
+        "datasets: [{name: fx, train: %s, dev: %s, test: %s}]\nscenarios: [{name: E, type: ee, budget: 15}]\n"
+        "approaches: [eer_short, eer_fast]\n" % (TRAIN, DEV, DEV)
+    )
     with pytest.raises(PlanError, match=f"plan {re.escape(str(yaml_plan))}: approaches: unknown approach 'eer_fast'"):
         load_plan(str(yaml_plan))
 
@@ -168,7 +191,10 @@ def test_bad_shard_and_plan_errors_from_the_command_line(tmp_path, capsys):
 
 def test_runs_units_shards_and_shared_runs():
     data = plan_data(
-        datasets=[{"name": "a", "train": TRAIN, "dev": DEV, "test": DEV}, {"name": "b", "train": TRAIN, "dev": DEV, "test": DEV}],
+        datasets=[
+            {"name": "a", "train": TRAIN, "dev": DEV, "test": DEV},
+            {"name": "b", "train": TRAIN, "dev": DEV, "test": DEV},
+        ],
         scenarios=[{"name": "EE-15", "type": "ee", "budget": 15}, {"name": "NNS", "type": "nns"}],
         approaches=["gold", "raw_shortest", "raw_cd_shortest", "raw_cd_short", "eer_short"],
         seeds=[0, 1],
@@ -206,7 +232,11 @@ def test_runs_units_shards_and_shared_runs():
     raw_cd = next(r for r in plan.runs if r.approach == "raw_cd_short")
     assert [c[1] for c in runner.commands(raw_cd)] == ["train", "tune-o-cost"]
     config = Path(runner.commands(raw_cd)[0][2])
-    assert config.parent == Path(eer_plugin.__file__).parent / "training_configs" and config.name == "raw_short.jsonnet" and config.is_file()
+    assert (
+        config.parent == Path(eer_plugin.__file__).parent / "training_configs"
+        and config.name == "raw_short.jsonnet"
+        and config.is_file()
+    )
     env = runner.run_settings(next(r for r in grid if r.ratio))
     assert (env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"], env["EER_EPOCHS"]) == ("0.2", "0", "1")
 
@@ -217,7 +247,9 @@ def test_a_gpu_run_searches_its_o_cost_and_evaluates_on_that_gpu(tmp_path, monke
     from eer_benchmark.run.attempt import Attempt
 
     for device in ("-1", "0"):
-        plan = parse_plan(plan_data(approaches=["raw_shortest", "raw_cd_shortest"], env={"EER_CUDA_DEVICE": device})).expand()
+        plan = parse_plan(
+            plan_data(approaches=["raw_shortest", "raw_cd_shortest"], env={"EER_CUDA_DEVICE": device})
+        ).expand()
         runner = Runner(plan, str(tmp_path / f"bench{device}"))
         raw_cd = next(r for r in plan.runs if r.approach == "raw_cd_shortest")
         search = runner.commands(raw_cd)[-1]
@@ -249,41 +281,85 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     # EER-short on NNS seed 0, the recipe pair on seeds 0-2, EER-short under the binding control on NNS seed 0; the
     # ablation 'mpnet encoder' (seed 0) has 3 of its runs
     blocks = block_counts(conll.runs)
-    assert blocks == {
-        "gold": 2 * 3, "benchmark EE": 8 * 3, "benchmark NNS": 8 * 3, "ratio grid": 4 + 5, "learning curve": 12, "ablations": 6 + 1 + 3 + 3 + 2 * 3 + 2 + 3 + 3 + 2 + 3 * 2 * 2,  # + EER-all under the binding control, EE and NNS; issue 48: the binding control's 3 approaches x 2 scenarios on seeds 1-2
-        "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
-    }
+    assert (
+        blocks
+        == {
+            "gold": 2 * 3,
+            "benchmark EE": 8 * 3,
+            "benchmark NNS": 8 * 3,
+            "ratio grid": 4 + 5,
+            "learning curve": 12,
+            "ablations": 6
+            + 1
+            + 3
+            + 3
+            + 2 * 3
+            + 2
+            + 3
+            + 3
+            + 2
+            + 3
+            * 2
+            * 2,  # + EER-all under the binding control, EE and NNS; issue 48: the binding control's 3 approaches x 2 scenarios on seeds 1-2
+            "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
+        }
+    )
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
     assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
     assert len(conll.runs) == 88 + 24 + 16 + 12
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
-    assert grid == sorted(2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)])  # (0.15, 0.05): the EER-short runs of EE and the ablation
+    assert grid == sorted(
+        2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]
+    )  # (0.15, 0.05): the EER-short runs of EE and the ablation
     assert {(r.scenario_name, r.approach) for r in conll.runs if r.ratio} == {("EE", "eer_short")}
     runner = Runner(conll, "/tmp/unused-benchmark-dir")
-    settings = {r.name.split("/all-MiniLM")[0] + (f"/{r.seed}" if r.seed else ""): runner.settings(r) for r in conll.runs}
+    settings = {
+        r.name.split("/all-MiniLM")[0] + (f"/{r.seed}" if r.seed else ""): runner.settings(r) for r in conll.runs
+    }
     # the ratio-weight setting on EE and NNS, each with its scenario's own settings (NNS: the step budget)
     weight = [(n, s["EER_RATIO_LOSS_WEIGHT"], s["EER_MIN_STEPS"]) for n, s in settings.items() if "ratio-weight" in n]
-    assert weight == [("eng-c/ablations/ratio-weight-100/EE/eer_short", "100", "0"), ("eng-c/ablations/ratio-weight-100/NNS/eer_short", "100", "786")]
+    assert weight == [
+        ("eng-c/ablations/ratio-weight-100/EE/eer_short", "100", "0"),
+        ("eng-c/ablations/ratio-weight-100/NNS/eer_short", "100", "786"),
+    ]
     # the mpnet block's EER-short under the binding control on NNS: the NNS scenario's step budget, bind, mpnet
     bound = settings["eng-c/ablations/binding-ratio-control/NNS/eer_short/all-mpnet-base-v2/seed0"]
     assert (bound["EER_RATIO_CONTROL"], bound["EER_MIN_STEPS"], bound["EER_EPOCHS"]) == ("bind", "786", "2")
-    assert runner.environment(next(r for r in conll.runs if r.name.startswith("eng-c/ablations/binding-ratio-control/NNS/eer_short/all-mpnet")))["EER_ENCODER"].endswith("all-mpnet-base-v2")
+    assert runner.environment(
+        next(
+            r for r in conll.runs if r.name.startswith("eng-c/ablations/binding-ratio-control/NNS/eer_short/all-mpnet")
+        )
+    )["EER_ENCODER"].endswith("all-mpnet-base-v2")
     # epochs by data size: 2 on (nearly) the whole corpus (gold, EE all, every NNS variant), 10 on EE short/shortest
     epochs = {name: s["EER_EPOCHS"] for name, s in settings.items()}
-    assert epochs["eng-c/gold/gold"] == epochs["eng-c/gold/gold_sns/2"] == epochs["eng-c/EE/eer_all"] == epochs["eng-c/NNS/eer_shortest"] == "2"
-    assert epochs["eng-c/EE/eer_short"] == epochs["eng-c/EE/sns_shortest"] == epochs["eng-c/EE-100/raw_shortest"] == "10"
+    assert (
+        epochs["eng-c/gold/gold"]
+        == epochs["eng-c/gold/gold_sns/2"]
+        == epochs["eng-c/EE/eer_all"]
+        == epochs["eng-c/NNS/eer_shortest"]
+        == "2"
+    )
+    assert (
+        epochs["eng-c/EE/eer_short"] == epochs["eng-c/EE/sns_shortest"] == epochs["eng-c/EE-100/raw_shortest"] == "10"
+    )
     assert {s["EER_CBL_ROUND_EPOCHS"] for n, s in settings.items() if "/NNS/" in n} == {"1"}
     assert settings["eng-c/EE/cbl_bert_shortest"]["EER_CBL_ROUND_EPOCHS"] == "3"
     assert {s["EER_LEARNING_RATE"] for n, s in settings.items() if "ablations/paper" not in n} == {"5e-5"}
     assert {s["EER_HEAD_LEARNING_RATE"] for n, s in settings.items() if "ablations/paper" not in n} == {"1e-3"}
     # step budgets: NNS 3 epochs' worth, the learning curve the EE-1000 EER-short run's steps (its own runs)
     steps = {name: s["EER_MIN_STEPS"] for name, s in settings.items()}
-    assert steps["eng-c/NNS/eer_short"] == "786" and steps["eng-c/EE/eer_short"] == steps["eng-c/EE/eer_short_rho0.3_gamma0"] == "0"
+    assert (
+        steps["eng-c/NNS/eer_short"] == "786"
+        and steps["eng-c/EE/eer_short"] == steps["eng-c/EE/eer_short_rho0.3_gamma0"] == "0"
+    )
     assert steps["eng-c/EE-1000/eer_short"] == steps["eng-c/Exh-100/raw_shortest"] == "310"
     # the ablations: one setting changed each, against the EE block's run of the same approach
     ablations = {r.ablation: (r.approach, runner.settings(r)) for r in conll.runs if r.ablation}
-    assert ablations["no-calibrated-start"] == ("eer_short", {**settings["eng-c/EE/eer_short"], "EER_RATIO_INIT": "none"})
+    assert ablations["no-calibrated-start"] == (
+        "eer_short",
+        {**settings["eng-c/EE/eer_short"], "EER_RATIO_INIT": "none"},
+    )
     assert ablations["bf16-encoder"] == ("eer_shortest", {**settings["eng-c/EE/eer_shortest"], "EER_PRECISION": "bf16"})
     # issue 12: selection on a partial dev set (seed 0); rho estimated from 20 complete documents (the EE block's seeds)
     partial_dev = next(r for r in conll.runs if r.ablation == "partial-dev-set")
@@ -291,16 +367,24 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert runner.run_settings(partial_dev)["EER_VALIDATION_METRIC"] == "+partial-f1"
     estimated = [r for r in conll.runs if r.ablation == "ratio-estimated-from-20-complete-training-documents"]
     assert [(r.seed, r.complete_documents, r.approach) for r in estimated] == [(s, 20, "eer_short") for s in (0, 1, 2)]
-    complete = [r for r in conll.runs if r.complete_documents and not r.estimates_ratio and r.encoder == "all-MiniLM-L6-v2"]
+    complete = [
+        r for r in conll.runs if r.complete_documents and not r.estimates_ratio and r.encoder == "all-MiniLM-L6-v2"
+    ]
     assert [(r.seed, r.approach, r.train_data_name) for r in complete] == [
         (s, a, "_complete20-EE") for a in ("eer_short", "sns_shortest") for s in (0, 1, 2)
     ]
     assert runner.settings(complete[0])["EER_ENTITY_RATIO"] == settings["eng-c/EE/eer_short"]["EER_ENTITY_RATIO"]
     # issue 27: every run of the mpnet block has the settings of the MiniLM run it repeats (the encoder is no setting
     # compared here: it is in the run's directory), its recipe runs the recipe's data and settings
-    minilm = {(r.dataset.name, r.scenario_name, r.approach, r.seed, r.ablation): r for r in conll.runs if r.encoder == "all-MiniLM-L6-v2" and not r.ratio}
+    minilm = {
+        (r.dataset.name, r.scenario_name, r.approach, r.seed, r.ablation): r
+        for r in conll.runs
+        if r.encoder == "all-MiniLM-L6-v2" and not r.ratio
+    }
     for _, setting, run in conll.block_entries:
-        same = minilm[(run.dataset.name, run.scenario_name, run.approach, run.seed, setting["slug"] if setting else None)]
+        same = minilm[
+            (run.dataset.name, run.scenario_name, run.approach, run.seed, setting["slug"] if setting else None)
+        ]
         assert runner.settings(run) == runner.settings(same) and run.train_data_name == same.train_data_name, run.name
         assert run.estimates_ratio == same.estimates_ratio and run.encoder == "all-mpnet-base-v2"
     paper = ablations["paper-s-schedule-2e-5-50-epochs"][1]
@@ -327,14 +411,19 @@ def test_a_misspelt_setting_in_a_plan_is_an_error_that_names_the_setting():
     with pytest.raises(PlanError, match=r"env: EER_BATCH_SIZ is not a setting; did you mean EER_BATCH_SIZE\?"):
         parse_plan(plan_data(env={"EER_BATCH_SIZ": 2}))
     with pytest.raises(PlanError, match=r"scenario 'EE-15': env: EER_NOTHING_LIKE_IT is not a setting"):
-        parse_plan(plan_data(scenarios=[{"name": "EE-15", "type": "ee", "budget": 15, "env": {"EER_NOTHING_LIKE_IT": 1}}]))
+        parse_plan(
+            plan_data(scenarios=[{"name": "EE-15", "type": "ee", "budget": 15, "env": {"EER_NOTHING_LIKE_IT": 1}}])
+        )
     plan = parse_plan(plan_data(env={"EER_MODEL_CACHE": "/models", "OMP_PROC_BIND": "true"}))  # not settings: kept
     assert plan.env["EER_MODEL_CACHE"] == "/models" and plan.env["OMP_PROC_BIND"] == "true"
 
 
 def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     data = plan_data(
-        scenarios=[{"name": "EE-15", "type": "ee", "budget": 15}, {"name": "N", "type": "nns", "epochs": {"short": 3}, "env": {"EER_BATCH_SIZE": 2}}],
+        scenarios=[
+            {"name": "EE-15", "type": "ee", "budget": 15},
+            {"name": "N", "type": "nns", "epochs": {"short": 3}, "env": {"EER_BATCH_SIZE": 2}},
+        ],
         approaches=["gold", "raw_shortest", "eer_short", "eer_all"],
         epochs={"all": 2, "short": 7},
     )
@@ -348,7 +437,9 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     # the subprocesses get the environment settings only; the hyperparameters reach the training as -o
     by_key = {(r.scenario_name, r.approach): r for r in plan.runs}
     env = runner.environment(by_key[("N", "eer_short")])
-    assert env["EER_SEED"] == "0" and "EER_TRAIN_DATA" in env and "EER_EPOCHS" not in env and "EER_BATCH_SIZE" not in env
+    assert (
+        env["EER_SEED"] == "0" and "EER_TRAIN_DATA" in env and "EER_EPOCHS" not in env and "EER_BATCH_SIZE" not in env
+    )
     command = runner.commands(by_key[("N", "eer_short")])[0]
     overrides = json.loads(command[command.index("-o") + 1])
     assert overrides["trainer.num_epochs"] == 3 and overrides["data_loader.batch_sampler.batch_size"] == 2
@@ -356,7 +447,10 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     raw = runner.commands(by_key[("EE-15", "raw_shortest")])[0]
     raw_overrides = json.loads(raw[raw.index("-o") + 1])
     assert raw_overrides["trainer.num_epochs"] == 50 and "model.ratio_loss_weight" not in raw_overrides  # Raw's 0 stays
-    assert plan.epochs_description() == "2 (all), 7 (short), default (shortest) (scenario N: 2 (all), 3 (short), default (shortest))"
+    assert (
+        plan.epochs_description()
+        == "2 (all), 7 (short), default (shortest) (scenario N: 2 (all), 3 (short), default (shortest))"
+    )
     assert epochs_text({"all": 5, "short": 5, "shortest": 5}) == "5"
     with pytest.raises(PlanError, match=r"'epochs': unknown variant 'longest'; expected all, short, shortest"):
         parse_plan(plan_data(epochs={"longest": 3}))
@@ -373,7 +467,10 @@ def test_epochs_per_variant_and_per_scenario(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "fx/N/eer_short/" in printed and "fx/EE-15/" not in printed and "fx/gold/" not in printed
     assert status_of(benchmark.main, [str(plan_file), "-o", str(tmp_path / "out"), "--runs", "fx/NNS/*"]) == 1
-    assert "no run of the plan matches --runs fx/NNS/*; run names look like fx/gold/gold/all-MiniLM-L6-v2/seed0" in capsys.readouterr().err
+    assert (
+        "no run of the plan matches --runs fx/NNS/*; run names look like fx/gold/gold/all-MiniLM-L6-v2/seed0"
+        in capsys.readouterr().err
+    )
 
 
 # ----------------------------------------------------------------------------------- end to end
@@ -387,7 +484,9 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     assert benchmark.main([str(SMOKE_PLAN), "-o", str(out), "--jobs", "2"]) == 0
     printed = capsys.readouterr().out
     assert "0 of 2 runs done already; running 2 with 2 job(s), 1 thread(s) each" in printed
-    assert re.search(r"start  \[\d/2\] fixture/EE-15/eer_short/", printed) and re.search(r"done   \[\d/2\] fixture/EE-15/raw_shortest/", printed)
+    assert re.search(r"start  \[\d/2\] fixture/EE-15/eer_short/", printed) and re.search(
+        r"done   \[\d/2\] fixture/EE-15/raw_shortest/", printed
+    )
     rows = read_csv(out / "results.csv")
     assert [(r["approach"], r["status"]) for r in rows] == [("raw_shortest", "done"), ("eer_short", "done")]
     for row in rows:
@@ -398,16 +497,25 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
         assert config["data_loader"]["batch_sampler"]["batch_size"] == 4
         assert config["model"]["ratio_loss_weight"] == (10 if row["approach"] == "eer_short" else 0)
         counts = json.loads((run_dir / "doc_counts.json").read_text())["counts"]
-        assert [sum(c[i] for c in counts.values()) for i in range(3)] == [int(row["tp"]), int(row["fp"]), int(row["fn"])]
+        assert [sum(c[i] for c in counts.values()) for i in range(3)] == [
+            int(row["tp"]),
+            int(row["fp"]),
+            int(row["fn"]),
+        ]
         assert 0 <= float(row["f1"]) <= 1 and float(row["seconds"]) > 0 and Path(row["log"]).exists()
         assert float(row["rho_hat"]) == json.loads((run_dir / "metrics.json").read_text())["training_rho_hat"]
         # the records kept across sessions (docs/results/records.jsonl) name no path of this machine
-        record, doc_counts = json.loads((run_dir / "result.json").read_text()), json.loads((run_dir / "doc_counts.json").read_text())
+        record, doc_counts = (
+            json.loads((run_dir / "result.json").read_text()),
+            json.loads((run_dir / "doc_counts.json").read_text()),
+        )
         for key in ("run_dir", "log", "archive"):
             assert not Path(record[key]).is_absolute() and (out / record[key]).exists(), (key, record[key])
         assert not Path(doc_counts["archive"]).is_absolute() and (REPO / doc_counts["archive"]).exists()
         assert str(tmp_path) not in json.dumps(record)
-        assert record["machine"]["gpu"] is None and record["machine"]["torch"] and record["machine"]["cores"] >= 1  # the CPU it ran on
+        assert (
+            record["machine"]["gpu"] is None and record["machine"]["torch"] and record["machine"]["cores"] >= 1
+        )  # the CPU it ran on
     assert rows[1]["rho_star"] and not rows[0]["rho_star"]  # rho* for EER runs
     data = out / "data" / "fixture" / "EE-15"
     assert (data / "seed0.jsonl").exists() and json.loads((data / "seed0.stats.json").read_text())["kept_spans"] == 15
@@ -422,7 +530,9 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     # resume: nothing runs again, the report is rewritten
     assert benchmark.main([str(SMOKE_PLAN), "-o", str(out)]) == 0
     assert "2 of 2 runs done already; running 0" in capsys.readouterr().out
-    assert {r["approach"]: (Path(r["run_dir"]) / "result.json").stat().st_mtime_ns for r in read_csv(out / "results.csv")} == first
+    assert {
+        r["approach"]: (Path(r["run_dir"]) / "result.json").stat().st_mtime_ns for r in read_csv(out / "results.csv")
+    } == first
     # other settings with the same output directory are refused
     changed = tmp_path / "changed.yaml"
     changed.write_text(json.dumps({**json.loads((out / "plan.json").read_text()), "epochs": 2}))
@@ -447,7 +557,9 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     assert "```\nbash run-it.sh\n```" in text and "torch 2." in text and '"We used a learning rate of 2x10^-5' in text
     assert f"| EE-15 | EER-short | {f1['eer_short']:.1f} | 1 |" in text and "| 89.0 | EER-BERT-short |" in text
     assert f"| EE-15 | EER-short − Raw-shortest | {f1['eer_short'] - f1['raw_shortest']:+.1f} | +8.3 |" in text
-    assert (tmp_path / "docs" / "results" / "rho_hat_over_epochs.png").exists() and "](results/rho_hat_over_epochs.png)" in text
+    assert (
+        tmp_path / "docs" / "results" / "rho_hat_over_epochs.png"
+    ).exists() and "](results/rho_hat_over_epochs.png)" in text
     assert (tmp_path / "docs" / "results" / "results.csv").read_text() == (out / "results.csv").read_text()
 
 
@@ -482,7 +594,9 @@ def fabricate(runner: Runner, run, f1_by_doc, rho_hat=0.2, rho_star=0.22, second
     directory = runner.run_dir(run)
     directory.mkdir(parents=True, exist_ok=True)
     if status == "failed":
-        (directory / "FAILED.json").write_text(json.dumps({"status": "failed", "error": "train exited with status 1", "log": "x.log"}))
+        (directory / "FAILED.json").write_text(
+            json.dumps({"status": "failed", "error": "train exited with status 1", "log": "x.log"})
+        )
         return
     counts = {f"d{i}": [correct, wrong, gold - correct] for i, (gold, correct, wrong) in enumerate(f1_by_doc)}
     tp, fp, fn = (sum(c[i] for c in counts.values()) for i in range(3))
@@ -492,10 +606,22 @@ def fabricate(runner: Runner, run, f1_by_doc, rho_hat=0.2, rho_star=0.22, second
         (directory / f"metrics_epoch_{epoch}.json").write_text(json.dumps({"training_rho_hat": value}))
     rho, gamma = run.ratio or (0.15, 0.05)
     result = {
-        "status": "done", "f1": f1, "precision": tp / (tp + fp), "recall": tp / (tp + fn), "tp": tp, "fp": fp, "fn": fn,
-        "rho_hat": rho_hat if run.family == "eer" else None, "rho_star": rho_star if run.family == "eer" else None,
-        "entity_ratio": rho, "ratio_margin": gamma, "seconds": seconds, "own_seconds": seconds, "eval_seconds": 5.0,
-        "run_dir": str(directory), "log": "x.log",
+        "status": "done",
+        "f1": f1,
+        "precision": tp / (tp + fp),
+        "recall": tp / (tp + fn),
+        "tp": tp,
+        "fp": fp,
+        "fn": fn,
+        "rho_hat": rho_hat if run.family == "eer" else None,
+        "rho_star": rho_star if run.family == "eer" else None,
+        "entity_ratio": rho,
+        "ratio_margin": gamma,
+        "seconds": seconds,
+        "own_seconds": seconds,
+        "eval_seconds": 5.0,
+        "run_dir": str(directory),
+        "log": "x.log",
     }
     (directory / "result.json").write_text(json.dumps(result))
     (directory / "DONE").write_text("")
@@ -503,7 +629,10 @@ def fabricate(runner: Runner, run, f1_by_doc, rho_hat=0.2, rho_star=0.22, second
 
 def test_report_layout_on_fabricated_runs(tmp_path):
     data = plan_data(
-        datasets=[{"name": "a", "train": TRAIN, "dev": DEV, "test": DEV}, {"name": "b", "train": TRAIN, "dev": DEV, "test": DEV}],
+        datasets=[
+            {"name": "a", "train": TRAIN, "dev": DEV, "test": DEV},
+            {"name": "b", "train": TRAIN, "dev": DEV, "test": DEV},
+        ],
         scenarios=[{"name": "EE", "type": "ee", "budget": 15}, {"name": "NNS", "type": "nns"}],
         approaches=["gold", "raw_cd_shortest", "sns_shortest", "eer_short"],
         seeds=[0, 1],
@@ -529,7 +658,10 @@ def test_report_layout_on_fabricated_runs(tmp_path):
         if run.key == ("b", "NNS", "sns_shortest", "all-MiniLM-L6-v2", 1, None, None):
             continue  # not run yet
         fabricate(runner, run, quality, rho_hat=0.18 + 0.01 * run.seed, rho_star=0.22)
-    for seed, touched in ((0, 3), (1, 4)):  # the simulator's statistics of the learning curve's EE-15 data of data set a
+    for seed, touched in (
+        (0, 3),
+        (1, 4),
+    ):  # the simulator's statistics of the learning curve's EE-15 data of data set a
         stats = runner.outdir / "data" / "a" / "EE" / f"seed{seed}.stats.json"
         stats.parent.mkdir(parents=True, exist_ok=True)
         stats.write_text(json.dumps({"recall": 0.1, "precision": 1.0, "documents_touched": touched}))
@@ -540,10 +672,13 @@ def test_report_layout_on_fabricated_runs(tmp_path):
     table = lines[header : header + 12]
     f1 = lambda correct, wrong: 100 * 2 * correct / (2 * correct + wrong + (6 - correct))  # noqa: E731
     eer = [f1(5, 0), f1(6, 0)]
-    mean, std = sum(eer) / 2, abs(eer[0] - eer[1]) / 2 ** 0.5
+    mean, std = sum(eer) / 2, abs(eer[0] - eer[1]) / 2**0.5
     assert table[2].startswith("| Gold-all |")  # gold first, outside the scenario groups
     assert table[3].startswith("| **EE**: Exploratory Expert (EE): 15 annotations")
-    assert table[6] == f"| EER-short | **{mean:.1f} ± {std:.1f}**† | **{mean:.1f} ± {std:.1f}**† | **{mean:.1f} ± {std:.1f}**† |"
+    assert (
+        table[6]
+        == f"| EER-short | **{mean:.1f} ± {std:.1f}**† | **{mean:.1f} ± {std:.1f}**† | **{mean:.1f} ± {std:.1f}**† |"
+    )
     assert table[5] == f"| SNS-shortest | {f1(3, 2):.1f} ± 0.0 | {f1(3, 2):.1f} ± 0.0 | {f1(3, 2):.1f} ± 0.0 |"
     assert table[7].startswith("| **NNS**: Non-Native Speaker (NNS): recall 50%, precision 90%")
     # a failed seed and a missing seed: the cell says how many seeds it holds
@@ -553,21 +688,41 @@ def test_report_layout_on_fabricated_runs(tmp_path):
     # significance section: EER vs SNS per data set and pooled
     assert re.search(r"\| EE \| EER-short \| pooled \| 0,1 \| 80 \|.*\| yes, better \|", report)
     # ratio grid: the benchmark setting shares the benchmark runs and is marked
-    assert f"| [0.10, 0.20] (rho 0.15, gamma 0.05)† | {eer[0]:.1f} | {eer[1]:.1f} | {mean:.1f} ± {std:.1f} | 0.185 |" in report
+    assert (
+        f"| [0.10, 0.20] (rho 0.15, gamma 0.05)† | {eer[0]:.1f} | {eer[1]:.1f} | {mean:.1f} ± {std:.1f} | 0.185 |"
+        in report
+    )
     assert f"| [0.30, 0.30] (rho 0.3, gamma 0) | {f1(5, 0):.1f} | {f1(5, 0):.1f} | {f1(5, 0):.1f} ± 0.0 |" in report
     # learning curve: CSV with mean and standard error over seeds, and the plot
     curve = read_csv(written["learning_curve_csv"])
-    assert {(r["scheme"], r["budget"]) for r in curve} == {("EE", "5"), ("EE", "15"), ("Exhaustive", "5"), ("Exhaustive", "15")}
-    ee15 = next(r for r in curve if (r["dataset"], r["scheme"], r["budget"]) == ("a", "EE", "15"))  # = the benchmark runs
-    assert float(ee15["mean_f1"]) == pytest.approx(mean / 100) and float(ee15["std_error"]) == pytest.approx(std / 100 / 2 ** 0.5)
-    assert float(ee15["documents_annotated"]) == 3.5 and next(r for r in curve if r["scheme"] == "Exhaustive")["documents_annotated"] == ""
+    assert {(r["scheme"], r["budget"]) for r in curve} == {
+        ("EE", "5"),
+        ("EE", "15"),
+        ("Exhaustive", "5"),
+        ("Exhaustive", "15"),
+    }
+    ee15 = next(
+        r for r in curve if (r["dataset"], r["scheme"], r["budget"]) == ("a", "EE", "15")
+    )  # = the benchmark runs
+    assert float(ee15["mean_f1"]) == pytest.approx(mean / 100) and float(ee15["std_error"]) == pytest.approx(
+        std / 100 / 2**0.5
+    )
+    assert (
+        float(ee15["documents_annotated"]) == 3.5
+        and next(r for r in curve if r["scheme"] == "Exhaustive")["documents_annotated"] == ""
+    )
     assert "| documents annotated (EE, mean over seeds) | – | 3.5 |" in report
     assert "| documents annotated (Exhaustive, mean over seeds) | – | – |" in report
-    assert Path(written["learning_curve_png"]).stat().st_size > 1000 and Path(written["rho_hat_png"]).stat().st_size > 1000
+    assert (
+        Path(written["learning_curve_png"]).stat().st_size > 1000 and Path(written["rho_hat_png"]).stat().st_size > 1000
+    )
     # convergence: |rho_hat - rho*| averaged over the EER runs
     assert re.search(r"\| a \| EE \| EER-short \| 0.15 ± 0.05 \| 2 \| 0.185 \| 0.220 \| 0.035 \| 0.020 \|", report)
     # the paper's MAE: EER-short on the EE scenarios in the benchmark setting only (not the grid or the learning curve)
-    assert "| **EER-short, EE scenarios, benchmark setting** (the paper's comparison) |  |  |  | 4 |  |  | **0.035** | **0.020** |" in report
+    assert (
+        "| **EER-short, EE scenarios, benchmark setting** (the paper's comparison) |  |  |  | 4 |  |  | **0.035** | **0.020** |"
+        in report
+    )
     rows = read_csv(written["csv"])
     assert len(rows) == len(plan.runs)
     assert {r["status"] for r in rows} == {"done", "failed", "missing"}
@@ -581,12 +736,18 @@ def test_every_approach_and_analysis_on_the_fixture(tiny_encoder, tmp_path):
     """Gold, Raw+CD (training its own Raw model), CBL, SNS, EER, a ratio-grid setting and a learning
     curve point, 1 epoch each with the tiny encoder (a few minutes; `bash scripts/test.sh -m slow`)."""
     plan = tmp_path / "plan.json"
-    plan.write_text(json.dumps(plan_data(
-        approaches=["gold", "raw_cd_shortest", "cbl_bert_shortest", "sns_shortest", "eer_short"],
-        env={"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128", "EER_CBL_ROUND_EPOCHS": "1"},
-        reference="sns_shortest", bootstrap={"resamples": 2000},
-        ratio_grid=[[0.3, 0.0]], learning_curve={"budgets": [5], "approaches": ["eer_short"]},
-    )))
+    plan.write_text(
+        json.dumps(
+            plan_data(
+                approaches=["gold", "raw_cd_shortest", "cbl_bert_shortest", "sns_shortest", "eer_short"],
+                env={"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128", "EER_CBL_ROUND_EPOCHS": "1"},
+                reference="sns_shortest",
+                bootstrap={"resamples": 2000},
+                ratio_grid=[[0.3, 0.0]],
+                learning_curve={"budgets": [5], "approaches": ["eer_short"]},
+            )
+        )
+    )
     out = tmp_path / "bench"
     assert benchmark.main([str(plan), "-o", str(out), "--jobs", "2"]) == 0
     rows = read_csv(out / "results.csv")
@@ -595,9 +756,19 @@ def test_every_approach_and_analysis_on_the_fixture(tiny_encoder, tmp_path):
     raw_cd = json.loads((Path(by_approach[("EE-15", "raw_cd_shortest")]["run_dir"]) / "o_cost.json").read_text())
     assert float(by_approach[("EE-15", "raw_cd_shortest")]["f1"]) == pytest.approx(raw_cd["test"]["f1-measure-overall"])
     assert (Path(by_approach[("EE-15", "cbl_bert_shortest")]["run_dir"]) / "final" / "model.tar.gz").exists()
-    assert by_approach[("gold", "gold")]["study"] == "benchmark" and by_approach[("EE-15", "sns_shortest")]["rho_hat"] == ""
+    assert (
+        by_approach[("gold", "gold")]["study"] == "benchmark"
+        and by_approach[("EE-15", "sns_shortest")]["rho_hat"] == ""
+    )
     report = (out / "results.md").read_text()
-    for section in ["## Test F1", "## Significance", "## Wall time", "## EER hyperparameters", "## Learning curves", "## Convergence"]:
+    for section in [
+        "## Test F1",
+        "## Significance",
+        "## Wall time",
+        "## EER hyperparameters",
+        "## Learning curves",
+        "## Convergence",
+    ]:
         assert section in report
     assert (out / "learning_curve.png").exists() and (out / "learning_curve.csv").exists()
 
@@ -624,7 +795,11 @@ def test_sigterm_stops_the_benchmark_without_retry_or_failure(tiny_encoder, tmp_
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
     runner = subprocess.Popen(
         [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(out)],
-        cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=str(REPO),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     log = out / "logs" / "fx" / "EE-15" / "eer_short" / Path(tiny_encoder).name / "seed0.log"
     deadline = time.time() + 180

@@ -1,6 +1,7 @@
-""""Which approach should I use?" (docs/which-approach.md) (:mod:`eer_benchmark.report.guide`) on hand-made rows of
+""" "Which approach should I use?" (docs/which-approach.md) (:mod:`eer_benchmark.report.guide`) on hand-made rows of
 ``results.csv``: which encoder a regime is ranked on, what each cell says while seeds are missing, and the
 sentence on where our numbers and the paper's part."""
+
 from eer_benchmark.report.guide import LARGE, SMALL, guide_markdown, ranking_encoder
 
 PAPER = {
@@ -10,15 +11,33 @@ PAPER = {
     ("nns", "SNS-BERT-all"): {"eng-c": 86.0},
 }
 #: the EE regime's five candidates: MiniLM F1 (SNS-shortest best), mpnet F1 (EER-short best)
-MINILM = {"sns_shortest": 74.0, "eer_shortest": 73.0, "eer_short": 66.0, "cbl_bert_shortest": 69.0, "raw_cd_shortest": 62.0}
-MPNET = {"sns_shortest": 86.0, "eer_shortest": 85.0, "eer_short": 88.0, "cbl_bert_shortest": 80.0, "raw_cd_shortest": 79.0}
+MINILM = {
+    "sns_shortest": 74.0,
+    "eer_shortest": 73.0,
+    "eer_short": 66.0,
+    "cbl_bert_shortest": 69.0,
+    "raw_cd_shortest": 62.0,
+}
+MPNET = {
+    "sns_shortest": 86.0,
+    "eer_shortest": 85.0,
+    "eer_short": 88.0,
+    "cbl_bert_shortest": 80.0,
+    "raw_cd_shortest": 79.0,
+}
 
 
 def row(approach, encoder, seed, f1, done=True, scenario="EE"):
     ablation = "mpnet-encoder" if encoder == LARGE else ""
     return {
-        "scenario": scenario, "ablation": ablation, "encoder": encoder, "approach": approach, "seed": str(seed),
-        "study": "benchmark", "status": "done" if done else "not run", "f1": str(f1 / 100) if done else "",
+        "scenario": scenario,
+        "ablation": ablation,
+        "encoder": encoder,
+        "approach": approach,
+        "seed": str(seed),
+        "study": "benchmark",
+        "status": "done" if done else "not run",
+        "f1": str(f1 / 100) if done else "",
         "seconds": "600" if encoder == SMALL else "1800",
     }
 
@@ -36,7 +55,9 @@ def ee_line(rows):
 def test_ranked_on_minilm_until_every_mpnet_seed_is_in():
     """Two of three mpnet seeds: EER-short leads on mpnet, but the row still recommends MiniLM's best."""
     line = ee_line(ee_rows(mpnet_seeds_done=2))
-    assert "| SNS-shortest (ranked on MiniLM) | 86.5 ± 0.7 (2 of 3 seeds, 30 min) | 75.0 ± 1.0 (3 seeds, 10 min) |" in line
+    assert (
+        "| SNS-shortest (ranked on MiniLM) | 86.5 ± 0.7 (2 of 3 seeds, 30 min) | 75.0 ± 1.0 (3 seeds, 10 min) |" in line
+    )
     assert "EER-short: mpnet 88.5 ± 0.7 (2 of 3 seeds), MiniLM 67.0 ± 1.0 (3 seeds)" in line
 
 
@@ -51,19 +72,26 @@ def test_mpnet_ranks_the_candidates_run_there_once_they_all_have_their_seeds():
     assert ranking_encoder([("a", done, done), ("b", done, done)]) == LARGE
     assert ranking_encoder([("a", done, done), ("b", done, done), ("c", done, None)]) == LARGE  # c: MiniLM only
     assert ranking_encoder([("a", done, done), ("b", done, missing), ("c", done, None)]) == SMALL
-    assert ranking_encoder([("a", done, done), ("b", done, None)]) == SMALL  # one candidate on mpnet: nothing to compare
+    assert (
+        ranking_encoder([("a", done, done), ("b", done, None)]) == SMALL
+    )  # one candidate on mpnet: nothing to compare
     assert ranking_encoder([("a", done, None), ("b", done, None)]) == SMALL
 
 
 def complete_rows(mpnet_sns_seeds_done):
     """The regime 'EE, 20 complete documents': the paper's band on MiniLM only, and best there; on mpnet the
     recipe (85, 86, 87) against SNS-shortest (84, 85, 86 while finished)."""
+
     def one(approach, encoder, ablation, seed, f1, done=True):
         return {**row(approach, encoder, seed, f1, done), "ablation": ablation}
 
     same = "20-complete-training-documents-plan-s-ratio"
     rows = [one("eer_short", SMALL, same, s, 76.0) for s in (0, 1, 2)]
-    rows += [one("eer_short", e, "estimate-then-bind", s, 73.0 + 12 * (e == LARGE) + s) for e in (SMALL, LARGE) for s in (0, 1, 2)]
+    rows += [
+        one("eer_short", e, "estimate-then-bind", s, 73.0 + 12 * (e == LARGE) + s)
+        for e in (SMALL, LARGE)
+        for s in (0, 1, 2)
+    ]
     rows += [one("sns_shortest", SMALL, same, s, 74.0) for s in (0, 1, 2)]
     rows += [one("sns_shortest", LARGE, same, s, 84.0 + s, done=s < mpnet_sns_seeds_done) for s in (0, 1, 2)]
     return next(line for line in guide_markdown(rows, PAPER).splitlines() if line.startswith("| EE, 20 "))
@@ -75,8 +103,14 @@ def test_a_candidate_run_on_minilm_only_is_named_so_and_left_out_of_the_mpnet_ra
     line = complete_rows(mpnet_sns_seeds_done=2)
     assert "| EER-short, paper's band (ranked on MiniLM) | – | 76.0 ± 0.0 (3 seeds, 10 min) |" in line
     line = complete_rows(mpnet_sns_seeds_done=3)
-    assert "| EER-short, estimate, then bind (`--ratio-estimate`) (ranked on mpnet) | 86.0 ± 1.0 (3 seeds, 30 min) | 74.0 ± 1.0 (3 seeds, 10 min) |" in line
-    assert "EER-short, paper's band: MiniLM 76.0 ± 0.0 (3 seeds), not run on mpnet; SNS-shortest: mpnet 85.0 ± 1.0 (3 seeds), MiniLM 74.0 ± 0.0 (3 seeds) |" in line
+    assert (
+        "| EER-short, estimate, then bind (`--ratio-estimate`) (ranked on mpnet) | 86.0 ± 1.0 (3 seeds, 30 min) | 74.0 ± 1.0 (3 seeds, 10 min) |"
+        in line
+    )
+    assert (
+        "EER-short, paper's band: MiniLM 76.0 ± 0.0 (3 seeds), not run on mpnet; SNS-shortest: mpnet 85.0 ± 1.0 (3 seeds), MiniLM 74.0 ± 0.0 (3 seeds) |"
+        in line
+    )
 
 
 def test_the_disagreement_sentence_pairs_seeds_and_names_the_papers_rows():

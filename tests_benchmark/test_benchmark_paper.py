@@ -1,12 +1,13 @@
 """The paper's numbers the benchmark report sets beside its own: the main table, the ratio robustness
 table and the convergence sentence, read from the LaTeX source (fixtures here; the real paper when
 ../shared is present), and the packaged copy of them that the report reads."""
-import pytest
 
+import pytest
 from conftest import REPO
+from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, plan_data
+
 from eer_benchmark import Report, Runner, parse_plan
 from eer_benchmark.analyse.paper import paper_value
-from test_benchmark import PAPER_ROBUSTNESS, PAPER_TABLE, plan_data
 
 
 def test_paper_table_is_read_from_the_latex_source():
@@ -30,8 +31,8 @@ def test_paper_table_is_read_from_the_latex_source():
 
 
 def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
-    from eer_benchmark.report.docs import ratio_comparison
     from eer_benchmark.analyse.paper import paper_robustness
+    from eer_benchmark.report.docs import ratio_comparison
 
     paper = paper_robustness(PAPER_ROBUSTNESS)
     assert paper == {
@@ -43,7 +44,13 @@ def test_ratio_grid_is_set_beside_the_papers_hyperparameter_table(tmp_path):
     plan = parse_plan(plan_data(ratio_grid=[[0.15, 0.05], [0.3, 0.0], [0.05, 0.0]])).expand()
     report = Report(plan, Runner(plan, str(tmp_path / "out")))
     high = next(run for _, setting, run in plan.ratio_entries if setting == (0.3, 0.0))
-    report.records[high.key] = {**report.records[high.key], "status": "done", "f1": 0.612, "rho_hat": 0.287, "rho_star": 0.2}
+    report.records[high.key] = {
+        **report.records[high.key],
+        "status": "done",
+        "f1": 0.612,
+        "rho_hat": 0.287,
+        "rho_star": 0.2,
+    }
     lines = ratio_comparison(report, paper).split("\n")
     assert lines[2] == "| fx | EE-15 | [0.10, 0.20]† | not run | – | 87.9† |"  # the benchmark's own EER-short run
     assert lines[3] == "| fx | EE-15 | [0.30, 0.30] | 61.2 | 0.287 | 79.4 |"
@@ -75,17 +82,28 @@ PAPER_TEX = REPO.parent / "shared" / "paper" / "eer-paper.tex"
 def test_packaged_numbers_read_back_as_the_latex_gives_them(tmp_path):
     """The report reads the paper's numbers from package data (no ../shared needed); the JSON form
     gives back exactly what the LaTeX parser gives, row order and marks included."""
-    from eer_benchmark.report.docs import DEFAULT_PAPER
     from eer_benchmark.analyse.paper import (
-        PAPER_NUMBERS, numbers_text, paper_convergence, paper_numbers, paper_robustness, paper_table, read_paper,
+        PAPER_NUMBERS,
+        numbers_text,
+        paper_convergence,
+        paper_numbers,
+        paper_robustness,
+        paper_table,
+        read_paper,
     )
+    from eer_benchmark.report.docs import DEFAULT_PAPER
 
     assert DEFAULT_PAPER == PAPER_NUMBERS and PAPER_NUMBERS.parent.name == "analyse"
     packaged = read_paper()
     assert packaged.columns[0] == "eng-c" and packaged.columns[-1] == "avg" and len(packaged.columns) == 8
     assert paper_value(packaged.rows, "ee", "eer_short", "eng-c") == (89.0, "EER-BERT-short")
     assert packaged.robustness[(0.1, 0.2)] == {"f1": [87.6, 88.2, 87.8], "avg": 87.9, "mark": "†"}
-    tex = PAPER_TABLE + "\n" + PAPER_ROBUSTNESS + "\nSetup. We used a learning rate of $2\\times 10^{-5}$ with a schedule."
+    tex = (
+        PAPER_TABLE
+        + "\n"
+        + PAPER_ROBUSTNESS
+        + "\nSetup. We used a learning rate of $2\\times 10^{-5}$ with a schedule."
+    )
     path = tmp_path / "numbers.json"
     path.write_text(numbers_text(paper_numbers(tex)))
     (tmp_path / "paper.tex").write_text(tex)
@@ -94,14 +112,19 @@ def test_packaged_numbers_read_back_as_the_latex_gives_them(tmp_path):
         assert list(paper.robustness.items()) == list(paper_robustness(tex).items())
         assert paper.settings == '"We used a learning rate of 2x10^-5 with a schedule."'
         assert paper.convergence == paper_convergence(tex) == ""
-    with pytest.raises(FileNotFoundError, match=r"the paper's numbers are not at .*missing.json: pass the paper's LaTeX source"):
+    with pytest.raises(
+        FileNotFoundError, match=r"the paper's numbers are not at .*missing.json: pass the paper's LaTeX source"
+    ):
         read_paper(tmp_path / "missing.json")
     (tmp_path / "broken.json").write_text('{"rows": []}')
     with pytest.raises(ValueError, match=r"broken.json: not the paper's numbers .*scripts/paper_numbers.py TEX -o"):
         read_paper(tmp_path / "broken.json")
 
 
-@pytest.mark.skipif(not PAPER_TEX.exists(), reason="the paper's LaTeX source (../shared/paper/eer-paper.tex) is not beside the repository")
+@pytest.mark.skipif(
+    not PAPER_TEX.exists(),
+    reason="the paper's LaTeX source (../shared/paper/eer-paper.tex) is not beside the repository",
+)
 def test_packaged_numbers_are_the_papers_latex():
     """eer_benchmark/analyse/paper_numbers.json is what scripts/paper_numbers.py writes from the paper's
     LaTeX source today: regenerate it with that script when this fails."""

@@ -1,14 +1,15 @@
 """The finished runs' records in one JSON-lines file (eer_benchmark/run/records.py): save and restore
 round trip on fabricated runs, restore never overwrites, one sorted line per directory, and a truncated or
 hand-edited file is a clear error with its line number."""
+
 import json
 
 import pytest
+from test_benchmark import fabricate, plan_data
 
 from eer_benchmark import Runner, parse_plan
-from eer_benchmark.run.records import RecordsError, read_records, restore, save
 from eer_benchmark.commands.eer_records import main
-from test_benchmark import fabricate, plan_data
+from eer_benchmark.run.records import RecordsError, read_records, restore, save
 
 
 def tree(directory):
@@ -47,15 +48,27 @@ def test_save_then_restore_gives_back_the_recorded_files(bench, tmp_path):
     assert main(["save", str(outdir), str(records)]) == 0
     lines = [json.loads(line) for line in records.read_text(encoding="utf-8").splitlines()]
     dirs = [line["dir"] for line in lines]
-    assert dirs == sorted(dirs) and len(dirs) == len(plan.runs) - 1 + 1  # the finished runs and the data; not the failed run
+    assert (
+        dirs == sorted(dirs) and len(dirs) == len(plan.runs) - 1 + 1
+    )  # the finished runs and the data; not the failed run
     assert dirs[0] == "data/fx/EE-15" and "Zoë – ü" in records.read_text(encoding="utf-8")
     first = runner.run_dir(plan.runs[0]).relative_to(outdir).as_posix()
-    assert set(read_records(records)[first]) == {"DONE", "doc_counts.json", "final/metrics.json", "metrics_epoch_0.json",
-                                                 "metrics_epoch_1.json", "metrics_epoch_2.json", "result.json"}
+    assert set(read_records(records)[first]) == {
+        "DONE",
+        "doc_counts.json",
+        "final/metrics.json",
+        "metrics_epoch_0.json",
+        "metrics_epoch_1.json",
+        "metrics_epoch_2.json",
+        "result.json",
+    }
     fresh = tmp_path / "fresh"
     assert main(["restore", str(records), str(fresh)]) == 0
-    kept = {path: data for path, data in tree(outdir).items() if not path.startswith("logs/")
-            and not path.endswith((".tar.gz", ".th", ".jsonl")) and "FAILED" not in path}
+    kept = {
+        path: data
+        for path, data in tree(outdir).items()
+        if not path.startswith("logs/") and not path.endswith((".tar.gz", ".th", ".jsonl")) and "FAILED" not in path
+    }
     assert tree(fresh) == kept  # byte for byte
     assert all(runner.is_done(run) for run in plan.runs[:-1])
     # saving the restored directory again gives the same file
@@ -76,7 +89,9 @@ def test_restore_never_overwrites_and_skips_a_missing_file(bench, tmp_path):
     assert (fresh / directory / "result.json").read_text() == "mine"
     assert fresh / directory / "result.json" not in written and fresh / directory / "DONE" in written
     assert restore(records, fresh) == []  # everything is there now
-    assert main(["restore", str(tmp_path / "none.jsonl"), str(tmp_path / "empty")]) == 0  # no records yet: nothing to do
+    assert (
+        main(["restore", str(tmp_path / "none.jsonl"), str(tmp_path / "empty")]) == 0
+    )  # no records yet: nothing to do
     assert not (tmp_path / "empty").exists()
     save(tmp_path / "no-bench", tmp_path / "nothing.jsonl")
     assert not (tmp_path / "nothing.jsonl").exists()  # nothing found: no empty file

@@ -2,6 +2,7 @@
 (eer_benchmark.run.resume): when it may (settings unchanged, a complete checkpoint, no failure), the
 wall time it keeps, and, with the tiny encoder, that a run killed by SIGTERM after two epochs and resumed
 ends with the uninterrupted run's results."""
+
 import json
 import os
 import signal
@@ -12,14 +13,21 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import REPO
-from eer_benchmark import Runner, parse_plan
-from eer_benchmark.run.attempt import StepFailed
-from eer_benchmark.run.resume import attempt_path, latest_checkpoint, resumable, resume_point, start_attempt, training_finished
-from eer_benchmark.commands import benchmark
 from test_benchmark import DEV, TRAIN, plan_data
 from test_benchmark_partial import ESTIMATE, partial_plan
+
+from eer_benchmark import Runner, parse_plan
+from eer_benchmark.commands import benchmark
+from eer_benchmark.run.attempt import StepFailed
+from eer_benchmark.run.resume import (
+    attempt_path,
+    latest_checkpoint,
+    resumable,
+    resume_point,
+    start_attempt,
+    training_finished,
+)
 
 EPOCHS = 6  # of the interrupted run: it is stopped after two
 SETTINGS = {"EER_EPOCHS": "4", "EER_LEARNING_RATE": "5e-5"}
@@ -38,7 +46,9 @@ def test_resume_point_needs_the_same_settings_a_complete_checkpoint_and_no_failu
     assert resume_point(run_dir, SETTINGS) is None  # nothing there
     start_attempt(run_dir, SETTINGS, seconds_before=100.0)
     started = json.loads(attempt_path(run_dir).read_text())["started"]
-    assert attempt_path(run_dir).parent == run_dir.parent and not run_dir.exists()  # allennlp train wants the run directory empty
+    assert (
+        attempt_path(run_dir).parent == run_dir.parent and not run_dir.exists()
+    )  # allennlp train wants the run directory empty
     run_dir.mkdir()
     assert resume_point(run_dir, SETTINGS) is None  # no checkpoint yet: start again
     checkpoint(run_dir, 1, started + 30)  # AllenNLP's names: e1_b0 after the first epoch
@@ -91,9 +101,16 @@ def test_a_finished_training_has_an_archive_written_after_its_metrics(tmp_path):
 
 
 def test_which_runs_resume():
-    plan = parse_plan(plan_data(approaches=["eer_short", "sns_shortest", "raw_shortest", "raw_cd_shortest", "cbl_bert_shortest", "gold"])).expand()
+    plan = parse_plan(
+        plan_data(
+            approaches=["eer_short", "sns_shortest", "raw_shortest", "raw_cd_shortest", "cbl_bert_shortest", "gold"]
+        )
+    ).expand()
     assert {run.approach: resumable(run) for run in plan.runs} == {
-        "eer_short": True, "sns_shortest": True, "raw_shortest": True, "gold": True,
+        "eer_short": True,
+        "sns_shortest": True,
+        "raw_shortest": True,
+        "gold": True,
         "cbl_bert_shortest": True,  # allennlp cbl --recover: its finished rounds are kept
         "raw_cd_shortest": True,  # its own Raw training (the O-cost search starts again)
     }
@@ -125,7 +142,9 @@ def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path
     """An "estimate, then bind" run stopped after its estimate and two epochs continues its training with
     ``--recover`` and the band it started with; the estimate is not computed again and its seconds count once.
     (The subprocesses are stand-ins that write what the real steps write; the SIGTERM test below trains.)"""
-    plan = parse_plan(partial_plan(ablations={"approach": "eer_short", "scenarios": ["EE"], "settings": [{**ESTIMATE, "seeds": [0]}]})).expand()
+    plan = parse_plan(
+        partial_plan(ablations={"approach": "eer_short", "scenarios": ["EE"], "settings": [{**ESTIMATE, "seeds": [0]}]})
+    ).expand()
     run = next(r for r in plan.runs if r.estimates_ratio)
     steps = []
 
@@ -134,7 +153,17 @@ def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path
         steps.append((name, list(command), overrides.get("model.entity_ratio")))
         if name == "estimate ratio":
             output = Path(command[command.index("--output") + 1])
-            output.write_text(json.dumps({"ratio": 0.2, "low": 0.16, "high": 0.24, "documents": 2, "suggested": {"entity_ratio": 0.2, "ratio_margin": 0.04}}))
+            output.write_text(
+                json.dumps(
+                    {
+                        "ratio": 0.2,
+                        "low": 0.16,
+                        "high": 0.24,
+                        "documents": 2,
+                        "suggested": {"entity_ratio": 0.2, "ratio_margin": 0.04},
+                    }
+                )
+            )
             return 30.0
         if name == "per-document evaluation":
             return stand_in_evaluation(command)
@@ -145,13 +174,19 @@ def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path
     first = Runner(plan, str(tmp_path / "bench"), echo=said.append, retries=0)
     first._total = 1
     first._execute_unit([run])
-    assert first.record(run)["status"] == "missing" and said[-1].endswith("(interrupted; next time it continues after 2 epoch(s))"), said
+    assert first.record(run)["status"] == "missing" and said[-1].endswith(
+        "(interrupted; next time it continues after 2 epoch(s))"
+    ), said
     result = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)
     assert [name for name, _, _ in steps] == ["estimate ratio", "train", "train", "per-document evaluation"], steps
     assert "--recover" in steps[2][1] and steps[1][2] == steps[2][2] == 0.2  # the same band, held on
     assert result["status"] == "done" and result["resumed"]["epochs_completed"] == 2
-    assert result["ratio_estimate"]["entity_ratio"] == result["entity_ratio"] == 0.2 and result["estimate_seconds"] == 30.0
-    assert abs(result["seconds"] - (200.0 + 150.0 + 30.0)) < 1.0  # kept training, the resumed training, the estimate once
+    assert (
+        result["ratio_estimate"]["entity_ratio"] == result["entity_ratio"] == 0.2 and result["estimate_seconds"] == 30.0
+    )
+    assert (
+        abs(result["seconds"] - (200.0 + 150.0 + 30.0)) < 1.0
+    )  # kept training, the resumed training, the estimate once
     assert json.loads((first.run_dir(run) / "ratio_estimate.json").read_text())["suggested"]["entity_ratio"] == 0.2
 
 
@@ -171,11 +206,17 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
     whole, resumed = tmp_path / "whole", tmp_path / "resumed"
     assert benchmark.main([str(plan), "-o", str(whole)]) == 0
 
-    latest_checkpoint(tmp_path)  # imports the checkpointer (AllenNLP, seconds) now, not in the polling loop's first call
+    latest_checkpoint(
+        tmp_path
+    )  # imports the checkpointer (AllenNLP, seconds) now, not in the polling loop's first call
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
     runner = subprocess.Popen(
         [sys.executable, "-m", "allennlp", "eer-benchmark", str(plan), "-o", str(resumed)],
-        cwd=str(REPO), env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        cwd=str(REPO),
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
     )
     run_dir = resumed / tail
 
@@ -204,7 +245,9 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
     assert metrics[0]["best_validation_f1-measure-overall"] == metrics[1]["best_validation_f1-measure-overall"]
     weights = [torch.load(out / tail / "best.th", weights_only=True) for out in (resumed, whole)]
     assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
-    assert not list(run_dir.glob("training_state_*.th")) and not attempt_path(run_dir).exists()  # cleaned up when finished
+    assert (
+        not list(run_dir.glob("training_state_*.th")) and not attempt_path(run_dir).exists()
+    )  # cleaned up when finished
 
 
 @pytest.mark.integration
@@ -264,7 +307,12 @@ def test_an_interrupted_raw_cd_run_continues_its_raw_training(tmp_path, monkeypa
     on_gpu = parse_plan(plan_data(approaches=["raw_cd_shortest"], env={"EER_CUDA_DEVICE": "0"})).expand()
     result = Runner(on_gpu, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(on_gpu.runs[0])
     assert json.loads(saved.read_text()) == {"trainer": {"cuda_device": 0}}
-    assert steps == [("train raw_shortest", False), ("train raw_shortest", True), ("tune-o-cost", False), ("per-document evaluation", False)]
+    assert steps == [
+        ("train raw_shortest", False),
+        ("train raw_shortest", True),
+        ("tune-o-cost", False),
+        ("per-document evaluation", False),
+    ]
     assert result["status"] == "done" and result["o_cost"] == 2.5 and result["resumed"]["epochs_completed"] == 2
     assert abs(result["raw_seconds"] - 450.0) < 1.0 and abs(result["seconds"] - 490.0) < 1.0
 
@@ -291,4 +339,7 @@ def test_a_training_resumed_on_another_device_passes_allennlps_recover_check(tmp
         create_serialization_dir(Params(json.loads(json.dumps(on_gpu))), str(place), recover=True, force=False)
         assert json.loads((place / "config.json").read_text()) == on_gpu  # nothing else changed
     continue_on_device(tmp_path, "-1")  # and back to the CPU
-    assert json.loads((tmp_path / "config.json").read_text()) == config and (tmp_path / "o_cost.json").read_text() == '{"o_cost": 1.5}'
+    assert (
+        json.loads((tmp_path / "config.json").read_text()) == config
+        and (tmp_path / "o_cost.json").read_text() == '{"o_cost": 1.5}'
+    )

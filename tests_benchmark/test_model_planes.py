@@ -1,11 +1,11 @@
 """benchmarks/gpu/model_planes.py: a model file carried in pieces arrives byte for byte, or not at all."""
+
 import importlib.util
 
 import pytest
 import torch
-from safetensors.torch import save_file
-
 from conftest import REPO
+from safetensors.torch import save_file
 
 spec = importlib.util.spec_from_file_location("model_planes", REPO / "benchmarks" / "gpu" / "model_planes.py")
 planes = importlib.util.module_from_spec(spec)

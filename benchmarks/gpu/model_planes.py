@@ -11,6 +11,7 @@ pieces, rebuilds the file and refuses it unless its SHA-256 is the original's.
 It needs numpy alone (no eer_plugin, hence its own small atomic write): on the device it runs from
 /tmp/pieces before the carried packages are on the path.
 """
+
 import argparse
 import hashlib
 import lzma
@@ -54,18 +55,23 @@ def decode(blob: bytes) -> bytes:
     if not blob.startswith(MAGIC):
         raise PlanesError("not a planes blob (wrong magic): were the pieces joined in order?")
     pos = len(MAGIC)
-    digest = blob[pos:pos + 32]
+    digest = blob[pos : pos + 32]
     pos += 32
-    sizes = struct.unpack(f"<{PLANES + 1}Q", blob[pos:pos + 8 * (PLANES + 1)])
+    sizes = struct.unpack(f"<{PLANES + 1}Q", blob[pos : pos + 8 * (PLANES + 1)])
     pos += 8 * (PLANES + 1)
     if pos + sum(sizes) != len(blob):
-        raise PlanesError(f"the blob has {len(blob)} bytes, its header says {pos + sum(sizes)}: a piece is missing or cut")
+        raise PlanesError(
+            f"the blob has {len(blob)} bytes, its header says {pos + sum(sizes)}: a piece is missing or cut"
+        )
     parts = []
     for size in sizes:
-        parts.append(blob[pos:pos + size])
+        parts.append(blob[pos : pos + size])
         pos += size
     try:
-        planes = [np.frombuffer(lzma.decompress(p) if i == PLANES - 1 else zlib.decompress(p), dtype=np.uint8) for i, p in enumerate(parts[1:])]
+        planes = [
+            np.frombuffer(lzma.decompress(p) if i == PLANES - 1 else zlib.decompress(p), dtype=np.uint8)
+            for i, p in enumerate(parts[1:])
+        ]
     except (lzma.LZMAError, zlib.error) as err:
         raise PlanesError(f"a plane does not decompress ({err}): a piece is damaged") from err
     raw = parts[0] + np.stack(planes, axis=1).reshape(-1).tobytes()
@@ -80,7 +86,7 @@ def split(blob: bytes, first: int, size: int) -> List[bytes]:
         raise PlanesError("piece sizes must be positive")
     pieces, pos = [blob[:first]], first
     while pos < len(blob):
-        pieces.append(blob[pos:pos + size])
+        pieces.append(blob[pos : pos + size])
         pos += size
     return pieces
 

@@ -2,6 +2,7 @@
 subword entity ratio of its training data), as in the paper's analysis, the first epoch at which
 rho_hat entered the band [rho - gamma, rho + gamma] of the ratio loss, and the epoch from which it
 stayed there (a run can enter the band early and leave it again)."""
+
 from pathlib import Path
 from typing import Dict, List, Optional, Tuple
 
@@ -60,15 +61,30 @@ def band_entry_table(report) -> str:
         if not epochs:
             continue
         rho, gamma = plan.ratio_of(run, report.records[run.key])
-        rows.append([
-            run.dataset.name, run.scenario_name, _label(plan, run.approach, run.encoder, run.ablation), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
-            str(len(epochs)), *band_text(epochs, rho, gamma), f"{epochs[-1][1]:.3f}",
-        ])
+        rows.append(
+            [
+                run.dataset.name,
+                run.scenario_name,
+                _label(plan, run.approach, run.encoder, run.ablation),
+                str(run.seed),
+                f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
+                str(len(epochs)),
+                *band_text(epochs, rho, gamma),
+                f"{epochs[-1][1]:.3f}",
+            ]
+        )
     if not rows:
         return ""
     header = [
-        "dataset", "scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "epochs", "first epoch in band",
-        "in band from (to the end)", "final rho_hat",
+        "dataset",
+        "scenario",
+        "approach",
+        "seed",
+        "[rho - gamma, rho + gamma]",
+        "epochs",
+        "first epoch in band",
+        "in band from (to the end)",
+        "final rho_hat",
     ]
     return markdown_table(header, rows, ["l", "l", "l", "r", "l", "r", "r", "r", "r"])
 
@@ -92,9 +108,16 @@ def convergence(report) -> str:
     groups: Dict[Tuple, List[dict]] = {}
     for run in report.plan.runs:
         record = report.records[run.key]
-        if not run.trains_with_ratio or record.get("status") != "done" or record.get("rho_hat") is None or record.get("rho_star") is None:
+        if (
+            not run.trains_with_ratio
+            or record.get("status") != "done"
+            or record.get("rho_hat") is None
+            or record.get("rho_star") is None
+        ):
             continue
-        groups.setdefault((run.dataset.name, run.scenario_name, run.approach, run.ratio, run.encoder, run.ablation), []).append(record)
+        groups.setdefault(
+            (run.dataset.name, run.scenario_name, run.approach, run.ratio, run.encoder, run.ablation), []
+        ).append(record)
     if not groups:
         return ""
     rows, all_errors, all_bound_errors = [], [], []
@@ -110,17 +133,55 @@ def convergence(report) -> str:
             paper_errors += errors
             paper_bound_errors += bound_errors
         rho, gamma = records[0]["entity_ratio"], records[0]["ratio_margin"]
-        rows.append([
-            dataset, scenario,
-            _label(report.plan, approach, encoder, ablation),
-            f"{rho:g} ± {gamma:g}", str(len(records)), f"{mean([r['rho_hat'] for r in records]):.3f}",
-            f"{mean([r['rho_star'] for r in records]):.3f}", f"{mean(errors):.3f}", f"{mean(bound_errors):.3f}",
-        ])
+        rows.append(
+            [
+                dataset,
+                scenario,
+                _label(report.plan, approach, encoder, ablation),
+                f"{rho:g} ± {gamma:g}",
+                str(len(records)),
+                f"{mean([r['rho_hat'] for r in records]):.3f}",
+                f"{mean([r['rho_star'] for r in records]):.3f}",
+                f"{mean(errors):.3f}",
+                f"{mean(bound_errors):.3f}",
+            ]
+        )
     if paper_errors:
-        rows.append([
-            "**EER-short, EE scenarios, benchmark setting** (the paper's comparison)", "", "", "", str(len(paper_errors)), "", "",
-            f"**{mean(paper_errors):.3f}**", f"**{mean(paper_bound_errors):.3f}**",
-        ])
-    rows.append(["**all EER runs**", "", "", "", str(len(all_errors)), "", "", f"**{mean(all_errors):.3f}**", f"**{mean(all_bound_errors):.3f}**"])
-    header = ["dataset", "scenario", "approach", "rho ± gamma", "runs", "final rho_hat", "rho*", "MAE(rho_hat, rho*)", "MAE(rho + gamma, rho*)"]
+        rows.append(
+            [
+                "**EER-short, EE scenarios, benchmark setting** (the paper's comparison)",
+                "",
+                "",
+                "",
+                str(len(paper_errors)),
+                "",
+                "",
+                f"**{mean(paper_errors):.3f}**",
+                f"**{mean(paper_bound_errors):.3f}**",
+            ]
+        )
+    rows.append(
+        [
+            "**all EER runs**",
+            "",
+            "",
+            "",
+            str(len(all_errors)),
+            "",
+            "",
+            f"**{mean(all_errors):.3f}**",
+            f"**{mean(all_bound_errors):.3f}**",
+        ]
+    )
+    header = [
+        "dataset",
+        "scenario",
+        "approach",
+        "rho ± gamma",
+        "runs",
+        "final rho_hat",
+        "rho*",
+        "MAE(rho_hat, rho*)",
+        "MAE(rho + gamma, rho*)",
+    ]
     return markdown_table(header, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "r"])

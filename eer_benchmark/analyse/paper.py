@@ -6,6 +6,7 @@ The report reads them from ``paper_numbers.json`` beside this module (package da
 of the repository renders its report without the paper; that file is written from the LaTeX source by
 ``python scripts/paper_numbers.py ../shared/paper/eer-paper.tex`` (:func:`paper_numbers`), and a
 test checks it against the source when ``../shared`` is present."""
+
 import json
 import re
 from pathlib import Path
@@ -29,7 +30,7 @@ def paper_table(tex: str) -> Tuple[List[str], Dict[Tuple[str, str], Dict[str, fl
     ``{(block, row label): {column: F1}}`` with block ``''`` (gold rows), ``'nns'`` or ``'ee'``."""
     end = tex.index(r"\label{table:benchmark}")
     start = tex.rindex(r"\begin{tabular}", 0, end)
-    body = tex[start:tex.index(r"\end{tabular}", start)]
+    body = tex[start : tex.index(r"\end{tabular}", start)]
     body = re.sub(r"^\\begin\{tabular\}\{[^}]*\}", "", body)
     columns: List[str] = []
     rows: Dict[Tuple[str, str], Dict[str, float]] = {}
@@ -56,10 +57,12 @@ def paper_robustness(tex: str) -> Dict[Tuple[float, float], Dict[str, object]]:
         return {}
     end = tex.index(r"\label{table:robustness}")
     start = tex.rindex(r"\begin{tabular}", 0, end)
-    body = tex[start:tex.index(r"\end{tabular}", start)]
+    body = tex[start : tex.index(r"\end{tabular}", start)]
     rows: Dict[Tuple[float, float], Dict[str, object]] = {}
     for line in body.split(r"\\"):
-        match = re.match(r"\s*(?:\\midrule\s*)?\$\[([\d.]+),\s*([\d.]+)\]\^?(\\dagger|\*)?\$\s*&(.*)", line.strip(), re.S)
+        match = re.match(
+            r"\s*(?:\\midrule\s*)?\$\[([\d.]+),\s*([\d.]+)\]\^?(\\dagger|\*)?\$\s*&(.*)", line.strip(), re.S
+        )
         if not match:
             continue
         values = [float(v) for v in re.findall(r"\d+\.\d+", match.group(4))]
@@ -74,7 +77,9 @@ def paper_convergence(tex: str) -> str:
     match = re.search(r"[^.]*mean absolute error of only[^.]*\.[^.]*\.[^)]*\)", text)
     if not match:
         return ""
-    return re.sub(r"\s+", " ", re.sub(r"[$~{}]|\\[a-z]+", lambda m: "" if m.group(0) in "$~{}" else " ", match.group(0))).strip()
+    return re.sub(
+        r"\s+", " ", re.sub(r"[$~{}]|\\[a-z]+", lambda m: "" if m.group(0) in "$~{}" else " ", match.group(0))
+    ).strip()
 
 
 def paper_row_label(approach: str) -> Tuple[str, str]:
@@ -103,9 +108,14 @@ def paper_settings(tex: str) -> str:
     text = re.sub(r"\\footnote\{[^}]*\}|\\citep?\{[^}]*\}|~", " ", tex)
     sentences = re.split(r"(?<=\.)\s+", text)
     wanted = [s for s in sentences if re.search(r"learning rate of|batch size, we use|epochs for the", s)]
-    plain = [re.sub(r"\s+", " ", re.sub(r"\\(textbf|tt)\b|[{}$]|\\times\s*", lambda m: "x" if "times" in m.group(0) else "", s)).strip() for s in wanted]
+    plain = [
+        re.sub(
+            r"\s+", " ", re.sub(r"\\(textbf|tt)\b|[{}$]|\\times\s*", lambda m: "x" if "times" in m.group(0) else "", s)
+        ).strip()
+        for s in wanted
+    ]
     plain = [re.sub(r"\s+([.,])", r"\1", p.replace("\\%", "%")) for p in plain]
-    return " ".join(f"\"{s}\"" for s in plain[:3])
+    return " ".join(f'"{s}"' for s in plain[:3])
 
 
 #: the paper's numbers as package data, written from its LaTeX source by :func:`main`
@@ -161,6 +171,7 @@ def read_paper(path: Path = PAPER_NUMBERS) -> Paper:
 
 def numbers_text(data: dict) -> str:
     """:func:`paper_numbers`' data as the text of ``paper_numbers.json``: one table row per line."""
+
     def value(v):
         if isinstance(v, list) and v and isinstance(v[0], dict):
             return "[\n" + ",\n".join(f"  {json.dumps(item, ensure_ascii=False)}" for item in v) + "\n ]"

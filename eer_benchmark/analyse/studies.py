@@ -2,12 +2,12 @@
 learning curves (EE vs exhaustive annotation at each budget) and the ablations (settings changed one
 at a time against the benchmark's own run). Each function takes a
 :class:`~eer_benchmark.report.report.Report` and returns Markdown (and, for the learning curve, its rows)."""
+
 from typing import Dict, List, Optional, Tuple
 
-from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.analyse.convergence import band_text, rho_hat_per_epoch
+from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
-
 
 #: how far outside its band a final training rho_hat may end and still count as held (issue 26)
 BAND_SLACK = 0.01
@@ -29,7 +29,9 @@ def ratio_grid_table(report) -> str:
     for (dataset, scenario, encoder), settings in groups.items():
         base = plan.base_ratio(next(d for d in plan.datasets if d.name == dataset))
         seeds = sorted({seed for records in settings.values() for seed in records})
-        done = {key: {s: r for s, r in records.items() if r.get("status") == "done"} for key, records in settings.items()}
+        done = {
+            key: {s: r for s, r in records.items() if r.get("status") == "done"} for key, records in settings.items()
+        }
         rho_stars = [r["rho_star"] for cells in done.values() for r in cells.values() if r.get("rho_star") is not None]
         title = f"**{dataset}, scenario {scenario}, {approach_label(plan.ratio_grid['approach'])}**"
         if len(plan.encoders) > 1:
@@ -37,13 +39,20 @@ def ratio_grid_table(report) -> str:
         if rho_stars:
             title += f" (gold subword ratio of the training data rho* = {mean(rho_stars):.3f}, mean over runs)"
         rows = []
-        for key in sorted(done, key=lambda k: (list(dict.fromkeys(s for s, _ in settings)).index(k[0]), k[1] != "fixed")):
+        for key in sorted(
+            done, key=lambda k: (list(dict.fromkeys(s for s, _ in settings)).index(k[0]), k[1] != "fixed")
+        ):
             (rho, gamma), control = key
             cells = done[key]
-            label = f"[{rho - gamma:.2f}, {rho + gamma:.2f}] (rho {rho:g}, gamma {gamma:g})" + ("†" if (rho, gamma) == base else "")
+            label = f"[{rho - gamma:.2f}, {rho + gamma:.2f}] (rho {rho:g}, gamma {gamma:g})" + (
+                "†" if (rho, gamma) == base else ""
+            )
             values = [cells[s]["f1"] for s in sorted(cells)]
             per_seed = [
-                points(cells[s]["f1"]) if s in cells else ("failed" if settings[key].get(s, {}).get("status") == "failed" else "–") for s in seeds
+                points(cells[s]["f1"])
+                if s in cells
+                else ("failed" if settings[key].get(s, {}).get("status") == "failed" else "–")
+                for s in seeds
             ]
             rho_hats = [cells[s]["rho_hat"] for s in cells if cells[s].get("rho_hat") is not None]
             inside = all(rho - gamma - BAND_SLACK <= r <= rho + gamma + BAND_SLACK for r in rho_hats)
@@ -88,35 +97,64 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
     rows = []
     for (dataset, scheme, approach, encoder, budget), values in cells.items():
         docs = [n for n in documents[(dataset, scheme, budget)].values() if n is not None]
-        rows.append({
-            "dataset": dataset, "scheme": "EE" if scheme == "ee" else "Exhaustive", "approach": approach, "encoder": encoder,
-            "budget": budget, "seeds_done": len(values), "seeds_planned": expected[(dataset, scheme, approach, encoder, budget)],
-            "mean_f1": mean(values) if values else None, "std_error": stderr(values) if values else None,
-            "f1_per_seed": " ".join(f"{v:.4f}" for v in values),
-            "documents_annotated": mean(docs) if docs else None,
-        })
+        rows.append(
+            {
+                "dataset": dataset,
+                "scheme": "EE" if scheme == "ee" else "Exhaustive",
+                "approach": approach,
+                "encoder": encoder,
+                "budget": budget,
+                "seeds_done": len(values),
+                "seeds_planned": expected[(dataset, scheme, approach, encoder, budget)],
+                "mean_f1": mean(values) if values else None,
+                "std_error": stderr(values) if values else None,
+                "f1_per_seed": " ".join(f"{v:.4f}" for v in values),
+                "documents_annotated": mean(docs) if docs else None,
+            }
+        )
     budgets = report.plan.learning_curve["budgets"]
     parts = []
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
         table_rows = []
-        for scheme, approach, encoder in dict.fromkeys((r["scheme"], r["approach"], r["encoder"]) for r in rows if r["dataset"] == dataset):
+        for scheme, approach, encoder in dict.fromkeys(
+            (r["scheme"], r["approach"], r["encoder"]) for r in rows if r["dataset"] == dataset
+        ):
             label = f"{scheme} + {report.plan.label(approach, encoder)}"
             line = [label]
             for budget in budgets:
-                r = next(x for x in rows if (x["dataset"], x["scheme"], x["approach"], x["encoder"], x["budget"]) == (dataset, scheme, approach, encoder, budget))
+                r = next(
+                    x
+                    for x in rows
+                    if (x["dataset"], x["scheme"], x["approach"], x["encoder"], x["budget"])
+                    == (dataset, scheme, approach, encoder, budget)
+                )
                 if r["mean_f1"] is None:
                     line.append("–")
                 else:
-                    line.append(f"{100 * r['mean_f1']:.1f} ± {100 * r['std_error']:.1f}" if r["seeds_done"] > 1 else points(r["mean_f1"]))
+                    line.append(
+                        f"{100 * r['mean_f1']:.1f} ± {100 * r['std_error']:.1f}"
+                        if r["seeds_done"] > 1
+                        else points(r["mean_f1"])
+                    )
             table_rows.append(line)
         # how many documents carry the budget's annotations: the data the short/shortest variants train on
         for scheme in dict.fromkeys(r["scheme"] for r in rows if r["dataset"] == dataset):
             line = [f"documents annotated ({scheme}, mean over seeds)"]
             for budget in budgets:
-                docs = next((x["documents_annotated"] for x in rows if (x["dataset"], x["scheme"], x["budget"]) == (dataset, scheme, budget)), None)
+                docs = next(
+                    (
+                        x["documents_annotated"]
+                        for x in rows
+                        if (x["dataset"], x["scheme"], x["budget"]) == (dataset, scheme, budget)
+                    ),
+                    None,
+                )
                 line.append("–" if docs is None else f"{docs:g}")
             table_rows.append(line)
-        parts.append(f"**{dataset}** (test F1, mean ± standard error over seeds)\n\n" + markdown_table(["annotation + training", *map(str, budgets)], table_rows))
+        parts.append(
+            f"**{dataset}** (test F1, mean ± standard error over seeds)\n\n"
+            + markdown_table(["annotation + training", *map(str, budgets)], table_rows)
+        )
     return "\n\n".join(parts), rows
 
 
@@ -139,7 +177,10 @@ def learning_curve_claims(report) -> str:
     and whether the claim holds; a pair the paper makes no claim on at that budget is shown without verdict."""
     if not report.plan.lc_entries:
         return ""
-    runs = {(dataset, scheme, run.approach, budget, run.encoder, run.seed): run for dataset, scheme, budget, run in report.plan.lc_entries}
+    runs = {
+        (dataset, scheme, run.approach, budget, run.encoder, run.seed): run
+        for dataset, scheme, budget, run in report.plan.lc_entries
+    }
     label = lambda side: f"{'EE' if side[0] == 'ee' else 'Exhaustive'} + {approach_label(side[1])}"  # noqa: E731
     several_encoders = len(report.plan.encoders) > 1
     lines = []
@@ -147,21 +188,42 @@ def learning_curve_claims(report) -> str:
         prefix = [dataset] + ([report.plan.encoder_slugs[encoder]] if several_encoders else [])
         for budget in report.plan.learning_curve["budgets"]:
             for a, b, claimed in LEARNING_CURVE_CLAIMS:
-                seeds = sorted(key[5] for key in runs if key[:5] == (dataset, *a, budget, encoder) and (dataset, *b, budget, encoder, key[5]) in runs)
+                seeds = sorted(
+                    key[5]
+                    for key in runs
+                    if key[:5] == (dataset, *a, budget, encoder) and (dataset, *b, budget, encoder, key[5]) in runs
+                )
                 if not seeds:
                     continue  # the plan does not train this pair
-                pairs = [_finished_counts(report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)]) for s in seeds]
+                pairs = [
+                    _finished_counts(
+                        report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)]
+                    )
+                    for s in seeds
+                ]
                 pairs = [pair for pair in pairs if pair is not None]
                 test = _pooled_bootstrap(report, pairs) if pairs else None
                 is_claimed = claimed is None or budget in claimed
-                ours = f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}] ({len(pairs)} seed{'s' if len(pairs) > 1 else ''})" if test else "–"
+                ours = (
+                    f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}] ({len(pairs)} seed{'s' if len(pairs) > 1 else ''})"
+                    if test
+                    else "–"
+                )
                 claim = f"{label(a)} > {label(b)}" if is_claimed else "– (no claim at this budget)"
                 here = direction_verdict(test, +1) if test and is_claimed else "–"
                 lines.append([*prefix, str(budget), f"{label(a)} − {label(b)}", ours, claim, here])
     if not lines:
         return ""
     confidence = report.plan.bootstrap["confidence"]
-    header = ["dataset", *(["encoder"] if several_encoders else []), "budget", "difference", f"ours, F1 points [{confidence:.0%} CI]", "the paper's claim", "here"]
+    header = [
+        "dataset",
+        *(["encoder"] if several_encoders else []),
+        "budget",
+        "difference",
+        f"ours, F1 points [{confidence:.0%} CI]",
+        "the paper's claim",
+        "here",
+    ]
     return markdown_table(header, lines, ["l"] * (len(header) - 5) + ["r", "l", "r", "l", "l"])
 
 
@@ -234,7 +296,13 @@ def pooled_ablation_differences(report) -> List[dict]:
         counts = None if run is reference else _finished_counts(report, run, reference)  # itself; or not both finished
         if counts is None:
             continue
-        key = (entry["setting"]["name"], run.dataset.name, run.scenario_name, run.approach, run.encoder)  # seeds pooled, never scenarios
+        key = (
+            entry["setting"]["name"],
+            run.dataset.name,
+            run.scenario_name,
+            run.approach,
+            run.encoder,
+        )  # seeds pooled, never scenarios
         group = groups.setdefault(key, {"setting": entry["setting"], "run": run, "pairs": []})
         group["pairs"].append((run.seed, *counts))
     out = []
@@ -265,9 +333,23 @@ def ablation_rows(report) -> List[dict]:
         base = plan.reference_run(run)
         reference = None
         if plan.reference:
-            same_setting = (run.dataset.name, run.scenario_name, plan.reference, run.encoder, run.seed, None, run.ablation)
-            reference = report.by_key.get(same_setting) or same_data_reference(plan, run) or plan.reference_run(run, plan.reference)
-        rows.append({"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference})
+            same_setting = (
+                run.dataset.name,
+                run.scenario_name,
+                plan.reference,
+                run.encoder,
+                run.seed,
+                None,
+                run.ablation,
+            )
+            reference = (
+                report.by_key.get(same_setting)
+                or same_data_reference(plan, run)
+                or plan.reference_run(run, plan.reference)
+            )
+        rows.append(
+            {"setting": setting, "run": run, "record": report.records[run.key], "base": base, "reference": reference}
+        )
     return rows
 
 
@@ -283,8 +365,12 @@ def same_data_reference(plan, run):
         return None
     return next(
         (
-            r for r in plan.runs
-            if r.approach == plan.reference and not r.overrides and not r.estimates_ratio and r.ratio is None
+            r
+            for r in plan.runs
+            if r.approach == plan.reference
+            and not r.overrides
+            and not r.estimates_ratio
+            and r.ratio is None
             and (r.dataset.name, r.scenario_name, r.encoder, r.seed, r.train_data_name, r.dev)
             == (run.dataset.name, run.scenario_name, run.encoder, run.seed, run.train_data_name, run.dev)
         ),
@@ -368,12 +454,20 @@ def ablations_table(report) -> str:
         if estimates:
             cells.append(_estimate_cell(record) if run.estimates_ratio else "–")
         base_record = report.records[base.key] if base is not None else None
-        cells.append("–" if base is None or base is run else _delta_cell(record, base_record, paired_difference(report, run, base)))
+        cells.append(
+            "–"
+            if base is None or base is run
+            else _delta_cell(record, base_record, paired_difference(report, run, base))
+        )
         if reference_label:
             other = reference if reference is not run else None  # the reference approach's own row: "–"
             ref_record = report.records[other.key] if other is not None else None
             cells.append(_delta_cell(record, ref_record, paired_difference(report, run, other)))
-        cells += [band, final, duration(float(record["seconds"])) if done and record.get("seconds") is not None else "–"]
+        cells += [
+            band,
+            final,
+            duration(float(record["seconds"])) if done and record.get("seconds") is not None else "–",
+        ]
         return cells
 
     lines, shown = [], set()
@@ -381,7 +475,9 @@ def ablations_table(report) -> str:
         base = entry["base"]
         if base is not None and base.key not in shown:
             shown.add(base.key)
-            lines.append(line("benchmark setting", "the plan's", base, report.records[base.key], base, entry["reference"]))
+            lines.append(
+                line("benchmark setting", "the plan's", base, report.records[base.key], base, entry["reference"])
+            )
     for entry in rows:
         run, setting = entry["run"], entry["setting"]
         env_text = setting_text(setting, run)

@@ -10,6 +10,7 @@ write the tables; with ``--docs DIR`` also ``DIR/results.md`` with the paper's n
 The command line only: the plan language, the runner and the report are in :mod:`eer_benchmark`
 (see its docstring and docs/benchmark.md, "Reproducing the benchmark table").
 """
+
 import argparse
 import json
 import re
@@ -23,8 +24,8 @@ from eer_benchmark import PlanError, Report, Runner, dry_run, load_plan, read_pl
 from eer_benchmark.report.docs import DEFAULT_PAPER, render_docs
 from eer_benchmark.tables import duration
 from eer_plugin.commands import subcommand
-from eer_plugin.common.errors import UserError
 from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.errors import UserError
 
 
 def parse_shard(text: str) -> Tuple[int, int]:
@@ -40,15 +41,24 @@ def _interrupt(signum, frame):
 
 def run_benchmark(args: argparse.Namespace) -> int:
     echo = print
-    plan = load_plan(args.plan, check_files=not args.report_only)  # the report needs no data file: --report-only works without
+    plan = load_plan(
+        args.plan, check_files=not args.report_only
+    )  # the report needs no data file: --report-only works without
     runner = Runner(
-        plan, args.output_dir, jobs=args.jobs, threads=args.threads, retries=args.retries, echo=echo,
+        plan,
+        args.output_dir,
+        jobs=args.jobs,
+        threads=args.threads,
+        retries=args.retries,
+        echo=echo,
         keep_checkpoints=args.keep_checkpoints,
     )
     units = plan.units()
     selected = select_runs(select_shard(units, args.shard), args.runs)
     if args.runs and not selected:
-        raise UserError(f"no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}")
+        raise UserError(
+            f"no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}"
+        )
     count = f"{len(selected)} of {len(units)} units"
     shard = f"shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""
     if args.runs:
@@ -77,7 +87,10 @@ def run_benchmark(args: argparse.Namespace) -> int:
         try:
             runner.run_units([unit for _, unit in selected])
         except KeyboardInterrupt:
-            print("eer-benchmark: interrupted; finished runs are kept and interrupted trainings continue from their latest checkpoint: run the same command to continue", file=sys.stderr)
+            print(
+                "eer-benchmark: interrupted; finished runs are kept and interrupted trainings continue from their latest checkpoint: run the same command to continue",
+                file=sys.stderr,
+            )
             return 130
         finally:
             if in_main_thread:
@@ -88,56 +101,96 @@ def run_benchmark(args: argparse.Namespace) -> int:
     records = [runner.record(run) for run in plan.runs]
     failed = sum(1 for r in records if r.get("status") == "failed")
     missing = sum(1 for r in records if r.get("status") == "missing")
-    echo(f"wrote {written['csv']} and {written['md']} ({len(records) - failed - missing} done, {failed} failed, {missing} not run)")
+    echo(
+        f"wrote {written['csv']} and {written['md']} ({len(records) - failed - missing} done, {failed} failed, {missing} not run)"
+    )
     if args.docs:
         try:
             columns = _columns(args.column)
             commands = args.command or [f"allennlp eer-benchmark {args.plan} -o {args.output_dir}"]
-            echo(f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note, args.checks)}")
+            echo(
+                f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note, args.checks)}"
+            )
         except (FileNotFoundError, ValueError) as err:
             raise UserError(str(err)) from None
     return 1 if failed and not args.report_only else 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("plan", help="benchmark plan: jsonnet, JSON or YAML (see docs/benchmark.md, 'Reproducing the benchmark table')")
-    parser.add_argument("-o", "--output-dir", required=True, help="benchmark directory (data, runs, logs, results.csv, results.md)")
-    parser.add_argument("--jobs", type=int, default=1, help="runs in parallel (default 1); each gets cores // jobs torch threads")
-    parser.add_argument("--threads", type=int, default=None, help="torch/OpenMP threads per run (default: cores // jobs)")
     parser.add_argument(
-        "--shard", type=parse_shard, default=None,
+        "plan", help="benchmark plan: jsonnet, JSON or YAML (see docs/benchmark.md, 'Reproducing the benchmark table')"
+    )
+    parser.add_argument(
+        "-o", "--output-dir", required=True, help="benchmark directory (data, runs, logs, results.csv, results.md)"
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="runs in parallel (default 1); each gets cores // jobs torch threads"
+    )
+    parser.add_argument(
+        "--threads", type=int, default=None, help="torch/OpenMP threads per run (default: cores // jobs)"
+    )
+    parser.add_argument(
+        "--shard",
+        type=parse_shard,
+        default=None,
         help="i/n: run only the units whose index %% n == i (split a plan across machines sharing OUTDIR)",
     )
     parser.add_argument(
-        "--runs", nargs="+", metavar="PATTERN", default=None,
+        "--runs",
+        nargs="+",
+        metavar="PATTERN",
+        default=None,
         help="run only the runs whose name matches a shell pattern, e.g. 'eng-c/EE/*' (names: dataset/scenario/approach/encoder/seedK)",
     )
-    parser.add_argument("--retries", type=int, default=1, help="retries of a failing run before it is recorded as failed (default 1)")
     parser.add_argument(
-        "--keep-checkpoints", action="store_true",
+        "--retries", type=int, default=1, help="retries of a failing run before it is recorded as failed (default 1)"
+    )
+    parser.add_argument(
+        "--keep-checkpoints",
+        action="store_true",
         help="keep the trainer's checkpoints (model_state_*.th, training_state_*.th, CBL rounds' best.th) of finished runs",
     )
-    parser.add_argument("--dry-run", action="store_true", help="list the runs (and their commands) of this shard; run nothing")
     parser.add_argument(
-        "--report-only", action="store_true",
+        "--dry-run", action="store_true", help="list the runs (and their commands) of this shard; run nothing"
+    )
+    parser.add_argument(
+        "--report-only",
+        action="store_true",
         help="run nothing; write results.csv and results.md from OUTDIR (merges shards; the data files need not exist)",
     )
     docs = parser.add_argument_group("docs (the report with the paper's numbers beside ours, e.g. docs/results.md)")
-    docs.add_argument("--docs", default=None, metavar="DIR", help="also write DIR/results.md and its plots and CSV files in DIR/results/")
+    docs.add_argument(
+        "--docs",
+        default=None,
+        metavar="DIR",
+        help="also write DIR/results.md and its plots and CSV files in DIR/results/",
+    )
     docs.add_argument(
         "--paper",
         default=str(DEFAULT_PAPER),
         help="the paper's numbers: a JSON file written by scripts/paper_numbers.py, or the paper's LaTeX source "
         "(.tex) (default: the package's eer_benchmark/analyse/paper_numbers.json)",
     )
-    docs.add_argument("--command", action="append", default=[], help="a command that produced OUTDIR, quoted into the file (repeatable)")
-    docs.add_argument("--note", action="append", default=[], help="a remark on how the runs went, quoted into the file (repeatable)")
     docs.add_argument(
-        "--checks", default=None, metavar="RECORDS",
+        "--command",
+        action="append",
+        default=[],
+        help="a command that produced OUTDIR, quoted into the file (repeatable)",
+    )
+    docs.add_argument(
+        "--note", action="append", default=[], help="a remark on how the runs went, quoted into the file (repeatable)"
+    )
+    docs.add_argument(
+        "--checks",
+        default=None,
+        metavar="RECORDS",
         help="records (eer-records save) of block runs trained again on another machine, set beside the block's own",
     )
     docs.add_argument(
-        "--column", action="append", default=[], metavar="DATASET=PAPER_COLUMN",
+        "--column",
+        action="append",
+        default=[],
+        metavar="DATASET=PAPER_COLUMN",
         help="the paper's table column of a data set, e.g. eng-c=eng-c (default: the same name)",
     )
     return parser
@@ -151,13 +204,21 @@ def _columns(items: List[str]) -> Dict[str, str]:
     return dict(item.split("=", 1) for item in items)
 
 
-DESCRIPTION = "Run a benchmark plan (approaches x scenarios x datasets x encoders x seeds) and write the paper-style tables."
+DESCRIPTION = (
+    "Run a benchmark plan (approaches x scenarios x datasets x encoders x seeds) and write the paper-style tables."
+)
 
 # as `python -m eer_benchmark.commands.benchmark` the module below registers it (one module object, as the plugin's)
 # a bad plan, selection or docs argument: one "eer-benchmark: error: ..." line, exit status 1
 run_or_exit, _main = subcommand.define(
-    "eer-benchmark", DESCRIPTION, add_arguments, run_benchmark, (PlanError, UserError), named_errors=True,
-    returns_status=True, register=__name__ != "__main__",
+    "eer-benchmark",
+    DESCRIPTION,
+    add_arguments,
+    run_benchmark,
+    (PlanError, UserError),
+    named_errors=True,
+    returns_status=True,
+    register=__name__ != "__main__",
 )
 
 

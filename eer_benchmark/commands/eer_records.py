@@ -6,6 +6,7 @@ The arguments only; the records are :mod:`eer_benchmark.run.records`. A records 
 is one ``eer-records: error: ...`` line naming its line, and exit status 1. ``python -m
 eer_benchmark.run.records`` (the entry scripts used before this command) runs this command.
 """
+
 import argparse
 import sys
 from pathlib import Path
@@ -23,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     saving = commands.add_parser("save", help="add the finished runs of OUTDIR to FILE")
     saving.add_argument("outdir", type=Path)
     saving.add_argument("file", type=Path)
-    restoring = commands.add_parser("restore", help="write the files recorded in FILE into OUTDIR where they are missing")
+    restoring = commands.add_parser(
+        "restore", help="write the files recorded in FILE into OUTDIR where they are missing"
+    )
     restoring.add_argument("file", type=Path)
     restoring.add_argument("outdir", type=Path)
     return parser

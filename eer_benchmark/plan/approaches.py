@@ -19,6 +19,7 @@ sns        SNS         train        sns_<variant>.jsonnet         no     no     
 eer        EER         train        eer_<variant>.jsonnet         yes    no       no    yes
 =========  ==========  ===========  ============================  =====  =======  ====  ===========
 """
+
 import dataclasses
 from pathlib import Path
 from typing import Dict, Optional, Tuple

@@ -1,6 +1,7 @@
 """The checks of plan values shared by :mod:`~eer_benchmark.plan.parse` (the plan, its data sets and
 scenarios) and :mod:`~eer_benchmark.plan.parse_studies` (ratio grid, learning curve, ablations): each
 raises :class:`~eer_benchmark.plan.plan.PlanError` naming the key, what was expected and the fix."""
+
 import difflib
 import os
 import re
@@ -69,14 +70,18 @@ def check_file(path: Any, where: str, check: bool) -> str:
         resolved = Path.cwd() / resolved
     resolved = Path(os.path.normpath(resolved))
     if check and not resolved.exists():
-        raise PlanError(f"{where}: file not found: {resolved} (relative paths are relative to the current directory {Path.cwd()})")
+        raise PlanError(
+            f"{where}: file not found: {resolved} (relative paths are relative to the current directory {Path.cwd()})"
+        )
     return str(resolved)
 
 
 def check_seeds(value: Any, where: str) -> List[int]:
     """``seeds`` of a plan, a scenario or a study: a non-empty list of distinct non-negative integers."""
     require(
-        isinstance(value, list) and bool(value) and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value),
+        isinstance(value, list)
+        and bool(value)
+        and all(isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in value),
         f"{where} must be a non-empty list of non-negative integers, got {value!r}",
     )
     require(len(set(value)) == len(value), f"{where} lists a seed twice")
@@ -97,6 +102,7 @@ def check_epochs(value: Any, where: str) -> Dict[str, int]:
     """``epochs`` of a plan or scenario: one positive integer for every variant, or a mapping from
     variant (all, short, shortest) to a positive integer (a variant left out keeps the config default,
     the paper's 20 for all and 50 for short and shortest)."""
+
     def positive(number: Any) -> bool:
         return isinstance(number, int) and not isinstance(number, bool) and number >= 1
 
@@ -105,14 +111,20 @@ def check_epochs(value: Any, where: str) -> Dict[str, int]:
             require(key in VARIANTS, f"{where}: unknown variant {key!r}; expected {', '.join(VARIANTS)}")
             require(positive(number), f"{where}: {key!r} must be a positive integer, got {number!r}")
         return dict(value)
-    require(positive(value), f"{where} must be a positive integer or a mapping like {{all: 2, short: 10, shortest: 10}}, got {value!r}")
-    return {variant: value for variant in VARIANTS}
+    require(
+        positive(value),
+        f"{where} must be a positive integer or a mapping like {{all: 2, short: 10, shortest: 10}}, got {value!r}",
+    )
+    return dict.fromkeys(VARIANTS, value)
 
 
 def check_approaches(values: Any, where: str) -> List[str]:
     names = check_names(values, where)
     for name in names:
-        require(name in KNOWN_APPROACHES, f"{where}: unknown approach {name!r}; known approaches: {', '.join(KNOWN_APPROACHES)}")
+        require(
+            name in KNOWN_APPROACHES,
+            f"{where}: unknown approach {name!r}; known approaches: {', '.join(KNOWN_APPROACHES)}",
+        )
     require(len(set(names)) == len(names), f"{where}: an approach is listed twice")
     return names
 

@@ -4,6 +4,7 @@ the benchmark table, then the ratio grid, the learning curve and the ablations, 
 A study's run is the benchmark's own run when it would be the same run with the same settings (the
 ratio grid's benchmark setting, a learning-curve point with a benchmark scenario's data): a study's
 ``min_steps`` that differs from the scenario's gives the study its own runs."""
+
 import dataclasses
 from typing import Any, Dict, List, Optional, Tuple
 
@@ -33,13 +34,27 @@ class Expansion:
         self.plan.runs = self.runs
         return self.plan
 
-    def add(self, dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=(), **options) -> Run:
+    def add(
+        self, dataset, scenario, approach, encoder, seed, study, ratio=None, ablation=None, overrides=(), **options
+    ) -> Run:
         """The run (a new one, or the same run added before), with ``study`` among its studies."""
-        if ratio is not None and tuple(ratio) == self.plan.base_ratio(dataset) and (not overrides or ablation is not None):
+        if (
+            ratio is not None
+            and tuple(ratio) == self.plan.base_ratio(dataset)
+            and (not overrides or ablation is not None)
+        ):
             ratio = None  # an ablation's own directory keeps its overrides apart from the benchmark run
         run = Run(
-            dataset, scenario, approach, encoder, self.plan.encoder_slugs[encoder], seed, ratio, ablation=ablation,
-            overrides=tuple(sorted(overrides)), **options,
+            dataset,
+            scenario,
+            approach,
+            encoder,
+            self.plan.encoder_slugs[encoder],
+            seed,
+            ratio,
+            ablation=ablation,
+            overrides=tuple(sorted(overrides)),
+            **options,
         )
         existing = self.by_key.get(run.key)
         if existing is not None and existing.overrides != run.overrides:
@@ -88,13 +103,26 @@ class Expansion:
                                 entry = ((dataset.name, scenario.name, encoder), (rho, gamma))
                                 if control == "fixed":
                                     run = self.add(
-                                        dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma),
+                                        dataset,
+                                        scenario,
+                                        grid["approach"],
+                                        encoder,
+                                        seed,
+                                        "ratio_grid",
+                                        (rho, gamma),
                                         overrides=self.budget(grid, scenario),
                                     )
                                     plan.ratio_entries.append((*entry, run))
                                 else:  # shared with the ablation setting "binding ratio control" on the plan's band
                                     run = self.add(
-                                        dataset, scenario, grid["approach"], encoder, seed, "ratio_grid", (rho, gamma), ablation=BIND_SLUG,
+                                        dataset,
+                                        scenario,
+                                        grid["approach"],
+                                        encoder,
+                                        seed,
+                                        "ratio_grid",
+                                        (rho, gamma),
+                                        ablation=BIND_SLUG,
                                         overrides=self.budget(grid, scenario) + (("EER_RATIO_CONTROL", "bind"),),
                                     )
                                     plan.bind_entries.append((*entry, run))
@@ -125,8 +153,15 @@ class Expansion:
                         for encoder in [setting["encoder"]] if setting["encoder"] else plan.encoders:
                             for seed in setting.get("seeds") or study.get("seeds") or plan.scenario_seeds(scenario):
                                 run = self.add(
-                                    dataset, scenario, approach, encoder, seed, "ablations", ablation=setting["slug"],
-                                    overrides=tuple(setting["env"].items()), **options,
+                                    dataset,
+                                    scenario,
+                                    approach,
+                                    encoder,
+                                    seed,
+                                    "ablations",
+                                    ablation=setting["slug"],
+                                    overrides=tuple(setting["env"].items()),
+                                    **options,
                                 )
                                 plan.ablation_entries.append((setting, run))
 
@@ -139,21 +174,34 @@ class Expansion:
         for dataset in plan.datasets:
             for approach in [a for a in block["approaches"] if a in GOLD_APPROACHES]:
                 for seed in block["seeds"]:
-                    plan.block_entries.append((block, None, self.add(dataset, None, approach, encoder, seed, "block", ablation=block["slug"])))
+                    plan.block_entries.append(
+                        (block, None, self.add(dataset, None, approach, encoder, seed, "block", ablation=block["slug"]))
+                    )
             for entry in block["scenarios"]:
                 for approach in entry["approaches"]:
                     for seed in entry["seeds"]:
-                        run = self.add(dataset, scenarios[entry["name"]], approach, encoder, seed, "block", ablation=block["slug"])
+                        run = self.add(
+                            dataset, scenarios[entry["name"]], approach, encoder, seed, "block", ablation=block["slug"]
+                        )
                         plan.block_entries.append((block, None, run))
             for item in block["settings"]:
                 setting = item["setting"]
-                for scenario in self.scenarios(item["scenarios"] or setting["scenarios"] or (plan.ablations or {}).get("scenarios")):
+                for scenario in self.scenarios(
+                    item["scenarios"] or setting["scenarios"] or (plan.ablations or {}).get("scenarios")
+                ):
                     options = ablation_options(setting, scenario)
                     for approach in item["approaches"]:
                         for seed in seeds_of.get(scenario.name, block["seeds"]):
                             run = self.add(
-                                dataset, scenario, approach, encoder, seed, "block", ablation=setting["slug"],
-                                overrides=tuple(setting["env"].items()), **options,
+                                dataset,
+                                scenario,
+                                approach,
+                                encoder,
+                                seed,
+                                "block",
+                                ablation=setting["slug"],
+                                overrides=tuple(setting["env"].items()),
+                                **options,
                             )
                             plan.block_entries.append((block, setting, run))
 
@@ -163,7 +211,11 @@ class Expansion:
         from eer_plugin.annotation.simulators import learning_curve_max_per_document
 
         if scheme == "ee":
-            params = {"budget": budget, "keep_probability": curve["keep_probability"], "max_per_document": learning_curve_max_per_document(budget)}
+            params = {
+                "budget": budget,
+                "keep_probability": curve["keep_probability"],
+                "max_per_document": learning_curve_max_per_document(budget),
+            }
             name = f"EE-{budget}"
         else:  # exhaustive: linear annotation of whole documents in random order
             params = {"budget": budget, "keep_probability": 1.0, "max_per_document": EXHAUSTIVE_MAX_PER_DOCUMENT}
@@ -175,7 +227,9 @@ class Expansion:
             shared is by_spec.get(("lc",) + scenario.spec)
             or (not shared.env and not shared.epochs and effective_min_steps(shared) == effective_min_steps(scenario))
         ):
-            return shared  # the same data and settings as a benchmark scenario (or an earlier curve point): share its runs
+            return (
+                shared  # the same data and settings as a benchmark scenario (or an earlier curve point): share its runs
+            )
         while scenario.name in names:
             scenario = dataclasses.replace(scenario, name=f"{scenario.name}-lc")
         names.add(scenario.name)
@@ -201,14 +255,18 @@ def ablation_options(setting: Dict[str, Any], scenario: Scenario) -> Dict[str, A
     dev = setting.get("dev")
     if dev:
         if dev["budget"] == "proportional" and scenario.type != "ee":
-            raise PlanError(f"{where}: dev.budget 'proportional' needs an EE scenario (a budget), not {scenario.name!r} ({scenario.type})")
+            raise PlanError(
+                f"{where}: dev.budget 'proportional' needs an EE scenario (a budget), not {scenario.name!r} ({scenario.type})"
+            )
         options["dev"] = tuple((k, dev[k]) for k in ("budget", "keep_probability", "max_per_document"))
     estimate = setting.get("estimate_ratio")
     complete = estimate["complete_documents"] if estimate else setting.get("complete_documents")
     if complete:
         key = "estimate_ratio" if estimate else "complete_documents"
         if scenario.type not in ("ee", "dictionary"):
-            raise PlanError(f"{where}: {key} needs an EE scenario (its budget pays for the complete documents) or a dictionary scenario, not {scenario.name!r} ({scenario.type})")
+            raise PlanError(
+                f"{where}: {key} needs an EE scenario (its budget pays for the complete documents) or a dictionary scenario, not {scenario.name!r} ({scenario.type})"
+            )
         options["complete_documents"] = complete
         options["estimates_ratio"] = bool(estimate)
     return options

@@ -2,26 +2,55 @@
 (:class:`~eer_benchmark.plan.plan.PlanError`) that name the key, what was expected and the fix. The
 checks of single values are in :mod:`~eer_benchmark.plan.checks`, the studies' keys (ratio grid,
 learning curve, ablations) in :mod:`~eer_benchmark.plan.parse_studies`."""
+
 import json
 import os
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
+from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
 from eer_benchmark.plan.checks import (
-    NAME_PATTERN, check_approaches, check_env, check_epochs, check_file, check_keys, check_min_steps, check_names, check_seeds,
+    NAME_PATTERN,
+    check_approaches,
+    check_env,
+    check_epochs,
+    check_file,
+    check_keys,
+    check_min_steps,
+    check_names,
+    check_seeds,
     require,
 )
 from eer_benchmark.plan.parse_studies import check_ablations, check_blocks, check_learning_curve, check_ratio_grid
-from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES
 from eer_benchmark.plan.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
-from eer_benchmark.plan.scenario import READER_OPTION_VARIABLES, SCENARIO_PARAMETERS, SCENARIO_TYPES, Dataset, Scenario
-from eer_benchmark.plan.scenario import dataset_reader_options
+from eer_benchmark.plan.scenario import (
+    READER_OPTION_VARIABLES,
+    SCENARIO_PARAMETERS,
+    SCENARIO_TYPES,
+    Dataset,
+    Scenario,
+    dataset_reader_options,
+)
 from eer_plugin.runtime.encoders import config_defaults
 from eer_plugin.runtime.settings import unset_defaults
 
 PLAN_KEYS = (
-    "name", "description", "datasets", "scenarios", "approaches", "encoders", "seeds", "epochs", "env",
-    "reference", "ratio_grid", "learning_curve", "bootstrap", "min_steps", "ablations", "blocks",
+    "name",
+    "description",
+    "datasets",
+    "scenarios",
+    "approaches",
+    "encoders",
+    "seeds",
+    "epochs",
+    "env",
+    "reference",
+    "ratio_grid",
+    "learning_curve",
+    "bootstrap",
+    "min_steps",
+    "ablations",
+    "blocks",
 )
 
 
@@ -57,7 +86,10 @@ def check_scenario(data: Any, index: int) -> Scenario:
     where = f"scenarios[{index}]"
     require(isinstance(data, dict), f"{where} must be a mapping with 'name' and 'type'")
     name, kind = data.get("name"), data.get("type")
-    require(isinstance(name, str) and bool(NAME_PATTERN.match(name or "")), f"{where}: 'name' must be a name like 'EE-1000' (letters, digits, . _ + -), got {name!r}")
+    require(
+        isinstance(name, str) and bool(NAME_PATTERN.match(name or "")),
+        f"{where}: 'name' must be a name like 'EE-1000' (letters, digits, . _ + -), got {name!r}",
+    )
     where = f"scenario {name!r}"
     require(name != GOLD_SCENARIO, f"{where}: the name 'gold' is reserved for the gold approaches' runs")
     require(name != ABLATIONS_DIR, f"{where}: the name 'ablations' is reserved for the ablation study's runs")
@@ -69,15 +101,24 @@ def check_scenario(data: Any, index: int) -> Scenario:
         value = data.get(key, default)
         require(value is not None, f"{where}: type {kind!r} needs {key!r}")
         if key in ("budget", "max_per_document", "max_fp_length"):
-            require(isinstance(value, int) and not isinstance(value, bool) and value >= 1, f"{where}: {key!r} must be a positive integer, got {value!r}")
+            require(
+                isinstance(value, int) and not isinstance(value, bool) and value >= 1,
+                f"{where}: {key!r} must be a positive integer, got {value!r}",
+            )
         else:
-            require(isinstance(value, (int, float)) and 0 < value <= 1, f"{where}: {key!r} must be a number in (0, 1], got {value!r}")
+            require(
+                isinstance(value, (int, float)) and 0 < value <= 1,
+                f"{where}: {key!r} must be a number in (0, 1], got {value!r}",
+            )
             value = float(value)
         params[key] = value
     env = check_env(data.get("env", {}), f"{where}: env")
     require("EER_EPOCHS" not in env, f"{where}: set epochs with the scenario's 'epochs', not env.EER_EPOCHS")
     epochs = check_epochs(data["epochs"], f"{where}: 'epochs'") if "epochs" in data else {}
-    require("EER_MIN_STEPS" not in env, f"{where}: set the step budget with the scenario's 'min_steps', not env.EER_MIN_STEPS")
+    require(
+        "EER_MIN_STEPS" not in env,
+        f"{where}: set the step budget with the scenario's 'min_steps', not env.EER_MIN_STEPS",
+    )
     min_steps = check_min_steps(data["min_steps"], f"{where}: 'min_steps'") if "min_steps" in data else None
     seeds = tuple(check_seeds(data["seeds"], f"{where}: 'seeds'")) if "seeds" in data else None
     items = (tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
@@ -104,15 +145,40 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
     _check_ratio_numbers(env, datasets, scenarios)
     reference = _reference(data.get("reference"), approaches)
     dataset_names, scenario_names = [d.name for d in datasets], [s.name for s in scenarios]
-    grid = check_ratio_grid(data["ratio_grid"], scenarios, dataset_names, scenario_names) if data.get("ratio_grid") is not None else None
-    curve = check_learning_curve(data["learning_curve"], dataset_names) if data.get("learning_curve") is not None else None
-    ablations = check_ablations(data["ablations"], dataset_names, scenario_names) if data.get("ablations") is not None else None
-    blocks = check_blocks(data["blocks"], ablations, scenario_names, reference, seeds) if data.get("blocks") is not None else []
+    grid = (
+        check_ratio_grid(data["ratio_grid"], scenarios, dataset_names, scenario_names)
+        if data.get("ratio_grid") is not None
+        else None
+    )
+    curve = (
+        check_learning_curve(data["learning_curve"], dataset_names) if data.get("learning_curve") is not None else None
+    )
+    ablations = (
+        check_ablations(data["ablations"], dataset_names, scenario_names) if data.get("ablations") is not None else None
+    )
+    blocks = (
+        check_blocks(data["blocks"], ablations, scenario_names, reference, seeds)
+        if data.get("blocks") is not None
+        else []
+    )
     return Plan(
-        path=str(path), name=str(data.get("name") or Path(path).stem), datasets=datasets, scenarios=scenarios,
-        approaches=approaches, encoders=encoders, encoder_slugs=_encoder_slugs(encoders, ablations, blocks), seeds=list(seeds), env=env,
-        epochs=epochs, reference=reference, ratio_grid=grid, learning_curve=curve, bootstrap=_bootstrap(data.get("bootstrap")),
-        min_steps=min_steps, ablations=ablations, blocks=blocks,
+        path=str(path),
+        name=str(data.get("name") or Path(path).stem),
+        datasets=datasets,
+        scenarios=scenarios,
+        approaches=approaches,
+        encoders=encoders,
+        encoder_slugs=_encoder_slugs(encoders, ablations, blocks),
+        seeds=list(seeds),
+        env=env,
+        epochs=epochs,
+        reference=reference,
+        ratio_grid=grid,
+        learning_curve=curve,
+        bootstrap=_bootstrap(data.get("bootstrap")),
+        min_steps=min_steps,
+        ablations=ablations,
+        blocks=blocks,
     )
 
 
@@ -123,7 +189,10 @@ def _datasets(items: Any, check_files: bool) -> List[Dataset]:
     for index, item in enumerate(items):
         require(isinstance(item, dict), f"datasets[{index}] must be a mapping with name, train, dev, test")
         name = item.get("name")
-        require(isinstance(name, str) and bool(NAME_PATTERN.match(name or "")), f"datasets[{index}]: 'name' must be a name like 'eng-c', got {name!r}")
+        require(
+            isinstance(name, str) and bool(NAME_PATTERN.match(name or "")),
+            f"datasets[{index}]: 'name' must be a name like 'eng-c', got {name!r}",
+        )
         where = f"dataset {name!r}"
         check_keys(item, ["name", "train", "dev", "test", "env", *READER_OPTION_VARIABLES], where)
         for key in ("train", "dev", "test"):
@@ -134,7 +203,9 @@ def _datasets(items: Any, check_files: bool) -> List[Dataset]:
             reader = tuple(sorted(dataset_reader_options(item).items()))
         except ValueError as err:
             raise PlanError(f"{where}: {err}") from None
-        datasets.append(Dataset(name, files["train"], files["dev"], files["test"], tuple(sorted(dataset_env.items())), reader))
+        datasets.append(
+            Dataset(name, files["train"], files["dev"], files["test"], tuple(sorted(dataset_env.items())), reader)
+        )
     require(len({d.name for d in datasets}) == len(datasets), "two datasets have the same name")
     return datasets
 
@@ -170,7 +241,10 @@ def _epochs(data: Dict[str, Any], env: Dict[str, str]) -> Dict[str, int]:
         require("EER_EPOCHS" not in env, "set epochs either with 'epochs' or with env.EER_EPOCHS, not both")
         return check_epochs(data["epochs"], "'epochs'")
     if "EER_EPOCHS" in env:
-        require(env["EER_EPOCHS"].isdigit() and int(env["EER_EPOCHS"]) >= 1, f"env: EER_EPOCHS must be a positive integer, got {env['EER_EPOCHS']!r}")
+        require(
+            env["EER_EPOCHS"].isdigit() and int(env["EER_EPOCHS"]) >= 1,
+            f"env: EER_EPOCHS must be a positive integer, got {env['EER_EPOCHS']!r}",
+        )
         return check_epochs(int(env.pop("EER_EPOCHS")), "env: EER_EPOCHS")
     return {}
 
@@ -178,7 +252,9 @@ def _epochs(data: Dict[str, Any], env: Dict[str, str]) -> Dict[str, int]:
 def _min_steps(data: Dict[str, Any], env: Dict[str, str]) -> Optional[int]:
     if "min_steps" not in data:
         return None
-    require("EER_MIN_STEPS" not in env, "set the step budget either with 'min_steps' or with env.EER_MIN_STEPS, not both")
+    require(
+        "EER_MIN_STEPS" not in env, "set the step budget either with 'min_steps' or with env.EER_MIN_STEPS, not both"
+    )
     return check_min_steps(data["min_steps"], "'min_steps'")
 
 
@@ -197,7 +273,10 @@ def _check_ratio_numbers(env: Dict[str, str], datasets: List[Dataset], scenarios
 
 def _reference(reference: Any, approaches: List[str]) -> Optional[str]:
     if reference is not None:
-        require(isinstance(reference, str) and reference in KNOWN_APPROACHES, f"'reference': unknown approach {reference!r}; known approaches: {', '.join(KNOWN_APPROACHES)}")
+        require(
+            isinstance(reference, str) and reference in KNOWN_APPROACHES,
+            f"'reference': unknown approach {reference!r}; known approaches: {', '.join(KNOWN_APPROACHES)}",
+        )
         require(
             reference in approaches and reference not in GOLD_APPROACHES,
             f"'reference' {reference!r} must be one of the plan's approaches other than {' and '.join(GOLD_APPROACHES)}",
@@ -205,7 +284,9 @@ def _reference(reference: Any, approaches: List[str]) -> Optional[str]:
     return reference
 
 
-def _encoder_slugs(encoders: List[str], ablations: Optional[Dict[str, Any]], blocks: List[Dict[str, Any]]) -> Dict[str, str]:
+def _encoder_slugs(
+    encoders: List[str], ablations: Optional[Dict[str, Any]], blocks: List[Dict[str, Any]]
+) -> Dict[str, str]:
     """The directory names of the plan's encoders and of the ablation settings' and blocks' own (distinct)."""
     own_encoders = [setting["encoder"] for setting in (ablations or {}).get("settings", []) if setting["encoder"]]
     own_encoders += [block["encoder"] for block in blocks]
@@ -220,7 +301,13 @@ def _bootstrap(given: Any) -> Dict[str, Any]:
         require(isinstance(given, dict), "'bootstrap' must be a mapping with resamples, confidence, seed")
         check_keys(given, list(bootstrap), "bootstrap")
         bootstrap.update(given)
-        require(isinstance(bootstrap["resamples"], int) and bootstrap["resamples"] >= 1, "bootstrap: 'resamples' must be a positive integer")
-        require(isinstance(bootstrap["confidence"], float) and 0 < bootstrap["confidence"] < 1, "bootstrap: 'confidence' must be in (0, 1)")
+        require(
+            isinstance(bootstrap["resamples"], int) and bootstrap["resamples"] >= 1,
+            "bootstrap: 'resamples' must be a positive integer",
+        )
+        require(
+            isinstance(bootstrap["confidence"], float) and 0 < bootstrap["confidence"] < 1,
+            "bootstrap: 'confidence' must be in (0, 1)",
+        )
         require(isinstance(bootstrap["seed"], int), "bootstrap: 'seed' must be an integer")
     return bootstrap

@@ -4,13 +4,22 @@
 Data sets and annotation scenarios are in :mod:`eer_benchmark.plan.scenario`; parsing and validation
 of plan files in :mod:`eer_benchmark.plan.parse`; the expansion of a plan into its runs (benchmark
 table, ratio grid, learning curve, ablations) in :mod:`eer_benchmark.plan.expand`."""
+
 import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
 from eer_benchmark.plan.approaches import FAMILIES, VARIANTS, approach_label
 from eer_benchmark.plan.expand import Expansion
 from eer_benchmark.plan.runs import (  # noqa: F401  (public here too)
-    ABLATIONS_DIR, BIND_SLUG, GOLD_SCENARIO, RATIO_CONTROLS, PlanError, Run, number_text, setting_slug, slug,
+    ABLATIONS_DIR,
+    BIND_SLUG,
+    GOLD_SCENARIO,
+    RATIO_CONTROLS,
+    PlanError,
+    Run,
+    number_text,
+    setting_slug,
+    slug,
 )
 from eer_benchmark.plan.scenario import Dataset, Scenario
 from eer_plugin.runtime.encoders import config_defaults
@@ -33,7 +42,9 @@ class Plan:
     learning_curve: Optional[Dict[str, Any]]
     bootstrap: Dict[str, Any]
     min_steps: Optional[int] = None  # least optimizer steps of every run (EER_MIN_STEPS); scenarios may override
-    ablations: Optional[Dict[str, Any]] = None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approaches, encoder, scenarios}]}
+    ablations: Optional[Dict[str, Any]] = (
+        None  # {approach, datasets, scenarios, seeds, settings: [{name, slug, env, approaches, encoder, scenarios}]}
+    )
     #: the benchmark table again on another encoder (issue 27): [{name, slug, encoder, approaches, seeds, scenarios, settings}]
     blocks: List[Dict[str, Any]] = dataclasses.field(default_factory=list)
     # filled by expand()
@@ -101,7 +112,11 @@ class Plan:
 
     def seeds_description(self) -> str:
         """``'0, 1, 2 (scenario NNS: 0)'``."""
-        overrides = [f"{s.name}: {', '.join(map(str, s.seeds))}" for s in self.scenarios if s.seeds is not None and list(s.seeds) != self.seeds]
+        overrides = [
+            f"{s.name}: {', '.join(map(str, s.seeds))}"
+            for s in self.scenarios
+            if s.seeds is not None and list(s.seeds) != self.seeds
+        ]
         return ", ".join(map(str, self.seeds)) + (f" (scenario {'; '.join(overrides)})" if overrides else "")
 
     def min_steps_description(self) -> str:
@@ -113,7 +128,11 @@ class Plan:
                 overrides.append(f"{label}: {study['min_steps']}")
         if self.min_steps is None and not overrides:
             return ""
-        text = f"at least {self.min_steps} optimizer steps per run" if self.min_steps is not None else "minimum optimizer steps"
+        text = (
+            f"at least {self.min_steps} optimizer steps per run"
+            if self.min_steps is not None
+            else "minimum optimizer steps"
+        )
         return text + (f" ({'; '.join(overrides)})" if overrides else "")
 
     def base_ratio(self, dataset: Dataset) -> Tuple[float, float]:
@@ -191,4 +210,3 @@ def epochs_text(epochs: Mapping[str, int]) -> str:
     for variant in VARIANTS:
         groups.setdefault(epochs.get(variant, "default"), []).append(variant)
     return ", ".join(f"{number} ({', '.join(names)})" for number, names in groups.items())
-

@@ -1,5 +1,6 @@
 """The runs of a benchmark plan: one :class:`Run` (a data set, scenario, approach, encoder and seed, and its
 directory), the plan's constants and :class:`PlanError`. The plan itself is :mod:`eer_benchmark.plan.plan`."""
+
 import dataclasses
 import re
 from pathlib import Path
@@ -77,7 +78,11 @@ class Run:
         if self.dev is None:
             return None
         p = dict(self.dev)
-        name = f"_dev-ee-{p['budget']}" if p["budget"] != "proportional" else f"_dev-ee-proportional{self.scenario.get('budget')}"
+        name = (
+            f"_dev-ee-{p['budget']}"
+            if p["budget"] != "proportional"
+            else f"_dev-ee-proportional{self.scenario.get('budget')}"
+        )
         if p["keep_probability"] != 0.8:
             name += f"-keep{number_text(p['keep_probability'])}"
         if p["max_per_document"] != 10:
@@ -91,7 +96,15 @@ class Run:
     @property
     def key(self) -> Tuple:
         """(dataset, scenario, approach, encoder, seed, ratio, ablation): what makes a run its own."""
-        return (self.dataset.name, self.scenario_name, self.approach, self.encoder, self.seed, self.ratio, self.ablation)
+        return (
+            self.dataset.name,
+            self.scenario_name,
+            self.approach,
+            self.encoder,
+            self.seed,
+            self.ratio,
+            self.ablation,
+        )
 
     @property
     def family(self) -> str:

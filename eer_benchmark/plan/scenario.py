@@ -2,6 +2,7 @@
 simulator makes the partial training data, with which parameters).
 
 Runs and the expansion of a plan into runs are in :mod:`eer_benchmark.plan.plan`."""
+
 import dataclasses
 from typing import Any, Dict, Optional, Tuple
 
@@ -38,7 +39,10 @@ def dataset_reader_options(entry: Dict[str, Any]) -> Dict[str, Any]:
             options["tag_scheme"] = normalize_encoding(scheme if isinstance(scheme, str) else repr(scheme))
         except ValueError as err:
             raise ValueError(f"'tag_scheme': {err}") from None
-    for key, lowest, meaning in (("sentences_per_document", 1, "at least 1"), ("tag_column", None, "0-based, -1: the last column")):
+    for key, lowest, meaning in (
+        ("sentences_per_document", 1, "at least 1"),
+        ("tag_column", None, "0-based, -1: the last column"),
+    ):
         value = options.get(key, 0 if lowest is None else lowest)
         if not isinstance(value, int) or isinstance(value, bool) or (lowest is not None and value < lowest):
             raise ValueError(f"{key!r} must be a whole number ({meaning}), got {value!r}")
@@ -95,7 +99,8 @@ class Scenario:
                 extras.append(f"keep probability {p['keep_probability']:g}")
             if p["max_per_document"] != 10:
                 extras.append(
-                    "whole documents" if p["max_per_document"] >= EXHAUSTIVE_MAX_PER_DOCUMENT
+                    "whole documents"
+                    if p["max_per_document"] >= EXHAUSTIVE_MAX_PER_DOCUMENT
                     else f"at most {p['max_per_document']} per document"
                 )
             return text + (f" ({', '.join(extras)})" if extras else "")
@@ -133,4 +138,6 @@ class Scenario:
             from eer_plugin.annotation.dictionary_scenario import dictionary_with_complete_documents
 
             return dictionary_with_complete_documents(docs, p["coverage"], complete_documents, seed)
-        return simulators.ee_with_complete_documents(docs, p["budget"], complete_documents, p["keep_probability"], p["max_per_document"], seed)
+        return simulators.ee_with_complete_documents(
+            docs, p["budget"], complete_documents, p["keep_probability"], p["max_per_document"], seed
+        )

@@ -1,5 +1,6 @@
 """Which runs a benchmark invocation runs: shards (``--shard i/n``) and name patterns (``--runs``) over
 the plan's units, the dry run's listing (``--dry-run``) and the runs per block."""
+
 import fnmatch
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -31,7 +32,9 @@ def dry_run(plan: Plan, runner, units: List[Tuple[int, List[Run]]], echo=print) 
             settings = " ".join(f"{k}={env.get(k, '')}" for k in keys)
             echo(f"             {settings}")
             if run.dev is not None:
-                echo(f"             EER_DEV_DATA={env.get('EER_DEV_DATA')} (partial: EE on {run.dataset.dev}, budget {run.dev_budget})")
+                echo(
+                    f"             EER_DEV_DATA={env.get('EER_DEV_DATA')} (partial: EE on {run.dataset.dev}, budget {run.dev_budget})"
+                )
             estimate = runner.estimate_command(run)
             for command in ([estimate] if estimate else []) + runner.commands(run):
                 echo("             " + " ".join(command))

@@ -5,16 +5,17 @@ of the ablation settings the block repeats with its encoder (each against the re
 same data), the paper's claims on the block's runs, the epochs until rho_hat entered the band, the hours
 and machines, and the runs not finished yet. Written by :func:`~eer_benchmark.report.docs.render_docs`
 from the same records, bootstrap and claims as the rest of the page."""
+
 from typing import Dict, List, Optional
 
+from eer_benchmark.analyse.paper import paper_value
+from eer_benchmark.analyse.studies import band_of_run, on_benchmark_data, same_data_reference
+from eer_benchmark.machine import machine_text
 from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.plan.plan import GOLD_SCENARIO
 from eer_benchmark.report.cells import cell, runs_of
 from eer_benchmark.report.claims import claims_paragraph, differences, pooled
 from eer_benchmark.report.reproduction import read_checks, reproduction_table
-from eer_benchmark.machine import machine_text
-from eer_benchmark.analyse.paper import paper_value
-from eer_benchmark.plan.plan import GOLD_SCENARIO
-from eer_benchmark.analyse.studies import band_of_run, on_benchmark_data, same_data_reference
 from eer_benchmark.tables import markdown_table, mean_sd_cell
 
 
@@ -34,7 +35,11 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
     """One row per scenario and approach of the block, then one per setting the block repeats."""
     plan = report.plan
     runs, reference, lines = runs_of(plan, block), plan.reference, []
-    groups = [(None, [a for a in block["approaches"] if a in ("gold", "gold_sns")])] if any(r.scenario is None for r in runs) else []
+    groups = (
+        [(None, [a for a in block["approaches"] if a in ("gold", "gold_sns")])]
+        if any(r.scenario is None for r in runs)
+        else []
+    )
     scenarios = {s.name: s for s in plan.scenarios}
     groups += [(scenarios[entry["name"]], entry["approaches"]) for entry in block["scenarios"]]
     for scenario, approaches in groups:
@@ -43,14 +48,29 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
             done, seeds = cell(report, runs, approach, name)
             test = None
             if scenario is not None and reference and approach != reference:
-                test, _ = pooled(report, dataset, name, approach, reference, block["encoder"], ablations=(block["slug"], block["slug"]))
+                test, _ = pooled(
+                    report,
+                    dataset,
+                    name,
+                    approach,
+                    reference,
+                    block["encoder"],
+                    ablations=(block["slug"], block["slug"]),
+                )
             ours = report.done(dataset, name, approach, plan.encoders[0])
             value, _ = paper_value(rows, scenario.type if scenario else None, approach, column)
-            lines.append([
-                scenario.name if scenario else "–", approach_label(approach), seeds, mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
-                _delta_text(test), _minutes(done), mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
-                f"{value:.1f}" if value is not None else "–",
-            ])
+            lines.append(
+                [
+                    scenario.name if scenario else "–",
+                    approach_label(approach),
+                    seeds,
+                    mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
+                    _delta_text(test),
+                    _minutes(done),
+                    mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
+                    f"{value:.1f}" if value is not None else "–",
+                ]
+            )
     for item in block["settings"]:
         setting, setting_runs = item["setting"], runs_of(plan, block, item["setting"])
         for name in dict.fromkeys(r.scenario_name for r in setting_runs):
@@ -59,15 +79,31 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
                 test = None
                 other = _reference_directory(plan, block, next(r for r in setting_runs if r.scenario_name == name))
                 if other is not None and approach != reference:
-                    test, _ = pooled(report, dataset, name, approach, reference, block["encoder"], ablations=(setting["slug"], other))
+                    test, _ = pooled(
+                        report, dataset, name, approach, reference, block["encoder"], ablations=(setting["slug"], other)
+                    )
                 ours = report.done(dataset, name, approach, plan.encoders[0], ablation=setting["slug"])
-                lines.append([
-                    f"{name}, {setting['name']}", approach_label(approach), seeds, mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
-                    _delta_text(test), _minutes(done), mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None), "–",
-                ])
+                lines.append(
+                    [
+                        f"{name}, {setting['name']}",
+                        approach_label(approach),
+                        seeds,
+                        mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
+                        _delta_text(test),
+                        _minutes(done),
+                        mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
+                        "–",
+                    ]
+                )
     header = [
-        "scenario", "approach", "seeds finished", f"ours: {dataset} F1", f"Δ F1 vs {approach_label(reference)}, seeds pooled "
-        f"[{plan.bootstrap['confidence']:.0%} CI]", "min per run", f"{plan.encoders[0]}: F1", f"paper: {column} F1",
+        "scenario",
+        "approach",
+        "seeds finished",
+        f"ours: {dataset} F1",
+        f"Δ F1 vs {approach_label(reference)}, seeds pooled [{plan.bootstrap['confidence']:.0%} CI]",
+        "min per run",
+        f"{plan.encoders[0]}: F1",
+        f"paper: {column} F1",
     ]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "r", "r"])
 
@@ -91,7 +127,16 @@ def band_table(report, block) -> str:
             rho, gamma = report.plan.ratio_of(run, report.records[run.key])
             first, final = band_of_run(report, run, report.records[run.key])
             where = f"{run.scenario_name}, {setting['name']}" if setting else run.scenario_name
-            lines.append([where, approach_label(run.approach), str(run.seed), f"[{rho - gamma:.2f}, {rho + gamma:.2f}]", first, final])
+            lines.append(
+                [
+                    where,
+                    approach_label(run.approach),
+                    str(run.seed),
+                    f"[{rho - gamma:.2f}, {rho + gamma:.2f}]",
+                    first,
+                    final,
+                ]
+            )
     header = ["scenario", "approach", "seed", "[rho - gamma, rho + gamma]", "first epoch in band", "final rho_hat"]
     return markdown_table(header, lines, ["l", "l", "r", "l", "r", "r"]) if lines else ""
 
@@ -103,7 +148,9 @@ def cost_text(report, block) -> str:
     hours = sum(report.compute_seconds(r) for r in done) / 3600
     machines: Dict[str, int] = {}
     for record in done:
-        text = machine_text(record.get("machine")).replace("not recorded", "not recorded (runs from before the records kept it)")
+        text = machine_text(record.get("machine")).replace(
+            "not recorded", "not recorded (runs from before the records kept it)"
+        )
         machines[text] = machines.get(text, 0) + 1
     where = "; ".join(f"{text}: {count} run{'s' if count > 1 else ''}" for text, count in machines.items())
     return (
@@ -115,7 +162,8 @@ def cost_text(report, block) -> str:
 def missing_runs(report, block) -> List[str]:
     return [
         f"- `{run.name}`: {report.records[run.key].get('status', 'missing').replace('missing', 'not run yet')}"
-        for b, _, run in report.plan.block_entries if b is block and report.records[run.key].get("status") != "done"
+        for b, _, run in report.plan.block_entries
+        if b is block and report.records[run.key].get("status") != "done"
     ]
 
 
@@ -129,31 +177,43 @@ def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: O
     checks = read_checks(checks_file)
     for block in plan.blocks:
         parts += [
-            f"## The benchmark on {block['encoder']} (block \"{block['name']}\")", "",
+            f'## The benchmark on {block["encoder"]} (block "{block["name"]}")',
+            "",
             f"The benchmark table again with the encoder {block['encoder']}, every other setting the plan's; seeds "
             + "; ".join(f"{e['name']}: {', '.join(map(str, e['seeds']))}" for e in block["scenarios"])
             + f". {cost_text(report, block)} Δ: the paired bootstrap over test documents against "
             f"{approach_label(plan.reference)} with the same encoder, the seeds both finished pooled (for a setting: the "
             f"reference approach on the same data); † / ‡ significantly better / worse. The column {plan.encoders[0]} is "
-            "the plan's table (a setting: its ablation runs) for comparison.", "",
+            "the plan's table (a setting: its ablation runs) for comparison.",
+            "",
         ]
         for dataset in plan.datasets:
             column = dataset_column.get(dataset.name, dataset.name)
             parts += [block_table(report, block, paper.rows, dataset.name, column), ""]
             parts += [
-                "The paper's claims on these runs (as in \"Ours next to the paper\" below):", "",
-                differences(plan, report, paper.rows, dataset.name, column, paper.robustness, block), "",
+                'The paper\'s claims on these runs (as in "Ours next to the paper" below):',
+                "",
+                differences(plan, report, paper.rows, dataset.name, column, paper.robustness, block),
+                "",
             ]
             paragraph = claims_paragraph(plan, report, paper.rows, paper.robustness, dataset.name, column, block)
             parts += [paragraph, ""] if paragraph else []
         band = band_table(report, block)
         if band:
-            parts += ["Epochs until the training rho_hat entered the band (as in \"Epochs until rho_hat entered the band\"):", "", band, ""]
+            parts += [
+                'Epochs until the training rho_hat entered the band (as in "Epochs until rho_hat entered the band"):',
+                "",
+                band,
+                "",
+            ]
         again = reproduction_table(report, block, checks)
         if again:
             parts += [
                 "Runs trained again on another machine, to check that it reproduces them (their records: "
-                f"`{checks_file}`; the block's seeds: its finished runs of the same approach and data):", "", again, "",
+                f"`{checks_file}`; the block's seeds: its finished runs of the same approach and data):",
+                "",
+                again,
+                "",
             ]
         missing = missing_runs(report, block)
         if missing:

@@ -3,7 +3,9 @@ scenario among them (used by :mod:`eer_benchmark.report.blocks` and :mod:`eer_be
 
 
 def runs_of(plan, block, setting=None) -> list:
-    return [run for b, s, run in plan.block_entries if b is block and (s or {}).get("slug") == (setting or {}).get("slug")]
+    return [
+        run for b, s, run in plan.block_entries if b is block and (s or {}).get("slug") == (setting or {}).get("slug")
+    ]
 
 
 def cell(report, runs, approach: str, scenario: str) -> tuple:

@@ -1,6 +1,7 @@
 """The paper's claims that a plan can check: the paper's difference, ours (per seed, and pooled over seeds
 with the paired bootstrap) and the verdict, and the paragraphs of ``docs/results.md`` that state them (used by
 :mod:`eer_benchmark.report.docs` and by the blocks' sections, :mod:`eer_benchmark.report.blocks`)."""
+
 from typing import Dict, List, Optional, Tuple
 
 from eer_benchmark.analyse.paper import paper_value
@@ -8,7 +9,6 @@ from eer_benchmark.analyse.studies import direction_verdict, pooled_ablation_dif
 from eer_benchmark.plan.approaches import approach_label, family_of, split_approach
 from eer_benchmark.tables import markdown_table, mean, std
 from eer_plugin.annotation.bootstrap import paired_bootstrap
-
 
 #: a paper difference smaller than this (F1 points) is read as the claim "about equal"
 EQUAL_MARGIN = 1.0
@@ -35,7 +35,9 @@ def _claim_text(a: str, b: str, paper_delta: Optional[float]) -> str:
     return f"{a} > {b}" if paper_delta > 0 else f"{a} < {b}"
 
 
-def pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None), ablations=(None, None)) -> Tuple[Optional[dict], List[float]]:
+def pooled(
+    report, dataset, scenario, a, b, encoder, ratios=(None, None), ablations=(None, None)
+) -> Tuple[Optional[dict], List[float]]:
     """The paired bootstrap of A vs B with their common seeds pooled (per-document counts summed), and
     the per-seed F1 differences (points); ``ablations``: each side's setting or block directory (None: the benchmark's)."""
     mine = report.done(dataset, scenario, a, encoder, ratios[0], ablations[0])
@@ -47,7 +49,9 @@ def pooled(report, dataset, scenario, a, b, encoder, ratios=(None, None), ablati
     return paired_bootstrap(*pair, **report.bootstrap_settings), per_seed
 
 
-def claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None) -> List[dict]:
+def claims(
+    plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None
+) -> List[dict]:
     """The paper's claims that this plan can check, each with the paper's difference, ours (per seed,
     and pooled over seeds with the paired bootstrap) and the :func:`verdict`: every EER approach
     (short, shortest) against every baseline in each scenario (the paper's NNS block: its -all rows),
@@ -77,7 +81,9 @@ def claim_pairs(scenarios, approaches_of) -> List[tuple]:
     return pairs
 
 
-def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None) -> List[dict]:
+def _claims(
+    plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None
+) -> List[dict]:
     if block is None:
         encoder, ablation, pairs = plan.encoders[0], None, claim_pairs(plan.scenarios, lambda scenario: plan.approaches)
     else:
@@ -91,11 +97,17 @@ def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, col
         # both set beside the same paper row (the NNS block's -all rows): the paper says nothing on the pair
         paper_delta = value_a - value_b if None not in (value_a, value_b) and row_a != row_b else None
         test, per_seed = pooled(report, dataset, scenario.name, a, b, encoder, ablations=(ablation, ablation))
-        out.append({
-            "scenario": scenario.name, "difference": f"{approach_label(a)} − {approach_label(b)}",
-            "claim": _claim_text(approach_label(a), approach_label(b), paper_delta), "paper": paper_delta,
-            "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
-        })
+        out.append(
+            {
+                "scenario": scenario.name,
+                "difference": f"{approach_label(a)} − {approach_label(b)}",
+                "claim": _claim_text(approach_label(a), approach_label(b), paper_delta),
+                "paper": paper_delta,
+                "per_seed": per_seed,
+                "test": test,
+                "verdict": verdict(paper_delta, test),
+            }
+        )
     if plan.ratio_entries and block is None:
         base_of: Dict[tuple, tuple] = {}  # group -> (base setting, the ratio key of its runs)
         for group, setting, run in plan.ratio_entries:
@@ -111,17 +123,33 @@ def _claims(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, col
             interval = lambda r: (round(r[0] - r[1], 2), round(r[0] + r[1], 2))  # noqa: E731
             theirs = [robustness.get(interval(x)) for x in (setting, base)]
             paper_delta = theirs[0]["avg"] - theirs[1]["avg"] if None not in theirs else None
-            test, per_seed = pooled(report, dataset, group[1], approach, approach, group[2], ratios=(run.ratio, base_key))
+            test, per_seed = pooled(
+                report, dataset, group[1], approach, approach, group[2], ratios=(run.ratio, base_key)
+            )
             names = [f"[{interval(x)[0]:.2f}, {interval(x)[1]:.2f}]" for x in (setting, base)]
-            out.append({
-                "scenario": group[1], "difference": f"{approach_label(approach)} {names[0]} − {names[1]}",
-                "claim": _claim_text(names[0], names[1], paper_delta), "paper": paper_delta,
-                "per_seed": per_seed, "test": test, "verdict": verdict(paper_delta, test),
-            })
+            out.append(
+                {
+                    "scenario": group[1],
+                    "difference": f"{approach_label(approach)} {names[0]} − {names[1]}",
+                    "claim": _claim_text(names[0], names[1], paper_delta),
+                    "paper": paper_delta,
+                    "per_seed": per_seed,
+                    "test": test,
+                    "verdict": verdict(paper_delta, test),
+                }
+            )
     return out
 
 
-def differences(plan, report, rows, dataset: str, column: str, robustness: Optional[Dict[tuple, dict]] = None, block: Optional[dict] = None) -> str:
+def differences(
+    plan,
+    report,
+    rows,
+    dataset: str,
+    column: str,
+    robustness: Optional[Dict[tuple, dict]] = None,
+    block: Optional[dict] = None,
+) -> str:
     """The paper's claims as differences (see :func:`claims`), in F1 points: ours (mean ± sd over the
     common seeds), the paired bootstrap with the seeds pooled, the paper's, and the verdict."""
     lines = []
@@ -131,17 +159,26 @@ def differences(plan, report, rows, dataset: str, column: str, robustness: Optio
         if c["per_seed"]:
             ours = f"{mean(c['per_seed']):+.1f}" + (f" ± {std(c['per_seed']):.1f}" if len(c["per_seed"]) > 1 else "")
         test = c["test"]
-        pooled = f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}]" if test else "–"
+        pooled = (
+            f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}]" if test else "–"
+        )
         paper = f"{c['paper']:+.1f}" if c["paper"] is not None else "–"
         lines.append([c["scenario"], c["difference"], ours, paper, pooled, c["claim"], c["verdict"]])
     header = [
-        "scenario", "difference", f"ours ({dataset}, F1 points)", f"paper ({column})",
-        f"ours, seeds pooled [{confidence:.0%} CI]", "the paper's claim", "here",
+        "scenario",
+        "difference",
+        f"ours ({dataset}, F1 points)",
+        f"paper ({column})",
+        f"ours, seeds pooled [{confidence:.0%} CI]",
+        "the paper's claim",
+        "here",
     ]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "l", "l"])
 
 
-def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None) -> str:
+def claims_paragraph(
+    plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None
+) -> str:
     """The claims in words, generated from :func:`claims` (no number typed by hand), with the ablation
     that comes closest to the plan's reference approach (not for a ``block``'s claims)."""
     found = [c for c in claims(plan, report, rows, robustness, dataset, column, block) if c["verdict"] != "–"]
@@ -152,11 +189,13 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
         groups.setdefault(c["verdict"], []).append(f"{c['claim']} ({c['scenario']})")
     plural = {"holds": "hold", "does not hold": "do not hold"}
     counts = ", ".join(
-        f"{len(groups[v])} {v if len(groups[v]) == 1 else plural.get(v, v)}" for v in ("holds", "does not hold", "not significant") if v in groups
+        f"{len(groups[v])} {v if len(groups[v]) == 1 else plural.get(v, v)}"
+        for v in ("holds", "does not hold", "not significant")
+        if v in groups
     )
     text = [
         f"**Which of the paper's claims hold here** ({dataset}; {plan.bootstrap['confidence']:.0%} paired bootstrap over test "
-        f"documents, seeds pooled; a paper difference under {EQUAL_MARGIN:g} point reads as \"about equal\"): of {len(found)} "
+        f'documents, seeds pooled; a paper difference under {EQUAL_MARGIN:g} point reads as "about equal"): of {len(found)} '
         f"claims checked, {counts}."
     ]
     for v in ("holds", "does not hold", "not significant"):
@@ -167,7 +206,9 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
         pooled = pooled_ablation_differences(report)
         scenarios: Dict[tuple, set] = {}  # (setting, approach) -> its scenarios: named when there are several
         for entry in pooled:
-            scenarios.setdefault((entry["setting"]["name"], entry["run"].approach), set()).add(entry["run"].scenario_name)
+            scenarios.setdefault((entry["setting"]["name"], entry["run"].approach), set()).add(
+                entry["run"].scenario_name
+            )
         for entry in pooled:
             if entry["run"].dataset.name != dataset:
                 continue
@@ -175,12 +216,22 @@ def claims_paragraph(plan, report, rows, robustness: Dict[tuple, dict], dataset:
             test, seeds = entry["test"], entry["seeds"]
             if not (test["significant"] and test["delta"] < 0):
                 which = f"seed {seeds[0]}" if len(seeds) == 1 else f"seeds {', '.join(map(str, seeds))} pooled"
-                where = f"{entry['run'].scenario_name}, " if len(scenarios[(entry["setting"]["name"], entry["run"].approach)]) > 1 else ""
-                closing.append(f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {where}{which}: {100 * test['delta']:+.1f})")
+                where = (
+                    f"{entry['run'].scenario_name}, "
+                    if len(scenarios[(entry["setting"]["name"], entry["run"].approach)]) > 1
+                    else ""
+                )
+                closing.append(
+                    f"{entry['setting']['name']} ({approach_label(entry['run'].approach)}, {where}{which}: {100 * test['delta']:+.1f})"
+                )
         if tested:
             label = approach_label(plan.reference)
             text.append(
                 f"Ablations: of {tested} finished ablation settings (an approach's seeds pooled), "
-                + (f"these are not significantly worse than {label}: {'; '.join(closing)}." if closing else f"none comes within significance of {label}.")
+                + (
+                    f"these are not significantly worse than {label}: {'; '.join(closing)}."
+                    if closing
+                    else f"none comes within significance of {label}."
+                )
             )
     return " ".join(text)

@@ -13,6 +13,7 @@ that AllenNLP reports. Rows come from run directories (``metrics_epoch_*.json``,
 
 writes the CSV and prints the table that ``docs/data.md`` shows between :data:`START` and :data:`END`
 (``tests/test_docs.py`` checks that it is what :func:`table_markdown` makes of the committed CSV)."""
+
 import argparse
 import csv
 import io
@@ -26,26 +27,48 @@ from eer_plugin.core.ratio_control import DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_R
 
 START = "<!-- control-constants: generated from docs/results/control_constants.csv; do not edit -->"
 END = "<!-- /control-constants -->"
-FIELDS = ["band_low", "band_high", "c", "eta", "source", "epochs", "rho_hat_by_epoch", "final_rho_hat", "worst_outside_last5", "test_f1"]
+FIELDS = [
+    "band_low",
+    "band_high",
+    "c",
+    "eta",
+    "source",
+    "epochs",
+    "rho_hat_by_epoch",
+    "final_rho_hat",
+    "worst_outside_last5",
+    "test_f1",
+]
 #: the ratio grid's runs under the binding control in the plan's records (the plan's band is the ablation's run)
 GRID = "/binding-ratio-control/EE/eer_short"
 
 
-def _row(band: Sequence[float], c: float, eta: float, source: str, epochs: List[dict], final: Optional[dict]) -> Dict[str, str]:
+def _row(
+    band: Sequence[float], c: float, eta: float, source: str, epochs: List[dict], final: Optional[dict]
+) -> Dict[str, str]:
     low, high = round(band[0] - band[1], 4), round(band[0] + band[1], 4)
     ratios = [float(m["training_rho_hat"]) for m in epochs]
     outside = [max(0.0, low - r, r - high) for r in ratios[-5:]]
     f1 = final.get("test_f1-measure-overall") if final else None
     return {
-        "band_low": f"{low:.2f}", "band_high": f"{high:.2f}", "c": f"{c:g}", "eta": f"{eta:g}", "source": source,
-        "epochs": str(len(ratios)), "rho_hat_by_epoch": " ".join(f"{r:.3f}" for r in ratios),
-        "final_rho_hat": f"{ratios[-1]:.3f}", "worst_outside_last5": f"{max(outside):.3f}",
+        "band_low": f"{low:.2f}",
+        "band_high": f"{high:.2f}",
+        "c": f"{c:g}",
+        "eta": f"{eta:g}",
+        "source": source,
+        "epochs": str(len(ratios)),
+        "rho_hat_by_epoch": " ".join(f"{r:.3f}" for r in ratios),
+        "final_rho_hat": f"{ratios[-1]:.3f}",
+        "worst_outside_last5": f"{max(outside):.3f}",
         "test_f1": "" if f1 is None else f"{100 * f1:.1f}",
     }
 
 
 def _epochs(files: Dict[str, str]) -> List[dict]:
-    names = sorted((n for n in files if n.startswith("metrics_epoch_")), key=lambda n: int(n[len("metrics_epoch_"):-len(".json")]))
+    names = sorted(
+        (n for n in files if n.startswith("metrics_epoch_")),
+        key=lambda n: int(n[len("metrics_epoch_") : -len(".json")]),
+    )
     return [json.loads(files[n]) for n in names]
 
 
@@ -59,19 +82,32 @@ def from_run_dir(directory: Path, c: float, eta: float) -> Dict[str, str]:
 
 
 def from_records(path: Path, c: float, eta: float) -> Iterator[Dict[str, str]]:
-    source = "benchmark plan" if (c, eta) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE) else "benchmark plan, earlier default"
+    source = (
+        "benchmark plan"
+        if (c, eta) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE)
+        else "benchmark plan, earlier default"
+    )
     for line in path.read_text(encoding="utf-8").splitlines():
         record = json.loads(line)
         if GRID not in record["dir"] or "/eer_shortest/" in record["dir"] or "all-MiniLM-L6-v2" not in record["dir"]:
             continue
         files = record["files"]
         result = json.loads(files["result.json"])
-        yield _row((result["entity_ratio"], result["ratio_margin"]), c, eta, source, _epochs(files), json.loads(files["metrics.json"]))
+        yield _row(
+            (result["entity_ratio"], result["ratio_margin"]),
+            c,
+            eta,
+            source,
+            _epochs(files),
+            json.loads(files["metrics.json"]),
+        )
 
 
 def table_markdown(rows: List[Dict[str, str]]) -> str:
     """The table of ``docs/data.md``: one row per run, by band, then ``c`` and ``eta``."""
-    ordered = sorted(rows, key=lambda r: (float(r["band_low"]), float(r["band_high"]), -float(r["c"]), -float(r["eta"])))
+    ordered = sorted(
+        rows, key=lambda r: (float(r["band_low"]), float(r["band_high"]), -float(r["c"]), -float(r["eta"]))
+    )
     lines = [
         "| band | c | eta | final rho_hat | worst outside, last 5 epochs | test F1 | epochs | run |",
         "|---|---|---|---|---|---|---|---|",
@@ -104,8 +140,16 @@ def _constants(value: str) -> tuple:
 def main(argv: Optional[Sequence[str]] = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("-o", "--output", type=Path, required=True, help="the CSV to write")
-    parser.add_argument("--runs", type=_constants, action="append", default=[], help="C,ETA=RUN_DIR: one training run directory")
-    parser.add_argument("--records", type=_constants, action="append", default=[], help="C,ETA=RECORDS: the grid's bind runs of a records file")
+    parser.add_argument(
+        "--runs", type=_constants, action="append", default=[], help="C,ETA=RUN_DIR: one training run directory"
+    )
+    parser.add_argument(
+        "--records",
+        type=_constants,
+        action="append",
+        default=[],
+        help="C,ETA=RECORDS: the grid's bind runs of a records file",
+    )
     args = parser.parse_args(argv)
     rows = [from_run_dir(path, c, eta) for c, eta, path in args.runs]
     rows += [row for c, eta, path in args.records for row in from_records(path, c, eta)]

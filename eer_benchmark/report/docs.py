@@ -7,6 +7,7 @@ Written by ``allennlp eer-benchmark PLAN -o OUTDIR --report-only --docs docs --c
 directory (the repository, for ``results.sh``), absolute paths of this machine (the benchmark directory, the
 current directory) are written relative to the current directory; the plan is always named relative to it.
 """
+
 import os
 import platform
 import shutil
@@ -14,15 +15,15 @@ from pathlib import Path
 from typing import Dict, List, Optional, Sequence
 
 from eer_benchmark.analyse.paper import PAPER_NUMBERS, paper_value, read_paper
-from eer_benchmark.plan.parse import load_plan
 from eer_benchmark.plan.approaches import approach_label
+from eer_benchmark.plan.parse import load_plan
 from eer_benchmark.plan.plan import GOLD_SCENARIO
-from eer_benchmark.report.report import Report
-from eer_benchmark.run.runner import Runner
 from eer_benchmark.report.blocks import block_sections
 from eer_benchmark.report.claims import claims, claims_paragraph, differences, pooled, verdict  # noqa: F401  (public here too)
 from eer_benchmark.report.guide import GUIDE_PAGE, write_guide
+from eer_benchmark.report.report import Report
 from eer_benchmark.report.sections import DEFAULT_HEAD_LEARNING_RATE
+from eer_benchmark.run.runner import Runner
 from eer_benchmark.tables import markdown_table, mean, mean_sd_cell
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.common.outputs import replacing
@@ -51,18 +52,41 @@ def ratio_comparison(report, paper: Dict[tuple, dict]) -> str:
         theirs = paper.get(interval)
         stars += [r["rho_star"] for r in done if r.get("rho_star") is not None]
         rho_hats = [r["rho_hat"] for r in done if r.get("rho_hat") is not None]
-        lines.append([
-            dataset, scenario, f"[{interval[0]:.2f}, {interval[1]:.2f}]" + ("†" if dagger[((dataset, scenario, encoder), (rho, gamma))] else ""),
-            mean_sd_cell([r["f1"] for r in done], None) if done else "not run", f"{mean(rho_hats):.3f}" if rho_hats else "–",
-            f"{theirs['avg']:.1f}" + str(theirs["mark"]) if theirs else "–",
-        ])
+        lines.append(
+            [
+                dataset,
+                scenario,
+                f"[{interval[0]:.2f}, {interval[1]:.2f}]"
+                + ("†" if dagger[((dataset, scenario, encoder), (rho, gamma))] else ""),
+                mean_sd_cell([r["f1"] for r in done], None) if done else "not run",
+                f"{mean(rho_hats):.3f}" if rho_hats else "–",
+                f"{theirs['avg']:.1f}" + str(theirs["mark"]) if theirs else "–",
+            ]
+        )
     star = next((k for k, v in paper.items() if v["mark"] == "*"), None)
-    header = ["dataset", "scenario", "[rho - gamma, rho + gamma]", f"ours: {approach_label(plan.ratio_grid['approach'])} F1", "ours: final rho_hat", "paper: F1 (mean of 3 samples)"]
+    header = [
+        "dataset",
+        "scenario",
+        "[rho - gamma, rho + gamma]",
+        f"ours: {approach_label(plan.ratio_grid['approach'])} F1",
+        "ours: final rho_hat",
+        "paper: F1 (mean of 3 samples)",
+    ]
     grid_seeds = sorted({run.seed for _, _, run in plan.ratio_entries})
     seeds = "one seed" if len(grid_seeds) == 1 else f"mean ± sd over seeds {', '.join(map(str, grid_seeds))}"
     notes = (
-        f"Ours: {seeds}; rho* (gold subword entity ratio of our training data) = {mean(stars):.3f}. " if stars else f"Ours: {seeds}. "
-    ) + (f"Paper: EER-BERT-short on CoNLL English EE, three sampled data sets; * marks its rho = rho* setting [{star[0]:.2f}, {star[1]:.2f}]; " if star else "") + "† the benchmark setting."
+        (
+            f"Ours: {seeds}; rho* (gold subword entity ratio of our training data) = {mean(stars):.3f}. "
+            if stars
+            else f"Ours: {seeds}. "
+        )
+        + (
+            f"Paper: EER-BERT-short on CoNLL English EE, three sampled data sets; * marks its rho = rho* setting [{star[0]:.2f}, {star[1]:.2f}]; "
+            if star
+            else ""
+        )
+        + "† the benchmark setting."
+    )
     return markdown_table(header, lines, ["l", "l", "l", "r", "r", "r"]) + "\n\n" + notes
 
 
@@ -90,16 +114,37 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
             value, label = paper_value(rows, scenario.type if scenario else None, approach, column)
             epochs = sorted({str(r.get("settings", {}).get("EER_EPOCHS", "")) for r in done.values()})
             seconds = sum(r.get("seconds") or 0 for r in done.values())
-            lines.append([
-                scenario.name if scenario else "–", approach_label(approach), ours, ", ".join(epochs) or "–",
-                f"{seconds / 60 / len(done):.1f}" if done else "–", f"{value:.1f}" if value is not None else "–", label or "–",
-            ])
-    header = ["scenario", "approach", f"ours: {dataset} F1", "epochs", "min per run", f"paper: {column} F1", "paper row"]
+            lines.append(
+                [
+                    scenario.name if scenario else "–",
+                    approach_label(approach),
+                    ours,
+                    ", ".join(epochs) or "–",
+                    f"{seconds / 60 / len(done):.1f}" if done else "–",
+                    f"{value:.1f}" if value is not None else "–",
+                    label or "–",
+                ]
+            )
+    header = [
+        "scenario",
+        "approach",
+        f"ours: {dataset} F1",
+        "epochs",
+        "min per run",
+        f"paper: {column} F1",
+        "paper row",
+    ]
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 
 
 def render(
-    plan_path: str, outdir: str, commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str], notes: Sequence[str] = (),
+    plan_path: str,
+    outdir: str,
+    commands: List[str],
+    paper: str,
+    docs: str,
+    dataset_column: Dict[str, str],
+    notes: Sequence[str] = (),
     checks: Optional[str] = None,
 ) -> Path:
     """Writes the report of OUTDIR (``results.md``, ``results.csv``, plots) and ``DOCS/results.md``
@@ -121,8 +166,14 @@ def repository_relative(text: str, outdir: Path, docs_dir: Path, root: Optional[
 
 
 def render_docs(
-    report: Report, written: Dict[str, str], commands: List[str], paper: str, docs: str, dataset_column: Dict[str, str],
-    notes: Sequence[str] = (), checks: Optional[str] = None,
+    report: Report,
+    written: Dict[str, str],
+    commands: List[str],
+    paper: str,
+    docs: str,
+    dataset_column: Dict[str, str],
+    notes: Sequence[str] = (),
+    checks: Optional[str] = None,
 ) -> Path:
     """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned);
     ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source; ``checks``: a records
@@ -188,7 +239,7 @@ def render_docs(
             "Does the paper's ordering hold here? EER (short, shortest) minus each baseline, EER-short minus EER-shortest, "
             "and the ratio grid's settings minus the benchmark setting, in F1 points: ours (mean ± sd of the per-seed "
             "differences, and the paired bootstrap with the seeds pooled) next to the paper's (NNS: the paper's -all rows; "
-            "the ratio grid: the paper's \"Varying EER HPs\", mean of its 3 samples):",
+            'the ratio grid: the paper\'s "Varying EER HPs", mean of its 3 samples):',
             "",
             differences(plan, report, rows, dataset.name, column, numbers.robustness),
             "",
@@ -199,7 +250,7 @@ def render_docs(
     grid = ratio_comparison(report, numbers.robustness)
     if grid:
         parts += [
-            "EER hyperparameters: our grid beside the paper's table \"Varying EER HPs\" (its finding: settings with "
+            'EER hyperparameters: our grid beside the paper\'s table "Varying EER HPs" (its finding: settings with '
             "rho + gamma above rho* do much worse, the low end of the interval matters little):",
             "",
             grid,
@@ -208,8 +259,8 @@ def render_docs(
     said = numbers.convergence
     if said and report.plan.scenarios:
         parts += [
-            f"Convergence of rho_hat: the paper: \"{said}\" Ours: the row \"EER-short, EE scenarios, benchmark setting\" "
-            "in \"Convergence of rho_hat towards rho*\" below.",
+            f'Convergence of rho_hat: the paper: "{said}" Ours: the row "EER-short, EE scenarios, benchmark setting" '
+            'in "Convergence of rho_hat towards rho*" below.',
             "",
         ]
     parts.append(text)

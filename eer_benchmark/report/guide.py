@@ -1,4 +1,4 @@
-""""Which approach should I use?" (``docs/which-approach.md``, linked from the README): a short guide written from
+""" "Which approach should I use?" (``docs/which-approach.md``, linked from the README): a short guide written from
 the measured tables only, generated from ``docs/results/results.csv`` (and the paper's numbers) so that it cannot
 drift from the report; its long generated rows live in that generated page, not in the README.
 
@@ -11,14 +11,15 @@ the approach recommended is the one with the best mean F1 over its finished seed
 block's encoder (all-mpnet-base-v2) among the candidates the plan runs there once each of them has all its
 seeds, and on the plan's encoder (MiniLM) until then (:func:`ranking_encoder`); both encoders' numbers stand
 beside it, and a candidate run on MiniLM only says so."""
+
 import csv
 import io
 import re
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.analyse.paper import paper_value
+from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.tables import mean, std
 
 START = "<!-- which-approach: generated from docs/results/results.csv by allennlp eer-benchmark --docs; do not edit -->"
@@ -32,22 +33,49 @@ SHORT = {SMALL: "MiniLM", LARGE: "mpnet"}
 LARGE_BENCHMARK = "mpnet-encoder"
 #: (regime, [(label, scenario, ablation directory on MiniLM, ablation directory on mpnet, approach)])
 REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
-    ("EE: a few entities marked per document (1,000 in all), no document complete", [
-        (approach_label(a), "EE", "", LARGE_BENCHMARK, a)
-        for a in ("sns_shortest", "eer_shortest", "eer_short", "cbl_bert_shortest", "raw_cd_shortest")
-    ]),
-    ("EE, 20 of the documents annotated completely (within the 1,000)", [
-        ("EER-short, estimate, then bind (`--ratio-estimate`)", "EE", "estimate-then-bind", "estimate-then-bind", "eer_short"),
-        ("EER-short, paper's band", "EE", "20-complete-training-documents-plan-s-ratio", "", "eer_short"),
-        ("SNS-shortest", "EE", "20-complete-training-documents-plan-s-ratio", "20-complete-training-documents-plan-s-ratio", "sns_shortest"),
-    ]),
-    ("NNS: every document annotated, half the entities missed, 10% wrong", [
-        ("EER-short, binding control (`-o model.ratio_control=bind`)", "NNS", "binding-ratio-control", "binding-ratio-control", "eer_short"),
-        ("EER-shortest, binding control", "NNS", "binding-ratio-control", "", "eer_shortest"),
-        ("EER-short", "NNS", "", LARGE_BENCHMARK, "eer_short"),
-        ("SNS-shortest", "NNS", "", LARGE_BENCHMARK, "sns_shortest"),
-        ("CBL-BERT-shortest", "NNS", "", "", "cbl_bert_shortest"),
-    ]),
+    (
+        "EE: a few entities marked per document (1,000 in all), no document complete",
+        [
+            (approach_label(a), "EE", "", LARGE_BENCHMARK, a)
+            for a in ("sns_shortest", "eer_shortest", "eer_short", "cbl_bert_shortest", "raw_cd_shortest")
+        ],
+    ),
+    (
+        "EE, 20 of the documents annotated completely (within the 1,000)",
+        [
+            (
+                "EER-short, estimate, then bind (`--ratio-estimate`)",
+                "EE",
+                "estimate-then-bind",
+                "estimate-then-bind",
+                "eer_short",
+            ),
+            ("EER-short, paper's band", "EE", "20-complete-training-documents-plan-s-ratio", "", "eer_short"),
+            (
+                "SNS-shortest",
+                "EE",
+                "20-complete-training-documents-plan-s-ratio",
+                "20-complete-training-documents-plan-s-ratio",
+                "sns_shortest",
+            ),
+        ],
+    ),
+    (
+        "NNS: every document annotated, half the entities missed, 10% wrong",
+        [
+            (
+                "EER-short, binding control (`-o model.ratio_control=bind`)",
+                "NNS",
+                "binding-ratio-control",
+                "binding-ratio-control",
+                "eer_short",
+            ),
+            ("EER-shortest, binding control", "NNS", "binding-ratio-control", "", "eer_shortest"),
+            ("EER-short", "NNS", "", LARGE_BENCHMARK, "eer_short"),
+            ("SNS-shortest", "NNS", "", LARGE_BENCHMARK, "sns_shortest"),
+            ("CBL-BERT-shortest", "NNS", "", "", "cbl_bert_shortest"),
+        ],
+    ),
 )
 
 
@@ -58,14 +86,18 @@ def read_rows(text: str) -> List[Dict[str, str]]:
 def cell(rows: List[Dict[str, str]], scenario: str, ablation: str, encoder: str, approach: str) -> Optional[dict]:
     """``{f1: [...], minutes: mean, planned: n}`` of one selection of ``results.csv`` (None: the plan has no such run)."""
     chosen = [
-        r for r in rows if (r["scenario"], r["ablation"], r["encoder"], r["approach"]) == (scenario, ablation, encoder, approach)
+        r
+        for r in rows
+        if (r["scenario"], r["ablation"], r["encoder"], r["approach"]) == (scenario, ablation, encoder, approach)
         and (ablation or "benchmark" in r["study"].split(";"))  # the benchmark's own runs, not the ratio grid's
     ]
     if not chosen:
         return None
     done = [r for r in chosen if r["status"] == "done"]
     return {
-        "f1": [100 * float(r["f1"]) for r in done], "by_seed": {r["seed"]: 100 * float(r["f1"]) for r in done}, "planned": len(chosen),
+        "f1": [100 * float(r["f1"]) for r in done],
+        "by_seed": {r["seed"]: 100 * float(r["f1"]) for r in done},
+        "planned": len(chosen),
         "minutes": mean([float(r["seconds"]) / 60 for r in done]) if done else None,
     }
 
@@ -78,7 +110,11 @@ def cell_text(found: Optional[dict], with_cost: bool = True) -> str:
     if not values:
         return f"not run yet (0 of {found['planned']})"
     text = f"{mean(values):.1f}" + (f" ± {std(values):.1f}" if len(values) > 1 else "")
-    seeds = f"{len(values)} seed{'s' if len(values) > 1 else ''}" if len(values) == found["planned"] else f"{len(values)} of {found['planned']} seeds"
+    seeds = (
+        f"{len(values)} seed{'s' if len(values) > 1 else ''}"
+        if len(values) == found["planned"]
+        else f"{len(values)} of {found['planned']} seeds"
+    )
     return text + f" ({seeds}" + (f", {found['minutes']:.0f} min" if with_cost else "") + ")"
 
 
@@ -94,7 +130,9 @@ def ranking_encoder(found: Sequence[Tuple[str, Optional[dict], Optional[dict]]])
 def candidate_text(label: str, small: Optional[dict], large: Optional[dict], say_missing: bool = False) -> str:
     """``EER-short: mpnet 85.1 (1 of 3 seeds), MiniLM 66.3 ± 2.4 (3 seeds)``; ``say_missing`` (others in the
     regime are run on mpnet): ``CBL-BERT-shortest: MiniLM 79.0 (1 seed), not run on mpnet``."""
-    parts = [f"{name} {cell_text(found, False)}" for name, found in ((SHORT[LARGE], large), (SHORT[SMALL], small)) if found]
+    parts = [
+        f"{name} {cell_text(found, False)}" for name, found in ((SHORT[LARGE], large), (SHORT[SMALL], small)) if found
+    ]
     if say_missing and large is None:
         parts.append(f"not run on {SHORT[LARGE]}")
     return f"{label}: {', '.join(parts)}"
@@ -121,7 +159,10 @@ def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str,
         "|:---|:---|---:|---:|:---|",
     ]
     for regime, candidates in REGIMES:
-        found = [(label, cell(rows, s, a, SMALL, x), cell(rows, s, b, LARGE, x) if b else None) for label, s, a, b, x in candidates]
+        found = [
+            (label, cell(rows, s, a, SMALL, x), cell(rows, s, b, LARGE, x) if b else None)
+            for label, s, a, b, x in candidates
+        ]
         encoder = ranking_encoder(found)
         column = 2 if encoder == LARGE else 1
         measured = [f for f in found if f[column] and f[column]["f1"]]
@@ -130,12 +171,20 @@ def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str,
             continue
         best = max(measured, key=lambda f: mean(f[column]["f1"]))
         on_large = any(large for _, _, large in found)
-        others = "; ".join(candidate_text(label, small, large, on_large) for label, small, large in found if label != best[0] and (small or large))
-        lines.append(f"| {regime} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |")
+        others = "; ".join(
+            candidate_text(label, small, large, on_large)
+            for label, small, large in found
+            if label != best[0] and (small or large)
+        )
+        lines.append(
+            f"| {regime} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |"
+        )
     sentences = []
     for scenario in ("EE", "NNS"):
         # the paper's NNS block has -all rows only: paper_value falls back to them, and the sentence names them
-        (eer, eer_row), (sns, sns_row) = (paper_value(paper_rows, scenario.lower(), a, "eng-c") for a in ("eer_short", "sns_shortest"))
+        (eer, eer_row), (sns, sns_row) = (
+            paper_value(paper_rows, scenario.lower(), a, "eng-c") for a in ("eer_short", "sns_shortest")
+        )
         parts = eer_minus_sns(rows, scenario)
         if eer is not None and sns is not None and parts:
             sentences.append(

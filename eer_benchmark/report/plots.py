@@ -1,4 +1,5 @@
 """The report's figures (matplotlib, Agg backend): the learning curves and training rho_hat per epoch."""
+
 import math
 from pathlib import Path
 from typing import Dict, List
@@ -30,8 +31,10 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
         lines = dict.fromkeys((r["scheme"], r["approach"], r["encoder"]) for r in rows if r["dataset"] == dataset)
         for scheme, approach, encoder in lines:
             curve_points = sorted(
-                (r["budget"], r["mean_f1"], r["std_error"]) for r in rows
-                if (r["dataset"], r["scheme"], r["approach"], r["encoder"]) == (dataset, scheme, approach, encoder) and r["mean_f1"] is not None
+                (r["budget"], r["mean_f1"], r["std_error"])
+                for r in rows
+                if (r["dataset"], r["scheme"], r["approach"], r["encoder"]) == (dataset, scheme, approach, encoder)
+                and r["mean_f1"] is not None
             )
             if not curve_points:
                 continue
@@ -40,7 +43,9 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
             e = [100 * p[2] for p in curve_points]
             label = f"{scheme} + {report.plan.label(approach, encoder)}"
             (line,) = axis.plot(x, y, marker="o", linestyle="-" if scheme == "EE" else "--", label=label)
-            axis.fill_between(x, [a - b for a, b in zip(y, e)], [a + b for a, b in zip(y, e)], color=line.get_color(), alpha=0.2)
+            axis.fill_between(
+                x, [a - b for a, b in zip(y, e)], [a + b for a, b in zip(y, e)], color=line.get_color(), alpha=0.2
+            )
         for encoder in report.plan.encoders:
             gold = [r["f1"] for r in report.done(dataset, GOLD_SCENARIO, "gold", encoder).values()]
             if gold:
@@ -94,8 +99,13 @@ def plot_rho_hat(report, path: Path) -> bool:
             label = report.plan.label(run.approach, run.encoder)
             color = colors.setdefault(label, f"C{len(colors) % 10}")
             axis.plot(
-                [e + 1 for e, _ in epochs], [v for _, v in epochs], color=color, marker="o", markersize=3,
-                label=None if label in labelled else label, alpha=0.8,
+                [e + 1 for e, _ in epochs],
+                [v for _, v in epochs],
+                color=color,
+                marker="o",
+                markersize=3,
+                label=None if label in labelled else label,
+                alpha=0.8,
             )
             labelled.add(label)
             if record.get("rho_star") is not None:

@@ -3,22 +3,44 @@ the bootstrap table, wall times, and the analyses of :mod:`~eer_benchmark.analys
 :mod:`~eer_benchmark.analyse.convergence` and :mod:`~eer_benchmark.report.plots`) and
 ``OUTDIR/results.csv`` (one row per run of the plan, whatever its status). Every number comes from
 the runs' result files."""
+
 from typing import Any, Dict, List, Optional, Tuple
 
 from eer_benchmark.analyse import convergence
-from eer_benchmark.report import sections
 from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, approach_label
 from eer_benchmark.plan.plan import GOLD_SCENARIO, Plan
 from eer_benchmark.plan.scenario import Scenario
-from eer_benchmark.run.runner import Runner
 from eer_benchmark.plan.selection import block_counts
+from eer_benchmark.report import sections
+from eer_benchmark.run.runner import Runner
 from eer_benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json
 from eer_plugin.common.atomic import atomic_write_text
 
 CSV_COLUMNS = (
-    "dataset", "scenario", "approach", "encoder", "seed", "status", "precision", "recall", "f1", "rho_hat",
-    "seconds", "run_dir", "log", "study", "entity_ratio", "ratio_margin", "rho_star", "tp", "fp", "fn",
-    "eval_seconds", "o_cost", "error", "ablation",
+    "dataset",
+    "scenario",
+    "approach",
+    "encoder",
+    "seed",
+    "status",
+    "precision",
+    "recall",
+    "f1",
+    "rho_hat",
+    "seconds",
+    "run_dir",
+    "log",
+    "study",
+    "entity_ratio",
+    "ratio_margin",
+    "rho_star",
+    "tp",
+    "fp",
+    "fn",
+    "eval_seconds",
+    "o_cost",
+    "error",
+    "ablation",
 )
 
 
@@ -63,7 +85,9 @@ class Report:
             "(`make bench` measures the step time in both)."
         )
 
-    def lookup(self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None, ablation=None) -> Optional[dict]:
+    def lookup(
+        self, dataset: str, scenario: str, approach: str, encoder: str, seed: int, ratio=None, ablation=None
+    ) -> Optional[dict]:
         return self.records.get((dataset, scenario, approach, encoder, seed, ratio, ablation))
 
     def done(self, dataset, scenario, approach, encoder, ratio=None, ablation=None) -> Dict[int, dict]:
@@ -96,7 +120,16 @@ class Report:
         settings = self.plan.bootstrap
         return dict(n_resamples=settings["resamples"], confidence=settings["confidence"], seed=settings["seed"])
 
-    def pair_counts(self, dataset, scenario, approach, encoder, reference: Optional[str] = None, ratios=(None, None), ablations=(None, None)):
+    def pair_counts(
+        self,
+        dataset,
+        scenario,
+        approach,
+        encoder,
+        reference: Optional[str] = None,
+        ratios=(None, None),
+        ablations=(None, None),
+    ):
         """Per-document counts of ``approach`` and the reference (default: the plan's), summed over
         their common seeds; ``ratios``: the (rho, gamma) of each side (None: the benchmark setting);
         ``ablations``: the directory of each side's setting or block (None: the benchmark's runs)."""
@@ -121,7 +154,12 @@ class Report:
         if gold:
             groups.append((None, [(label(a, e), a, e) for a in gold for e in self.plan.encoders]))
         for scenario in self.plan.scenarios:
-            rows = [(label(a, e), a, e) for a in self.plan.approaches if a not in GOLD_APPROACHES for e in self.plan.encoders]
+            rows = [
+                (label(a, e), a, e)
+                for a in self.plan.approaches
+                if a not in GOLD_APPROACHES
+                for e in self.plan.encoders
+            ]
             groups.append((scenario, rows))
         return groups
 
@@ -141,7 +179,9 @@ class Report:
             pairs.append(pair)
             seeds[name] = common
         result = paired_bootstrap(*pairs[0], **settings) if len(pairs) == 1 else pooled_bootstrap(pairs, **settings)
-        result.update(scenario=scenario.name, approach=approach, encoder=encoder, dataset=dataset or "pooled", seeds=seeds)
+        result.update(
+            scenario=scenario.name, approach=approach, encoder=encoder, dataset=dataset or "pooled", seeds=seeds
+        )
         self.bootstraps.append(result)
         return result
 
@@ -152,7 +192,9 @@ class Report:
         for scenario, rows in self.row_specs():
             scenario_name = scenario.name if scenario else GOLD_SCENARIO
             if scenario is not None:
-                lines.append([f"**{scenario.name}**: {scenario.describe()}{self._achieved(scenario)}"] + [""] * (len(header) - 1))
+                lines.append(
+                    [f"**{scenario.name}**: {scenario.describe()}{self._achieved(scenario)}"] + [""] * (len(header) - 1)
+                )
             cells: Dict[Tuple[int, int], Tuple[Optional[float], str, str]] = {}
             for r, (_, approach, encoder) in enumerate(rows):
                 per_seed_avg: Dict[int, List[float]] = {}
@@ -165,7 +207,11 @@ class Report:
                     if scenario is not None and values:
                         test = self.significance(scenario, approach, encoder, dataset)
                         mark = self._mark(test)
-                    cells[(r, c)] = (mean(values) if values else None, mean_sd_cell(values, self.cell_status(dataset, scenario_name, approach, encoder)), mark)
+                    cells[(r, c)] = (
+                        mean(values) if values else None,
+                        mean_sd_cell(values, self.cell_status(dataset, scenario_name, approach, encoder)),
+                        mark,
+                    )
                 complete = [v for s, v in per_seed_avg.items() if len(v) == len(datasets)]
                 averages = [mean(v) for v in complete]
                 mark = ""
@@ -211,15 +257,33 @@ class Report:
         for b in self.bootstraps:
             label = self.plan.label(b["approach"], b["encoder"])
             seeds = sorted({s for v in b["seeds"].values() for s in v})
-            rows.append([
-                b["scenario"], label, b["dataset"], ",".join(map(str, seeds)), str(b["n_documents"]),
-                points(b["f1_a"], 2), points(b["f1_b"], 2), f"{100 * b['delta']:+.2f}",
-                f"[{100 * b['ci_low']:+.2f}, {100 * b['ci_high']:+.2f}]", f"{b['p_value']:.4f}",
-                ("yes, better" if b["delta"] > 0 else "yes, worse") if b["significant"] else "no",
-            ])
+            rows.append(
+                [
+                    b["scenario"],
+                    label,
+                    b["dataset"],
+                    ",".join(map(str, seeds)),
+                    str(b["n_documents"]),
+                    points(b["f1_a"], 2),
+                    points(b["f1_b"], 2),
+                    f"{100 * b['delta']:+.2f}",
+                    f"[{100 * b['ci_low']:+.2f}, {100 * b['ci_high']:+.2f}]",
+                    f"{b['p_value']:.4f}",
+                    ("yes, better" if b["delta"] > 0 else "yes, worse") if b["significant"] else "no",
+                ]
+            )
         header = [
-            "scenario", "approach", "dataset", "seeds", "docs", "F1", f"F1 {approach_label(self.plan.reference)}", "Δ",
-            f"{confidence:.0%} CI of Δ", "p", "significant",
+            "scenario",
+            "approach",
+            "dataset",
+            "seeds",
+            "docs",
+            "F1",
+            f"F1 {approach_label(self.plan.reference)}",
+            "Δ",
+            f"{confidence:.0%} CI of Δ",
+            "p",
+            "significant",
         ]
         return markdown_table(header, rows, ["l", "l", "l", "l", "r", "r", "r", "r", "r", "r", "l"])
 
@@ -245,12 +309,22 @@ class Report:
             total += self.compute_seconds(record)
         order = {approach: i for i, approach in enumerate(KNOWN_APPROACHES)}
         rows = []
-        for (approach, group), records in sorted(per_row.items(), key=lambda item: (item[0][1] != "", order.get(item[0][0], len(order)))):
+        for (approach, group), records in sorted(
+            per_row.items(), key=lambda item: (item[0][1] != "", order.get(item[0][0], len(order)))
+        ):
             seconds = [float(r["seconds"]) for r in records]
             evals = [float(r.get("eval_seconds") or 0) for r in records]
             label = approach_label(approach) + (f" ({group})" if group else "")
-            rows.append([label, str(len(records)), duration(mean(seconds)), duration(sum(seconds)), duration(mean(evals))])
-        header = ["approach", "finished runs", "training time per run", "training time, total", "test evaluation per run"]
+            rows.append(
+                [label, str(len(records)), duration(mean(seconds)), duration(sum(seconds)), duration(mean(evals))]
+            )
+        header = [
+            "approach",
+            "finished runs",
+            "training time per run",
+            "training time, total",
+            "test evaluation per run",
+        ]
         return (markdown_table(header, rows) if rows else ""), total
 
     @staticmethod
@@ -276,12 +350,33 @@ class Report:
             record = self.records[run.key]
             rho, gamma = self.plan.ratio_of(run, record)
             row = {
-                "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
-                "seed": run.seed, "status": record.get("status", "missing"), "run_dir": str(self.runner.run_dir(run)),
-                "log": str(self.runner.log_path(run)), "study": ";".join(run.studies),
-                "entity_ratio": rho, "ratio_margin": gamma, "error": record.get("error", ""), "ablation": run.ablation or "",
+                "dataset": run.dataset.name,
+                "scenario": run.scenario_name,
+                "approach": run.approach,
+                "encoder": run.encoder,
+                "seed": run.seed,
+                "status": record.get("status", "missing"),
+                "run_dir": str(self.runner.run_dir(run)),
+                "log": str(self.runner.log_path(run)),
+                "study": ";".join(run.studies),
+                "entity_ratio": rho,
+                "ratio_margin": gamma,
+                "error": record.get("error", ""),
+                "ablation": run.ablation or "",
             }
-            for key in ("precision", "recall", "f1", "rho_hat", "seconds", "rho_star", "tp", "fp", "fn", "eval_seconds", "o_cost"):
+            for key in (
+                "precision",
+                "recall",
+                "f1",
+                "rho_hat",
+                "seconds",
+                "rho_star",
+                "tp",
+                "fp",
+                "fn",
+                "eval_seconds",
+                "o_cost",
+            ):
                 value = record.get(key)
                 row[key] = "" if value is None else value
             rows.append(row)
@@ -302,8 +397,17 @@ class Report:
         atomic_write_text(outdir / "results.csv", sections.csv_text(CSV_COLUMNS, self.csv_rows()))
         written = {"csv": str(outdir / "results.csv")}
         status = self.status_counts()
-        md = sections.header(self, status) + sections.test_f1(self) + sections.significance(self) + sections.wall_time(self, status)
-        md += sections.ratio_grid(self) + sections.learning_curve(self, written) + sections.rho_hat_convergence(self, written)
+        md = (
+            sections.header(self, status)
+            + sections.test_f1(self)
+            + sections.significance(self)
+            + sections.wall_time(self, status)
+        )
+        md += (
+            sections.ratio_grid(self)
+            + sections.learning_curve(self, written)
+            + sections.rho_hat_convergence(self, written)
+        )
         md += sections.band_entry(self) + sections.ablations(self)
         atomic_write_text(outdir / "results.md", "\n".join(md))
         written["md"] = str(outdir / "results.md")

@@ -4,13 +4,14 @@ them. Their records are kept in a file of the layout of ``docs/results/records.j
 section of ``docs/results.md`` sets each beside the block's own run of the same name, with the
 spread of the block's finished seeds of that approach on the same data, which says what "within the
 noise" means."""
+
 import json
 from pathlib import Path
 from typing import Dict, Optional
 
+from eer_benchmark.machine import machine_text
 from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.report.cells import cell, runs_of
-from eer_benchmark.machine import machine_text
 from eer_benchmark.run.records import DONE, read_records
 from eer_benchmark.tables import markdown_table
 
@@ -21,7 +22,11 @@ def read_checks(path: Optional[str]) -> Dict[str, dict]:
     if not path:
         return {}
     records = read_records(Path(path))
-    return {directory: json.loads(files["result.json"]) for directory, files in records.items() if DONE in files and "result.json" in files}
+    return {
+        directory: json.loads(files["result.json"])
+        for directory, files in records.items()
+        if DONE in files and "result.json" in files
+    }
 
 
 def _run_text(record: Optional[dict]) -> list:
@@ -49,13 +54,30 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
         seeds = [100 * record["f1"] for record in finished.values()]
         done = here.get("status") == "done"
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
-        lines.append([
-            f"{run.scenario_name}{', ' + setting['name'] if setting else ''}", approach_label(run.approach), str(run.seed),
-            *_run_text(here), *_run_text(check), f"{100 * (check['f1'] - here['f1']):+.1f}" if done else "–",
-            _seeds_text(seeds), inside,
-        ])
+        lines.append(
+            [
+                f"{run.scenario_name}{', ' + setting['name'] if setting else ''}",
+                approach_label(run.approach),
+                str(run.seed),
+                *_run_text(here),
+                *_run_text(check),
+                f"{100 * (check['f1'] - here['f1']):+.1f}" if done else "–",
+                _seeds_text(seeds),
+                inside,
+            ]
+        )
     header = [
-        "scenario", "approach", "seed", "machine of the block's run", "F1", "min", "machine of the check", "F1", "min",
-        "Δ F1 (check − block)", "block's seeds (F1)", "check inside the seeds' range",
+        "scenario",
+        "approach",
+        "seed",
+        "machine of the block's run",
+        "F1",
+        "min",
+        "machine of the check",
+        "F1",
+        "min",
+        "Δ F1 (check − block)",
+        "block's seeds (F1)",
+        "check inside the seeds' range",
     ]
     return markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""

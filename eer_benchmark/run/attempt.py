@@ -1,6 +1,7 @@
 """One attempt at a benchmark run (:meth:`~eer_benchmark.run.runner.Runner.execute` retries it): the
 ratio estimate (a ratio-estimate run), the training (``allennlp train`` / ``cbl``, or Raw then
 ``tune-o-cost`` for Raw+CD), the per-document test evaluation, and the run's result record."""
+
 import json
 import os
 import shutil
@@ -9,8 +10,8 @@ import time
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Tuple
 
-from eer_benchmark.plan.approaches import FAMILIES
 from eer_benchmark.machine import machine
+from eer_benchmark.plan.approaches import FAMILIES
 from eer_benchmark.plan.plan import Run
 from eer_benchmark.run.resume import continue_on_device, kept_estimate_seconds, start_attempt, training_finished
 from eer_benchmark.tables import read_json
@@ -74,24 +75,34 @@ class Attempt:
         if partner is not None:
             partner_record = runner.record(partner)
             if partner_record.get("status") != "done":
-                raise StepFailed(f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {runner.log_path(partner)})")
+                raise StepFailed(
+                    f"the Raw run it tunes did not finish ({partner_record.get('status')}; log {runner.log_path(partner)})"
+                )
             raw_dir, raw_seconds = runner.run_dir(partner), float(partner_record["seconds"])
         else:  # its own Raw training, continued after an interruption like any training (the search is redone)
             raw_dir = directory / "raw"
-            raw_seconds = self.training(runner.commands(run)[0], env, f"train {FAMILIES[run.family].tunes}_{run.variant}", raw_dir)
+            raw_seconds = self.training(
+                runner.commands(run)[0], env, f"train {FAMILIES[run.family].tunes}_{run.variant}", raw_dir
+            )
             self.own_seconds += raw_seconds
         tune_seconds = self.step(runner.commands(run)[-1], env, "tune-o-cost")
         self.own_seconds += tune_seconds
         self.seconds = raw_seconds + tune_seconds
         shutil.copyfile(raw_dir / "o_cost.json", directory / "o_cost.json")
         self.extra["o_cost"] = json.loads((directory / "o_cost.json").read_text())["o_cost"]
-        self.extra["raw_seconds"], self.extra["tune_seconds"], self.extra["raw_dir"] = raw_seconds, tune_seconds, runner.recorded(raw_dir)
+        self.extra["raw_seconds"], self.extra["tune_seconds"], self.extra["raw_dir"] = (
+            raw_seconds,
+            tune_seconds,
+            runner.recorded(raw_dir),
+        )
         return directory / "model_o_cost.tar.gz", raw_dir / "metrics.json"
 
     def train(self, env: Dict[str, str]) -> Tuple[Path, Path]:
         """``allennlp train`` or ``allennlp cbl`` (:meth:`training`); returns the archive and the metrics file."""
         family = FAMILIES[self.run.family]
-        self.seconds = self.own_seconds = self.training(self.runner.commands(self.run)[0], env, family.command, self.directory)
+        self.seconds = self.own_seconds = self.training(
+            self.runner.commands(self.run)[0], env, family.command, self.directory
+        )
         final = self.directory / "final" if family.cbl_rounds else self.directory
         return final / "model.tar.gz", final / "metrics.json"
 
@@ -102,9 +113,15 @@ class Attempt:
         run, runner = self.run, self.runner
         kept = self.resume[1] if self.resume else 0.0
         if self.resume and training_finished(trained):  # finished before a later step failed or was stopped
-            self.extra["resumed"] = {"epochs_completed": self.resume[0], "seconds_before": kept, "training_finished": True}
+            self.extra["resumed"] = {
+                "epochs_completed": self.resume[0],
+                "seconds_before": kept,
+                "training_finished": True,
+            }
             return kept
-        start_attempt(self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None)
+        start_attempt(
+            self.directory, runner.settings(run), kept, self.estimate_seconds if run.estimates_ratio else None
+        )
         if self.resume:
             continue_on_device(trained, runner.plan.cuda_device(run))
             command = command + ["--recover"]
@@ -115,8 +132,15 @@ class Attempt:
         """The per-document evaluation on the test data: its seconds and ``doc_counts.json``."""
         run, counts_path = self.run, self.directory / "doc_counts.json"
         evaluate = [
-            sys.executable, "-m", "eer_benchmark.run.evaluate_documents", self.runner.shown(archive), self.runner.shown(run.dataset.test),
-            "-o", str(counts_path), "--cuda-device", self.runner.plan.cuda_device(run),
+            sys.executable,
+            "-m",
+            "eer_benchmark.run.evaluate_documents",
+            self.runner.shown(archive),
+            self.runner.shown(run.dataset.test),
+            "-o",
+            str(counts_path),
+            "--cuda-device",
+            self.runner.plan.cuda_device(run),
         ]  # run from the runner's workdir: doc_counts.json names the archive and the test file relative to it
         if FAMILIES[run.family].ratio:  # rho* of the training data
             evaluate += ["--train", env["EER_TRAIN_DATA"], "--gold-train", run.dataset.train]
@@ -130,16 +154,34 @@ class Attempt:
         if run.estimates_ratio:
             rho, gamma = self.extra["ratio_estimate"]["entity_ratio"], self.extra["ratio_estimate"]["ratio_margin"]
         return {
-            "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
-            "seed": run.seed, "status": "done", "ablation": run.ablation,
-            "precision": summary["precision"], "recall": summary["recall"], "f1": summary["f1"],
-            "tp": summary["tp"], "fp": summary["fp"], "fn": summary["fn"],
-            "rho_hat": metrics.get("training_rho_hat"), "rho_star": ratio.get("rho_star"), "rho_star_words": ratio.get("rho_star_words"),
-            "entity_ratio": rho, "ratio_margin": gamma,
-            "seconds": self.seconds + self.estimate_seconds, "own_seconds": self.own_seconds + self.estimate_seconds,
+            "dataset": run.dataset.name,
+            "scenario": run.scenario_name,
+            "approach": run.approach,
+            "encoder": run.encoder,
+            "seed": run.seed,
+            "status": "done",
+            "ablation": run.ablation,
+            "precision": summary["precision"],
+            "recall": summary["recall"],
+            "f1": summary["f1"],
+            "tp": summary["tp"],
+            "fp": summary["fp"],
+            "fn": summary["fn"],
+            "rho_hat": metrics.get("training_rho_hat"),
+            "rho_star": ratio.get("rho_star"),
+            "rho_star_words": ratio.get("rho_star_words"),
+            "entity_ratio": rho,
+            "ratio_margin": gamma,
+            "seconds": self.seconds + self.estimate_seconds,
+            "own_seconds": self.own_seconds + self.estimate_seconds,
             "eval_seconds": eval_seconds,
-            "allennlp_test_f1": metrics.get("test_f1-measure-overall"), "best_epoch": metrics.get("best_epoch"),
-            "run_dir": runner.recorded(self.directory), "log": runner.recorded(self.log), "archive": runner.recorded(archive),
-            "settings": runner.settings(run), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
-            "machine": machine(runner.plan.cuda_device(run)), **self.extra,
+            "allennlp_test_f1": metrics.get("test_f1-measure-overall"),
+            "best_epoch": metrics.get("best_epoch"),
+            "run_dir": runner.recorded(self.directory),
+            "log": runner.recorded(self.log),
+            "archive": runner.recorded(archive),
+            "settings": runner.settings(run),
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "machine": machine(runner.plan.cuda_device(run)),
+            **self.extra,
         }

@@ -4,12 +4,12 @@ subprocess per run (the library is :mod:`eer_benchmark.run.evaluation`)::
     python -m eer_benchmark.run.evaluate_documents ARCHIVE TEST_DATA -o doc_counts.json [--o-cost C]
         [--train TRAIN_DATA --gold-train GOLD_TRAIN_DATA]
 """
+
 import argparse
 import sys
 import time
 from typing import Optional, Sequence
 
-from eer_plugin.common.atomic import write_json
 from eer_benchmark.run.evaluation import (
     BATCH_SIZE,
     counts_per_document,
@@ -19,6 +19,7 @@ from eer_benchmark.run.evaluation import (
     summarize,
     training_reader,
 )
+from eer_plugin.common.atomic import write_json
 from eer_plugin.runtime.errors import check_entity_types
 
 
@@ -43,7 +44,13 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     docs = reader.read_documents(args.data)
     check_entity_types(model, docs, args.data)
     counts = counts_per_document(docs, predict_document_spans(model, reader, docs, args.batch_size, args.cuda_device))
-    result = {"archive": args.archive, "data": args.data, "o_cost": args.o_cost, "counts": counts, "summary": summarize(counts)}
+    result = {
+        "archive": args.archive,
+        "data": args.data,
+        "o_cost": args.o_cost,
+        "counts": counts,
+        "summary": summarize(counts),
+    }
     if args.train:
         if not args.gold_train:
             parser.error("--train needs --gold-train")
@@ -51,7 +58,9 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     result["seconds"] = time.time() - started
     write_json(result, args.output)
     summary = result["summary"]
-    print(f"{len(counts)} documents: P {summary['precision']:.4f} R {summary['recall']:.4f} F1 {summary['f1']:.4f} -> {args.output}")
+    print(
+        f"{len(counts)} documents: P {summary['precision']:.4f} R {summary['recall']:.4f} F1 {summary['f1']:.4f} -> {args.output}"
+    )
     return 0
 
 

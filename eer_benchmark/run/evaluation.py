@@ -13,6 +13,7 @@ chunk-level metric of ``allennlp evaluate`` ignores it.)
 Its command line, used by ``allennlp eer-benchmark`` in a subprocess per run, is
 :mod:`eer_benchmark.run.evaluate_documents`.
 """
+
 import logging
 from typing import Dict, List, Optional, Sequence
 
@@ -31,7 +32,9 @@ Counts = Dict[str, List[int]]
 BATCH_SIZE = 8
 
 
-def predict_document_spans(model, reader, docs: Sequence[Document], batch_size: int = BATCH_SIZE, cuda_device: int = -1) -> Dict[str, set]:
+def predict_document_spans(
+    model, reader, docs: Sequence[Document], batch_size: int = BATCH_SIZE, cuda_device: int = -1
+) -> Dict[str, set]:
     """Predicted word spans of every document (document positions), keyed by document id."""
     chunks = [chunk for doc in docs for chunk in reader.chunk(doc)]
     predicted: Dict[str, set] = {doc.id: set() for doc in docs}
@@ -68,7 +71,11 @@ def load_model(archive_path: str, o_cost: Optional[float] = None, cuda_device: i
 
 
 def document_counts(
-    archive_path: str, data_path: str, o_cost: Optional[float] = None, batch_size: int = BATCH_SIZE, cuda_device: int = -1
+    archive_path: str,
+    data_path: str,
+    o_cost: Optional[float] = None,
+    batch_size: int = BATCH_SIZE,
+    cuda_device: int = -1,
 ) -> Counts:
     """Per-document ``[tp, fp, fn]`` of an archived model on gold data (see the module docstring)."""
     model, reader, _ = load_model(archive_path, o_cost, cuda_device)
@@ -121,4 +128,3 @@ def gold_entity_ratio(reader, train_path: str, gold_path: str) -> Dict[str, floa
 def training_reader(archive):
     """The training dataset reader of a loaded archive."""
     return archive.dataset_reader
-

@@ -20,6 +20,7 @@ last), so a later session on a fresh clone goes on with the runs that are missin
 
 The same ``save`` turns a tree of records in the benchmark directory's layout (``runs/``, ``data/``)
 into the file."""
+
 import fnmatch
 import json
 import os
@@ -31,7 +32,13 @@ from eer_plugin.corpus import strict_json
 
 #: the files of a finished run that the report and the resume read (``metrics*.json``: the final metrics and each epoch's)
 RUN_FILES = (
-    "DONE", "result.json", "doc_counts.json", "metrics*.json", "ratio_init.json", "ratio_estimate.json", "o_cost.json",
+    "DONE",
+    "result.json",
+    "doc_counts.json",
+    "metrics*.json",
+    "ratio_init.json",
+    "ratio_estimate.json",
+    "o_cost.json",
     "cbl_rounds.json",
 )
 #: the statistics of the simulated data (``data/<dataset>/<data>/seed<k>.stats.json``)

@@ -18,6 +18,7 @@ the directory itself empty): the compared settings and when the training started
 seconds kept from earlier attempts. The seconds an interrupted attempt
 contributes are those up to its latest checkpoint (the work after it is redone), so a resumed run's wall
 time counts every kept epoch once, whether the interruption was a signal or a kill."""
+
 import json
 import time
 from pathlib import Path
@@ -69,7 +70,9 @@ def attempt_path(directory: Path) -> Path:
     return directory.with_name(directory.name + ".attempt.json")
 
 
-def start_attempt(directory: Path, settings: Dict[str, str], seconds_before: float = 0.0, estimate_seconds: Optional[float] = None) -> None:
+def start_attempt(
+    directory: Path, settings: Dict[str, str], seconds_before: float = 0.0, estimate_seconds: Optional[float] = None
+) -> None:
     """Records that a training attempt starts now in ``directory`` with ``settings``, after
     ``seconds_before`` seconds of training kept from earlier attempts (and, for a ratio-estimate run, the
     ``estimate_seconds`` its kept estimate took)."""

@@ -6,6 +6,7 @@ A run is finished when its ``DONE`` marker exists (written last, atomically); fi
 skipped, so an interrupted benchmark resumes where it stopped, and an interrupted training continues
 from its latest checkpoint (:mod:`~eer_benchmark.run.resume`). A failing run is retried, then
 recorded as failed (``FAILED.json``, its log under ``OUTDIR/logs``) and retried on the next invocation."""
+
 import json
 import os
 import shutil
@@ -17,20 +18,32 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Dict, Iterable, List, Optional, Tuple
 
-from eer_benchmark.run.attempt import Attempt, StepFailed
 from eer_benchmark.plan.approaches import FAMILIES
 from eer_benchmark.plan.plan import Plan, Run, number_text
+from eer_benchmark.run.attempt import Attempt, StepFailed
 from eer_benchmark.run.resume import remove_checkpoints, resumable, resume_point, retry_point
 from eer_benchmark.run.simulated import SimulatedData
 from eer_benchmark.tables import read_json
-from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
 from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
 
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
-    "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE", "EER_MAX_LENGTH", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN",
-    "EER_RATIO_LOSS_WEIGHT", "EER_CBL_ROUND_EPOCHS", "EER_MIN_STEPS", "EER_HEAD_LEARNING_RATE", "EER_PRECISION",
-    "EER_RATIO_INIT", "EER_TRAIN_CONSTRAINTS", "EER_RATIO_BOOKENDS", "EER_PER_SEQUENCE_RATIO",
+    "EER_EPOCHS",
+    "EER_BATCH_SIZE",
+    "EER_LEARNING_RATE",
+    "EER_MAX_LENGTH",
+    "EER_ENTITY_RATIO",
+    "EER_RATIO_MARGIN",
+    "EER_RATIO_LOSS_WEIGHT",
+    "EER_CBL_ROUND_EPOCHS",
+    "EER_MIN_STEPS",
+    "EER_HEAD_LEARNING_RATE",
+    "EER_PRECISION",
+    "EER_RATIO_INIT",
+    "EER_TRAIN_CONSTRAINTS",
+    "EER_RATIO_BOOKENDS",
+    "EER_PER_SEQUENCE_RATIO",
     "EER_RATIO_CONTROL",  # no legacy value: runs recorded before it ran with either control (the env said which)
 )
 ESTIMATED = "<estimated>"  #: rho and gamma of a ratio-estimate run until its estimate ran (a dry run shows it)
@@ -39,7 +52,9 @@ ESTIMATED = "<estimated>"  #: rho and gamma of a ratio-estimate run until its es
 #: run from before the head learning rate or the calibrated start existed is stale for a plan using them.
 LEGACY_SETTINGS = {
     "EER_MIN_STEPS": lambda recorded: "0",
-    "EER_HEAD_LEARNING_RATE": lambda recorded: recorded.get("EER_LEARNING_RATE"),  # the heads learned at the encoder's rate
+    "EER_HEAD_LEARNING_RATE": lambda recorded: recorded.get(
+        "EER_LEARNING_RATE"
+    ),  # the heads learned at the encoder's rate
     "EER_PRECISION": lambda recorded: "fp32",
     "EER_RATIO_INIT": lambda recorded: "none",
     "EER_TRAIN_CONSTRAINTS": lambda recorded: "true",
@@ -64,8 +79,15 @@ class Runner:
     """
 
     def __init__(
-        self, plan: Plan, outdir: str, jobs: int = 1, threads: Optional[int] = None, retries: int = 1, echo=print,
-        keep_checkpoints: bool = False, workdir: Optional[str] = None,
+        self,
+        plan: Plan,
+        outdir: str,
+        jobs: int = 1,
+        threads: Optional[int] = None,
+        retries: int = 1,
+        echo=print,
+        keep_checkpoints: bool = False,
+        workdir: Optional[str] = None,
     ):
         self.plan = plan
         self.workdir = Path(workdir or os.getcwd()).resolve()
@@ -127,8 +149,12 @@ class Runner:
         if not data or "suggested" not in data:
             return None
         return {
-            "ratio": data["ratio"], "low": data["low"], "high": data["high"], "documents": data.get("documents"),
-            "entity_ratio": data["suggested"]["entity_ratio"], "ratio_margin": data["suggested"]["ratio_margin"],
+            "ratio": data["ratio"],
+            "low": data["low"],
+            "high": data["high"],
+            "documents": data.get("documents"),
+            "entity_ratio": data["suggested"]["entity_ratio"],
+            "ratio_margin": data["suggested"]["ratio_margin"],
         }
 
     def record(self, run: Run) -> dict:
@@ -164,7 +190,9 @@ class Runner:
                 if key not in recorded:
                     recorded[key] = legacy(recorded)
             current = self.settings(run)
-            diff = [f"{k} {recorded.get(k)!r} (now {v!r})" for k, v in current.items() if k in recorded and recorded[k] != v]
+            diff = [
+                f"{k} {recorded.get(k)!r} (now {v!r})" for k, v in current.items() if k in recorded and recorded[k] != v
+            ]
             if diff:
                 stale.append(f"{run.name}: {', '.join(diff)}")
         return stale
@@ -188,7 +216,9 @@ class Runner:
             if estimate is None:
                 env["EER_ENTITY_RATIO"] = env["EER_RATIO_MARGIN"] = ESTIMATED
             else:
-                env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (number_text(estimate[k]) for k in ("entity_ratio", "ratio_margin"))
+                env["EER_ENTITY_RATIO"], env["EER_RATIO_MARGIN"] = (
+                    number_text(estimate[k]) for k in ("entity_ratio", "ratio_margin")
+                )
         return env
 
     def environment(self, run: Run) -> Dict[str, str]:
@@ -196,7 +226,9 @@ class Runner:
         in the shell must not change a run; ``settings.MACHINE_VARIABLES`` pass), then the run's environment
         settings (:meth:`run_settings`); its hyperparameters reach the training as ``-o`` (:meth:`overrides`)."""
         env = {k: v for k, v in os.environ.items() if k not in BY_NAME}
-        env.update({k: v for k, v in self.run_settings(run).items() if k not in BY_NAME or not BY_NAME[k].is_hyperparameter})
+        env.update(
+            {k: v for k, v in self.run_settings(run).items() if k not in BY_NAME or not BY_NAME[k].is_hyperparameter}
+        )
         for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             if key not in self.plan.env:
                 env[key] = str(self.threads)
@@ -221,11 +253,28 @@ class Runner:
         if family.tunes_o_cost:  # the run it tunes (the plan's, else trained here), then the search
             partner = self.plan.tuned_run(run)
             raw_dir = self.run_dir(partner) if partner else directory / "raw"
-            commands = [] if partner else [["allennlp", "train", config, "-s", str(raw_dir), "-o", self.overrides(run, config), *include]]
-            return commands + [[
-                "allennlp", family.command, str(raw_dir / "model.tar.gz"), run.dataset.dev, "--test-file", run.dataset.test,
-                "--seed", str(run.seed), "--output-archive", str(directory / "model_o_cost.tar.gz"), "--cuda-device", self.plan.cuda_device(run), *include,
-            ]]
+            commands = (
+                []
+                if partner
+                else [["allennlp", "train", config, "-s", str(raw_dir), "-o", self.overrides(run, config), *include]]
+            )
+            return commands + [
+                [
+                    "allennlp",
+                    family.command,
+                    str(raw_dir / "model.tar.gz"),
+                    run.dataset.dev,
+                    "--test-file",
+                    run.dataset.test,
+                    "--seed",
+                    str(run.seed),
+                    "--output-archive",
+                    str(directory / "model_o_cost.tar.gz"),
+                    "--cuda-device",
+                    self.plan.cuda_device(run),
+                    *include,
+                ]
+            ]
         return [["allennlp", family.command, config, "-s", str(directory), "-o", self.overrides(run, config), *include]]
 
     def estimate_command(self, run: Run) -> Optional[List[str]]:
@@ -236,8 +285,19 @@ class Runner:
             return None
         env = self.plan.env_of(run)
         command = [  # run from the workdir: ratio_estimate.json names the data relative to it, like doc_counts.json
-            "allennlp", "eer-estimate-ratio", self.shown(self.data_path(run)), "--encoder", run.encoder, "--variant", run.variant,
-            "--max-length", str(env.get("EER_MAX_LENGTH", "512")), "--seed", str(run.seed), "--output", str(self._estimate_staging(run)),
+            "allennlp",
+            "eer-estimate-ratio",
+            self.shown(self.data_path(run)),
+            "--encoder",
+            run.encoder,
+            "--variant",
+            run.variant,
+            "--max-length",
+            str(env.get("EER_MAX_LENGTH", "512")),
+            "--seed",
+            str(run.seed),
+            "--output",
+            str(self._estimate_staging(run)),
         ]
         if str(env.get("EER_RATIO_BOOKENDS", "false")).lower() == "true":
             command.append("--count-bookends")
@@ -296,7 +356,9 @@ class Runner:
         log.parent.mkdir(parents=True, exist_ok=True)
         attempts = self.retries + 1
         error = ""
-        data_error = next((self.data.errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self.data.errors), None)
+        data_error = next(
+            (self.data.errors[p] for p in (self.data_path(run), self.dev_path(run)) if p in self.data.errors), None
+        )
         # an interrupted training continues on the first attempt (a failed attempt's retry: resume.retry_point)
         resume = resume_point(directory, self.settings(run)) if resumable(run) and not data_error else None
         for attempt in range(1, attempts + 1):
@@ -305,9 +367,13 @@ class Runner:
             if directory.exists() and resume is None:
                 shutil.rmtree(directory)
             with open(log, "a") as handle:
-                handle.write(f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {run.name}: attempt {attempt} of {attempts}\n")
+                handle.write(
+                    f"\n=== {time.strftime('%Y-%m-%d %H:%M:%S')} {run.name}: attempt {attempt} of {attempts}\n"
+                )
                 if resume:
-                    handle.write(f"resuming the interrupted training after {resume[0]} completed epoch(s) ({resume[1]:.0f} s of training kept)\n")
+                    handle.write(
+                        f"resuming the interrupted training after {resume[0]} completed epoch(s) ({resume[1]:.0f} s of training kept)\n"
+                    )
                 if data_error:
                     handle.write(data_error + "\n")
             if data_error:
@@ -331,9 +397,18 @@ class Runner:
             atomic_write_text(directory / "DONE", time.strftime("%Y-%m-%d %H:%M:%S\n"))
             return result
         failure = {
-            "dataset": run.dataset.name, "scenario": run.scenario_name, "approach": run.approach, "encoder": run.encoder,
-            "seed": run.seed, "status": "failed", "ablation": run.ablation, "error": error, "attempts": attempts if not data_error else 1,
-            "run_dir": self.recorded(directory), "log": self.recorded(log), "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "dataset": run.dataset.name,
+            "scenario": run.scenario_name,
+            "approach": run.approach,
+            "encoder": run.encoder,
+            "seed": run.seed,
+            "status": "failed",
+            "ablation": run.ablation,
+            "error": error,
+            "attempts": attempts if not data_error else 1,
+            "run_dir": self.recorded(directory),
+            "log": self.recorded(log),
+            "finished": time.strftime("%Y-%m-%d %H:%M:%S"),
         }
         atomic_write_text(directory / "FAILED.json", json.dumps(failure, indent=1))
         return failure
@@ -357,12 +432,16 @@ class Runner:
             started = time.time()
             result = self.execute(run)
             if result["status"] == "done":
-                self._status(f"done   {tag} {run.name}: test F1 {100 * result['f1']:.2f} ({time.time() - started:.0f} s)")
+                self._status(
+                    f"done   {tag} {run.name}: test F1 {100 * result['f1']:.2f} ({time.time() - started:.0f} s)"
+                )
             elif result["status"] == "failed":
                 self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {self.log_path(run)})")
             else:
                 point = resume_point(self.run_dir(run), self.settings(run)) if resumable(run) else None
-                self._status(f"stopped {tag} {run.name} (interrupted; next time it {f'continues after {point[0]} epoch(s)' if point else 'starts again'})")
+                self._status(
+                    f"stopped {tag} {run.name} (interrupted; next time it {f'continues after {point[0]} epoch(s)' if point else 'starts again'})"
+                )
             with self._lock:
                 if self._progress is not None:
                     self._progress.update()
@@ -373,7 +452,9 @@ class Runner:
         pending = [unit for unit in units if any(not self.is_done(r) for r in unit)]
         total_runs = sum(len(unit) for unit in units)
         self._total = sum(1 for unit in pending for r in unit if not self.is_done(r))
-        self.echo(f"{total_runs - self._total} of {total_runs} runs done already; running {self._total} with {self.jobs} job(s), {self.threads} thread(s) each")
+        self.echo(
+            f"{total_runs - self._total} of {total_runs} runs done already; running {self._total} with {self.jobs} job(s), {self.threads} thread(s) each"
+        )
         if not pending:
             return
         self.prepare_data([r for unit in pending for r in unit])
@@ -398,4 +479,3 @@ class Runner:
         finally:
             self._progress.close()
             self._progress = None
-

@@ -2,6 +2,7 @@
 ``.stats.json``): a scenario's training data, a ratio-estimate run's training data with complete
 documents, an ablation's partial dev data. Each file is made once per (dataset, data, seed), written
 atomically (statistics first, data last: the data file's existence means both are complete)."""
+
 import json
 import os
 from pathlib import Path
@@ -74,9 +75,17 @@ class SimulatedData:
                 dev_tokens = sum(len(d.tokens) for d in dev)
                 train_tokens = sum(len(d.tokens) for d in self._gold(run.dataset.train, run.dataset))
                 budget = max(1, round(scenario.get("budget") * dev_tokens / train_tokens))
-                extra = {"proportional_to": scenario.get("budget"), "dev_tokens": dev_tokens, "train_tokens": train_tokens}
-            docs, stats = simulators.exploratory_expert(dev, budget, p["keep_probability"], p["max_per_document"], run.seed)
-            shown = os.path.relpath(run.dataset.dev, self.workdir)  # the statistics are kept in docs/: no path of this machine
+                extra = {
+                    "proportional_to": scenario.get("budget"),
+                    "dev_tokens": dev_tokens,
+                    "train_tokens": train_tokens,
+                }
+            docs, stats = simulators.exploratory_expert(
+                dev, budget, p["keep_probability"], p["max_per_document"], run.seed
+            )
+            shown = os.path.relpath(
+                run.dataset.dev, self.workdir
+            )  # the statistics are kept in docs/: no path of this machine
             return docs, dict(stats, **common, data="dev", file=shown, budget=budget, dev_params=p, **extra)
         gold = self._gold(run.dataset.train, run.dataset)
         if run.complete_documents is not None:

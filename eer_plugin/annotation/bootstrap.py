@@ -13,6 +13,7 @@ summed counts of all resamples of a chunk are one matrix product ``multiplicitie
 
 The randomness comes from one ``numpy.random.default_rng(seed)``, so a seed fixes the result.
 """
+
 from typing import Dict, Iterable, List, Mapping, Sequence, Tuple, Union
 
 import numpy as np
@@ -41,7 +42,9 @@ def micro_f1(counts: np.ndarray) -> np.ndarray:
         return np.where(tp > 0, 2 * tp / np.where(denominator > 0, denominator, 1), 0.0)
 
 
-def align(a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]]) -> Tuple[np.ndarray, np.ndarray, List[str]]:
+def align(
+    a: Mapping[str, Sequence[float]], b: Mapping[str, Sequence[float]]
+) -> Tuple[np.ndarray, np.ndarray, List[str]]:
     """Per-document counts of two systems keyed by document id -> two ``(D, 3)`` arrays in the
     order of ``a``'s keys. Both must hold exactly the same documents (paired test)."""
     missing_b = [k for k in a if k not in b]
@@ -69,7 +72,9 @@ def as_counts(values: CountsLike, name: str = "counts") -> np.ndarray:
     return array
 
 
-def resampled_sums(stats: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk_cells: int = CHUNK_CELLS) -> np.ndarray:
+def resampled_sums(
+    stats: np.ndarray, n_resamples: int, rng: np.random.Generator, chunk_cells: int = CHUNK_CELLS
+) -> np.ndarray:
     """``(n_resamples, K)`` column sums of ``stats`` (``(D, K)``) over documents drawn with replacement."""
     n_docs = stats.shape[0]
     rows_per_chunk = max(1, chunk_cells // n_docs)

@@ -17,6 +17,7 @@ A weight ``w`` on an unannotated word is soft evidence for the CRF: the word's t
 ``w`` for ``O`` and ``1 - w`` for every entity tag to the partial likelihood (``w = 1``: observed
 ``O``, the Raw baseline; ``w = 0``: observed "some entity tag").
 """
+
 import math
 from typing import List, Sequence, Tuple
 
@@ -50,9 +51,14 @@ def ratio_schedule(start: float, target: float, step: float = 0.02) -> List[floa
 def binary(doc: Document) -> Document:
     """The document with every entity type collapsed into :data:`BINARY_TYPE`."""
     return Document(
-        id=doc.id, tokens=doc.tokens, sentence_ends=doc.sentence_ends,
-        spans=[(s, e, BINARY_TYPE) for s, e, _ in doc.spans], is_complete=doc.is_complete,
-        negative_spans=doc.negative_spans, source=doc.source, o_weights=doc.o_weights,
+        id=doc.id,
+        tokens=doc.tokens,
+        sentence_ends=doc.sentence_ends,
+        spans=[(s, e, BINARY_TYPE) for s, e, _ in doc.spans],
+        is_complete=doc.is_complete,
+        negative_spans=doc.negative_spans,
+        source=doc.source,
+        o_weights=doc.o_weights,
     )
 
 

@@ -46,6 +46,7 @@ exactly the matched text. Written through the output policy (checked first, atom
 id packed in one integer), the per-node and per-entry data in ``array``s: memory grows linearly, about 320
 bytes per entry (``benchmarks/dictionary_speed.py``: one million entries, 318 MB at the peak of the build).
 """
+
 import dataclasses
 import json
 import logging
@@ -55,11 +56,11 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
+from eer_plugin.common.outputs import check_outputs, writing
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, detect_format, read_documents, write_jsonl
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
-from eer_plugin.common.outputs import check_outputs, writing
 
 logger = logging.getLogger(__name__)
 
@@ -91,7 +92,12 @@ class Matcher:
     ``add`` entries, then ``match`` word lists; :attr:`ambiguous`, :attr:`duplicates` and :attr:`stopped`
     say what the entries did."""
 
-    def __init__(self, case_insensitive: bool = False, ambiguous: str = DEFAULT_AMBIGUOUS, stop_list: Iterable[Sequence[str]] = ()):
+    def __init__(
+        self,
+        case_insensitive: bool = False,
+        ambiguous: str = DEFAULT_AMBIGUOUS,
+        stop_list: Iterable[Sequence[str]] = (),
+    ):
         if ambiguous not in AMBIGUOUS_RULES:
             raise ValueError(f"ambiguous must be one of {', '.join(AMBIGUOUS_RULES)}, got {ambiguous!r}")
         self.case_insensitive = case_insensitive
@@ -166,12 +172,18 @@ class Matcher:
     def __len__(self) -> int:
         return len(self.entry_type)
 
-    def match(self, tokens: Sequence[str], sentence_ends: Optional[Sequence[int]] = None) -> List[Tuple[int, int, str, str]]:
+    def match(
+        self, tokens: Sequence[str], sentence_ends: Optional[Sequence[int]] = None
+    ) -> List[Tuple[int, int, str, str]]:
         """``(start, end, type, source name)`` of every match in ``tokens`` (leftmost-longest, within sentences)."""
-        return [(s, e, self.types[self.entry_type[entry]], self.sources[self.entry_source[entry]][0])
-                for s, e, entry in self.match_entries(tokens, sentence_ends)]  # fmt: skip
+        return [
+            (s, e, self.types[self.entry_type[entry]], self.sources[self.entry_source[entry]][0])
+            for s, e, entry in self.match_entries(tokens, sentence_ends)
+        ]
 
-    def match_entries(self, tokens: Sequence[str], sentence_ends: Optional[Sequence[int]] = None) -> List[Tuple[int, int, int]]:
+    def match_entries(
+        self, tokens: Sequence[str], sentence_ends: Optional[Sequence[int]] = None
+    ) -> List[Tuple[int, int, int]]:
         """``(start, end, entry index)`` of every match (the fast path of :meth:`match`)."""
         get, edges, value = self.vocab.get, self.edges.get, self.value
         ids = [get(t, -1) for t in (map(self.fold, tokens) if self.fold else tokens)]
@@ -210,10 +222,13 @@ class Matcher:
         forms = []
         for node, entries in self.ambiguous.items():
             listings = [
-                {"type": self.types[self.entry_type[e]], "source": self.sources[self.entry_source[e]][0],
-                 "where": f"{self.sources[self.entry_source[e]][1]}:{self.entry_line[e]}"}
+                {
+                    "type": self.types[self.entry_type[e]],
+                    "source": self.sources[self.entry_source[e]][0],
+                    "where": f"{self.sources[self.entry_source[e]][1]}:{self.entry_line[e]}",
+                }
                 for e in entries
-            ]  # fmt: skip
+            ]
             kept = None if self.rule == "skip" else listings[0]["type"]
             forms.append({"form": " ".join(self._forms[node]), "kept": kept, "listings": listings})
         return forms
@@ -255,8 +270,9 @@ def text_lines(path: str) -> Iterator[Tuple[int, str]]:
                 raise DictionaryError(
                     f"invalid UTF-8 byte 0x{raw[err.start]:02x} at byte {err.start} of the line; dictionaries are UTF-8: "
                     f"convert the file, e.g. iconv -f latin1 -t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
-                    path, number,
-                ) from None  # fmt: skip
+                    path,
+                    number,
+                ) from None
             yield number, normalise_text(text)[0]
 
 
@@ -274,30 +290,46 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
         if as_json:
             data = _json_value(text, path, number)
             if not isinstance(data, dict):
-                raise DictionaryError(f'expected a JSON object {{"text": ..., "type": ...}}, got {type(data).__name__}', path, number)
+                raise DictionaryError(
+                    f'expected a JSON object {{"text": ..., "type": ...}}, got {type(data).__name__}', path, number
+                )
             unknown = sorted(set(data) - set(DICTIONARY_JSON_KEYS))
             if unknown:
                 raise DictionaryError(unknown_keys_message(unknown, DICTIONARY_JSON_KEYS), path, number)
             form, label = data.get("text"), data.get("type")
             if not isinstance(form, str) or not isinstance(label, str):
-                raise DictionaryError('expected "text" and "type" strings, e.g. {"text": "New York", "type": "LOC"}', path, number)
+                raise DictionaryError(
+                    'expected "text" and "type" strings, e.g. {"text": "New York", "type": "LOC"}', path, number
+                )
         else:
             if "\t" not in text:
                 raise DictionaryError(f"no TAB in {text[:60]!r}: expected 'surface form<TAB>TYPE'", path, number)
             if text.count("\t") > 1:
-                raise DictionaryError(f"{text.count(chr(9))} TABs in {text[:60]!r}: expected exactly one, 'surface form<TAB>TYPE'", path, number)
+                raise DictionaryError(
+                    f"{text.count(chr(9))} TABs in {text[:60]!r}: expected exactly one, 'surface form<TAB>TYPE'",
+                    path,
+                    number,
+                )
             form, label = text.split("\t")
         form, label = form.strip(), label.strip()
         if not form:
-            raise DictionaryError(f"empty surface form (type {label!r}): expected 'surface form<TAB>TYPE'", path, number)
+            raise DictionaryError(
+                f"empty surface form (type {label!r}): expected 'surface form<TAB>TYPE'", path, number
+            )
         if not label or not _TYPE.match(label) or label == "O":
-            raise DictionaryError(f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number)
+            raise DictionaryError(
+                f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number
+            )
         yield number, form, label
 
 
 def read_stop_list(path: str) -> List[List[str]]:
     """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped)."""
-    forms = [tokenize_text(text.strip())[0] for _, text in text_lines(path) if text.strip() and not text.strip().startswith("#")]
+    forms = [
+        tokenize_text(text.strip())[0]
+        for _, text in text_lines(path)
+        if text.strip() and not text.strip().startswith("#")
+    ]
     return [form for form in forms if form]
 
 
@@ -310,9 +342,14 @@ def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
         else:
             name, path = Path(argument).stem, argument
         if not name or not _TYPE.match(name):
-            raise DictionaryError(f"bad dictionary name {name!r}: give NAME=FILE with a name without white space", argument)
+            raise DictionaryError(
+                f"bad dictionary name {name!r}: give NAME=FILE with a name without white space", argument
+            )
         if name in (n for n, _ in specs) or name == PROPAGATE_SOURCE:
-            raise DictionaryError(f"two dictionaries are named {name!r} (or it is the reserved {PROPAGATE_SOURCE!r}); name them with NAME=FILE", path)
+            raise DictionaryError(
+                f"two dictionaries are named {name!r} (or it is the reserved {PROPAGATE_SOURCE!r}); name them with NAME=FILE",
+                path,
+            )
         specs.append((name, path))
     return specs
 
@@ -329,8 +366,16 @@ def load_dictionary(matcher: Matcher, name: str, path: str) -> Dict[str, object]
         per_type[label] += 1
         first_line.setdefault(label, number)
     if not per_type:
-        raise DictionaryError("empty dictionary: no entries; expected one 'surface form<TAB>TYPE' per line (or JSON lines)", path)
-    return {"name": name, "path": str(path), "entries": sum(per_type.values()), "per_type": dict(sorted(per_type.items())), "first_line": first_line}
+        raise DictionaryError(
+            "empty dictionary: no entries; expected one 'surface form<TAB>TYPE' per line (or JSON lines)", path
+        )
+    return {
+        "name": name,
+        "path": str(path),
+        "entries": sum(per_type.values()),
+        "per_type": dict(sorted(per_type.items())),
+        "first_line": first_line,
+    }
 
 
 def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Sequence[str] = ()) -> List[str]:
@@ -343,16 +388,20 @@ def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Seque
         totals.update(d["per_type"])  # type: ignore[arg-type]
     warnings = []
     for d in dictionaries:
-        for label, count in d["per_type"].items():  # type: ignore[union-attr]
+        for label in d["per_type"]:  # type: ignore[union-attr]
             where = f"{d['path']}:{d['first_line'][label]}"  # type: ignore[index]
             if totals[label] == 1 and sum(totals.values()) >= TYPO_CHECK_ENTRIES:
                 close = difflib.get_close_matches(label, [t for t in totals if t != label], n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                warnings.append(f"{where}: type {label!r} is listed on this line only, the other types on many{hint}; "
-                                "check it is not a typo")  # fmt: skip
+                warnings.append(
+                    f"{where}: type {label!r} is listed on this line only, the other types on many{hint}; "
+                    "check it is not a typo"
+                )
             if corpus_types and label not in corpus_types:
-                warnings.append(f"{where}: type {label!r} is not used by the input's annotation ({', '.join(corpus_types)}); "
-                                "the model will learn it as a new type")  # fmt: skip
+                warnings.append(
+                    f"{where}: type {label!r} is not used by the input's annotation ({', '.join(corpus_types)}); "
+                    "the model will learn it as a new type"
+                )
     return warnings
 
 
@@ -366,7 +415,11 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
         raise DictionaryError("input file not found; check the path", path)
     if detect_format(path) != "jsonl":
         gold = read_documents(path)
-        return [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold], "conll", [None] * len(gold)
+        return (
+            [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold],
+            "conll",
+            [None] * len(gold),
+        )
     stem = Path(path).stem
     documents: List[Document] = []
     offsets: List[Optional[List[Tuple[int, int]]]] = []
@@ -377,9 +430,13 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
             continue
         data = _json_value(text, path, number)
         if not isinstance(data, dict):
-            raise DictionaryError(f"expected a JSON object with \"text\" or \"tokens\", got {type(data).__name__}", path, number)
+            raise DictionaryError(
+                f'expected a JSON object with "text" or "tokens", got {type(data).__name__}', path, number
+            )
         if "text" not in data and "tokens" not in data:
-            raise DictionaryError('expected "text" (raw text) or "tokens" (words, e.g. this command\'s own output)', path, number)
+            raise DictionaryError(
+                'expected "text" (raw text) or "tokens" (words, e.g. this command\'s own output)', path, number
+            )
         if "id" in data and (not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool)):
             raise DictionaryError(f"'id' must be a string or an integer, got {data['id']!r}", path, number)
         doc_id = str(data.get("id", f"{stem}-{number}"))
@@ -458,7 +515,10 @@ class Summary:
             f"matches: {self.matches} (per type: {counts(self.matches_per_type)}; per dictionary: {counts(self.matches_per_dictionary)})",
             f"documents with no match: {self.documents_without_match} of {self.documents} ({self.share_without_match:.1%})",
             f"ambiguous forms (listed under two or more types, rule '{self.ambiguous_rule}'): {len(self.ambiguous)}"
-            + "".join(f"; {a['form']!r} " + "/".join(l["type"] for l in a["listings"]) for a in self.ambiguous[:shown])
+            + "".join(
+                f"; {a['form']!r} " + "/".join(listing["type"] for listing in a["listings"])
+                for a in self.ambiguous[:shown]
+            )
             + ("; ..." if len(self.ambiguous) > shown else ""),
             f"duplicate entries (same form and type): {self.duplicates}; stop-listed entries: {self.stopped}",
         ]
@@ -559,8 +619,15 @@ def build_matcher(
         for words, label, line in propagation_forms(propagate_from):
             matcher.add(words, label, source, line)
             per_type[label] += 1
-        loaded.append({"name": PROPAGATE_SOURCE, "path": path, "entries": sum(per_type.values()),
-                       "per_type": dict(sorted(per_type.items())), "first_line": {}})  # fmt: skip
+        loaded.append(
+            {
+                "name": PROPAGATE_SOURCE,
+                "path": path,
+                "entries": sum(per_type.values()),
+                "per_type": dict(sorted(per_type.items())),
+                "first_line": {},
+            }
+        )
     for name, path in dictionaries:
         loaded.append(load_dictionary(matcher, name, path))
     return matcher, loaded
@@ -585,7 +652,9 @@ def label_file(
         raise DictionaryError(f"--ambiguous must be one of {', '.join(AMBIGUOUS_RULES)}, got {ambiguous!r}", input)
     specs = dictionary_specs(dictionaries)
     if not specs and not propagate:
-        raise DictionaryError("no dictionary: give --dictionary FILE (or --propagate to use the input's own spans)", input)
+        raise DictionaryError(
+            "no dictionary: give --dictionary FILE (or --propagate to use the input's own spans)", input
+        )
     inputs = [("INPUT", input), ("--stop-list", stop_list)] + [(f"--dictionary {name}", path) for name, path in specs]
     check_outputs(inputs, [("OUTPUT", output), ("--report", report)])
     documents, kind, offsets = read_input(input)
@@ -594,9 +663,16 @@ def label_file(
         raise DictionaryError("--propagate: no document of the input has an annotated span to propagate", input)
     matcher, loaded = build_matcher(specs, case_insensitive, stop_list, ambiguous, annotated if propagate else ())
     corpus_types = sorted({t for d in documents for _, _, t in d.spans})
-    summary = Summary(input_kind=kind, dictionaries=[{k: v for k, v in d.items() if k != "first_line"} for d in loaded],
-                      entries=len(matcher), duplicates=matcher.duplicates, stopped=matcher.stopped, ambiguous_rule=ambiguous,
-                      ambiguous=matcher.ambiguous_forms(), output=str(output))  # fmt: skip
+    summary = Summary(
+        input_kind=kind,
+        dictionaries=[{k: v for k, v in d.items() if k != "first_line"} for d in loaded],
+        entries=len(matcher),
+        duplicates=matcher.duplicates,
+        stopped=matcher.stopped,
+        ambiguous_rule=ambiguous,
+        ambiguous=matcher.ambiguous_forms(),
+        output=str(output),
+    )
     summary.warnings = type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)
     if ambiguous == "first":
         summary.warnings += [

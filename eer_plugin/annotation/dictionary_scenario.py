@@ -15,6 +15,7 @@ Statistics are those of :mod:`eer_plugin.annotation.simulators` (precision and r
 against gold, ``kept_spans`` = true positives, ``false_positives``) plus ``coverage``, ``dictionary_forms``,
 ``distinct_gold_forms`` and ``ambiguous_gold_forms``.
 """
+
 import random
 from collections import Counter, defaultdict
 from fractions import Fraction
@@ -39,7 +40,9 @@ def gold_forms(docs: Sequence[Document]) -> Dict[Tuple[str, ...], Counter]:
     return forms
 
 
-def draw_dictionary(docs: Sequence[Document], coverage: float, seed: int = 0) -> Tuple[List[Tuple[Tuple[str, ...], str]], Dict[str, int]]:
+def draw_dictionary(
+    docs: Sequence[Document], coverage: float, seed: int = 0
+) -> Tuple[List[Tuple[Tuple[str, ...], str]], Dict[str, int]]:
     """``([(form, type)], counts)``: the scenario's dictionary (module docstring, step 1)."""
     if not 0.0 < coverage <= 1.0:
         raise SimulationError(f"coverage must be in (0, 1], got {coverage}")
@@ -50,8 +53,11 @@ def draw_dictionary(docs: Sequence[Document], coverage: float, seed: int = 0) ->
     wanted = max(1, int(Fraction(str(coverage)) * len(ordered) + Fraction(1, 2)))
     chosen = sorted(random.Random(seed).sample(ordered, wanted))
     entries = [(form, min(forms[form].items(), key=lambda item: (-item[1], item[0]))[0]) for form in chosen]
-    counts = {"distinct_gold_forms": len(ordered), "dictionary_forms": len(entries),
-              "ambiguous_gold_forms": sum(1 for form in chosen if len(forms[form]) > 1)}  # fmt: skip
+    counts = {
+        "distinct_gold_forms": len(ordered),
+        "dictionary_forms": len(entries),
+        "ambiguous_gold_forms": sum(1 for form in chosen if len(forms[form]) > 1),
+    }
     return entries, counts
 
 
@@ -75,7 +81,9 @@ def _label(docs: Sequence[Document], matcher: Matcher) -> Tuple[List[Document], 
     return output, true, false
 
 
-def dictionary_annotation(docs: Sequence[Document], coverage: float = DEFAULT_COVERAGE, seed: int = 0) -> Tuple[List[Document], Stats]:
+def dictionary_annotation(
+    docs: Sequence[Document], coverage: float = DEFAULT_COVERAGE, seed: int = 0
+) -> Tuple[List[Document], Stats]:
     """The dictionary scenario (module docstring): every document, in input order, labelled by a dictionary
     of ``coverage`` of the corpus's distinct gold forms."""
     entries, counts = draw_dictionary(docs, coverage, seed)
@@ -94,7 +102,9 @@ def dictionary_with_complete_documents(
     this seed). The complete documents come first. Statistics count both parts, plus ``complete_documents``,
     ``complete_spans`` and ``complete_ids``."""
     if not 1 <= complete_documents <= len(docs):
-        raise SimulationError(f"complete_documents must be between 1 and the corpus's {len(docs)} documents, got {complete_documents}")
+        raise SimulationError(
+            f"complete_documents must be between 1 and the corpus's {len(docs)} documents, got {complete_documents}"
+        )
     chosen = sorted(random.Random(f"complete-documents-{seed}").sample(range(len(docs)), complete_documents))
     chosen_set = set(chosen)
     complete = [_copy(docs[i], spans=list(docs[i].spans), is_complete=True, negative_spans=[]) for i in chosen]
@@ -103,6 +113,11 @@ def dictionary_with_complete_documents(
     complete_spans = sum(len(d.spans) for d in complete)
     output = complete + rest
     stats = _stats(docs, output, complete_spans + true, false)
-    stats.update(coverage=coverage, complete_documents=complete_documents, complete_spans=complete_spans,
-                 complete_ids=[d.id for d in complete], **counts)  # fmt: skip
+    stats.update(
+        coverage=coverage,
+        complete_documents=complete_documents,
+        complete_spans=complete_spans,
+        complete_ids=[d.id for d in complete],
+        **counts,
+    )
     return output, stats

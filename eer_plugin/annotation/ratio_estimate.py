@@ -15,6 +15,7 @@ cannot be trusted: fewer than :data:`MIN_COMPLETE_DOCUMENTS` complete documents 
 or partial training data whose *annotated* entities alone already exceed ``rho + gamma`` (the true
 ratio of that data is at least its annotated ratio).
 """
+
 import dataclasses
 import math
 from collections import Counter
@@ -48,7 +49,9 @@ class RatioCounts:
         return sum(self.entities.values())
 
 
-def chunk_counts(doc_id: str, chunk_labels: Iterable[Sequence[str]], count_bookends: bool = False, latent_is_entity: bool = True) -> RatioCounts:
+def chunk_counts(
+    doc_id: str, chunk_labels: Iterable[Sequence[str]], count_bookends: bool = False, latent_is_entity: bool = True
+) -> RatioCounts:
     """Counts of one document from the subword labels of its chunks (``O``, BILUO tags, ``_`` for
     latent; the first and last position are the bookends).
 
@@ -115,7 +118,12 @@ def estimate(
         "low": float(lows[0]),
         "high": float(highs[0]),
         "per_type": {
-            t: {"ratio": float(point[i + 1]), "low": float(lows[i + 1]), "high": float(highs[i + 1]), "entity_subwords": int(total[i + 2])}
+            t: {
+                "ratio": float(point[i + 1]),
+                "low": float(lows[i + 1]),
+                "high": float(highs[i + 1]),
+                "entity_subwords": int(total[i + 2]),
+            }
             for i, t in enumerate(types)
         },
         "confidence": confidence,
@@ -135,7 +143,10 @@ def suggest(low: float, high: float, min_margin: float = DEFAULT_MIN_MARGIN) -> 
 
 
 def warnings(
-    estimate_result: Dict[str, object], suggestion: Dict[str, float], partial_ratio: Optional[float], partial_documents: int = 0
+    estimate_result: Dict[str, object],
+    suggestion: Dict[str, float],
+    partial_ratio: Optional[float],
+    partial_documents: int = 0,
 ) -> List[str]:
     """The two warnings of the module docstring (empty when neither applies)."""
     messages = []

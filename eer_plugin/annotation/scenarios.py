@@ -2,6 +2,7 @@
 (:mod:`eer_plugin.annotation.simulators`) with the options given, every option left out (None) taking the
 simulator's own default (read from its signature, declared once there), the learning curve's budgets and the
 output file of each."""
+
 import inspect
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
@@ -66,7 +67,9 @@ def simulate(
     statistics)`` per output file (one per budget with ``learning_curve``). ``random`` needs ``keep_probability``.
     With ``learning_curve``, a budget's per-document cap is the authors' for that budget unless given."""
     if scenario == "ee":
-        budgets = simulators.learning_curve_budgets if learning_curve else (DEFAULTS["budget"] if budget is None else budget,)
+        budgets = (
+            simulators.learning_curve_budgets if learning_curve else (DEFAULTS["budget"] if budget is None else budget,)
+        )
         runs = []
         for each, path in zip(budgets, output_paths(output, learning_curve)):
             cap = max_per_document
@@ -89,7 +92,9 @@ def simulate(
     elif scenario == "dictionary":
         options = _given(coverage=coverage, seed=seed)
         if complete_documents is not None:
-            documents, stats = dictionary_scenario.dictionary_with_complete_documents(docs, complete_documents=complete_documents, **options)
+            documents, stats = dictionary_scenario.dictionary_with_complete_documents(
+                docs, complete_documents=complete_documents, **options
+            )
         else:
             documents, stats = dictionary_scenario.dictionary_annotation(docs, **options)
     else:

@@ -11,6 +11,7 @@ documents with at least one span. All randomness comes from one ``random.Random(
 nothing iterates over a set or dict in hash order, so the output depends only on the input and
 the seed (not on ``PYTHONHASHSEED``).
 """
+
 import dataclasses
 import random
 from collections import defaultdict
@@ -148,7 +149,9 @@ def ee_with_complete_documents(
     if complete_documents < 1:
         raise SimulationError(f"complete_documents must be at least 1, got {complete_documents}")
     if complete_documents > len(docs):
-        raise SimulationError(f"complete_documents is {complete_documents}, but the corpus has only {len(docs)} documents")
+        raise SimulationError(
+            f"complete_documents is {complete_documents}, but the corpus has only {len(docs)} documents"
+        )
     rng = random.Random(f"complete-documents-{seed}")
     chosen = sorted(rng.sample(range(len(docs)), complete_documents))
     chosen_set = set(chosen)
@@ -168,7 +171,9 @@ def ee_with_complete_documents(
     kept = complete_spans + sum(len(d.spans) for d in rest)
     stats = _stats(docs, output, kept, 0)
     stats.update(
-        complete_documents=complete_documents, complete_spans=complete_spans, ee_budget=remaining,
+        complete_documents=complete_documents,
+        complete_spans=complete_spans,
+        ee_budget=remaining,
         complete_ids=[d.id for d in complete],
     )
     return output, stats
@@ -282,11 +287,7 @@ def _place_false_positives(
         if flags[start]:
             continue
         longest = 1
-        while (
-            longest < max_length
-            and start + longest < sentence_end[doc_index][start]
-            and not flags[start + longest]
-        ):
+        while longest < max_length and start + longest < sentence_end[doc_index][start] and not flags[start + longest]:
             longest += 1
         end = start + rng.randint(1, longest)
         span = (start, end, rng.choice(types))
@@ -345,7 +346,9 @@ def _cut_after_last_span(document: Document) -> Document:
         tokens=document.tokens[:cut],
         sentence_ends=[end for end in document.sentence_ends if end <= cut],
         negative_spans=[  # "no entity" spans clipped at the cut; a typed one ("not this type") only kept whole
-            (n[0], min(n[1], cut)) + tuple(n[2:]) for n in document.negative_spans if n[0] < cut and (len(n) == 2 or n[1] <= cut)
+            (n[0], min(n[1], cut)) + tuple(n[2:])
+            for n in document.negative_spans
+            if n[0] < cut and (len(n) == 2 or n[1] <= cut)
         ],
         o_weights=None if document.o_weights is None else document.o_weights[:cut],
     )

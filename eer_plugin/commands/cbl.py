@@ -5,6 +5,7 @@
 
 The arguments only; the rounds are :func:`eer_plugin.training.cbl_rounds.run_cbl`.
 """
+
 import argparse
 from pathlib import Path
 
@@ -22,7 +23,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("param_path", help="a cbl_*.jsonnet config (training config + a 'cbl' block)")
     parser.add_argument("-s", "--serialization-dir", required=True, help="directory for the rounds and the final model")
     parser.add_argument("-o", "--overrides", default="", help="JSON overrides of the config")
-    parser.add_argument("-r", "--recover", action="store_true", help="continue the interrupted run in the serialization directory (its finished rounds are kept)")
+    parser.add_argument(
+        "-r",
+        "--recover",
+        action="store_true",
+        help="continue the interrupted run in the serialization directory (its finished rounds are kept)",
+    )
     parser.add_argument("-f", "--force", action="store_true", help="replace what the serialization directory holds")
     return parser
 
@@ -31,7 +37,13 @@ def cbl_from_args(args: argparse.Namespace) -> dict:
     if not Path(args.param_path).is_file():
         raise UserError(f"{args.param_path}: no such config file")
     params = Params.from_file(args.param_path, args.overrides)
-    return run_cbl(params, args.serialization_dir, getattr(args, "include_package", None) or [], recover=args.recover, force=args.force)
+    return run_cbl(
+        params,
+        args.serialization_dir,
+        getattr(args, "include_package", None) or [],
+        recover=args.recover,
+        force=args.force,
+    )
 
 
 run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, cbl_from_args)

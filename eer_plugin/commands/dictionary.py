@@ -1,13 +1,14 @@
 """``eer-ner eer-dictionary INPUT OUTPUT --dictionary FILE [--dictionary FILE2 ...]``: label text with lists
 of names and write the partial-annotation JSON lines ``train`` reads (the rules:
 :mod:`eer_plugin.annotation.dictionary`). This module only parses the arguments and prints the summary."""
+
 import argparse
 import sys
 
 from eer_plugin.annotation import dictionary
 from eer_plugin.commands import subcommand
-from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.common.outputs import OutputError
+from eer_plugin.corpus.documents import DocumentError
 
 NAME = "eer-dictionary"
 DESCRIPTION = (
@@ -17,31 +18,45 @@ DESCRIPTION = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("input", help='documents: JSON lines with "text" (raw) or "tokens", or a CoNLL file (its tags are ignored)')
+    parser.add_argument(
+        "input", help='documents: JSON lines with "text" (raw) or "tokens", or a CoNLL file (its tags are ignored)'
+    )
     parser.add_argument("output", help="output JSON lines (partial annotation, read by train)")
     parser.add_argument(
-        "--dictionary", action="append", default=[], metavar="[NAME=]FILE",
+        "--dictionary",
+        action="append",
+        default=[],
+        metavar="[NAME=]FILE",
         help="a dictionary (TSV 'surface form<TAB>TYPE', '#' comments, or .jsonl {\"text\", \"type\"}); repeat for several; "
         "NAME (default: the file stem) is the source kept with every span it labels",
-    )  # fmt: skip
+    )
     parser.add_argument("--case-insensitive", action="store_true", help="match case-folded forms (default: exact case)")
     parser.add_argument("--stop-list", metavar="FILE", help="forms never matched, one per line")
     parser.add_argument(
-        "--ambiguous", choices=dictionary.AMBIGUOUS_RULES, default=dictionary.DEFAULT_AMBIGUOUS,
+        "--ambiguous",
+        choices=dictionary.AMBIGUOUS_RULES,
+        default=dictionary.DEFAULT_AMBIGUOUS,
         help="a form listed under two types: skip it, or keep the first listing with a warning; counted either way",
-    )  # fmt: skip
+    )
     parser.add_argument(
-        "--propagate", action="store_true",
+        "--propagate",
+        action="store_true",
         help=f"also use the input's annotated spans as a dictionary ('{dictionary.PROPAGATE_SOURCE}') on every document "
         "that is not complete; annotated spans are never changed",
-    )  # fmt: skip
+    )
     parser.add_argument("--report", metavar="FILE", help="also write the summary as JSON")
     return parser
 
 
 def run(args: argparse.Namespace) -> dictionary.Summary:
     summary = dictionary.label_file(
-        args.input, args.output, args.dictionary, args.case_insensitive, args.stop_list, args.ambiguous, args.propagate,
+        args.input,
+        args.output,
+        args.dictionary,
+        args.case_insensitive,
+        args.stop_list,
+        args.ambiguous,
+        args.propagate,
         args.report,
     )
     for warning in summary.warnings:
@@ -50,4 +65,6 @@ def run(args: argparse.Namespace) -> dictionary.Summary:
     return summary
 
 
-run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError), named_errors=True)
+run_or_exit, main = subcommand.define(
+    NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError), named_errors=True
+)

@@ -9,13 +9,14 @@ result and prediction ``score``, Prodigy span ``score``, brat ``AnnotatorNotes``
 the output policy (:mod:`eer_plugin.common.outputs`): checked against the input before anything is
 read, written whole or not at all; brat's OUT is a new directory.
 """
+
 import argparse
 
 from eer_plugin.commands import subcommand
+from eer_plugin.common.outputs import OutputError, check_outputs
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.exporters import EXPORT_FORMATS, export
 from eer_plugin.corpus.exporters.brat import check_output_directory
-from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-export"
 DESCRIPTION = (
@@ -32,11 +33,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("format", choices=EXPORT_FORMATS, help="the tool to import OUT")
     parser.add_argument("predictions", help="JSON lines written by eer-ner predict --predictor eer_tagger")
     parser.add_argument(
-        "output", metavar="OUT",
+        "output",
+        metavar="OUT",
         help="doccano .jsonl, Label Studio tasks .json, Prodigy .jsonl, or a new brat directory (X.txt + X.ann)",
     )
     parser.add_argument("--model-version", help="label-studio: the predictions' model_version (default: eer-ner)")
-    parser.add_argument("--from-name", help="label-studio: name of the labelling config's <Labels> tag (default: label)")
+    parser.add_argument(
+        "--from-name", help="label-studio: name of the labelling config's <Labels> tag (default: label)"
+    )
     parser.add_argument("--to-name", help="label-studio: name of the labelling config's <Text> tag (default: text)")
     return parser
 
@@ -57,4 +61,6 @@ def run(args: argparse.Namespace) -> dict:
     return {"documents": documents, "spans": spans, "error_records": errors}
 
 
-run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError, ExportArgumentError, OSError))
+run_or_exit, main = subcommand.define(
+    NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError, ExportArgumentError, OSError)
+)

@@ -9,15 +9,16 @@ output atomically (temporary file + rename), so a failed import leaves no partia
 that is an input, or two outputs that are one file, are refused before anything is read
 (:mod:`eer_plugin.common.outputs`).
 """
+
 import argparse
 import sys
 from typing import List
 
 from eer_plugin.commands import subcommand
+from eer_plugin.common.outputs import OutputError, check_outputs
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
-from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-import"
 DESCRIPTION = (
@@ -35,29 +36,38 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument("output", help="partial-annotation JSON lines to write")
     parser.add_argument(
-        "--complete", action="store_true",
+        "--complete",
+        action="store_true",
         help="every imported document is complete: the annotators marked every entity (unmarked words become O)",
     )
     parser.add_argument(
-        "--complete-ids", metavar="FILE",
+        "--complete-ids",
+        metavar="FILE",
         help="file of document ids (one per line, # comments) whose annotation is complete",
     )
     parser.add_argument(
-        "--complete-output", metavar="FILE",
+        "--complete-output",
+        metavar="FILE",
         help="write the complete documents to FILE instead of OUTPUT (a held-out set for "
         "eer-estimate-ratio and for model selection)",
     )
     parser.add_argument(
-        "--annotators", choices=("first", "union"), default=None,
+        "--annotators",
+        choices=("first", "union"),
+        default=None,
         help="label-studio: keep the first non-cancelled annotation of a task (default) or the union of all",
     )
-    parser.add_argument("--text-key", default=None, help="label-studio: the data key holding the text (default: 'text')")
     parser.add_argument(
-        "--incorrect-spans-key", default=None,
+        "--text-key", default=None, help="label-studio: the data key holding the text (default: 'text')"
+    )
+    parser.add_argument(
+        "--incorrect-spans-key",
+        default=None,
         help="spacy: doc.spans key of rejected spans (negative spans of their label; default 'incorrect_spans')",
     )
     parser.add_argument(
-        "--file-encoding", default="auto",
+        "--file-encoding",
+        default="auto",
         help="character encoding of the input: auto (UTF-8; brat .txt files that are not UTF-8 are read as "
         "latin-1 with a warning) or a codec name such as latin-1",
     )
@@ -67,11 +77,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def _format_options(args: argparse.Namespace) -> dict:
     options = {}
-    given = {"--annotators": args.annotators, "--text-key": args.text_key, "--incorrect-spans-key": args.incorrect_spans_key}
+    given = {
+        "--annotators": args.annotators,
+        "--text-key": args.text_key,
+        "--incorrect-spans-key": args.incorrect_spans_key,
+    }
     owner = {"--annotators": "label-studio", "--text-key": "label-studio", "--incorrect-spans-key": "spacy"}
     for flag, value in given.items():
         if value is not None and owner[flag] != args.format:
-            raise AnnotationImportError(f"{flag} is an option of the {owner[flag]} format, not of {args.format}", args.input)
+            raise AnnotationImportError(
+                f"{flag} is an option of the {owner[flag]} format, not of {args.format}", args.input
+            )
     if args.format == "label-studio":
         options.update(annotators=args.annotators or "first", text_key=args.text_key)
     if args.format == "spacy" and args.incorrect_spans_key is not None:
@@ -91,7 +107,12 @@ def run(args: argparse.Namespace) -> dict:
     )
     complete_ids = read_ids(args.complete_ids) if args.complete_ids else None
     documents, report = import_documents(
-        args.format, args.input, tokenize_text, complete=args.complete, complete_ids=complete_ids, **_format_options(args)
+        args.format,
+        args.input,
+        tokenize_text,
+        complete=args.complete,
+        complete_ids=complete_ids,
+        **_format_options(args),
     )
     for warning in report.warnings:
         print(f"warning: {warning}", file=sys.stderr)
@@ -115,4 +136,6 @@ def run(args: argparse.Namespace) -> dict:
 
 
 # FormatError is a DocumentError
-run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError, OSError))
+run_or_exit, main = subcommand.define(
+    NAME, DESCRIPTION, add_arguments, run, (AnnotationImportError, DocumentError, OutputError, OSError)
+)

@@ -5,6 +5,7 @@ one is set as an environment variable, which no config reads).
 The same listing ends ``eer-ner train --help`` (:func:`install` adds it there), with the packaged
 configs that ``train`` finds by name. Both come from the table of :mod:`eer_plugin.runtime.settings`.
 """
+
 import argparse
 import os
 import textwrap

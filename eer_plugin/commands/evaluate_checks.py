@@ -7,6 +7,7 @@ temporary names beside them, renamed over the final names only when the evaluati
 crash or Ctrl-C mid-way leaves an earlier metrics or predictions file as it was. :func:`install` wraps ``allennlp.commands.evaluate.evaluate_from_args``, which
 the ``evaluate`` subparser binds when it is built: commands parsed after the plugin is imported
 (``eer-ner``) are checked."""
+
 import argparse
 import contextlib
 import copy
@@ -49,7 +50,9 @@ def _checked(original):
         args = copy.copy(args)
         with contextlib.ExitStack() as stack:
             args.output_file = _staged(stack, args.output_file, auto_names not in ("METRICS", "ALL"))
-            args.predictions_output_file = _staged(stack, args.predictions_output_file, auto_names not in ("PREDS", "ALL"))
+            args.predictions_output_file = _staged(
+                stack, args.predictions_output_file, auto_names not in ("PREDS", "ALL")
+            )
             return original(args)
 
     evaluate_from_args.eer_checked = True  # type: ignore[attr-defined]

@@ -1,6 +1,7 @@
 """``eer-ner eer-export-model model.tar.gz DIR``: a trained model -> a directory that tags without AllenNLP
 (torch, transformers and safetensors only: ``Tagger.load(DIR)``). The work is in
 :mod:`eer_plugin.models.export`; the format in :mod:`eer_plugin.inference.exported`."""
+
 import argparse
 
 from eer_plugin.commands import subcommand

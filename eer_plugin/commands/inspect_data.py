@@ -10,6 +10,7 @@ the chunk size, and the subword entity ratio of the complete documents (the numb
 line and reason; the command then exits with status 1 after the other files.
 The counting is in :mod:`eer_plugin.corpus.inspection`.
 """
+
 import argparse
 import json
 import sys
@@ -31,13 +32,20 @@ NO_ENCODER = "none"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("files", nargs="+", metavar="FILE", help="corpus files: CoNLL columns, OntoNotes *_conll (or a directory), partial .jsonl")
+    parser.add_argument(
+        "files",
+        nargs="+",
+        metavar="FILE",
+        help="corpus files: CoNLL columns, OntoNotes *_conll (or a directory), partial .jsonl",
+    )
     parser.add_argument(
         "--encoder",
         help="encoder whose tokenizer counts subwords (default: EER_ENCODER if set, else all-MiniLM-L6-v2, the packaged one; "
         f"'{NO_ENCODER}': no subword statistics)",
     )
-    parser.add_argument("--max-length", type=int, default=512, help="subwords per chunk, bookends included (EER_MAX_LENGTH)")
+    parser.add_argument(
+        "--max-length", type=int, default=512, help="subwords per chunk, bookends included (EER_MAX_LENGTH)"
+    )
     parser.add_argument("--json", action="store_true", help="print one JSON object per file (JSON lines)")
     reader_options.add_reader_arguments(parser, "the files")
     return parser
@@ -58,8 +66,15 @@ def run(args: argparse.Namespace) -> list:
             report, docs = inspect_file(path, **reader_options.reader_options(args))
         except (FormatError, DocumentError) as err:
             failed += 1
-            error = {"file": str(getattr(err, "path", path)), "line": getattr(err, "line", None), "error": getattr(err, "reason", str(err))}
-            print(json.dumps(error) if args.json else f"== {path} ==\nerror: {err}", file=sys.stdout if args.json else sys.stderr)
+            error = {
+                "file": str(getattr(err, "path", path)),
+                "line": getattr(err, "line", None),
+                "error": getattr(err, "reason", str(err)),
+            }
+            print(
+                json.dumps(error) if args.json else f"== {path} ==\nerror: {err}",
+                file=sys.stdout if args.json else sys.stderr,
+            )
             reports.append(error)
             continue
         if reader is not None:
@@ -81,8 +96,10 @@ def describe(report: Dict[str, Any]) -> str:
     lines.append(f"character encoding  {report['file_encoding']} ({report['file_encoding_reason']})")
     lines.append(f"tag scheme          {report['tag_scheme'] or 'none'} ({report['tag_scheme_reason']})")
     origin = {
-        "docstart": "from -DOCSTART- lines", "grouped": f"groups of {report['group_size']} sentences, no -DOCSTART- line",
-        "json_lines": "one per JSON line", "begin_document": "from '#begin document' parts",
+        "docstart": "from -DOCSTART- lines",
+        "grouped": f"groups of {report['group_size']} sentences, no -DOCSTART- line",
+        "json_lines": "one per JSON line",
+        "begin_document": "from '#begin document' parts",
     }[report["documents_from"]]
     lines.append(f"documents           {report['documents']} ({origin}; {report['complete_documents']} complete)")
     lines.append(f"sentences           {report['sentences']}")
@@ -94,19 +111,27 @@ def describe(report: Dict[str, Any]) -> str:
         lines.append(f"negative spans      {report['negative_spans']}")
     if "i_starts" in report:
         shown = ", ".join(f"line {s['line']} ({s['tag']} after {s['after']})" for s in report["i_start_lines"])
-        lines.append(f"I- chunk starts     {report['i_starts']} (chunks that start with I- after O or another type)" + (f": {shown}" if shown else ""))
+        lines.append(
+            f"I- chunk starts     {report['i_starts']} (chunks that start with I- after O or another type)"
+            + (f": {shown}" if shown else "")
+        )
     for key in ("sentence", "document"):
         text = f"longest {key:<9}   {_longest(report[f'longest_{key}_words'], 'words')}"
         if "encoder" in report:
-            text += f"; {_longest(report[f'longest_{key}_subwords'], 'subwords')} of a chunk's {report['chunk_subwords']}"
+            text += (
+                f"; {_longest(report[f'longest_{key}_subwords'], 'subwords')} of a chunk's {report['chunk_subwords']}"
+            )
         lines.append(text)
     if report.get("sentences_over_chunk"):
-        lines.append(f"sentences over a chunk  {report['sentences_over_chunk']} (the reader cuts them at word boundaries)")
+        lines.append(
+            f"sentences over a chunk  {report['sentences_over_chunk']} (the reader cuts them at word boundaries)"
+        )
     if "encoder" in report:
         ratio, complete = report["subword_entity_ratio"], report["complete_documents"]
         encoder = f"{report['encoder']['name']}, {report['encoder']['from']}"
         lines.append(
-            f"subword entity ratio {ratio:.3f} of the {complete} complete documents ({encoder}; bookends excluded)" if ratio is not None
+            f"subword entity ratio {ratio:.3f} of the {complete} complete documents ({encoder}; bookends excluded)"
+            if ratio is not None
             else f"subword entity ratio n/a: no complete document ({encoder})"
         )
     lines.extend(f"warning: {message}" for message in report["warnings"])

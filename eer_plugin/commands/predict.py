@@ -38,6 +38,7 @@ the command with one line, and the unfinished output is kept as it was.
 ``/dev/stdout`` is written directly as a stream (:mod:`eer_plugin.common.outputs`); a write that fails (a
 full disk, ``/dev/full``) is one line, the temporary file removed.
 """
+
 import argparse
 import bz2
 import gzip
@@ -48,19 +49,28 @@ import re
 import sys
 from typing import Iterator, Optional
 
+from allennlp.commands import predict as allennlp_predict
 from allennlp.common import logging as common_logging
 from allennlp.common.file_utils import cached_path, open_compressed
 from allennlp.common.util import JsonDict
-from allennlp.commands import predict as allennlp_predict
 
 from eer_plugin.common.errors import UserError, check_cuda_device
 from eer_plugin.common.outputs import (
-    WRITE_ERRORS, abandon, check_outputs, is_stream, publish, remove_stale_temporaries, stale_temporaries, target_of,
-    temporary_name, write_failure,
+    WRITE_ERRORS,
+    abandon,
+    check_outputs,
+    is_stream,
+    publish,
+    remove_stale_temporaries,
+    stale_temporaries,
+    target_of,
+    temporary_name,
+    write_failure,
 )
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats.files import FormatError, check_input_file, compression_of
 from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, output_mismatch
+
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
 
 
@@ -68,8 +78,13 @@ def _is_local(path: str) -> bool:
     return path != "-" and "://" not in path
 
 
-def check_arguments(input_file: str, output_file: Optional[str], batch_size: int, archive_file: Optional[str] = None,
-                    weights_file: Optional[str] = None) -> None:
+def check_arguments(
+    input_file: str,
+    output_file: Optional[str],
+    batch_size: int,
+    archive_file: Optional[str] = None,
+    weights_file: Optional[str] = None,
+) -> None:
     """:class:`UserError` for arguments that cannot work; nothing is opened for writing."""
     if batch_size < 1:
         raise UserError(f"--batch-size must be at least 1, got {batch_size}")
@@ -78,8 +93,11 @@ def check_arguments(input_file: str, output_file: Optional[str], batch_size: int
             check_input_file(input_file)
         except FormatError as error:
             raise UserError(f"{error} (expected the input JSON lines file, or - to read stdin)") from None
-    inputs = [("the input", input_file if _is_local(input_file) else None), ("the model archive", archive_file),
-              ("--weights-file", weights_file)]
+    inputs = [
+        ("the input", input_file if _is_local(input_file) else None),
+        ("the model archive", archive_file),
+        ("--weights-file", weights_file),
+    ]
     check_outputs(inputs, [("--output-file", output_file)])
 
 
@@ -135,8 +153,14 @@ def _checked(original):
         common_logging.FILE_FRIENDLY_LOGGING = args.file_friendly_logging
         predictor = allennlp_predict._get_predictor(args)
         LineReportingPredictManager(
-            predictor, args.input_file, args.output_file, args.batch_size, not args.silent, args.use_dataset_reader,
-            args.multitask_head, resume=True,
+            predictor,
+            args.input_file,
+            args.output_file,
+            args.batch_size,
+            not args.silent,
+            args.use_dataset_reader,
+            args.multitask_head,
+            resume=True,
         ).run()
 
     _predict.eer_checked = True  # type: ignore[attr-defined]
@@ -155,6 +179,8 @@ def _with_resume(original):
 
 #: the longest input line read (characters); a longer one is an error record, read in bounded memory
 MAX_LINE = 1 << 24
+
+
 class _TooLong(str):
     """The stand-in of an input line longer than :data:`MAX_LINE` (not blank: it is a document that failed)."""
 
@@ -184,16 +210,26 @@ def _open_input(path: str):
         kind = compression_of(handle.read(8))
     opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}.get(kind)
     if opener is None:
-        raise UserError(f"{path}: {kind}-compressed: decompress it first (eer-ner predict reads gzip, bzip2 and xz itself)")
+        raise UserError(
+            f"{path}: {kind}-compressed: decompress it first (eer-ner predict reads gzip, bzip2 and xz itself)"
+        )
     return opener(path, "rt", encoding="utf-8", errors="surrogateescape")
 
 
 class LineReportingPredictManager(allennlp_predict._PredictManager):
     """See the module docstring."""
 
-    def __init__(self, predictor, input_file: str, output_file: Optional[str], batch_size: int,
-                 print_to_console: bool, has_dataset_reader: bool, multitask_head: Optional[str] = None,
-                 resume: bool = False) -> None:
+    def __init__(
+        self,
+        predictor,
+        input_file: str,
+        output_file: Optional[str],
+        batch_size: int,
+        print_to_console: bool,
+        has_dataset_reader: bool,
+        multitask_head: Optional[str] = None,
+        resume: bool = False,
+    ) -> None:
         check_arguments(input_file, output_file, batch_size)
         super().__init__(predictor, input_file, None, batch_size, print_to_console, has_dataset_reader, multitask_head)
         self._output_path = output_file
@@ -203,7 +239,9 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         self._keep_unfinished = False
         if output_file is not None and is_stream(output_file):  # a device, FIFO or stdout: written directly
             if resume:
-                raise UserError(f"--resume needs a regular --output-file; {output_file} is a stream (a device, FIFO or stdout)")
+                raise UserError(
+                    f"--resume needs a regular --output-file; {output_file} is a stream (a device, FIFO or stdout)"
+                )
             self._output_file = open(output_file, "w", encoding="utf-8")
         elif output_file is not None:
             directory = os.path.dirname(target_of(output_file))
@@ -240,8 +278,11 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                 end += len(line)
         os.truncate(stale[0], end)
         os.replace(stale[0], self._temporary)
-        print(f"eer_tagger: --resume: kept the {self._skip} output line(s) of the killed run; tagging the rest",
-              file=sys.stderr, flush=True)
+        print(
+            f"eer_tagger: --resume: kept the {self._skip} output line(s) of the killed run; tagging the rest",
+            file=sys.stderr,
+            flush=True,
+        )
 
     def _reports(self) -> bool:
         return self._dataset_reader is None and bool(getattr(self._predictor, "reports_bad_lines", False))
@@ -251,7 +292,9 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             yield from super()._get_json_data()
             return
         if self._input_file == "-":
-            yield from self._numbered(_bounded_lines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape")))
+            yield from self._numbered(
+                _bounded_lines(io.TextIOWrapper(sys.stdin.buffer, encoding="utf-8", errors="surrogateescape"))
+            )
         elif not _is_local(self._input_file):
             with open_compressed(cached_path(self._input_file), encoding="utf-8", errors="surrogateescape") as lines:
                 yield from self._numbered(_bounded_lines(lines))
@@ -276,7 +319,9 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                 continue
             bad = None if line is _TOO_LONG else _UNDECODABLE.search(line)
             if line is _TOO_LONG:
-                data = {ERROR_KEY: f"a line longer than {MAX_LINE} characters: not one input document (read no further than that)"}
+                data = {
+                    ERROR_KEY: f"a line longer than {MAX_LINE} characters: not one input document (read no further than that)"
+                }
             elif bad:
                 byte = ord(bad.group()) - 0xDC00
                 data = {ERROR_KEY: f"not UTF-8 (byte 0x{byte:02x} at column {bad.start() + 1}); save the file as UTF-8"}
@@ -329,8 +374,11 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         if self._reports() and failed is not None and len(failed) > before:
             count = len(failed) - before
             shown = ", ".join(str(line) for line in failed[before:][:20]) + (", ..." if count > 20 else "")
-            print(f"eer_tagger: {count} input line(s) failed (lines {shown}); the others were tagged",
-                  file=sys.stderr, flush=True)
+            print(
+                f"eer_tagger: {count} input line(s) failed (lines {shown}); the others were tagged",
+                file=sys.stderr,
+                flush=True,
+            )
             raise SystemExit(1)
 
 

@@ -2,6 +2,7 @@
 ``eer-inspect``), with the names the ``eer_documents`` dataset reader and the benchmark's dataset
 entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, ``--tag-column`` and
 ``--file-encoding`` (``format``, ``tag_scheme``, ... in a config or a plan). No AllenNLP here."""
+
 import argparse
 from typing import Any, Dict
 
@@ -29,19 +30,37 @@ def positive_int(value: str) -> int:
 def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpus") -> argparse._ArgumentGroup:
     """Adds the reader options to ``parser`` in a group of their own; :func:`reader_options` reads them back."""
     group = parser.add_argument_group("reading the corpus")
-    group.add_argument("--format", choices=FORMATS, default="auto", help="format of the files (default auto: from name and content)")
     group.add_argument(
-        "--tag-scheme", "--encoding", dest="tag_scheme", type=tag_scheme, default="auto", metavar="SCHEME",
+        "--format", choices=FORMATS, default="auto", help="format of the files (default auto: from name and content)"
+    )
+    group.add_argument(
+        "--tag-scheme",
+        "--encoding",
+        dest="tag_scheme",
+        type=tag_scheme,
+        default="auto",
+        metavar="SCHEME",
         help="tag scheme of CoNLL files: auto (BIOUL if L-/U- occur, IOB1 if a chunk starts with I- after O or "
         "another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
     )
     group.add_argument(
-        "--sentences-per-document", type=positive_int, default=None, metavar="K",
+        "--sentences-per-document",
+        type=positive_int,
+        default=None,
+        metavar="K",
         help=f"CoNLL files without -DOCSTART- lines: sentences per document (default {DEFAULT_SENTENCES_PER_DOCUMENT})",
     )
-    group.add_argument("--tag-column", type=int, default=-1, metavar="N", help="CoNLL files: column of the tag, 0-based (default -1: the last)")
     group.add_argument(
-        "--file-encoding", default="auto", metavar="CODEC",
+        "--tag-column",
+        type=int,
+        default=-1,
+        metavar="N",
+        help="CoNLL files: column of the tag, 0-based (default -1: the last)",
+    )
+    group.add_argument(
+        "--file-encoding",
+        default="auto",
+        metavar="CODEC",
         help=f"character encoding of {what}: auto (UTF-8; a column file that is not valid UTF-8 is read as latin-1, "
         "with a warning) or a codec name such as latin-1",
     )
@@ -51,8 +70,11 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
 def reader_options(args: argparse.Namespace) -> Dict[str, Any]:
     """The keyword arguments of :func:`~eer_plugin.corpus.formats.read_documents` from the parsed options."""
     return dict(
-        format=args.format, encoding=args.tag_scheme, sentences_per_document=args.sentences_per_document,
-        tag_column=args.tag_column, file_encoding=args.file_encoding,
+        format=args.format,
+        encoding=args.tag_scheme,
+        sentences_per_document=args.sentences_per_document,
+        tag_column=args.tag_column,
+        file_encoding=args.file_encoding,
     )
 
 

@@ -1,6 +1,7 @@
 """``eer-ner eer-shard INPUT DIR --shards N`` and ``eer-ner eer-merge MANIFEST OUTPUT PART...``: tag a
 large input with several ``eer-ner predict`` processes (or machines) and merge their outputs in order.
 The rules are in :mod:`eer_plugin.inference.sharding`; the recipe is in docs/scale-out.md."""
+
 import argparse
 import os
 
@@ -15,18 +16,24 @@ MERGE = "eer-merge"
 def add_split_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("input", metavar="INPUT", help="JSON lines to tag (the input of eer-ner predict)")
     parser.add_argument("directory", metavar="DIR", help="where the shards and their manifest (<stem>.shards.json) go")
-    parser.add_argument("--shards", type=int, required=True, help="how many shards (contiguous line ranges, about equal in documents)")
+    parser.add_argument(
+        "--shards", type=int, required=True, help="how many shards (contiguous line ranges, about equal in documents)"
+    )
     return parser
 
 
 def run_split(args: argparse.Namespace) -> dict:
     manifest = split_input(args.input, args.directory, args.shards)
-    print(f"{SPLIT}: {manifest['documents']} documents of {args.input} -> {len(manifest['shards'])} shards, manifest {manifest['manifest']}")
+    print(
+        f"{SPLIT}: {manifest['documents']} documents of {args.input} -> {len(manifest['shards'])} shards, manifest {manifest['manifest']}"
+    )
     for entry in manifest["shards"]:
         shard = os.path.join(args.directory, entry["file"])
         tagged = shard[: -len(".jsonl")] + ".tagged.jsonl"
-        print(f"  lines {entry['first_line']}-{entry['first_line'] + entry['lines'] - 1} ({entry['documents']} documents): "
-              f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent")
+        print(
+            f"  lines {entry['first_line']}-{entry['first_line'] + entry['lines'] - 1} ({entry['documents']} documents): "
+            f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent"
+        )
     return manifest
 
 
@@ -34,8 +41,12 @@ def add_merge_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     parser.add_argument("manifest", metavar="MANIFEST", help="the .shards.json that eer-shard wrote")
     parser.add_argument("output", metavar="OUTPUT", help="the merged output (written when complete)")
     parser.add_argument("parts", metavar="PART", nargs="+", help="the output of every shard, in shard order")
-    parser.add_argument("--format", choices=("json", "conll"), default="json",
-                        help="the parts' output format (predict's output_format; json: each part's line count is checked)")
+    parser.add_argument(
+        "--format",
+        choices=("json", "conll"),
+        default="json",
+        help="the parts' output format (predict's output_format; json: each part's line count is checked)",
+    )
     return parser
 
 
@@ -46,10 +57,16 @@ def run_merge(args: argparse.Namespace) -> dict:
 
 
 run_split_or_exit, split_main = subcommand.define(
-    SPLIT, "Split JSON lines into N shards by line ranges, to tag them with parallel eer-ner predict runs (eer-merge joins the outputs).",
-    add_split_arguments, run_split, (ShardError, OutputError, OSError),
+    SPLIT,
+    "Split JSON lines into N shards by line ranges, to tag them with parallel eer-ner predict runs (eer-merge joins the outputs).",
+    add_split_arguments,
+    run_split,
+    (ShardError, OutputError, OSError),
 )
 run_merge_or_exit, merge_main = subcommand.define(
-    MERGE, "Join the eer-ner predict outputs of eer-shard's shards, in order, into one output (as an unsharded run writes it).",
-    add_merge_arguments, run_merge, (ShardError, OutputError, OSError),
+    MERGE,
+    "Join the eer-ner predict outputs of eer-shard's shards, in order, into one output (as an unsharded run writes it).",
+    add_merge_arguments,
+    run_merge,
+    (ShardError, OutputError, OSError),
 )

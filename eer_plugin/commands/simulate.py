@@ -21,6 +21,7 @@ the budget (``is_complete``; the EE simulator spends the rest on the others): da
 (:mod:`eer_plugin.annotation.dictionary_scenario`; ``--complete-documents D`` works with it too).
 Errors print one line and exit with status 1 (argparse's usage errors: 2).
 """
+
 import argparse
 import sys
 from typing import Dict, List, Optional, Sequence
@@ -29,9 +30,9 @@ from eer_plugin.annotation import simulators
 from eer_plugin.annotation.scenarios import DEFAULTS, SCENARIOS, learning_curve_path, output_paths, simulate  # noqa: F401
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
+from eer_plugin.common.outputs import OutputError, check_outputs
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats import read_documents, write_jsonl
-from eer_plugin.common.outputs import OutputError, check_outputs
 
 NAME = "eer-simulate"
 DESCRIPTION = (
@@ -66,37 +67,53 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     ee = parser.add_argument_group("ee (Exploratory Expert)")
     ee.add_argument("--budget", type=int, default=None, help=f"entity spans to annotate (default {DEFAULTS['budget']})")
     ee.add_argument(
-        "--learning-curve", action="store_true",
+        "--learning-curve",
+        action="store_true",
         help=f"one output per budget {simulators.learning_curve_budgets}, named OUTPUT_M<budget>.jsonl",
     )
     ee.add_argument(
-        "--complete-documents", type=int, default=None, metavar="D",
+        "--complete-documents",
+        type=int,
+        default=None,
+        metavar="D",
         help="annotate D random documents completely, within the budget (marked is_complete; the rest of the budget goes to EE)",
     )
     ee.add_argument(
-        "--max-per-document", type=int, default=None,
+        "--max-per-document",
+        type=int,
+        default=None,
         help=f"most spans annotated per document (default {DEFAULTS['max_per_document']}; with --learning-curve the "
         f"authors' cap per budget, {simulators.LEARNING_CURVE_MAX_PER_DOCUMENT})",
     )
     parser.add_argument(
-        "--keep-probability", type=float, default=None,
+        "--keep-probability",
+        type=float,
+        default=None,
         help=f"probability of annotating each entity (ee: default {DEFAULTS['keep_probability']}; random: required)",
     )
     nns = parser.add_argument_group("nns (Non-Native Speaker)")
     nns.add_argument("--recall", type=float, default=None, help=f"target recall (default {DEFAULTS['recall']})")
-    nns.add_argument("--precision", type=float, default=None, help=f"target precision (default {DEFAULTS['precision']})")
     nns.add_argument(
-        "--max-fp-length", type=int, default=None,
+        "--precision", type=float, default=None, help=f"target precision (default {DEFAULTS['precision']})"
+    )
+    nns.add_argument(
+        "--max-fp-length",
+        type=int,
+        default=None,
         help=f"longest false positive in words (default {DEFAULTS['max_fp_length']})",
     )
     dictionary = parser.add_argument_group("dictionary (distant supervision from a list of names)")
     dictionary.add_argument(
-        "--coverage", type=float, default=None,
+        "--coverage",
+        type=float,
+        default=None,
         help=f"share of the distinct gold entity forms in the dictionary, e.g. 0.2 (default {DEFAULTS['coverage']})",
     )
     parser.add_argument("--seed", type=int, default=None, help=f"random seed (default {DEFAULTS['seed']})")
     parser.add_argument(
-        "--variant", choices=simulators.VARIANTS, default=DEFAULTS["variant"],
+        "--variant",
+        choices=simulators.VARIANTS,
+        default=DEFAULTS["variant"],
         help="train-data variant of the output (default %(default)s)",
     )
     add_reader_arguments(parser, "INPUT")
@@ -129,7 +146,9 @@ def run(args: argparse.Namespace) -> List[Dict]:
     :class:`~eer_plugin.common.outputs.OutputError` (an output that is the input: nothing is read or written).
     """
     _check_options(args)
-    check_outputs([("INPUT", args.input)], [("OUTPUT", path) for path in output_paths(args.output, args.learning_curve)])
+    check_outputs(
+        [("INPUT", args.input)], [("OUTPUT", path) for path in output_paths(args.output, args.learning_curve)]
+    )
     docs = read_documents(args.input, **reader_options(args))
     options = {option: getattr(args, option) for option in SCENARIO_OPTIONS}
     reports = []
@@ -141,7 +160,11 @@ def run(args: argparse.Namespace) -> List[Dict]:
             f"{args.scenario}: recall {stats['recall']:.4f}  precision {stats['precision']:.4f}  "
             f"kept spans {stats['kept_spans']}/{stats['gold_spans']}  false positives {stats['false_positives']}  "
             f"documents touched {stats['documents_touched']}/{stats['documents']}  "
-            + (f"complete {stats['complete_documents']} ({stats['complete_spans']} spans)  " if "complete_documents" in stats else "")
+            + (
+                f"complete {stats['complete_documents']} ({stats['complete_spans']} spans)  "
+                if "complete_documents" in stats
+                else ""
+            )
             + f"-> {path} ({written} documents, variant {args.variant})"
         )
         reports.append(stats)
@@ -149,8 +172,13 @@ def run(args: argparse.Namespace) -> List[Dict]:
 
 
 run_or_exit, _main = subcommand.define(
-    NAME, DESCRIPTION, add_arguments, run, (DocumentError, simulators.SimulationError, UsageError, OutputError, OSError),
-    named_errors=True, register=__name__ != "__main__",
+    NAME,
+    DESCRIPTION,
+    add_arguments,
+    run,
+    (DocumentError, simulators.SimulationError, UsageError, OutputError, OSError),
+    named_errors=True,
+    register=__name__ != "__main__",
 )
 Simulate = run_or_exit.subcommand  # the registered AllenNLP subcommand (None without AllenNLP)
 

@@ -8,13 +8,14 @@ dev set; both outputs keep the input's document order. With ``--complete-only`` 
 are drawn from the complete documents only (``is_complete``: their F1 is exact; partial dev documents
 need ``-o '{"trainer.validation_metric": "+partial-f1"}'``). The same data, fraction and seed always give the same split.
 """
+
 import argparse
 import random
 from typing import List, Sequence, Tuple
 
 from eer_plugin.commands import subcommand
-from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.common.outputs import OutputError, check_outputs
+from eer_plugin.corpus.documents import Document, DocumentError
 
 NAME = "eer-split"
 DESCRIPTION = (
@@ -32,7 +33,9 @@ def split_documents(
     pool = [i for i, d in enumerate(docs) if d.is_complete or not complete_only]
     if len(docs) < 2 or not pool:
         what = "complete documents (--complete-only)" if complete_only and len(docs) >= 2 else "documents"
-        raise DocumentError(f"cannot split {len(docs)} documents: need at least 2 documents and 1 of the {what} for dev")
+        raise DocumentError(
+            f"cannot split {len(docs)} documents: need at least 2 documents and 1 of the {what} for dev"
+        )
     wanted = min(max(1, round(dev_fraction * len(docs))), len(pool), len(docs) - 1)
     random.Random(seed).shuffle(pool)
     chosen = set(pool[:wanted])
@@ -45,7 +48,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("dev_output", metavar="DEV", help="JSON lines: the dev documents")
     parser.add_argument("--dev-fraction", type=float, default=0.2, help="share of the documents held out (default 0.2)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the shuffle (default 0)")
-    parser.add_argument("--complete-only", action="store_true", help="draw the dev documents from the complete documents only")
+    parser.add_argument(
+        "--complete-only", action="store_true", help="draw the dev documents from the complete documents only"
+    )
     return parser
 
 
@@ -61,10 +66,15 @@ def run(args: argparse.Namespace) -> dict:
     write_jsonl(train, args.train_output)
     write_jsonl(dev, args.dev_output)
     complete = sum(d.is_complete for d in dev)
-    print(f"{NAME}: {len(docs)} documents -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
-          f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}")
+    print(
+        f"{NAME}: {len(docs)} documents -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
+        f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}"
+    )
     if complete < len(dev):
-        print(f"{len(dev) - complete} dev documents are partial: select checkpoints with " + """-o '{"trainer.validation_metric": "+partial-f1"}'""")
+        print(
+            f"{len(dev) - complete} dev documents are partial: select checkpoints with "
+            + """-o '{"trainer.validation_metric": "+partial-f1"}'"""
+        )
     print(f"EER_TRAIN_DATA={args.train_output} EER_DEV_DATA={args.dev_output}")
     return {"train": len(train), "dev": len(dev), "dev_complete": complete}
 

@@ -7,6 +7,7 @@ options, a bad plan) are printed by :func:`print_error` (the one printer, from
 :mod:`eer_plugin.runtime.errors`) as one line, and the command exits with status 1; a
 :class:`~eer_plugin.common.errors.UserError` that a command does not expect is printed the same way by
 the plugin's excepthook (status 1). A command line argparse cannot parse is argparse's usage error (2)."""
+
 import argparse
 import importlib.util
 import sys

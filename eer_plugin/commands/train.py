@@ -8,6 +8,7 @@ the binding control (``model.ratio_control: bind``) unless your ``-o`` sets it: 
 run's ``config.json``, nothing is copied by hand. An ``-o`` of yours with a different rho or gamma is a
 conflict and stops the run before anything is written. Everything else is AllenNLP's ``train``.
 """
+
 import argparse
 import json
 import logging

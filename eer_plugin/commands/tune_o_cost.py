@@ -2,6 +2,7 @@
 
 The arguments only; the search and the archive rewriting are :mod:`eer_plugin.training.o_cost_search`.
 """
+
 import argparse
 from typing import Dict
 
@@ -28,12 +29,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 def tune_o_cost(args: argparse.Namespace) -> Dict:
     report, report_path, output = o_cost_search.tune_o_cost(
-        args.archive_file, args.dev_file, args.test_file, args.n_calls, args.low, args.high, args.seed,
-        args.batch_size, args.cuda_device, args.output_archive,
+        args.archive_file,
+        args.dev_file,
+        args.test_file,
+        args.n_calls,
+        args.low,
+        args.high,
+        args.seed,
+        args.batch_size,
+        args.cuda_device,
+        args.output_archive,
     )
-    print(f"best O-cost {report['o_cost']:.4g}: dev F1 {report['dev_f1']:.4f} (without cost {report['dev_f1_without_cost']:.4f})")
+    print(
+        f"best O-cost {report['o_cost']:.4g}: dev F1 {report['dev_f1']:.4f} (without cost {report['dev_f1_without_cost']:.4f})"
+    )
     if "test" in report:
-        print(f"test F1 {report['test']['f1-measure-overall']:.4f} (without cost {report['test_without_cost']['f1-measure-overall']:.4f})")
+        print(
+            f"test F1 {report['test']['f1-measure-overall']:.4f} (without cost {report['test_without_cost']['f1-measure-overall']:.4f})"
+        )
     print(f"wrote {report_path} and {output}")
     return report
 

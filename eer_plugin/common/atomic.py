@@ -4,6 +4,7 @@ renamed over the final name): torch saves, text, JSON, hard links. A kill at any
 file or the new one, never a truncated one; the temporary files of a killed writer
 (``.<name>.eer-tmp-<pid>-<random>``) are removed by :func:`remove_temporary_files`.
 """
+
 import glob
 import json
 import logging

@@ -8,6 +8,7 @@ argparse cannot parse is argparse's own usage message and status 2. Uncaught, a 
 printed the same way by the excepthook that the AllenNLP plugin installs
 (:func:`eer_plugin.runtime.errors.install_excepthook`).
 """
+
 import os
 import sys
 from typing import Optional
@@ -43,7 +44,13 @@ def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
     text = str(cuda_device)
     if text in ("None", "cpu") or text.lstrip("-").isdigit() and int(text) < 0:
         return
-    index = int(text.split(":", 1)[1]) if text.startswith("cuda:") and text.split(":", 1)[1].isdigit() else 0 if text == "cuda" else None
+    index = (
+        int(text.split(":", 1)[1])
+        if text.startswith("cuda:") and text.split(":", 1)[1].isdigit()
+        else 0
+        if text == "cuda"
+        else None
+    )
     if index is None:
         if not text.lstrip("-").isdigit():
             raise UserError(f"{what} {text}: expected a GPU index (0, 1, ...) or -1 for the CPU")
@@ -51,9 +58,13 @@ def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
     import torch
 
     if not torch.cuda.is_available():
-        raise UserError(f"{what} {text}: no GPU is available to this process (torch finds no CUDA device); use -1 for the CPU")
+        raise UserError(
+            f"{what} {text}: no GPU is available to this process (torch finds no CUDA device); use -1 for the CPU"
+        )
     if index >= torch.cuda.device_count():
-        raise UserError(f"{what} {text}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0; use one of them or -1 for the CPU")
+        raise UserError(
+            f"{what} {text}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0; use one of them or -1 for the CPU"
+        )
 
 
 #: the exit status after Ctrl-C (128 + SIGINT, as the shell reports a command Ctrl-C ended)
@@ -110,15 +121,24 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
         return BROKEN_PIPE
     if isinstance(error, OSError) and error.errno in (errno.ENOSPC, errno.EDQUOT):
         where = f"{error.filename}: " if error.filename else ""
-        print_error(f"{where}{error.strerror}: free space (or choose another disk) and run again; every output is "
-                    "written whole or not at all, so no file was left half-written", command)
+        print_error(
+            f"{where}{error.strerror}: free space (or choose another disk) and run again; every output is "
+            "written whole or not at all, so no file was left half-written",
+            command,
+        )
         return INPUT_ERROR
     if isinstance(error, RecursionError):
-        print_error("the input is nested too deeply to read (arrays or objects inside each other thousands of levels "
-                    "deep); it is not an eer-ner input", command)
+        print_error(
+            "the input is nested too deeply to read (arrays or objects inside each other thousands of levels "
+            "deep); it is not an eer-ner input",
+            command,
+        )
         return INPUT_ERROR
     if isinstance(error, MemoryError):
-        print_error("out of memory: an input is too large to hold (or endless, such as /dev/zero); give a regular file "
-                    "of a size this machine can hold, or split it (eer-ner eer-shard)", command)
+        print_error(
+            "out of memory: an input is too large to hold (or endless, such as /dev/zero); give a regular file "
+            "of a size this machine can hold, or split it (eer-ner eer-shard)",
+            command,
+        )
         return INPUT_ERROR
     return None

@@ -20,6 +20,7 @@ same-path check and the one atomic write.
    :class:`OutputError` naming the output and the reason (:func:`write_failure`); for a regular file the
    temporary file is removed first, so the disk is not left full and the previous file is unchanged.
 """
+
 import errno
 import glob
 import os
@@ -117,7 +118,9 @@ def _existing_parent(directory: str) -> str:
     return directory
 
 
-def check_outputs(inputs: Iterable[Tuple[str, Optional[PathLike]]], outputs: Sequence[Tuple[str, Optional[PathLike]]]) -> None:
+def check_outputs(
+    inputs: Iterable[Tuple[str, Optional[PathLike]]], outputs: Sequence[Tuple[str, Optional[PathLike]]]
+) -> None:
     """:class:`OutputError` unless every output can be written without touching an input.
 
     ``inputs`` and ``outputs`` are ``(what, path)`` pairs, ``what`` naming the argument for the

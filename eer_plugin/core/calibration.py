@@ -12,6 +12,7 @@ chosen on the model's *real* initial scores of a sample of training chunks so th
 ``rho_hat(b)`` is non-increasing in ``b``: ``d E[#O] / d b = Var(#O) >= 0`` for a CRF whose ``O``
 scores all move by ``b``. So a bisection finds ``b`` to any precision.
 """
+
 from typing import NamedTuple, Sequence
 
 import torch
@@ -36,8 +37,13 @@ class Calibration(NamedTuple):
 
 
 @torch.no_grad()
-def sample_ratio(crf: ConstrainedCRF, batches: Sequence[RatioBatch], entity_mask: torch.Tensor, outside_index: int,
-                 outside_shift: float = 0.0) -> float:
+def sample_ratio(
+    crf: ConstrainedCRF,
+    batches: Sequence[RatioBatch],
+    entity_mask: torch.Tensor,
+    outside_index: int,
+    outside_shift: float = 0.0,
+) -> float:
     """``rho_hat`` of the whole sample (expected entity tags / counted positions, pooled over
     batches) when every ``O`` score is raised by ``outside_shift``; the model's unrestricted
     marginals, as in the training loss."""
@@ -107,4 +113,3 @@ def calibrate_outside_shift(
                 side = -1
     positions = int(sum(float(batch.ratio_mask.sum()) for batch in batches))
     return Calibration(shift, before + target_ratio, value + target_ratio, positions)
-

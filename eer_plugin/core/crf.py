@@ -34,6 +34,7 @@ of full taggings); the tests check the fast path against it and both against bru
 Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-inf`` so that
 values and gradients stay finite even when a row has no valid tagging at all.
 """
+
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -114,7 +115,9 @@ class ConstrainedCRF(torch.nn.Module):
         self.path = check_crf_path(path)
         self.transitions = torch.nn.Parameter(torch.randn(num_tags, num_tags) * init_std)
         self.register_buffer("allowed_transitions", allowed_transitions.clone(), persistent=False)
-        self.register_buffer("allowed_start", torch.as_tensor(allowed_start, dtype=torch.bool).clone(), persistent=False)
+        self.register_buffer(
+            "allowed_start", torch.as_tensor(allowed_start, dtype=torch.bool).clone(), persistent=False
+        )
         self.register_buffer("allowed_end", torch.as_tensor(allowed_end, dtype=torch.bool).clone(), persistent=False)
 
     # ------------------------------------------------------------------ potentials
@@ -135,7 +138,9 @@ class ConstrainedCRF(torch.nn.Module):
             return torch.where(allowed, emissions, impossible)
         # soft evidence: tag weights in [0, 1] multiply the paths' probabilities (0 = not allowed)
         weights = allowed.to(emissions.dtype)
-        return torch.where(weights > 0, emissions + weights.clamp(min=torch.finfo(weights.dtype).tiny).log(), impossible)
+        return torch.where(
+            weights > 0, emissions + weights.clamp(min=torch.finfo(weights.dtype).tiny).log(), impossible
+        )
 
     def _check(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         if emissions.dim() != 3 or emissions.shape[-1] != self.num_tags:
@@ -152,8 +157,11 @@ class ConstrainedCRF(torch.nn.Module):
         if resolve_crf_path(self.path, emissions.device) == "scan":
             work = work_dtype(dtype, self.recursion_dtype)
             log_z, marginals = scan_forward_backward(
-                emissions.to(work), self._constrained_transitions(work), self._boundary(self.allowed_start, work),
-                self._boundary(self.allowed_end, work), lengths,
+                emissions.to(work),
+                self._constrained_transitions(work),
+                self._boundary(self.allowed_start, work),
+                self._boundary(self.allowed_end, work),
+                lengths,
             )
             return log_z.to(dtype), marginals.to(dtype)
         return ForwardBackward.apply(
@@ -173,7 +181,9 @@ class ConstrainedCRF(torch.nn.Module):
         lengths = self._check(emissions, mask)
         return self._forward_backward(self._restrict(emissions, allowed), lengths)[0]
 
-    def marginals(self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None) -> torch.Tensor:
+    def marginals(
+        self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None
+    ) -> torch.Tensor:
         """Tag marginals ``p(y_i = t | x)`` ``(B, n, K)``; with ``allowed``, the posterior given
         those observations. Padding positions get 0. Differentiable (exact second-order backward)."""
         lengths = self._check(emissions, mask)
@@ -234,11 +244,16 @@ class ConstrainedCRF(torch.nn.Module):
         last_pos = starts + sizes - 1
         last_tag = tags.gather(1, (sizes - 1)[:, None]).squeeze(1)
         log_p = (
-            lattice.alpha[rows, starts, tags[:, 0]] + inner + lattice.beta[rows, last_pos, last_tag] - lattice.log_z[rows]
+            lattice.alpha[rows, starts, tags[:, 0]]
+            + inner
+            + lattice.beta[rows, last_pos, last_tag]
+            - lattice.log_z[rows]
         )
         return log_p.clamp(max=0.0).to(dtype)
 
-    def partial_log_likelihood(self, emissions: torch.Tensor, mask: torch.Tensor, allowed: torch.Tensor) -> torch.Tensor:
+    def partial_log_likelihood(
+        self, emissions: torch.Tensor, mask: torch.Tensor, allowed: torch.Tensor
+    ) -> torch.Tensor:
         """``log p(y_O | x)`` per row ``(B,)``: the log of the total probability of the valid
         taggings consistent with the observations (paper eq. 2). It equals
         ``log Z(restricted) - log Z``: 0 when nothing is observed, the ordinary CRF
@@ -281,7 +296,10 @@ class ConstrainedCRF(torch.nn.Module):
         emissions = self._restrict(emissions, allowed)
         trans = self._constrained_transitions(emissions.dtype)
         if resolve_crf_path(self.path, emissions.device) == "scan":
-            start, end = self._boundary(self.allowed_start, emissions.dtype), self._boundary(self.allowed_end, emissions.dtype)
+            start, end = (
+                self._boundary(self.allowed_start, emissions.dtype),
+                self._boundary(self.allowed_end, emissions.dtype),
+            )
             return scan_viterbi(emissions, trans, start, end, lengths, outside_index)
         steps = emissions.unbind(1)
         score = steps[0] + self._boundary(self.allowed_start, emissions.dtype)

@@ -8,6 +8,7 @@ the marginals are differentiable without a double backward (the EER loss is a fu
 ``reference_log_partition`` in ``tests/oracles.py`` is the textbook forward algorithm the tests
 check this against (and both against brute-force enumeration).
 """
+
 import math
 from typing import NamedTuple, Optional
 

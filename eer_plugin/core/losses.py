@@ -10,6 +10,7 @@ from CRF tag marginals and estimated on a mini-batch (Monte-Carlo over the data 
 objective is ``L_p + lambda_u * L_u`` with ``lambda_u`` the ``ratio_loss_weight``.
 Paper defaults: ``rho = 0.15``, ``gamma = 0.05``, ``lambda_u = 10``.
 """
+
 from typing import NamedTuple, Optional, Tuple
 
 import torch
@@ -102,7 +103,9 @@ def band_penalty(ratio: torch.Tensor, band: BandConstraint) -> torch.Tensor:
     return (above.square() + below.square()) / (2 * band.penalty)
 
 
-def band_term(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, band: BandConstraint) -> torch.Tensor:
+def band_term(
+    marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, band: BandConstraint
+) -> torch.Tensor:
     """``n_bar * psi(r)`` with ``r = m * r_before + (1 - m) * rho_hat(batch)``, the running ratio this
     batch moves, and ``n_bar`` the mean number of counted positions per row: each token's pull is
     ``(1 - m) * psi'(r)`` per expected entity tag, in the units of ``L_p`` (nats per row)."""

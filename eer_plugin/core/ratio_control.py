@@ -33,6 +33,7 @@ The running ratio and the multipliers are buffers, so every checkpoint saves the
 continues exactly; under distributed training each batch's ratio is taken over all workers, so
 every worker holds the same price.
 """
+
 from typing import Optional
 
 import torch
@@ -109,7 +110,9 @@ class EntityPrice(torch.nn.Module):
     def constraint(self) -> BandConstraint:
         """What :func:`eer_plugin.core.losses.eer_objective` needs for the next training batch."""
         lam_lo, lam_hi, _ = self.state.tolist()
-        return BandConstraint(self.low, self.high, (lam_lo, lam_hi), self.price_penalty, self.running_ratio, self.momentum)
+        return BandConstraint(
+            self.low, self.high, (lam_lo, lam_hi), self.price_penalty, self.running_ratio, self.momentum
+        )
 
     def price(self) -> float:
         """``psi'(r)``: the current price per expected entity tag per unit of ratio (0 before the first batch)."""
@@ -130,7 +133,9 @@ class EntityPrice(torch.nn.Module):
         self.state.copy_(torch.tensor([lam_lo, lam_hi, ratio], dtype=torch.float64))
 
 
-def batch_ratio(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, group: Optional[object] = None) -> torch.Tensor:
+def batch_ratio(
+    marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor, group: Optional[object] = None
+) -> torch.Tensor:
     """``rho_hat`` of a batch, summed over every worker when ``torch.distributed`` is initialised
     (so that all workers hold the same running ratio and multipliers)."""
     import torch.distributed as dist

@@ -36,6 +36,7 @@ The cost: ``O(n K^3 log n)`` arithmetic instead of ``O(n K^2)``, in ``O(log n)``
 where an operation costs its arithmetic, the sequential path is faster and stays the default
 (:data:`DEFAULT_CRF_PATH` ``auto``: the scan on CUDA devices, the sequential path elsewhere).
 """
+
 import math
 from typing import Tuple
 

@@ -3,6 +3,7 @@
 
 All spans are word spans ``(start, end)`` with ``end`` exclusive.
 """
+
 import math
 import random
 from typing import Iterable, List, Sequence, Set, Tuple

@@ -6,9 +6,9 @@ BILUO, so spans never overlap at subword level; two of them can only land on the
 entity boundary falls inside a word, and then the earlier span is kept. Gold spans are already at
 word level, so scoring is exact-match on (start, end, type) like conlleval.
 """
+
 from collections import Counter
 from typing import Dict, Iterable, List, Sequence, Tuple
-
 
 Span = Tuple[int, int, str]
 

@@ -3,6 +3,7 @@
 grouped into slots (:func:`step_constants`), so that a step of both recursions is a few small
 operations and one small matrix product. They depend only on the transition scores, not on the
 emissions; the index structure depends only on which transitions are allowed and is cached."""
+
 from typing import NamedTuple, Optional
 
 import torch
@@ -20,6 +21,7 @@ MAX_SPREAD = 30.0
 
 #: Score of the padding of the predecessor lists: far below any score, never overflowing.
 FAR = 1e30
+
 
 class _Structure(NamedTuple):
     """The index structure of :func:`step_constants`; depends only on which transitions are allowed
@@ -94,8 +96,15 @@ def _step_structure(allowed: torch.Tensor, wide: torch.Tensor) -> _Structure:
     slot_of[slot_group, slot_sources] = torch.arange(len(slot_index), device=device)
     pair_slots = torch.stack([slot_of[target_group[d * k + tags][None, :], d * k + tags[:, None]] for d in (0, 1)])
     structure = _Structure(
-        sources, torch.cat(wide_entries), torch.cat(wide_scores), width,
-        slot_index, slot_sources, slot_targets, target_group, pair_slots,
+        sources,
+        torch.cat(wide_entries),
+        torch.cat(wide_scores),
+        width,
+        slot_index,
+        slot_sources,
+        slot_targets,
+        target_group,
+        pair_slots,
     )
     if len(_STRUCTURES) >= 16:
         _STRUCTURES.clear()
@@ -140,10 +149,17 @@ def step_constants(transitions: torch.Tensor) -> Steps:
         bias[structure.wide_entries] = matrices.flatten()[structure.wide_scores]
     slot_factors = torch.block_diag(factors[0], factors[1])[structure.slot_sources] * structure.slot_targets
     return Steps(
-        structure.sources, bias, structure.width, structure.slot_index, structure.slot_sources, slot_factors,
-        structure.target_group, shift.flatten(), structure.pair_slots, factors,
+        structure.sources,
+        bias,
+        structure.width,
+        structure.slot_index,
+        structure.slot_sources,
+        slot_factors,
+        structure.target_group,
+        shift.flatten(),
+        structure.pair_slots,
+        factors,
     )
-
 
 
 def cast_steps(steps: "Steps", dtype: torch.dtype) -> "Steps":
@@ -151,6 +167,8 @@ def cast_steps(steps: "Steps", dtype: torch.dtype) -> "Steps":
         return steps
     cast = lambda t: None if t is None else t.to(dtype)  # noqa: E731
     return steps._replace(
-        bias=cast(steps.bias), slot_factors=cast(steps.slot_factors), shift=cast(steps.shift),
+        bias=cast(steps.bias),
+        slot_factors=cast(steps.slot_factors),
+        shift=cast(steps.shift),
         pair_factors=cast(steps.pair_factors),
     )

@@ -8,6 +8,7 @@ The BILUO grammar has no start/end states (paper, "Tagging Model"): the transfor
 tokens ([CLS]/[SEP], <s>/</s>) are always ``O``, so besides the transition rules a valid sequence
 may not *start* with ``I-``/``L-`` nor *end* with ``B-``/``I-``.
 """
+
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
 import torch
@@ -78,12 +79,16 @@ def tags_to_spans(tags: Sequence[str], encoding: str) -> List[Span]:
             if current == label:
                 continue
             if encoding in ("BIO", "BIOUL"):
-                raise TagSequenceError(f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i)
+                raise TagSequenceError(
+                    f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i
+                )
             close(i)  # IOB1: an I- after O or another type starts an entity
             start, current = i, label
         elif prefix == "L":
             if current != label:
-                raise TagSequenceError(f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i)
+                raise TagSequenceError(
+                    f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i
+                )
             close(i + 1)
         else:  # U
             if current is not None:

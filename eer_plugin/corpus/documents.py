@@ -6,6 +6,7 @@ known to hold no entity (``(start, end)``) or known not to be an entity of one t
 (``(start, end, type)``: a rejected suggestion, e.g. a Prodigy binary ``reject``), and a flag saying whether the annotation is complete (then every unmarked
 word is observed ``O``, as in gold data).
 """
+
 import dataclasses
 import difflib
 from typing import List, Optional, Sequence, Tuple
@@ -50,9 +51,7 @@ class Document:
 
     def __post_init__(self):
         self.spans = sorted((int(s), int(e), str(t)) for s, e, t in self.spans)
-        self.negative_spans = sorted(
-            (int(n[0]), int(n[1])) + tuple(str(t) for t in n[2:]) for n in self.negative_spans
-        )
+        self.negative_spans = sorted((int(n[0]), int(n[1])) + tuple(str(t) for t in n[2:]) for n in self.negative_spans)
         self.sentence_ends = [int(e) for e in self.sentence_ends]
 
     def validate(self) -> "Document":
@@ -71,9 +70,13 @@ class Document:
         previous_end = 0
         for start, end, label in self.spans:
             if not 0 <= start < end <= n:
-                raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}, {label}) is out of range [0, {n})")
+                raise DocumentError(
+                    f"{where}document {self.id!r}: span ({start}, {end}, {label}) is out of range [0, {n})"
+                )
             if start < previous_end:
-                raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}, {label}) overlaps the span before it")
+                raise DocumentError(
+                    f"{where}document {self.id!r}: span ({start}, {end}, {label}) overlaps the span before it"
+                )
             if not label or label == "O":
                 raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}) has no entity type")
             previous_end = end
@@ -84,9 +87,13 @@ class Document:
         for negative in self.negative_spans:
             start, end = negative[0], negative[1]
             if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2] or negative[2] == "O"):
-                raise DocumentError(f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)")
+                raise DocumentError(
+                    f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)"
+                )
             if not 0 <= start < end <= n:
-                raise DocumentError(f"{where}document {self.id!r}: negative span ({start}, {end}) is out of range [0, {n})")
+                raise DocumentError(
+                    f"{where}document {self.id!r}: negative span ({start}, {end}) is out of range [0, {n})"
+                )
             for s, e, label in self.spans:
                 if (start < e and s < end) if len(negative) == 2 else (start, end, negative[2]) == (s, e, label):
                     raise DocumentError(
@@ -121,7 +128,17 @@ class Document:
         return data
 
     #: keys of the JSON object written by :meth:`to_json` and read by :meth:`from_json`
-    JSON_KEYS = ("id", "tokens", "sentence_ends", "spans", "is_complete", "negative_spans", "o_weights", "text", "provenance")
+    JSON_KEYS = (
+        "id",
+        "tokens",
+        "sentence_ends",
+        "spans",
+        "is_complete",
+        "negative_spans",
+        "o_weights",
+        "text",
+        "provenance",
+    )
 
     @classmethod
     def from_json(cls, data: dict, source: Optional[str] = None) -> "Document":
@@ -154,7 +171,9 @@ class Document:
         sentence_ends = data.get("sentence_ends", [len(tokens)])
         if "sentence_ends" in data:
             check(
-                isinstance(sentence_ends, list) and all(map(is_int, sentence_ends)), "sentence_ends", "a list of integers"
+                isinstance(sentence_ends, list) and all(map(is_int, sentence_ends)),
+                "sentence_ends",
+                "a list of integers",
             )
         spans = data.get("spans", [])
         if "spans" in data:
@@ -172,7 +191,10 @@ class Document:
             check(
                 isinstance(negative_spans, list)
                 and all(
-                    isinstance(s, list) and len(s) in (2, 3) and is_int(s[0]) and is_int(s[1])
+                    isinstance(s, list)
+                    and len(s) in (2, 3)
+                    and is_int(s[0])
+                    and is_int(s[1])
                     and (len(s) == 2 or isinstance(s[2], str))
                     for s in negative_spans
                 ),
@@ -185,7 +207,8 @@ class Document:
         o_weights = data.get("o_weights")
         if o_weights is not None:
             check(
-                isinstance(o_weights, list) and all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in o_weights),
+                isinstance(o_weights, list)
+                and all(isinstance(w, (int, float)) and not isinstance(w, bool) for w in o_weights),
                 "o_weights",
                 "a list of numbers",
             )
@@ -222,7 +245,9 @@ def check_provenance(provenance, text: Optional[str], spans, where: str = "") ->
     for index, item in enumerate(provenance):
         name = f"{where}provenance[{index}]"
         if not isinstance(item, dict) or not {"start", "end", "type", "source"} <= set(item):
-            raise DocumentError(f"{name} must be an object with 'start', 'end', 'type' and 'source', got {json_repr(item)}")
+            raise DocumentError(
+                f"{name} must be an object with 'start', 'end', 'type' and 'source', got {json_repr(item)}"
+            )
         unknown = sorted(set(item) - set(PROVENANCE_KEYS))
         if unknown:
             raise DocumentError(f"{name}: " + unknown_keys_message(unknown, PROVENANCE_KEYS))
@@ -230,9 +255,15 @@ def check_provenance(provenance, text: Optional[str], spans, where: str = "") ->
             raise DocumentError(f"{name} ({item['start']}, {item['end']}, {item['type']!r}) names no span of 'spans'")
         if "char_start" in item or "char_end" in item:
             start, end = item.get("char_start"), item.get("char_end")
-            if not isinstance(text, str) or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end)) \
-                    or not 0 <= start < end <= len(text) or item.get("text", text[start:end]) != text[start:end]:
-                raise DocumentError(f"{name}: char_start/char_end must index the document's 'text' and give the span's 'text'")
+            if (
+                not isinstance(text, str)
+                or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+                or not 0 <= start < end <= len(text)
+                or item.get("text", text[start:end]) != text[start:end]
+            ):
+                raise DocumentError(
+                    f"{name}: char_start/char_end must index the document's 'text' and give the span's 'text'"
+                )
 
 
 def unknown_keys_message(unknown: Sequence[str], known: Sequence[str]) -> str:

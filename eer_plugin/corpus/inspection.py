@@ -10,6 +10,7 @@ documents as read: for IOB1 and IOB2/BIO files that is conlleval's rule (a chunk
 at ``I-`` after ``O`` or after another type). :func:`subword_statistics` adds the longest sentence
 and document in subword tokens, given a tokenizer, beside the chunk size.
 """
+
 from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
@@ -44,28 +45,45 @@ def inspect_file(
     if format == "conll":
         docs, reading = read_conll_reading(path, encoding, sentences_per_document, tag_column, file_encoding)
         report.update(
-            file_encoding=reading.file_encoding, file_encoding_reason=reading.file_encoding_reason,
-            tag_scheme=reading.tag_scheme, tag_scheme_reason=reading.tag_scheme_reason,
-            documents_from=reading.documents_from, group_size=reading.group_size,
+            file_encoding=reading.file_encoding,
+            file_encoding_reason=reading.file_encoding_reason,
+            tag_scheme=reading.tag_scheme,
+            tag_scheme_reason=reading.tag_scheme_reason,
+            documents_from=reading.documents_from,
+            group_size=reading.group_size,
             i_starts=len(reading.i_starts),
-            i_start_lines=[{"line": line, "tag": tag, "after": previous or "sentence start"} for line, tag, previous in reading.i_starts[:SHOWN_LINES]],
+            i_start_lines=[
+                {"line": line, "tag": tag, "after": previous or "sentence start"}
+                for line, tag, previous in reading.i_starts[:SHOWN_LINES]
+            ],
         )
     elif format == "jsonl":
         docs = read_jsonl(path, file_encoding)
         given = file_encoding != AUTO_FILE_ENCODING
         report.update(
-            file_encoding=file_encoding if given else "utf-8", file_encoding_reason="given" if given else "auto: JSON lines are UTF-8",
-            tag_scheme=None, tag_scheme_reason="spans as word offsets", documents_from="json_lines", group_size=None,
+            file_encoding=file_encoding if given else "utf-8",
+            file_encoding_reason="given" if given else "auto: JSON lines are UTF-8",
+            tag_scheme=None,
+            tag_scheme_reason="spans as word offsets",
+            documents_from="json_lines",
+            group_size=None,
         )
     elif format == "ontonotes":
         docs = read_ontonotes(path, file_encoding)
         if Path(path).is_dir():
-            codec, why = ("utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding), "every *_conll file below the directory"
+            codec, why = (
+                ("utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding),
+                "every *_conll file below the directory",
+            )
         else:
             codec, why = decode_file_as(path, file_encoding)[1:]
         report.update(
-            file_encoding=codec, file_encoding_reason=why, tag_scheme=None, tag_scheme_reason="bracketed entities",
-            documents_from="begin_document", group_size=None,
+            file_encoding=codec,
+            file_encoding_reason=why,
+            tag_scheme=None,
+            tag_scheme_reason="bracketed entities",
+            documents_from="begin_document",
+            group_size=None,
         )
     else:
         raise ValueError(f"unknown format {format!r}")
@@ -88,8 +106,16 @@ def counts(docs: Sequence[Document]) -> Dict[str, Any]:
         "spans": dict(sorted(spans.items())),
         "spans_total": sum(spans.values()),
         "complete_documents": sum(doc.is_complete for doc in docs),
-        "longest_sentence_words": {"words": longest_sentence[0], "document": longest_sentence[1].id, "source": longest_sentence[1].source},
-        "longest_document_words": {"words": len(longest_document.tokens), "document": longest_document.id, "source": longest_document.source},
+        "longest_sentence_words": {
+            "words": longest_sentence[0],
+            "document": longest_sentence[1].id,
+            "source": longest_sentence[1].source,
+        },
+        "longest_document_words": {
+            "words": len(longest_document.tokens),
+            "document": longest_document.id,
+            "source": longest_document.source,
+        },
     }
     if result["complete_documents"] < len(docs):
         result["negative_spans"] = sum(len(doc.negative_spans) for doc in docs)
@@ -107,18 +133,26 @@ def warnings(report: Dict[str, Any]) -> List[str]:
         )
     stray = report.get("i_starts", 0)
     # IOB1 starts nearly every chunk with I- (B- only between two entities of one type); here most start with B-
-    if report.get("tag_scheme") == "IOB1" and report["tag_scheme_reason"].startswith("auto") and stray < report["spans_total"] / 2:
+    if (
+        report.get("tag_scheme") == "IOB1"
+        and report["tag_scheme_reason"].startswith("auto")
+        and stray < report["spans_total"] / 2
+    ):
         messages.append(
             f"only {stray} of {report['spans_total']} chunks start with I- after O or another type: the file looks like IOB2 "
             "with stray I- tags; it was read as IOB1, which starts a chunk at each of them as conlleval does "
             "(--tag-scheme IOB1 says so explicitly; --tag-scheme IOB2 makes them errors that name their lines)"
         )
     if report["spans_total"] == 0:
-        messages.append("no entity spans at all: is this the right file, and is the tag in the column read (--tag-column)?")
+        messages.append(
+            "no entity spans at all: is this the right file, and is the tag in the column read (--tag-column)?"
+        )
     return messages
 
 
-def subword_statistics(docs: Sequence[Document], tokenize_words: Callable[[List[str]], List[List[int]]], max_length: int = 512) -> Dict[str, Any]:
+def subword_statistics(
+    docs: Sequence[Document], tokenize_words: Callable[[List[str]], List[List[int]]], max_length: int = 512
+) -> Dict[str, Any]:
     """The longest sentence and document in subword tokens (without the two bookends) beside a
     chunk's ``max_length - 2`` content positions, and how many sentences do not fit in one chunk
     (the reader cuts those at word boundaries)."""

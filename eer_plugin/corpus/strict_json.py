@@ -14,8 +14,10 @@ which refuses both:
 Callers add the file and line (``FILE:LINE: repeated key "spans" ...``). :class:`JsonError` is a
 ``ValueError``, so code that catches ``ValueError`` / ``json.JSONDecodeError``'s base keeps working.
 """
+
 import json
 from typing import IO, Any, List, Optional, Tuple
+
 
 class JsonError(ValueError):
     """Text that is not JSON, repeats a key in an object, or nests too deeply; ``line`` (1-based) is where,

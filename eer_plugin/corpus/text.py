@@ -12,6 +12,7 @@ keeps the length of the text, character offsets stay exact (importers' spans, th
 Normalising rather than rejecting means one stray byte never ends a corpus read or a predict batch;
 :func:`normalise_text` also returns how many characters were replaced, so callers can warn.
 """
+
 import re
 from typing import Any, Tuple
 

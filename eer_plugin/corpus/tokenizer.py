@@ -30,6 +30,7 @@ the end of an abbreviation (``U.S.``) or a ``.`` token written right after a dec
 (``3.5.``) ends a sentence only when white space and then an uppercase letter follow it, or only
 white space until the end of the text. The text's last token always ends the last sentence.
 """
+
 import re
 import sys
 import unicodedata

@@ -1,22 +1,22 @@
 """AllenNLP reader: documents (CoNLL, OntoNotes or partial JSON lines) -> subword chunk instances."""
+
 import logging
 import os
 from typing import Dict, Iterable, List, Optional
 
+import torch
 from allennlp.data import Batch, DatasetReader, Instance, Token
 from allennlp.data.fields import MetadataField, SequenceLabelField, TensorField, TextField
 from allennlp.data.token_indexers import PretrainedTransformerIndexer, TokenIndexer
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, TokenEmbedder
 from allennlp.nn import util
-import torch
 
 from eer_plugin.annotation.simulators import variant as apply_variant
-from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.documents import DataFileError, Document
 from eer_plugin.corpus.formats import FormatError, read_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.encoders import resolve_model_name
-from eer_plugin.corpus.documents import DataFileError
 
 logger = logging.getLogger(__name__)
 
@@ -104,7 +104,9 @@ class PartialDocumentReader(DatasetReader):
             raise ValueError(f"variant must be 'all', 'short' or 'shortest', got {variant!r}")
         self.model_name = model_name
         if "auto" not in (encoding, tag_scheme) and encoding != tag_scheme:
-            raise ValueError(f"tag_scheme {tag_scheme!r} and its old name encoding {encoding!r} disagree; give tag_scheme only")
+            raise ValueError(
+                f"tag_scheme {tag_scheme!r} and its old name encoding {encoding!r} disagree; give tag_scheme only"
+            )
         self.format = format
         self.tag_scheme = tag_scheme if tag_scheme != "auto" else encoding
         self.tag_column = tag_column
@@ -132,8 +134,11 @@ class PartialDocumentReader(DatasetReader):
     def format_options(self) -> Dict[str, object]:
         """The keyword arguments of :func:`~eer_plugin.corpus.formats.read_documents` this reader reads with."""
         return dict(
-            format=self.format, encoding=self.tag_scheme, sentences_per_document=self.sentences_per_document,
-            tag_column=self.tag_column, file_encoding=self.file_encoding,
+            format=self.format,
+            encoding=self.tag_scheme,
+            sentences_per_document=self.sentences_per_document,
+            tag_column=self.tag_column,
+            file_encoding=self.file_encoding,
         )
 
     def read_documents(self, file_path: str) -> List[Document]:
@@ -163,7 +168,11 @@ class PartialDocumentReader(DatasetReader):
         if self.subwords is not None:
             return self.subwords.chunk(doc, sentence_level=self.sentence_level)
         chunks = chunk_document(
-            doc, self.tokenize_words, lambda ids: [BOOKEND] * len(ids), self.bookends, self.max_length,
+            doc,
+            self.tokenize_words,
+            lambda ids: [BOOKEND] * len(ids),
+            self.bookends,
+            self.max_length,
             sentence_level=self.sentence_level,
         )
         for chunk in chunks:  # one position per word: the tokens are the words themselves

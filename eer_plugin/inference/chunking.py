@@ -9,6 +9,7 @@ still has to be cut (it is longer than the budget by itself) loses its annotatio
 
 Each chunk keeps an exact word <-> subword map, so predictions map back to words and documents.
 """
+
 import dataclasses
 import logging
 from typing import Callable, List, Optional, Sequence, Tuple
@@ -131,7 +132,14 @@ def chunk_document(
     word_pieces = tokenize(doc.tokens)
     for w, pieces in enumerate(word_pieces):
         if len(pieces) > budget:
-            logger.warning("%s: word %d of document %s has %d subwords; keeping the first %d", doc.source, w, doc.id, len(pieces), budget)
+            logger.warning(
+                "%s: word %d of document %s has %d subwords; keeping the first %d",
+                doc.source,
+                w,
+                doc.id,
+                len(pieces),
+                budget,
+            )
             word_pieces[w] = pieces[:budget]
     labels = _subword_labels(doc.spans, doc.negative_spans, word_pieces, observe)
     offsets = [0]
@@ -149,12 +157,16 @@ def chunk_document(
                 chunk_labels[offsets[lo] - offsets[start] : offsets[hi] - offsets[start]] = [LATENT_LABEL] * (
                     offsets[hi] - offsets[lo]
                 )
-                logger.warning("%s: entity (%d, %d, %s) of document %s is cut by a chunk boundary", doc.source, s, e, label, doc.id)
+                logger.warning(
+                    "%s: entity (%d, %d, %s) of document %s is cut by a chunk boundary", doc.source, s, e, label, doc.id
+                )
         ids = [bookends[0]] + [i for pieces in word_pieces[start:end] for i in pieces] + [bookends[1]]
         weights = None
         if doc.o_weights is not None:
             weights = [1.0] + [doc.o_weights[w] for w in range(start, end) for _ in word_pieces[w]] + [1.0]
-        word_subwords = [(offsets[w] - offsets[start] + 1, offsets[w + 1] - offsets[start] + 1) for w in range(start, end)]
+        word_subwords = [
+            (offsets[w] - offsets[start] + 1, offsets[w + 1] - offsets[start] + 1) for w in range(start, end)
+        ]
         chunks.append(
             Chunk(
                 doc_id=doc.id,

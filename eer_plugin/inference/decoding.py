@@ -12,6 +12,7 @@ model ``eer_tagger`` (:class:`~eer_plugin.models.tagger.EERTagger`) and the expo
 (:class:`~eer_plugin.inference.exported.ExportedTagger`, no AllenNLP) both are one, so both decode
 the same way. No AllenNLP import.
 """
+
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple, TypeVar
 
 import torch
@@ -87,9 +88,14 @@ class SpanDecoder:
 
     def subword_spans(self, predicted: torch.Tensor, mask: torch.Tensor) -> List[List[Span]]:
         """The entity spans ``(start, end, type)`` of every row's decoded subword tags."""
-        return [biluo_to_spans(self.scheme.decode(row[:length])) for row, length in zip(predicted.tolist(), mask.sum(-1).tolist())]
+        return [
+            biluo_to_spans(self.scheme.decode(row[:length]))
+            for row, length in zip(predicted.tolist(), mask.sum(-1).tolist())
+        ]
 
-    def span_marginals(self, emissions: torch.Tensor, mask: torch.Tensor, subword_spans: List[List[Span]]) -> List[List[float]]:
+    def span_marginals(
+        self, emissions: torch.Tensor, mask: torch.Tensor, subword_spans: List[List[Span]]
+    ) -> List[List[float]]:
         """Per row, the CRF marginal probability that exactly each subword span is an entity of its
         type (:meth:`ConstrainedCRF.path_log_marginals`: one forward-backward for the batch)."""
         paths = [
@@ -104,7 +110,9 @@ class SpanDecoder:
             offset += len(spans)
         return result
 
-    def word_entity_probabilities(self, emissions: torch.Tensor, mask: torch.Tensor, word_subwords) -> List[List[float]]:
+    def word_entity_probabilities(
+        self, emissions: torch.Tensor, mask: torch.Tensor, word_subwords
+    ) -> List[List[float]]:
         """Per row, ``1 - p(O)`` of every word's first subword under the CRF marginals (CBL's relabelling)."""
         marginals = self.crf.marginals(emissions, mask, self.bookends_outside(mask))
         entity = 1.0 - marginals[..., self.scheme.outside_index]
@@ -123,8 +131,13 @@ class SpanDecoder:
         emissions, mask = self.scores(tokens)
         subword_spans = self.subword_spans(self.decode(emissions, mask), mask)
         probabilities = self.span_marginals(emissions, mask, subword_spans)
-        mapped = chunks_to_word_spans(subword_spans, [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist())
-        return [[(span, row_probabilities[index]) for index, span in row] for row, row_probabilities in zip(mapped, probabilities)]
+        mapped = chunks_to_word_spans(
+            subword_spans, [meta["word_subwords"] for meta in metadata], mask.sum(-1).tolist()
+        )
+        return [
+            [(span, row_probabilities[index]) for index, span in row]
+            for row, row_probabilities in zip(mapped, probabilities)
+        ]
 
     def chunk_entity_probabilities(self, tokens: Any, word_subwords) -> List[List[float]]:
         """Per chunk of a batch, :meth:`word_entity_probabilities` of its words (one forward, one forward-backward)."""
@@ -137,7 +150,9 @@ class SpanDecoder:
         return self.word_spans(self.decode(emissions, mask), mask, metadata)
 
 
-def document_word_spans(model, reader, chunks: Sequence[Any], batch_size: int, cuda_device: int = -1) -> List[List[Span]]:
+def document_word_spans(
+    model, reader, chunks: Sequence[Any], batch_size: int, cuda_device: int = -1
+) -> List[List[Span]]:
     """Predicted word spans of every chunk, in document word positions (the chunk's span + its ``word_start``),
     ``batch_size`` chunks per model forward; for any model with ``chunk_word_spans(tokens, metadata)``."""
     import torch

@@ -11,6 +11,7 @@ into the output of ``predict`` (:func:`document_output`). The AllenNLP predictor
 ``tag_chunks(chunks)``: per chunk, ``((start, end, type), probability)`` of every entity in chunk word
 positions (:meth:`~eer_plugin.inference.decoding.SpanDecoder.chunk_entities`).
 """
+
 import json
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
@@ -84,7 +85,9 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
             raise InputError('"tokens" is empty')
         bad = [i for i, w in enumerate(words) if not w or any(c.isspace() for c in w)]
         if bad:
-            raise InputError(f'"tokens"[{bad[0]}] is {describe(words[bad[0]])}: tokens must be non-empty, without white space')
+            raise InputError(
+                f'"tokens"[{bad[0]}] is {describe(words[bad[0]])}: tokens must be non-empty, without white space'
+            )
         ends = data.get("sentence_ends", [len(words)])
         if not isinstance(ends, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
             raise InputError(f'"sentence_ends" must be a list of integers, got {describe(ends)}')
@@ -151,7 +154,13 @@ def document_output(document: ParsedDocument, chunk_spans: List[Dict[str, Any]])
             span["text"] = text[span["char_start"] : span["char_end"]]  # type: ignore[index]
         spans.append(span)
     tags = spans_to_biluo([(s["start"], s["end"], s["type"]) for s in spans], len(doc.tokens))
-    output = {"id": doc.id, "tokens": list(doc.tokens), "tags": tags, "spans": spans, "sentence_ends": list(doc.sentence_ends)}
+    output = {
+        "id": doc.id,
+        "tokens": list(doc.tokens),
+        "tags": tags,
+        "spans": spans,
+        "sentence_ends": list(doc.sentence_ends),
+    }
     if text is not None:  # raw text: the characters the offsets index (eer-export writes them to the annotation tools)
         output["text"] = text
     return output

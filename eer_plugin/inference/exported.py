@@ -19,12 +19,14 @@ same precision, last hidden states, linear scores; dropout is off when tagging) 
 decoding (:class:`~eer_plugin.inference.decoding.SpanDecoder`). A directory that is not a complete
 export of this format raises :class:`~eer_plugin.common.errors.ArchiveError` naming the file and the fix.
 """
+
 import math
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
+from eer_plugin.common.errors import ArchiveError, check_cuda_device
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
@@ -34,7 +36,6 @@ from eer_plugin.inference.chunking import Chunk
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast, set_tagging_precision
 from eer_plugin.inference.subwords import SubwordTokenizer
-from eer_plugin.common.errors import ArchiveError, check_cuda_device
 
 FORMAT = "eer-ner exported tagger"
 FORMAT_VERSION = 1
@@ -43,9 +44,18 @@ WEIGHTS_FILE = "model.safetensors"
 ENCODER_DIRECTORY = "encoder"
 #: the settings every export holds, with their types
 SETTINGS = {
-    "format": str, "format_version": int, "entity_types": list, "tags": list, "allowed_transitions": list,
-    "allowed_start": list, "allowed_end": list, "o_cost": (int, float), "precision": str, "max_length": int,
-    "sentence_level": bool, "encoder": str,
+    "format": str,
+    "format_version": int,
+    "entity_types": list,
+    "tags": list,
+    "allowed_transitions": list,
+    "allowed_start": list,
+    "allowed_end": list,
+    "o_cost": (int, float),
+    "precision": str,
+    "max_length": int,
+    "sentence_level": bool,
+    "encoder": str,
 }
 FIX = "export the model again with: eer-ner eer-export-model model.tar.gz DIR"
 
@@ -64,11 +74,13 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     try:
         settings = strict_json.loads(path.read_text(encoding="utf-8"))
     except strict_json.JsonError as error:
-        raise ArchiveError(f"{path}: not valid JSON (line {error.line}: {error}); the export is damaged; {FIX}") from None
+        raise ArchiveError(
+            f"{path}: not valid JSON (line {error.line}: {error}); the export is damaged; {FIX}"
+        ) from None
     except (ValueError, UnicodeDecodeError, OSError) as error:
         raise ArchiveError(f"{path}: not valid JSON ({error}); the export is damaged; {FIX}") from None
     if not isinstance(settings, dict) or settings.get("format") != FORMAT:
-        raise ArchiveError(f"{path}: not the settings of an exported eer-ner model (no \"format\": {FORMAT!r}); {FIX}")
+        raise ArchiveError(f'{path}: not the settings of an exported eer-ner model (no "format": {FORMAT!r}); {FIX}')
     version = settings.get("format_version")
     if version != FORMAT_VERSION:
         raise ArchiveError(
@@ -76,16 +88,32 @@ def read_settings(directory: Path) -> Dict[str, Any]:
             "(with this version of eer-ner), or use the eer-ner version that wrote it"
         )
     for key, kind in SETTINGS.items():
-        if key not in settings or isinstance(settings[key], bool) and kind is not bool or not isinstance(settings[key], kind):
-            raise ArchiveError(f"{path}: {key!r} is missing or not a {getattr(kind, '__name__', 'number')}; the export is damaged; {FIX}")
+        if (
+            key not in settings
+            or isinstance(settings[key], bool)
+            and kind is not bool
+            or not isinstance(settings[key], kind)
+        ):
+            raise ArchiveError(
+                f"{path}: {key!r} is missing or not a {getattr(kind, '__name__', 'number')}; the export is damaged; {FIX}"
+            )
     scheme = BiluoScheme(settings["entity_types"])
     if settings["tags"] != list(scheme.labels):
-        raise ArchiveError(f"{path}: 'tags' {settings['tags']} are not the BILUO tags of {settings['entity_types']}; {FIX}")
+        raise ArchiveError(
+            f"{path}: 'tags' {settings['tags']} are not the BILUO tags of {settings['entity_types']}; {FIX}"
+        )
     size = len(scheme.labels)
     grammar = (settings["allowed_transitions"], settings["allowed_start"], settings["allowed_end"])
-    if [len(row) if isinstance(row, list) else -1 for row in grammar[0]] != [size] * size or [len(grammar[1]), len(grammar[2])] != [size, size]:
-        raise ArchiveError(f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not {size} x {size} and {size}, {size}; {FIX}")
-    numbers = [("o_cost", settings["o_cost"])] + [(key, settings.get(key)) for key in ("entity_ratio", "ratio_margin") if key in settings]
+    if [len(row) if isinstance(row, list) else -1 for row in grammar[0]] != [size] * size or [
+        len(grammar[1]),
+        len(grammar[2]),
+    ] != [size, size]:
+        raise ArchiveError(
+            f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not {size} x {size} and {size}, {size}; {FIX}"
+        )
+    numbers = [("o_cost", settings["o_cost"])] + [
+        (key, settings.get(key)) for key in ("entity_ratio", "ratio_margin") if key in settings
+    ]
     for key, value in numbers:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ArchiveError(f"{path}: {key!r} is {value!r}, not a finite number: the export is damaged; {FIX}")
@@ -129,7 +157,9 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         encoder_directory = directory / ENCODER_DIRECTORY
         for name in ("config.json", "tokenizer_config.json"):
             if not (encoder_directory / name).is_file():
-                raise ArchiveError(f"{encoder_directory / name}: missing: the export has no encoder {name.split('.')[0]}; {FIX}")
+                raise ArchiveError(
+                    f"{encoder_directory / name}: missing: the export has no encoder {name.split('.')[0]}; {FIX}"
+                )
         weights_path = directory / WEIGHTS_FILE
         if not weights_path.is_file():
             raise ArchiveError(f"{weights_path}: missing: the export has no weights; {FIX}")
@@ -141,7 +171,9 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
             subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
             encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(encoder_directory)))
         except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files: OSError, ValueError, TypeError, ...)
-            raise ArchiveError(f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}") from None
+            raise ArchiveError(
+                f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}"
+            ) from None
         if getattr(encoder, "pooler", None) is not None and not any(k.startswith("encoder.pooler.") for k in weights):
             encoder.pooler = None  # dropped when the model was built (eer_plugin.models.encoder_pooler)
         for name, tensor in weights.items():
@@ -193,4 +225,6 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
     def entity_probabilities(self, chunks: Sequence[Chunk]) -> List[List[float]]:
         """Per chunk, the CRF marginal probability that each word's first subword has an entity tag."""
         with torch.inference_mode():
-            return self.chunk_entity_probabilities(self.subwords.tensorize(chunks, self.device), [chunk.word_subwords for chunk in chunks])
+            return self.chunk_entity_probabilities(
+                self.subwords.tensorize(chunks, self.device), [chunk.word_subwords for chunk in chunks]
+            )

@@ -17,6 +17,7 @@ CPU; the tag scorer and the CRF stay in float32. It is chosen when a model is lo
 (``Tagger.load(path, precision="int8")``, ``ExportedTagger.load``, the ``eer_tagger`` predictor's
 ``precision`` argument) and never stored in a model.
 """
+
 import contextlib
 import functools
 import logging
@@ -103,7 +104,9 @@ def quantize_encoder(encoder: torch.nn.Module) -> torch.nn.Module:
         return quantize_dynamic(encoder, {torch.nn.Linear}, dtype=torch.qint8, inplace=True)
 
 
-def set_tagging_precision(model: torch.nn.Module, encoder: torch.nn.Module, precision: str, device: torch.device) -> None:
+def set_tagging_precision(
+    model: torch.nn.Module, encoder: torch.nn.Module, precision: str, device: torch.device
+) -> None:
     """Sets the precision a loaded ``model`` (with a ``precision`` attribute and the module ``encoder``)
     tags in: one of :data:`TAGGING_PRECISIONS`. ``int8`` quantizes ``encoder`` (:func:`quantize_encoder`)
     and runs it without autocast; it needs the CPU (``ValueError`` otherwise)."""
@@ -113,6 +116,8 @@ def set_tagging_precision(model: torch.nn.Module, encoder: torch.nn.Module, prec
         model.precision = precision
         return
     if device.type != "cpu":
-        raise ValueError(f"precision 'int8' (dynamic quantization) runs on the CPU only, not on {device}; use fp32 or bf16 there")
+        raise ValueError(
+            f"precision 'int8' (dynamic quantization) runs on the CPU only, not on {device}; use fp32 or bf16 there"
+        )
     quantize_encoder(encoder)
     model.precision = "fp32"

@@ -17,6 +17,7 @@ The error records of bad input lines (``{"line": N, ...}``, CoNLL ``# error: lin
 numbers of the shard; the merge adds the shard's offset, so the merged output is the unsharded
 output, byte for byte.
 """
+
 import hashlib
 import json
 import os
@@ -76,7 +77,9 @@ def shard_starts(documents: int, shards: int) -> List[int]:
     if shards < 1:
         raise ShardError(f"--shards must be at least 1, got {shards}")
     if shards > max(documents, 1):
-        raise ShardError(f"--shards {shards} is more than the {documents} documents of the input: use at most {max(documents, 1)}")
+        raise ShardError(
+            f"--shards {shards} is more than the {documents} documents of the input: use at most {max(documents, 1)}"
+        )
     return [(k * documents) // shards for k in range(shards)]
 
 
@@ -84,12 +87,17 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
     """Writes ``directory/<stem>.shard-KK-of-NN.jsonl`` and the manifest ``directory/<stem>.shards.json``
     (two passes over the input, nothing held in memory); returns the manifest."""
     if not os.path.isfile(path):
-        raise ShardError(f"{path}: no such file; give the JSON lines to tag (the input of eer-ner predict, uncompressed)")
+        raise ShardError(
+            f"{path}: no such file; give the JSON lines to tag (the input of eer-ner predict, uncompressed)"
+        )
     source = Path(path)
     stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.stem
     names = [f"{stem}.shard-{k:02d}-of-{shards:02d}.jsonl" for k in range(shards)]
     manifest_path = os.path.join(directory, stem + MANIFEST_SUFFIX)
-    check_outputs([("INPUT", path)], [("manifest", manifest_path)] + [(f"shard {k}", os.path.join(directory, n)) for k, n in enumerate(names)])
+    check_outputs(
+        [("INPUT", path)],
+        [("manifest", manifest_path)] + [(f"shard {k}", os.path.join(directory, n)) for k, n in enumerate(names)],
+    )
     with _lines(path) as handle:
         documents = sum(1 for line in handle if _is_document(line))
     starts = shard_starts(documents, shards)[1:] + [documents]  # the ordinal that ends each shard
@@ -120,15 +128,21 @@ def read_manifest(path: str) -> Dict:
     try:
         manifest = strict_json.loads(Path(path).read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as error:
-        raise ShardError(f"{path}: not a shard manifest written by eer-shard (cannot read it: {error}); give the .shards.json file eer-shard wrote") from None
+        raise ShardError(
+            f"{path}: not a shard manifest written by eer-shard (cannot read it: {error}); give the .shards.json file eer-shard wrote"
+        ) from None
     except strict_json.JsonError as error:
-        raise ShardError(f"{path}:{error.line}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote") from None
+        raise ShardError(
+            f"{path}:{error.line}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote"
+        ) from None
     try:
         shards = manifest["shards"]
         for entry in shards:
             int(entry["first_line"]), int(entry["documents"]), str(entry["file"])
     except (OSError, ValueError, KeyError, TypeError) as error:
-        raise ShardError(f"{path}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote") from None
+        raise ShardError(
+            f"{path}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote"
+        ) from None
     return manifest
 
 
@@ -137,7 +151,7 @@ def shift_error_line(line: str, offset: int) -> str:
     for pattern in _ERROR_LINE:
         match = pattern.match(line)
         if match:
-            return line[: match.start(1)] + str(int(match.group(1)) + offset) + line[match.end(1):]
+            return line[: match.start(1)] + str(int(match.group(1)) + offset) + line[match.end(1) :]
     return line
 
 
@@ -147,11 +161,15 @@ def _check_shard(manifest_path: str, k: int, entry: Dict, part: str, output_form
     shard = os.path.join(os.path.dirname(os.path.abspath(manifest_path)), entry["file"])
     if "sha256" in entry:  # manifests of eer-shard before fingerprints have none
         if not os.path.isfile(shard):
-            raise ShardError(f"{shard}: shard {k} is missing: eer-merge checks every output against its shard; keep the "
-                             "shards next to the manifest")
+            raise ShardError(
+                f"{shard}: shard {k} is missing: eer-merge checks every output against its shard; keep the "
+                "shards next to the manifest"
+            )
         if fingerprint(shard) != entry["sha256"]:
-            raise ShardError(f"{shard}: shard {k} changed since eer-shard wrote it (its SHA-256 is not the manifest's): "
-                             "split the input again and tag the new shards")
+            raise ShardError(
+                f"{shard}: shard {k} changed since eer-shard wrote it (its SHA-256 is not the manifest's): "
+                "split the input again and tag the new shards"
+            )
     if output_format != "json" or not os.path.isfile(shard):
         return
     with _lines(shard) as inputs, _lines(part) as outputs:
@@ -163,7 +181,9 @@ def _check_shard(manifest_path: str, k: int, entry: Dict, part: str, output_form
             try:
                 value = strict_json.loads(record) if record is not None else None
             except strict_json.JsonError as error:
-                raise ShardError(f"{part}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll") from None
+                raise ShardError(
+                    f"{part}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll"
+                ) from None
             reason = output_mismatch(value, line, number)
             if reason is not None:
                 raise ShardError(
@@ -177,12 +197,18 @@ def merge_outputs(manifest_path: str, parts: Sequence[str], output: str, output_
     manifest = read_manifest(manifest_path)
     shards = manifest["shards"]
     if len(parts) != len(shards):
-        raise ShardError(f"{manifest_path} has {len(shards)} shards but {len(parts)} outputs were given: give one output per shard, in shard order")
-    check_outputs([("manifest", manifest_path)] + [(f"output of shard {k}", p) for k, p in enumerate(parts)], [("OUTPUT", output)])
+        raise ShardError(
+            f"{manifest_path} has {len(shards)} shards but {len(parts)} outputs were given: give one output per shard, in shard order"
+        )
+    check_outputs(
+        [("manifest", manifest_path)] + [(f"output of shard {k}", p) for k, p in enumerate(parts)], [("OUTPUT", output)]
+    )
     for k, part in enumerate(parts):
         for j in range(k):
             if os.path.exists(part) and os.path.exists(parts[j]) and os.path.samefile(part, parts[j]):
-                raise ShardError(f"{part} is given for shard {j} and for shard {k}: give each shard's own output, in shard order")
+                raise ShardError(
+                    f"{part} is given for shard {j} and for shard {k}: give each shard's own output, in shard order"
+                )
     for k, (entry, part) in enumerate(zip(shards, parts)):
         if not os.path.isfile(part):
             raise ShardError(f"{part}: no output of shard {k} ({entry['file']}); tag it with eer-ner predict first")
@@ -203,5 +229,3 @@ def merge_outputs(manifest_path: str, parts: Sequence[str], output: str, output_
                 for line in handle:
                     out.write(shift_error_line(line, offset) if offset else line)
     return {"output": output, "shards": len(shards), "documents": manifest.get("documents")}
-
-

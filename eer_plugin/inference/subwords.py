@@ -10,6 +10,7 @@ of at most ``max_length`` subwords with the tokenizer's two bookend tokens
 what AllenNLP's ``pretrained_transformer`` indexer builds for such chunks: ``token_ids`` padded with
 the tokenizer's pad id and a boolean ``mask``.
 """
+
 from typing import Dict, List, Sequence
 
 import torch
@@ -52,7 +53,11 @@ class SubwordTokenizer:
     def chunk(self, doc: Document, sentence_level: bool = False) -> List[Chunk]:
         """``doc`` cut into chunks (:func:`~eer_plugin.inference.chunking.chunk_document`)."""
         return chunk_document(
-            doc, self.tokenize_words, self.tokenizer.convert_ids_to_tokens, self.bookends, self.max_length,
+            doc,
+            self.tokenize_words,
+            self.tokenizer.convert_ids_to_tokens,
+            self.bookends,
+            self.max_length,
             sentence_level=sentence_level,
         )
 

@@ -13,6 +13,7 @@ so the model has no parameter without a gradient and DDP needs no setting. The o
 Archives saved before the pooler was dropped still load: their state dict's ``pooler.*`` entries are
 discarded on loading (:func:`drop_unused_pooler` registers the hook that does it).
 """
+
 import logging
 
 import torch

@@ -10,6 +10,7 @@ only with ``force``. The models it exports are ``eer_tagger`` archives on a pret
 with nothing between the transformer and the tag scorer (EER, Raw, Gold, Raw+CD, CBL); others
 (``sns_tagger``, CBL-LSTM's BiLSTM, word embeddings) raise :class:`ExportError` saying so.
 """
+
 import json
 import os
 import shutil
@@ -20,11 +21,11 @@ from typing import Any, Dict, Union
 import torch
 from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.outputs import temporary_name
 from eer_plugin.inference.exported import ENCODER_DIRECTORY, FORMAT, FORMAT_VERSION, SETTINGS_FILE, WEIGHTS_FILE
 from eer_plugin.models.tagger import EERTagger
 from eer_plugin.runtime.archive import load_model_archive
-from eer_plugin.common.errors import UserError
-from eer_plugin.common.outputs import temporary_name
 
 
 class ExportError(UserError):
@@ -40,7 +41,9 @@ def _transformer_embedder(model: EERTagger, archive_path: str) -> PretrainedTran
         )
     embedder = embedders[0]
     if embedder._max_length is not None or embedder._scalar_mix is not None:
-        raise ExportError(f"{archive_path}: the transformer embedder folds long inputs or mixes layers (max_length / last_layer_only); not exportable")
+        raise ExportError(
+            f"{archive_path}: the transformer embedder folds long inputs or mixes layers (max_length / last_layer_only); not exportable"
+        )
     return embedder
 
 
@@ -49,7 +52,9 @@ def export_settings(model: EERTagger, reader: Any, archive_path: str) -> Dict[st
     if not isinstance(model, EERTagger):
         raise ExportError(f"{archive_path}: a {type(model).__name__} model; only eer_tagger models can be exported")
     if getattr(reader, "subwords", None) is None:
-        raise ExportError(f"{archive_path}: the reader does not tokenize into subwords (model_name 'words'); not exportable")
+        raise ExportError(
+            f"{archive_path}: the reader does not tokenize into subwords (model_name 'words'); not exportable"
+        )
     scheme, crf = model.scheme, model.crf
     return {
         "format": FORMAT,
@@ -71,7 +76,13 @@ def export_settings(model: EERTagger, reader: Any, archive_path: str) -> Dict[st
 def export_weights(model: EERTagger, embedder: PretrainedTransformerEmbedder) -> Dict[str, torch.Tensor]:
     """The exported tensors (own copies, contiguous, on the CPU: safetensors stores no shared memory)."""
     tensors = {f"encoder.{k}": v for k, v in embedder.transformer_model.state_dict().items()}
-    tensors.update({"tag_scorer.weight": model.tag_scorer.weight, "tag_scorer.bias": model.tag_scorer.bias, "crf.transitions": model.crf.transitions})
+    tensors.update(
+        {
+            "tag_scorer.weight": model.tag_scorer.weight,
+            "tag_scorer.bias": model.tag_scorer.bias,
+            "crf.transitions": model.crf.transitions,
+        }
+    )
     return {name: tensor.detach().cpu().contiguous().clone() for name, tensor in tensors.items()}
 
 
@@ -80,7 +91,9 @@ def check_target(directory: Path, force: bool) -> None:
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"{directory}: exists and is not a directory; choose a new directory for the export")
     if directory.is_dir() and any(directory.iterdir()) and not force:
-        raise ExportError(f"{directory}: exists and is not empty; choose a new directory, or pass --force to replace it")
+        raise ExportError(
+            f"{directory}: exists and is not empty; choose a new directory, or pass --force to replace it"
+        )
 
 
 def export_model(archive_path: Union[str, Path], directory: Union[str, Path], force: bool = False) -> Dict[str, Any]:

@@ -29,6 +29,7 @@ so the formula does not change between epochs), else the ratio estimate (0 witho
 
 Every count is a sum, so the metric is exact under distributed training (summed over workers).
 """
+
 import logging
 from collections import Counter
 from typing import Any, Dict, Iterable, List, Mapping, Optional, Sequence, Tuple
@@ -43,8 +44,18 @@ Span = Tuple[int, int, str]
 #: default least number of gold spans in the complete dev documents for their precision to be used
 MIN_COMPLETE_SPANS = 20
 _COUNTS = (
-    "annotated", "found", "complete_tp", "complete_fp", "complete_fn", "predicted", "partial_predicted",
-    "negative_hits", "predicted_subwords", "content_subwords", "chunks", "complete_chunks",
+    "annotated",
+    "found",
+    "complete_tp",
+    "complete_fp",
+    "complete_fn",
+    "predicted",
+    "partial_predicted",
+    "negative_hits",
+    "predicted_subwords",
+    "content_subwords",
+    "chunks",
+    "complete_chunks",
 )
 
 
@@ -106,7 +117,9 @@ class PartialSpanMetric(Metric):
         word_subwords = metadata.get("word_subwords")
         if word_subwords:
             counts["content_subwords"] += word_subwords[-1][1] - word_subwords[0][0]
-            counts["predicted_subwords"] += sum(word_subwords[e - 1][1] - word_subwords[s][0] for s, e, _ in predicted_set)
+            counts["predicted_subwords"] += sum(
+                word_subwords[e - 1][1] - word_subwords[s][0] for s, e, _ in predicted_set
+            )
         else:
             counts["content_subwords"] += len(metadata.get("words") or [])
             counts["predicted_subwords"] += sum(e - s for s, e, _ in predicted_set)
@@ -124,7 +137,11 @@ class PartialSpanMetric(Metric):
         gathered: List[List[str]] = [[] for _ in range(dist.get_world_size())]
         dist.all_gather_object(gathered, types)
         types = sorted({t for part in gathered for t in part})
-        row = [self.counts[k] for k in _COUNTS] + [self.found_by_type[t] for t in types] + [self.annotated_by_type[t] for t in types]
+        row = (
+            [self.counts[k] for k in _COUNTS]
+            + [self.found_by_type[t] for t in types]
+            + [self.annotated_by_type[t] for t in types]
+        )
         table = torch.tensor(row, dtype=torch.float64)
         dist.all_reduce(table)
         values = [int(v) for v in table.tolist()]
@@ -140,7 +157,9 @@ class PartialSpanMetric(Metric):
         recall = counts["found"] / counts["annotated"] if counts["annotated"] else 0.0
         tp, fp = counts["complete_tp"], counts["complete_fp"]
         precision_complete = tp / (tp + fp) if tp + fp else 0.0
-        predicted_ratio = counts["predicted_subwords"] / counts["content_subwords"] if counts["content_subwords"] else 0.0
+        predicted_ratio = (
+            counts["predicted_subwords"] / counts["content_subwords"] if counts["content_subwords"] else 0.0
+        )
         if self.entity_ratio is not None and predicted_ratio > 0:
             precision_estimated = min(1.0, recall * self.entity_ratio / predicted_ratio)
         else:
@@ -154,16 +173,16 @@ class PartialSpanMetric(Metric):
             "partial-precision-estimated": precision_estimated,
             "partial-precision": precision,
             "partial-f1": harmonic_mean(precision, recall),
-            "partial-f1-complete": harmonic_mean(
-                precision_complete, tp / complete_gold if complete_gold else 0.0
-            ),
+            "partial-f1-complete": harmonic_mean(precision_complete, tp / complete_gold if complete_gold else 0.0),
             "partial-predicted-ratio": predicted_ratio,
             "partial-annotated-spans": float(counts["annotated"]),
             "partial-complete-spans": float(complete_gold),
             "partial-complete-chunks": float(counts["complete_chunks"]),
             "partial-uses-complete-precision": float(use_complete),
             "partial-negative-hits": float(counts["negative_hits"]),
-            "partial-negative-hit-rate": counts["negative_hits"] / counts["partial_predicted"] if counts["partial_predicted"] else 0.0,
+            "partial-negative-hit-rate": counts["negative_hits"] / counts["partial_predicted"]
+            if counts["partial_predicted"]
+            else 0.0,
         }
         for entity_type in sorted(annotated_by_type):
             metrics[f"partial-recall-{entity_type}"] = found_by_type[entity_type] / annotated_by_type[entity_type]
@@ -184,7 +203,8 @@ def evaluation_metrics(metric: PartialSpanMetric, training: bool, reset: bool) -
         logger.warning(
             "the evaluation data is partially annotated (%d of %d chunks not complete): f1-measure-overall "
             "counts only the complete documents; partial-recall, partial-precision and partial-f1 use the "
-            "annotation as it is (select checkpoints with -o '{\"trainer.validation_metric\": \"+partial-f1\"}')",
-            chunks - complete, chunks,
+            'annotation as it is (select checkpoints with -o \'{"trainer.validation_metric": "+partial-f1"}\')',
+            chunks - complete,
+            chunks,
         )
     return metric.get_metric(reset)

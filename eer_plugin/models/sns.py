@@ -10,6 +10,7 @@ a span that is annotated is never drawn). Decoding keeps the most probable non-o
 spans. The paper ran SNS on sentences (it is O(n^2)): use the reader with ``sentence_level: true``.
 Predictions are word spans per chunk, scored by the same word-level span F1 as the tagger.
 """
+
 import random
 from typing import Any, Dict, List, Optional
 
@@ -22,9 +23,9 @@ from allennlp.training.metrics import Average
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.inference.chunking import LATENT_LABEL
+from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
-from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.tagger import WordSpanF1
 
 
@@ -142,7 +143,9 @@ class SpanNegativeSampling(Model):
             losses = []
             for row, meta in enumerate(metadata):
                 annotated = [(s, e) for s, e, _ in meta["spans"]]
-                negatives = sample_negatives(len(meta["words"]), annotated, self.negative_rate, self.max_width, self.rng)
+                negatives = sample_negatives(
+                    len(meta["words"]), annotated, self.negative_rate, self.max_width, self.rng
+                )
                 spans = annotated + negatives
                 if not spans:
                     continue

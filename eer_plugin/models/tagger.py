@@ -8,6 +8,7 @@ Registered as ``eer_tagger``. One model serves every CRF approach of the paper:
 * **Raw+CD**: a Raw model decoded with ``o_cost > 0`` (settable at evaluation time with
   ``-o '{"model.o_cost": 1.5}'``, or tuned with ``allennlp tune-o-cost``).
 """
+
 import logging
 from typing import Any, Dict, List, Optional
 
@@ -38,9 +39,9 @@ from eer_plugin.core.spans import SpanCounts
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme
 from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.inference.decoding import SpanDecoder
+from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
-from eer_plugin.inference.precision import check_precision, encoder_autocast
 
 logger = logging.getLogger(__name__)
 
@@ -60,7 +61,9 @@ class WordSpanF1(Metric):
         counts = self.counts
         if dist.is_available() and dist.is_initialized():
             labels = self.entity_types
-            table = torch.tensor([[c[label] for label in labels] for c in (counts.tp, counts.fp, counts.fn)], dtype=torch.float64)
+            table = torch.tensor(
+                [[c[label] for label in labels] for c in (counts.tp, counts.fp, counts.fn)], dtype=torch.float64
+            )
             dist.all_reduce(table)
             counts = SpanCounts()
             for row, counter in zip(table.tolist(), (counts.tp, counts.fp, counts.fn)):
@@ -179,7 +182,9 @@ class EERTagger(Model, SpanDecoder):
         self.ratio_loss_weight = ratio_loss_weight
         self.ratio_control = check_ratio_control(ratio_control)
         if ratio_control == "bind" and not ratio_loss_weight:
-            raise ValueError("ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold")
+            raise ValueError(
+                "ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold"
+            )
         #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight
         self.entity_price = (
             EntityPrice(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
@@ -245,9 +250,9 @@ class EERTagger(Model, SpanDecoder):
         allowed = ((codes.unsqueeze(-1) == tag_range) | latent.unsqueeze(-1)) & bookends
         if o_weights is None:
             return allowed
-        evidence = torch.where(
-            self._entity_mask, (1.0 - o_weights).unsqueeze(-1), o_weights.unsqueeze(-1)
-        ).clamp(0.0, 1.0)
+        evidence = torch.where(self._entity_mask, (1.0 - o_weights).unsqueeze(-1), o_weights.unsqueeze(-1)).clamp(
+            0.0, 1.0
+        )
         return torch.where(latent.unsqueeze(-1), evidence, torch.ones_like(evidence)) * allowed
 
     # ------------------------------------------------------------------ forward

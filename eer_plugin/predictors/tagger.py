@@ -41,6 +41,7 @@ are documents in the call, at least 1), longest first; the model skips the ``rho
 The input rules, the batching and the output are :mod:`eer_plugin.inference.documents`, which the
 Python API and the exported model (no AllenNLP) tag through too.
 """
+
 import json
 import sys
 from typing import Any, List, Optional, Sequence, Tuple
@@ -51,12 +52,20 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
+from eer_plugin.common.errors import UserError
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 from eer_plugin.inference.decoding import tensorize_chunks
-from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, InputError, ParsedDocument, describe, parse_input, tag_documents  # noqa: F401
-from eer_plugin.common.errors import UserError
+from eer_plugin.inference.documents import (  # noqa: F401
+    ERROR_KEY,
+    LINE_KEY,
+    InputError,
+    ParsedDocument,
+    describe,
+    parse_input,
+    tag_documents,
+)
 from eer_plugin.inference.precision import set_tagging_precision
 
 OUTPUT_FORMATS = ("json", "conll")
@@ -80,7 +89,9 @@ def check_predictor_args(output_format: str = "json", chunk_batch_size: Optional
     if chunk_batch_size is not None and (
         isinstance(chunk_batch_size, bool) or not isinstance(chunk_batch_size, int) or chunk_batch_size < 1
     ):
-        raise PredictorArgumentError(f"chunk_batch_size must be an integer of at least 1, got {describe(chunk_batch_size)}")
+        raise PredictorArgumentError(
+            f"chunk_batch_size must be an integer of at least 1, got {describe(chunk_batch_size)}"
+        )
 
 
 def _reason(error: Exception) -> str:
@@ -125,7 +136,7 @@ class DocumentTaggerPredictor(Predictor):
         #: line numbers (or None) of the inputs that gave error records
         self.failed_lines: List[Optional[int]] = []
         if hasattr(model, "track_rho_hat"):
-            setattr(model, "track_rho_hat", False)  # prediction never reports rho_hat
+            model.track_rho_hat = False  # prediction never reports rho_hat
 
     # ------------------------------------------------------------------ input
     def load_line(self, line: str) -> JsonDict:
@@ -224,4 +235,3 @@ class DocumentTaggerPredictor(Predictor):
             lines.append("")
             start = end
         return "\n".join(lines) + "\n"
-

@@ -25,6 +25,7 @@ command) puts the checked versions into AllenNLP itself: ``archival.extracted_ar
 ``archival.archive_model`` atomic (``model.tar.gz`` appears whole or not at all, see
 :mod:`eer_plugin.common.atomic`).
 """
+
 import logging
 import os
 import shutil
@@ -37,7 +38,6 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 
 import torch
 
-from eer_plugin.common import atomic
 from eer_plugin.common.errors import ArchiveError, check_cuda_device
 from eer_plugin.common.outputs import replacing
 
@@ -50,7 +50,12 @@ CONFIG_NAME = "config.json"  # allennlp.models.archival.CONFIG_NAME
 def path_problem(name: str) -> Optional[str]:
     """Why an archive member's path is unsafe to extract (absolute, or with ``..``), or None; shared by
     model archives (tar) and split encoder archives (zip, :mod:`eer_plugin.runtime.encoder_packages`)."""
-    if not name or name.startswith(("/", "\\")) or PurePosixPath(name).is_absolute() or (len(name) > 1 and name[1] == ":"):
+    if (
+        not name
+        or name.startswith(("/", "\\"))
+        or PurePosixPath(name).is_absolute()
+        or (len(name) > 1 and name[1] == ":")
+    ):
         return "its path is absolute"
     if ".." in PurePosixPath(name.replace("\\", "/")).parts:
         return "its path contains '..'"
@@ -80,7 +85,9 @@ def _problem(member: tarfile.TarInfo, destination: Optional[Path]) -> Optional[s
     return None
 
 
-def check_members(archive: tarfile.TarFile, archive_path: PathLike, destination: Optional[PathLike] = None) -> List[tarfile.TarInfo]:
+def check_members(
+    archive: tarfile.TarFile, archive_path: PathLike, destination: Optional[PathLike] = None
+) -> List[tarfile.TarInfo]:
     """Every member of ``archive`` if all are safe; else :class:`ArchiveError` naming the first bad one."""
     root = Path(destination).resolve() if destination is not None else None
     members = archive.getmembers()
@@ -103,7 +110,9 @@ def _open(archive_path: PathLike) -> tarfile.TarFile:
     try:
         return tarfile.open(path, "r:*")
     except (tarfile.TarError, OSError, EOFError):
-        raise ArchiveError(f"{archive_path}: not a model archive (model.tar.gz): not a tar file (gzip, bz2, xz or plain)") from None
+        raise ArchiveError(
+            f"{archive_path}: not a model archive (model.tar.gz): not a tar file (gzip, bz2, xz or plain)"
+        ) from None
 
 
 def safe_extract(archive_path: PathLike, destination: PathLike) -> None:
@@ -165,7 +174,9 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
             "(weights.th, or best.th); archive a trained model again, or pass the weights with --weights-file"
         ) from None
     except Exception as error:  # pickle.UnpicklingError for objects beyond the weights-only allowlist
-        raise ArchiveError(f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}") from None
+        raise ArchiveError(
+            f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}"
+        ) from None
     if not isinstance(state, dict):
         raise ArchiveError(f"{path}: not a state dict (found {type(state).__name__})")
     check_finite(state, _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path)))
@@ -227,7 +238,9 @@ def _checked_cached_path(original):
         if "://" not in text and not os.path.exists(text):
             raise ArchiveError(f"{text}: no such file (expected a model archive, model.tar.gz)")
         if "://" not in text and os.path.isdir(text) and not os.path.isfile(os.path.join(text, CONFIG_NAME)):
-            raise ArchiveError(f"{text}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no {CONFIG_NAME})")
+            raise ArchiveError(
+                f"{text}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no {CONFIG_NAME})"
+            )
         return original(url_or_filename, *args, **kwargs)
 
     cached_path.eer_checked = True  # type: ignore[attr-defined]
@@ -243,14 +256,18 @@ def training_finished(serialization_dir: PathLike) -> bool:
     return metrics.is_file() and archive.is_file() and archive.stat().st_mtime >= metrics.stat().st_mtime
 
 
-def load_model_archive(archive_path: PathLike, cuda_device: int = -1, overrides: str = "", weights_file: Optional[str] = None):
+def load_model_archive(
+    archive_path: PathLike, cuda_device: int = -1, overrides: str = "", weights_file: Optional[str] = None
+):
     """AllenNLP's ``load_archive`` with the checks of this module (installed or not) and a clear
     :class:`ArchiveError` when the path is missing or is not a model archive."""
     from allennlp.models import archival
 
     install()
     check_cuda_device(cuda_device, "cuda_device")
-    return archival.load_archive(str(archive_path), cuda_device=cuda_device, overrides=overrides, weights_file=weights_file)
+    return archival.load_archive(
+        str(archive_path), cuda_device=cuda_device, overrides=overrides, weights_file=weights_file
+    )
 
 
 def _checked_load(original, part: str):

@@ -16,6 +16,7 @@ config, so that:
 * a missing config, or a config error (a required setting not set, a bad value), is one
   :class:`~eer_plugin.common.errors.UserError` line instead of a traceback.
 """
+
 import functools
 import os
 from pathlib import Path
@@ -77,7 +78,7 @@ def _jsonnet_error(config: str, error: RuntimeError) -> UserError:
     """``RUNTIME ERROR: EER_TRAIN_DATA is not set ...`` (and the jsonnet stack trace) -> one line."""
     first = str(error).strip().splitlines()[0] if str(error).strip() else repr(error)
     for prefix in ("RUNTIME ERROR: ", "STATIC ERROR: "):
-        first = first[len(prefix):] if first.startswith(prefix) else first
+        first = first[len(prefix) :] if first.startswith(prefix) else first
     return UserError(f"{config}: {first}")
 
 

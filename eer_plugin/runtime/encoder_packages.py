@@ -15,6 +15,7 @@ error that says what to do; the work directory of a killed one is removed by the
 
     python -m eer_plugin.runtime.encoder_packages all-mpnet-base-v2   # assemble now, print the directory
 """
+
 import bisect
 import io
 import logging
@@ -85,10 +86,14 @@ def installed_parts(encoder: SplitZipEncoder) -> List[Path]:
         suffix = f".zip.{index:03d}"
         found = [f for f in files if str(f).endswith(suffix)]
         if len(found) != 1:
-            raise EncoderPackageError(f"{name}: expected one archive piece '*{suffix}' in the installed wheel, found {len(found)}")
+            raise EncoderPackageError(
+                f"{name}: expected one archive piece '*{suffix}' in the installed wheel, found {len(found)}"
+            )
         parts.append(Path(found[0].locate()))
     if missing:
-        raise EncoderPackageError(f"the encoder {encoder.top} needs the wheels {', '.join(missing)}: install them with {encoder.install_hint()}")
+        raise EncoderPackageError(
+            f"the encoder {encoder.top} needs the wheels {', '.join(missing)}: install them with {encoder.install_hint()}"
+        )
     return parts
 
 
@@ -195,10 +200,14 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path, top: str, reins
                 for info in members:
                     problem = _member_problem(info, top)
                     if problem:
-                        raise EncoderPackageError(f"unsafe encoder archive {parts[0]}: member {info.filename!r}: {problem}; nothing was extracted")
+                        raise EncoderPackageError(
+                            f"unsafe encoder archive {parts[0]}: member {info.filename!r}: {problem}; nothing was extracted"
+                        )
                 size = sum(info.file_size for info in members)
                 if size > MAX_EXTRACTED_BYTES:
-                    raise EncoderPackageError(f"encoder archive {parts[0]}: it would extract to {size / 2**30:.1f} GiB; refusing")
+                    raise EncoderPackageError(
+                        f"encoder archive {parts[0]}: it would extract to {size / 2**30:.1f} GiB; refusing"
+                    )
                 for info in members:
                     relative = Path(*info.filename.replace("\\", "/").split("/")[1:])
                     if info.is_dir() or not relative.parts or relative.name in IGNORED_NAMES:
@@ -208,7 +217,9 @@ def assemble_split_zip(parts: Sequence[Path], destination: Path, top: str, reins
                     with zipped.open(info) as source, open(target, "wb") as out:  # raises on a CRC mismatch
                         shutil.copyfileobj(source, out, 2**20)
         except (zipfile.BadZipFile, zlib.error, EOFError) as err:
-            raise EncoderPackageError(f"the pieces of {top} do not form a valid zip archive ({err}); reinstall {reinstall}") from err
+            raise EncoderPackageError(
+                f"the pieces of {top} do not form a valid zip archive ({err}); reinstall {reinstall}"
+            ) from err
         if not (model / "config.json").is_file():
             raise EncoderPackageError(f"encoder archive of {top}: no config.json in its top directory")
         (model / COMPLETE_MARK).write_text("complete\n")
@@ -228,7 +239,9 @@ def mpnet_path() -> str:
     destination = cache_dir() / MPNET.top
     if (destination / COMPLETE_MARK).is_file():
         return str(destination)
-    return str(assemble_split_zip(installed_parts(MPNET), destination, MPNET.top, reinstall=f"with {MPNET.install_hint()}"))
+    return str(
+        assemble_split_zip(installed_parts(MPNET), destination, MPNET.top, reinstall=f"with {MPNET.install_hint()}")
+    )
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

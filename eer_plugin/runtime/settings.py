@@ -26,6 +26,7 @@ Data paths have no default on purpose: training data is required, and without ``
 trains without validation (it says so), without ``EER_TEST_DATA`` it evaluates on no test set. The
 bundled fixtures are never used unless you name them (``scripts/demo.sh`` and the tests do).
 """
+
 import dataclasses
 import json
 import os
@@ -85,7 +86,9 @@ class Setting:
                     raise ValueError(text)
                 return number
         except ValueError:
-            raise ValueError(f"{self.name} must be {'an integer' if self.kind != 'number' else 'a number'}, got {text!r}") from None
+            raise ValueError(
+                f"{self.name} must be {'an integer' if self.kind != 'number' else 'a number'}, got {text!r}"
+            ) from None
         if self.kind == "flag":
             if text.lower() not in ("true", "false"):
                 raise ValueError(f"{self.name} must be true or false, got {text!r}")
@@ -104,35 +107,182 @@ _H = Setting  # a hyperparameter row names its path
 #: every setting, in the order of the help listing
 SETTINGS: Tuple[Setting, ...] = (
     Setting("EER_TRAIN_DATA", "", "training data: partial .jsonl (eer-import), CoNLL or OntoNotes; required", DATA),
-    Setting("EER_DEV_DATA", "", "validation data that selects the best epoch; empty: no validation, the last epoch is kept (eer-ner eer-split holds a dev set out)", DATA),
+    Setting(
+        "EER_DEV_DATA",
+        "",
+        "validation data that selects the best epoch; empty: no validation, the last epoch is kept (eer-ner eer-split holds a dev set out)",
+        DATA,
+    ),
     Setting("EER_TEST_DATA", "", "test data evaluated after training; empty: no test evaluation", DATA),
     Setting("EER_GOLD_TRAIN_DATA", "", "fully annotated training data of gold.jsonnet / gold_sns.jsonnet", DATA),
-    Setting("EER_TAG_SCHEME", "auto", "tag scheme of column files: auto, IOB1, IOB2 or BIOUL (eer-inspect shows what auto picks)", DATA),
-    Setting("EER_FILE_ENCODING", "auto", "character encoding of the data files: auto (UTF-8, latin-1 fallback for column files) or a codec", DATA),
-    Setting("EER_SENTENCES_PER_DOCUMENT", "", "column files without -DOCSTART-: sentences grouped per document; empty: 10", DATA),
+    Setting(
+        "EER_TAG_SCHEME",
+        "auto",
+        "tag scheme of column files: auto, IOB1, IOB2 or BIOUL (eer-inspect shows what auto picks)",
+        DATA,
+    ),
+    Setting(
+        "EER_FILE_ENCODING",
+        "auto",
+        "character encoding of the data files: auto (UTF-8, latin-1 fallback for column files) or a codec",
+        DATA,
+    ),
+    Setting(
+        "EER_SENTENCES_PER_DOCUMENT",
+        "",
+        "column files without -DOCSTART-: sentences grouped per document; empty: 10",
+        DATA,
+    ),
     Setting("EER_TAG_COLUMN", "-1", "column of the tags in column files (-1: the last)", DATA),
-    Setting("EER_ENCODER", "all-MiniLM-L6-v2", "Hugging Face name or local directory; all-MiniLM-L6-v2 is the packaged offline copy", MODEL),
-    Setting("EER_MAX_LENGTH", "512", "subwords per chunk, bookends included (the encoder's input length; both readers)", MODEL),
-    Setting("EER_PRECISION", "auto", "the encoder's precision on this machine: auto (bf16 where native, else fp32), fp32 or bf16", MODEL),
-    _H("EER_ENTITY_RATIO", "0.15", "rho: expected share of entity subwords (eer-estimate-ratio measures it)", MODEL, "model.entity_ratio", "number", tuple(a for a in APPROACHES if a != "cbl_lstm")),
-    _H("EER_RATIO_MARGIN", "0.05", "gamma: the ratio hinge's tolerance around rho", MODEL, "model.ratio_margin", "number", TAGGERS),
-    _H("EER_RATIO_LOSS_WEIGHT", "10", "lambda_u: weight of the ratio term (0: plain partial likelihood)", MODEL, "model.ratio_loss_weight", "number", ("eer",)),
-    _H("EER_RATIO_CONTROL", "fixed", "fixed: the paper's weight lambda_u alone; bind: the band [rho - gamma, rho + gamma] held as a constraint (train --ratio-estimate turns it on)", MODEL, "model.ratio_control", "text", ("eer",)),
-    _H("EER_RATIO_INIT", "eer", "ratio-calibrated start: eer (the EER configs start with the eer_ratio_init callback), all (every CRF tagger) or none (-o '{\"trainer.callbacks\": []}')", MODEL, "trainer.callbacks", "ratio_init"),
-    _H("EER_TRAIN_CONSTRAINTS", "true", "BILUO grammar constraints in the training loss", MODEL, "model.train_constraints", "flag", TAGGERS),
-    _H("EER_RATIO_BOOKENDS", "false", "count the bookend tokens in rho_hat", MODEL, "model.ratio_counts_bookends", "flag", TAGGERS),
-    _H("EER_PER_SEQUENCE_RATIO", "false", "mean of per-chunk hinges instead of the batch hinge", MODEL, "model.per_sequence_ratio", "flag", TAGGERS),
-    _H("EER_EPOCHS", "", "training epochs; empty: the paper's 20 (all) / 50 (short, shortest), CBL-LSTM 45", TRAINING, "trainer.num_epochs", "epochs"),
+    Setting(
+        "EER_ENCODER",
+        "all-MiniLM-L6-v2",
+        "Hugging Face name or local directory; all-MiniLM-L6-v2 is the packaged offline copy",
+        MODEL,
+    ),
+    Setting(
+        "EER_MAX_LENGTH",
+        "512",
+        "subwords per chunk, bookends included (the encoder's input length; both readers)",
+        MODEL,
+    ),
+    Setting(
+        "EER_PRECISION",
+        "auto",
+        "the encoder's precision on this machine: auto (bf16 where native, else fp32), fp32 or bf16",
+        MODEL,
+    ),
+    _H(
+        "EER_ENTITY_RATIO",
+        "0.15",
+        "rho: expected share of entity subwords (eer-estimate-ratio measures it)",
+        MODEL,
+        "model.entity_ratio",
+        "number",
+        tuple(a for a in APPROACHES if a != "cbl_lstm"),
+    ),
+    _H(
+        "EER_RATIO_MARGIN",
+        "0.05",
+        "gamma: the ratio hinge's tolerance around rho",
+        MODEL,
+        "model.ratio_margin",
+        "number",
+        TAGGERS,
+    ),
+    _H(
+        "EER_RATIO_LOSS_WEIGHT",
+        "10",
+        "lambda_u: weight of the ratio term (0: plain partial likelihood)",
+        MODEL,
+        "model.ratio_loss_weight",
+        "number",
+        ("eer",),
+    ),
+    _H(
+        "EER_RATIO_CONTROL",
+        "fixed",
+        "fixed: the paper's weight lambda_u alone; bind: the band [rho - gamma, rho + gamma] held as a constraint (train --ratio-estimate turns it on)",
+        MODEL,
+        "model.ratio_control",
+        "text",
+        ("eer",),
+    ),
+    _H(
+        "EER_RATIO_INIT",
+        "eer",
+        "ratio-calibrated start: eer (the EER configs start with the eer_ratio_init callback), all (every CRF tagger) or none (-o '{\"trainer.callbacks\": []}')",
+        MODEL,
+        "trainer.callbacks",
+        "ratio_init",
+    ),
+    _H(
+        "EER_TRAIN_CONSTRAINTS",
+        "true",
+        "BILUO grammar constraints in the training loss",
+        MODEL,
+        "model.train_constraints",
+        "flag",
+        TAGGERS,
+    ),
+    _H(
+        "EER_RATIO_BOOKENDS",
+        "false",
+        "count the bookend tokens in rho_hat",
+        MODEL,
+        "model.ratio_counts_bookends",
+        "flag",
+        TAGGERS,
+    ),
+    _H(
+        "EER_PER_SEQUENCE_RATIO",
+        "false",
+        "mean of per-chunk hinges instead of the batch hinge",
+        MODEL,
+        "model.per_sequence_ratio",
+        "flag",
+        TAGGERS,
+    ),
+    _H(
+        "EER_EPOCHS",
+        "",
+        "training epochs; empty: the paper's 20 (all) / 50 (short, shortest), CBL-LSTM 45",
+        TRAINING,
+        "trainer.num_epochs",
+        "epochs",
+    ),
     _H("EER_BATCH_SIZE", "4", "chunks per batch", TRAINING, "data_loader.batch_sampler.batch_size", "int"),
-    _H("EER_LEARNING_RATE", "2e-5", "peak learning rate of the pretrained encoder (slanted triangular schedule)", TRAINING, "trainer.optimizer.lr", "number", tuple(a for a in APPROACHES if a != "cbl_lstm")),
-    _H("EER_HEAD_LEARNING_RATE", "1e-3", "peak learning rate of every freshly initialised part (scorer, CRF, span classifier; all of CBL-LSTM)", TRAINING, "trainer.optimizer.parameter_groups.0.1.lr", "number", other_paths=(("cbl_lstm", "trainer.optimizer.lr"),)),
-    _H("EER_MIN_STEPS", "0", "least number of optimizer steps (0: the epochs decide); small data get longer epochs", TRAINING, "trainer.min_steps", "int"),
-    _H("EER_VALIDATION_METRIC", "+f1-measure-overall", "checkpoint selection; +partial-f1 for a partially annotated dev set", TRAINING, "trainer.validation_metric"),
+    _H(
+        "EER_LEARNING_RATE",
+        "2e-5",
+        "peak learning rate of the pretrained encoder (slanted triangular schedule)",
+        TRAINING,
+        "trainer.optimizer.lr",
+        "number",
+        tuple(a for a in APPROACHES if a != "cbl_lstm"),
+    ),
+    _H(
+        "EER_HEAD_LEARNING_RATE",
+        "1e-3",
+        "peak learning rate of every freshly initialised part (scorer, CRF, span classifier; all of CBL-LSTM)",
+        TRAINING,
+        "trainer.optimizer.parameter_groups.0.1.lr",
+        "number",
+        other_paths=(("cbl_lstm", "trainer.optimizer.lr"),),
+    ),
+    _H(
+        "EER_MIN_STEPS",
+        "0",
+        "least number of optimizer steps (0: the epochs decide); small data get longer epochs",
+        TRAINING,
+        "trainer.min_steps",
+        "int",
+    ),
+    _H(
+        "EER_VALIDATION_METRIC",
+        "+f1-measure-overall",
+        "checkpoint selection; +partial-f1 for a partially annotated dev set",
+        TRAINING,
+        "trainer.validation_metric",
+    ),
     Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING),
     Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING),
-    _H("EER_CBL_ROUND_EPOCHS", "5", "epochs of each CBL binary round", BASELINES, "cbl.round_epochs", "int", ("cbl", "cbl_lstm")),
+    _H(
+        "EER_CBL_ROUND_EPOCHS",
+        "5",
+        "epochs of each CBL binary round",
+        BASELINES,
+        "cbl.round_epochs",
+        "int",
+        ("cbl", "cbl_lstm"),
+    ),
     Setting("EER_WORD_VECTORS", "", "CBL-LSTM: optional GloVe/fastText text file", BASELINES),
-    Setting("EER_WORD_DIM", "100", "CBL-LSTM: word embedding size (a property of the EER_WORD_VECTORS file: they must match)", BASELINES),
+    Setting(
+        "EER_WORD_DIM",
+        "100",
+        "CBL-LSTM: word embedding size (a property of the EER_WORD_VECTORS file: they must match)",
+        BASELINES,
+    ),
 )
 
 BY_NAME: Dict[str, Setting] = {s.name: s for s in SETTINGS}
@@ -215,7 +365,10 @@ def settings_help(environ: Optional[Mapping[str, str]] = None, width: int = 100)
     lines: List[str] = []
     for title, rows in (
         ("environment settings (NAME=value before the command sets one):", ENVIRONMENT),
-        ("hyperparameters (literals of the packaged configs; -o '{\"KEY\": value}' sets one for a run):", HYPERPARAMETERS),
+        (
+            "hyperparameters (literals of the packaged configs; -o '{\"KEY\": value}' sets one for a run):",
+            HYPERPARAMETERS,
+        ),
     ):
         lines.append(title)
         for group in dict.fromkeys(s.group for s in rows):

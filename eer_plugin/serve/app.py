@@ -1,5 +1,6 @@
 """The HTTP layer of ``eer-ner serve``: FastAPI routes onto :class:`eer_plugin.serve.backend.Backend`, run by
 uvicorn. The only module of the package that imports them (the ``serve`` extra)."""
+
 import logging
 from typing import Any, Dict, Optional
 

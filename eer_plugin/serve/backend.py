@@ -18,6 +18,7 @@ in the background (:class:`eer_plugin.serve.models.Trainer`). Errors are ``{"err
 already running, 422 a label config or task the backend cannot fill, 502 Label Studio unreachable or refusing
 the API key.
 """
+
 import json
 import logging
 import tempfile
@@ -48,14 +49,20 @@ def project_id(value: Any) -> int:
     try:
         return int(str(value).split(".")[0])
     except (TypeError, ValueError):
-        raise ValueError(f"no project id in {value!r}: send {{\"project\": ID}}") from None
+        raise ValueError(f'no project id in {value!r}: send {{"project": ID}}') from None
 
 
 class Backend:
     """The ML backend of one :class:`ModelStore`; ``client`` builds a :class:`LabelStudioClient` from a URL and key."""
 
-    def __init__(self, store: ModelStore, trainer: Trainer, url: Optional[str] = None, api_key: Optional[str] = None,
-                 client: Callable[[str, str], LabelStudioClient] = LabelStudioClient) -> None:  # fmt: skip
+    def __init__(
+        self,
+        store: ModelStore,
+        trainer: Trainer,
+        url: Optional[str] = None,
+        api_key: Optional[str] = None,
+        client: Callable[[str, str], LabelStudioClient] = LabelStudioClient,
+    ) -> None:
         self.store = store
         self.trainer = trainer
         self.url = url
@@ -75,7 +82,12 @@ class Backend:
 
     # ------------------------------------------------------------------ endpoints
     def health(self) -> Answer:
-        return 200, {"status": "UP", "model_class": "eer-ner", "model_version": self.store.current.version, "training": self.trainer.status}
+        return 200, {
+            "status": "UP",
+            "model_class": "eer-ner",
+            "model_version": self.store.current.version,
+            "training": self.trainer.status,
+        }
 
     def setup(self, body: Dict[str, Any]) -> Answer:
         served = self.store.current
@@ -101,14 +113,18 @@ class Backend:
         uncertain = {wanted[row["index"]]: row["uncertain_tags"] for row in ranked}
         found = dict(zip(wanted, tagged))
         return [
-            tasks.prediction(tasks.results(found[i], texts[i], config, mapping) if i in found else [], uncertain.get(i, 0.0), served.version)
+            tasks.prediction(
+                tasks.results(found[i], texts[i], config, mapping) if i in found else [],
+                uncertain.get(i, 0.0),
+                served.version,
+            )
             for i in range(len(texts))
         ]
 
     def predict(self, body: Dict[str, Any]) -> Answer:
         task_list = body.get("tasks")
         if not isinstance(task_list, list):
-            return _error(422, "predict: expected {\"tasks\": [...], \"label_config\": ...}")
+            return _error(422, 'predict: expected {"tasks": [...], "label_config": ...}')
         try:
             config = self.config(body.get("label_config"))
             return 200, {"results": self.predictions(task_list, config), "model_version": self.store.current.version}
@@ -118,7 +134,11 @@ class Backend:
     def webhook(self, body: Dict[str, Any]) -> Answer:
         action = body.get("action")
         if action != "START_TRAINING":
-            return 200, {"status": "ignored", "action": action, "why": "the backend trains on START_TRAINING or POST /train"}
+            return 200, {
+                "status": "ignored",
+                "action": action,
+                "why": "the backend trains on START_TRAINING or POST /train",
+            }
         return self.train(body)
 
     def _guarded(self, method: Callable[[Dict[str, Any]], Answer], body: Dict[str, Any]) -> Answer:
@@ -139,7 +159,10 @@ class Backend:
     def train(self, body: Dict[str, Any]) -> Answer:
         """Fetches and imports the project's annotations now (their errors are the answer), trains in the background."""
         if self.trainer.running:
-            return _error(409, f"training already running: {self.trainer.status['version']} since {self.trainer.status['started']}; wait for it to finish")
+            return _error(
+                409,
+                f"training already running: {self.trainer.status['version']} since {self.trainer.status['started']}; wait for it to finish",
+            )
         return self._guarded(self._train, body)
 
     def _train(self, body: Dict[str, Any]) -> Answer:
@@ -149,20 +172,28 @@ class Backend:
         project, client, config = self._project(body)
         annotated = [task for task in client.export(project) if tasks.kept_annotation(task) is not None]
         if not annotated:
-            return _error(422, f"project {project} has no annotated task yet: annotate some (partially is fine), then train")
+            return _error(
+                422, f"project {project} has no annotated task yet: annotate some (partially is fine), then train"
+            )
         with tempfile.TemporaryDirectory() as directory:
             path = f"{directory}/export.json"
             with open(path, "w", encoding="utf-8") as handle:
                 json.dump(annotated, handle)
             try:
                 documents, report = import_documents(
-                    "label-studio", path, tokenize_text, complete_ids=tasks.complete_ids(annotated), annotators="first",
+                    "label-studio",
+                    path,
+                    tokenize_text,
+                    complete_ids=tasks.complete_ids(annotated),
+                    annotators="first",
                     text_key=config.data_key,
-                )  # fmt: skip
+                )
             except AnnotationImportError as error:
                 return _error(422, f"project {project}: {error}")
         try:
-            job = self.trainer.start(documents, report.complete_documents, sorted(set(config.labels) | set(report.types)), project)
+            job = self.trainer.start(
+                documents, report.complete_documents, sorted(set(config.labels) | set(report.types)), project
+            )
         except TrainingRunning as error:
             return _error(409, str(error))
         logger.info("training %s on project %s: %s", job["version"], project, report.summary())
@@ -186,7 +217,10 @@ class Backend:
         for task, found in zip(todo, predictions):
             client.create_prediction(task["id"], found)
         ranked = sorted(
-            ({"task": task["id"], "score": found["score"], "spans": len(found["result"])} for task, found in zip(todo, predictions)),
+            (
+                {"task": task["id"], "score": found["score"], "spans": len(found["result"])}
+                for task, found in zip(todo, predictions)
+            ),
             key=lambda row: row["score"],
-        )  # fmt: skip
+        )
         return 200, {"project": project, "model_version": version, "ranked": ranked}

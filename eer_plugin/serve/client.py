@@ -6,6 +6,7 @@ personal access token (a JWT refresh token: exchanged at ``/api/token/refresh`` 
 annotations: the format :mod:`eer_plugin.corpus.importers.label_studio` reads), its predictions, and creating
 and deleting predictions.
 """
+
 from typing import Any, Dict, List, Optional
 
 from eer_plugin.common.errors import UserError
@@ -45,12 +46,16 @@ class LabelStudioClient:
                 self._authorization = f"Token {self._key}"
         return self._authorization
 
-    def _send(self, method: str, path: str, body: Any = None, params: Optional[Dict[str, Any]] = None, authorized: bool = True) -> Any:
+    def _send(
+        self, method: str, path: str, body: Any = None, params: Optional[Dict[str, Any]] = None, authorized: bool = True
+    ) -> Any:
         import requests
 
         headers = {"Authorization": self._auth_header()} if authorized else {}
         try:
-            response = self._session.request(method, self.url + path, json=body, params=params, headers=headers, timeout=TIMEOUT)
+            response = self._session.request(
+                method, self.url + path, json=body, params=params, headers=headers, timeout=TIMEOUT
+            )
         except requests.exceptions.RequestException as error:
             raise LabelStudioError(
                 f"Label Studio at {self.url} is unreachable ({type(error).__name__}); start it, or fix --label-studio-url"
@@ -64,7 +69,9 @@ class LabelStudioClient:
         if response.status_code == 404:
             raise LabelStudioError(f"Label Studio at {self.url}: {path} not found (HTTP 404): is the project id right?")
         if response.status_code >= 400:
-            raise LabelStudioError(f"Label Studio at {self.url}: {method} {path} failed with HTTP {response.status_code}: {response.text[:200]}")
+            raise LabelStudioError(
+                f"Label Studio at {self.url}: {method} {path} failed with HTTP {response.status_code}: {response.text[:200]}"
+            )
         if response.status_code == 204 or not response.content:
             return None
         try:

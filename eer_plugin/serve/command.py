@@ -8,6 +8,7 @@ Registered through the entry point group ``eer_ner.plugins`` (``setup.py``), whi
 models through :mod:`eer_plugin.api`, which imports the plugin's registration, so a static registration import of
 this module would close an import cycle (``tests/test_import_graph.py``). ``python -m eer_plugin.serve.command`` runs it too.
 """
+
 import argparse
 import json
 import os
@@ -26,14 +27,36 @@ API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    parser.add_argument("model", help="model.tar.gz, a serialization directory or an exported model directory (eer-export-model)")
+    parser.add_argument(
+        "model", help="model.tar.gz, a serialization directory or an exported model directory (eer-export-model)"
+    )
     parser.add_argument("--host", default=HOST, help="address to listen on (127.0.0.1: this machine only)")
     parser.add_argument("--port", type=int, default=PORT, help="port to listen on")
-    parser.add_argument("--label-studio-url", metavar="URL", help="Label Studio's address, for training and ranking (unset: the one Label Studio sends at setup)")
-    parser.add_argument("--api-key", metavar="KEY", help=f"Label Studio API key (unset: ${API_KEY_VARIABLE}, else the project owner's token that Label Studio sends at setup)")
-    parser.add_argument("--work-dir", metavar="DIR", default=WORK_DIR, help="trained models and the served version; a restart serves its last finished model")
-    parser.add_argument("--train-config", metavar="CONFIG", default=TRAIN_CONFIG, help="packaged config (or path) of the trainings")
-    parser.add_argument("--train-overrides", metavar="JSON", default="{}", help=f"-o overrides of the trainings, over the small-data defaults {json.dumps(SMALL_DATA_OVERRIDES)}")
+    parser.add_argument(
+        "--label-studio-url",
+        metavar="URL",
+        help="Label Studio's address, for training and ranking (unset: the one Label Studio sends at setup)",
+    )
+    parser.add_argument(
+        "--api-key",
+        metavar="KEY",
+        help=f"Label Studio API key (unset: ${API_KEY_VARIABLE}, else the project owner's token that Label Studio sends at setup)",
+    )
+    parser.add_argument(
+        "--work-dir",
+        metavar="DIR",
+        default=WORK_DIR,
+        help="trained models and the served version; a restart serves its last finished model",
+    )
+    parser.add_argument(
+        "--train-config", metavar="CONFIG", default=TRAIN_CONFIG, help="packaged config (or path) of the trainings"
+    )
+    parser.add_argument(
+        "--train-overrides",
+        metavar="JSON",
+        default="{}",
+        help=f"-o overrides of the trainings, over the small-data defaults {json.dumps(SMALL_DATA_OVERRIDES)}",
+    )
     parser.add_argument("--encoder", help="encoder of the trainings (unset: the served model's)")
     return parser
 
@@ -52,14 +75,23 @@ def run(args: argparse.Namespace) -> None:
     from eer_plugin.api import Tagger
 
     store = ModelStore(args.model, args.work_dir, Tagger.load)
-    backend = Backend(store, Trainer(store, args.train_config, overrides, args.encoder), args.label_studio_url, args.api_key or os.environ.get(API_KEY_VARIABLE))
+    backend = Backend(
+        store,
+        Trainer(store, args.train_config, overrides, args.encoder),
+        args.label_studio_url,
+        args.api_key or os.environ.get(API_KEY_VARIABLE),
+    )
     served = store.current
-    print(f"serving {served.version} ({served.path}, {store.source}): types {', '.join(served.entity_types)}", flush=True)
+    print(
+        f"serving {served.version} ({served.path}, {store.source}): types {', '.join(served.entity_types)}", flush=True
+    )
     print(f"Label Studio ML backend at http://{args.host}:{args.port} (work dir {store.work_dir})", flush=True)
     app.serve(backend, args.host, args.port)
 
 
-run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (UserError, OSError), register=__name__ != "__main__")
+run_or_exit, main = subcommand.define(
+    NAME, DESCRIPTION, add_arguments, run, (UserError, OSError), register=__name__ != "__main__"
+)
 
 if __name__ == "__main__":  # pragma: no cover
     import sys

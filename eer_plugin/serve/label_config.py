@@ -8,6 +8,7 @@ The config is Label Studio's XML (``<View>`` with controls and objects). The bac
 model maps to is a :class:`LabelConfigError` (never a silently missing label); a type of the model without a
 label is not predicted in this project (the project chooses its labels).
 """
+
 import dataclasses
 import xml.etree.ElementTree as ElementTree
 from typing import Dict, List, Sequence
@@ -46,7 +47,7 @@ class LabelConfig:
                 how = f"predicted_values {','.join(wanted)}" if wanted != [label] else "its value"
                 raise LabelConfigError(
                     f"label config: <Label value={label!r}> ({how}) is no entity type of the model, which knows "
-                    f"{', '.join(model_types)}; rename the label to one of them, add predicted_values=\"TYPE\" to it, "
+                    f'{", ".join(model_types)}; rename the label to one of them, add predicted_values="TYPE" to it, '
                     "or train a model that knows it (eer-ner serve ... then Start Training)"
                 )
             for entity_type in found:
@@ -66,7 +67,9 @@ def _local(tag: str) -> str:
 def parse(config: str) -> LabelConfig:
     """The :class:`LabelConfig` of a label config's XML, or :class:`LabelConfigError` naming what is missing."""
     if not isinstance(config, str) or not config.strip():
-        raise LabelConfigError("no label config was sent (Label Studio sends the project's config at setup and predict)")
+        raise LabelConfigError(
+            "no label config was sent (Label Studio sends the project's config at setup and predict)"
+        )
     try:
         root = ElementTree.fromstring(config)
     except ElementTree.ParseError as error:
@@ -95,7 +98,9 @@ def parse(config: str) -> LabelConfig:
     control = over_text[0]
     value = texts[control.get("toName")]
     if not value.startswith("$") or len(value) < 2:
-        raise LabelConfigError(f"label config: <Text name={control.get('toName')!r}> has value={value!r}; expected value=\"$KEY\" (the task data key)")
+        raise LabelConfigError(
+            f'label config: <Text name={control.get("toName")!r}> has value={value!r}; expected value="$KEY" (the task data key)'
+        )
     values: List[str] = []
     predicted: Dict[str, List[str]] = {}
     for element in control.iter():

@@ -12,6 +12,7 @@ only after that process ended well, its ``model.tar.gz`` (written atomically by 
 ``state.json`` is replaced atomically: predictions are never served from a half-written model, and a restart
 serves the last finished model. A second training while one runs is :class:`TrainingRunning`.
 """
+
 import dataclasses
 import json
 import logging
@@ -77,7 +78,9 @@ def encoder_settings(path: str) -> Dict[str, str]:
                 member = archive.extractfile("config.json")
                 config = json.loads(member.read().decode("utf-8"))  # type: ignore[union-attr]
         except (OSError, KeyError, tarfile.TarError, ValueError, AttributeError) as error:
-            raise ArchiveError(f"{path}: cannot read the model's config.json to train its successor ({error})") from None
+            raise ArchiveError(
+                f"{path}: cannot read the model's config.json to train its successor ({error})"
+            ) from None
     reader = config.get("dataset_reader", {})
     found = {"EER_ENCODER": str(reader.get("model_name", ""))}
     if reader.get("max_length") is not None:
@@ -126,7 +129,9 @@ class ModelStore:
     def switch(self, version: str, path: str) -> ServedModel:
         """Loads the model at ``path``, serves it from now on and records it in ``state.json`` (atomically)."""
         served = self._loaded(version, path)
-        atomic_write_text(str(self.work_dir / STATE_FILE), json.dumps({"version": version, "model": str(path)}, indent=1))
+        atomic_write_text(
+            str(self.work_dir / STATE_FILE), json.dumps({"version": version, "model": str(path)}, indent=1)
+        )
         self.current = served  # one reference assignment: a request sees the old model or the new one
         return served
 
@@ -134,7 +139,13 @@ class ModelStore:
 class Trainer:
     """Trains the next model of a :class:`ModelStore` in a background process and switches to it at the end."""
 
-    def __init__(self, store: ModelStore, config: str = TRAIN_CONFIG, overrides: Optional[Dict[str, Any]] = None, encoder: Optional[str] = None) -> None:
+    def __init__(
+        self,
+        store: ModelStore,
+        config: str = TRAIN_CONFIG,
+        overrides: Optional[Dict[str, Any]] = None,
+        encoder: Optional[str] = None,
+    ) -> None:
         self.store = store
         self.config = config
         #: the -o overrides of every training: :data:`SMALL_DATA_OVERRIDES` updated with ``overrides``
@@ -150,7 +161,9 @@ class Trainer:
     def running(self) -> bool:
         return self.status.get("state") == "running"
 
-    def start(self, documents: Sequence[Any], complete: int, entity_types: Sequence[str], project: Any) -> Dict[str, Any]:
+    def start(
+        self, documents: Sequence[Any], complete: int, entity_types: Sequence[str], project: Any
+    ) -> Dict[str, Any]:
         """Starts training on ``documents`` (:class:`eer_plugin.corpus.documents.Document`, ``complete`` of them
         complete) and returns the job; :class:`TrainingRunning` when one runs."""
         from eer_plugin.corpus.formats import write_jsonl
@@ -167,11 +180,18 @@ class Trainer:
             write_jsonl(documents, run / "train.jsonl")
             estimate = complete >= MIN_COMPLETE_TASKS
             self.status = {
-                "state": "running", "version": version, "project": project, "documents": len(documents),
-                "complete": complete, "ratio": "estimate, then bind" if estimate else "the paper's band",
-                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "log": str(run / "train.log"),
-            }  # fmt: skip
-            self._thread = threading.Thread(target=self._run, args=(run, version, list(entity_types), estimate), daemon=True)
+                "state": "running",
+                "version": version,
+                "project": project,
+                "documents": len(documents),
+                "complete": complete,
+                "ratio": "estimate, then bind" if estimate else "the paper's band",
+                "started": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                "log": str(run / "train.log"),
+            }
+            self._thread = threading.Thread(
+                target=self._run, args=(run, version, list(entity_types), estimate), daemon=True
+            )
             self._thread.start()
             return dict(self.status)
 
@@ -185,7 +205,18 @@ class Trainer:
         ratio: List[str] = []
         if estimate:
             length = ["--max-length", env["EER_MAX_LENGTH"]] if env.get("EER_MAX_LENGTH") else []
-            commands.append([*cli, "eer-estimate-ratio", data, "--encoder", env["EER_ENCODER"], *length, "--output", str(run / "ratio.json")])
+            commands.append(
+                [
+                    *cli,
+                    "eer-estimate-ratio",
+                    data,
+                    "--encoder",
+                    env["EER_ENCODER"],
+                    *length,
+                    "--output",
+                    str(run / "ratio.json"),
+                ]
+            )
             ratio = ["--ratio-estimate", str(run / "ratio.json")]
         commands.append([*cli, "train", self.config, "-s", str(run / "model"), "-o", json.dumps(overrides), *ratio])
         return commands
@@ -206,7 +237,14 @@ class Trainer:
                 for command in self._commands(run, entity_types, estimate, env):
                     log.write("$ " + " ".join(command) + "\n")
                     log.flush()
-                    self._process = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+                    self._process = subprocess.Popen(
+                        command,
+                        env=env,
+                        stdout=log,
+                        stderr=subprocess.STDOUT,
+                        stdin=subprocess.DEVNULL,
+                        start_new_session=True,
+                    )
                     code = self._process.wait()
                     if code != 0:
                         raise RuntimeError(f"{command[3]} exited with status {code}; see {run / 'train.log'}")
@@ -214,7 +252,9 @@ class Trainer:
             if not archive.is_file():
                 raise RuntimeError(f"training ended without {archive}; see {run / 'train.log'}")
             self.store.switch(version, str(archive))
-            self.status = dict(self.status, state="finished", finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()))
+            self.status = dict(
+                self.status, state="finished", finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+            )
             logger.info("now serving %s (%s)", version, archive)
         except Exception as error:  # noqa: BLE001  (reported in /health and the log; the old model stays)
             self.status = dict(self.status, state="failed", error=str(error))

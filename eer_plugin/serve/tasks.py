@@ -19,6 +19,7 @@ annotation: a task is *complete* when the annotation the importer keeps (the fir
 ``choices`` result whose choices include :data:`COMPLETE_CHOICE` (``<Choices name="complete" toName="text">
 <Choice value="complete"/></Choices>`` in the label config); every other annotated task is partial.
 """
+
 import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -49,7 +50,9 @@ def certainty(uncertain_tags: float) -> float:
     return 1.0 / (1.0 + max(float(uncertain_tags), 0.0))
 
 
-def results(tagged: Dict[str, Any], text: str, config: LabelConfig, type_to_label: Dict[str, str]) -> List[Dict[str, Any]]:
+def results(
+    tagged: Dict[str, Any], text: str, config: LabelConfig, type_to_label: Dict[str, str]
+) -> List[Dict[str, Any]]:
     """The ``labels`` results of one tagged document (:class:`eer_plugin.Tagger`'s output for ``text``); spans of
     a type the project has no label for are left out."""
     found = []
@@ -58,15 +61,17 @@ def results(tagged: Dict[str, Any], text: str, config: LabelConfig, type_to_labe
         if label is None:
             continue
         start, end = int(span["char_start"]), int(span["char_end"])
-        found.append({
-            "id": f"eer-{len(found)}",
-            "from_name": config.from_name,
-            "to_name": config.to_name,
-            "type": "labels",
-            "origin": "prediction",
-            "score": float(span["probability"]),
-            "value": {"start": start, "end": end, "text": text[start:end], "labels": [label]},
-        })  # fmt: skip
+        found.append(
+            {
+                "id": f"eer-{len(found)}",
+                "from_name": config.from_name,
+                "to_name": config.to_name,
+                "type": "labels",
+                "origin": "prediction",
+                "score": float(span["probability"]),
+                "value": {"start": start, "end": end, "text": text[start:end], "labels": [label]},
+            }
+        )
     return found
 
 

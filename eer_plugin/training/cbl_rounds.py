@@ -20,6 +20,7 @@ training data changed. A directory that holds a run is never overwritten unless 
 resume, ``total_seconds`` counts the finished rounds and this invocation, not the interrupted round's work
 before the interruption (and ``final_seconds`` this invocation's part of the final tagger only).
 """
+
 import hashlib
 import json
 import logging
@@ -34,12 +35,12 @@ from allennlp.common import Params
 from allennlp.data import DatasetReader
 
 from eer_plugin.annotation import cbl
+from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.errors import UserError
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.inference.decoding import batches, tensorize_chunks
 from eer_plugin.runtime.archive import load_model_archive, training_finished
-from eer_plugin.common.atomic import atomic_write_text
-from eer_plugin.common.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -66,7 +67,9 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
     """Checks ``out`` for a new run (``force``: remove what is there) or a resumed one; returns the saved
     state of a resumed run (None: nothing finished yet, or a new run)."""
     if recover and force:
-        raise UserError("--recover continues the run in the serialization directory and --force replaces it: give one of them")
+        raise UserError(
+            "--recover continues the run in the serialization directory and --force replaces it: give one of them"
+        )
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file, not a serialization directory: choose another -s")
     holds = out.is_dir() and any(out.iterdir())
@@ -75,7 +78,9 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
     elif recover and not holds:
         raise UserError(f"{out}: nothing to recover (no CBL run there); leave out --recover to start one")
     elif holds and not recover:
-        raise UserError(f"{out} already holds files (a CBL run?): add --recover to continue that run, --force to replace it, or choose a new -s directory")
+        raise UserError(
+            f"{out} already holds files (a CBL run?): add --recover to continue that run, --force to replace it, or choose a new -s directory"
+        )
     out.mkdir(parents=True, exist_ok=True)
     if not recover or not (out / STATE).is_file():
         return None
@@ -84,7 +89,9 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
     try:
         return strict_json.loads((out / STATE).read_text(encoding="utf-8"))
     except (strict_json.JsonError, UnicodeDecodeError) as error:
-        raise UserError(f"{out / STATE}: the CBL state is damaged ({error}); use --force to start the run again") from None
+        raise UserError(
+            f"{out / STATE}: the CBL state is damaged ({error}); use --force to start the run again"
+        ) from None
 
 
 def has_checkpoint(directory: Path) -> bool:
@@ -100,14 +107,18 @@ def train_or_resume(params: Params, directory: Path, include_package: List[str],
     if resume and training_finished(directory):
         device = params.get("trainer").get("cuda_device", -1)
         logger.info("CBL: %s finished before the interruption; using its model", directory)
-        return load_model_archive(directory / "model.tar.gz", cuda_device=device if isinstance(device, int) else -1).model
+        return load_model_archive(
+            directory / "model.tar.gz", cuda_device=device if isinstance(device, int) else -1
+        ).model
     if resume and has_checkpoint(directory):
         logger.info("CBL: continuing %s from its latest checkpoint", directory)
         return train_model(params, str(directory), include_package=include_package, recover=True)
     return train_model(params, str(directory), include_package=include_package, force=True)
 
 
-def run_cbl(params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False) -> dict:
+def run_cbl(
+    params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False
+) -> dict:
     """The binary rounds, then the final tagger, into ``serialization_dir`` (new or empty; ``recover``:
     continue the interrupted run there; ``force``: replace what is there)."""
     out = Path(serialization_dir).resolve()  # the rounds' data paths in their configs: the same however -s is spelt
@@ -125,14 +136,31 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str], 
     docs = reader.read_documents(params.get("train_data_path"))  # type: ignore[attr-defined]
     weights = [[1.0] * len(d.tokens) for d in docs]  # round 0: every unannotated word is O (Raw)
     schedule = cbl.ratio_schedule(cbl.annotated_ratio(docs), entity_ratio, step)
-    log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": cbl.annotated_ratio(docs), "rounds": []}
+    log = {
+        "entity_ratio": entity_ratio,
+        "step": step,
+        "clip": clip,
+        "annotated_ratio": cbl.annotated_ratio(docs),
+        "rounds": [],
+    }
     done, started = 0, time.time()
     if state is not None:  # resumed: the finished rounds' weights, log and seconds
-        if state.get("config") != fingerprint or [len(row) for row in state["weights"]] != [len(d.tokens) for d in docs]:
-            raise UserError(f"{out / STATE}: the run there had another config, settings or training data; use --force to start again")
+        if state.get("config") != fingerprint or [len(row) for row in state["weights"]] != [
+            len(d.tokens) for d in docs
+        ]:
+            raise UserError(
+                f"{out / STATE}: the run there had another config, settings or training data; use --force to start again"
+            )
         done, weights, log = state["rounds_done"], state["weights"], state["log"]
         started -= state["seconds"]
-    logger.info("CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f (%d done)", len(docs), log["annotated_ratio"], len(schedule), entity_ratio, done)
+    logger.info(
+        "CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f (%d done)",
+        len(docs),
+        log["annotated_ratio"],
+        len(schedule),
+        entity_ratio,
+        done,
+    )
 
     def with_weights(documents, binary: bool) -> List[Document]:
         result = []
@@ -164,10 +192,27 @@ def run_cbl(params: Params, serialization_dir: str, include_package: List[str], 
         model = train_or_resume(round_params, round_dir, include_package, resume=recover and k == done)
         probabilities = word_entity_probabilities(model, reader, docs)
         weights, hard = cbl.relabel(docs, probabilities, target, clip)
-        entry = {"round": k, "target_ratio": target, "relabelled_entity_words": hard, "seconds": time.time() - round_started}
+        entry = {
+            "round": k,
+            "target_ratio": target,
+            "relabelled_entity_words": hard,
+            "seconds": time.time() - round_started,
+        }
         log["rounds"].append(entry)
-        logger.info("CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)", k, target, hard, entry["seconds"])
-        state = {"rounds_done": k + 1, "config": fingerprint, "weights": weights, "log": log, "seconds": time.time() - started}
+        logger.info(
+            "CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)",
+            k,
+            target,
+            hard,
+            entry["seconds"],
+        )
+        state = {
+            "rounds_done": k + 1,
+            "config": fingerprint,
+            "weights": weights,
+            "log": log,
+            "seconds": time.time() - started,
+        }
         atomic_write_text(str(out / STATE), json.dumps(state))
         atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
 

@@ -40,6 +40,7 @@ AllenNLP's ``Checkpointer.load_checkpoint()`` receives no trainer; the trainer t
 caller, and its training data loader is wrapped (:class:`_ResumingLoader`, transparent otherwise).
 Without such a caller the states are restored at once.
 """
+
 import logging
 import os
 import random
@@ -190,7 +191,11 @@ class _ResumingLoader:
         start = pending["now"] if skip == 0 else pending["epoch_start"]
         set_rng_states(start, trainer)
         checkpointer.epoch_start_rng = start
-        logger.info("random number generators restored from the checkpoint (epoch %d, batch %d)", pending["epochs_completed"], skip)
+        logger.info(
+            "random number generators restored from the checkpoint (epoch %d, batch %d)",
+            pending["epochs_completed"],
+            skip,
+        )
         batches = iter(self.wrapped_loader)
         position = 0
         while True:
@@ -304,8 +309,11 @@ class AtomicCheckpointer(Checkpointer):
         self._restore_best_weights(training_state, model_path)
         rng = training_state.pop(RNG_KEY, None)
         if rng is None:
-            logger.warning("%s has no random number generator states (written by another checkpointer): "
-                           "the resumed run will not repeat the interrupted one exactly", training_path)
+            logger.warning(
+                "%s has no random number generator states (written by another checkpointer): "
+                "the resumed run will not repeat the interrupted one exactly",
+                training_path,
+            )
         elif trainer is None:
             set_rng_states(rng["now"])
         else:
@@ -380,7 +388,8 @@ def install() -> None:
     """Atomic ``best.th`` and ``metrics*.json`` in AllenNLP's trainer, and the whole metrics of a
     recovered run that had nothing left to train (idempotent; see the module docstring)."""
     from allennlp.common import util as common_util
-    from allennlp.training import gradient_descent_trainer, util as training_util
+    from allennlp.training import gradient_descent_trainer
+    from allennlp.training import util as training_util
 
     trainer_class = gradient_descent_trainer.GradientDescentTrainer
     trainer_class._save_model_state = _atomic_save_model_state

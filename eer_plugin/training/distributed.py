@@ -23,6 +23,7 @@ process imports this module, which imports the plugin and so installs the patch 
 original is kept in :data:`_ALLENNLP_TRAIN_WORKER` (set by :func:`install` before the worker can run) and
 is the one called.
 """
+
 import logging
 from typing import Any, Callable, Optional
 

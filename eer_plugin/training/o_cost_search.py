@@ -10,6 +10,7 @@ Writes ``<archive dir>/o_cost.json`` (every evaluation, the best cost, dev and t
 copy of the archive whose config sets ``model.o_cost`` (``model_o_cost.tar.gz`` by default), so
 ``allennlp predict`` / ``evaluate`` on that archive decode with the tuned cost.
 """
+
 import json
 import logging
 import tarfile
@@ -21,14 +22,13 @@ import torch
 from allennlp.models.archival import CONFIG_NAME
 from tqdm import tqdm
 
+from eer_plugin.common.atomic import write_json
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.outputs import check_outputs, replacing
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.corpus import strict_json
 from eer_plugin.inference.decoding import batches
-from eer_plugin.common.atomic import write_json
 from eer_plugin.runtime.archive import check_members, load_model_archive
-from eer_plugin.common.outputs import replacing
-from eer_plugin.common.errors import UserError
-from eer_plugin.common.outputs import check_outputs
 from eer_plugin.runtime.errors import check_entity_types
 
 logger = logging.getLogger(__name__)
@@ -82,7 +82,10 @@ def search_o_cost(f1_of_cost, n_calls: int = 30, low: float = 1e-4, high: float 
         return -f1
 
     result = gp_minimize(
-        objective, [Real(low, high, prior="log-uniform")], n_calls=n_calls, random_state=seed,
+        objective,
+        [Real(low, high, prior="log-uniform")],
+        n_calls=n_calls,
+        random_state=seed,
         n_initial_points=min(10, n_calls),
     )
     return float(result.x[0]), -float(result.fun), evaluations
@@ -96,7 +99,11 @@ def archive_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> N
 
 
 def _copy_with_o_cost(archive_path: str, o_cost: float, output_path: str) -> None:
-    with tarfile.open(archive_path) as source, tarfile.open(output_path, "w:gz") as target, tempfile.TemporaryDirectory() as tmp:
+    with (
+        tarfile.open(archive_path) as source,
+        tarfile.open(output_path, "w:gz") as target,
+        tempfile.TemporaryDirectory() as tmp,
+    ):
         check_members(source, archive_path)
         for member in source.getmembers():
             data = source.extractfile(member) if member.isfile() else None

@@ -8,6 +8,7 @@ equals the model's ``entity_ratio`` (``rho``) within ``tolerance``
 restored afterwards, so the run sees the same batches and dropout masks as without calibration.
 A run resumed from a checkpoint is not calibrated again.
 """
+
 import json
 import logging
 import os
@@ -18,8 +19,8 @@ import torch.distributed as dist
 from allennlp.nn import util as nn_util
 from allennlp.training.callbacks import TrainerCallback
 
-from eer_plugin.core.calibration import Calibration, RatioBatch, calibrate_outside_shift
 from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.core.calibration import Calibration, RatioBatch, calibrate_outside_shift
 from eer_plugin.training.checkpointer import rng_states, set_rng_states
 
 logger = logging.getLogger(__name__)
@@ -86,9 +87,15 @@ class RatioInitCallback(TrainerCallback):
             dist.broadcast(model.tag_scorer.bias.data, 0)
         if is_primary:
             record = {**self.result._asdict(), "chunks": chunks, "entity_ratio": model.entity_ratio}
-            atomic_write_text(os.path.join(self.serialization_dir, "ratio_init.json"), json.dumps(record, indent=2) + "\n")
+            atomic_write_text(
+                os.path.join(self.serialization_dir, "ratio_init.json"), json.dumps(record, indent=2) + "\n"
+            )
         logger.info(
             "ratio_init: O bias %+.4f on %d chunks (%d positions): rho_hat %.4f -> %.4f (rho %.3f)",
-            self.result.outside_shift, chunks, self.result.positions,
-            self.result.ratio_before, self.result.ratio_after, model.entity_ratio,
+            self.result.outside_shift,
+            chunks,
+            self.result.positions,
+            self.result.ratio_before,
+            self.result.ratio_after,
+            model.entity_ratio,
         )

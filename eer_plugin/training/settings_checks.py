@@ -10,6 +10,7 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 * ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``);
 * every ``model_name`` (the encoder) is a local directory, or a model in the Hugging Face cache when offline.
 """
+
 import difflib
 import inspect
 import os
@@ -26,11 +27,15 @@ def _overrides(text: str) -> Dict[str, Any]:
     try:
         value = parse_overrides(text)
     except Exception as error:  # noqa: BLE001 - jsonnet's and json's errors alike
-        raise UserError(f"-o/--overrides {text!r} is no JSON(net) object ({str(error).strip().splitlines()[-1]}); "
-                        "give one such as '{\"trainer.num_epochs\": 5}'") from None
+        raise UserError(
+            f"-o/--overrides {text!r} is no JSON(net) object ({str(error).strip().splitlines()[-1]}); "
+            "give one such as '{\"trainer.num_epochs\": 5}'"
+        ) from None
     if not isinstance(value, dict):
-        raise UserError(f"-o/--overrides {text!r} is a {type(value).__name__}, not a JSON object; give one such as "
-                        "'{\"trainer.num_epochs\": 5}'")
+        raise UserError(
+            f"-o/--overrides {text!r} is a {type(value).__name__}, not a JSON object; give one such as "
+            "'{\"trainer.num_epochs\": 5}'"
+        )
     return value
 
 
@@ -57,7 +62,12 @@ def _arguments(registrable, config: Dict[str, Any]) -> Tuple[str, List[str]]:
         if "__init__" not in vars(klass):
             continue
         parameters = inspect.signature(klass.__init__).parameters
-        names += [p for p in parameters if p != "self" and parameters[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)]
+        names += [
+            p
+            for p in parameters
+            if p != "self"
+            and parameters[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
+        ]
         if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
             break
     return name, names
@@ -112,8 +122,9 @@ def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
         raise UserError(f"-s {directory}: cannot write in {parent}; choose a directory you can write to")
 
 
-def check_training_arguments(param_path: str, overrides: str, serialization_dir: str, recover: bool = False,
-                             force: bool = False) -> None:
+def check_training_arguments(
+    param_path: str, overrides: str, serialization_dir: str, recover: bool = False, force: bool = False
+) -> None:
     """:class:`UserError` for the first setting of ``eer-ner train`` that cannot work (see the module docstring)."""
     from allennlp.common import Params
     from allennlp.data import DatasetReader
@@ -136,7 +147,9 @@ def check_training_arguments(param_path: str, overrides: str, serialization_dir:
     model = config.get("model") or {}
     ratio = model.get("entity_ratio")
     if ratio is not None and not (_is_number(ratio) and 0 < ratio < 1):
-        raise UserError(f"model.entity_ratio must be a number in (0, 1) (the expected share of entity subwords), got {ratio!r}")
+        raise UserError(
+            f"model.entity_ratio must be a number in (0, 1) (the expected share of entity subwords), got {ratio!r}"
+        )
     margin = model.get("ratio_margin")
     if margin is not None and not (_is_number(margin) and margin >= 0):
         raise UserError(f"model.ratio_margin must be a number of at least 0, got {margin!r}")

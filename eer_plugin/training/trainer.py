@@ -16,6 +16,7 @@ Every run is checked before it starts (:func:`warn_about_run`): a run without a 
 (it keeps its last epoch), and a run of fewer than :data:`FEW_STEPS` optimizer steps gets a warning
 with the settings that fix it.
 """
+
 import inspect
 import logging
 import math
@@ -61,14 +62,20 @@ def apply_budget(min_steps: int, trainer_kwargs: dict) -> None:
     if hasattr(data_loader, "batches_per_epoch"):
         logger.info(
             "min_steps %d: %d batches per epoch instead of %d (the data cycled), %d epochs",
-            min_steps, longer, batches, num_epochs,
+            min_steps,
+            longer,
+            batches,
+            num_epochs,
         )
         data_loader.batches_per_epoch = longer
         return
     epochs = epochs_for_budget(num_epochs, min_steps, batches, accumulation)
     logger.info(
         "min_steps %d: %d optimizer steps per epoch, %d epochs (configured %d)",
-        min_steps, math.ceil(batches / max(accumulation, 1)), epochs, num_epochs,
+        min_steps,
+        math.ceil(batches / max(accumulation, 1)),
+        epochs,
+        num_epochs,
     )
     trainer_kwargs["num_epochs"] = epochs
     patience = trainer_kwargs.get("patience")
@@ -81,7 +88,7 @@ def apply_budget(min_steps: int, trainer_kwargs: dict) -> None:
 FEW_STEPS = 150
 FEW_STEPS_FIX = (
     f"-o '{{\"trainer.min_steps\": {FEW_STEPS}}}' (longer epochs, the data cycled); on a few dozen documents "
-    f"-o '{{\"trainer.min_steps\": {FEW_STEPS}, \"data_loader.batch_sampler.batch_size\": 2, \"trainer.optimizer.lr\": 1e-4}}'"
+    f'-o \'{{"trainer.min_steps": {FEW_STEPS}, "data_loader.batch_sampler.batch_size": 2, "trainer.optimizer.lr": 1e-4}}\''
 )
 
 

@@ -1,4 +1,5 @@
 """Paired percentile bootstrap of micro-F1 differences (eer_plugin.annotation.bootstrap)."""
+
 import numpy as np
 import pytest
 
@@ -40,7 +41,9 @@ def test_better_on_every_document_is_significant():
     assert result["p_value"] == 0.0 and result["share_a_better"] == 1.0
     flipped = paired_bootstrap(b, a, n_resamples=5000, seed=3)
     assert flipped["significant"] and flipped["ci_high"] < 0
-    assert flipped["ci_low"] == pytest.approx(-result["ci_high"]) and flipped["ci_high"] == pytest.approx(-result["ci_low"])
+    assert flipped["ci_low"] == pytest.approx(-result["ci_high"]) and flipped["ci_high"] == pytest.approx(
+        -result["ci_low"]
+    )
 
 
 def two_document_case():

@@ -1,6 +1,7 @@
 """Dictionary labelling (``eer_plugin.annotation.dictionary``, ``eer-dictionary``): the trie matcher against a
 brute-force matcher, character offsets, the training reader on the output, propagate, bad input, and the
 command end to end from an empty directory."""
+
 import json
 import os
 import subprocess
@@ -75,24 +76,38 @@ def test_matcher_equals_brute_force(entries, tokens, cuts, case_insensitive, sto
         if source not in sources:
             sources[source] = matcher.add_source(source)
         matcher.add(form, label, sources[source])
-    assert matcher.match(tokens, sentence_ends) == brute_force(tokens, sentence_ends, entries, case_insensitive, stop, rule)
+    assert matcher.match(tokens, sentence_ends) == brute_force(
+        tokens, sentence_ends, entries, case_insensitive, stop, rule
+    )
 
 
 def test_ambiguous_forms_are_counted_under_either_rule():
     for rule, expected in (("skip", []), ("first", [(0, 1, "LOC", "d")])):
         matcher = Matcher(ambiguous=rule)
         source = matcher.add_source("d", "d.tsv")
-        assert [matcher.add(["Washington"], t, source, n) for n, t in ((1, "LOC"), (2, "PER"), (3, "LOC"))] == ["added", "ambiguous", "ambiguous"]
+        assert [matcher.add(["Washington"], t, source, n) for n, t in ((1, "LOC"), (2, "PER"), (3, "LOC"))] == [
+            "added",
+            "ambiguous",
+            "ambiguous",
+        ]
         assert matcher.match(["Washington", "said"]) == expected
         [form] = matcher.ambiguous_forms()
-        assert form["form"] == "Washington" and [l["where"] for l in form["listings"]] == ["d.tsv:1", "d.tsv:2", "d.tsv:3"]
+        assert form["form"] == "Washington" and [listing["where"] for listing in form["listings"]] == [
+            "d.tsv:1",
+            "d.tsv:2",
+            "d.tsv:3",
+        ]
         assert form["kept"] == (None if rule == "skip" else "LOC")
 
 
 texts = st.lists(
-    st.tuples(st.sampled_from(["New", "York", "Times", "Merkel's", "U.S.", "3.5", "Zürich", "(", "."]), st.sampled_from([" ", "  ", "\n", "\t "])),
-    min_size=1, max_size=25,
-).map(lambda parts: "".join(w + s for w, s in parts))  # fmt: skip
+    st.tuples(
+        st.sampled_from(["New", "York", "Times", "Merkel's", "U.S.", "3.5", "Zürich", "(", "."]),
+        st.sampled_from([" ", "  ", "\n", "\t "]),
+    ),
+    min_size=1,
+    max_size=25,
+).map(lambda parts: "".join(w + s for w, s in parts))
 
 
 @settings(max_examples=150, deadline=None)
@@ -100,7 +115,13 @@ texts = st.lists(
 def test_character_offsets_equal_the_matched_text(text):
     matcher = Matcher()
     source = matcher.add_source("names")
-    for form, label in (("New York", "LOC"), ("New York Times", "ORG"), ("Merkel", "PER"), ("U.S.", "LOC"), ("Zürich", "LOC")):
+    for form, label in (
+        ("New York", "LOC"),
+        ("New York Times", "ORG"),
+        ("Merkel", "PER"),
+        ("U.S.", "LOC"),
+        ("Zürich", "LOC"),
+    ):
         matcher.add(tokenize_text(form)[0], label, source)
     words, offsets, ends = tokenize_text(text)
     [document], _ = label_documents([Document("d", words, ends, text=text)], matcher, offsets=[offsets])
@@ -137,10 +158,15 @@ def test_label_file_writes_what_train_reads(tmp_path):
     reader = PartialDocumentReader(model_name="words", token_indexers={"tokens": SingleIdTokenIndexer()})
     first, second = reader.read_documents(str(tmp_path / "out.jsonl"))
     assert [(first.tokens[s:e], t) for s, e, t in first.spans] == [
-        (["Angela", "Merkel"], "PER"), (["New", "York"], "LOC"), (["Merkel"], "PER"), (["Berlin"], "LOC")
-    ]  # fmt: skip
+        (["Angela", "Merkel"], "PER"),
+        (["New", "York"], "LOC"),
+        (["Merkel"], "PER"),
+        (["Berlin"], "LOC"),
+    ]
     assert [p["text"] for p in first.provenance] == ["Angela Merkel", "New York", "Merkel", "Berlin"]
-    assert all(first.text[p["char_start"] : p["char_end"]] == p["text"] and p["source"] == "names" for p in first.provenance)
+    assert all(
+        first.text[p["char_start"] : p["char_end"]] == p["text"] and p["source"] == "names" for p in first.provenance
+    )
     assert second.spans == [] and list(reader.read(str(tmp_path / "out.jsonl")))
     assert json.loads((tmp_path / "report.json").read_text())["matches"] == 4
 
@@ -163,13 +189,17 @@ def test_propagate_labels_other_occurrences_and_keeps_annotations(tmp_path):
     assert {p["source"] for p in b.provenance} == {"propagate"}
     assert summary.complete_documents_kept == 1 and summary.overlaps_dropped == 1
     [conflict] = summary.conflicts  # a person's "no entity here" against a name annotated elsewhere
-    assert conflict.endswith("partial.jsonl:4: propagate match (2, 3, LOC) 'Bonn' overlaps an annotated or negative span; kept the annotation")
+    assert conflict.endswith(
+        "partial.jsonl:4: propagate match (2, 3, LOC) 'Bonn' overlaps an annotated or negative span; kept the annotation"
+    )
 
 
 def test_propagate_reports_a_conflict(tmp_path):
-    docs = [{"id": "a", "tokens": ["New", "York", "Times"], "spans": [[0, 3, "ORG"]]},
-            {"id": "b", "tokens": ["New", "York", "is", "big"], "spans": [[0, 2, "LOC"]]},
-            {"id": "c", "tokens": ["the", "New", "York", "Times"], "spans": [[1, 3, "LOC"]]}]  # fmt: skip
+    docs = [
+        {"id": "a", "tokens": ["New", "York", "Times"], "spans": [[0, 3, "ORG"]]},
+        {"id": "b", "tokens": ["New", "York", "is", "big"], "spans": [[0, 2, "LOC"]]},
+        {"id": "c", "tokens": ["the", "New", "York", "Times"], "spans": [[1, 3, "LOC"]]},
+    ]
     path = _write(tmp_path / "partial.jsonl", "".join(json.dumps(d) + "\n" for d in docs))
     summary = label_file(str(path), str(tmp_path / "out.jsonl"), propagate=True)
     assert read_jsonl(tmp_path / "out.jsonl")[2].spans == [(1, 3, "LOC")]  # the annotation wins
@@ -183,12 +213,17 @@ def test_output_labelled_again_and_the_first_rule_warns(tmp_path):
     docs = _write(tmp_path / "docs.jsonl", "".join(json.dumps(d) + "\n" for d in DOCS))
     label_file(str(docs), str(tmp_path / "once.jsonl"), [str(names)])
     more = _write(tmp_path / "more.tsv", "Berlin\tGPE\nstaff\tROLE\n")
-    summary = label_file(str(tmp_path / "once.jsonl"), str(tmp_path / "twice.jsonl"), [str(more), str(names)], ambiguous="first")
+    summary = label_file(
+        str(tmp_path / "once.jsonl"), str(tmp_path / "twice.jsonl"), [str(more), str(names)], ambiguous="first"
+    )
     first, _ = read_jsonl(tmp_path / "twice.jsonl")
     assert [(p["text"], p["type"], p["source"]) for p in first.provenance] == [
-        ("Angela Merkel", "PER", "names"), ("New York", "LOC", "names"), ("Merkel", "PER", "names"), ("Berlin", "LOC", "names"),
+        ("Angela Merkel", "PER", "names"),
+        ("New York", "LOC", "names"),
+        ("Merkel", "PER", "names"),
+        ("Berlin", "LOC", "names"),
         ("staff", "ROLE", "more"),
-    ]  # fmt: skip
+    ]
     assert all(first.text[p["char_start"] : p["char_end"]] == p["text"] for p in first.provenance)
     [form] = summary.ambiguous
     assert form["form"] == "Berlin" and form["kept"] == "GPE"
@@ -200,7 +235,10 @@ def test_type_warnings(tmp_path):
     names = _write(tmp_path / "names.tsv", "\n".join(lines) + "\n")
     docs = _write(tmp_path / "docs.jsonl", json.dumps({"tokens": ["Person", "1"], "spans": [[0, 2, "PERSON"]]}) + "\n")
     summary = label_file(str(docs), str(tmp_path / "out.jsonl"), [str(names)])
-    assert any(f"{names}:26: type 'PRE' is listed on this line only" in w and "did you mean 'PER'" in w for w in summary.warnings)
+    assert any(
+        f"{names}:26: type 'PRE' is listed on this line only" in w and "did you mean 'PER'" in w
+        for w in summary.warnings
+    )
     assert any(f"{names}:1: type 'PER' is not used by the input's annotation (PERSON)" in w for w in summary.warnings)
 
 
@@ -241,16 +279,55 @@ BAD = [
     BadInput("noform.tsv", "\tLOC\n", r"noform\.tsv:1: empty surface form"),
     BadInput("notype.tsv", "Paris\t\n", r"notype\.tsv:1: bad type ''"),
     BadInput("typeO.tsv", "Paris\tO\n", r"typeO\.tsv:1: bad type 'O'"),
-    BadInput("latin1.tsv", "Berlin\tLOC\nZ\xfcrich\tLOC\n".encode("latin-1"), r"latin1\.tsv:2: invalid UTF-8 byte 0xfc.*iconv -f latin1 -t utf-8"),
-    BadInput("repeated.jsonl", '{"text": "Paris", "type": "LOC", "type": "GPE"}\n', r"repeated\.jsonl:1: key 'type' appears twice"),
-    BadInput("typo.jsonl", '{"txt": "Paris", "type": "LOC"}\n', r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)"),
+    BadInput(
+        "latin1.tsv",
+        "Berlin\tLOC\nZ\xfcrich\tLOC\n".encode("latin-1"),
+        r"latin1\.tsv:2: invalid UTF-8 byte 0xfc.*iconv -f latin1 -t utf-8",
+    ),
+    BadInput(
+        "repeated.jsonl",
+        '{"text": "Paris", "type": "LOC", "type": "GPE"}\n',
+        r"repeated\.jsonl:1: key 'type' appears twice",
+    ),
+    BadInput(
+        "typo.jsonl",
+        '{"txt": "Paris", "type": "LOC"}\n',
+        r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)",
+    ),
     BadInput("notjson.jsonl", '{"text": "Paris", "type": "LOC"}\n{"text": \n', r"notjson\.jsonl:2: invalid JSON"),
-    BadInput("docs_repeated.jsonl", '{"id": "a", "text": "x", "id": "b"}\n', r"docs_repeated\.jsonl:1: key 'id' appears twice", "input"),
-    BadInput("docs_neither.jsonl", '{"id": "x"}\n', r"docs_neither\.jsonl:1: expected \"text\" \(raw text\) or \"tokens\"", "input"),
-    BadInput("docs_keys.jsonl", '{"text": "x", "txet": "y"}\n', r"docs_keys\.jsonl:1: unknown key\(s\) 'txet'", "input"),
-    BadInput("docs_empty_text.jsonl", '{"text": "a"}\n{"text": "  "}\n', r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string", "input"),
-    BadInput("docs_same_id.jsonl", '{"id": 1, "text": "a"}\n{"id": "1", "text": "b"}\n', r"docs_same_id\.jsonl:2: document id '1' already used on line 1", "input"),
-    BadInput("docs_latin1.jsonl", '{"text": "Z\xfcrich"}\n'.encode("latin-1"), r"docs_latin1\.jsonl:1: invalid UTF-8 byte 0xfc", "input"),
+    BadInput(
+        "docs_repeated.jsonl",
+        '{"id": "a", "text": "x", "id": "b"}\n',
+        r"docs_repeated\.jsonl:1: key 'id' appears twice",
+        "input",
+    ),
+    BadInput(
+        "docs_neither.jsonl",
+        '{"id": "x"}\n',
+        r"docs_neither\.jsonl:1: expected \"text\" \(raw text\) or \"tokens\"",
+        "input",
+    ),
+    BadInput(
+        "docs_keys.jsonl", '{"text": "x", "txet": "y"}\n', r"docs_keys\.jsonl:1: unknown key\(s\) 'txet'", "input"
+    ),
+    BadInput(
+        "docs_empty_text.jsonl",
+        '{"text": "a"}\n{"text": "  "}\n',
+        r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string",
+        "input",
+    ),
+    BadInput(
+        "docs_same_id.jsonl",
+        '{"id": 1, "text": "a"}\n{"id": "1", "text": "b"}\n',
+        r"docs_same_id\.jsonl:2: document id '1' already used on line 1",
+        "input",
+    ),
+    BadInput(
+        "docs_latin1.jsonl",
+        '{"text": "Z\xfcrich"}\n'.encode("latin-1"),
+        r"docs_latin1\.jsonl:1: invalid UTF-8 byte 0xfc",
+        "input",
+    ),
 ]
 
 
@@ -260,7 +337,12 @@ def test_bad_input_is_one_line_naming_file_and_line(case, tmp_path, capsys):
     good_input = _write(tmp_path / "good.jsonl", '{"text": "Paris"}\n')
     bad = _write(tmp_path / case.name, case.content)
     output = _write(tmp_path / "out.jsonl", "previous output\n")
-    args = [str(bad if case.role == "input" else good_input), str(output), "--dictionary", str(bad if case.role == "dictionary" else good_dictionary)]
+    args = [
+        str(bad if case.role == "input" else good_input),
+        str(output),
+        "--dictionary",
+        str(bad if case.role == "dictionary" else good_dictionary),
+    ]
     with pytest.raises(SystemExit) as exit:
         command.main(args)
     assert exit.value.code == 1
@@ -286,9 +368,22 @@ def test_command_from_an_empty_directory(tmp_path):
     _write(tmp_path / "docs.jsonl", "".join(json.dumps(d) + "\n" for d in DOCS))
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
     done = subprocess.run(
-        [sys.executable, "-m", "eer_plugin.cli", "eer-dictionary", "docs.jsonl", "out.jsonl", "--dictionary", "names.tsv"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "eer_plugin.cli",
+            "eer-dictionary",
+            "docs.jsonl",
+            "out.jsonl",
+            "--dictionary",
+            "names.tsv",
+        ],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert done.returncode == 0, done.stderr
     assert "matches: 4 (per type: LOC 2, PER 2; per dictionary: names 4)" in done.stdout
     assert "documents with no match: 1 of 2 (50.0%)" in done.stdout
@@ -297,19 +392,37 @@ def test_command_from_an_empty_directory(tmp_path):
     assert not (tmp_path / ".allennlp_plugins").exists() and Path.cwd() != tmp_path and REPO != tmp_path
 
 
-@pytest.mark.parametrize("provenance, message", [
-    ([{"start": 0, "end": 1, "type": "LOC", "source": "d"}], r"provenance\[0\] \(0, 1, 'LOC'\) names no span of 'spans'"),
-    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 40}], r"char_start/char_end must index"),
-    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kahl"}], r"give the span's 'text'"),
-    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kohl"}], None),
-    ([{"start": 0, "end": 1, "type": "PER", "source": "d", "origin": "x"}], r"unknown key\(s\) 'origin'"),
-    ({"start": 0}, r"'provenance' must be a list"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "provenance, message",
+    [
+        (
+            [{"start": 0, "end": 1, "type": "LOC", "source": "d"}],
+            r"provenance\[0\] \(0, 1, 'LOC'\) names no span of 'spans'",
+        ),
+        (
+            [{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 40}],
+            r"char_start/char_end must index",
+        ),
+        (
+            [{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kahl"}],
+            r"give the span's 'text'",
+        ),
+        ([{"start": 0, "end": 1, "type": "PER", "source": "d", "char_start": 0, "char_end": 4, "text": "Kohl"}], None),
+        ([{"start": 0, "end": 1, "type": "PER", "source": "d", "origin": "x"}], r"unknown key\(s\) 'origin'"),
+        ({"start": 0}, r"'provenance' must be a list"),
+    ],
+)
 def test_the_format_checks_provenance(provenance, message):
     """The training reader's own check of the new keys: each provenance object names a span, its offsets index `text`."""
     from eer_plugin.corpus.documents import DocumentError
 
-    data = {"id": "d", "tokens": ["Kohl", "said"], "spans": [[0, 1, "PER"]], "text": "Kohl  said", "provenance": provenance}
+    data = {
+        "id": "d",
+        "tokens": ["Kohl", "said"],
+        "spans": [[0, 1, "PER"]],
+        "text": "Kohl  said",
+        "provenance": provenance,
+    }
     if message is None:
         assert Document.from_json(data).to_json()["provenance"] == provenance
         return

@@ -1,8 +1,5 @@
 """The dictionary scenario (``eer-simulate dictionary``, benchmark ``type: 'dictionary'``): the dictionary drawn
 from the gold forms, its labels made by the library matcher, and its own precision and recall against gold."""
-import json
-import sys
-from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
@@ -57,11 +54,16 @@ def test_labels_precision_and_recall_against_gold(coverage):
 
 
 def test_the_dictionary_is_seeded_and_lists_each_form_under_its_most_frequent_type():
-    docs = [Document(f"d{i}", ["Washington", "x", "Paris"], [3], [(0, 1, "PER" if i == 0 else "LOC"), (2, 3, "LOC")]) for i in range(3)]
+    docs = [
+        Document(f"d{i}", ["Washington", "x", "Paris"], [3], [(0, 1, "PER" if i == 0 else "LOC"), (2, 3, "LOC")])
+        for i in range(3)
+    ]
     entries, counts = draw_dictionary(docs, 1.0, seed=0)
     assert dict(entries) == {("Washington",): "LOC", ("Paris",): "LOC"} and counts["ambiguous_gold_forms"] == 1
     labelled, stats = dictionary_annotation(docs, 1.0)
-    assert stats["false_positives"] == 1 and stats["kept_spans"] == 5  # Washington the person, labelled LOC: a real error
+    assert (
+        stats["false_positives"] == 1 and stats["kept_spans"] == 5
+    )  # Washington the person, labelled LOC: a real error
     gold = read_conll(TINY)
     assert draw_dictionary(gold, 0.5, 1) == draw_dictionary(gold, 0.5, 1) != draw_dictionary(gold, 0.5, 2)
     with pytest.raises(SimulationError, match=r"coverage must be in \(0, 1\], got 0"):
@@ -85,7 +87,9 @@ def test_eer_simulate_dictionary(tmp_path, capsys):
     line = capsys.readouterr().out
     _, stats = dictionary_annotation(read_conll(TINY), 0.5, 1)
     assert f"dictionary: recall {stats['recall']:.4f}  precision {stats['precision']:.4f}" in line
-    assert [d.spans for d in read_jsonl(output)] == [d.spans for d in dictionary_annotation(read_conll(TINY), 0.5, 1)[0]]
+    assert [d.spans for d in read_jsonl(output)] == [
+        d.spans for d in dictionary_annotation(read_conll(TINY), 0.5, 1)[0]
+    ]
     with pytest.raises(SystemExit):
         simulate.main(["ee", str(TINY), str(output), "--coverage", "0.5"])
     assert "--coverage does not apply to scenario 'ee' (only to dictionary)" in capsys.readouterr().err

@@ -1,11 +1,12 @@
 """eer-estimate-ratio: the subword entity ratio of complete documents as EER's loss counts it, its
 bootstrap interval, the suggested rho/gamma and the two warnings; the reader's file_encoding."""
+
 import json
 from collections import Counter
 
 import pytest
-
 from conftest import FIXTURES
+
 from eer_plugin.annotation import ratio_estimate
 from eer_plugin.annotation.ratio_estimate import RatioCounts, chunk_counts, estimate, suggest, warnings
 from eer_plugin.commands import estimate_ratio
@@ -25,10 +26,16 @@ def test_chunk_counts_exclude_bookends_and_read_types():
 
 
 def test_estimate_point_interval_and_per_type():
-    counts = [RatioCounts("a", 10, Counter(PER=2)), RatioCounts("b", 30, Counter(PER=3, LOC=3)), RatioCounts("c", 10, Counter())]
+    counts = [
+        RatioCounts("a", 10, Counter(PER=2)),
+        RatioCounts("b", 30, Counter(PER=3, LOC=3)),
+        RatioCounts("c", 10, Counter()),
+    ]
     result = estimate(counts, resamples=2000, seed=1)
     assert result["ratio"] == pytest.approx(8 / 50) and result["entity_subwords"] == 8 and result["documents"] == 3
-    assert result["per_type"]["PER"]["ratio"] == pytest.approx(5 / 50) and result["per_type"]["LOC"]["ratio"] == pytest.approx(3 / 50)
+    assert result["per_type"]["PER"]["ratio"] == pytest.approx(5 / 50) and result["per_type"]["LOC"][
+        "ratio"
+    ] == pytest.approx(3 / 50)
     assert 0.0 <= result["low"] <= result["ratio"] <= result["high"] <= 0.2  # 0.2 is the densest document's ratio
     assert estimate(counts, resamples=2000, seed=1) == result  # seeded
     single = estimate([RatioCounts("a", 10, Counter(PER=2))], resamples=50)
@@ -40,7 +47,10 @@ def test_estimate_point_interval_and_per_type():
 def test_suggest_covers_the_interval():
     for low, high in [(0.18, 0.29), (0.2104, 0.2196), (0.0, 0.333), (0.1234, 0.1235)]:
         s = suggest(low, high)
-        assert s["entity_ratio"] - s["ratio_margin"] <= low + 1e-12 and high <= s["entity_ratio"] + s["ratio_margin"] + 1e-12
+        assert (
+            s["entity_ratio"] - s["ratio_margin"] <= low + 1e-12
+            and high <= s["entity_ratio"] + s["ratio_margin"] + 1e-12
+        )
         assert s["ratio_margin"] >= ratio_estimate.DEFAULT_MIN_MARGIN
     assert suggest(0.18, 0.29) == {"entity_ratio": 0.235, "ratio_margin": 0.055}
 
@@ -49,13 +59,18 @@ def test_warnings_few_documents_and_partial_ratio_above_band():
     result = {"documents": 3}
     messages = warnings(result, {"entity_ratio": 0.15, "ratio_margin": 0.05}, partial_ratio=0.25, partial_documents=7)
     assert messages[0].startswith("only 3 complete documents: the interval is wide")
-    assert "the annotated entities of the 7 partial documents alone make up 0.250 of their subwords, above rho + gamma = 0.200" in messages[1]
+    assert (
+        "the annotated entities of the 7 partial documents alone make up 0.250 of their subwords, above rho + gamma = 0.200"
+        in messages[1]
+    )
     assert warnings({"documents": 20}, {"entity_ratio": 0.15, "ratio_margin": 0.05}, 0.19) == []
 
 
 # ----------------------------------------------------------------------------------- command, MiniLM
 def run(capsys, *argv):
-    result = estimate_ratio.run(estimate_ratio.add_arguments(__import__("argparse").ArgumentParser()).parse_args([str(a) for a in argv]))
+    result = estimate_ratio.run(
+        estimate_ratio.add_arguments(__import__("argparse").ArgumentParser()).parse_args([str(a) for a in argv])
+    )
     return result, capsys.readouterr()
 
 
@@ -75,8 +90,14 @@ def test_command_on_the_gold_fixture_counts_like_the_tokenizer(capsys, tmp_path)
     assert result["ratio"] == pytest.approx(entities / subwords)
     assert sum(v["entity_subwords"] for v in result["per_type"].values()) == entities
     s = result["suggested"]
-    assert s["entity_ratio"] - s["ratio_margin"] <= result["low"] and result["high"] <= s["entity_ratio"] + s["ratio_margin"] + 1e-9
-    assert f"""-o '{{"model.entity_ratio": {s['entity_ratio']}, "model.ratio_margin": {s['ratio_margin']}}}'\n""" in printed.out
+    assert (
+        s["entity_ratio"] - s["ratio_margin"] <= result["low"]
+        and result["high"] <= s["entity_ratio"] + s["ratio_margin"] + 1e-9
+    )
+    assert (
+        f"""-o '{{"model.entity_ratio": {s["entity_ratio"]}, "model.ratio_margin": {s["ratio_margin"]}}}'\n"""
+        in printed.out
+    )
     assert "suggested: " + json.dumps(s) in printed.out
     assert "only 4 complete documents" in printed.err
     assert json.loads(out.read_text())["suggested"] == s
@@ -85,7 +106,9 @@ def test_command_on_the_gold_fixture_counts_like_the_tokenizer(capsys, tmp_path)
 
 
 def test_command_uses_only_complete_documents_and_checks_partial_data(capsys, tmp_path):
-    complete = Document("c", ["Paris", "is", "a", "big", "city", "in", "the", "north", "."], [9], [(0, 1, "LOC")], is_complete=True)
+    complete = Document(
+        "c", ["Paris", "is", "a", "big", "city", "in", "the", "north", "."], [9], [(0, 1, "LOC")], is_complete=True
+    )
     dense = Document("p", ["Jimi", "Hendrix", "met", "Bob", "Dylan", "."], [6], [(0, 2, "PER"), (3, 5, "PER")])
     data = tmp_path / "data.jsonl"
     write_jsonl([complete, dense], data)
@@ -99,7 +122,18 @@ def test_command_uses_only_complete_documents_and_checks_partial_data(capsys, tm
         estimate_ratio.main([str(only_partial), "--encoder", ENCODER])
     assert "no complete document (is_complete: true) to count" in capsys.readouterr().err
     # --partial files are checked too, in the chosen variant
-    result, _ = run(capsys, FIXTURES / "conll2003_tiny.txt", "--encoder", ENCODER, "--resamples", 20, "--partial", only_partial, "--variant", "short")
+    result, _ = run(
+        capsys,
+        FIXTURES / "conll2003_tiny.txt",
+        "--encoder",
+        ENCODER,
+        "--resamples",
+        20,
+        "--partial",
+        only_partial,
+        "--variant",
+        "short",
+    )
     assert result["partial_documents"] == 1 and result["partial_variant"] == "short"
 
 
@@ -114,7 +148,10 @@ def test_reader_file_encoding(tmp_path, caplog):
     strict = PartialDocumentReader(model_name=ENCODER, file_encoding="utf-8")
     with pytest.raises(Exception, match="invalid UTF-8 byte 0xe9"):
         strict.read_documents(str(path))
-    assert PartialDocumentReader(model_name=ENCODER, file_encoding="cp1252").read_documents(str(path))[0].tokens[0] == "Jos\u00e9"
+    assert (
+        PartialDocumentReader(model_name=ENCODER, file_encoding="cp1252").read_documents(str(path))[0].tokens[0]
+        == "Jos\u00e9"
+    )
 
 
 # ----------------------------------------------------------------------------------- coverage script
@@ -131,13 +168,34 @@ def test_coverage_script_on_the_fixture(capsys, tmp_path):
     data = FIXTURES / "conll2003_tiny.txt"
     documents = len(read_documents(data))
     output = tmp_path / "coverage.json"
-    result = script.main([str(data), "--encoder", ENCODER, "--documents", "1", str(documents), str(documents + 1), "--trials", "20", "--resamples", "200", "--output", str(output)])
+    result = script.main(
+        [
+            str(data),
+            "--encoder",
+            ENCODER,
+            "--documents",
+            "1",
+            str(documents),
+            str(documents + 1),
+            "--trials",
+            "20",
+            "--resamples",
+            "200",
+            "--output",
+            str(output),
+        ]
+    )
     assert json.loads(output.read_text()) == json.loads(json.dumps(result))
     one, whole = result["rows"]
-    assert [one["documents"], whole["documents"]] == [1, documents] and "more than the corpus's" in capsys.readouterr().err
+    assert [one["documents"], whole["documents"]] == [
+        1,
+        documents,
+    ] and "more than the corpus's" in capsys.readouterr().err
     assert whole["estimate_p05"] == pytest.approx(result["corpus_ratio"]) == pytest.approx(whole["estimate_p95"])
     assert whole["interval_covers"] == whole["band_covers"] == 1.0
-    assert one["estimate_p05"] < result["corpus_ratio"] < one["estimate_p95"] and one["mean_width"] == 0.0  # one document: no interval
+    assert (
+        one["estimate_p05"] < result["corpus_ratio"] < one["estimate_p95"] and one["mean_width"] == 0.0
+    )  # one document: no interval
 
 
 def test_coverage_script_levels_share_the_draws(tmp_path):
@@ -152,7 +210,22 @@ def test_coverage_script_levels_share_the_draws(tmp_path):
     spec.loader.exec_module(script)
     data = FIXTURES / "conll2003_tiny.txt"
     documents = len(read_documents(data))
-    result = script.main([str(data), "--encoder", ENCODER, "--documents", str(max(2, documents - 1)), "--trials", "15", "--resamples", "200", "--confidence", "0.8", "0.99"])
+    result = script.main(
+        [
+            str(data),
+            "--encoder",
+            ENCODER,
+            "--documents",
+            str(max(2, documents - 1)),
+            "--trials",
+            "15",
+            "--resamples",
+            "200",
+            "--confidence",
+            "0.8",
+            "0.99",
+        ]
+    )
     narrow, wide = result["rows"]
     assert [narrow["confidence"], wide["confidence"]] == [0.8, 0.99]
     assert (narrow["estimate_p05"], narrow["estimate_p95"]) == (wide["estimate_p05"], wide["estimate_p95"])

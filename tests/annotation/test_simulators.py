@@ -1,4 +1,5 @@
 """Annotation simulators, train-data variants and the eer-simulate command line."""
+
 import json
 import os
 import re
@@ -9,12 +10,9 @@ from pathlib import Path
 from typing import Dict, List
 
 import pytest
-
 from conftest import CONLL_EN, FIXTURES, REPO, requires_conll
+
 from eer_plugin.annotation import simulators
-from eer_plugin.commands import simulate
-from eer_plugin.corpus.documents import Document
-from eer_plugin.corpus.formats import read_conll, read_jsonl
 from eer_plugin.annotation.simulators import (
     SimulationError,
     ee_with_complete_documents,
@@ -24,6 +22,9 @@ from eer_plugin.annotation.simulators import (
     surface,
     variant,
 )
+from eer_plugin.commands import simulate
+from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.formats import read_conll, read_jsonl
 
 CONLL2003 = FIXTURES / "conll2003_tiny.txt"
 
@@ -67,8 +68,13 @@ def test_exploratory_expert_fixture(tiny):
     assert all(len(d.spans) <= 10 for d in output)
     assert all(set(d.spans) <= set(gold[d.id].spans) for d in output)
     assert stats == {
-        "recall": 30 / 82, "precision": 1.0, "kept_spans": 30, "gold_spans": 82, "false_positives": 0,
-        "documents_touched": sum(1 for d in output if d.spans), "documents": 4,
+        "recall": 30 / 82,
+        "precision": 1.0,
+        "kept_spans": 30,
+        "gold_spans": 82,
+        "false_positives": 0,
+        "documents_touched": sum(1 for d in output if d.spans),
+        "documents": 4,
     }
     # visit order: every annotated document comes before the first never-visited one
     touched = [bool(d.spans) for d in output]
@@ -214,8 +220,12 @@ def test_seed_stability_across_hash_seeds(tiny):
     ]
     hash_seed = "12345" if os.environ.get("PYTHONHASHSEED") != "12345" else "54321"
     proc = subprocess.run(
-        [sys.executable, "-c", HASH_SEED_SCRIPT, str(CONLL2003)], cwd=REPO,
-        env=dict(os.environ, PYTHONHASHSEED=hash_seed), capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", HASH_SEED_SCRIPT, str(CONLL2003)],
+        cwd=REPO,
+        env=dict(os.environ, PYTHONHASHSEED=hash_seed),
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == expected
@@ -240,7 +250,10 @@ def test_variants_on_fixture(tiny):
 
 def test_shortest_keeps_negative_spans_in_range():
     doc = Document(
-        "n", "a b c . d e f . g h .".split(), [4, 8, 11], [(1, 2, "PER")],
+        "n",
+        "a b c . d e f . g h .".split(),
+        [4, 8, 11],
+        [(1, 2, "PER")],
         negative_spans=[(0, 1), (2, 6), (8, 10)],
     )
     (cut,) = variant([doc], "shortest")
@@ -261,9 +274,24 @@ def test_variants_on_partial_fixture():
 def test_cli_module_subprocess(tmp_path):
     out = tmp_path / "ee.jsonl"
     proc = subprocess.run(
-        [sys.executable, "-m", "eer_plugin.commands.simulate", "ee", str(CONLL2003), str(out), "--budget", "20",
-         "--seed", "1", "--variant", "short"],
-        cwd=REPO, capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "eer_plugin.commands.simulate",
+            "ee",
+            str(CONLL2003),
+            str(out),
+            "--budget",
+            "20",
+            "--seed",
+            "1",
+            "--variant",
+            "short",
+        ],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert proc.returncode == 0, proc.stderr
     assert "kept spans 20/82" in proc.stdout and "precision 1.0000" in proc.stdout, proc.stdout
@@ -289,7 +317,9 @@ def test_cli_nns_and_errors(tmp_path, capsys):
         with pytest.raises(SystemExit) as info:
             simulate.main(argv)
         err = capsys.readouterr().err
-        assert info.value.code == 1 and len(err.strip().splitlines()) == 1, err  # input errors: 1 (argparse's usage errors: 2)
+        assert info.value.code == 1 and len(err.strip().splitlines()) == 1, (
+            err
+        )  # input errors: 1 (argparse's usage errors: 2)
         assert err.startswith("eer-simulate: error: ") and re.search(message, err), err
 
 
@@ -297,7 +327,10 @@ def test_cli_complete_documents(tmp_path, capsys):
     """--complete-documents: D documents with every gold span and is_complete, inside the budget, as the
     benchmark's ablation data; errors for the options it does not combine with."""
     out = tmp_path / "mixed.jsonl"
-    assert simulate.main(["ee", str(CONLL2003), str(out), "--budget", "30", "--complete-documents", "1", "--seed", "0"]) == 0
+    assert (
+        simulate.main(["ee", str(CONLL2003), str(out), "--budget", "30", "--complete-documents", "1", "--seed", "0"])
+        == 0
+    )
     printed = capsys.readouterr().out
     docs = read_jsonl(out)
     complete = [d for d in docs if d.is_complete]
@@ -307,9 +340,18 @@ def test_cli_complete_documents(tmp_path, capsys):
     expected, _ = ee_with_complete_documents(read_conll(CONLL2003), 30, 1, seed=0)
     assert [d.to_json() for d in docs] == [d.to_json() for d in expected]
     for argv, message in [
-        (["nns", str(CONLL2003), str(out), "--complete-documents", "1"], "--complete-documents does not apply to scenario 'nns'"),
-        (["ee", str(CONLL2003), str(out), "--learning-curve", "--complete-documents", "1"], "does not combine with --learning-curve"),
-        (["ee", str(CONLL2003), str(out), "--budget", "5", "--complete-documents", "4"], "hold 82 spans, more than the budget of 5"),
+        (
+            ["nns", str(CONLL2003), str(out), "--complete-documents", "1"],
+            "--complete-documents does not apply to scenario 'nns'",
+        ),
+        (
+            ["ee", str(CONLL2003), str(out), "--learning-curve", "--complete-documents", "1"],
+            "does not combine with --learning-curve",
+        ),
+        (
+            ["ee", str(CONLL2003), str(out), "--budget", "5", "--complete-documents", "4"],
+            "hold 82 spans, more than the budget of 5",
+        ),
     ]:
         with pytest.raises(SystemExit) as info:
             simulate.main(argv)
@@ -367,8 +409,16 @@ def test_real_exploratory_expert_reproduces_the_authors(conll_train):
     output, stats = exploratory_expert(conll_train, budget=1000, seed=42)
     assert [d.id for d in output[:5]] == ["train-385", "train-895", "train-792", "train-749", "train-539"]
     assert output[0].spans == [
-        (8, 9, "LOC"), (19, 20, "MISC"), (24, 25, "ORG"), (38, 40, "ORG"), (43, 44, "LOC"),
-        (70, 72, "PER"), (82, 83, "LOC"), (96, 97, "LOC"), (103, 104, "MISC"), (116, 117, "MISC"),
+        (8, 9, "LOC"),
+        (19, 20, "MISC"),
+        (24, 25, "ORG"),
+        (38, 40, "ORG"),
+        (43, 44, "LOC"),
+        (70, 72, "PER"),
+        (82, 83, "LOC"),
+        (96, 97, "LOC"),
+        (103, 104, "MISC"),
+        (116, 117, "MISC"),
     ]
     assert stats["documents_touched"] == 110
 

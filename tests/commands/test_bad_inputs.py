@@ -5,6 +5,7 @@ Commands that read user files: ``eer-simulate``, ``eer-import``, ``eer-export``,
 (``tune-o-cost``'s checks are here too; ``evaluate``'s are in test_reliability.py). Generated cases use
 hypothesis: a few examples in the default run, larger sweeps under ``integration``.
 """
+
 import argparse
 import json
 import os
@@ -12,10 +13,9 @@ import shutil
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from conftest import FIXTURES
 
 from eer_plugin.commands import eer_export, eer_import, estimate_ratio, simulate, split
 from eer_plugin.corpus.formats import read_jsonl
@@ -68,14 +68,21 @@ def test_import_refuses_output_equal_to_input_or_to_complete_output(tmp_path, ca
     shutil.copy(DOCCANO, tmp_path / "d.jsonl")
     (tmp_path / "ids.txt").write_text("1\n3\n")
     before = snapshot(tmp_path)
-    for argv in (["d.jsonl", "d.jsonl"], ["d.jsonl", "out.jsonl", "--complete-output", "out.jsonl"],
-                 ["d.jsonl", "out.jsonl", "--complete-ids", "ids.txt", "--report", "ids.txt"]):
-        status, err = run(eer_import.main, ["doccano", *[tmp_path / a if a.endswith((".jsonl", ".txt")) else a for a in argv]], capsys)
+    for argv in (
+        ["d.jsonl", "d.jsonl"],
+        ["d.jsonl", "out.jsonl", "--complete-output", "out.jsonl"],
+        ["d.jsonl", "out.jsonl", "--complete-ids", "ids.txt", "--report", "ids.txt"],
+    ):
+        status, err = run(
+            eer_import.main, ["doccano", *[tmp_path / a if a.endswith((".jsonl", ".txt")) else a for a in argv]], capsys
+        )
         assert status == 1 and snapshot(tmp_path) == before, argv
         one_line_error(err, "same file")
 
 
-@pytest.mark.parametrize("outputs", [["d.jsonl", "dev.jsonl"], ["train.jsonl", "./d.jsonl"], ["same.jsonl", "same.jsonl"]])
+@pytest.mark.parametrize(
+    "outputs", [["d.jsonl", "dev.jsonl"], ["train.jsonl", "./d.jsonl"], ["same.jsonl", "same.jsonl"]]
+)
 def test_split_refuses_an_output_that_is_its_data_or_the_other_output(outputs, tmp_path, capsys, monkeypatch):
     monkeypatch.chdir(tmp_path)
     shutil.copy(DOCCANO_IMPORTED, "d.jsonl")
@@ -86,22 +93,39 @@ def test_split_refuses_an_output_that_is_its_data_or_the_other_output(outputs, t
 
 
 def test_import_keeps_complete_documents_apart(tmp_path, capsys):
-    status, _ = run(eer_import.main, ["doccano", DOCCANO, tmp_path / "p.jsonl", "--complete-ids",
-                                      FIXTURES / "import" / "doccano_complete_ids.txt", "--complete-output", tmp_path / "c.jsonl"], capsys)
+    status, _ = run(
+        eer_import.main,
+        [
+            "doccano",
+            DOCCANO,
+            tmp_path / "p.jsonl",
+            "--complete-ids",
+            FIXTURES / "import" / "doccano_complete_ids.txt",
+            "--complete-output",
+            tmp_path / "c.jsonl",
+        ],
+        capsys,
+    )
     assert status == 0
-    assert [d.id for d in read_jsonl(tmp_path / "c.jsonl")] == ["1", "3", "5"] and len(read_jsonl(tmp_path / "p.jsonl")) == 3
+    assert [d.id for d in read_jsonl(tmp_path / "c.jsonl")] == ["1", "3", "5"] and len(
+        read_jsonl(tmp_path / "p.jsonl")
+    ) == 3
 
 
 def test_estimate_ratio_refuses_output_equal_to_its_data(tmp_path, capsys, tiny_encoder):
     shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "dev.txt")
     before = snapshot(tmp_path)
-    status, err = run(estimate_ratio.main, [tmp_path / "dev.txt", "--encoder", tiny_encoder, "--output", tmp_path / "dev.txt"], capsys)
+    status, err = run(
+        estimate_ratio.main, [tmp_path / "dev.txt", "--encoder", tiny_encoder, "--output", tmp_path / "dev.txt"], capsys
+    )
     assert status == 1 and snapshot(tmp_path) == before
     one_line_error(err, "dev.txt", "same file as DATA")
 
 
 # ------------------------------------------------------------------------------------ lone surrogates, control characters
-SURROGATE_DOC = '{"id": "x", "tokens": ["Bad\\ud800", "\\u0000", "Paris"], "spans": [[2, 3, "LOC"]], "is_complete": true}\n'
+SURROGATE_DOC = (
+    '{"id": "x", "tokens": ["Bad\\ud800", "\\u0000", "Paris"], "spans": [[2, 3, "LOC"]], "is_complete": true}\n'
+)
 
 
 def test_simulate_and_estimate_ratio_normalise_surrogates(tmp_path, capsys, tiny_encoder):
@@ -109,15 +133,23 @@ def test_simulate_and_estimate_ratio_normalise_surrogates(tmp_path, capsys, tiny
     status, err = run(simulate.main, ["gold", tmp_path / "in.jsonl", tmp_path / "out.jsonl"], capsys)
     assert status == 0, err
     assert read_jsonl(tmp_path / "out.jsonl")[0].tokens == ["Bad\ufffd", "\ufffd", "Paris"]
-    status, err = run(estimate_ratio.main, [tmp_path / "in.jsonl", "--encoder", tiny_encoder, "--resamples", "20",
-                                            "--output", tmp_path / "ratio.json"], capsys)
-    assert status == 0 and "Traceback" not in err and json.loads((tmp_path / "ratio.json").read_text())["documents"] == 1
+    status, err = run(
+        estimate_ratio.main,
+        [tmp_path / "in.jsonl", "--encoder", tiny_encoder, "--resamples", "20", "--output", tmp_path / "ratio.json"],
+        capsys,
+    )
+    assert (
+        status == 0 and "Traceback" not in err and json.loads((tmp_path / "ratio.json").read_text())["documents"] == 1
+    )
 
 
-@pytest.mark.parametrize("line", [
-    {"text": "Bad \ud800 Paris \u0007 here", "label": [[6, 11, "LOC"]]},
-    {"text": "Paris", "label": [[0, 5, "LOC\ud800"]]},
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        {"text": "Bad \ud800 Paris \u0007 here", "label": [[6, 11, "LOC"]]},
+        {"text": "Paris", "label": [[0, 5, "LOC\ud800"]]},
+    ],
+)
 def test_import_normalises_surrogates_and_keeps_offsets(line, tmp_path, capsys):
     (tmp_path / "in.jsonl").write_text(json.dumps(line) + "\n")  # json.dumps writes the surrogate as \ud800
     status, err = run(eer_import.main, ["doccano", tmp_path / "in.jsonl", tmp_path / "out.jsonl"], capsys)
@@ -131,8 +163,16 @@ def test_import_normalises_surrogates_and_keeps_offsets(line, tmp_path, capsys):
 ALPHABET = st.characters(codec=None, exclude_categories=())
 JSON_VALUES = st.recursive(
     st.none() | st.booleans() | st.integers(-3, 12) | st.floats(allow_nan=False) | st.text(ALPHABET, max_size=8),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.sampled_from(
-        ["id", "text", "tokens", "spans", "label", "sentence_ends", "is_complete", "negative_spans", "x"]), inner, max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=4)
+        | st.dictionaries(
+            st.sampled_from(
+                ["id", "text", "tokens", "spans", "label", "sentence_ends", "is_complete", "negative_spans", "x"]
+            ),
+            inner,
+            max_size=5,
+        )
+    ),
     max_leaves=12,
 )
 LINES = st.one_of(
@@ -145,13 +185,17 @@ FILES = st.one_of(
 )
 
 
-def check_generated(main, argv, data: bytes, tmp_path: Path, capsys, output: str = "out.jsonl", validate=read_jsonl) -> None:
+def check_generated(
+    main, argv, data: bytes, tmp_path: Path, capsys, output: str = "out.jsonl", validate=read_jsonl
+) -> None:
     """One generated file through a command: correct output or a one-line error naming the file; input untouched."""
     for leftover in tmp_path.iterdir():
         leftover.unlink() if leftover.is_file() else shutil.rmtree(leftover)
     source = tmp_path / "in.jsonl"
     source.write_bytes(data)
-    status, err = run(main, [{"IN": source, "OUT": tmp_path / output, "DEV": tmp_path / "dev.jsonl"}.get(a, a) for a in argv], capsys)
+    status, err = run(
+        main, [{"IN": source, "OUT": tmp_path / output, "DEV": tmp_path / "dev.jsonl"}.get(a, a) for a in argv], capsys
+    )
     assert source.read_bytes() == data
     if status == 0:
         assert "Traceback" not in err
@@ -189,14 +233,28 @@ def test_generated_files_give_output_or_one_line_errors(command, tmp_path_factor
 
 def test_generated_files_through_estimate_ratio(tmp_path_factory, capsys, tiny_encoder):
     argv = ["IN", "--encoder", tiny_encoder, "--resamples", "20", "--output", "OUT"]
-    _sweep(estimate_ratio.main, argv, tmp_path_factory, capsys, QUICK, output="ratio.json",
-           validate=lambda path: json.loads(path.read_text()))
+    _sweep(
+        estimate_ratio.main,
+        argv,
+        tmp_path_factory,
+        capsys,
+        QUICK,
+        output="ratio.json",
+        validate=lambda path: json.loads(path.read_text()),
+    )
 
 
 @pytest.mark.parametrize("format", ["prodigy", "label-studio"])
 def test_generated_predictions_through_export(format, tmp_path_factory, capsys):
-    _sweep(eer_export.main, [format, "IN", "OUT"], tmp_path_factory, capsys, QUICK, output="out.json",
-           validate=lambda path: json.loads(path.read_text()) if format == "label-studio" else read_jsonl_values(path))
+    _sweep(
+        eer_export.main,
+        [format, "IN", "OUT"],
+        tmp_path_factory,
+        capsys,
+        QUICK,
+        output="out.json",
+        validate=lambda path: json.loads(path.read_text()) if format == "label-studio" else read_jsonl_values(path),
+    )
 
 
 def read_jsonl_values(path: Path) -> list:
@@ -219,8 +277,15 @@ def test_tune_o_cost_refuses_an_output_archive_that_is_an_input(output, tmp_path
     shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "dev.txt")
     before = snapshot(tmp_path)
     args = argparse.Namespace(
-        archive_file=str(tmp_path / "model.tar.gz"), dev_file=str(tmp_path / "dev.txt"), test_file=None, n_calls=3,
-        low=1e-4, high=1e2, seed=0, batch_size=8, cuda_device=-1,
+        archive_file=str(tmp_path / "model.tar.gz"),
+        dev_file=str(tmp_path / "dev.txt"),
+        test_file=None,
+        n_calls=3,
+        low=1e-4,
+        high=1e2,
+        seed=0,
+        batch_size=8,
+        cuda_device=-1,
         output_archive=str(tmp_path / ("model.tar.gz" if output == "archive" else "dev.txt")),
     )
     with pytest.raises(UserError, match="is the same file as"):
@@ -238,8 +303,13 @@ def test_evaluate_refuses_an_output_that_is_its_data(output, tmp_path, monkeypat
     shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "test.txt")
     (tmp_path / "model.tar.gz").write_bytes(b"the model")
     before = snapshot(tmp_path)
-    args = argparse.Namespace(archive_file=str(tmp_path / "model.tar.gz"), input_file=f"{tmp_path}/other.txt,{tmp_path}/test.txt",
-                              weights_file=None, output_file=None, predictions_output_file=None)
+    args = argparse.Namespace(
+        archive_file=str(tmp_path / "model.tar.gz"),
+        input_file=f"{tmp_path}/other.txt,{tmp_path}/test.txt",
+        weights_file=None,
+        output_file=None,
+        predictions_output_file=None,
+    )
     setattr(args, output.lstrip("-").replace("-", "_"), f"{tmp_path}/m1.json,{tmp_path}/./test.txt")
     with pytest.raises(UserError, match=f"{output} .*test.txt is the same file as the evaluation data"):
         evaluate.evaluate_from_args(args)
@@ -249,10 +319,21 @@ def test_evaluate_refuses_an_output_that_is_its_data(output, tmp_path, monkeypat
 def _evaluate_args(tmp_path: Path) -> argparse.Namespace:
     (tmp_path / "model.tar.gz").write_bytes(b"the model")
     shutil.copy(FIXTURES / "conll2003_tiny_dev.txt", tmp_path / "test.txt")
-    return argparse.Namespace(archive_file=str(tmp_path / "model.tar.gz"), input_file=str(tmp_path / "test.txt"), weights_file=None,
-                              output_file=str(tmp_path / "metrics.json"), predictions_output_file=str(tmp_path / "predictions.jsonl"),
-                              auto_names="NONE", batch_size=None, overrides="", cuda_device=-1, embedding_sources_mapping=None,
-                              extend_vocab=False, file_friendly_logging=False, batch_weight_key=None)
+    return argparse.Namespace(
+        archive_file=str(tmp_path / "model.tar.gz"),
+        input_file=str(tmp_path / "test.txt"),
+        weights_file=None,
+        output_file=str(tmp_path / "metrics.json"),
+        predictions_output_file=str(tmp_path / "predictions.jsonl"),
+        auto_names="NONE",
+        batch_size=None,
+        overrides="",
+        cuda_device=-1,
+        embedding_sources_mapping=None,
+        extend_vocab=False,
+        file_friendly_logging=False,
+        batch_weight_key=None,
+    )
 
 
 def _writes_then(fail: bool):

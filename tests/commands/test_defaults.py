@@ -1,5 +1,6 @@
 """Each default of eer-simulate is declared once, in the simulators' signatures: the command leaves an option it
 was not given to the library (:mod:`eer_plugin.annotation.scenarios`), and ``--help`` shows the library's value."""
+
 import inspect
 
 from conftest import FIXTURES
@@ -13,10 +14,15 @@ GOLD = str(FIXTURES / "conll2003_tiny.txt")
 
 def test_the_help_shows_the_simulators_own_defaults():
     help_text = " ".join(simulate.build_parser().format_help().split())
-    for option, function in [("budget", simulators.exploratory_expert), ("keep_probability", simulators.exploratory_expert),
-                             ("max_per_document", simulators.exploratory_expert), ("recall", simulators.non_native_speaker),
-                             ("precision", simulators.non_native_speaker), ("max_fp_length", simulators.non_native_speaker),
-                             ("seed", simulators.non_native_speaker)]:
+    for option, function in [
+        ("budget", simulators.exploratory_expert),
+        ("keep_probability", simulators.exploratory_expert),
+        ("max_per_document", simulators.exploratory_expert),
+        ("recall", simulators.non_native_speaker),
+        ("precision", simulators.non_native_speaker),
+        ("max_fp_length", simulators.non_native_speaker),
+        ("seed", simulators.non_native_speaker),
+    ]:
         default = inspect.signature(function).parameters[option].default
         assert scenarios.DEFAULTS[option] == default
         flag = "--" + option.replace("_", "-")

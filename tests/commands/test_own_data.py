@@ -1,9 +1,9 @@
 """The own-data path (issue 33): the user's data only (no fixture fallback), packaged configs found by
 name from any directory, the settings listed where users look, a warning on too few steps, Label
 Studio tasks nobody annotated, and English clitics in the raw-text tokenizer."""
+
 import json
 import os
-import re
 import shutil
 import subprocess
 import sys
@@ -11,18 +11,17 @@ from pathlib import Path
 
 import pytest
 from allennlp.common import Params
-
 from conftest import FIXTURE_DATA, FIXTURES
+
 from eer_plugin import cli
 from eer_plugin.commands import split
-from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.common.errors import UserError
+from eer_plugin.corpus.documents import DataFileError, Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.importers import import_documents
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.runtime.config_files import CONFIG_DIR, resolve_config
-from eer_plugin.common.errors import UserError
-from eer_plugin.corpus.documents import DataFileError
-from eer_plugin.runtime.settings import SETTINGS, config_defaults
+from eer_plugin.runtime.settings import SETTINGS
 from eer_plugin.training.trainer import FEW_STEPS, warn_about_run
 
 NAMES = [s.name for s in SETTINGS]
@@ -46,7 +45,10 @@ def test_train_help_lists_every_setting_and_config(capsys):
             assert f"{setting.path} " in out and f"(default {default}; plans: {setting.name})" in out, setting.name
         else:
             assert f"{setting.name} (default {default})" in out, setting.name
-    assert "trainer.optimizer.parameter_groups.0.1.lr (cbl_lstm: trainer.optimizer.lr) (default 1e-3; plans: EER_HEAD_LEARNING_RATE)" in out
+    assert (
+        "trainer.optimizer.parameter_groups.0.1.lr (cbl_lstm: trainer.optimizer.lr) (default 1e-3; plans: EER_HEAD_LEARNING_RATE)"
+        in out
+    )
     assert "eer_short.jsonnet" in out and "eer-settings" in out
 
 
@@ -56,7 +58,10 @@ def test_eer_settings_command_shows_values_set_here(monkeypatch, capsys):
     assert cli.main(["eer-settings"]) == 0
     out = " ".join(capsys.readouterr().out.split())
     assert "EER_SEED (default 0; set here: 2)" in out and "trainer.min_steps (default 0; plans: EER_MIN_STEPS)" in out
-    assert "data_loader.batch_sampler.batch_size (default 4; plans: EER_BATCH_SIZE; EER_BATCH_SIZE IS SET HERE, which no config reads: give -o instead)" in out
+    assert (
+        "data_loader.batch_sampler.batch_size (default 4; plans: EER_BATCH_SIZE; EER_BATCH_SIZE IS SET HERE, which no config reads: give -o instead)"
+        in out
+    )
 
 
 # ------------------------------------------------------------------------------------------ configs
@@ -79,15 +84,21 @@ def test_packaged_config_by_name_from_any_directory(tmp_path, monkeypatch):
     assert Params.from_file("eer_short.jsonnet").as_dict(quiet=True)["model"]["ratio_loss_weight"] == 0
     monkeypatch.setenv("EER_DEV_DATA", "dev.jsonl")  # named, so used
     shutil.copy(tmp_path / "mine.jsonl", tmp_path / "dev.jsonl")
-    assert Params.from_file(str(CONFIG_DIR / "eer_all.jsonnet")).as_dict(quiet=True)["validation_data_path"] == "dev.jsonl"
+    assert (
+        Params.from_file(str(CONFIG_DIR / "eer_all.jsonnet")).as_dict(quiet=True)["validation_data_path"] == "dev.jsonl"
+    )
 
 
 def test_missing_paths_are_one_line_errors(tmp_path, monkeypatch):
     without_fixture_data(monkeypatch)
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(UserError, match=r"config 'eer_shrot.jsonnet' not found: no such file in .*packaged: .*eer_short.jsonnet"):
+    with pytest.raises(
+        UserError, match=r"config 'eer_shrot.jsonnet' not found: no such file in .*packaged: .*eer_short.jsonnet"
+    ):
         Params.from_file("eer_shrot.jsonnet")
-    with pytest.raises(UserError, match=r"^eer_short.jsonnet: EER_TRAIN_DATA is not set: name your training data") as info:
+    with pytest.raises(
+        UserError, match=r"^eer_short.jsonnet: EER_TRAIN_DATA is not set: name your training data"
+    ) as info:
         Params.from_file("eer_short.jsonnet")
     assert "\n" not in str(info.value)
     monkeypatch.setenv("EER_TRAIN_DATA", "typo.jsonl")
@@ -126,10 +137,14 @@ def _docs(n: int, complete=()) -> list:
 def test_split_by_document_is_seeded_and_documented():
     docs = _docs(10, complete=(1, 4))
     train, dev = split.split_documents(docs, 0.2, seed=0)
-    assert len(dev) == 2 and len(train) == 8 and {d.id for d in train} | {d.id for d in dev} == {str(i) for i in range(10)}
+    assert (
+        len(dev) == 2 and len(train) == 8 and {d.id for d in train} | {d.id for d in dev} == {str(i) for i in range(10)}
+    )
     assert [d.id for d in dev] == sorted((d.id for d in dev), key=int)  # the input's order
     assert split.split_documents(docs, 0.2, seed=0)[1] == dev  # reproducible
-    assert {tuple(d.id for d in split.split_documents(docs, 0.2, seed=s)[1]) for s in range(10)} != {tuple(d.id for d in dev)}
+    assert {tuple(d.id for d in split.split_documents(docs, 0.2, seed=s)[1]) for s in range(10)} != {
+        tuple(d.id for d in dev)
+    }
     _, complete_dev = split.split_documents(docs, 0.5, seed=3, complete_only=True)
     assert sorted(d.id for d in complete_dev) == ["1", "4"]
     assert len(split.split_documents(_docs(2), 0.9)[0]) == 1  # at least one document stays for training
@@ -141,7 +156,9 @@ def test_split_by_document_is_seeded_and_documented():
 
 def test_split_command_writes_both_files(tmp_path, capsys):
     train, dev = tmp_path / "train.jsonl", tmp_path / "dev.jsonl"
-    split.main([str(FIXTURES / "conll2003_tiny_partial.jsonl"), str(train), str(dev), "--dev-fraction", "0.5", "--seed", "1"])
+    split.main(
+        [str(FIXTURES / "conll2003_tiny_partial.jsonl"), str(train), str(dev), "--dev-fraction", "0.5", "--seed", "1"]
+    )
     original = read_jsonl(FIXTURES / "conll2003_tiny_partial.jsonl")
     assert sorted(d.id for d in read_jsonl(train) + read_jsonl(dev)) == sorted(d.id for d in original)
     assert f"EER_TRAIN_DATA={train} EER_DEV_DATA={dev}" in capsys.readouterr().out
@@ -152,9 +169,17 @@ def _label_studio(tmp_path: Path) -> Path:
     result = {"type": "labels", "value": {"start": 0, "end": 7, "labels": ["LOC"]}}
     tasks = [
         {"id": 1, "data": {"text": "Germany's exports rose."}, "annotations": [{"id": 1, "result": [result]}]},
-        {"id": 2, "data": {"text": "Merkel spoke in Paris."}, "annotations": [],  # never annotated, only a model's guess
-         "predictions": [{"result": [{"type": "labels", "value": {"start": 0, "end": 6, "labels": ["PER"]}}]}]},
-        {"id": 3, "data": {"text": "Nobody was there."}, "annotations": [{"id": 3, "result": []}]},  # annotated: no entity
+        {
+            "id": 2,
+            "data": {"text": "Merkel spoke in Paris."},
+            "annotations": [],  # never annotated, only a model's guess
+            "predictions": [{"result": [{"type": "labels", "value": {"start": 0, "end": 6, "labels": ["PER"]}}]}],
+        },
+        {
+            "id": 3,
+            "data": {"text": "Nobody was there."},
+            "annotations": [{"id": 3, "result": []}],
+        },  # annotated: no entity
     ]
     path = tmp_path / "export.json"
     path.write_text(json.dumps(tasks))
@@ -173,13 +198,19 @@ def test_label_studio_task_without_annotation_is_never_complete(tmp_path, option
 
 
 # ------------------------------------------------------------------------------------------ clitics
-@pytest.mark.parametrize("text,words", [
-    ("Germany's exports", ["Germany", "'s", "exports"]),
-    ("the European Commission’s plan", ["the", "European", "Commission", "’s", "plan"]),
-    ("don't can't isn't", ["do", "n't", "ca", "n't", "is", "n't"]),
-    ("they're we've I'll she'd I'm GERMANY'S", ["they", "'re", "we", "'ve", "I", "'ll", "she", "'d", "I", "'m", "GERMANY", "'S"]),
-    ("O'Neill's aujourd'hui l'homme", ["O'Neill", "'s", "aujourd'hui", "l'homme"]),  # inner apostrophes stay
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        ("Germany's exports", ["Germany", "'s", "exports"]),
+        ("the European Commission’s plan", ["the", "European", "Commission", "’s", "plan"]),
+        ("don't can't isn't", ["do", "n't", "ca", "n't", "is", "n't"]),
+        (
+            "they're we've I'll she'd I'm GERMANY'S",
+            ["they", "'re", "we", "'ve", "I", "'ll", "she", "'d", "I", "'m", "GERMANY", "'S"],
+        ),
+        ("O'Neill's aujourd'hui l'homme", ["O'Neill", "'s", "aujourd'hui", "l'homme"]),  # inner apostrophes stay
+    ],
+)
 def test_tokenizer_splits_english_clitics(text, words):
     got, offsets, _ = tokenize_text(text)
     assert got == words and [text[a:b] for a, b in offsets] == words
@@ -193,7 +224,14 @@ def test_entity_before_a_possessive_is_not_snapped(tmp_path):
 
 # ------------------------------------------------------------------------------------------ end to end
 def _run(args, cwd, env, timeout=600):
-    return subprocess.run([sys.executable, "-m", "eer_plugin.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout)
+    return subprocess.run(
+        [sys.executable, "-m", "eer_plugin.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 @pytest.mark.integration
@@ -204,13 +242,21 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
     work.mkdir()
     shutil.copy(FIXTURES / "conll2003_tiny_partial.jsonl", work / "my_docs.jsonl")
     env = {k: v for k, v in os.environ.items() if not k.startswith("EER_")}
-    env.update(EER_TRAIN_DATA="my_docs.jsonl", EER_ENCODER=tiny_encoder, EER_MAX_LENGTH="128",
-               EER_PRECISION="fp32", HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1")
+    env.update(
+        EER_TRAIN_DATA="my_docs.jsonl",
+        EER_ENCODER=tiny_encoder,
+        EER_MAX_LENGTH="128",
+        EER_PRECISION="fp32",
+        HF_HUB_OFFLINE="1",
+        TRANSFORMERS_OFFLINE="1",
+    )
     done = _run(["train", "eer_short.jsonnet", "-s", "model", "-o", '{"trainer.num_epochs": 2}'], work, env)
     assert done.returncode == 0, done.stderr[-3000:]
     log = done.stdout + done.stderr  # AllenNLP logs to stdout
     assert log.count("no dev set (EER_DEV_DATA is not set)") == 1
-    assert "only 6 optimizer steps" in log and '"trainer.min_steps": 150' in log  # 2 epochs of 3 batches: the warning and its fix
+    assert (
+        "only 6 optimizer steps" in log and '"trainer.min_steps": 150' in log
+    )  # 2 epochs of 3 batches: the warning and its fix
     config = (work / "model" / "config.json").read_text()
     metrics_text = (work / "model" / "metrics.json").read_text()
     for text in (config, metrics_text):
@@ -221,8 +267,10 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
     assert (work / "model" / "model.tar.gz").exists()
     # a wrong input path is one line, not a traceback
     (work / "docs.jsonl").write_text('{"text": "Fischler met Loyola de Palacio in Brussels."}\n')
-    for args in (["predict", "model/model.tar.gz", "missing.jsonl", "--predictor", "eer_tagger", "--output-file", "p.jsonl"],
-                 ["evaluate", "model/model.tar.gz", "missing.txt"]):
+    for args in (
+        ["predict", "model/model.tar.gz", "missing.jsonl", "--predictor", "eer_tagger", "--output-file", "p.jsonl"],
+        ["evaluate", "model/model.tar.gz", "missing.txt"],
+    ):
         failed = _run(args, work, env)
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-3000:]
         assert failed.stderr.strip().splitlines()[-1].startswith("error: ") and "missing." in failed.stderr

@@ -1,4 +1,5 @@
 """Issue 32: the output policy (eer_plugin/common/outputs.py) and the text normalisation (eer_plugin/corpus/text.py)."""
+
 import os
 import subprocess
 import sys
@@ -7,9 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from eer_plugin.corpus.text import REPLACEMENT, normalise, normalise_text, normalise_value
 from eer_plugin.common import outputs
 from eer_plugin.common.outputs import OutputError, check_outputs, writing
+from eer_plugin.corpus.text import REPLACEMENT, normalise, normalise_text, normalise_value
 
 
 # ------------------------------------------------------------------------------------ text
@@ -25,19 +26,25 @@ def test_normalised_text_keeps_its_length_and_is_always_writable(text):
     assert normalise(cleaned) == cleaned  # idempotent
 
 
-@pytest.mark.parametrize("text,expected", [
-    ("bad \ud800 x", "bad \ufffd x"),
-    ("a\x00b\x07c\x1bd\x7fe\x9ff", "a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf"),
-    ("tab\tnew\nline\r\x0b\x0c\x1c\x85 ok", "tab\tnew\nline\r\x0b\x0c\x1c\x85 ok"),  # white space stays
-    ("José \u200b 😀 \ufeff", "José \u200b 😀 \ufeff"),  # no NFC, no removal: only Cc and surrogates
-])
+@pytest.mark.parametrize(
+    "text,expected",
+    [
+        ("bad \ud800 x", "bad \ufffd x"),
+        ("a\x00b\x07c\x1bd\x7fe\x9ff", "a\ufffdb\ufffdc\ufffdd\ufffde\ufffdf"),
+        ("tab\tnew\nline\r\x0b\x0c\x1c\x85 ok", "tab\tnew\nline\r\x0b\x0c\x1c\x85 ok"),  # white space stays
+        ("José \u200b 😀 \ufeff", "José \u200b 😀 \ufeff"),  # no NFC, no removal: only Cc and surrogates
+    ],
+)
 def test_normalise_replaces_only_surrogates_and_control_characters(text, expected):
     assert normalise(text) == expected
 
 
 def test_normalise_value_reaches_every_string_keys_included():
     assert normalise_value({"t\x00": ["a\ud800", {"b": "\x01"}], "n": 3, "f": None}) == {
-        "t\ufffd": ["a\ufffd", {"b": "\ufffd"}], "n": 3, "f": None}
+        "t\ufffd": ["a\ufffd", {"b": "\ufffd"}],
+        "n": 3,
+        "f": None,
+    }
 
 
 # ------------------------------------------------------------------------------------ same-file checks
@@ -61,7 +68,9 @@ def test_files_of_an_input_directory_two_equal_outputs_and_directory_outputs(tmp
     with pytest.raises(OutputError, match="same file as INPUT"):
         check_outputs([("INPUT", corpus)], [("OUTPUT", corpus / "x.ann")])
     check_outputs([("INPUT", corpus)], [("OUTPUT", corpus / "new.jsonl")])
-    with pytest.raises(OutputError, match="--complete-output .* is the same file as OUTPUT .*: one would overwrite the other"):
+    with pytest.raises(
+        OutputError, match="--complete-output .* is the same file as OUTPUT .*: one would overwrite the other"
+    ):
         check_outputs([], [("OUTPUT", tmp_path / "o.jsonl"), ("--complete-output", f"{tmp_path}/./o.jsonl")])
     with pytest.raises(OutputError, match="is a directory; give a file name"):
         check_outputs([], [("OUTPUT", corpus)])

@@ -6,6 +6,7 @@ device, FIFO or ``/dev/stdout`` is written directly as a stream (the node stays)
 device is refused before it is opened (no wait on a writer, no endless read), compression is recognised by
 the first bytes. The printer (``eer_plugin/runtime/errors.py:report``): Ctrl-C, a closed pipe, a full disk,
 deep nesting and exhausted memory are one line (or, for the pipe, none), never a traceback."""
+
 import bz2
 import errno
 import gzip
@@ -20,13 +21,12 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 
-from eer_plugin.corpus.formats import FormatError, read_conll, read_documents
 from eer_plugin.common import outputs
 from eer_plugin.common.errors import BROKEN_PIPE, INTERRUPTED, UserError, report
 from eer_plugin.common.outputs import OutputError, check_outputs, writing
+from eer_plugin.corpus.formats import FormatError, read_conll, read_documents
 
 GOLD = FIXTURES / "conll2003_tiny.txt"
 
@@ -53,7 +53,9 @@ def test_a_symlink_output_writes_its_target_atomically_and_stays_a_link(dangling
     check_outputs([("INPUT", GOLD)], [("OUTPUT", tmp_path / "link.txt")])
     with writing(tmp_path / "link.txt") as handle:
         handle.write("new")
-    assert (tmp_path / "link.txt").is_symlink() and os.readlink(tmp_path / "link.txt") == os.path.join("data", "target.txt")
+    assert (tmp_path / "link.txt").is_symlink() and os.readlink(tmp_path / "link.txt") == os.path.join(
+        "data", "target.txt"
+    )
     assert target.read_text() == "new" and not temporaries(tmp_path) and not temporaries(tmp_path / "data")
 
 
@@ -98,9 +100,11 @@ def test_dev_full_is_one_output_error_and_stays_a_device():
 
 
 def test_dev_stdout_is_a_stream_written_to_the_process_stdout(tmp_path):
-    code = ("from eer_plugin.common.outputs import check_outputs, writing\n"
-            "check_outputs([], [('OUTPUT', '/dev/stdout')])\n"
-            "with writing('/dev/stdout') as handle:\n    handle.write('to stdout\\n')\n")
+    code = (
+        "from eer_plugin.common.outputs import check_outputs, writing\n"
+        "check_outputs([], [('OUTPUT', '/dev/stdout')])\n"
+        "with writing('/dev/stdout') as handle:\n    handle.write('to stdout\\n')\n"
+    )
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=120)
     assert shown.returncode == 0 and shown.stdout == "to stdout\n", shown.stderr
     assert not temporaries(tmp_path)
@@ -144,8 +148,20 @@ def test_a_full_disk_removes_the_temporary_file_and_says_so(tmp_path):
     disk = tmp_path / "disk"
     disk.mkdir()
     shown = subprocess.run(
-        ["unshare", "-m", "sh", "-c", f'mount -t tmpfs -o size=64k tmpfs "$1" && exec "{sys.executable}" -c "$2" "$1"', "sh",
-         str(disk), FULL_DISK], capture_output=True, text=True, timeout=120)
+        [
+            "unshare",
+            "-m",
+            "sh",
+            "-c",
+            f'mount -t tmpfs -o size=64k tmpfs "$1" && exec "{sys.executable}" -c "$2" "$1"',
+            "sh",
+            str(disk),
+            FULL_DISK,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     if "mount" in shown.stderr or shown.returncode not in (3, 0):
         pytest.skip(f"cannot mount a tmpfs here: {shown.stderr.strip()[:200]}")
     message, old, listing = shown.stdout.splitlines()
@@ -171,9 +187,14 @@ def test_an_input_that_is_not_a_regular_file_is_refused_before_it_is_opened(kind
     path = {"dev_zero": Path("/dev/zero"), "directory": tmp_path}.get(kind, tmp_path / "pipe")
     if kind == "fifo":
         os.mkfifo(path)  # no writer: opening it would wait forever
-    expected = {"fifo": "a FIFO (named pipe), not a regular file", "dev_zero": "a character device, not a regular file",
-                "directory": "is a directory"}[kind]
-    for read in (read_conll, read_documents) if kind != "directory" else (read_conll,):  # a directory is OntoNotes to read_documents
+    expected = {
+        "fifo": "a FIFO (named pipe), not a regular file",
+        "dev_zero": "a character device, not a regular file",
+        "directory": "is a directory",
+    }[kind]
+    for read in (
+        (read_conll, read_documents) if kind != "directory" else (read_conll,)
+    ):  # a directory is OntoNotes to read_documents
         with pytest.raises(FormatError, match=re.escape(expected)):
             read(path)
 
@@ -181,10 +202,14 @@ def test_an_input_that_is_not_a_regular_file_is_refused_before_it_is_opened(kind
 @pytest.mark.parametrize("compress", [gzip.compress, bz2.compress, lzma.compress])
 def test_compressed_inputs_are_recognised_by_their_first_bytes(compress, tmp_path):
     (tmp_path / "gold.txt").write_bytes(compress(GOLD.read_bytes()))  # no .gz name: the bytes say it
-    assert [(d.tokens, d.spans) for d in read_documents(tmp_path / "gold.txt")] == [(d.tokens, d.spans) for d in read_documents(GOLD)]
+    assert [(d.tokens, d.spans) for d in read_documents(tmp_path / "gold.txt")] == [
+        (d.tokens, d.spans) for d in read_documents(GOLD)
+    ]
 
 
-@pytest.mark.parametrize("head,name", [(b"\x28\xb5\x2f\xfd" + b"\x00" * 20, "zstd"), (b"PK\x03\x04" + b"\x00" * 20, "zip")])
+@pytest.mark.parametrize(
+    "head,name", [(b"\x28\xb5\x2f\xfd" + b"\x00" * 20, "zstd"), (b"PK\x03\x04" + b"\x00" * 20, "zip")]
+)
 def test_other_compressions_are_named(head, name, tmp_path):
     (tmp_path / "gold.txt").write_bytes(head)
     with pytest.raises(FormatError, match=f"{name}-compressed: decompress it first"):
@@ -198,14 +223,21 @@ def test_a_damaged_gzip_input_is_one_error(tmp_path):
 
 
 # ------------------------------------------------------------------------------------ the one error printer
-@pytest.mark.parametrize("error,status,shown", [
-    (KeyboardInterrupt(), INTERRUPTED, "interrupted (Ctrl-C): every output is written whole or not at all"),
-    (OSError(errno.ENOSPC, "No space left on device", "out.jsonl"), 1, "error: out.jsonl: No space left on device: free space"),
-    (RecursionError("maximum recursion depth exceeded"), 1, "error: the input is nested too deeply"),
-    (MemoryError(), 1, "error: out of memory: an input is too large to hold"),
-    (OutputError("x: cannot write it"), 1, "error: x: cannot write it"),
-    (UserError("bad"), 1, "error: bad"),
-])
+@pytest.mark.parametrize(
+    "error,status,shown",
+    [
+        (KeyboardInterrupt(), INTERRUPTED, "interrupted (Ctrl-C): every output is written whole or not at all"),
+        (
+            OSError(errno.ENOSPC, "No space left on device", "out.jsonl"),
+            1,
+            "error: out.jsonl: No space left on device: free space",
+        ),
+        (RecursionError("maximum recursion depth exceeded"), 1, "error: the input is nested too deeply"),
+        (MemoryError(), 1, "error: out of memory: an input is too large to hold"),
+        (OutputError("x: cannot write it"), 1, "error: x: cannot write it"),
+        (UserError("bad"), 1, "error: bad"),
+    ],
+)
 def test_the_printer_gives_one_line_and_the_status(error, status, shown, capsys, monkeypatch):
     monkeypatch.delenv("EER_TRACEBACK", raising=False)
     assert report(error) == status
@@ -222,13 +254,21 @@ def test_the_printer_leaves_bugs_their_traceback(monkeypatch):
 
 def eer_ner(*argv, **kwargs) -> subprocess.CompletedProcess:
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run([str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)], env=env, timeout=300, **kwargs)
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)], env=env, timeout=300, **kwargs
+    )
 
 
 def piped(command: str, lines: int) -> subprocess.CompletedProcess:
-    return subprocess.run(f'"{Path(sys.executable).parent / "eer-ner"}" {command} | head -{lines}; echo "status=${{PIPESTATUS[0]}}"',
-                          shell=True, executable="/bin/bash", capture_output=True, text=True, timeout=300,
-                          env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"})
+    return subprocess.run(
+        f'"{Path(sys.executable).parent / "eer-ner"}" {command} | head -{lines}; echo "status=${{PIPESTATUS[0]}}"',
+        shell=True,
+        executable="/bin/bash",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"},
+    )
 
 
 @pytest.mark.integration
@@ -236,12 +276,18 @@ def test_a_closed_pipe_ends_quietly(tmp_path):
     """``eer-ner eer-simulate ... /dev/stdout | head -1`` and ``eer-ner eer-inspect FILE | head -2``: no BrokenPipeError
     traceback; a writer that met the closed pipe ends with status 141 (128 + SIGPIPE) as Unix tools."""
     big = tmp_path / "big.txt"
-    big.write_text("".join(f"-DOCSTART- O\n\n{GOLD.read_text().replace('-DOCSTART- -X- -X- O', '')}\n" for _ in range(300)))
+    big.write_text(
+        "".join(f"-DOCSTART- O\n\n{GOLD.read_text().replace('-DOCSTART- -X- -X- O', '')}\n" for _ in range(300))
+    )
     shown = piped(f'eer-simulate ee "{big}" /dev/stdout --budget 5', 1)
-    assert shown.stdout.splitlines()[-1] == f"status={BROKEN_PIPE}" and len(shown.stdout.splitlines()) == 2, shown.stderr[-2000:]
+    assert shown.stdout.splitlines()[-1] == f"status={BROKEN_PIPE}" and len(shown.stdout.splitlines()) == 2, (
+        shown.stderr[-2000:]
+    )
     assert "Traceback" not in shown.stderr and "BrokenPipe" not in shown.stderr, shown.stderr[-2000:]
     shown = piped(f'eer-inspect "{GOLD}"', 2)
-    assert shown.stdout.splitlines()[-1] in (f"status={BROKEN_PIPE}", "status=0") and len(shown.stdout.splitlines()) == 3
+    assert (
+        shown.stdout.splitlines()[-1] in (f"status={BROKEN_PIPE}", "status=0") and len(shown.stdout.splitlines()) == 3
+    )
     assert "Traceback" not in shown.stderr and "BrokenPipe" not in shown.stderr, shown.stderr
 
 
@@ -256,7 +302,8 @@ def test_simulate_writes_special_outputs(output, tmp_path):
     assert "Traceback" not in shown.stderr, shown.stderr
     if output == "/dev/full":
         assert shown.returncode == 1 and shown.stderr.strip().splitlines()[-1].startswith(
-            "eer-simulate: error: /dev/full: cannot write to it (No space left on device)"), shown.stderr
+            "eer-simulate: error: /dev/full: cannot write to it (No space left on device)"
+        ), shown.stderr
         return
     assert shown.returncode == 0, shown.stderr
     if output == "/dev/stdout":
@@ -271,8 +318,10 @@ def test_control_characters_in_training_tokens_are_replaced_and_said_once_per_fi
     import json
     import logging
 
-    lines = [json.dumps({"id": f"d{i}", "tokens": ["Pe" + character + "ter", "said", character], "spans": [[0, 1, "PER"]]})
-             for i in range(3)]
+    lines = [
+        json.dumps({"id": f"d{i}", "tokens": ["Pe" + character + "ter", "said", character], "spans": [[0, 1, "PER"]]})
+        for i in range(3)
+    ]
     (tmp_path / "train.jsonl").write_text("\n".join(lines) + "\n")
     with caplog.at_level(logging.WARNING):
         documents = read_documents(tmp_path / "train.jsonl")
@@ -283,4 +332,8 @@ def test_control_characters_in_training_tokens_are_replaced_and_said_once_per_fi
 
 @pytest.mark.skipif(not os.path.isdir("/dev/shm"), reason="no /dev/shm")
 def test_a_regular_file_under_dev_shm_is_still_written_atomically():
-    assert not outputs.is_stream("/dev/shm/eer-test-out.txt") and outputs.is_stream("/dev/stdout") and outputs.is_stream("/dev/null")
+    assert (
+        not outputs.is_stream("/dev/shm/eer-test-out.txt")
+        and outputs.is_stream("/dev/stdout")
+        and outputs.is_stream("/dev/null")
+    )

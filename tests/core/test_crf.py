@@ -3,6 +3,7 @@
 For small lattices we enumerate all K^n taggings, keep the valid ones (BILUO grammar, start/end
 rule, per-position allowed sets) and compute every quantity directly from its definition.
 """
+
 import functools
 import itertools
 
@@ -10,11 +11,11 @@ import pytest
 import torch
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from oracles import log_likelihood, reference_log_partition, sequence_score
 
 from eer_plugin.core.crf import ANY_ENTITY, IMPOSSIBLE, LATENT, ConstrainedCRF, observations_to_allowed
 from eer_plugin.core.losses import eer_objective, expected_entity_counts
 from eer_plugin.core.tags import BiluoScheme
-from oracles import log_likelihood, reference_log_partition, sequence_score
 
 SCHEMES = {5: BiluoScheme(["PER"]), 9: BiluoScheme(["PER", "LOC"])}
 
@@ -162,8 +163,15 @@ def test_fully_observed_equals_ordinary_likelihood_and_unobserved_is_zero():
 def full_loss(crf, emissions, mask, allowed, scheme, per_sequence=False, entity_ratio=0.9):
     # entity_ratio far from the model's ratio so the hinge is active and its gradient is exercised
     return eer_objective(
-        crf, emissions, mask, allowed, scheme.entity_mask(), entity_ratio=entity_ratio, ratio_margin=0.01,
-        ratio_loss_weight=10.0, per_sequence=per_sequence,
+        crf,
+        emissions,
+        mask,
+        allowed,
+        scheme.entity_mask(),
+        entity_ratio=entity_ratio,
+        ratio_margin=0.01,
+        ratio_loss_weight=10.0,
+        per_sequence=per_sequence,
     ).loss
 
 
@@ -258,7 +266,9 @@ def test_single_valid_path():
     emissions = torch.randn(1, 5, 9, dtype=torch.float64)
     mask = torch.ones(1, 5, dtype=torch.bool)
     allowed = observations_to_allowed(obs, 9)
-    torch.testing.assert_close(crf.partial_log_likelihood(emissions, mask, allowed), log_likelihood(crf, emissions, gold, mask))
+    torch.testing.assert_close(
+        crf.partial_log_likelihood(emissions, mask, allowed), log_likelihood(crf, emissions, gold, mask)
+    )
     posterior = crf.marginals(emissions, mask, allowed)
     torch.testing.assert_close(posterior[0], torch.nn.functional.one_hot(gold[0], 9).double())
     _assert_finite_loss_and_grads(crf, scheme, emissions, mask, allowed)
@@ -324,7 +334,9 @@ def test_soft_evidence_weights_match_enumeration():
         torch.testing.assert_close(pll[b], expected)
     hard = torch.rand(2, 4, 5, generator=gen) > 0.4
     hard[..., 0] = True
-    torch.testing.assert_close(crf.partial_log_likelihood(emissions, mask, hard), crf.partial_log_likelihood(emissions, mask, hard.double()))
+    torch.testing.assert_close(
+        crf.partial_log_likelihood(emissions, mask, hard), crf.partial_log_likelihood(emissions, mask, hard.double())
+    )
 
 
 # ----------------------------------------------------------------------------------- reference
@@ -454,8 +466,11 @@ def test_path_marginals_match_enumeration_and_forced_partition(seed):
         torch.testing.assert_close(value.exp(), expected, atol=1e-9, rtol=1e-7)
         observations = torch.full((1, emissions.shape[1]), LATENT)
         observations[0, start : start + len(tags)] = torch.tensor(tags)
-        forced = crf.log_partition(emissions[row : row + 1], mask[row : row + 1],
-                                   observations_to_allowed(observations, 9) & allowed[row : row + 1])
+        forced = crf.log_partition(
+            emissions[row : row + 1],
+            mask[row : row + 1],
+            observations_to_allowed(observations, 9) & allowed[row : row + 1],
+        )
         torch.testing.assert_close(value.exp(), (forced - log_z[row]).exp().clamp(max=1.0)[0], atol=1e-9, rtol=1e-7)
     with pytest.raises(ValueError):
         crf.path_log_marginals(emissions, mask, [(1, int(lengths[1]), [0])])

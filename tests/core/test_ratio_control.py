@@ -1,5 +1,6 @@
 """The binding ratio control (eer_plugin/core/ratio_control.py): its term, its multipliers, and a
 tiny tagger whose band lies far from where the likelihood pulls rho_hat."""
+
 import pytest
 import torch
 
@@ -122,8 +123,15 @@ def train_tiny_tagger(control: str, rho: float, gamma: float, steps: int = 120) 
         allowed = torch.ones(*words.shape, scheme.num_tags, dtype=torch.bool)
         allowed[annotated] = torch.nn.functional.one_hot(torch.tensor(unit), scheme.num_tags).bool()
         result = eer_objective(
-            crf, scores(words), mask, allowed, scheme.entity_mask(), entity_ratio=rho, ratio_margin=gamma,
-            ratio_loss_weight=10.0, band=None if control_state is None else control_state.constraint(),
+            crf,
+            scores(words),
+            mask,
+            allowed,
+            scheme.entity_mask(),
+            entity_ratio=rho,
+            ratio_margin=gamma,
+            ratio_loss_weight=10.0,
+            band=None if control_state is None else control_state.constraint(),
         )
         optimizer.zero_grad()
         result.loss.backward()
@@ -158,7 +166,12 @@ def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
 
     given = '{"trainer.num_epochs": 2}'  # the user's own -o stays
     merged = json.loads(train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), given, "eer_short.jsonnet"))
-    assert merged == {"trainer.num_epochs": 2, "model.entity_ratio": 0.105, "model.ratio_margin": 0.02, "model.ratio_control": "bind"}
+    assert merged == {
+        "trainer.num_epochs": 2,
+        "model.entity_ratio": 0.105,
+        "model.ratio_margin": 0.02,
+        "model.ratio_control": "bind",
+    }
     # a config whose model has no ratio control gets rho and gamma only (Raw's ratio settings, as before)
     raw = json.loads(train.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), "", "raw_short.jsonnet"))
     assert raw == {"model.entity_ratio": 0.105, "model.ratio_margin": 0.02}
@@ -209,8 +222,8 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
 
     from conftest import REPO
 
-    from eer_plugin.runtime.archive import load_weights
     from eer_plugin.cli import main
+    from eer_plugin.runtime.archive import load_weights
 
     estimate = write_estimate(tmp_path / "ratio.json", rho=0.05, gamma=0.01)
     out = tmp_path / "run"

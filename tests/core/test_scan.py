@@ -2,6 +2,7 @@
 brute-force, oracle and float32 large-scale tests of ``test_crf.py`` (which run on both paths): long
 ragged lattices, float64 gradients of the full EER loss, Viterbi paths, impossible and non-finite
 inputs, the number of operations, and the choice of path. Tests marked with a device run on CUDA too when a GPU is present."""
+
 import pytest
 import torch
 
@@ -10,7 +11,10 @@ from eer_plugin.core.crf import LATENT, ConstrainedCRF, observations_to_allowed
 from eer_plugin.core.losses import eer_objective
 from eer_plugin.core.tags import BiluoScheme
 
-DEVICES = ["cpu", pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device"))]
+DEVICES = [
+    "cpu",
+    pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
+]
 SCHEME = BiluoScheme(["PER", "LOC", "ORG", "MISC"])
 
 
@@ -18,7 +22,11 @@ def crf_pair(seed=0, dtype=torch.float64, device="cpu", constrained=True, scale=
     """The same CRF (17 BILUO tags, random transitions) on the sequential and on the scan path."""
     k = SCHEME.num_tags
     transitions = torch.randn(k, k, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * scale
-    grammar = (SCHEME.allowed_transitions(), SCHEME.allowed_start(), SCHEME.allowed_end()) if constrained else (torch.ones(k, k, dtype=torch.bool),)
+    grammar = (
+        (SCHEME.allowed_transitions(), SCHEME.allowed_start(), SCHEME.allowed_end())
+        if constrained
+        else (torch.ones(k, k, dtype=torch.bool),)
+    )
     pair = []
     for path in ("sequential", "scan"):
         crf = ConstrainedCRF(*grammar, path=path, **kwargs)
@@ -34,8 +42,12 @@ def ragged_batch(seed=0, n=70, dtype=torch.float64, device="cpu", scale=3.0, obs
     lengths = torch.tensor([n, 1, 0, n // 2 + 2, n - 1])
     mask = torch.arange(n) < lengths[:, None]
     emissions = torch.randn(len(lengths), n, k, generator=gen, dtype=torch.float64) * scale
-    truth, _ = crf_pair(seed + 100)[0].viterbi(torch.randn(len(lengths), n, k, generator=gen, dtype=torch.float64), mask)
-    observations = torch.where(torch.rand(len(lengths), n, generator=gen) < observed, truth, torch.full_like(truth, LATENT))
+    truth, _ = crf_pair(seed + 100)[0].viterbi(
+        torch.randn(len(lengths), n, k, generator=gen, dtype=torch.float64), mask
+    )
+    observations = torch.where(
+        torch.rand(len(lengths), n, generator=gen) < observed, truth, torch.full_like(truth, LATENT)
+    )
     allowed = observations_to_allowed(observations, k)
     return emissions.to(device=device, dtype=dtype), mask.to(device), allowed.to(device)
 
@@ -43,8 +55,16 @@ def ragged_batch(seed=0, n=70, dtype=torch.float64, device="cpu", scale=3.0, obs
 def loss_and_grads(crf, emissions, mask, allowed, **kwargs):
     emissions = emissions.clone().requires_grad_()
     crf.zero_grad()
-    out = eer_objective(crf, emissions, mask, allowed, SCHEME.entity_mask().to(emissions.device), entity_ratio=0.9,
-                        ratio_margin=0.01, **kwargs)  # fmt: skip
+    out = eer_objective(
+        crf,
+        emissions,
+        mask,
+        allowed,
+        SCHEME.entity_mask().to(emissions.device),
+        entity_ratio=0.9,
+        ratio_margin=0.01,
+        **kwargs,
+    )
     out.loss.backward()
     return out, emissions.grad, crf.transitions.grad
 
@@ -80,7 +100,9 @@ def test_viterbi_equals_the_sequential_path(device, seed):
         torch.testing.assert_close(scores, ref_scores, atol=1e-9, rtol=1e-12)
 
 
-@pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device (on the CPU: test_crf.py's float32 test runs on both paths)")
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="no CUDA device (on the CPU: test_crf.py's float32 test runs on both paths)"
+)
 def test_float32_large_scale_marginals_match_float64_on_cuda():
     """Issue 13.8 on the scan path on a GPU: float32 inputs, emissions ~ N(0, 100^2), n = 512, marginals
     within 1e-4 of float64 (the recursion runs in float64 on both paths)."""

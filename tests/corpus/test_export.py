@@ -1,11 +1,11 @@
 """Pre-annotations (``eer-ner eer-export``): a model's predictions written in each annotation tool's import
 format come back through the project's own importer as the same spans, with the probabilities in the
 tools' score fields; bad predictions files and outputs are one clear error and touch nothing."""
+
 import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 from untrained_tagger import TEXT
 
@@ -38,7 +38,9 @@ def as_annotated(format: str, output: Path) -> Path:
             task["annotations"] = [{"id": 1, "result": task["predictions"][0]["result"], "was_cancelled": False}]
         output.write_text(json.dumps(tasks))
     if format == "prodigy":  # db-out adds the answer and the view of ner.manual
-        tasks = [dict(json.loads(line), answer="accept", _view_id="ner_manual") for line in output.read_text().splitlines()]
+        tasks = [
+            dict(json.loads(line), answer="accept", _view_id="ner_manual") for line in output.read_text().splitlines()
+        ]
         output.write_text("".join(json.dumps(task) + "\n" for task in tasks))
     return output
 
@@ -81,14 +83,24 @@ def test_the_error_records_of_predict_are_skipped_and_counted(predictions, capsy
     assert "3 documents" in capsys.readouterr().out and read_predictions(predictions)[1] == 1
 
 
-@pytest.mark.parametrize("lines, message", [
-    (['{"id": "a", "tokens": ["x"], "spans": [], "sentence_ends": [1]}'] * 2, ":2: document id 'a' is also the id of line 1"),
-    (["[1, 2]"], ":1: expected a JSON object"),
-    (['{"id": "a", "tokens": "x"}'], ':1: expected a prediction of eer-ner predict: "tokens", "spans"'),
-    (['{"id": "a", "tokens": ["x"], "spans": [{"start": 0, "end": 2, "type": "PER", "probability": 1}], "sentence_ends": [1]}'],
-     ":1: spans\\[0\\] covers words 0-2 of a document of 1 words"),
-    (['{"line": 1, "id": null, "error": "bad"}'], "no predicted documents in this file \\(1 error records\\)"),
-])
+@pytest.mark.parametrize(
+    "lines, message",
+    [
+        (
+            ['{"id": "a", "tokens": ["x"], "spans": [], "sentence_ends": [1]}'] * 2,
+            ":2: document id 'a' is also the id of line 1",
+        ),
+        (["[1, 2]"], ":1: expected a JSON object"),
+        (['{"id": "a", "tokens": "x"}'], ':1: expected a prediction of eer-ner predict: "tokens", "spans"'),
+        (
+            [
+                '{"id": "a", "tokens": ["x"], "spans": [{"start": 0, "end": 2, "type": "PER", "probability": 1}], "sentence_ends": [1]}'
+            ],
+            ":1: spans\\[0\\] covers words 0-2 of a document of 1 words",
+        ),
+        (['{"line": 1, "id": null, "error": "bad"}'], "no predicted documents in this file \\(1 error records\\)"),
+    ],
+)
 def test_bad_predictions_are_one_error_naming_the_line(lines, message, tmp_path, capsys):
     source = tmp_path / "p.jsonl"
     source.write_text("\n".join(lines) + "\n")

@@ -1,13 +1,14 @@
 """Corpus readers and writers: round trips on the fixtures and one test per kind of bad input,
 each checking that the error names the file and the line."""
+
 import json
 import shutil
 from pathlib import Path
 from typing import List, Tuple
 
 import pytest
-
 from conftest import CONLL_EN, FIXTURES, requires_conll
+
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import (
     FormatError,
@@ -113,7 +114,8 @@ def test_conll2002_fixture_groups_sentences_and_keeps_utf8():
 
 def test_conll2002_dutch_docstart_and_wnut_tab_separated(tmp_path):
     dutch = write(
-        tmp_path, "ned.train",
+        tmp_path,
+        "ned.train",
         "-DOCSTART- -DOCSTART- O\nDe Art O\nbelg N B-MISC\nwerd V O\n\nHij Pron O\n\n"
         "-DOCSTART- -DOCSTART- O\nAmsterdam N B-LOC\nligt V O\n",
     )
@@ -196,7 +198,11 @@ def test_conll_docstart_ending_documents(tmp_path, caplog):
     docs = read_conll(trailing)
     assert [d.tokens for d in docs] == [["EU"]]
     assert f"{trailing}:5: -DOCSTART- at the end of the file is followed by no tokens; dropping" in caplog.text
-    ending = write(tmp_path, "ending.txt", "EU B-ORG\nrejects O\n\n-DOCSTART- O\n\nPeter B-PER\n\nBlackburn B-PER\n\n-DOCSTART- O\n")
+    ending = write(
+        tmp_path,
+        "ending.txt",
+        "EU B-ORG\nrejects O\n\n-DOCSTART- O\n\nPeter B-PER\n\nBlackburn B-PER\n\n-DOCSTART- O\n",
+    )
     docs = read_conll(ending)
     assert [d.tokens for d in docs] == [["EU", "rejects"], ["Peter", "Blackburn"]]
     assert [d.sentence_ends for d in docs] == [[2], [1, 2]] and docs[1].spans == [(0, 1, "PER"), (1, 2, "PER")]
@@ -234,12 +240,18 @@ def test_ontonotes_fixture():
     assert [d.sentence_ends for d in docs] == [[19, 36, 49], [10, 24], [9, 16]]
     assert all(d.is_complete for d in docs)
     assert mentions(docs[0])[:5] == [
-        ("Acme Industries", "ORG"), ("Tuesday", "DATE"), ("12 %", "PERCENT"), ("$ 4.5 million", "MONEY"),
+        ("Acme Industries", "ORG"),
+        ("Tuesday", "DATE"),
+        ("12 %", "PERCENT"),
+        ("$ 4.5 million", "MONEY"),
         ("third quarter", "DATE"),
     ]
     assert ("The Wall Street Journal", "ORG") in mentions(docs[0])
     assert mentions(docs[1]) == [
-        ("John King", "PERSON"), ("Washington", "GPE"), ("Three", "CARDINAL"), ("Gulf Coast", "LOC"),
+        ("John King", "PERSON"),
+        ("Washington", "GPE"),
+        ("Three", "CARDINAL"),
+        ("Gulf Coast", "LOC"),
         ("last night", "TIME"),
     ]
     assert len({t for d in docs for _, _, t in d.spans}) == 12
@@ -315,16 +327,23 @@ def test_jsonl_write_read_identity(tmp_path, source):
 
 def test_jsonl_defaults_and_authors_format(tmp_path):
     path = write(
-        tmp_path, "authors.jsonl",
-        json.dumps({"id": "plain", "tokens": ["a", "b"]}) + "\n\n"
-        + json.dumps({
-            "uid": "D1-S2", "tokens": ["John", "lives", "in", "Paris"], "is_complete": False,
-            "gold_annotations": [
-                {"kind": "entity", "type": "PER", "start": 0, "end": 1, "mention": "John"},
-                {"kind": "entity", "type": "LOC", "start": 3, "end": 4, "mention": "Paris", "comment": "x"},
-                {"kind": "entity", "type": "O", "start": 1, "end": 3},
-            ],
-        }) + "\n",
+        tmp_path,
+        "authors.jsonl",
+        json.dumps({"id": "plain", "tokens": ["a", "b"]})
+        + "\n\n"
+        + json.dumps(
+            {
+                "uid": "D1-S2",
+                "tokens": ["John", "lives", "in", "Paris"],
+                "is_complete": False,
+                "gold_annotations": [
+                    {"kind": "entity", "type": "PER", "start": 0, "end": 1, "mention": "John"},
+                    {"kind": "entity", "type": "LOC", "start": 3, "end": 4, "mention": "Paris", "comment": "x"},
+                    {"kind": "entity", "type": "O", "start": 1, "end": 3},
+                ],
+            }
+        )
+        + "\n",
     )
     plain, authors = read_jsonl(path)
     assert plain.sentence_ends == [2] and plain.spans == [] and not plain.is_complete

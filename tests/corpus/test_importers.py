@@ -1,12 +1,14 @@
 """Importers of annotation-tool exports (eer-import): one hand-written example per tool in
 fixtures/import/, round-tripped to the expected word spans, and every warning and error."""
+
 import json
 from pathlib import Path
 from typing import List, Tuple
 
 import pytest
-
 from conftest import FIXTURES
+
+from eer_plugin.annotation.simulators import variant
 from eer_plugin.commands import eer_import
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
@@ -19,9 +21,8 @@ from eer_plugin.corpus.importers import (
     read_ids,
     to_document,
 )
-from eer_plugin.annotation.simulators import variant
-from eer_plugin.inference.chunking import LATENT_LABEL, chunk_document
 from eer_plugin.corpus.tokenizer import tokenize_text
+from eer_plugin.inference.chunking import LATENT_LABEL, chunk_document
 
 IMPORT = FIXTURES / "import"
 
@@ -150,7 +151,10 @@ def test_negative_spans_as_training_evidence():
     assert labels[:4] == ["U-ORG", "O", "O", "O"]  # Siemens, then 'opened a plant' observed O
     assert labels[4:] == [LATENT_LABEL] * 5  # 'March' rejected as PER is still latent
     again = Document.from_json(partial.to_json())
-    assert again.negative_spans == partial.negative_spans and partial.to_json()["negative_spans"] == [[1, 4], [7, 8, "PER"]]
+    assert again.negative_spans == partial.negative_spans and partial.to_json()["negative_spans"] == [
+        [1, 4],
+        [7, 8, "PER"],
+    ]
 
 
 def test_variants_keep_documents_checked_complete_without_entities():
@@ -197,7 +201,11 @@ def test_snap_warnings_name_document_and_span():
 
 
 def test_document_without_words_is_skipped_with_a_warning(tmp_path):
-    path = jsonl(tmp_path, "d.jsonl", [{"id": 1, "text": "  \n ", "label": []}, {"id": 2, "text": "Paris.", "label": [[0, 5, "LOC"]]}])
+    path = jsonl(
+        tmp_path,
+        "d.jsonl",
+        [{"id": 1, "text": "  \n ", "label": []}, {"id": 2, "text": "Paris.", "label": [[0, 5, "LOC"]]}],
+    )
     docs, report = import_documents("doccano", path, tokenize_text)
     assert [d.id for d in docs] == ["2"]
     assert report.warnings == [f"{path}:1: document '1' has no words; skipped"]
@@ -226,10 +234,17 @@ def test_brat_latin1_text_file(tmp_path, caplog):
 # ----------------------------------------------------------------------------------- errors
 def test_overlapping_spans_error_names_both(tmp_path):
     text = "New York City is big."
-    error = doccano_error(tmp_path, [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [4, 13, "LOC"]]}], "overlapping spans")
-    assert "document '7': overlapping spans: span label[0] [0, 8) LOC 'New York' and span label[1] [4, 13) LOC 'York City'" in str(error)
+    error = doccano_error(
+        tmp_path, [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [4, 13, "LOC"]]}], "overlapping spans"
+    )
+    assert (
+        "document '7': overlapping spans: span label[0] [0, 8) LOC 'New York' and span label[1] [4, 13) LOC 'York City'"
+        in str(error)
+    )
     # the same range with two types is an overlap too; the same span twice is not
-    doccano_error(tmp_path, [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [0, 8, "ORG"]]}], "label\\[0\\].*label\\[1\\]")
+    doccano_error(
+        tmp_path, [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [0, 8, "ORG"]]}], "label\\[0\\].*label\\[1\\]"
+    )
     path = jsonl(tmp_path, "twice.jsonl", [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [0, 8, "LOC"]]}])
     assert import_documents("doccano", path, tokenize_text)[1].spans == 1
     # overlapping only after snapping: 'Yo' snaps to 'York'
@@ -238,11 +253,27 @@ def test_overlapping_spans_error_names_both(tmp_path):
 
 def test_negative_span_overlapping_or_contradicting_an_entity(tmp_path):
     report = ImportReport("test")
-    with pytest.raises(AnnotationImportError, match="negative span n1 \\[0, 4\\) 'Jimi' overlaps span s1 \\[0, 12\\) PER"):
-        to_document(raw("Jimi Hendrix played.", RawSpan(0, 12, "PER", "s1"), RawSpan(0, 4, None, "n1", negative=True)), tokenize_text, report)
-    with pytest.raises(AnnotationImportError, match="negative span n1 \\[0, 12\\) PER 'Jimi Hendrix' contradicts span s1"):
-        to_document(raw("Jimi Hendrix played.", RawSpan(0, 12, "PER", "s1"), RawSpan(0, 12, "PER", "n1", negative=True)), tokenize_text, report)
-    doc = to_document(raw("Jimi Hendrix played.", RawSpan(0, 12, "PER", "s1"), RawSpan(0, 12, "ORG", "n1", negative=True)), tokenize_text, report)
+    with pytest.raises(
+        AnnotationImportError, match="negative span n1 \\[0, 4\\) 'Jimi' overlaps span s1 \\[0, 12\\) PER"
+    ):
+        to_document(
+            raw("Jimi Hendrix played.", RawSpan(0, 12, "PER", "s1"), RawSpan(0, 4, None, "n1", negative=True)),
+            tokenize_text,
+            report,
+        )
+    with pytest.raises(
+        AnnotationImportError, match="negative span n1 \\[0, 12\\) PER 'Jimi Hendrix' contradicts span s1"
+    ):
+        to_document(
+            raw("Jimi Hendrix played.", RawSpan(0, 12, "PER", "s1"), RawSpan(0, 12, "PER", "n1", negative=True)),
+            tokenize_text,
+            report,
+        )
+    doc = to_document(
+        raw("Jimi Hendrix played.", RawSpan(0, 12, "PER", "s1"), RawSpan(0, 12, "ORG", "n1", negative=True)),
+        tokenize_text,
+        report,
+    )
     assert negatives_text(doc) == [("Jimi Hendrix", "ORG")]  # not ORG, and it is a PER: consistent
     with pytest.raises(DocumentError, match="contradicts entity"):
         Document("x", ["a", "b"], [2], [(0, 1, "PER")], negative_spans=[(0, 1, "PER")]).validate()
@@ -251,7 +282,9 @@ def test_negative_span_overlapping_or_contradicting_an_entity(tmp_path):
 def test_offsets_out_of_range_and_not_integers(tmp_path):
     error = doccano_error(tmp_path, [{"id": 1, "text": "Paris.", "label": [[0, 9, "LOC"]]}], "out of range")
     assert "span label[0] [0, 9) is out of range: the text has 6 characters" in str(error)
-    doccano_error(tmp_path, [{"id": 1, "text": "Paris.", "label": [[0, "5", "LOC"]]}], "label\\[0\\] end must be an integer")
+    doccano_error(
+        tmp_path, [{"id": 1, "text": "Paris.", "label": [[0, "5", "LOC"]]}], "label\\[0\\] end must be an integer"
+    )
     doccano_error(tmp_path, [{"id": 1, "text": "Paris.", "label": [[5, 0, "LOC"]]}], "out of range")
 
 
@@ -259,7 +292,11 @@ def test_doccano_structure_errors(tmp_path):
     doccano_error(tmp_path, [{"id": 1, "text": "x", "label": ["POSITIVE"]}], "text classification export")
     doccano_error(tmp_path, [{"id": 1, "text": "x", "label": [[0, 1]]}], "must be \\[start, end, type\\]")
     doccano_error(tmp_path, [{"id": 1, "label": []}], 'a "text" string')
-    doccano_error(tmp_path, [{"id": 1, "text": "x", "entities": [{"start_offset": 0, "label": "A"}]}], "start_offset, end_offset and label")
+    doccano_error(
+        tmp_path,
+        [{"id": 1, "text": "x", "entities": [{"start_offset": 0, "label": "A"}]}],
+        "start_offset, end_offset and label",
+    )
     path = write(tmp_path, "broken.jsonl", '{"id": 1, "text": "x"}\n{"id": 2,\n')
     with pytest.raises(AnnotationImportError, match="invalid JSON") as info:
         import_documents("doccano", path, tokenize_text)
@@ -272,7 +309,9 @@ def test_duplicate_ids_unknown_complete_ids_unknown_format(tmp_path):
     path = jsonl(tmp_path, "dup.jsonl", [{"id": 1, "text": "a"}, {"id": 1, "text": "b"}])
     with pytest.raises(AnnotationImportError, match=f"document id '1' of {path}:2 is already used by {path}:1"):
         import_documents("doccano", path, tokenize_text)
-    with pytest.raises(AnnotationImportError, match="--complete-ids names 2 document\\(s\\) not in the export: '42', '9'"):
+    with pytest.raises(
+        AnnotationImportError, match="--complete-ids names 2 document\\(s\\) not in the export: '42', '9'"
+    ):
         import_documents("doccano", IMPORT / "doccano.jsonl", tokenize_text, complete_ids=["1", "9", "42"])
     with pytest.raises(AnnotationImportError, match="unknown import format 'inception'"):
         import_documents("inception", path, tokenize_text)
@@ -290,14 +329,37 @@ def test_label_studio_errors(tmp_path):
     ls_error([{"id": 1, "text": "a", "label": [{"start": 0, "end": 1, "labels": ["X"]}]}], "JSON_MIN export")
     ls_error([{"id": 1, "data": {"title": "a", "body": "b"}, "annotations": []}], "pass --text-key")
     ls_error([{"id": 1, "data": {"text": "a"}, "annotations": []}], "data\\['body'\\] is not a string", text_key="body")
-    ls_error([{"id": 1, "data": {"text": "a"}, "annotations": []}], "annotators must be one of first, union", annotators="all")
+    ls_error(
+        [{"id": 1, "data": {"text": "a"}, "annotations": []}],
+        "annotators must be one of first, union",
+        annotators="all",
+    )
     bad_value = {"id": "r", "type": "labels", "value": {"start": 0, "labels": ["A"]}}
-    ls_error([{"id": 1, "data": {"text": "a"}, "annotations": [{"id": 5, "result": [bad_value]}]}], "annotation 5: result 0 of type 'labels'")
-    two = [{"id": 1, "data": {"text": "New York City"}, "annotations": [
-        {"id": 5, "result": [{"id": "a", "type": "labels", "value": {"start": 0, "end": 8, "labels": ["LOC"]}}]},
-        {"id": 6, "result": [{"id": "b", "type": "labels", "value": {"start": 4, "end": 13, "labels": ["LOC"]}}]},
-    ]}]
-    ls_error(two, "result 'a' of annotation 5 \\[0, 8\\) LOC 'New York' and span result 'b' of annotation 6", annotators="union")
+    ls_error(
+        [{"id": 1, "data": {"text": "a"}, "annotations": [{"id": 5, "result": [bad_value]}]}],
+        "annotation 5: result 0 of type 'labels'",
+    )
+    two = [
+        {
+            "id": 1,
+            "data": {"text": "New York City"},
+            "annotations": [
+                {
+                    "id": 5,
+                    "result": [{"id": "a", "type": "labels", "value": {"start": 0, "end": 8, "labels": ["LOC"]}}],
+                },
+                {
+                    "id": 6,
+                    "result": [{"id": "b", "type": "labels", "value": {"start": 4, "end": 13, "labels": ["LOC"]}}],
+                },
+            ],
+        }
+    ]
+    ls_error(
+        two,
+        "result 'a' of annotation 5 \\[0, 8\\) LOC 'New York' and span result 'b' of annotation 6",
+        annotators="union",
+    )
     # the only string of data is the text; a single task object is accepted too
     path = write(tmp_path, "one.json", json.dumps({"id": 3, "data": {"body": "Paris."}, "annotations": []}))
     assert import_documents("label-studio", path, tokenize_text)[0][0].tokens == ["Paris", "."]
@@ -326,10 +388,16 @@ def test_prodigy_errors(tmp_path):
             import_documents("prodigy", path, tokenize_text)
 
     prodigy_error([{"text": "a", "answer": "maybe"}], "answer must be accept, reject or ignore")
-    prodigy_error([{"text": "a b", "spans": [{"token_start": 0, "token_end": 1, "label": "X"}]}], "has no tokens|the task has no tokens")
+    prodigy_error(
+        [{"text": "a b", "spans": [{"token_start": 0, "token_end": 1, "label": "X"}]}],
+        "has no tokens|the task has no tokens",
+    )
     prodigy_error([{"text": "a b", "spans": [{"label": "X"}]}], "needs start/end")
     prodigy_error([{"text": "a", "spans": [{"start": 0, "end": 1}]}], "must be an object with a label")
-    prodigy_error([{"text": "a", "_input_hash": 1}, {"text": "b", "_input_hash": 1}], "same _input_hash as line 1 but another text")
+    prodigy_error(
+        [{"text": "a", "_input_hash": 1}, {"text": "b", "_input_hash": 1}],
+        "same _input_hash as line 1 but another text",
+    )
     prodigy_error([{"answer": "accept"}], 'a "text" string')
 
 
@@ -345,7 +413,15 @@ def run_cli(*argv) -> int:
 
 def test_cli_writes_jsonl_and_report(tmp_path, capsys):
     out, report = tmp_path / "out.jsonl", tmp_path / "report.json"
-    run_cli("doccano", IMPORT / "doccano.jsonl", out, "--complete-ids", IMPORT / "doccano_complete_ids.txt", "--report", report)
+    run_cli(
+        "doccano",
+        IMPORT / "doccano.jsonl",
+        out,
+        "--complete-ids",
+        IMPORT / "doccano_complete_ids.txt",
+        "--report",
+        report,
+    )
     captured = capsys.readouterr()
     assert "eer-import doccano: 6 documents, 12 spans (LOC 3, MISC 4, ORG 2, PER 3), 3 complete" in captured.out
     assert "warning: " in captured.err and "snapped to words 4-5 'Brussels'" in captured.err
@@ -357,7 +433,15 @@ def test_cli_writes_jsonl_and_report(tmp_path, capsys):
 
 def test_cli_complete_output_and_complete_flag(tmp_path, capsys):
     train, held = tmp_path / "train.jsonl", tmp_path / "complete.jsonl"
-    run_cli("doccano", IMPORT / "doccano.jsonl", train, "--complete-ids", IMPORT / "doccano_complete_ids.txt", "--complete-output", held)
+    run_cli(
+        "doccano",
+        IMPORT / "doccano.jsonl",
+        train,
+        "--complete-ids",
+        IMPORT / "doccano_complete_ids.txt",
+        "--complete-output",
+        held,
+    )
     assert [d.id for d in read_jsonl(train)] == ["2", "4", "6"] and [d.id for d in read_jsonl(held)] == ["1", "3", "5"]
     assert "wrote 3 -> " in capsys.readouterr().out
     run_cli("label-studio", IMPORT / "label_studio.json", train, "--complete", "--annotators", "union")
@@ -384,12 +468,20 @@ def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, caps
     """README 'Train on your own data' (docs/data.md, 'Your own annotations'): a tool export -> partial
     JSON lines -> ratio -> a trained model, no gold file (the tiny encoder stands in for MiniLM in training)."""
     from allennlp.commands.train import train_model_from_file
-
     from conftest import REPO
+
     from eer_plugin.commands import estimate_ratio
 
     train, complete = tmp_path / "train.jsonl", tmp_path / "complete.jsonl"
-    run_cli("doccano", IMPORT / "doccano.jsonl", train, "--complete-ids", IMPORT / "doccano_complete_ids.txt", "--complete-output", complete)
+    run_cli(
+        "doccano",
+        IMPORT / "doccano.jsonl",
+        train,
+        "--complete-ids",
+        IMPORT / "doccano_complete_ids.txt",
+        "--complete-output",
+        complete,
+    )
     estimate = estimate_ratio.run(
         estimate_ratio.add_arguments(__import__("argparse").ArgumentParser()).parse_args(
             [str(complete), "--partial", str(train), "--encoder", "all-MiniLM-L6-v2", "--resamples", "200"]
@@ -398,7 +490,13 @@ def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, caps
     suggested = estimate["suggested"]
     for name, value in {"EER_TRAIN_DATA": train, "EER_DEV_DATA": complete, "EER_TEST_DATA": complete}.items():
         monkeypatch.setenv(name, str(value))
-    overrides = {"model.entity_ratio": suggested["entity_ratio"], "model.ratio_margin": suggested["ratio_margin"], "trainer.num_epochs": 1}
-    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "model"), overrides=json.dumps(overrides))
+    overrides = {
+        "model.entity_ratio": suggested["entity_ratio"],
+        "model.ratio_margin": suggested["ratio_margin"],
+        "trainer.num_epochs": 1,
+    }
+    model = train_model_from_file(
+        str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "model"), overrides=json.dumps(overrides)
+    )
     assert model.entity_ratio == suggested["entity_ratio"] and (tmp_path / "model" / "model.tar.gz").exists()
     capsys.readouterr()

@@ -1,14 +1,15 @@
 """eer-inspect and the readers' visible choices: span counts checked against conlleval's chunk rule
 counted here (and by hand), tag scheme / encoding / grouping reports, the readers' log lines, and
 the reader options of eer-inspect, eer-estimate-ratio and eer-simulate."""
+
 import argparse
 import json
 import logging
 from collections import Counter
 
 import pytest
-
 from conftest import FIXTURES
+
 from eer_plugin.commands import estimate_ratio, inspect_data, simulate
 from eer_plugin.corpus.formats import FormatError, read_documents, read_jsonl
 from eer_plugin.corpus.inspection import inspect_file
@@ -35,7 +36,12 @@ def conlleval_chunks(path, codec="utf-8", column=-1):
 @pytest.mark.parametrize(
     "name, codec, scheme, by_hand",
     [
-        ("iob1.txt", "utf-8", "IOB1", {"LOC": 5, "MISC": 1, "ORG": 1, "PER": 1}),  # Germany | France, Britain | Spain: B- splits
+        (
+            "iob1.txt",
+            "utf-8",
+            "IOB1",
+            {"LOC": 5, "MISC": 1, "ORG": 1, "PER": 1},
+        ),  # Germany | France, Britain | Spain: B- splits
         ("iob2.txt", "utf-8", "BIO", {"LOC": 3, "ORG": 1, "PER": 2}),
         ("bioul.txt", "utf-8", "BIOUL", {"LOC": 2, "ORG": 1, "PER": 1}),
         ("latin1.txt", "latin-1", "BIO", {"LOC": 1, "ORG": 1, "PER": 1}),
@@ -67,11 +73,21 @@ def test_scheme_reasons_and_i_starts():
 
 def test_file_without_docstart_is_grouped_and_stray_i_is_reported():
     report, docs = inspect_file(str(INSPECT / "no_docstart.txt"))
-    assert (report["documents_from"], report["group_size"], report["documents"], report["sentences"]) == ("grouped", 10, 2, 12)
+    assert (report["documents_from"], report["group_size"], report["documents"], report["sentences"]) == (
+        "grouped",
+        10,
+        2,
+        12,
+    )
     assert [len(d.sentence_ends) for d in docs] == [10, 2]
     assert report["i_start_lines"] == [{"line": 8, "tag": "I-ORG", "after": "O"}]
-    assert "grouped into 2 documents of 10 sentences" in report["warnings"][0] and "--sentences-per-document" in report["warnings"][0]
-    assert report["warnings"][1].startswith("only 1 of 9 chunks start with I- after O or another type: the file looks like IOB2")
+    assert (
+        "grouped into 2 documents of 10 sentences" in report["warnings"][0]
+        and "--sentences-per-document" in report["warnings"][0]
+    )
+    assert report["warnings"][1].startswith(
+        "only 1 of 9 chunks start with I- after O or another type: the file looks like IOB2"
+    )
     four, _ = inspect_file(str(INSPECT / "no_docstart.txt"), sentences_per_document=4)
     assert (four["documents"], four["group_size"]) == (3, 4)
     with pytest.raises(FormatError, match=r"no_docstart.txt:8: .*'I-ORG'.*read the file as IOB1") as err:
@@ -83,7 +99,10 @@ def test_file_without_docstart_is_grouped_and_stray_i_is_reported():
 
 def test_latin1_file_encoding_reported():
     report, docs = inspect_file(str(INSPECT / "latin1.txt"))
-    assert (report["file_encoding"], report["file_encoding_reason"]) == ("latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")
+    assert (report["file_encoding"], report["file_encoding_reason"]) == (
+        "latin-1",
+        "auto: not valid UTF-8 (byte 0xe9 on line 3)",
+    )
     assert docs[0].tokens[:2] == ["Jos\u00e9", "P\u00e9rez"]
     given, _ = inspect_file(str(INSPECT / "latin1.txt"), file_encoding="cp1252")
     assert (given["file_encoding"], given["file_encoding_reason"]) == ("cp1252", "given")
@@ -103,7 +122,12 @@ def test_partial_json_lines():
     assert report["spans"] == dict(Counter(s[2] for r in records for s in r["spans"]))
     assert report["negative_spans"] == sum(len(r.get("negative_spans", [])) for r in records) == 3
     assert report["complete_documents"] == sum(r["is_complete"] for r in records) == 1
-    assert (report["format"], report["tag_scheme"], report["documents_from"], report["documents"]) == ("jsonl", None, "json_lines", 3)
+    assert (report["format"], report["tag_scheme"], report["documents_from"], report["documents"]) == (
+        "jsonl",
+        None,
+        "json_lines",
+        3,
+    )
 
 
 def test_broken_file_names_file_line_and_reason():
@@ -127,9 +151,18 @@ def test_conll_reader_logs_its_choices_once_per_file(caplog):
     caplog.clear()
     read_documents(str(INSPECT / "no_docstart.txt"), sentences_per_document=5)
     warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
-    assert len(warnings) == 1 and "its 12 sentences were grouped into 3 documents of 5 consecutive sentences" in warnings[0]
+    assert (
+        len(warnings) == 1
+        and "its 12 sentences were grouped into 3 documents of 5 consecutive sentences" in warnings[0]
+    )
     assert "sentences_per_document / --sentences-per-document" in warnings[0]
-    assert any(r.getMessage().endswith("3 documents of up to 5 sentences (12 sentences; no -DOCSTART- line, sentences grouped)") for r in caplog.records if r.levelno == logging.INFO)
+    assert any(
+        r.getMessage().endswith(
+            "3 documents of up to 5 sentences (12 sentences; no -DOCSTART- line, sentences grouped)"
+        )
+        for r in caplog.records
+        if r.levelno == logging.INFO
+    )
 
 
 def test_jsonl_reader_logs_encoding_and_documents(caplog):
@@ -163,7 +196,19 @@ def test_inspect_command_json_with_reader_options(tiny_encoder, capsys):
     from transformers import AutoTokenizer
 
     files = [INSPECT / "no_docstart.txt", INSPECT / "partial.jsonl"]
-    reports = inspect_data.run(parse(inspect_data, *files, "--encoder", tiny_encoder, "--json", "--sentences-per-document", 4, "--tag-scheme", "IOB1"))
+    reports = inspect_data.run(
+        parse(
+            inspect_data,
+            *files,
+            "--encoder",
+            tiny_encoder,
+            "--json",
+            "--sentences-per-document",
+            4,
+            "--tag-scheme",
+            "IOB1",
+        )
+    )
     printed = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert printed == json.loads(json.dumps(reports)) and len(printed) == 2
     conll, partial = printed
@@ -171,7 +216,10 @@ def test_inspect_command_json_with_reader_options(tiny_encoder, capsys):
         assert key in conll and key in partial
     assert (conll["documents"], conll["documents_from"], conll["tag_scheme_reason"]) == (3, "grouped", "given")
     tokenizer = AutoTokenizer.from_pretrained(tiny_encoder)
-    subwords = [len(tokenizer(d.tokens, is_split_into_words=True, add_special_tokens=False)["input_ids"]) for d in read_documents(str(files[1]))]
+    subwords = [
+        len(tokenizer(d.tokens, is_split_into_words=True, add_special_tokens=False)["input_ids"])
+        for d in read_documents(str(files[1]))
+    ]
     assert partial["longest_document_subwords"]["subwords"] == max(subwords) and partial["chunk_subwords"] == 510
     # the ratio of the one complete document (d2: one chunk), counted here with the tokenizer's word ids
     d2 = json.loads((files[1]).read_text().splitlines()[1])
@@ -186,7 +234,10 @@ def test_inspect_command_broken_file_exits_1_after_the_others(tiny_encoder, caps
     assert exit_.value.code == 1
     out, err = capsys.readouterr()
     assert f"error: {INSPECT / 'broken.txt'}:6: expected a tag" in err
-    assert "tag scheme          BIO (auto: every chunk starts with B-)" in out and "entity spans        6 (LOC 3, ORG 1, PER 2)" in out
+    assert (
+        "tag scheme          BIO (auto: every chunk starts with B-)" in out
+        and "entity spans        6 (LOC 3, ORG 1, PER 2)" in out
+    )
 
 
 def test_inspect_command_runs_with_the_default_encoder(capsys):
@@ -203,7 +254,9 @@ def test_estimate_ratio_runs_without_encoder_and_takes_reader_options(capsys):
     out = capsys.readouterr().out
     assert out.startswith("encoder: all-MiniLM-L6-v2 (the package's default encoder; choose another with --encoder)")
     assert result["encoder"] == "all-MiniLM-L6-v2" and result["documents"] == 2  # groups of 10 sentences
-    grouped = estimate_ratio.run(parse(estimate_ratio, data, "--resamples", 50, "--sentences-per-document", 3, "--tag-scheme", "IOB1"))
+    grouped = estimate_ratio.run(
+        parse(estimate_ratio, data, "--resamples", 50, "--sentences-per-document", 3, "--tag-scheme", "IOB1")
+    )
     assert grouped["documents"] == 4 and grouped["subwords"] == result["subwords"]
     chunks = estimate_ratio.run(parse(estimate_ratio, INSPECT / "iob1.txt", "--resamples", 50, "--tag-column", 2))
     assert set(chunks["per_type"]) == {"NP", "VP"}
@@ -211,7 +264,19 @@ def test_estimate_ratio_runs_without_encoder_and_takes_reader_options(capsys):
 
 def test_simulate_takes_the_reader_options(tmp_path, capsys):
     out = tmp_path / "gold.jsonl"
-    simulate.main(["gold", str(INSPECT / "no_docstart.txt"), str(out), "--sentences-per-document", "6", "--tag-column", "1", "--tag-scheme", "IOB1"])
+    simulate.main(
+        [
+            "gold",
+            str(INSPECT / "no_docstart.txt"),
+            str(out),
+            "--sentences-per-document",
+            "6",
+            "--tag-column",
+            "1",
+            "--tag-scheme",
+            "IOB1",
+        ]
+    )
     docs = read_jsonl(str(out))
     assert len(docs) == 2 and sum(len(d.spans) for d in docs) == 9
     with pytest.raises(SystemExit):
@@ -223,35 +288,68 @@ def test_benchmark_dataset_entries_take_the_reader_options(tmp_path, tiny_encode
     """A dataset entry's reader options reach the simulator's gold reading and, through EER_*, the configs' reader."""
     from allennlp.common import Params
     from allennlp.data import DatasetReader
-
     from conftest import REPO
+
     from eer_benchmark import PlanError, Runner, parse_plan
     from eer_benchmark.run.simulated import SimulatedData
 
     gold = str(INSPECT / "no_docstart.txt")
-    entry = {"name": "es", "train": gold, "dev": gold, "test": gold, "tag_scheme": "IOB1", "sentences_per_document": 4, "tag_column": -1, "file_encoding": "utf-8"}
-    plan = parse_plan({"datasets": [entry], "scenarios": [{"name": "EE", "type": "ee", "budget": 5}], "approaches": ["eer_short"], "encoders": [tiny_encoder]}).expand()
+    entry = {
+        "name": "es",
+        "train": gold,
+        "dev": gold,
+        "test": gold,
+        "tag_scheme": "IOB1",
+        "sentences_per_document": 4,
+        "tag_column": -1,
+        "file_encoding": "utf-8",
+    }
+    plan = parse_plan(
+        {
+            "datasets": [entry],
+            "scenarios": [{"name": "EE", "type": "ee", "budget": 5}],
+            "approaches": ["eer_short"],
+            "encoders": [tiny_encoder],
+        }
+    ).expand()
     run = plan.runs[0]
-    env = Runner(plan, str(tmp_path / "bench")).environment(run)  # the subprocess environment: environment settings only
-    assert {k: env[k] for k in ("EER_TAG_SCHEME", "EER_SENTENCES_PER_DOCUMENT", "EER_TAG_COLUMN", "EER_FILE_ENCODING")} == {
-        "EER_TAG_SCHEME": "IOB1", "EER_SENTENCES_PER_DOCUMENT": "4", "EER_TAG_COLUMN": "-1", "EER_FILE_ENCODING": "utf-8",
+    env = Runner(plan, str(tmp_path / "bench")).environment(
+        run
+    )  # the subprocess environment: environment settings only
+    assert {
+        k: env[k] for k in ("EER_TAG_SCHEME", "EER_SENTENCES_PER_DOCUMENT", "EER_TAG_COLUMN", "EER_FILE_ENCODING")
+    } == {
+        "EER_TAG_SCHEME": "IOB1",
+        "EER_SENTENCES_PER_DOCUMENT": "4",
+        "EER_TAG_COLUMN": "-1",
+        "EER_FILE_ENCODING": "utf-8",
     }
     assert len(SimulatedData(tmp_path)._gold(gold, run.dataset)) == 3  # 12 sentences in groups of 4
     for key, value in env.items():
         if key.startswith("EER_"):
             monkeypatch.setenv(key, value)
-    monkeypatch.setenv("EER_TRAIN_DATA", gold)  # the simulated file is not written here; the config checks that data exist
+    monkeypatch.setenv(
+        "EER_TRAIN_DATA", gold
+    )  # the simulated file is not written here; the config checks that data exist
     config = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"))
     reader = DatasetReader.from_params(config.pop("validation_dataset_reader"))
     assert (reader.tag_scheme, reader.sentences_per_document, reader.file_encoding) == ("IOB1", 4, "utf-8")
     assert len(reader.read_documents(gold)) == 3
-    with pytest.raises(PlanError, match="dataset 'es': 'sentences_per_document' must be a whole number \\(at least 1\\), got 0"):
+    with pytest.raises(
+        PlanError, match="dataset 'es': 'sentences_per_document' must be a whole number \\(at least 1\\), got 0"
+    ):
         parse_plan({**plan_data_of(entry, sentences_per_document=0)})
     with pytest.raises(PlanError, match="dataset 'es': 'tag_scheme': unknown tag encoding 'IOB3'"):
         parse_plan({**plan_data_of(entry, tag_scheme="IOB3")})
-    with pytest.raises(PlanError, match="EER_TAG_SCHEME is set by the runner from the plan's datasets\\[\\].tag_scheme"):
+    with pytest.raises(
+        PlanError, match="EER_TAG_SCHEME is set by the runner from the plan's datasets\\[\\].tag_scheme"
+    ):
         parse_plan({**plan_data_of(entry), "env": {"EER_TAG_SCHEME": "BIO"}})
 
 
 def plan_data_of(entry, **changes):
-    return {"datasets": [{**entry, **changes}], "scenarios": [{"name": "EE", "type": "ee"}], "approaches": ["eer_short"]}
+    return {
+        "datasets": [{**entry, **changes}],
+        "scenarios": [{"name": "EE", "type": "ee"}],
+        "approaches": ["eer_short"],
+    }

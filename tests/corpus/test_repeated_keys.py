@@ -5,19 +5,19 @@ is one clear error, not a RecursionError.
 The cases are generated: for each reader, a valid input and, for every object in it (at every depth) and
 every key of that object, the same input with that key written twice (the first occurrence with another
 value, so a reader that kept the last would silently lose data)."""
+
 import json
 from pathlib import Path
 from typing import Any, Callable, Iterator, List, Tuple
 
 import pytest
+from conftest import FIXTURES
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import FIXTURES
-
+from eer_plugin.common.errors import UserError
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.common.errors import UserError
 
 Path_ = Tuple[Any, ...]
 
@@ -62,7 +62,9 @@ def test_the_parser_names_the_key_and_where_it_repeats():
         strict_json.loads(text)
     assert error.value.line == 4  # a file parsed whole: the line of the second occurrence
     assert strict_json.loads('{"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]}') == {"a": {"a": 1}, "b": [{"a": 2}, {"a": 3}]}
-    assert strict_json.loads('{"a\\"": 1, "b": "{\\"a\\"\\": 2, \\"a\\"\\": 3}"}')["b"] == '{"a"": 2, "a"": 3}'  # in strings: no key
+    assert (
+        strict_json.loads('{"a\\"": 1, "b": "{\\"a\\"\\": 2, \\"a\\"\\": 3}"}')["b"] == '{"a"": 2, "a"": 3}'
+    )  # in strings: no key
 
 
 @pytest.mark.parametrize("depth", [10_000, 100_000])
@@ -72,11 +74,13 @@ def test_deep_nesting_is_one_clear_error(depth, opening):
         strict_json.loads(opening * depth)
 
 
-@given(st.recursive(
-    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
-    lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
-    max_leaves=12,
-))
+@given(
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+        lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=3), children, max_size=3),
+        max_leaves=12,
+    )
+)
 @settings(max_examples=150, deadline=None, suppress_health_check=list(HealthCheck))
 def test_generated_values_parse_as_json_does_and_every_repeated_key_is_refused(value):
     text = json.dumps(value)
@@ -143,9 +147,14 @@ def _predict_line(path: Path) -> None:
         raise ValueError(f"{path}:1: {data[ERROR_KEY]}")
 
 
-PREDICTION = {"id": "p1", "tokens": ["Peter", "Blackburn", "spoke"], "tags": ["B-PER", "L-PER", "O"],
-              "spans": [{"type": "PER", "start": 0, "end": 2, "text": "Peter Blackburn", "probability": 0.9}],
-              "sentence_ends": [3], "text": "Peter Blackburn spoke"}
+PREDICTION = {
+    "id": "p1",
+    "tokens": ["Peter", "Blackburn", "spoke"],
+    "tags": ["B-PER", "L-PER", "O"],
+    "spans": [{"type": "PER", "start": 0, "end": 2, "text": "Peter Blackburn", "probability": 0.9}],
+    "sentence_ends": [3],
+    "text": "Peter Blackburn spoke",
+}
 RECORD = {"dir": "runs/x", "files": {"result.json": "{}", "DONE": ""}}
 
 
@@ -157,24 +166,58 @@ def _exported_settings_value() -> Any:
     from eer_plugin.core.tags import BiluoScheme
 
     size = len(BiluoScheme(["PER"]).labels)
-    return {"format": "eer-ner exported tagger", "format_version": 1, "entity_types": ["PER"],
-            "tags": list(BiluoScheme(["PER"]).labels), "allowed_transitions": [[True] * size] * size,
-            "allowed_start": [True] * size, "allowed_end": [True] * size, "o_cost": 0.0}
+    return {
+        "format": "eer-ner exported tagger",
+        "format_version": 1,
+        "entity_types": ["PER"],
+        "tags": list(BiluoScheme(["PER"]).labels),
+        "allowed_transitions": [[True] * size] * size,
+        "allowed_start": [True] * size,
+        "allowed_end": [True] * size,
+        "o_cost": 0.0,
+    }
 
 
 #: reader name -> (file name, valid value, reader, one JSON value per line (else the file is the value))
 READERS = {
-    "training data (read_jsonl)": ("train.jsonl", {"id": "d1", "tokens": ["Peter", "Blackburn"], "sentence_ends": [2],
-                                                    "spans": [[0, 2, "PER"]], "negative_spans": [[1, 2, "LOC"]]}, _read_jsonl),
-    "training data, authors' format": ("authors.jsonl", {"uid": "u1", "tokens": ["Peter", "Blackburn"],
-                                                         "gold_annotations": [{"start": 0, "end": 2, "type": "PER"}]}, _read_jsonl),
+    "training data (read_jsonl)": (
+        "train.jsonl",
+        {
+            "id": "d1",
+            "tokens": ["Peter", "Blackburn"],
+            "sentence_ends": [2],
+            "spans": [[0, 2, "PER"]],
+            "negative_spans": [[1, 2, "LOC"]],
+        },
+        _read_jsonl,
+    ),
+    "training data, authors' format": (
+        "authors.jsonl",
+        {"uid": "u1", "tokens": ["Peter", "Blackburn"], "gold_annotations": [{"start": 0, "end": 2, "type": "PER"}]},
+        _read_jsonl,
+    ),
     "doccano export": ("doccano.jsonl", _fixture_line(FIXTURES / "import" / "doccano.jsonl"), _import("doccano")),
     "prodigy export": ("prodigy.jsonl", _fixture_line(FIXTURES / "import" / "prodigy.jsonl"), _import("prodigy")),
-    "label studio export": ("ls.json", json.loads((FIXTURES / "import" / "label_studio.json").read_text())[:1], _import("label-studio")),
+    "label studio export": (
+        "ls.json",
+        json.loads((FIXTURES / "import" / "label_studio.json").read_text())[:1],
+        _import("label-studio"),
+    ),
     "predictions (eer-export)": ("pred.jsonl", PREDICTION, _predictions),
-    "ratio estimate": ("ratio.json", {"suggested": {"entity_ratio": 0.1, "ratio_margin": 0.05}, "complete_documents": 3}, _ratio_estimate),
-    "shard manifest": ("in.shards.json", {"input": "in.jsonl", "documents": 2, "shards": [
-        {"file": "a.jsonl", "first_line": 1, "lines": 2, "documents": 2, "sha256": "00"}]}, _manifest),
+    "ratio estimate": (
+        "ratio.json",
+        {"suggested": {"entity_ratio": 0.1, "ratio_margin": 0.05}, "complete_documents": 3},
+        _ratio_estimate,
+    ),
+    "shard manifest": (
+        "in.shards.json",
+        {
+            "input": "in.jsonl",
+            "documents": 2,
+            "shards": [{"file": "a.jsonl", "first_line": 1, "lines": 2, "documents": 2, "sha256": "00"}],
+        },
+        _manifest,
+    ),
     "benchmark records": ("records.jsonl", RECORD, _records),
     "exported model settings": ("eer_tagger.json", _exported_settings_value(), _exported_settings),
     "predict input line": ("in.jsonl", {"id": "x", "tokens": ["a", "b"], "sentence_ends": [1, 2]}, _predict_line),

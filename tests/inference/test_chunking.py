@@ -1,4 +1,5 @@
 """Subword expansion and chunking invariants on long synthetic documents."""
+
 import random
 
 import pytest
@@ -32,7 +33,9 @@ def synthetic_document(seed, sentences=30, long_sentence=False, complete=False):
     for s in range(sentences):
         length = rng.randint(3, 15) if not (long_sentence and s == 3) else 120
         start = len(tokens)
-        tokens.extend(rng.choice(["alpha", "b", "gamma42", "delta-x", "epsilon", "z", "new", "york"]) for _ in range(length))
+        tokens.extend(
+            rng.choice(["alpha", "b", "gamma42", "delta-x", "epsilon", "z", "new", "york"]) for _ in range(length)
+        )
         i = start
         while i < len(tokens):
             if rng.random() < 0.15:
@@ -111,7 +114,9 @@ def test_raw_reader_variant_keeps_only_the_annotated_documents(tmp_path, variant
     path = tmp_path / "partial.jsonl"
     write_jsonl(docs, path)
     read = {
-        complete: PartialDocumentReader(model_name="all-MiniLM-L6-v2", variant=variant, assume_complete=complete).read_documents(str(path))
+        complete: PartialDocumentReader(
+            model_name="all-MiniLM-L6-v2", variant=variant, assume_complete=complete
+        ).read_documents(str(path))
         for complete in (False, True)
     }
     for complete, kept in read.items():

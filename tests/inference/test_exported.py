@@ -1,21 +1,20 @@
 """The exported model (``eer-ner eer-export-model``, ``Tagger.load(DIR)``): the format on disk, the same
 subwords, spans and probabilities as the AllenNLP path, clear errors for a directory that is not an
 export, and (integration) the same output in a process where AllenNLP cannot be imported."""
+
 import json
 import os
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import FIXTURES, REPO
 from untrained_tagger import TEXT
 
+from eer_plugin.common.errors import ArchiveError
 from eer_plugin.corpus.formats import read_documents
 from eer_plugin.inference.exported import FORMAT, SETTINGS_FILE, WEIGHTS_FILE, ExportedTagger
-from eer_plugin.common.errors import ArchiveError
 
 #: odd text: accents, U+FFFD, a long word (more subwords than a chunk holds), a long document (several chunks)
 ODD = ["Ça été Ünïcode \ufffd café Zürich naïve", "x" + "ab" * 60 + " und São Paulo.", " ".join([TEXT] * 4)]
@@ -80,11 +79,18 @@ def test_the_export_tags_as_the_archive_does(exported, archive):
     assert isinstance(exported_tagger._model, ExportedTagger) and exported_tagger.entity_types == ["LOC", "PER"]
     documents = fixture_documents()
     assert_same_outputs([allennlp_tagger(d) for d in documents], [exported_tagger(d) for d in documents])
-    assert_same_outputs(list(allennlp_tagger.pipe(documents, batch_size=3)), list(exported_tagger.pipe(documents, batch_size=3)))
+    assert_same_outputs(
+        list(allennlp_tagger.pipe(documents, batch_size=3)), list(exported_tagger.pipe(documents, batch_size=3))
+    )
     assert sum(len(exported_tagger(d)["spans"]) for d in documents) > 20  # the comparison compared something
-    ranked, ranked_exported = allennlp_tagger.rank(documents, batch_size=4), exported_tagger.rank(documents, batch_size=4)
+    ranked, ranked_exported = (
+        allennlp_tagger.rank(documents, batch_size=4),
+        exported_tagger.rank(documents, batch_size=4),
+    )
     assert [r["index"] for r in ranked] == [r["index"] for r in ranked_exported]
-    assert [r["uncertain_tags"] for r in ranked] == pytest.approx([r["uncertain_tags"] for r in ranked_exported], abs=1e-5)
+    assert [r["uncertain_tags"] for r in ranked] == pytest.approx(
+        [r["uncertain_tags"] for r in ranked_exported], abs=1e-5
+    )
 
 
 def test_subwords_and_model_inputs_equal_allennlps(archive, exported):
@@ -102,9 +108,13 @@ def test_subwords_and_model_inputs_equal_allennlps(archive, exported):
     for document in fixture_documents():
         doc = parse_input(document if isinstance(document, dict) else {"text": document})[0]
         ours, theirs = tagger.chunk(doc), reader.chunk(doc)
-        assert [(c.subword_ids, c.word_subwords, c.word_start) for c in ours] == [(c.subword_ids, c.word_subwords, c.word_start) for c in theirs]
+        assert [(c.subword_ids, c.word_subwords, c.word_start) for c in ours] == [
+            (c.subword_ids, c.word_subwords, c.word_start) for c in theirs
+        ]
         batch = tagger.subwords.tensorize(ours, torch.device("cpu"))
-        indexed = reader.tensorize([reader.chunk_to_instance(c, with_labels=False) for c in theirs], model.vocab)["tokens"]["tokens"]
+        indexed = reader.tensorize([reader.chunk_to_instance(c, with_labels=False) for c in theirs], model.vocab)[
+            "tokens"
+        ]["tokens"]
         assert torch.equal(batch["token_ids"], indexed["token_ids"]) and torch.equal(batch["mask"], indexed["mask"])
         short = [w for w in doc.tokens[:20] if tagger.subwords.tokenizer.tokenize(w)]  # words the tokenizer keeps
         pieces, _ = allennlp_tokenizer.intra_word_tokenize(short)
@@ -169,7 +179,9 @@ def test_a_directory_that_is_not_an_export_raises_archive_error_with_the_file_an
     for directory, message in broken_copies(exported, tmp_path):
         with pytest.raises(ArchiveError) as raised:
             Tagger.load(directory)
-        assert str(raised.value).startswith(message) and "eer-ner eer-export-model model.tar.gz DIR" in str(raised.value)
+        assert str(raised.value).startswith(message) and "eer-ner eer-export-model model.tar.gz DIR" in str(
+            raised.value
+        )
 
 
 def test_an_output_path_that_is_a_file_is_refused(tmp_path):
@@ -194,8 +206,13 @@ print(json.dumps({"outputs": outputs, "modules": sorted(m.split(".")[0] for m in
 def tag_without_allennlp(directory, documents):
     environment = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false")
     done = subprocess.run(
-        [sys.executable, "-c", ALLENNLP_FREE, str(directory)], input=json.dumps(documents), capture_output=True,
-        text=True, cwd=str(REPO), env=environment, timeout=600,
+        [sys.executable, "-c", ALLENNLP_FREE, str(directory)],
+        input=json.dumps(documents),
+        capture_output=True,
+        text=True,
+        cwd=str(REPO),
+        env=environment,
+        timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
     return json.loads(done.stdout.splitlines()[-1])["outputs"]
@@ -210,15 +227,29 @@ def test_the_export_of_the_packaged_minilm_tags_without_allennlp_as_allennlp_pre
     archive = build_archive(tmp_path / "minilm", "all-MiniLM-L6-v2", max_length=48)
     directory = tmp_path / "export"
     command = [sys.executable, "-m", "eer_plugin.cli"]
-    done = subprocess.run(command + ["eer-export-model", str(archive), str(directory)], capture_output=True, text=True, cwd=str(tmp_path))
+    done = subprocess.run(
+        command + ["eer-export-model", str(archive), str(directory)], capture_output=True, text=True, cwd=str(tmp_path)
+    )
     assert done.returncode == 0 and "eer-export-model" in done.stdout, done.stderr[-2000:]
     documents = fixture_documents()
     inputs = tmp_path / "inputs.jsonl"
     inputs.write_text("".join(json.dumps(d if isinstance(d, dict) else {"text": d}) + "\n" for d in documents))
     predicted = tmp_path / "predicted.jsonl"
     done = subprocess.run(
-        command + ["predict", str(archive), str(inputs), "--predictor", "eer_tagger", "--output-file", str(predicted), "--silent"],
-        capture_output=True, text=True, cwd=str(tmp_path),
+        command
+        + [
+            "predict",
+            str(archive),
+            str(inputs),
+            "--predictor",
+            "eer_tagger",
+            "--output-file",
+            str(predicted),
+            "--silent",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
     )
     assert done.returncode == 0, done.stderr[-2000:]
     expected = [json.loads(line) for line in predicted.read_text().splitlines()]

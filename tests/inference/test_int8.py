@@ -2,11 +2,11 @@
 ``eer_tagger`` predictor quantize the encoder's linear layers (dynamic quantization) and keep the tag
 scorer and the CRF in float32; the archive and the export give the same int8 output; the tag scores
 stay close to fp32; int8 is refused off the CPU. Speed and CoNLL-2003 F1: docs/speed.md."""
+
 import pytest
 import torch
-from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
-
 from inference.test_exported import assert_same_outputs, export, fixture_documents
+from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from eer_plugin.api import as_predict_input
 from eer_plugin.inference.documents import parse_input
@@ -31,7 +31,9 @@ def test_int8_quantizes_the_encoder_only_and_archive_and_export_agree(archive, e
     assert linear_kinds(model.text_field_embedder) == {DynamicLinear}
     assert linear_kinds(int8_export._model.encoder) == {DynamicLinear}
     for tagger_model in (model, int8_export._model):
-        assert type(tagger_model.tag_scorer) is torch.nn.Linear and tagger_model.tag_scorer.weight.dtype == torch.float32
+        assert (
+            type(tagger_model.tag_scorer) is torch.nn.Linear and tagger_model.tag_scorer.weight.dtype == torch.float32
+        )
         assert tagger_model.precision == "fp32"  # no autocast around the quantized encoder
     documents = fixture_documents()
     assert_same_outputs(list(int8_archive.pipe(documents)), list(int8_export.pipe(documents)))

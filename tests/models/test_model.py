@@ -1,10 +1,10 @@
 """The EER tagger end to end on the fixtures with the tiny local encoder."""
+
 import json
 from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import FIXTURES, REPO, hyper
 
 # cbl_* configs are run by `allennlp cbl` (tests/training/test_cbl.py)
@@ -47,7 +47,11 @@ def test_configs_default_to_the_paper_settings(monkeypatch):
     assert eer["trainer"]["num_epochs"] == 50
     assert eer["trainer"]["optimizer"]["lr"] == 2e-5
     assert eer["trainer"]["learning_rate_scheduler"] == {"type": "slanted_triangular", "cut_frac": 0.1, "ratio": 16}
-    assert (eer["model"]["entity_ratio"], eer["model"]["ratio_margin"], eer["model"]["ratio_loss_weight"]) == (0.15, 0.05, 10)
+    assert (eer["model"]["entity_ratio"], eer["model"]["ratio_margin"], eer["model"]["ratio_loss_weight"]) == (
+        0.15,
+        0.05,
+        10,
+    )
     assert eer["dataset_reader"]["variant"] == "short" and not eer["dataset_reader"]["assume_complete"]
     assert eer["trainer"]["validation_metric"] == "+f1-measure-overall"
     # evaluation files are read as they are: gold CoNLL/OntoNotes documents are complete, a partial
@@ -105,7 +109,9 @@ def test_eer_loss_differs_from_supervised_on_partial_data(trained):
     partial_only = model(**tensors)["loss"].item()
     # the supervised (Raw) view of the same chunks: unmarked subwords observed as O
     latent = model.vocab.get_token_index("_", "labels")
-    tensors["tags"] = torch.where(tensors["tags"] == latent, model.vocab.get_token_index("O", "labels"), tensors["tags"])
+    tensors["tags"] = torch.where(
+        tensors["tags"] == latent, model.vocab.get_token_index("O", "labels"), tensors["tags"]
+    )
     supervised = model(**tensors)["loss"].item()
     model.ratio_loss_weight = 10.0
     assert supervised != pytest.approx(partial_only)
@@ -157,7 +163,9 @@ def test_predictor_raw_text_offsets_and_conll_output(trained):
     assert out["spans"], out
     for span in out["spans"]:
         assert text[span["char_start"] : span["char_end"]] == span["text"]
-        assert " ".join(out["tokens"][span["start"] : span["end"]]).replace(" .", ".") .startswith(span["text"].split()[0])
+        assert (
+            " ".join(out["tokens"][span["start"] : span["end"]]).replace(" .", ".").startswith(span["text"].split()[0])
+        )
         assert 0.0 <= span["probability"] <= 1.0
     assert len(out["tags"]) == len(out["tokens"])
     long_doc = {"tokens": ["word"] * 400, "sentence_ends": list(range(20, 401, 20))}
@@ -180,8 +188,16 @@ def test_tune_o_cost_is_deterministic_and_stored(raw_trained, tmp_path):
     _, directory = raw_trained
     dev = str(FIXTURES / "conll2003_tiny_dev.txt")
     args = argparse.Namespace(
-        archive_file=str(directory / "model.tar.gz"), dev_file=dev, test_file=dev, n_calls=12, low=1e-4, high=1e2,
-        seed=0, batch_size=8, cuda_device=-1, output_archive=str(tmp_path / "cd.tar.gz"),
+        archive_file=str(directory / "model.tar.gz"),
+        dev_file=dev,
+        test_file=dev,
+        n_calls=12,
+        low=1e-4,
+        high=1e2,
+        seed=0,
+        batch_size=8,
+        cuda_device=-1,
+        output_archive=str(tmp_path / "cd.tar.gz"),
     )
     first, second = tune_o_cost(args), tune_o_cost(args)
     assert first["evaluations"] == second["evaluations"] and len(first["evaluations"]) == 12

@@ -1,9 +1,9 @@
 """Model selection without a complete dev set (issue 12, part 3): the tagger's partial-* metrics."""
+
 import json
 import logging
 
 import pytest
-
 from conftest import FIXTURES, REPO
 
 
@@ -20,12 +20,17 @@ def partial_dev_run(tmp_path_factory, tiny_encoder):
     from allennlp.commands.train import train_model_from_file
 
     mp = pytest.MonkeyPatch()
-    for key, value in {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128",
-                       "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl")}.items():
+    for key, value in {
+        "EER_ENCODER": tiny_encoder,
+        "EER_MAX_LENGTH": "128",
+        "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
+    }.items():
         mp.setenv(key, value)
     directory = tmp_path_factory.mktemp("partial-dev")
     overrides = '{"trainer.num_epochs": 2, "trainer.validation_metric": "+partial-f1"}'
-    model = train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(directory), overrides=overrides)
+    model = train_model_from_file(
+        str(REPO / "training_configs" / "eer_short.jsonnet"), str(directory), overrides=overrides
+    )
     yield model, directory
     mp.undo()
 

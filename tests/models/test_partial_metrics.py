@@ -1,4 +1,5 @@
 """PartialSpanMetric: model selection on partially annotated dev data."""
+
 import pytest
 
 from eer_plugin.corpus.documents import Document
@@ -49,7 +50,10 @@ def test_on_gold_data_it_is_the_usual_span_f1():
     from eer_plugin.core.spans import SpanCounts
 
     metric, counts = PartialSpanMetric(min_complete_spans=1), SpanCounts()
-    cases = [([(0, 1, "PER"), (2, 4, "LOC")], [(0, 1, "PER"), (2, 3, "LOC")]), ([(5, 6, "ORG")], [(5, 6, "ORG"), (7, 9, "MISC")])]
+    cases = [
+        ([(0, 1, "PER"), (2, 4, "LOC")], [(0, 1, "PER"), (2, 3, "LOC")]),
+        ([(5, 6, "ORG")], [(5, 6, "ORG"), (7, 9, "MISC")]),
+    ]
     for predicted, gold in cases:
         metric(predicted, meta(gold, complete=True))
         counts.add(predicted, gold)
@@ -68,7 +72,9 @@ def test_negative_span_hits_and_subword_weighting():
 
 
 def test_reader_chunks_carry_negative_spans_relative_to_the_chunk():
-    doc = Document("d", list("abcdefgh"), [4, 8], [(0, 1, "PER")], negative_spans=[(2, 6), (5, 6, "LOC"), (3, 5, "ORG")])
+    doc = Document(
+        "d", list("abcdefgh"), [4, 8], [(0, 1, "PER")], negative_spans=[(2, 6), (5, 6, "LOC"), (3, 5, "ORG")]
+    )
     chunks = chunk_document(doc, lambda ws: [[1] for _ in ws], lambda ids: ["x"] * len(ids), (0, 0), max_length=6)
     assert [(c.word_start, c.negative_spans) for c in chunks] == [(0, [(2, 4)]), (4, [(0, 2), (1, 2, "LOC")])]
 

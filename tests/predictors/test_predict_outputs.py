@@ -1,5 +1,6 @@
 """Issue 32 (and 33.2) for ``predict``: arguments checked before anything is written, an atomic
 output file, clean JSON lines, and one bad line (whatever fails on it) never ends a batch."""
+
 import argparse
 import bz2
 import gzip
@@ -18,8 +19,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-
-
 from eer_plugin.common.errors import UserError
 
 PREVIOUS = b'{"id": "old", "tokens": ["kept"]}\n'
@@ -28,7 +27,9 @@ PREVIOUS = b'{"id": "old", "tokens": ["kept"]}\n'
 def manager(predictor, source, output, batch_size=2, print_to_console=False):
     from allennlp.commands import predict
 
-    return predict._PredictManager(predictor, str(source), None if output is None else str(output), batch_size, print_to_console, False)
+    return predict._PredictManager(
+        predictor, str(source), None if output is None else str(output), batch_size, print_to_console, False
+    )
 
 
 def run_manager(predictor, source, output, batch_size=2) -> int:
@@ -74,7 +75,9 @@ def test_any_exception_on_one_document_becomes_its_error_record(predictor, tmp_p
 
     monkeypatch.setattr(reader, "chunk", failing_chunk)
     lines = ["John Smith .", "a boom here", "Paris .", "a crash here", "Rome ."]
-    (tmp_path / "in.jsonl").write_text("".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(lines, 1)))
+    (tmp_path / "in.jsonl").write_text(
+        "".join(json.dumps({"id": str(i), "text": t}) + "\n" for i, t in enumerate(lines, 1))
+    )
     (tmp_path / "in.jsonl").open("ab").write(b'{"id": "7", "text": "caf\xe9"}\n')  # line 6: not UTF-8
     assert run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl", batch_size=3) == 1
     out = records(tmp_path / "out.jsonl")
@@ -86,7 +89,9 @@ def test_any_exception_on_one_document_becomes_its_error_record(predictor, tmp_p
 
 
 # ------------------------------------------------------------------------------------ arguments checked before writing
-@pytest.mark.parametrize("case", ["output-is-input", "missing-input", "batch-size-0", "batch-size-negative", "input-is-directory"])
+@pytest.mark.parametrize(
+    "case", ["output-is-input", "missing-input", "batch-size-0", "batch-size-negative", "input-is-directory"]
+)
 def test_bad_arguments_are_one_line_errors_and_touch_nothing(case, predictor, tmp_path):
     source, output = tmp_path / "in.jsonl", tmp_path / "out.jsonl"
     source.write_text('{"text": "Paris ."}\n')
@@ -106,24 +111,40 @@ def test_bad_arguments_are_one_line_errors_and_touch_nothing(case, predictor, tm
 
 
 def _args(archive, source, output, **changes) -> argparse.Namespace:
-    values = dict(archive_file=str(archive), input_file=str(source), output_file=output, weights_file=None, batch_size=1,
-                  silent=True, predictor="eer_tagger", predictor_args="")
+    values = dict(
+        archive_file=str(archive),
+        input_file=str(source),
+        output_file=output,
+        weights_file=None,
+        batch_size=1,
+        silent=True,
+        predictor="eer_tagger",
+        predictor_args="",
+    )
     values.update(changes)
     return argparse.Namespace(**values)
 
 
-@pytest.mark.parametrize("changes,message", [
-    (dict(output_file="ARCHIVE"), "is the same file as the model archive"),
-    (dict(output_file=None), "--silent without --output-file would write nothing"),
-    (dict(predictor_args='{"output_format": "xml"}'), "output_format must be 'json' or 'conll'"),
-    (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
-    (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
-    (dict(predictor_args='{"output_format": '), "--predictor-args"),
-    (dict(predictor_args='{"output_format": "json", "output_format": "conll"}'), 'repeated key "output_format"'),
-    (dict(predictor="eer_taggr"), "--predictor eer_taggr: no predictor is registered under this name; the registered ones are"),
-    (dict(cuda_device=0 if not __import__("torch").cuda.is_available() else 999), "--cuda-device"),
-])
-def test_predict_command_checks_its_arguments_before_loading_the_model(changes, message, archive, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "changes,message",
+    [
+        (dict(output_file="ARCHIVE"), "is the same file as the model archive"),
+        (dict(output_file=None), "--silent without --output-file would write nothing"),
+        (dict(predictor_args='{"output_format": "xml"}'), "output_format must be 'json' or 'conll'"),
+        (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
+        (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
+        (dict(predictor_args='{"output_format": '), "--predictor-args"),
+        (dict(predictor_args='{"output_format": "json", "output_format": "conll"}'), 'repeated key "output_format"'),
+        (
+            dict(predictor="eer_taggr"),
+            "--predictor eer_taggr: no predictor is registered under this name; the registered ones are",
+        ),
+        (dict(cuda_device=0 if not __import__("torch").cuda.is_available() else 999), "--cuda-device"),
+    ],
+)
+def test_predict_command_checks_its_arguments_before_loading_the_model(
+    changes, message, archive, tmp_path, monkeypatch
+):
     from allennlp.commands import predict
 
     monkeypatch.setattr(predict, "_get_predictor", lambda args: pytest.fail("the model was loaded"), raising=True)
@@ -167,12 +188,16 @@ def test_a_run_stopped_half_way_leaves_the_previous_output(predictor, tmp_path, 
     with pytest.raises(KeyboardInterrupt):
         run_manager(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
     assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
-    unfinished = [name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]  # Ctrl-C keeps the complete lines for --resume
+    unfinished = [
+        name for name in os.listdir(tmp_path) if ".eer-tmp-" in name
+    ]  # Ctrl-C keeps the complete lines for --resume
     assert len(unfinished) == 1 and len((tmp_path / unfinished[0]).read_text().splitlines()) == 2
     monkeypatch.setattr(predictor, "predict_batch_json", original)
     from allennlp.commands import predict
 
-    predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True).run()
+    predict._PredictManager(
+        predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True
+    ).run()
     assert len(records(tmp_path / "out.jsonl")) == 6 and sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl"]
     assert calls == [2, 2]  # the kept lines were not tagged again
 
@@ -186,10 +211,19 @@ def test_stdout_gets_json_lines_without_internal_keys(predictor, tmp_path, capsy
     assert not any(key.startswith("_") for r in lines for key in r)
 
 
-@given(lines=st.lists(st.one_of(st.text(max_size=20).map(lambda t: json.dumps({"text": t})),
-                          st.text(st.characters(codec=None, exclude_categories=()), max_size=20)
-                          .map(lambda t: json.dumps({"text": t, "id": 1})),
-                          st.text(max_size=20).filter(lambda t: "\n" not in t and "\r" not in t)), min_size=1, max_size=5))
+@given(
+    lines=st.lists(
+        st.one_of(
+            st.text(max_size=20).map(lambda t: json.dumps({"text": t})),
+            st.text(st.characters(codec=None, exclude_categories=()), max_size=20).map(
+                lambda t: json.dumps({"text": t, "id": 1})
+            ),
+            st.text(max_size=20).filter(lambda t: "\n" not in t and "\r" not in t),
+        ),
+        min_size=1,
+        max_size=5,
+    )
+)
 @settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 def test_generated_predict_inputs_give_one_record_per_line(lines, predictor, tmp_path_factory):
     directory = tmp_path_factory.mktemp("generated")
@@ -203,7 +237,9 @@ def test_generated_predict_inputs_give_one_record_per_line(lines, predictor, tmp
 
 
 def dead_pid() -> int:
-    return int(subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout)
+    return int(
+        subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True).stdout
+    )
 
 
 def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_path):
@@ -212,12 +248,15 @@ def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_pat
     lines = [json.dumps({"id": f"d{i}", "text": f"Paris {i} ."}) for i in range(6)]
     (tmp_path / "in.jsonl").write_text(lines[0] + "\n\n" + "\n".join(lines[1:]) + "\n")  # a blank line, counted
     (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
-    kept = ('{"id": "d0", "text": "Paris 0 .", "kept": 0}\n{"line": 3, "id": "d1", "error": "was bad"}\n'
-            '{"id": "d2", "text": "Paris 2 .", "kept": 2}\n{"id": "cut')  # killed mid-line
+    kept = (
+        '{"id": "d0", "text": "Paris 0 .", "kept": 0}\n{"line": 3, "id": "d1", "error": "was bad"}\n'
+        '{"id": "d2", "text": "Paris 2 .", "kept": 2}\n{"id": "cut'
+    )  # killed mid-line
     (tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
     with pytest.raises(SystemExit):  # the kept error record still counts
-        predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
-                                resume=True).run()
+        predict._PredictManager(
+            predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True
+        ).run()
     out = records(tmp_path / "out.jsonl")
     assert [r["id"] for r in out] == ["d0", "d1", "d2", "d3", "d4", "d5"]
     assert [r.get("kept") for r in out] == [0, None, 2, None, None, None]  # the kept lines were not tagged again
@@ -247,8 +286,9 @@ def test_resume_refuses_an_input_edited_since_the_killed_run(edit, predictor, tm
     unfinished = tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de"
     unfinished.write_text(kept)
     with pytest.raises(UserError, match="the input changed since that run"):
-        predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False,
-                                resume=True).run()
+        predict._PredictManager(
+            predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True
+        ).run()
     assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
     left = [p for p in tmp_path.iterdir() if ".eer-tmp-" in p.name]
     assert len(left) == 1 and left[0].read_text() == kept  # the killed run's lines, kept for a resume with its input
@@ -268,9 +308,13 @@ def test_documented_predict_command(archive, tmp_path):
     source.write_text('{"id": "a", "text": "Fischler met Loyola de Palacio in Brussels."}\n')
     shown = eer_ner("predict", archive, source, "--predictor", "eer_tagger")
     assert shown.returncode == 0 and [json.loads(line)["id"] for line in shown.stdout.splitlines()] == ["a"]
-    written = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", tmp_path / "tagged.jsonl", "--silent")
+    written = eer_ner(
+        "predict", archive, source, "--predictor", "eer_tagger", "--output-file", tmp_path / "tagged.jsonl", "--silent"
+    )
     assert written.returncode == 0 and written.stdout == ""
-    assert [json.loads(line) for line in (tmp_path / "tagged.jsonl").read_text().splitlines()] == [json.loads(shown.stdout)]
+    assert [json.loads(line) for line in (tmp_path / "tagged.jsonl").read_text().splitlines()] == [
+        json.loads(shown.stdout)
+    ]
     before = source.read_bytes()
     same = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", source, "--silent")
     assert same.returncode == 1 and source.read_bytes() == before
@@ -284,11 +328,23 @@ def test_sigkill_half_way_leaves_the_previous_output_byte_identical(archive, tmp
     """A run killed half-way leaves the previous output file as it was; ``--resume`` then finishes the
     job into the output an uninterrupted run writes; a run without it removes the killed run's file."""
     source, output = tmp_path / "docs.jsonl", tmp_path / "tagged.jsonl"
-    source.write_text("".join(json.dumps({"id": i, "text": "John Smith visited New York and London. " * 2}) + "\n"
-                              for i in range(300)))
+    source.write_text(
+        "".join(
+            json.dumps({"id": i, "text": "John Smith visited New York and London. " * 2}) + "\n" for i in range(300)
+        )
+    )
     output.write_bytes(PREVIOUS)
-    command = [str(Path(sys.executable).parent / "eer-ner"), "predict", str(archive), str(source), "--predictor",
-               "eer_tagger", "--output-file", str(output), "--silent"]
+    command = [
+        str(Path(sys.executable).parent / "eer-ner"),
+        "predict",
+        str(archive),
+        str(source),
+        "--predictor",
+        "eer_tagger",
+        "--output-file",
+        str(output),
+        "--silent",
+    ]
     process = subprocess.Popen(command, env={**os.environ, "OMP_NUM_THREADS": "1"}, stderr=subprocess.DEVNULL)
     try:
         deadline = time.time() + 300
@@ -306,8 +362,15 @@ def test_sigkill_half_way_leaves_the_previous_output_byte_identical(archive, tmp
     assert output.read_bytes() == PREVIOUS
     assert len([p for p in tmp_path.iterdir() if p.name.startswith(".tagged.jsonl.eer-tmp-")]) == 1
     reference = tmp_path / "reference.jsonl"
-    assert eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", reference, "--silent").returncode == 0
-    resumed = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent", "--resume")
+    assert (
+        eer_ner(
+            "predict", archive, source, "--predictor", "eer_tagger", "--output-file", reference, "--silent"
+        ).returncode
+        == 0
+    )
+    resumed = eer_ner(
+        "predict", archive, source, "--predictor", "eer_tagger", "--output-file", output, "--silent", "--resume"
+    )
     assert resumed.returncode == 0 and "--resume: kept the " in resumed.stderr, resumed.stderr[-2000:]
     assert output.read_bytes() == reference.read_bytes()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl", "reference.jsonl", "tagged.jsonl"]
@@ -342,7 +405,11 @@ def test_predict_into_a_symlink_writes_its_target(dangling, predictor, tmp_path)
         (tmp_path / "target.jsonl").write_bytes(PREVIOUS)
     (tmp_path / "out.jsonl").symlink_to("target.jsonl")
     _tag_into(predictor, source, tmp_path / "out.jsonl")
-    assert (tmp_path / "out.jsonl").is_symlink() and [r["id"] for r in records(tmp_path / "target.jsonl")] == ["d0", "d1", "d2"]
+    assert (tmp_path / "out.jsonl").is_symlink() and [r["id"] for r in records(tmp_path / "target.jsonl")] == [
+        "d0",
+        "d1",
+        "d2",
+    ]
     assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "out.jsonl", "target.jsonl"]
 
 
@@ -399,7 +466,9 @@ def test_a_line_longer_than_the_limit_is_an_error_record_read_in_bounded_memory(
     from eer_plugin.commands import predict as manager_module
 
     monkeypatch.setattr(manager_module, "MAX_LINE", 64)
-    (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "Paris ."}\n' + '{"text": "' + "x" * 1000 + '"}\n{"id": "c", "text": "Rome ."}\n')
+    (tmp_path / "in.jsonl").write_text(
+        '{"id": "a", "text": "Paris ."}\n' + '{"text": "' + "x" * 1000 + '"}\n{"id": "c", "text": "Rome ."}\n'
+    )
     with pytest.raises(SystemExit):
         _tag_into(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
     out = records(tmp_path / "out.jsonl")
@@ -411,8 +480,17 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
     """SIGINT while predict waits for input: one line saying the data is safe, status 130, the old file as it was
     and the unfinished output kept for --resume."""
     (tmp_path / "out.jsonl").write_bytes(PREVIOUS)
-    command = [str(Path(sys.executable).parent / "eer-ner"), "predict", str(archive), "-", "--predictor", "eer_tagger",
-               "--output-file", str(tmp_path / "out.jsonl"), "--silent"]
+    command = [
+        str(Path(sys.executable).parent / "eer-ner"),
+        "predict",
+        str(archive),
+        "-",
+        "--predictor",
+        "eer_tagger",
+        "--output-file",
+        str(tmp_path / "out.jsonl"),
+        "--silent",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
     process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     process.stdin.write('{"id": "a", "text": "Paris ."}\n')
@@ -424,6 +502,10 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err[-3000:]
-    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("interrupted (Ctrl-C): every output is written whole")
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
+        "interrupted (Ctrl-C): every output is written whole"
+    )
     assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
-    assert len([name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]) == 1  # the unfinished output, for --resume
+    assert (
+        len([name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]) == 1
+    )  # the unfinished output, for --resume

@@ -3,6 +3,7 @@
 The model is an untrained tagger on the tiny local encoder, archived without training (random
 scores and a large ``o_cost`` give many predicted spans), so these tests need no training run.
 """
+
 import json
 import os
 import subprocess
@@ -12,20 +13,18 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import REPO
+from untrained_tagger import LABELS, TEXT, build_archive  # noqa: F401  (archive, predictor: fixtures in conftest.py)
 
 from eer_plugin.corpus.tokenizer import tokenize_text
-
-from untrained_tagger import LABELS, TEXT, build_archive  # noqa: F401  (archive, predictor: fixtures in conftest.py)
 
 
 def forced_span_probability(model, emissions, mask, start, end, label):
     """The previous way: ``Z(span forced) / Z``, one constrained forward per span."""
+    import copy
+
     from eer_plugin.core.crf import LATENT, observations_to_allowed
     from eer_plugin.core.tags import spans_to_biluo
-
-    import copy
 
     scheme, crf = model.scheme, copy.deepcopy(model.crf).double()  # float64: exact log Z differences
     emissions = emissions.double()
@@ -85,7 +84,9 @@ def test_batch_prediction_equals_one_document_at_a_time(predictor):
     assert [b["id"] for b in batched] == ["a", "7", "", ""]
     for one, many in zip(single, batched):
         assert one["tags"] == many["tags"] and one["tokens"] == many["tokens"]
-        assert [(s["start"], s["end"], s["type"]) for s in one["spans"]] == [(s["start"], s["end"], s["type"]) for s in many["spans"]]
+        assert [(s["start"], s["end"], s["type"]) for s in one["spans"]] == [
+            (s["start"], s["end"], s["type"]) for s in many["spans"]
+        ]
         for a, b in zip(one["spans"], many["spans"]):
             assert a["probability"] == pytest.approx(b["probability"], abs=1e-5)
     assert not predictor._model.track_rho_hat
@@ -106,10 +107,18 @@ BAD_LINES = [
     ("not json", None, "not JSON"),
     ('{"id": "d", "text": 12345}', "d", '"text" must be a string'),
     ('{"id": "e", "tokens": "Merkel"}', "e", '"tokens" must be a list of strings'),
-    ('{"id": "f", "tokens": ["a", "b", "c", "d"], "sentence_ends": [2.9, 4]}', "f", '"sentence_ends" must be a list of integers'),
+    (
+        '{"id": "f", "tokens": ["a", "b", "c", "d"], "sentence_ends": [2.9, 4]}',
+        "f",
+        '"sentence_ends" must be a list of integers',
+    ),
     ('{"id": "g", "tokens": ["a", "b"], "sentence_ends": [1]}', "g", '"sentence_ends" must increase strictly'),
     ('{"id": "h", "tokens": ["a", ""]}', "h", "tokens must be non-empty"),
-    ('{"id": "i", "tokens": ["a", "b"], "sentence_ends": [true, 2]}', "i", '"sentence_ends" must be a list of integers'),
+    (
+        '{"id": "i", "tokens": ["a", "b"], "sentence_ends": [true, 2]}',
+        "i",
+        '"sentence_ends" must be a list of integers',
+    ),
     ('["a list"]', None, "expected a JSON object"),
     ('{"id": "j"}', "j", 'needs exactly one of "text"'),
     ('{"id": ["k"], "text": "x"}', None, '"id" must be a string or an integer'),
@@ -147,8 +156,19 @@ def test_allennlp_predict_goes_on_after_bad_lines_and_exits_1(archive, tmp_path)
     lines.append('{"id": "last", "tokens": ["Angela", "Merkel", "visited", "Paris"], "sentence_ends": [2, 4]}')
     (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n")
     allennlp = Path(sys.executable).parent / "allennlp"
-    command = [str(allennlp), "predict", str(archive), str(tmp_path / "in.jsonl"), "--predictor", "eer_tagger",
-               "--output-file", str(tmp_path / "out.jsonl"), "--silent", "--batch-size", "3"]
+    command = [
+        str(allennlp),
+        "predict",
+        str(archive),
+        str(tmp_path / "in.jsonl"),
+        "--predictor",
+        "eer_tagger",
+        "--output-file",
+        str(tmp_path / "out.jsonl"),
+        "--silent",
+        "--batch-size",
+        "3",
+    ]
     env = {**os.environ, "OMP_NUM_THREADS": "1"}
     result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, env=env, timeout=600)
     assert result.returncode == 1, result.stderr[-3000:]
@@ -167,37 +187,56 @@ def test_predict_manager_without_bad_lines_returns_normally(predictor, tmp_path)
 
     assert predict._PredictManager is LineReportingPredictManager
     (tmp_path / "in.jsonl").write_text('{"text": "John Smith ."}\n\n{"tokens": ["Paris"]}\n')
-    manager = predict._PredictManager(predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False)
+    manager = predict._PredictManager(
+        predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False
+    )
     manager.run()  # no SystemExit
     assert [json.loads(line)["tokens"] for line in (tmp_path / "out.jsonl").read_text().splitlines()] == [
-        ["John", "Smith", "."], ["Paris"]]
+        ["John", "Smith", "."],
+        ["Paris"],
+    ]
 
 
 # ---------------------------------------------------------------------- tokenizer (issue 13.5)
-@pytest.mark.parametrize("text,words", [
-    (unicodedata.normalize("NFD", "José Müller in São Paulo"), [unicodedata.normalize("NFD", w) for w in ["José", "Müller", "in", "São", "Paulo"]]),
-    ("हिन्दी भाषा में लिखा", ["हिन्दी", "भाषा", "में", "लिखा"]),
-    ("ภาษาไทย ง่าย", ["ภาษาไทย", "ง่าย"]),
-    ("the U.S. and e.g. U.K. rules", ["the", "U.S.", "and", "e.g.", "U.K.", "rules"]),
-    ("rose 3.5 % to 1,000.25 in v1.2", ["rose", "3.5", "%", "to", "1,000.25", "in", "v1.2"]),
-    ("It's well-known (x)", ["It", "'s", "well-known", "(", "x", ")"]),  # the clitic split off (CoNLL, PTB)
-    ("Ph.D. and F. Scott", ["Ph", ".", "D", ".", "and", "F", ".", "Scott"]),
-    ("\u0301a \u0301", ["\u0301", "a", "\u0301"]),  # marks after white space or at the start: own token
-])
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        (
+            unicodedata.normalize("NFD", "José Müller in São Paulo"),
+            [unicodedata.normalize("NFD", w) for w in ["José", "Müller", "in", "São", "Paulo"]],
+        ),
+        ("हिन्दी भाषा में लिखा", ["हिन्दी", "भाषा", "में", "लिखा"]),
+        ("ภาษาไทย ง่าย", ["ภาษาไทย", "ง่าย"]),
+        ("the U.S. and e.g. U.K. rules", ["the", "U.S.", "and", "e.g.", "U.K.", "rules"]),
+        ("rose 3.5 % to 1,000.25 in v1.2", ["rose", "3.5", "%", "to", "1,000.25", "in", "v1.2"]),
+        ("It's well-known (x)", ["It", "'s", "well-known", "(", "x", ")"]),  # the clitic split off (CoNLL, PTB)
+        ("Ph.D. and F. Scott", ["Ph", ".", "D", ".", "and", "F", ".", "Scott"]),
+        ("\u0301a \u0301", ["\u0301", "a", "\u0301"]),  # marks after white space or at the start: own token
+    ],
+)
 def test_tokenizer_keeps_marks_abbreviations_and_decimals(text, words):
     got, offsets, _ = tokenize_text(text)
     assert got == words
     assert [text[a:b] for a, b in offsets] == got
 
 
-@pytest.mark.parametrize("text,sentences", [
-    ("He left the U.S. Then he came back.", [["He", "left", "the", "U.S."], ["Then", "he", "came", "back", "."]]),
-    ("The U.S. economy grew. It was e.g. fine!", [["The", "U.S.", "economy", "grew", "."], ["It", "was", "e.g.", "fine", "!"]]),
-    ("It rose 3.5. Then fell to 2.5. the end", [["It", "rose", "3.5", "."], ["Then", "fell", "to", "2.5", ".", "the", "end"]]),
-    ("Go! Why? Fine. ok", [["Go", "!"], ["Why", "?"], ["Fine", "."], ["ok"]]),
-    ("He lives in the U.S.", [["He", "lives", "in", "the", "U.S."]]),
-    ("in the U.S.\n\nNew York", [["in", "the", "U.S."], ["New", "York"]]),
-])
+@pytest.mark.parametrize(
+    "text,sentences",
+    [
+        ("He left the U.S. Then he came back.", [["He", "left", "the", "U.S."], ["Then", "he", "came", "back", "."]]),
+        (
+            "The U.S. economy grew. It was e.g. fine!",
+            [["The", "U.S.", "economy", "grew", "."], ["It", "was", "e.g.", "fine", "!"]],
+        ),
+        (
+            "It rose 3.5. Then fell to 2.5. the end",
+            [["It", "rose", "3.5", "."], ["Then", "fell", "to", "2.5", ".", "the", "end"]],
+        ),
+        ("Go! Why? Fine. ok", [["Go", "!"], ["Why", "?"], ["Fine", "."], ["ok"]]),
+        ("He lives in the U.S.", [["He", "lives", "in", "the", "U.S."]]),
+        ("in the U.S.\n\nNew York", [["in", "the", "U.S."], ["New", "York"]]),
+    ],
+)
 def test_tokenizer_sentence_rule(text, sentences):
     words, _, ends = tokenize_text(text)
     got, start = [], 0

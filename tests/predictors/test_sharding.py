@@ -1,9 +1,9 @@
 """eer-shard / eer-merge: a sharded prediction, merged, is the unsharded prediction byte for byte."""
+
 import json
 from pathlib import Path
 
 import pytest
-
 from conftest import FIXTURES
 from test_predict_outputs import run_manager
 
@@ -14,10 +14,24 @@ from eer_plugin.inference.sharding import ShardError, merge_outputs, shard_start
 def corpus(path: Path) -> Path:
     """The fixtures' documents as prediction input, with what a real file has: blank lines, a CRLF line
     ending, a line that is not JSON and one that is not UTF-8 (both answered by error records)."""
-    docs = [json.dumps({"id": d["id"], "tokens": d["tokens"][:40]}) for d in map(json.loads, (FIXTURES / "conll2003_tiny_partial.jsonl").read_text().splitlines())]
+    docs = [
+        json.dumps({"id": d["id"], "tokens": d["tokens"][:40]})
+        for d in map(json.loads, (FIXTURES / "conll2003_tiny_partial.jsonl").read_text().splitlines())
+    ]
     docs += (FIXTURES / "example_document.jsonl").read_text().splitlines()
-    lines = [docs[0].encode(), b"", docs[1].encode() + b"\r", b'{"id": "broken", "text": ', docs[2].encode(), b"  ",
-             b'{"id": "latin", "text": "caf\xe9 in Paris"}', docs[3].encode(), docs[4].encode(), b"", docs[5].encode()]
+    lines = [
+        docs[0].encode(),
+        b"",
+        docs[1].encode() + b"\r",
+        b'{"id": "broken", "text": ',
+        docs[2].encode(),
+        b"  ",
+        b'{"id": "latin", "text": "caf\xe9 in Paris"}',
+        docs[3].encode(),
+        docs[4].encode(),
+        b"",
+        docs[5].encode(),
+    ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
 
@@ -31,7 +45,10 @@ def test_shards_are_contiguous_and_about_equal():
 
 
 def test_error_line_numbers_move_by_the_shard_offset():
-    assert shift_error_line('{"line": 3, "id": "d\\"1", "error": "x"}\n', 10) == '{"line": 13, "id": "d\\"1", "error": "x"}\n'
+    assert (
+        shift_error_line('{"line": 3, "id": "d\\"1", "error": "x"}\n', 10)
+        == '{"line": 13, "id": "d\\"1", "error": "x"}\n'
+    )
     assert shift_error_line('{"line": 3, "id": null, "error": "x"}\n', 10) == '{"line": 13, "id": null, "error": "x"}\n'
     assert shift_error_line("# error: line 2, id 'a': bad\n", 5) == "# error: line 7, id 'a': bad\n"
     ordinary = '{"line": 3, "tokens": ["a"]}\n'
@@ -53,7 +70,9 @@ def test_sharded_prediction_merged_is_the_unsharded_prediction(output_format, ar
     from allennlp.models.archival import load_archive
     from allennlp.predictors import Predictor
 
-    tagger = Predictor.from_archive(load_archive(str(archive)), "eer_tagger", extra_args={"output_format": output_format})
+    tagger = Predictor.from_archive(
+        load_archive(str(archive)), "eer_tagger", extra_args={"output_format": output_format}
+    )
     source = corpus(tmp_path / "docs.jsonl")
     assert run_manager(tagger, source, tmp_path / "whole.out") == 1  # the two bad lines
     assert shard.split_main([str(source), str(tmp_path / "shards"), "--shards", "3"]) == 0
@@ -111,8 +130,12 @@ def test_merge_refuses_parts_that_are_not_their_shards_output(case, archive, tmp
         parts.append(tmp_path / "shards" / (entry["file"] + ".out"))
         run_manager(tagger, tmp_path / "shards" / entry["file"], parts[-1])
     shards = [tmp_path / "shards" / e["file"] for e in manifest["shards"]]
-    expected = {"swapped": "is not that line's output", "repeated": "is given for shard 0 and for shard 1",
-                "shard edited": "changed since eer-shard wrote it", "shard missing": "shard 2 is missing"}[case]
+    expected = {
+        "swapped": "is not that line's output",
+        "repeated": "is given for shard 0 and for shard 1",
+        "shard edited": "changed since eer-shard wrote it",
+        "shard missing": "shard 2 is missing",
+    }[case]
     if case == "swapped":
         parts[0], parts[1] = parts[1], parts[0]
     elif case == "repeated":

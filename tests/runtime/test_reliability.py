@@ -1,4 +1,5 @@
 """Issue 13: safe archives, checkpoints that survive a kill, exact resume, clear failures, the eer-ner command."""
+
 import io
 import json
 import os
@@ -11,7 +12,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import FIXTURES, REPO, hyper
 
 DEV = str(FIXTURES / "conll2003_tiny_dev.txt")
@@ -21,8 +21,11 @@ def train(serialization_dir: Path, recover: bool = False, config: str = "eer_sho
     from allennlp.commands.train import train_model_from_file
 
     return train_model_from_file(
-        str(REPO / "training_configs" / config), str(serialization_dir), overrides='{"trainer.num_epochs": 1}',
-        recover=recover, force=not recover,
+        str(REPO / "training_configs" / config),
+        str(serialization_dir),
+        overrides='{"trainer.num_epochs": 1}',
+        recover=recover,
+        force=not recover,
     )
 
 
@@ -93,8 +96,8 @@ def test_hostile_archive_is_refused_and_nothing_is_written(kind, tmp_path, monke
 
 
 def test_unsafe_member_names_are_refused_before_extraction(tmp_path):
-    from eer_plugin.runtime.archive import safe_extract
     from eer_plugin.common.errors import ArchiveError
+    from eer_plugin.runtime.archive import safe_extract
 
     for name in ["a/../../x", "/etc/x", "..", "C:/x", "\\x"]:
         path = tmp_path / "a.tar"
@@ -187,8 +190,8 @@ def test_evaluate_on_an_unknown_entity_type_names_type_and_file(archive, tmp_pat
 
 @pytest.mark.integration
 def test_document_counts_on_an_unknown_entity_type(archive, tmp_path):
-    from eer_plugin.runtime.errors import UnknownEntityTypeError
     from eer_benchmark.run.evaluation import document_counts
+    from eer_plugin.runtime.errors import UnknownEntityTypeError
 
     data = _with_unknown_type(tmp_path)
     with pytest.raises(UnknownEntityTypeError, match=rf"{data}:\d+: entity type 'WEAPON' is not known to the model"):
@@ -205,8 +208,16 @@ def test_tune_o_cost_on_unknown_type_missing_or_broken_archive(archive, tmp_path
 
     def args(archive_file, dev=DEV):
         return argparse.Namespace(
-            archive_file=str(archive_file), dev_file=str(dev), test_file=None, n_calls=3, low=1e-4, high=1e2,
-            seed=0, batch_size=8, cuda_device=-1, output_archive=str(tmp_path / "cd.tar.gz"),
+            archive_file=str(archive_file),
+            dev_file=str(dev),
+            test_file=None,
+            n_calls=3,
+            low=1e-4,
+            high=1e2,
+            seed=0,
+            batch_size=8,
+            cuda_device=-1,
+            output_archive=str(tmp_path / "cd.tar.gz"),
         )
 
     with pytest.raises(ArchiveError, match="no such file"):
@@ -235,8 +246,21 @@ def test_user_errors_are_one_line_at_the_command_line(tmp_path):
     # tune-o-cost is found through the repository's .allennlp_plugins; evaluate runs elsewhere with --include-package
     for command, archive_file, cwd in (("tune-o-cost", "missing.tar.gz", REPO), ("evaluate", "text.tar.gz", tmp_path)):
         proc = subprocess.run(
-            [sys.executable, "-m", "allennlp", command, str(tmp_path / archive_file), DEV, "--include-package", "eer_plugin"],
-            capture_output=True, text=True, cwd=cwd, env=env, timeout=300,
+            [
+                sys.executable,
+                "-m",
+                "allennlp",
+                command,
+                str(tmp_path / archive_file),
+                DEV,
+                "--include-package",
+                "eer_plugin",
+            ],
+            capture_output=True,
+            text=True,
+            cwd=cwd,
+            env=env,
+            timeout=300,
         )
         assert proc.returncode == 1, proc.stderr[-2000:]
         lines = [line for line in proc.stderr.splitlines() if line.strip() and " - INFO - " not in line]
@@ -260,7 +284,9 @@ def _train_env(monkeypatch, tiny_encoder, epochs: int = 2, **settings) -> None:
     become the ``-o`` of every :func:`_train` of the test."""
     monkeypatch.setenv("EER_ENCODER", tiny_encoder)
     monkeypatch.setenv("EER_MAX_LENGTH", "128")
-    monkeypatch.setattr(sys.modules[__name__], "_HYPERPARAMETERS", {"EER_EPOCHS": epochs, "EER_BATCH_SIZE": 4, **settings})
+    monkeypatch.setattr(
+        sys.modules[__name__], "_HYPERPARAMETERS", {"EER_EPOCHS": epochs, "EER_BATCH_SIZE": 4, **settings}
+    )
 
 
 def _train(directory: Path, config: str, recover: bool = False, overrides: str = ""):
@@ -268,7 +294,10 @@ def _train(directory: Path, config: str, recover: bool = False, overrides: str =
 
     merged = {**json.loads(hyper(config, **_HYPERPARAMETERS)), **json.loads(overrides or "{}")}
     return train_model_from_file(
-        str(REPO / "training_configs" / config), str(directory), overrides=json.dumps(merged), recover=recover,
+        str(REPO / "training_configs" / config),
+        str(directory),
+        overrides=json.dumps(merged),
+        recover=recover,
         force=not recover,
     )
 
@@ -297,13 +326,19 @@ def _after_epoch_one(trainer) -> bool:
 
 def _comparable(directory: Path) -> dict:
     """Every metric of every epoch and of the end (durations, memory, timestamps left out), and the final weights."""
+
     def clean(metrics):
         return {k: v for k, v in metrics.items() if "duration" not in k and "memory" not in k and "time" not in k}
 
     epochs = {p.name: clean(json.loads(p.read_text())) for p in sorted(directory.glob("metrics_epoch_*.json"))}
     final = clean(json.loads((directory / "metrics.json").read_text()))
     (last,) = list(directory.glob("model_state_e*_b0.th"))  # keep_most_recent_by_count: 1
-    return {"epochs": epochs, "final": final, "weights": torch.load(last, weights_only=True), "best": torch.load(directory / "best.th", weights_only=True)}
+    return {
+        "epochs": epochs,
+        "final": final,
+        "weights": torch.load(last, weights_only=True),
+        "best": torch.load(directory / "best.th", weights_only=True),
+    }
 
 
 def _assert_identical(a: dict, b: dict) -> None:
@@ -334,7 +369,12 @@ def test_recovered_run_under_the_binding_control_is_the_uninterrupted_run(tiny_e
     """The binding control's state (running ratio and the band's two multipliers) is part of the model: a run
     killed after epoch 1 and recovered ends with the uninterrupted run's weights, multipliers and metrics."""
     # a band far from where the model starts and is pulled: the multipliers move
-    band = {"EER_RATIO_CONTROL": "bind", "EER_ENTITY_RATIO": "0.6", "EER_RATIO_MARGIN": "0.01", "EER_RATIO_INIT": "none"}
+    band = {
+        "EER_RATIO_CONTROL": "bind",
+        "EER_ENTITY_RATIO": "0.6",
+        "EER_RATIO_MARGIN": "0.01",
+        "EER_RATIO_INIT": "none",
+    }
     _train_env(monkeypatch, tiny_encoder, epochs=3, **band)
     _train(tmp_path / "straight", "eer_short.jsonnet")
     _train_until_killed(monkeypatch, tmp_path / "resumed", "eer_short.jsonnet", _after_epoch_one)
@@ -347,7 +387,6 @@ def test_recovered_run_under_the_binding_control_is_the_uninterrupted_run(tiny_e
 
 @pytest.mark.integration
 def test_resume_from_a_checkpoint_inside_an_epoch(tiny_encoder, monkeypatch, tmp_path):
-    from eer_plugin.training import checkpointer
 
     _train_env(monkeypatch, tiny_encoder, epochs=3)
     overrides = json.dumps({"trainer.checkpointer.save_every_num_batches": 2})
@@ -386,6 +425,7 @@ def test_a_kill_in_any_write_leaves_a_recoverable_run(tiny_encoder, monkeypatch,
             if writes["count"] == writes["kill_at"]:
                 raise Killed()
             return write(*args, **kwargs)
+
         return wrapper
 
     real_save = torch.save
@@ -442,14 +482,18 @@ def test_eer_ner_command_runs_allennlp_with_the_plugin_from_any_directory(tmp_pa
     assert executable.exists(), "run bash scripts/setup_env.sh (setup.py declares the eer-ner console script)"
     assert not (tmp_path / ".allennlp_plugins").exists()
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    listing = subprocess.run([str(executable), "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300)
+    listing = subprocess.run(
+        [str(executable), "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
+    )
     assert listing.returncode == 0, listing.stderr[-2000:]
     commands = {line.split()[0] for line in listing.stdout.splitlines() if line.startswith("    ") and line.split()}
     assert {"train", "evaluate", "predict", "eer-simulate", "tune-o-cost", "cbl", "eer-benchmark"} <= commands
     simulate = subprocess.run(
         [str(executable), "eer-simulate", "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
     )
-    assert simulate.returncode == 0 and simulate.stdout.startswith("usage: eer-ner eer-simulate"), simulate.stderr[-2000:]
+    assert simulate.returncode == 0 and simulate.stdout.startswith("usage: eer-ner eer-simulate"), simulate.stderr[
+        -2000:
+    ]
 
 
 # A real SIGKILL at a random moment of a training run (slow: one process start per run and per recovery)
@@ -485,8 +529,11 @@ def kill_and_recover(directory: Path, config: str, delay: float, env: dict, over
 
     command = [str(REPO / "training_configs" / config), "-s", str(directory), "-o", overrides or "{}"]
     process = subprocess.Popen(
-        [sys.executable, "-c", SLOW_WRITER, "train", *command], env=env, cwd=directory.parent,
-        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        [sys.executable, "-c", SLOW_WRITER, "train", *command],
+        env=env,
+        cwd=directory.parent,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
     )
     deadline = time.time() + 300
     while not (directory / "config.json").exists() and process.poll() is None and time.time() < deadline:
@@ -497,7 +544,11 @@ def kill_and_recover(directory: Path, config: str, delay: float, env: dict, over
     left = sorted(p.name for p in directory.iterdir())
     recovery = subprocess.run(
         [sys.executable, "-m", "eer_plugin.cli", "train", *command, "--recover"],
-        env=env, cwd=directory.parent, capture_output=True, text=True, timeout=600,
+        env=env,
+        cwd=directory.parent,
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
     return recovery, left
 
@@ -510,13 +561,32 @@ def test_sigkill_at_random_moments_then_recover(tiny_encoder, tmp_path):
     import random
 
     env = {
-        **os.environ, "EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "128",
-        "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1",
+        **os.environ,
+        "EER_ENCODER": tiny_encoder,
+        "EER_MAX_LENGTH": "128",
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "OMP_NUM_THREADS": "1",
     }
     overrides = '{"trainer.num_epochs": 3}'
     straight = tmp_path / "straight"
-    subprocess.run([sys.executable, "-m", "eer_plugin.cli", "train", str(REPO / "training_configs" / "eer_short.jsonnet"),
-                    "-s", str(straight), "-o", overrides], env=env, check=True, capture_output=True, timeout=600)
+    subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "eer_plugin.cli",
+            "train",
+            str(REPO / "training_configs" / "eer_short.jsonnet"),
+            "-s",
+            str(straight),
+            "-o",
+            overrides,
+        ],
+        env=env,
+        check=True,
+        capture_output=True,
+        timeout=600,
+    )
     expected = _comparable(straight)
     rng = random.Random(int(os.environ.get("EER_KILL_SEED", "0")))
     mid_write = finished = 0

@@ -1,6 +1,7 @@
 """The one settings table (eer_plugin/runtime/settings.py) against the packaged configs: environment settings
 read with std.extVar, hyperparameters as literals at the table's config keys, overridden with -o; a
 hyperparameter set as an environment variable stops a training with the -o to use instead."""
+
 import json
 import re
 
@@ -8,13 +9,19 @@ import _jsonnet
 import pytest
 from allennlp.common import Params
 from allennlp.common.params import with_overrides
-
 from conftest import FIXTURE_DATA
+
 from eer_plugin import cli
-from eer_plugin.runtime.config_files import CONFIG_DIR
 from eer_plugin.common.errors import UserError
+from eer_plugin.runtime.config_files import CONFIG_DIR
 from eer_plugin.runtime.settings import (
-    ENVIRONMENT, HYPERPARAMETERS, SETTINGS, config_approach, config_defaults, overrides, unset_defaults,
+    ENVIRONMENT,
+    HYPERPARAMETERS,
+    SETTINGS,
+    config_approach,
+    config_defaults,
+    overrides,
+    unset_defaults,
 )
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.jsonnet"))
@@ -33,8 +40,19 @@ def at(config: dict, path: str):
 
 
 def test_the_table_has_both_kinds_and_no_data_default():
-    assert {s.name for s in ENVIRONMENT} >= {"EER_TRAIN_DATA", "EER_ENCODER", "EER_SEED", "EER_CUDA_DEVICE", "EER_PRECISION"}
-    assert {s.name for s in HYPERPARAMETERS} >= {"EER_RATIO_LOSS_WEIGHT", "EER_EPOCHS", "EER_BATCH_SIZE", "EER_LEARNING_RATE"}
+    assert {s.name for s in ENVIRONMENT} >= {
+        "EER_TRAIN_DATA",
+        "EER_ENCODER",
+        "EER_SEED",
+        "EER_CUDA_DEVICE",
+        "EER_PRECISION",
+    }
+    assert {s.name for s in HYPERPARAMETERS} >= {
+        "EER_RATIO_LOSS_WEIGHT",
+        "EER_EPOCHS",
+        "EER_BATCH_SIZE",
+        "EER_LEARNING_RATE",
+    }
     assert config_defaults() == {s.name: s.default for s in SETTINGS}
     assert all(config_defaults()[name] == "" for name in FIXTURE_DATA)  # the bundled fixtures are never a default
     assert unset_defaults({"EER_SEED": "3"}) == {s.name: s.default for s in ENVIRONMENT if s.name != "EER_SEED"}
@@ -51,16 +69,25 @@ def test_every_hyperparameter_is_a_literal_at_its_key_with_the_tables_default(co
             continue
         expected = setting.value(setting.default, approach, variant)
         value = at(params, path)
-        assert value == expected and type(value) is type(expected), f"{config.name}: {path} is {value!r}, the table says {expected!r}"
+        assert value == expected and type(value) is type(expected), (
+            f"{config.name}: {path} is {value!r}, the table says {expected!r}"
+        )
         held += 1
     assert held >= 7  # CBL-LSTM's has no rho, gamma, encoder rate or grammar switches
 
 
 def test_per_variant_defaults_stay_expressible():
     epochs = {c.name: evaluated(c)["trainer"]["num_epochs"] for c in CONFIGS}
-    assert epochs["eer_all.jsonnet"] == epochs["gold.jsonnet"] == 20 and epochs["eer_short.jsonnet"] == epochs["sns_shortest.jsonnet"] == 50
+    assert (
+        epochs["eer_all.jsonnet"] == epochs["gold.jsonnet"] == 20
+        and epochs["eer_short.jsonnet"] == epochs["sns_shortest.jsonnet"] == 50
+    )
     assert epochs["cbl_lstm_all.jsonnet"] == 45
-    assert [c.name for c in CONFIGS if evaluated(c)["trainer"]["callbacks"]] == ["eer_all.jsonnet", "eer_short.jsonnet", "eer_shortest.jsonnet"]
+    assert [c.name for c in CONFIGS if evaluated(c)["trainer"]["callbacks"]] == [
+        "eer_all.jsonnet",
+        "eer_short.jsonnet",
+        "eer_shortest.jsonnet",
+    ]
 
 
 def test_configs_read_the_environment_settings_and_no_other():
@@ -70,14 +97,25 @@ def test_configs_read_the_environment_settings_and_no_other():
         read |= set(re.findall(r"'(EER_[A-Z_]+)'", code))
         assert code.count("std.extVar") <= 1, config.name  # one `env(name)` helper reads them all
     assert read == {s.name for s in ENVIRONMENT}
-    header = "".join(line for line in (CONFIG_DIR / "common.libsonnet").read_text().splitlines(True) if line.startswith("//"))
+    header = "".join(
+        line for line in (CONFIG_DIR / "common.libsonnet").read_text().splitlines(True) if line.startswith("//")
+    )
     assert {s.name for s in ENVIRONMENT} <= set(re.findall(r"EER_[A-Z_]+", header))
 
 
-@pytest.mark.parametrize("config", ["eer_short.jsonnet", "raw_all.jsonnet", "cbl_lstm_shortest.jsonnet", "sns_all.jsonnet"])
+@pytest.mark.parametrize(
+    "config", ["eer_short.jsonnet", "raw_all.jsonnet", "cbl_lstm_shortest.jsonnet", "sns_all.jsonnet"]
+)
 def test_overrides_of_a_runs_settings_land_at_their_keys(config):
-    values = {"EER_EPOCHS": "3", "EER_RATIO_INIT": "all", "EER_HEAD_LEARNING_RATE": "5e-4", "EER_RATIO_LOSS_WEIGHT": "0",
-              "EER_RATIO_BOOKENDS": "TRUE", "EER_ENTITY_RATIO": "0.2", "EER_CBL_ROUND_EPOCHS": "2"}
+    values = {
+        "EER_EPOCHS": "3",
+        "EER_RATIO_INIT": "all",
+        "EER_HEAD_LEARNING_RATE": "5e-4",
+        "EER_RATIO_LOSS_WEIGHT": "0",
+        "EER_RATIO_BOOKENDS": "TRUE",
+        "EER_ENTITY_RATIO": "0.2",
+        "EER_CBL_ROUND_EPOCHS": "2",
+    }
     approach, variant = config_approach(config)
     given = overrides(values, approach, variant)
     merged = with_overrides(evaluated(CONFIG_DIR / config), given)  # AllenNLP's -o
@@ -104,19 +142,29 @@ def test_a_hyperparameter_in_the_environment_stops_training_with_the_override_to
     with pytest.raises(UserError) as error:
         Params.from_file("eer_short.jsonnet")
     message = str(error.value)
-    assert "\n" not in message and message.startswith("eer_short.jsonnet: EER_RATIO_LOSS_WEIGHT=100 is set in the environment")
+    assert "\n" not in message and message.startswith(
+        "eer_short.jsonnet: EER_RATIO_LOSS_WEIGHT=100 is set in the environment"
+    )
     assert """unset EER_RATIO_LOSS_WEIGHT and give -o '{"model.ratio_loss_weight": 100}'""" in message
     assert cli.main(["train", "eer_short.jsonnet", "-s", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
     assert capsys.readouterr().err.strip().endswith("(eer-ner eer-settings lists every setting)")
     # two of them, one not held by the config: one line, one -o
     monkeypatch.setenv("EER_CBL_ROUND_EPOCHS", "2")
-    with pytest.raises(UserError, match=r"""give -o '\{"model.ratio_loss_weight": 100\}' \(EER_CBL_ROUND_EPOCHS: no key in this config\)"""):
+    with pytest.raises(
+        UserError,
+        match=r"""give -o '\{"model.ratio_loss_weight": 100\}' \(EER_CBL_ROUND_EPOCHS: no key in this config\)""",
+    ):
         Params.from_file("eer_short.jsonnet")
     monkeypatch.delenv("EER_RATIO_LOSS_WEIGHT")
     monkeypatch.delenv("EER_CBL_ROUND_EPOCHS")
     # the -o itself works, an archive's config.json is not checked
-    assert Params.from_file("eer_short.jsonnet", '{"model.ratio_loss_weight": 100}').as_dict()["model"]["ratio_loss_weight"] == 100
+    assert (
+        Params.from_file("eer_short.jsonnet", '{"model.ratio_loss_weight": 100}').as_dict()["model"][
+            "ratio_loss_weight"
+        ]
+        == 100
+    )
     (tmp_path / "config.json").write_text("{}")
     monkeypatch.setenv("EER_EPOCHS", "3")
     assert Params.from_file(str(tmp_path / "config.json")).as_dict() == {}

@@ -1,6 +1,7 @@
 """The Label Studio ML backend without a server: the label config, the predictions' offsets and scores, which
 annotations are complete, the served model's versions, the error answers, and the HTTP routes (Starlette's
 test client, in process). The real Label Studio round trip is tests/serve/test_label_studio.py."""
+
 import ast
 import json
 import socket
@@ -39,16 +40,30 @@ def backend(store):
 
 def test_the_label_config_names_the_control_the_text_and_the_types():
     config = label_config.parse(CONFIG)
-    assert (config.from_name, config.to_name, config.data_key, config.labels) == ("ner", "doc", "body", ["PER", "Place"])
+    assert (config.from_name, config.to_name, config.data_key, config.labels) == (
+        "ner",
+        "doc",
+        "body",
+        ["PER", "Place"],
+    )
     assert config.type_to_label(["LOC", "MISC", "PER"]) == {"PER": "PER", "LOC": "Place"}
 
 
-@pytest.mark.parametrize("xml, message", [
-    ('<View><Text name="t" value="$text"/><Choices name="c" toName="t"><Choice value="a"/></Choices></View>', "has no <Labels> control"),
-    ('<View><Text name="t" value="$text"/><Labels name="l" toName="x"><Label value="PER"/></Labels></View>', "points at a <Text>"),
-    ("<View><Text", "is no XML"),
-    ("", "no label config was sent"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    "xml, message",
+    [
+        (
+            '<View><Text name="t" value="$text"/><Choices name="c" toName="t"><Choice value="a"/></Choices></View>',
+            "has no <Labels> control",
+        ),
+        (
+            '<View><Text name="t" value="$text"/><Labels name="l" toName="x"><Label value="PER"/></Labels></View>',
+            "points at a <Text>",
+        ),
+        ("<View><Text", "is no XML"),
+        ("", "no label config was sent"),
+    ],
+)
 def test_a_config_the_backend_cannot_fill_is_one_clear_error(xml, message):
     with pytest.raises(label_config.LabelConfigError, match=message):
         label_config.parse(xml)
@@ -73,11 +88,15 @@ def test_predictions_hold_the_task_texts_exact_offsets_and_the_span_probabilitie
     label = {"PER": "PER", "LOC": "Place"}
     for text, expected, prediction in zip(TEXTS, tagged + [{"spans": []}], body["results"]):
         assert prediction["model_version"] == FIRST_VERSION
-        spans = [(r["value"]["start"], r["value"]["end"], r["value"]["labels"], r["score"]) for r in prediction["result"]]
-        assert spans == [(s["char_start"], s["char_end"], [label[s["type"]]], s["probability"]) for s in expected["spans"]]
+        spans = [
+            (r["value"]["start"], r["value"]["end"], r["value"]["labels"], r["score"]) for r in prediction["result"]
+        ]
+        assert spans == [
+            (s["char_start"], s["char_end"], [label[s["type"]]], s["probability"]) for s in expected["spans"]
+        ]
         for result in prediction["result"]:
             assert (result["from_name"], result["to_name"], result["type"]) == ("ner", "doc", "labels")
-            assert result["value"]["text"] == text[result["value"]["start"]:result["value"]["end"]]
+            assert result["value"]["text"] == text[result["value"]["start"] : result["value"]["end"]]
             assert result["value"]["text"] == result["value"]["text"].strip() != ""
     assert sum(len(p["result"]) for p in body["results"]) > 5  # the untrained tagger marks many spans
     assert body["results"][3] == {"result": [], "score": 1.0, "model_version": FIRST_VERSION}  # white space only
@@ -123,7 +142,11 @@ def test_label_studio_unreachable_is_one_clear_answer(backend):
         port = sock.getsockname()[1]
     backend.url, backend.api_key = f"http://127.0.0.1:{port}", "token"
     status, body = backend.train({"project": 1})
-    assert status == 502 and body["error"] == f"Label Studio at http://127.0.0.1:{port} is unreachable (ConnectionError); start it, or fix --label-studio-url"
+    assert (
+        status == 502
+        and body["error"]
+        == f"Label Studio at http://127.0.0.1:{port} is unreachable (ConnectionError); start it, or fix --label-studio-url"
+    )
     backend.url = None
     with pytest.raises(LabelStudioError, match="pass --label-studio-url"):
         LabelStudioClient("", "key")
@@ -160,8 +183,13 @@ def test_training_uses_the_served_models_encoder_and_the_small_data_recipe(store
     assert (env["EER_ENCODER"], env["EER_DEV_DATA"]) == (tiny_encoder, "")
     train = trainer._commands(store.work_dir, ["PER", "LOC"], estimate=False, env=env)[-1]
     overrides = json.loads(train[train.index("-o") + 1])
-    assert overrides == {"trainer.num_epochs": 2, "trainer.min_steps": 150, "data_loader.batch_sampler.batch_size": 2,
-                         "trainer.optimizer.lr": 1e-4, "model.entity_types": ["LOC", "PER"]}  # fmt: skip
+    assert overrides == {
+        "trainer.num_epochs": 2,
+        "trainer.min_steps": 150,
+        "data_loader.batch_sampler.batch_size": 2,
+        "trainer.optimizer.lr": 1e-4,
+        "model.entity_types": ["LOC", "PER"],
+    }
     assert train[3:5] == ["train", "eer_short.jsonnet"] and "--ratio-estimate" not in train
     estimate, train = trainer._commands(store.work_dir, ["PER"], estimate=True, env=env)
     assert estimate[3:5] == ["eer-estimate-ratio", str(store.work_dir / "train.jsonl")]
@@ -174,7 +202,13 @@ def test_only_the_http_layer_imports_the_framework():
     found = []
     for path in sorted((REPO / "eer_plugin").rglob("*.py")):
         for node in ast.walk(ast.parse(path.read_text(), str(path))):
-            names = [a.name for a in node.names] if isinstance(node, ast.Import) else [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+            names = (
+                [a.name for a in node.names]
+                if isinstance(node, ast.Import)
+                else [node.module or ""]
+                if isinstance(node, ast.ImportFrom)
+                else []
+            )
             for name in names:
                 if name.split(".")[0] in ("fastapi", "starlette", "uvicorn"):
                     found.append((str(path.relative_to(REPO)), node.lineno))

@@ -4,6 +4,7 @@ tasks imported, the backend connected, predictions, partial annotations, trainin
 predictions, ranking, a restart; and the stated load (20 concurrent predict requests of 10 tasks). Needs
 ``bash scripts/setup_label_studio.sh`` (the serve extra and Label Studio in .venv-ls); skips without them.
 Every process started here is ended in a ``finally``; every wait is bounded."""
+
 import concurrent.futures
 import json
 import os
@@ -71,13 +72,37 @@ def label_studio(tmp_path_factory):
     if not LABEL_STUDIO.exists():
         pytest.skip(f"Label Studio is not installed at {LABEL_STUDIO}: bash scripts/setup_label_studio.sh")
     data, port = tmp_path_factory.mktemp("label-studio"), free_port()
-    env = dict(os.environ, LABEL_STUDIO_BASE_DATA_DIR=str(data), COLLECT_ANALYTICS="false", LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN="true",
-               SSRF_PROTECTION_ENABLED="false", ML_BLOCK_LOCAL_IP="false")  # fmt: skip  (a backend on 127.0.0.1)
+    env = dict(
+        os.environ,
+        LABEL_STUDIO_BASE_DATA_DIR=str(data),
+        COLLECT_ANALYTICS="false",
+        LABEL_STUDIO_ENABLE_LEGACY_API_TOKEN="true",
+        SSRF_PROTECTION_ENABLED="false",
+        ML_BLOCK_LOCAL_IP="false",
+    )  # a backend on 127.0.0.1
     log = data / "label-studio.log"
-    command = [str(LABEL_STUDIO), "start", "--no-browser", "--internal-host", "127.0.0.1", "--port", str(port), "--data-dir", str(data),
-               "--username", "eer@example.com", "--password", "eer-test-password", "--user-token", TOKEN, "--enable-legacy-api-token"]  # fmt: skip
+    command = [
+        str(LABEL_STUDIO),
+        "start",
+        "--no-browser",
+        "--internal-host",
+        "127.0.0.1",
+        "--port",
+        str(port),
+        "--data-dir",
+        str(data),
+        "--username",
+        "eer@example.com",
+        "--password",
+        "eer-test-password",
+        "--user-token",
+        TOKEN,
+        "--enable-legacy-api-token",
+    ]
     with open(log, "w") as out:
-        process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+        process = subprocess.Popen(
+            command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     try:
         wait_for(f"http://127.0.0.1:{port}/health", process, 600, log)  # the first start migrates the database
         yield f"http://127.0.0.1:{port}"
@@ -92,11 +117,30 @@ class Backend:
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = work.parent / f"{work.name}-serve-{self.port}.log"
-        command = [sys.executable, "-m", "eer_plugin.cli", "serve", model, "--port", str(self.port), "--work-dir", str(work),
-                   "--train-overrides", json.dumps(TRAIN_OVERRIDES)] + (["--label-studio-url", label_studio, "--api-key", TOKEN] if label_studio else [])  # fmt: skip
-        env = dict(os.environ, HF_HUB_OFFLINE="1", TRANSFORMERS_OFFLINE="1", TOKENIZERS_PARALLELISM="false", EER_PRECISION="fp32")
+        command = [
+            sys.executable,
+            "-m",
+            "eer_plugin.cli",
+            "serve",
+            model,
+            "--port",
+            str(self.port),
+            "--work-dir",
+            str(work),
+            "--train-overrides",
+            json.dumps(TRAIN_OVERRIDES),
+        ] + (["--label-studio-url", label_studio, "--api-key", TOKEN] if label_studio else [])
+        env = dict(
+            os.environ,
+            HF_HUB_OFFLINE="1",
+            TRANSFORMERS_OFFLINE="1",
+            TOKENIZERS_PARALLELISM="false",
+            EER_PRECISION="fp32",
+        )
         with open(self.log, "w") as out:
-            self.process = subprocess.Popen(command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True)
+            self.process = subprocess.Popen(
+                command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+            )
         try:
             wait_for(self.url + "/health", self.process, 180, self.log)
         except BaseException:
@@ -116,7 +160,7 @@ def check_offsets(predictions, texts_by_task, version):
         text = texts_by_task[prediction["task"]]
         for result in prediction["result"]:
             value = result["value"]
-            assert value["text"] == text[value["start"]:value["end"]] != ""
+            assert value["text"] == text[value["start"] : value["end"]] != ""
             assert (result["from_name"], result["to_name"], result["type"]) == ("label", "text", "labels")
             assert value["labels"][0] in ("PER", "LOC") and 0 <= result["score"] <= 1
 
@@ -157,15 +201,32 @@ def test_predict_annotate_train_rank_restart_inside_label_studio(label_studio, a
         # partial annotations of two tasks (one ticked complete), then Label Studio's "Start Training"
         def span(text, words, label):
             start = text.index(words)
-            return {"from_name": "label", "to_name": "text", "type": "labels", "value": {"start": start, "end": start + len(words), "text": words, "labels": [label]}}
+            return {
+                "from_name": "label",
+                "to_name": "text",
+                "type": "labels",
+                "value": {"start": start, "end": start + len(words), "text": words, "labels": [label]},
+            }
 
         one, two = task_list[0], task_list[1]
-        ls("POST", f"/api/tasks/{one['id']}/annotations", json={"result": [span(one["data"]["text"], one["data"]["text"].split()[0], "PER")]})
+        ls(
+            "POST",
+            f"/api/tasks/{one['id']}/annotations",
+            json={"result": [span(one["data"]["text"], one["data"]["text"].split()[0], "PER")]},
+        )
         complete = {"from_name": "complete", "to_name": "text", "type": "choices", "value": {"choices": ["complete"]}}
-        ls("POST", f"/api/tasks/{two['id']}/annotations", json={"result": [span(two["data"]["text"], "Paris", "LOC"), complete]})
+        ls(
+            "POST",
+            f"/api/tasks/{two['id']}/annotations",
+            json={"result": [span(two["data"]["text"], "Paris", "LOC"), complete]},
+        )
         ls("POST", f"/api/ml/{ml['id']}/train", json={})
         status = backend.get("/health")["training"]
-        assert status["state"] in ("running", "finished") and (status["version"], status["documents"], status["complete"]) == ("eer-v1", 2, 1)
+        assert status["state"] in ("running", "finished") and (
+            status["version"],
+            status["documents"],
+            status["complete"],
+        ) == ("eer-v1", 2, 1)
         again = backend.post("/train", {"project": project})
         if status["state"] == "running":
             assert again.status_code == 409 and again.json()["error"].startswith("training already running: eer-v1")
@@ -197,7 +258,9 @@ def test_predict_annotate_train_rank_restart_inside_label_studio(label_studio, a
     restarted = Backend(str(archive), work)  # the work directory's last finished model
     try:
         assert restarted.get("/health")["model_version"] == "eer-v1"
-        answer = restarted.post("/predict", {"tasks": [{"id": 1, "data": {"text": TEXTS[2]}}], "label_config": CONFIG}).json()
+        answer = restarted.post(
+            "/predict", {"tasks": [{"id": 1, "data": {"text": TEXTS[2]}}], "label_config": CONFIG}
+        ).json()
         assert answer["results"][0]["model_version"] == "eer-v1"
         check_offsets([dict(answer["results"][0], task=1)], {1: TEXTS[2]}, "eer-v1")
     finally:
@@ -207,7 +270,10 @@ def test_predict_annotate_train_rank_restart_inside_label_studio(label_studio, a
 def test_twenty_concurrent_predict_requests_of_ten_tasks(archive, tmp_path):
     backend = Backend(str(archive), tmp_path / "work")
     try:
-        body = {"tasks": [{"id": i, "data": {"text": TEXTS[i % len(TEXTS)]}} for i in range(10)], "label_config": CONFIG}
+        body = {
+            "tasks": [{"id": i, "data": {"text": TEXTS[i % len(TEXTS)]}} for i in range(10)],
+            "label_config": CONFIG,
+        }
         with concurrent.futures.ThreadPoolExecutor(20) as pool:
             answers = list(pool.map(lambda _: backend.post("/predict", body), range(20)))
         assert [a.status_code for a in answers] == [200] * 20

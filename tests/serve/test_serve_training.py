@@ -1,6 +1,7 @@
 """The backend's training path with enough complete tasks: "estimate, then bind" (``eer-estimate-ratio``, then
 ``train --ratio-estimate``) in the background process, the atomic switch to the new model. The Label Studio round
 trip (the paper's band, fewer complete tasks) is tests/serve/test_label_studio.py."""
+
 import dataclasses
 import json
 import tarfile
@@ -33,7 +34,14 @@ def test_enough_complete_tasks_estimate_then_bind_and_switch(archive, tmp_path):
     suggested = json.loads((run / "ratio.json").read_text())["suggested"]
     with tarfile.open(run / "model" / "model.tar.gz") as model:
         config = json.loads(model.extractfile("config.json").read())["model"]
-    assert (config["ratio_control"], config["entity_ratio"], config["ratio_margin"]) == ("bind", suggested["entity_ratio"], suggested["ratio_margin"])
+    assert (config["ratio_control"], config["entity_ratio"], config["ratio_margin"]) == (
+        "bind",
+        suggested["entity_ratio"],
+        suggested["ratio_margin"],
+    )
     assert config["entity_types"] == types
     assert (store.current.version, store.current.entity_types) == ("eer-v1", types)
-    assert json.loads((store.work_dir / "state.json").read_text()) == {"version": "eer-v1", "model": str(run / "model" / "model.tar.gz")}
+    assert json.loads((store.work_dir / "state.json").read_text()) == {
+        "version": "eer-v1",
+        "model": str(run / "model" / "model.tar.gz"),
+    }

@@ -1,4 +1,5 @@
 """CBL (constrained binary learning): the schedule, the relabelling step and an end-to-end run."""
+
 import json
 from pathlib import Path
 
@@ -46,12 +47,10 @@ def test_binary_collapses_types():
 def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     from allennlp.common import Params
     from allennlp.models.archival import load_archive
+    from conftest import REPO, hyper
 
-    from conftest import REPO
-    from eer_plugin.training.cbl_rounds import run_cbl
-
-    from conftest import hyper
     from eer_plugin.training import trainer
+    from eer_plugin.training.cbl_rounds import run_cbl
 
     # the step budget (min_steps 7) is the final tagger's, not the rounds'
     overrides = hyper("cbl_bert_all", EER_EPOCHS=1, EER_CBL_ROUND_EPOCHS=1, EER_MIN_STEPS=7)
@@ -84,8 +83,8 @@ def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     """CBL-LSTM: word-level positions (no subword tokenizer), BiLSTM over trainable embeddings."""
     from allennlp.common import Params
     from allennlp.models.archival import load_archive
-
     from conftest import FIXTURES, REPO, hyper
+
     from eer_plugin.training.cbl_rounds import run_cbl
 
     overrides = hyper("cbl_lstm_shortest", EER_EPOCHS=1, EER_CBL_ROUND_EPOCHS=1)
@@ -130,15 +129,17 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     relabelling and final weights."""
     import torch
     from allennlp.common import Params
-
     from conftest import REPO, hyper
+
     from eer_plugin.common.errors import UserError
     from eer_plugin.training import cbl_rounds
     from eer_plugin.training.checkpointer import AtomicCheckpointer
 
     config = str(REPO / "training_configs" / "cbl_bert_all.jsonnet")
     # three rounds of one epoch (a larger ratio step), a final tagger of two
-    overrides = json.dumps({**json.loads(hyper("cbl_bert_all", EER_EPOCHS=2, EER_CBL_ROUND_EPOCHS=1)), "cbl.step": 0.06})
+    overrides = json.dumps(
+        {**json.loads(hyper("cbl_bert_all", EER_EPOCHS=2, EER_CBL_ROUND_EPOCHS=1)), "cbl.step": 0.06}
+    )
 
     def run(directory, changes=None, **options):
         params = Params.from_file(config, json.dumps({**json.loads(overrides), **(changes or {})}))
@@ -157,7 +158,10 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     with pytest.raises(KeyboardInterrupt):
         run("resumed")
     out = tmp_path / "resumed"
-    assert json.loads((out / "cbl_state.json").read_text())["rounds_done"] == 1 and (out / "round_1" / "metrics.json").is_file()
+    assert (
+        json.loads((out / "cbl_state.json").read_text())["rounds_done"] == 1
+        and (out / "round_1" / "metrics.json").is_file()
+    )
     with pytest.raises(UserError, match="--recover"):
         run("resumed")  # a new run does not overwrite it
     with pytest.raises(UserError, match="another config, settings or training data; use --force"):
@@ -176,7 +180,9 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", save)
     resumed = run("resumed", recover=True)
 
-    assert [r["relabelled_entity_words"] for r in resumed["rounds"]] == [r["relabelled_entity_words"] for r in whole["rounds"]]
+    assert [r["relabelled_entity_words"] for r in resumed["rounds"]] == [
+        r["relabelled_entity_words"] for r in whole["rounds"]
+    ]
     assert len(whole["rounds"]) == 3 and resumed["total_seconds"] > 0
     assert (out / "round_1_train.jsonl").read_text() == (tmp_path / "whole" / "round_1_train.jsonl").read_text()
     weights = [torch.load(tmp_path / d / "final" / "best.th", weights_only=True) for d in ("whole", "resumed")]

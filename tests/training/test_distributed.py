@@ -5,6 +5,7 @@ gradient. The pretrained encoders (MiniLM and mpnet, BERT and MPNet) load with a
 never use; the models drop it (eer_plugin/models/encoder_pooler.py). The tiny encoders here are built
 with a pooler, like the real ones.
 """
+
 import json
 import os
 import subprocess
@@ -13,7 +14,6 @@ from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import FIXTURES, REPO, build_tiny_encoder, hyper
 
 #: one config of every approach that trains with `allennlp train` (EER, Raw, Gold, SNS, Gold-SNS); the variants
@@ -31,8 +31,13 @@ def build_tiny_mpnet(directory: Path) -> Path:
     (directory / "model.safetensors").unlink()
     torch.manual_seed(0)
     config = MPNetConfig(
-        vocab_size=vocab_size, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
-        intermediate_size=64, max_position_embeddings=520, pad_token_id=0,
+        vocab_size=vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=520,
+        pad_token_id=0,
     )
     MPNetModel(config).save_pretrained(directory)
     return directory
@@ -97,8 +102,9 @@ def test_every_parameter_gets_a_gradient(config, encoder, tiny_env, tiny_mpnet, 
 
 def test_an_archive_saved_with_the_pooler_still_loads(tiny_env, tmp_path, monkeypatch):
     """Archives trained before the pooler was dropped hold its weights: they load, to the same model."""
-    import eer_plugin.models.tagger as tagger_module
     from allennlp.models.archival import archive_model, load_archive
+
+    import eer_plugin.models.tagger as tagger_module
 
     with monkeypatch.context() as old_code:
         old_code.setattr(tagger_module, "drop_unused_pooler", lambda embedder: 0)
@@ -193,7 +199,11 @@ def train_distributed(config: str, out: Path, settings: dict, timeout: int = 600
     overrides = {"distributed": {"cuda_devices": [-1, -1]}, **json.loads(hyper(config, **settings))}
     return subprocess.run(
         [str(eer_ner), "train", f"training_configs/{config}", "-s", str(out), "-o", json.dumps(overrides)],
-        capture_output=True, text=True, env={**os.environ, **env}, cwd=REPO, timeout=timeout,
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        cwd=REPO,
+        timeout=timeout,
     )
 
 
@@ -220,8 +230,13 @@ def test_distributed_training_on_two_cpu_workers(config, ratio_control, tiny_env
 def test_the_readme_command_trains_with_the_packaged_minilm(tmp_path, monkeypatch):
     """Issue 30's command as a user runs it: the packaged all-MiniLM-L6-v2, no dev or test setting
     beyond the fixtures' data, two CPU workers."""
-    env = {"EER_EPOCHS": "2", "EER_ENCODER": "all-MiniLM-L6-v2", "EER_TRAIN_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
-           "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_dev.txt"), "EER_TEST_DATA": ""}
+    env = {
+        "EER_EPOCHS": "2",
+        "EER_ENCODER": "all-MiniLM-L6-v2",
+        "EER_TRAIN_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
+        "EER_DEV_DATA": str(FIXTURES / "conll2003_tiny_dev.txt"),
+        "EER_TEST_DATA": "",
+    }
     result = train_distributed("eer_short.jsonnet", tmp_path / "dist", env)
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((tmp_path / "dist" / "metrics.json").read_text())
@@ -234,15 +249,28 @@ def test_distributed_training_evaluates_the_test_data_like_one_process(tiny_env,
     """With EER_TEST_DATA, worker 0 evaluates the whole test file after training (it waited forever for
     the finished workers before): the test metrics equal ``eer-ner evaluate`` of the archive."""
     test_file = FIXTURES / "conll2003_tiny_dev.txt"
-    env = {"EER_EPOCHS": "1", "EER_TRAIN_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
-           "EER_DEV_DATA": str(test_file), "EER_TEST_DATA": str(test_file)}
+    env = {
+        "EER_EPOCHS": "1",
+        "EER_TRAIN_DATA": str(FIXTURES / "conll2003_tiny_partial.jsonl"),
+        "EER_DEV_DATA": str(test_file),
+        "EER_TEST_DATA": str(test_file),
+    }
     result = train_distributed("eer_short.jsonnet", tmp_path / "dist", env, timeout=300)
     assert result.returncode == 0, result.stderr[-3000:]
     metrics = json.loads((tmp_path / "dist" / "metrics.json").read_text())
     evaluated = subprocess.run(
-        [str(Path(sys.executable).parent / "eer-ner"), "evaluate", str(tmp_path / "dist" / "model.tar.gz"), str(test_file),
-         "--output-file", str(tmp_path / "evaluated.json")],
-        capture_output=True, text=True, cwd=REPO, timeout=300,
+        [
+            str(Path(sys.executable).parent / "eer-ner"),
+            "evaluate",
+            str(tmp_path / "dist" / "model.tar.gz"),
+            str(test_file),
+            "--output-file",
+            str(tmp_path / "evaluated.json"),
+        ],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=300,
     )
     assert evaluated.returncode == 0, evaluated.stderr[-3000:]
     alone = json.loads((tmp_path / "evaluated.json").read_text())

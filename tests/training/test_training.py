@@ -1,18 +1,18 @@
 """Training settings of issue 11: one head learning rate for every approach, the ratio-calibrated
 start, step budgets, the ablation switches and the encoder's precision."""
+
 import json
 import re
 
 import pytest
 import torch
-
 from conftest import FIXTURES, REPO, hyper
+from oracles import sequence_score
 
 from eer_plugin.core.calibration import RatioBatch, calibrate_outside_shift, sample_ratio
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.tags import BiluoScheme
 from eer_plugin.training.trainer import apply_budget, batches_for_budget, epochs_for_budget
-from oracles import sequence_score
 
 CONFIGS = sorted(c.name for c in (REPO / "training_configs").glob("*.jsonnet"))
 
@@ -72,7 +72,9 @@ def test_calibration_rejects_impossible_targets():
 
 
 # ---------------------------------------------------------------- models built from the configs
-def _model_and_batches(config, tiny_encoder=None, data=FIXTURES / "conll2003_tiny_partial.jsonl", batch_size=4, overrides=""):
+def _model_and_batches(
+    config, tiny_encoder=None, data=FIXTURES / "conll2003_tiny_partial.jsonl", batch_size=4, overrides=""
+):
     """The untrained model of ``config`` (with the ``-o`` ``overrides``) and its training data as tensor batches."""
     from allennlp.common import Params
     from allennlp.data import Batch, DatasetReader, Vocabulary
@@ -86,7 +88,7 @@ def _model_and_batches(config, tiny_encoder=None, data=FIXTURES / "conll2003_tin
     model = Model.from_params(vocab=vocab, params=params.pop("model"))
     batches = []
     for start in range(0, len(instances), batch_size):
-        batch = Batch(instances[start:start + batch_size])
+        batch = Batch(instances[start : start + batch_size])
         batch.index_instances(vocab)
         batches.append(batch.as_tensor_dict())
     return model, batches
@@ -122,21 +124,31 @@ def test_an_untrained_eer_model_starts_at_rho(monkeypatch):
 def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path):
     from allennlp.commands.train import train_model_from_file
 
-    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "out"), overrides=hyper("eer_short", EER_EPOCHS=1))
+    train_model_from_file(
+        str(REPO / "training_configs" / "eer_short.jsonnet"),
+        str(tmp_path / "out"),
+        overrides=hyper("eer_short", EER_EPOCHS=1),
+    )
     record = json.loads((tmp_path / "out" / "ratio_init.json").read_text())
     assert abs(record["ratio_after"] - 0.15) <= 1e-3 and record["entity_ratio"] == 0.15
     assert record["ratio_before"] > 0.5 and record["outside_shift"] > 0
     plain = hyper("eer_short", EER_EPOCHS=1, EER_RATIO_INIT="none")
-    train_model_from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "plain"), overrides=plain)
+    train_model_from_file(
+        str(REPO / "training_configs" / "eer_short.jsonnet"), str(tmp_path / "plain"), overrides=plain
+    )
     assert not (tmp_path / "plain" / "ratio_init.json").exists()
 
 
-@pytest.mark.parametrize("setting, calibrated", [("eer", {"eer"}), ("all", {"eer", "raw", "gold", "cbl_bert", "cbl_lstm"}), ("none", set())])
+@pytest.mark.parametrize(
+    "setting, calibrated", [("eer", {"eer"}), ("all", {"eer", "raw", "gold", "cbl_bert", "cbl_lstm"}), ("none", set())]
+)
 def test_ratio_init_setting_selects_the_approaches(setting, calibrated, monkeypatch):
     from allennlp.common import Params
 
     for config in CONFIGS:
-        params = Params.from_file(str(REPO / "training_configs" / config), hyper(config, EER_RATIO_INIT=setting)).as_dict()
+        params = Params.from_file(
+            str(REPO / "training_configs" / config), hyper(config, EER_RATIO_INIT=setting)
+        ).as_dict()
         approach = re.sub(r"_(all|short|shortest)$", "", config[: -len(".jsonnet")])
         assert (params["trainer"]["callbacks"] == [{"type": "eer_ratio_init"}]) == (approach in calibrated), config
 
@@ -221,7 +233,9 @@ def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, 
     assert 2 * len(batches) < 5  # the data alone would make fewer steps
     steps = []
     step = optimizers.AdamWOptimizer.step
-    monkeypatch.setattr(optimizers.AdamWOptimizer, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1])
+    monkeypatch.setattr(
+        optimizers.AdamWOptimizer, "step", lambda self, *a, **k: (steps.append(1), step(self, *a, **k))[1]
+    )
     params = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), budget)
     for key in ("numpy_seed", "pytorch_seed", "random_seed"):  # read by allennlp train before it builds TrainModel
         params.pop(key, None)
@@ -248,8 +262,9 @@ def _tagger_batch(monkeypatch, **settings):
 
 
 def test_training_without_constraints_uses_a_free_crf_with_shared_transitions(tiny_env, monkeypatch):
-    from eer_plugin.core.losses import eer_objective
     from allennlp.nn import util
+
+    from eer_plugin.core.losses import eer_objective
 
     model, batch = _tagger_batch(monkeypatch, EER_TRAIN_CONSTRAINTS="false")
     assert not model.train_constraints

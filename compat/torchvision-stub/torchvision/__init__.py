@@ -5,6 +5,7 @@ allennlp 2.10.1 imports ``torchvision`` and ``torchvision.ops.boxes`` at module 
 vision models. No real torchvision wheel on PyPI imports on the CPU build of torch 2.13,
 so this stub satisfies the imports and fails loudly if vision code is actually used.
 """
+
 __version__ = "0.0.0+stub"
 
 

@@ -17,14 +17,15 @@ Document ids must be unique (the importers refuse an id twice); an empty id beco
 writes): ``doccano`` (JSONL), ``label-studio`` (JSON tasks with ``predictions``), ``prodigy``
 (JSONL tasks with ``spans`` and ``tokens``), ``brat`` (a directory of ``.txt`` + ``.ann``).
 """
+
 import dataclasses
 import importlib
 import json
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
-from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.common.outputs import writing
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
 FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}
@@ -71,9 +72,13 @@ def _word_offsets(text: str, tokens: Sequence[str], path: PathLike, line: int) -
 def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDocument:
     tokens, spans, ends = record.get("tokens"), record.get("spans"), record.get("sentence_ends")
     if not (isinstance(tokens, list) and isinstance(spans, list) and isinstance(ends, list)):
-        raise PredictionsError('expected a prediction of eer-ner predict: "tokens", "spans" and "sentence_ends" lists', path, line)
+        raise PredictionsError(
+            'expected a prediction of eer-ner predict: "tokens", "spans" and "sentence_ends" lists', path, line
+        )
     if not tokens or not all(isinstance(t, str) and t and not any(c.isspace() for c in t) for t in tokens):
-        raise PredictionsError('"tokens" must be non-empty strings without white space (as eer-ner predict writes them)', path, line)
+        raise PredictionsError(
+            '"tokens" must be non-empty strings without white space (as eer-ner predict writes them)', path, line
+        )
     if not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
         raise PredictionsError('"sentence_ends" must be a list of integers', path, line)
     text = record.get("text")
@@ -89,12 +94,22 @@ def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDoc
             start, end, label, probability = span["start"], span["end"], span["type"], float(span["probability"])
         except (KeyError, TypeError, ValueError, OverflowError):
             raise PredictionsError(f"spans[{index}] needs start, end, type and probability", path, line) from None
-        if not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end)) or not isinstance(label, str) or not label:
-            raise PredictionsError(f"spans[{index}]: start and end must be word indices, type a non-empty string", path, line)
+        if (
+            not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end))
+            or not isinstance(label, str)
+            or not label
+        ):
+            raise PredictionsError(
+                f"spans[{index}]: start and end must be word indices, type a non-empty string", path, line
+            )
         if not 0.0 <= probability <= 1.0:
-            raise PredictionsError(f"spans[{index}]: probability must be between 0 and 1, got {probability}", path, line)
+            raise PredictionsError(
+                f"spans[{index}]: probability must be between 0 and 1, got {probability}", path, line
+            )
         if not 0 <= start < end <= len(words):
-            raise PredictionsError(f"spans[{index}] covers words {start}-{end} of a document of {len(words)} words", path, line)
+            raise PredictionsError(
+                f"spans[{index}] covers words {start}-{end} of a document of {len(words)} words", path, line
+            )
         word_spans.append((start, end))
         predicted.append(PredictedSpan(words[start][0], words[end - 1][1], label, probability))
     return PredictedDocument(str(record.get("id") or ""), text, words, word_spans, predicted, str(path), line)
@@ -124,7 +139,9 @@ def read_predictions(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) ->
         seen[document.id] = line
         documents.append(document)
     if not documents:
-        raise PredictionsError("no predicted documents in this file" + (f" ({errors} error records)" if errors else ""), path)
+        raise PredictionsError(
+            "no predicted documents in this file" + (f" ({errors} error records)" if errors else ""), path
+        )
     return documents, errors
 
 

@@ -14,14 +14,15 @@ line breaks as spaces (brat draws it across the lines).
 The directory is written whole or not at all: built under a temporary name beside it, then renamed.
 It must not exist yet (or be empty), so no earlier annotation is ever overwritten.
 """
+
 import os
 import shutil
 from pathlib import Path, PurePosixPath
 from typing import List
 
+from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
-from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 
 
 def check_output_directory(path: PathLike) -> None:
@@ -36,7 +37,13 @@ def check_output_directory(path: PathLike) -> None:
 def file_stem(document: PredictedDocument) -> str:
     """The document's path below the output directory, without suffix: its id, when that is a safe relative path."""
     name = PurePosixPath(document.id)
-    if str(name) != document.id or name.is_absolute() or ".." in name.parts or "\\" in document.id or document.id == ".":
+    if (
+        str(name) != document.id
+        or name.is_absolute()
+        or ".." in name.parts
+        or "\\" in document.id
+        or document.id == "."
+    ):
         raise PredictionsError(
             f"document id {document.id!r} is no safe relative file name for brat (absolute, '..', '\\' or empty parts); "
             'give the document another "id" in the predict input',
@@ -68,7 +75,9 @@ def write(documents: List[PredictedDocument], path: PathLike) -> None:
             with open(root / f"{stem}.ann", "w", encoding="utf-8", newline="") as out:
                 out.write(annotation_file(document))
         types = sorted({s.type for d in documents for s in d.spans})
-        (root / "annotation.conf").write_text("[entities]\n" + "".join(t + "\n" for t in types) + "[relations]\n[events]\n[attributes]\n")
+        (root / "annotation.conf").write_text(
+            "[entities]\n" + "".join(t + "\n" for t in types) + "[relations]\n[events]\n[attributes]\n"
+        )
         if os.path.isdir(path):
             os.rmdir(path)  # the empty directory the check allowed
         os.replace(temporary, path)

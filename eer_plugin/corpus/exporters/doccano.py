@@ -6,6 +6,7 @@
 the probabilities are not written (the other tools' exports carry them). doccano keeps keys other
 than ``text`` and ``label`` (here ``id``) as the example's metadata.
 """
+
 from typing import List
 
 from eer_plugin.corpus.exporters import PredictedDocument, write_json_lines

@@ -14,12 +14,13 @@ without spans. ``from_name`` / ``to_name`` must be the names of the project's ``
 numbers the tasks itself on import (the importer, :mod:`eer_plugin.corpus.importers.label_studio`,
 names a document by its task id).
 """
+
 import json
 from typing import List
 
+from eer_plugin.common.outputs import writing
 from eer_plugin.corpus.exporters import PredictedDocument, lowest_probability, rounded
 from eer_plugin.corpus.formats import PathLike
-from eer_plugin.common.outputs import writing
 
 
 def task(number: int, document: PredictedDocument, model_version: str, from_name: str, to_name: str) -> dict:
@@ -42,7 +43,11 @@ def task(number: int, document: PredictedDocument, model_version: str, from_name
 
 
 def write(
-    documents: List[PredictedDocument], path: PathLike, model_version: str = "eer-ner", from_name: str = "label", to_name: str = "text"
+    documents: List[PredictedDocument],
+    path: PathLike,
+    model_version: str = "eer-ner",
+    from_name: str = "label",
+    to_name: str = "text",
 ) -> None:
     tasks = [task(number, d, model_version, from_name, to_name) for number, d in enumerate(documents, start=1)]
     with writing(path) as out:  # a JSON list, one task per line

@@ -11,6 +11,7 @@ does: the recipes keep a task's tokens); ``token_end`` is inclusive, as in Prodi
 Prodigy shows ``meta`` on the card and keeps it in ``db-out``, where the importer
 (:mod:`eer_plugin.corpus.importers.prodigy`) reads it back as the document id.
 """
+
 from typing import List
 
 from eer_plugin.corpus.exporters import PredictedDocument, rounded, write_json_lines
@@ -19,9 +20,19 @@ from eer_plugin.corpus.formats import PathLike
 
 def task(document: PredictedDocument) -> dict:
     text = document.text
-    tokens = [{"text": text[a:b], "start": a, "end": b, "id": i, "ws": text[b : b + 1].isspace()} for i, (a, b) in enumerate(document.words)]
+    tokens = [
+        {"text": text[a:b], "start": a, "end": b, "id": i, "ws": text[b : b + 1].isspace()}
+        for i, (a, b) in enumerate(document.words)
+    ]
     spans = [
-        {"start": s.start, "end": s.end, "token_start": first, "token_end": end - 1, "label": s.type, "score": rounded(s.probability)}
+        {
+            "start": s.start,
+            "end": s.end,
+            "token_start": first,
+            "token_end": end - 1,
+            "label": s.type,
+            "score": rounded(s.probability),
+        }
         for s, (first, end) in zip(document.spans, document.word_spans)
     ]
     return {"text": document.text, "meta": {"id": document.id}, "tokens": tokens, "spans": spans}

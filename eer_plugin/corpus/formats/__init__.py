@@ -20,6 +20,7 @@ reader logs, once per file at INFO, what it settled on (tag scheme, character en
 and the CoNLL reader warns when it grouped sentences into documents; ``eer-inspect``
 (:mod:`eer_plugin.corpus.inspection`) shows all of it with counts.
 """
+
 from pathlib import Path
 from typing import List, Optional
 
@@ -38,9 +39,24 @@ from eer_plugin.corpus.formats.jsonl import AUTHORS_JSON_KEYS, json_lines, read_
 from eer_plugin.corpus.formats.ontonotes import ONTONOTES_TYPES, is_ontonotes_file, read_ontonotes
 
 __all__ = [
-    "AUTHORS_JSON_KEYS", "AUTO_FILE_ENCODING", "DEFAULT_SENTENCES_PER_DOCUMENT", "DOCSTART", "FORMATS", "FormatError",
-    "ONTONOTES_TYPES", "PathLike", "decode_file", "detect_format", "is_ontonotes_file", "json_lines", "read_conll",
-    "read_documents", "read_jsonl", "read_lines", "read_ontonotes", "write_jsonl",
+    "AUTHORS_JSON_KEYS",
+    "AUTO_FILE_ENCODING",
+    "DEFAULT_SENTENCES_PER_DOCUMENT",
+    "DOCSTART",
+    "FORMATS",
+    "FormatError",
+    "ONTONOTES_TYPES",
+    "PathLike",
+    "decode_file",
+    "detect_format",
+    "is_ontonotes_file",
+    "json_lines",
+    "read_conll",
+    "read_documents",
+    "read_jsonl",
+    "read_lines",
+    "read_ontonotes",
+    "write_jsonl",
 ]
 
 FORMATS = ("auto", "conll", "ontonotes", "jsonl")
@@ -60,7 +76,9 @@ def detect_format(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> st
     try:
         text = data.decode(codec, errors="replace")  # only sniffed here; the reader reports bad bytes
     except LookupError:
-        raise FormatError(f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", p) from None
+        raise FormatError(
+            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", p
+        ) from None
     for line in LINE_BREAKS.split(text.lstrip("\ufeff")):
         stripped = line.strip()
         if stripped:
@@ -96,6 +114,9 @@ def read_documents(
     if format == "ontonotes":
         return read_ontonotes(path, file_encoding)
     return read_conll(
-        path, encoding=encoding, sentences_per_document=sentences_per_document, tag_column=tag_column,
+        path,
+        encoding=encoding,
+        sentences_per_document=sentences_per_document,
+        tag_column=tag_column,
         file_encoding=file_encoding,
     )

@@ -1,6 +1,7 @@
 """CoNLL column files: one token per line, the tag in the last column (or ``tag_column``), blank
 lines between sentences, optional ``-DOCSTART-`` lines between documents. Covers CoNLL-2003
 (English/German, IOB1), CoNLL-2002 (Spanish/Dutch, IOB2), WNUT and any ``token ... tag`` file."""
+
 import dataclasses
 import logging
 import re
@@ -70,20 +71,26 @@ class ConllReading:
             (logging.INFO, f"{path}: character encoding {self.file_encoding} ({self.file_encoding_reason})"),
         ]
         if self.documents_from == "docstart":
-            lines.append((logging.INFO, f"{path}: {self.documents} documents from {DOCSTART} lines ({self.sentences} sentences)"))
+            lines.append(
+                (logging.INFO, f"{path}: {self.documents} documents from {DOCSTART} lines ({self.sentences} sentences)")
+            )
         else:
-            lines.append((
-                logging.INFO,
-                f"{path}: {self.documents} documents of up to {self.group_size} sentences ({self.sentences} sentences; "
-                f"no {DOCSTART} line, sentences grouped)",
-            ))
-            lines.append((
-                logging.WARNING,
-                f"{path} has no {DOCSTART} line: its {self.sentences} sentences were grouped into {self.documents} "
-                f"documents of {self.group_size} consecutive sentences; the grouping changes chunking, the EE "
-                "simulator's per-document budget and the ratio estimate (set sentences_per_document / "
-                "--sentences-per-document to choose the size)",
-            ))
+            lines.append(
+                (
+                    logging.INFO,
+                    f"{path}: {self.documents} documents of up to {self.group_size} sentences ({self.sentences} sentences; "
+                    f"no {DOCSTART} line, sentences grouped)",
+                )
+            )
+            lines.append(
+                (
+                    logging.WARNING,
+                    f"{path} has no {DOCSTART} line: its {self.sentences} sentences were grouped into {self.documents} "
+                    f"documents of {self.group_size} consecutive sentences; the grouping changes chunking, the EE "
+                    "simulator's per-document budget and the ratio estimate (set sentences_per_document / "
+                    "--sentences-per-document to choose the size)",
+                )
+            )
         return lines
 
 
@@ -154,7 +161,9 @@ def read_conll_reading(
     if documents and documents[-1].starts_with_docstart and not documents[-1].sentences:
         logger.warning(
             "%s:%d: %s at the end of the file is followed by no tokens; dropping that empty document",
-            path, documents[-1].line, DOCSTART,
+            path,
+            documents[-1].line,
+            DOCSTART,
         )
         documents.pop()
     if not documents:
@@ -181,20 +190,34 @@ def read_conll_reading(
         starts = "1 chunk starts" if len(i_starts) == 1 else f"{len(i_starts)} chunks start"
         reason = f"auto: {starts} with I- after O or another type, first on line {i_starts[0][0]}"
     else:
-        encoding, reason = "BIO", "auto: every chunk starts with B-" if any(t != "O" for s in sentences for t in s.tags) else "auto: no entity tags"
+        encoding, reason = (
+            "BIO",
+            "auto: every chunk starts with B-"
+            if any(t != "O" for s in sentences for t in s.tags)
+            else "auto: no entity tags",
+        )
     reading = ConllReading(
-        codec, codec_reason, encoding, reason, "grouped" if group_size else "docstart", group_size, len(documents),
-        len(sentences), i_starts, first_biluo,
+        codec,
+        codec_reason,
+        encoding,
+        reason,
+        "grouped" if group_size else "docstart",
+        group_size,
+        len(documents),
+        len(sentences),
+        i_starts,
+        first_biluo,
     )
     stem = Path(path).name.split(".")[0] or "document"
     width = len(str(len(documents) - 1))
     return [
-        _to_document(d, f"{stem}-{index:0{width}d}", path, encoding).validate()
-        for index, d in enumerate(documents)
+        _to_document(d, f"{stem}-{index:0{width}d}", path, encoding).validate() for index, d in enumerate(documents)
     ], reading
 
 
-def _read_conll_documents(path: PathLike, tag_column: int, file_encoding: str = AUTO_FILE_ENCODING) -> Tuple[List[_ConllDocument], Tuple[str, str]]:
+def _read_conll_documents(
+    path: PathLike, tag_column: int, file_encoding: str = AUTO_FILE_ENCODING
+) -> Tuple[List[_ConllDocument], Tuple[str, str]]:
     """Splits a column file into documents (at ``-DOCSTART-``) and sentences, checking columns
     and tag shapes; also returns the codec used and why."""
     documents: List[_ConllDocument] = []
@@ -267,6 +290,10 @@ def _to_document(document: _ConllDocument, doc_id: str, path: PathLike, encoding
         tokens.extend(sentence.tokens)
         sentence_ends.append(len(tokens))
     return Document(
-        id=doc_id, tokens=tokens, sentence_ends=sentence_ends, spans=spans, is_complete=True,
+        id=doc_id,
+        tokens=tokens,
+        sentence_ends=sentence_ends,
+        spans=spans,
+        is_complete=True,
         source=f"{path}:{document.line}",
     )

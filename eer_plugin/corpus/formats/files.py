@@ -6,6 +6,7 @@ device such as ``/dev/zero``, a socket is refused with one line before it is ope
 whole and such a file may never end or never be written), and a compressed file is recognised by its
 first bytes, whatever its name: gzip, bzip2 and xz are decompressed, zstd and zip are named (decompress
 them first)."""
+
 import bz2
 import codecs
 import gzip
@@ -101,11 +102,15 @@ def read_input_bytes(path: PathLike) -> bytes:
     for magic, name, decompress in COMPRESSIONS:
         if data.startswith(magic):
             if decompress is None:
-                raise FormatError(f"{name}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path)
+                raise FormatError(
+                    f"{name}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path
+                )
             try:
                 data = decompress(data)
             except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
-                raise FormatError(f"{name}-compressed but damaged ({err}); compress it again or give the uncompressed file", path) from None
+                raise FormatError(
+                    f"{name}-compressed but damaged ({err}); compress it again or give the uncompressed file", path
+                ) from None
             logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, name)
             return data
     return data
@@ -130,7 +135,9 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
     return decode_file_as(path, file_encoding, fallback)[0]
 
 
-def decode_file_as(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True) -> Tuple[str, str, str]:
+def decode_file_as(
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True
+) -> Tuple[str, str, str]:
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
     ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
     data = read_input_bytes(path)
@@ -138,7 +145,9 @@ def decode_file_as(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fall
     try:
         codecs.lookup(codec)
     except LookupError:
-        raise FormatError(f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path) from None
+        raise FormatError(
+            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
+        ) from None
     try:
         text = data.decode(codec)
     except UnicodeDecodeError as err:
@@ -147,11 +156,21 @@ def decode_file_as(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fall
             logger.warning(
                 "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
                 "(set file_encoding / --file-encoding to choose another encoding)",
-                path, data[err.start], line,
+                path,
+                data[err.start],
+                line,
             )
-            return _normalised(data.decode("latin-1"), path), "latin-1", f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})"
+            return (
+                _normalised(data.decode("latin-1"), path),
+                "latin-1",
+                f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})",
+            )
         name = "UTF-8" if codecs.lookup(codec).name == "utf-8" else codec
-        hint = "" if file_encoding == AUTO_FILE_ENCODING and fallback else " (set file_encoding / --file-encoding, e.g. latin-1)"
+        hint = (
+            ""
+            if file_encoding == AUTO_FILE_ENCODING and fallback
+            else " (set file_encoding / --file-encoding, e.g. latin-1)"
+        )
         raise FormatError(
             f"invalid {name} byte 0x{data[err.start]:02x} at byte {column} of the line "
             f"(byte {err.start} of the file); expected {name} text{hint}",
@@ -171,7 +190,9 @@ def _normalised(text: str, path: PathLike) -> str:
     return text
 
 
-def read_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False) -> Iterator[Tuple[int, str]]:
+def read_lines(
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
+) -> Iterator[Tuple[int, str]]:
     """Yields ``(line number, text without the line break)`` of the whole decoded file (see
     :func:`decode_file`; JSON lines files must be UTF-8 unless ``file_encoding`` says otherwise,
     so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and in column files also at
@@ -179,7 +200,9 @@ def read_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lin
     yield from decoded_lines(path, file_encoding, json_lines)[0]
 
 
-def decoded_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
+def decoded_lines(
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
+) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
     """The lines of :func:`read_lines` and ``(codec used, why)`` (see :func:`decode_file_as`)."""
     text, codec, why = decode_file_as(path, file_encoding, fallback=not json_lines)
     breaks = _JSONLINE_BREAKS if json_lines else LINE_BREAKS

@@ -1,22 +1,23 @@
 """Partial-annotation JSON lines: the format the simulators and importers write and the training
 reader consumes (see :meth:`eer_plugin.corpus.documents.Document.from_json`)."""
+
 import json
 import logging
-import os
-from pathlib import Path
 from typing import Dict, Iterable, Iterator, List, Tuple
 
+from eer_plugin.common.outputs import writing
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
 from eer_plugin.corpus.text import normalise_value
-from eer_plugin.common.outputs import writing
 
 logger = logging.getLogger(__name__)
 
 
-def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError) -> Iterator[Tuple[int, object]]:
+def json_lines(
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError
+) -> Iterator[Tuple[int, object]]:
     """``(line number, parsed value)`` of every non-blank line of a JSON lines file; a line that is
     not JSON, repeats a key in an object or nests too deeply (:mod:`eer_plugin.corpus.strict_json`) raises
     ``error`` (a :class:`FormatError` class) naming the line and the column or key. Strings
@@ -34,11 +35,15 @@ def json_lines(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=Fo
         if cleaned != value:
             replaced.append(number)
         yield number, cleaned
-    if replaced:  # once per file: NUL, ESC, ... inside tokens or text (escaped as \u0000 in JSON) are never kept silently
+    if (
+        replaced
+    ):  # once per file: NUL, ESC, ... inside tokens or text (escaped as \u0000 in JSON) are never kept silently
         logger.warning(
             "%s: lone surrogates or control characters (NUL, ESC, ...) in the strings of %d line(s), first on line %d, "
             "replaced by U+FFFD, one character for one (tokens and offsets keep their length)",
-            path, len(replaced), replaced[0],
+            path,
+            len(replaced),
+            replaced[0],
         )
 
 
@@ -80,7 +85,12 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
     codec = "utf-8 (auto: JSON lines are UTF-8)" if file_encoding == AUTO_FILE_ENCODING else f"{file_encoding} (given)"
     complete = sum(d.is_complete for d in documents)
     logger.info("%s: character encoding %s", path, codec)
-    logger.info("%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme", path, len(documents), complete)
+    logger.info(
+        "%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme",
+        path,
+        len(documents),
+        complete,
+    )
     return documents
 
 

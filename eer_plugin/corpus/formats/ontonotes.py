@@ -1,5 +1,6 @@
 """OntoNotes 5 / CoNLL-2012 ``*_conll`` / ``*.gold_conll`` files: bracketed named entities, one
 document per ``#begin document`` part."""
+
 import logging
 import re
 from pathlib import Path
@@ -12,8 +13,24 @@ logger = logging.getLogger(__name__)
 
 #: the 18 OntoNotes 5 named-entity types
 ONTONOTES_TYPES = (
-    "PERSON", "NORP", "FAC", "ORG", "GPE", "LOC", "PRODUCT", "EVENT", "WORK_OF_ART", "LAW", "LANGUAGE",
-    "DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL",
+    "PERSON",
+    "NORP",
+    "FAC",
+    "ORG",
+    "GPE",
+    "LOC",
+    "PRODUCT",
+    "EVENT",
+    "WORK_OF_ART",
+    "LAW",
+    "LANGUAGE",
+    "DATE",
+    "TIME",
+    "PERCENT",
+    "MONEY",
+    "QUANTITY",
+    "ORDINAL",
+    "CARDINAL",
 )
 
 _BEGIN_DOCUMENT = re.compile(r"^#begin document \((?P<name>[^)]*)\);\s*part\s+(?P<part>\d+)\s*$")
@@ -146,7 +163,12 @@ def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) ->
         raise FormatError(f"document {doc_id!r} has no '#end document' line", path, begin_line)
     if not found_any:
         raise FormatError("no '#begin document' found; expected an OntoNotes CoNLL-2012 file", path)
-    logger.info("%s: %d documents from '#begin document' parts; entities from bracket column %d, no tag scheme", path, parts, ONTONOTES_NE_COLUMN + 1)
+    logger.info(
+        "%s: %d documents from '#begin document' parts; entities from bracket column %d, no tag scheme",
+        path,
+        parts,
+        ONTONOTES_NE_COLUMN + 1,
+    )
 
 
 # --------------------------------------------------------------------------------------- JSON lines

@@ -22,6 +22,7 @@ needs spaCy, imported only there). See each module's docstring for the exact rul
 :class:`ImportReport` (documents, spans, complete documents, negative spans, skipped items,
 warnings).
 """
+
 import dataclasses
 import importlib
 from collections import Counter
@@ -152,7 +153,7 @@ def _quote(text: str, limit: int = 40) -> str:
 def _describe(raw: RawDocument, span: RawSpan) -> str:
     kind = "negative span" if span.negative else "span"
     label = f" {span.label}" if span.label else ""
-    return f"{kind} {span.ref} [{span.start}, {span.end}){label} {_quote(raw.text[span.start:span.end])}"
+    return f"{kind} {span.ref} [{span.start}, {span.end}){label} {_quote(raw.text[span.start : span.end])}"
 
 
 def _error(raw: RawDocument, message: str) -> AnnotationImportError:
@@ -179,7 +180,7 @@ def _snap(raw, span, words_in, start, end, starts, ends, action: str, empty: str
     if (starts[first], ends[last]) != (start, end):
         report.warn(
             f"{where} does not align with word boundaries; {action} words {first}-{last + 1} "
-            f"{_quote(raw.text[starts[first]:ends[last]])}"
+            f"{_quote(raw.text[starts[first] : ends[last]])}"
         )
         report.snapped_spans += 1
     return first, last + 1
@@ -211,10 +212,13 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
     entities: List[Tuple[int, int, str, RawSpan]] = []
     negatives: List[Tuple[Tuple, RawSpan]] = []
     for span in raw.spans:
-        if not (isinstance(span.start, int) and isinstance(span.end, int) and 0 <= span.start < span.end <= len(raw.text)):
+        if not (
+            isinstance(span.start, int) and isinstance(span.end, int) and 0 <= span.start < span.end <= len(raw.text)
+        ):
             raise _error(
-                raw, f"{'negative span' if span.negative else 'span'} {span.ref} [{span.start}, {span.end}) is out of "
-                f"range: the text has {len(raw.text)} characters (offsets are characters, end exclusive)"
+                raw,
+                f"{'negative span' if span.negative else 'span'} {span.ref} [{span.start}, {span.end}) is out of "
+                f"range: the text has {len(raw.text)} characters (offsets are characters, end exclusive)",
             )
         start, end = _trim(raw.text, span.start, span.end)
         if start == end:
@@ -243,8 +247,9 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
     for key, span in unique.items():
         if previous is not None and key[0] < previous[0][1]:
             raise _error(
-                raw, f"overlapping spans: {_describe(raw, previous[1])} and {_describe(raw, span)} (words "
-                f"{previous[0][0]}-{previous[0][1]} and {key[0]}-{key[1]}); nested or overlapping entities are not supported"
+                raw,
+                f"overlapping spans: {_describe(raw, previous[1])} and {_describe(raw, span)} (words "
+                f"{previous[0][0]}-{previous[0][1]} and {key[0]}-{key[1]}); nested or overlapping entities are not supported",
             )
         if previous is None or key[1] > previous[0][1]:
             previous = (key, span)
@@ -256,7 +261,8 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
             clash = (key[0] < e and s < key[1]) if len(key) == 2 else key == (s, e, label)
             if clash:
                 raise _error(
-                    raw, f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, span)}"
+                    raw,
+                    f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, span)}",
                 )
     document = Document(
         id=raw.id,
@@ -286,7 +292,9 @@ def read_ids(path: PathLike) -> Set[str]:
 def read_raw_documents(format: str, path: PathLike, report: ImportReport, **options) -> List[RawDocument]:
     """The :class:`RawDocument` objects of an export (the format module's ``read``)."""
     if format not in FORMAT_MODULES:
-        raise AnnotationImportError(f"unknown import format {format!r}; expected one of {', '.join(IMPORT_FORMATS)}", path)
+        raise AnnotationImportError(
+            f"unknown import format {format!r}; expected one of {', '.join(IMPORT_FORMATS)}", path
+        )
     module = importlib.import_module(f"{__name__}.{FORMAT_MODULES[format]}")
     return module.read(path, report, **options)
 
@@ -319,7 +327,9 @@ def import_documents(
     not_complete: List[str] = []  # unannotated documents that --complete / --complete-ids would have made complete
     for raw in raws:
         if raw.id in seen:
-            raise AnnotationImportError(f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}", path, raw.line)
+            raise AnnotationImportError(
+                f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}", path, raw.line
+            )
         seen[raw.id] = raw.source
         if (complete or raw.id in wanted) and raw.unannotated:
             not_complete.append(raw.id)
@@ -331,7 +341,9 @@ def import_documents(
             report.unannotated_documents += int(raw.unannotated)
             documents.append(document)
     if not_complete:
-        shown = ", ".join(repr(i) for i in not_complete[:5]) + (f" and {len(not_complete) - 5} more" if len(not_complete) > 5 else "")
+        shown = ", ".join(repr(i) for i in not_complete[:5]) + (
+            f" and {len(not_complete) - 5} more" if len(not_complete) > 5 else ""
+        )
         report.warn(
             f"{path}: {len(not_complete)} document(s) without any human annotation ({shown}) imported as unannotated, "
             f"not complete, although {'--complete' if complete else '--complete-ids'} says so (predictions are no annotation)"
@@ -345,7 +357,9 @@ def import_documents(
 def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
     """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
-        raise AnnotationImportError(f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line)
+        raise AnnotationImportError(
+            f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line
+        )
     return int(value)
 
 

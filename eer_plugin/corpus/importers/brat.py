@@ -17,6 +17,7 @@
 The document id is the ``.ann`` path relative to the directory, without the suffix
 (``news/doc1``). brat has no completeness flag: use ``--complete`` or ``--complete-ids``.
 """
+
 import re
 from pathlib import Path
 from typing import List

@@ -11,6 +11,7 @@ variant of projects with relations. Other keys (``Comments``, ``relations``, met
 The document id is ``id`` when present, else ``<file stem>-<line>``. doccano exports no
 completeness flag: use ``--complete`` or ``--complete-ids``.
 """
+
 from pathlib import Path
 from typing import List
 
@@ -20,12 +21,16 @@ from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, Raw
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
     if Path(path).suffix == ".zip":
-        raise AnnotationImportError("this is the export zip; unzip it and import the .jsonl inside (all.jsonl or <user>.jsonl)", path)
+        raise AnnotationImportError(
+            "this is the export zip; unzip it and import the .jsonl inside (all.jsonl or <user>.jsonl)", path
+        )
     documents: List[RawDocument] = []
     stem = Path(path).name.split(".")[0] or "doccano"
     for number, data in json_lines(path, file_encoding, AnnotationImportError):
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
-            raise AnnotationImportError('expected a JSON object with a "text" string (doccano sequence labelling)', path, number)
+            raise AnnotationImportError(
+                'expected a JSON object with a "text" string (doccano sequence labelling)', path, number
+            )
         doc_id = as_id(data.get("id"), f"{stem}-{number}")
         raw = RawDocument(doc_id, data["text"], source=f"{path}:{number}", line=number, path=str(path))
         if "entities" in data:
@@ -35,7 +40,9 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
             for index, entity in enumerate(entities):
                 if not isinstance(entity, dict) or not {"start_offset", "end_offset", "label"} <= set(entity):
                     raise AnnotationImportError(
-                        f"document {doc_id!r}: entities[{index}] must have start_offset, end_offset and label", path, number
+                        f"document {doc_id!r}: entities[{index}] must have start_offset, end_offset and label",
+                        path,
+                        number,
                     )
                 start = check_offsets(entity["start_offset"], f"entities[{index}].start_offset", doc_id, path, number)
                 end = check_offsets(entity["end_offset"], f"entities[{index}].end_offset", doc_id, path, number)
@@ -45,7 +52,9 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
             key = "label" if "label" in data else "labels" if "labels" in data else None
             labels = data.get(key, []) if key else []
             if not isinstance(labels, list):
-                raise AnnotationImportError(f"document {doc_id!r}: {key!r} must be a list of [start, end, type]", path, number)
+                raise AnnotationImportError(
+                    f"document {doc_id!r}: {key!r} must be a list of [start, end, type]", path, number
+                )
             for index, item in enumerate(labels):
                 if isinstance(item, str):
                     raise AnnotationImportError(
@@ -55,7 +64,9 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                         number,
                     )
                 if not isinstance(item, list) or len(item) != 3:
-                    raise AnnotationImportError(f"document {doc_id!r}: {key}[{index}] must be [start, end, type], got {item!r}", path, number)
+                    raise AnnotationImportError(
+                        f"document {doc_id!r}: {key}[{index}] must be [start, end, type], got {item!r}", path, number
+                    )
                 start = check_offsets(item[0], f"{key}[{index}] start", doc_id, path, number)
                 end = check_offsets(item[1], f"{key}[{index}] end", doc_id, path, number)
                 raw.spans.append(RawSpan(start, end, str(item[2]), f"{key}[{index}]"))

@@ -24,6 +24,7 @@ A task::
 The document id is the task ``id`` (else ``task-<index>``). Label Studio has no completeness flag:
 use ``--complete`` or ``--complete-ids``.
 """
+
 from typing import List, Optional
 
 from eer_plugin.corpus import strict_json
@@ -40,7 +41,9 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> s
         raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text{hint}", path)
     if text_key is not None:
         if not isinstance(data.get(text_key), str):
-            raise AnnotationImportError(f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path)
+            raise AnnotationImportError(
+                f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path
+            )
         return data[text_key]
     if isinstance(data.get("text"), str):
         return data["text"]

@@ -19,6 +19,7 @@ Tasks of the same input (same ``_input_hash``, else the same text) are merged in
 (binary decisions on one sentence, or a manual pass and binary ones). The document id is
 ``meta.id`` or ``id`` when present, else ``_input_hash``, else ``<file stem>-<line>``.
 """
+
 from pathlib import Path
 from typing import Dict, List
 
@@ -48,9 +49,13 @@ def _char_offsets(span: dict, index: int, task: dict, doc_id: str, path: PathLik
         try:
             return int(tokens[first]["start"]), int(tokens[last]["end"])
         except (KeyError, TypeError, ValueError):
-            raise AnnotationImportError(f"document {doc_id!r}: tokens need 'start' and 'end' character offsets", path, line) from None
+            raise AnnotationImportError(
+                f"document {doc_id!r}: tokens need 'start' and 'end' character offsets", path, line
+            ) from None
     raise AnnotationImportError(
-        f"document {doc_id!r}: spans[{index}] needs start/end (characters) or token_start/token_end (tokens, inclusive)", path, line
+        f"document {doc_id!r}: spans[{index}] needs start/end (characters) or token_start/token_end (tokens, inclusive)",
+        path,
+        line,
     )
 
 
@@ -64,7 +69,9 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}")
         answer = task.get("answer", "accept")
         if answer not in ("accept", "reject", "ignore"):
-            raise AnnotationImportError(f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number)
+            raise AnnotationImportError(
+                f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number
+            )
         binary = task.get("_view_id") == BINARY_VIEW
         if answer == "ignore":
             report.skip("ignored tasks")
@@ -75,7 +82,9 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         key = task.get("_input_hash", task["text"])
         raw = documents.get(key)
         if raw is None:
-            raw = documents[key] = RawDocument(doc_id, task["text"], source=f"{path}:{number}", line=number, path=str(path))
+            raw = documents[key] = RawDocument(
+                doc_id, task["text"], source=f"{path}:{number}", line=number, path=str(path)
+            )
         elif raw.text != task["text"]:
             raise AnnotationImportError(
                 f"document {doc_id!r}: same _input_hash as line {raw.line} but another text", path, number
@@ -87,8 +96,12 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
             raise AnnotationImportError(f"document {doc_id!r}: 'spans' must be a list", path, number)
         for index, span in enumerate(spans):
             if not isinstance(span, dict) or "label" not in span:
-                raise AnnotationImportError(f"document {doc_id!r}: spans[{index}] must be an object with a label", path, number)
+                raise AnnotationImportError(
+                    f"document {doc_id!r}: spans[{index}] must be an object with a label", path, number
+                )
             start, end = _char_offsets(span, index, task, doc_id, path, number)
             negative = binary and answer == "reject"
-            raw.spans.append(RawSpan(start, end, str(span["label"]), f"spans[{index}] (line {number}, {answer})", negative=negative))
+            raw.spans.append(
+                RawSpan(start, end, str(span["label"]), f"spans[{index}] (line {number}, {answer})", negative=negative)
+            )
     return list(documents.values())

@@ -15,6 +15,7 @@ Spans in ``doc.spans[incorrect_spans_key]`` (spaCy's ``ner`` component option
 entity of this type here). Document ids: ``doc.user_data["id"]`` when set, else
 ``<file stem>-<index>``. Needs spaCy (imported only here).
 """
+
 from pathlib import Path
 from typing import List
 
@@ -53,7 +54,13 @@ def read(
     for index, doc in enumerate(docs):
         doc_id = as_id(doc.user_data.get("id") if isinstance(doc.user_data, dict) else None, f"{stem}-{index}")
         missing = [token.ent_iob == MISSING for token in doc]
-        raw = RawDocument(doc_id, doc.text, complete=bool(len(doc)) and not any(missing), source=f"{path}: doc {index}", path=str(path))
+        raw = RawDocument(
+            doc_id,
+            doc.text,
+            complete=bool(len(doc)) and not any(missing),
+            source=f"{path}: doc {index}",
+            path=str(path),
+        )
         for position, ent in enumerate(doc.ents):
             raw.spans.append(RawSpan(ent.start_char, ent.end_char, ent.label_, f"doc.ents[{position}]"))
         if not raw.complete:
@@ -65,13 +72,25 @@ def read(
                 elif not outside and run_start is not None:
                     last = doc[(token.i if token is not None else len(doc)) - 1]
                     raw.spans.append(
-                        RawSpan(run_start.idx, last.idx + len(last.text), None, f"O tokens {run_start.i}-{last.i + 1}", negative=True)
+                        RawSpan(
+                            run_start.idx,
+                            last.idx + len(last.text),
+                            None,
+                            f"O tokens {run_start.i}-{last.i + 1}",
+                            negative=True,
+                        )
                     )
                     run_start = None
         if incorrect_spans_key in doc.spans:
             for position, span in enumerate(doc.spans[incorrect_spans_key]):
                 raw.spans.append(
-                    RawSpan(span.start_char, span.end_char, span.label_ or None, f"doc.spans[{incorrect_spans_key!r}][{position}]", negative=True)
+                    RawSpan(
+                        span.start_char,
+                        span.end_char,
+                        span.label_ or None,
+                        f"doc.spans[{incorrect_spans_key!r}][{position}]",
+                        negative=True,
+                    )
                 )
         documents.append(raw)
     if not documents:
