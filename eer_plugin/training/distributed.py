@@ -24,6 +24,7 @@ original is kept in :data:`_ALLENNLP_TRAIN_WORKER` (set by :func:`install` befor
 is the one called.
 """
 
+import importlib
 import logging
 from typing import Any, Callable, Optional
 
@@ -45,8 +46,17 @@ def leave_process_group() -> bool:
     return True
 
 
+#: the plugin's registration module: ``mp.spawn`` starts each worker in a fresh interpreter that imports only
+#: this module (the pickled function's), and ``import eer_plugin`` registers nothing, so a worker imports the
+#: registration by name before it builds anything (it installs :func:`install` there too, which sets
+#: :data:`_ALLENNLP_TRAIN_WORKER`). By name, because the registration is the layer above this one.
+REGISTRATION = "eer_plugin.allennlp_plugin"
+
+
 def train_worker(*args: Any, **kwargs: Any) -> Any:
     """AllenNLP's ``_train_worker`` (same arguments, same result), then :func:`leave_process_group`."""
+    if _ALLENNLP_TRAIN_WORKER is None:  # a spawned worker: register the plugin (and install this patch) first
+        importlib.import_module(REGISTRATION)
     result = _ALLENNLP_TRAIN_WORKER(*args, **kwargs)
     leave_process_group()
     return result

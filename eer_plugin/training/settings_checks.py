@@ -87,7 +87,13 @@ def _model_names(value: Any, path: str = "") -> Iterator[Tuple[str, str]]:
 
 
 def _check_encoder(where: str, name: str) -> None:
-    if os.path.isdir(name):
+    from eer_plugin.runtime.encoders import resolve_model_name  # the packaged MiniLM, mpnet from its wheels
+
+    try:
+        resolved = resolve_model_name(name)
+    except Exception:  # noqa: BLE001  (an alias whose package is missing: checked as the name given)
+        resolved = name
+    if os.path.isdir(name) or os.path.isdir(resolved):
         return
     offline = any(os.environ.get(v, "") not in ("", "0") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
     if not offline:
