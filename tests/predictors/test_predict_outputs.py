@@ -492,7 +492,16 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
         "--silent",
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    process = subprocess.Popen(command, stdin=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    # Ctrl-C's default action in the child whatever this process's handler is: a child inherits an ignored SIGINT
+    # (another test, or a run under nohup, can leave it ignored), and predict would then just finish at EOF
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     process.stdin.write('{"id": "a", "text": "Paris ."}\n')
     process.stdin.flush()
     deadline = time.time() + 240
