@@ -448,21 +448,27 @@ def issue52_lines(report):
             "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
         ]
         encoders = {encoder: devices for encoder, devices in breakdown.items() if encoder != "measured"}
+        gpu_rows = []
         for encoder, devices in encoders.items():
             for device, b in devices.items():
                 t, d = b["train_shares"], b["dev_shares"]
+                where = device
+                if device == "gpu":
+                    gpu_rows.append(b)
+                    where = f"{b['device_name']} ({b['crf_path']} CRF)"
                 lines.append(
-                    f"| {encoder}, {device} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
+                    f"| {encoder}, {where} | {b['seconds']['step']:.2f} | {100 * t['encoder_forward_backward']:.0f}% | "
                     f"{100 * t['loss']:.1f}% | {100 * t['optimizer']:.1f}% | {100 * t['other']:.0f}% | "
                     f"{b['seconds']['dev_batch']:.2f} | {100 * d['encoder_forward']:.0f}% | {100 * d['decoding_and_metrics']:.0f}% |"
                 )
         lines += [
             "",
             'Shares of parts timed alone (interleaved rounds, medians); "other" is the rest of the step (tag scorer, '
-            "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts. No GPU was "
-            f"available for these figures: the `gpu` row is empty{when(breakdown)}.",
+            "bookkeeping) and absorbs timing noise, negative when the machine's load moved between parts"
+            f"{when(breakdown)}.",
             "",
         ]
+        lines += gpu_lines(gpu_rows)
     i8 = report.get("int8")
     if i8:
         bf16 = (
@@ -480,6 +486,26 @@ def issue52_lines(report):
             "",
         ]
     return lines
+
+
+def gpu_lines(rows):
+    """The GPU targets of issue 52 per encoder row, with the device, torch and CUDA they were measured with."""
+    if not rows:
+        return ["No GPU was available for these figures: no `gpu` rows.", ""]
+    lines = []
+    for b in rows:
+        seq = b.get("sequential_path", {})
+        lines.append(
+            f"- {b['encoder']} on {b['device_name']} (torch {b['torch']}, CUDA {b['cuda']}, fp32, "
+            f"{b['measured']['date']}, encoder weights: {b['measured']['weights']}): EER loss + decoding "
+            f"{b['loss_and_decoding_over_encoder']:.2f}x the encoder's forward+backward on the {b['crf_path']} path "
+            f"(target <= 0.5 {'ok' if b['loss_and_decoding_over_encoder'] <= 0.5 else 'MISS'}; sequential path "
+            f"{seq.get('loss_and_decoding_over_encoder', float('nan')):.2f}x); a dev batch "
+            f"{b['dev_pass_over_encoder_forward']:.2f}x the encoder's forward (target <= 2 "
+            f"{'ok' if b['dev_pass_over_encoder_forward'] <= 2 else 'MISS'}; sequential path "
+            f"{seq.get('dev_pass_over_encoder_forward', float('nan')):.2f}x)."
+        )
+    return lines + [""]
 
 
 def write_block(doc: Path, lines):
@@ -606,6 +632,7 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
 def issue52_parts(report, parts, args):
     """Measures the parts of :mod:`step_breakdown` that ``parts`` names into ``report``."""
     measures = []
+    on_gpu = args.breakdown_device.startswith("cuda")
     if "ops" in parts:
         measures.append(("sequential_ops", step_breakdown.sequential_ops))
     if "breakdown" in parts:
@@ -613,8 +640,14 @@ def issue52_parts(report, parts, args):
         def breakdown():
             found = {}
             for encoder in args.breakdown_encoders.split(","):
-                entry = step_breakdown.step_breakdown(encoder)
-                found.setdefault(encoder, {})[entry["device"]] = entry
+                entry = step_breakdown.step_breakdown(encoder, device=args.breakdown_device)
+                if on_gpu:  # this row's own facts: the part's "measured" describes the CPU rows
+                    entry["measured"] = {
+                        "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+                        "machine": report["machine"],
+                        "weights": args.breakdown_weights,
+                    }
+                found.setdefault(entry["encoder"], {})["gpu" if on_gpu else "cpu"] = entry
             return found
 
         measures.append(("step_breakdown", breakdown))
@@ -627,6 +660,9 @@ def issue52_parts(report, parts, args):
         try:
             load = os.getloadavg()[0]
             report[name] = fn()
+            if name == "step_breakdown" and on_gpu:
+                print(f"  {name}: done", flush=True)
+                continue
             report[name]["measured"] = {
                 "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
                 "machine": report["machine"],
@@ -659,6 +695,17 @@ def main():
         "--breakdown-encoders",
         default="all-MiniLM-L6-v2",
         help="encoders of the step-time breakdown (comma-separated; all-mpnet-base-v2 if installed)",
+    )
+    parser.add_argument(
+        "--breakdown-device",
+        default="cpu",
+        help="device of the step-time breakdown (cpu, or cuda / cuda:N for its `gpu` rows) (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--breakdown-weights",
+        default="pretrained",
+        help="what the breakdown's encoders hold, recorded with GPU rows (e.g. 'random init of the same "
+        "architecture': timing does not depend on the weights) (default: %(default)s)",
     )
     parser.add_argument(
         "--int8-model",
@@ -743,6 +790,12 @@ def main():
         if args.update and args.json and Path(args.json).exists():  # keep the parts not measured now
             saved = json.loads(Path(args.json).read_text())
             header = ("date", "torch", "threads", "machine", "load", "errors")
+            if "step_breakdown" in report and "step_breakdown" in saved:  # rows per encoder and device
+                for encoder, devices in report.pop("step_breakdown").items():
+                    if encoder == "measured":
+                        saved["step_breakdown"]["measured"] = devices
+                    else:
+                        saved["step_breakdown"].setdefault(encoder, {}).update(devices)
             saved.update({key: value for key, value in report.items() if key not in header})
             saved["errors"] = saved.get("errors", []) + report["errors"]
             report = saved

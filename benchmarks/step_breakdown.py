@@ -85,24 +85,42 @@ def sequential_ops(n: int = 512, batch: int = 4, k: int = 17) -> Dict:
     return result
 
 
-def _timed(fn: Callable[[], object]) -> float:
+_CPU = torch.device("cpu")
+
+
+def _timed(fn: Callable[[], object], device: torch.device = _CPU) -> float:
+    """Seconds ``fn`` takes; on a CUDA device from an idle queue to the end of its last kernel."""
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     start = time.perf_counter()
     fn()
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
     return time.perf_counter() - start
 
 
-def _interleaved(runs: Dict[str, Callable[[], object]], reps: int) -> Dict[str, float]:
+def _interleaved(runs: Dict[str, Callable[[], object]], reps: int, device: torch.device) -> Dict[str, float]:
     """Median seconds of each run, one warm-up each, then ``reps`` interleaved rounds (A, B, A, B, ...)."""
     for run in runs.values():
         run()
     times = {name: [] for name in runs}
     for _ in range(reps):
         for name, run in runs.items():
-            times[name].append(_timed(run))
+            times[name].append(_timed(run, device))
     return {name: statistics.median(values) for name, values in times.items()}
 
 
-def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: int = 512, reps: int = 3) -> Dict:
+def device_facts(device: torch.device) -> Dict:
+    """What a figure measured on ``device`` must be read with: the device's name, torch, CUDA."""
+    facts = {"device": str(device), "torch": torch.__version__}
+    if device.type == "cuda":
+        facts.update(device_name=torch.cuda.get_device_name(device), cuda=torch.version.cuda)
+    return facts
+
+
+def step_breakdown(
+    encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: int = 512, reps: int = 3, device: str = "cpu"
+) -> Dict:
     """One EER training step and one dev-pass batch of ``encoder`` at ``batch x length`` subwords, split
     into parts timed alone (interleaved rounds, medians) and given as shares of the whole:
 
@@ -112,12 +130,19 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
     * dev pass (evaluation mode, no gradient): the model's forward on a batch with its tags (partial
       NLL, ``rho_hat`` marginals, Viterbi decoding) vs. the encoder forward alone; decoding + metrics is
       the difference (span matching against gold, Python over words, is not included);
-    * on a CUDA device also the loss and the decoding on the scan path (:mod:`eer_plugin.core.scan`).
+    * the CRF on the path its ``auto`` setting takes on ``device`` (the scan on CUDA, the sequential
+      path on a CPU); on a CUDA device also the loss, the decoding, the step and the dev batch on the
+      sequential path (``*_sequential``: the path before the scan), for comparison. On a CPU the scan is
+      not timed (its ``O(n K^3 log n)`` arithmetic takes minutes there).
+
+    ``encoder`` is a name or a model directory (its folder name labels the figures); the timings do not
+    depend on the weights' values, so a randomly initialised copy of an architecture times it.
     """
     from allennlp.data import Vocabulary
     from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 
     from eer_plugin.core.losses import eer_objective
+    from eer_plugin.core.scan import resolve_crf_path
     from eer_plugin.data.reader import EncoderEmbedder, PartialDocumentReader
     from eer_plugin.models.tagger import EERTagger
 
@@ -126,21 +151,23 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
     vocab.add_tokens_to_namespace(
         ["O", "_"] + [f"{p}-{t}" for t in ("PER", "LOC", "ORG", "MISC") for p in "BILU"], "labels"
     )
+    device = torch.device(device)
     model = EERTagger(vocab, BasicTextFieldEmbedder({"tokens": EncoderEmbedder(encoder)}), precision="fp32")
+    model.to(device)
     reader = PartialDocumentReader(model_name=encoder, max_length=length)
-    device = next(model.parameters()).device
     gen = torch.Generator().manual_seed(0)
     ids = torch.randint(1000, reader.tokenizer.vocab_size, (batch, length), generator=gen)
     ids[:, 0], ids[:, -1] = reader.bookends
     tokens = {
         "tokens": {
-            "token_ids": ids,
-            "mask": torch.ones(batch, length, dtype=torch.bool),
-            "type_ids": torch.zeros(batch, length, dtype=torch.long),
+            "token_ids": ids.to(device),
+            "mask": torch.ones(batch, length, dtype=torch.bool, device=device),
+            "type_ids": torch.zeros(batch, length, dtype=torch.long, device=device),
         }
     }
     tags = torch.full((batch, length), vocab.get_token_index("_", "labels"), dtype=torch.long)
     tags[torch.rand(batch, length, generator=gen) < 0.1] = vocab.get_token_index("O", "labels")
+    tags = tags.to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-5)
     mask = tokens["tokens"]["mask"]
     with torch.no_grad():
@@ -190,17 +217,17 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
         with torch.no_grad():
             model.decode(emissions, mask)
 
-    def on_scan(fn):
+    def on_sequential(fn):
         def run():
-            model.crf.path = "scan"
+            model.crf.path = "sequential"
             try:
                 fn()
             finally:
-                model.crf.path = "sequential"
+                model.crf.path = "auto"
 
         return run
 
-    model.crf.path = "sequential"
+    model.crf.path = "auto"
     encoder_forward_backward()
     optimizer_step()  # AdamW state exists before timing
     runs = {
@@ -212,18 +239,21 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
         "encoder_forward": encoder_forward,
         "decoding": decoding,
     }
-    if device.type == "cuda":  # on a CPU the scan costs its O(n K^3 log n) arithmetic (minutes here): not timed
-        runs.update({"loss_scan": on_scan(loss), "decoding_scan": on_scan(decoding)})
-    times = _interleaved(runs, reps)
-    model.crf.path = "auto"
+    crf_path = resolve_crf_path("auto", device)
+    if crf_path != "sequential":
+        runs.update(
+            {f"{name}_sequential": on_sequential(runs[name]) for name in ("step", "loss", "decoding", "dev_batch")}
+        )
+    times = _interleaved(runs, reps, device)
     step, dev = times["step"], times["dev_batch"]
     shares = {name: times[name] / step for name in ("encoder_forward_backward", "loss", "optimizer")}
     shares["other"] = 1.0 - sum(shares.values())
     dev_shares = {"encoder_forward": times["encoder_forward"] / dev}
     dev_shares["decoding_and_metrics"] = 1.0 - dev_shares["encoder_forward"]
-    return {
-        "encoder": encoder,
-        "device": str(device),
+    result = {
+        "encoder": Path(encoder).name if Path(encoder).is_dir() else encoder,
+        **device_facts(device),
+        "crf_path": crf_path,
         "batch": batch,
         "length": length,
         "reps": reps,
@@ -233,6 +263,13 @@ def step_breakdown(encoder: str = "all-MiniLM-L6-v2", batch: int = 4, length: in
         "loss_and_decoding_over_encoder": (times["loss"] + times["decoding"]) / times["encoder_forward_backward"],
         "dev_pass_over_encoder_forward": dev / times["encoder_forward"],
     }
+    if crf_path != "sequential":
+        result["sequential_path"] = {
+            "loss_and_decoding_over_encoder": (times["loss_sequential"] + times["decoding_sequential"])
+            / times["encoder_forward_backward"],
+            "dev_pass_over_encoder_forward": times["dev_batch_sequential"] / times["encoder_forward"],
+        }
+    return result
 
 
 CONLL_TEST = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "test.txt"

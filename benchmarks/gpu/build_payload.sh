@@ -34,6 +34,10 @@ find .gpu/site312/botocore/data -mindepth 1 -maxdepth 1 ! -name '*.json' -exec r
 tar -C .gpu -cf - site312 | xz -6 -T0 > .gpu/p1/site312.tar.xz
 tar -C "$(dirname "$DATA")" -cJf .gpu/p1/conll.tar.xz "$(basename "$DATA")"
 tar -C "$(dirname "$MODEL")" --exclude model.safetensors --exclude .eer-complete -cf .gpu/p1/model-small.tar "$(basename "$MODEL")"
+# all-MiniLM-L6-v2's configuration and tokenizer (no weights): the step-time breakdown times a random
+# initialisation of its architecture there (timing does not depend on the weights' values)
+MINILM=$($PY -c "from eer_plugin.runtime.encoders import minilm_path; print(minilm_path())")
+tar -C "$MINILM" --exclude model.safetensors --transform 's,^\.,all-MiniLM-L6-v2,' -cf .gpu/p1/minilm-small.tar .
 $PY benchmarks/gpu/model_planes.py pack "$MODEL/model.safetensors" .gpu/pieces --first 26000000 --size 57000000
 mv .gpu/pieces/piece-00 .gpu/p1/
 for f in .gpu/pieces/piece-*; do n=${f##*-}; mv "$f" ".gpu/c$n"; done

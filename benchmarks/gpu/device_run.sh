@@ -13,6 +13,7 @@ if [ ! -f $M/.eer-complete ]; then
   python3 /tmp/pieces/model_planes.py unpack /tmp/pieces/piece-00 /tmp/pieces/c[0-9][0-9] --output $M/model.safetensors || exit 1
   echo complete > $M/.eer-complete
 fi
+grep -qx eer_benchmark.allennlp_plugin .allennlp_plugins || echo eer_benchmark.allennlp_plugin >> .allennlp_plugins
 export EER_MODEL_CACHE=/tmp/eer-models PYTHONPATH=/tmp/site312:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false EER_CUDA_DEVICE=0 PYTHONUNBUFFERED=1
 THREADS=$(( $(nproc) / $# )); [ $THREADS -ge 1 ] || THREADS=1
 i=0; PIDS=""
