@@ -38,7 +38,7 @@ tar -C "$(dirname "$MODEL")" --exclude model.safetensors --exclude .eer-complete
 # initialisation of its architecture there (timing does not depend on the weights' values)
 MINILM=$($PY -c "from eer_plugin.runtime.encoders import minilm_path; print(minilm_path())")
 tar -C "$MINILM" --exclude model.safetensors --transform 's,^\.,all-MiniLM-L6-v2,' -cf .gpu/p1/minilm-small.tar .
-$PY benchmarks/gpu/model_planes.py pack "$MODEL/model.safetensors" .gpu/pieces --first 26000000 --size 57000000
+$PY benchmarks/gpu/model_planes.py pack "$MODEL/model.safetensors" .gpu/pieces --first 25000000 --size 57000000
 mv .gpu/pieces/piece-00 .gpu/p1/
 for f in .gpu/pieces/piece-*; do n=${f##*-}; mv "$f" ".gpu/c$n"; done
 cp benchmarks/gpu/model_planes.py benchmarks/gpu/device_setup.sh benchmarks/gpu/device_run.sh .gpu/p1/

@@ -16,7 +16,7 @@ nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
 python3 -c "import torch, transformers, tokenizers, numpy; print('torch', torch.__version__, 'CUDA', torch.version.cuda, torch.cuda.get_device_name(0), '| transformers', transformers.__version__, '| tokenizers', tokenizers.__version__, '| numpy', numpy.__version__)"
 python3 -c "import allennlp.commands, eer_plugin, allennlp_models.tagging, skopt; print('imports ok')" 2>&1 | tail -5
 if [ "${CHECKS:-0}" = 1 ]; then  # issue 52: the CRF's exactness tests on CUDA, then the step-time breakdown
-  timeout 150 python3 -m pytest -q -p no:cacheprovider tests/core/test_scan.py tests/core/test_crf.py > $OUT/cuda_tests.log 2>&1
+  timeout 120 python3 -m pytest -q -p no:cacheprovider tests/core/test_scan.py -k cuda > $OUT/cuda_tests.log 2>&1
   echo "CUDA tests: exit $?"; tail -4 $OUT/cuda_tests.log
   python3 - <<'PY'  # random initialisations of the two architectures (timing only; their tokenizers are real)
 from transformers import AutoConfig, AutoModel

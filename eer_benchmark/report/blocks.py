@@ -15,7 +15,7 @@ from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.plan.plan import GOLD_SCENARIO
 from eer_benchmark.report.cells import cell, runs_of
 from eer_benchmark.report.claims import claims_paragraph, differences, pooled
-from eer_benchmark.report.reproduction import read_checks, reproduction_table
+from eer_benchmark.report.reproduction import read_checks, reproduction_table, reproduction_verdicts
 from eer_benchmark.tables import markdown_table, mean_sd_cell
 
 
@@ -214,7 +214,9 @@ def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: O
                 "",
                 again,
                 "",
+                *(f"- {verdict}" for verdict in reproduction_verdicts(report, block, checks)),
             ]
+            parts += [""] if parts[-1] != "" else []
         missing = missing_runs(report, block)
         if missing:
             parts += [f"Runs not finished ({len(missing)}):", "", *missing, ""]

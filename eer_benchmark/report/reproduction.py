@@ -44,7 +44,27 @@ def _seeds_text(seeds: list) -> str:
 def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
     """One row per run of ``block`` that ``checks`` trained again elsewhere: both machines, F1 and
     minutes, the difference, and the range of the block's finished seeds of the same approach and data."""
-    lines = []
+    return _reproduction(report, block, checks)[0]
+
+
+def reproduction_verdicts(report, block, checks: Dict[str, dict]) -> list:
+    """One sentence per approach and data with checks of at least two seeds: the checks' seeds against
+    the block's (range and mean) and how many checks fall inside the block's range."""
+    return _reproduction(report, block, checks)[1]
+
+
+def _verdict(label: str, machine: str, checked: list, seeds: list) -> str:
+    inside = sum(min(seeds) <= f1 <= max(seeds) for f1 in checked)
+    return (
+        f"{label}: {len(checked)} seeds on {machine} {_seeds_text(checked).split(' (')[0]} (mean "
+        f"{sum(checked) / len(checked):.1f}) against the block's {_seeds_text(seeds)} (mean {sum(seeds) / len(seeds):.1f}): "
+        f"{inside} of {len(checked)} inside the block's range, so the check "
+        f"{'reproduces the block within its seeds' if inside == len(checked) else 'does not reproduce the block within its seeds'}."
+    )
+
+
+def _reproduction(report, block, checks: Dict[str, dict]):
+    lines, groups = [], {}
     for b, setting, run in report.plan.block_entries:
         check = checks.get(f"runs/{run.rel}") if b is block else None
         if check is None:
@@ -54,6 +74,9 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
         seeds = [100 * record["f1"] for record in finished.values()]
         done = here.get("status") == "done"
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
+        label = f"{run.scenario_name}{', ' + setting['name'] if setting else ''}, {approach_label(run.approach)}"
+        group = groups.setdefault((label, machine_text(check.get("machine"))), {"checked": [], "seeds": seeds})
+        group["checked"].append(100 * check["f1"])
         lines.append(
             [
                 f"{run.scenario_name}{', ' + setting['name'] if setting else ''}",
@@ -80,4 +103,10 @@ def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
         "block's seeds (F1)",
         "check inside the seeds' range",
     ]
-    return markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""
+    table = markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""
+    verdicts = [
+        _verdict(label, machine, group["checked"], group["seeds"])
+        for (label, machine), group in groups.items()
+        if len(group["checked"]) >= 2 and len(group["seeds"]) >= 2
+    ]
+    return table, verdicts
