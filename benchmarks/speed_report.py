@@ -469,6 +469,9 @@ def issue52_lines(report):
             "",
         ]
         lines += gpu_lines(gpu_rows)
+    variants = report.get("scan_variants")
+    if variants:
+        lines += scan_variant_lines(variants)
     i8 = report.get("int8")
     if i8:
         bf16 = (
@@ -506,6 +509,28 @@ def gpu_lines(rows):
             f"{seq.get('dev_pass_over_encoder_forward', float('nan')):.2f}x)."
         )
     return lines + [""]
+
+
+def scan_variant_lines(v):
+    """``benchmarks/gpu/scan_variants.py``'s measurement: the scan's CRF work as it is, compiled, graphed."""
+    parts = []
+    for name, text in (
+        ("eager", "as it is"),
+        ("compiled", "products compiled by torch.compile"),
+        ("graphed", "captured as CUDA graphs"),
+    ):
+        r = v.get(name, {})
+        if "loss_ms" in r:
+            same = "same results" if r["grad_max_abs_diff"] < 1e-6 and r["same_tags"] else "RESULTS DIFFER"
+            parts.append(f"{text}: loss {r['loss_ms']:.1f} ms, decoding {r['decoding_ms']:.1f} ms ({same})")
+    return [
+        f"Where the scan's time goes on {v['device_name']} (torch {v['torch']}, CUDA {v['cuda']}; "
+        f"`benchmarks/gpu/scan_variants.py`, {v['lattice']}, EER loss forward+backward and Viterbi): "
+        + "; ".join(parts)
+        + ". Graphs remove the launches but barely move the loss: it is bound by the float64 K^3 work of "
+        f"the semiring products, not by launches ({v['measured']['runs']}).",
+        "",
+    ]
 
 
 def write_block(doc: Path, lines):
@@ -629,6 +654,20 @@ def bench_serve(concurrency=20, tasks_per_request=10, batch_size=8):
     }
 
 
+def merge_breakdown(report, other):
+    """Adds ``other``'s step-time breakdown rows (per encoder and device) to ``report``'s, replacing rows
+    of the same encoder and device; ``other``'s ``measured`` (the facts of its CPU rows) replaces
+    ``report``'s only where ``other`` has CPU rows."""
+    rows = report.setdefault("step_breakdown", {})
+    for encoder, devices in other.get("step_breakdown", {}).items():
+        if encoder == "measured":
+            continue
+        rows.setdefault(encoder, {}).update(devices)
+    measured = other.get("step_breakdown", {}).get("measured")
+    if measured and any("cpu" in d for e, d in other["step_breakdown"].items() if e != "measured"):
+        rows["measured"] = measured
+
+
 def issue52_parts(report, parts, args):
     """Measures the parts of :mod:`step_breakdown` that ``parts`` names into ``report``."""
     measures = []
@@ -721,8 +760,20 @@ def main():
         help="with --json: keep that file's other parts, replace only those measured now (--parts)",
     )
     parser.add_argument("--render", help="do not measure: render this saved JSON report (with --doc)")
+    parser.add_argument(
+        "--merge",
+        help="do not measure: add the step-time breakdown rows of this report, measured on another machine "
+        "(a GPU's, benchmarks/gpu/README.md), to the --json report, then render it (with --doc)",
+    )
     args = parser.parse_args()
-    if args.render:
+    if args.merge:
+        if not args.json:
+            parser.error("--merge needs --json (the report the rows are added to)")
+        report = json.loads(Path(args.json).read_text())
+        merge_breakdown(report, json.loads(Path(args.merge).read_text()))
+        args.render = args.json  # written below like a measured report
+        atomic_write_text(args.json, json.dumps(report, indent=2) + "\n")
+    elif args.render:
         report = json.loads(Path(args.render).read_text())
     else:
         torch.set_num_threads(args.threads)
@@ -791,11 +842,7 @@ def main():
             saved = json.loads(Path(args.json).read_text())
             header = ("date", "torch", "threads", "machine", "load", "errors")
             if "step_breakdown" in report and "step_breakdown" in saved:  # rows per encoder and device
-                for encoder, devices in report.pop("step_breakdown").items():
-                    if encoder == "measured":
-                        saved["step_breakdown"]["measured"] = devices
-                    else:
-                        saved["step_breakdown"].setdefault(encoder, {}).update(devices)
+                merge_breakdown(saved, {"step_breakdown": report.pop("step_breakdown")})
             saved.update({key: value for key, value in report.items() if key not in header})
             saved["errors"] = saved.get("errors", []) + report["errors"]
             report = saved
