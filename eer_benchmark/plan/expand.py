@@ -162,7 +162,8 @@ class Expansion:
                                     ablation=setting["slug"] if setting else None,
                                     overrides=tuple(setting["env"].items()) if setting else (),
                                 )
-                                plan.lc_entries.append((dataset.name, scheme, budget_size, run))
+                                if not any(entry[3] is run for entry in plan.lc_entries):  # a run of the curve already
+                                    plan.lc_entries.append((dataset.name, scheme, budget_size, run))
 
     def ablations(self, study: Dict[str, Any]) -> None:
         plan = self.plan
