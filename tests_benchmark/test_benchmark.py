@@ -323,7 +323,13 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert len(conll.runs) == 88 + 24 + 16 + 12 + 30 + 6 + 49
     # the dictionary scenarios train their own approaches only, with NNS's budget
     dictionary = {(r.scenario_name, r.approach) for r in conll.runs if r.scenario and r.scenario.type == "dictionary"}
-    assert {a for _, a in dictionary} == {"raw_shortest", "raw_cd_shortest", "sns_shortest", "eer_short", "eer_shortest"}
+    assert {a for _, a in dictionary} == {
+        "raw_shortest",
+        "raw_cd_shortest",
+        "sns_shortest",
+        "eer_short",
+        "eer_shortest",
+    }
     # the learning curve's cells: the binding control in its setting's directory, mpnet at 1,000 only
     curve = {r.name for r in conll.runs if "learning_curve" in r.studies}
     assert "eng-c/ablations/binding-ratio-control/Exh-500/eer_short/all-MiniLM-L6-v2/seed2" in curve

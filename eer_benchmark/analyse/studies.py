@@ -172,7 +172,9 @@ def curve_cell_text(row: Optional[dict]) -> str:
     if row["mean_f1"] is None:
         return f"pending (0 of {planned} seed{'s' if planned > 1 else ''})"
     text = (
-        f"{100 * row['mean_f1']:.1f} ± {100 * row['std_error']:.1f}" if row["seeds_done"] > 1 else points(row["mean_f1"])
+        f"{100 * row['mean_f1']:.1f} ± {100 * row['std_error']:.1f}"
+        if row["seeds_done"] > 1
+        else points(row["mean_f1"])
     )
     return text + (f" ({row['seeds_done']} of {planned} seeds)" if row["seeds_done"] < planned else "")
 
@@ -223,7 +225,9 @@ def curve_comparisons(report) -> List[dict]:
                 if not seeds:
                     continue  # the plan does not train this pair
                 pairs = [
-                    _finished_counts(report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)])
+                    _finished_counts(
+                        report, runs[(dataset, *a, budget, encoder, s)], runs[(dataset, *b, budget, encoder, s)]
+                    )
                     for s in seeds
                 ]
                 pairs = [pair for pair in pairs if pair is not None]

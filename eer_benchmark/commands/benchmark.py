@@ -209,7 +209,9 @@ def _corpus(item: str) -> Tuple[str, str]:
     """``'plan.jsonnet=runs/x'`` -> ``('plan.jsonnet', 'runs/x')``."""
     plan, separator, outdir = item.partition("=")
     if not separator or not plan or not outdir:
-        raise ValueError(f"--corpus must be PLAN=OUTDIR, e.g. benchmarks/plans/conll_es_minilm.jsonnet=runs/bench-esp; got {item!r}")
+        raise ValueError(
+            f"--corpus must be PLAN=OUTDIR, e.g. benchmarks/plans/conll_es_minilm.jsonnet=runs/bench-esp; got {item!r}"
+        )
     return plan, outdir
 
 

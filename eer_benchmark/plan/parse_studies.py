@@ -118,7 +118,9 @@ def _curve_cell(cell: Any, index: int) -> Dict[str, Any]:
     whose env the runs take, e.g. 'binding ratio control'), on the curve's data and step budget: more seeds,
     approaches or an encoder at some budgets without running the whole curve again."""
     where = f"learning_curve.cells[{index}]"
-    require(isinstance(cell, dict), f"{where} must be a mapping such as {{budgets: [1000], approaches: ['eer_shortest']}}")
+    require(
+        isinstance(cell, dict), f"{where} must be a mapping such as {{budgets: [1000], approaches: ['eer_shortest']}}"
+    )
     check_keys(cell, ["budgets", "schemes", "approaches", "seeds", "encoder", "setting"], where)
     out: Dict[str, Any] = {}
     if "budgets" in cell:
@@ -133,7 +135,10 @@ def _curve_cell(cell: Any, index: int) -> Dict[str, Any]:
     if "schemes" in cell:
         out["schemes"] = check_names(cell["schemes"], f"{where}.schemes")
         for scheme in out["schemes"]:
-            require(scheme in ("ee", "exhaustive"), f"{where}.schemes: unknown scheme {scheme!r}; expected 'ee' or 'exhaustive'")
+            require(
+                scheme in ("ee", "exhaustive"),
+                f"{where}.schemes: unknown scheme {scheme!r}; expected 'ee' or 'exhaustive'",
+            )
     if "approaches" in cell:
         out["approaches"] = check_approaches(cell["approaches"], f"{where}.approaches")
         require(
@@ -164,7 +169,9 @@ def check_curve_settings(curve: Dict[str, Any], ablations: Optional[Dict[str, An
         )
         require(
             bool(setting["env"])
-            and not (setting["dev"] or setting["estimate_ratio"] or setting["complete_documents"] or setting["encoder"]),
+            and not (
+                setting["dev"] or setting["estimate_ratio"] or setting["complete_documents"] or setting["encoder"]
+            ),
             f"learning_curve.cells[{index}]: the setting {name!r} changes more than env; a curve cell takes env-only settings",
         )
         cell["setting"] = setting

@@ -7,7 +7,7 @@ from that plan's run records."""
 import os
 import shutil
 from pathlib import Path
-from typing import Dict, List
+from typing import Callable, Dict, List
 
 from eer_benchmark.report.claims import claims_paragraph, differences
 from eer_benchmark.report.guide import CORPORA, CORPUS_CSV
@@ -38,10 +38,11 @@ def reader_text(dataset) -> str:
     return "; ".join(said)
 
 
-def corpus_section(report, written: Dict[str, str], paper, dataset_column: Dict[str, str], assets: Path) -> List[str]:
-    """The lines of one further corpus's section; copies its ``results.csv`` into ``assets`` for the guide."""
-    from eer_benchmark.report.docs import comparison  # docs imports this module
-
+def corpus_section(
+    report, written: Dict[str, str], paper, dataset_column: Dict[str, str], assets: Path, comparison: Callable
+) -> List[str]:
+    """The lines of one further corpus's section; copies its ``results.csv`` into ``assets`` for the guide.
+    ``comparison``: :func:`eer_benchmark.report.docs.comparison` (ours beside the paper's column), handed in by it."""
     plan = report.plan
     first = plan.datasets[0].name
     shutil.copyfile(written["csv"], assets / CORPUS_CSV.format(dataset=first))
@@ -65,7 +66,7 @@ def corpus_section(report, written: Dict[str, str], paper, dataset_column: Dict[
             parts += [f"Data: `{os.path.relpath(dataset.train)}` and its dev and test files, {said}.", ""]
         parts += [comparison(plan, report, paper.rows, dataset.name, column), ""]
         parts += [
-            f"The paper's claims on {CORPORA.get(dataset.name, dataset.name)} (as in \"Ours next to the paper\" below, "
+            f'The paper\'s claims on {CORPORA.get(dataset.name, dataset.name)} (as in "Ours next to the paper" below, '
             f"the paper's column {column}):",
             "",
             differences(plan, report, paper.rows, dataset.name, column, paper.robustness),

@@ -43,10 +43,12 @@ def rows_of(report, scenario) -> List[Tuple[str, str, Optional[str], str]]:
     rows += [(approach_label(a), a, None, scenario.name) for a in plan.scenario_approaches(scenario)]
     names = ablation_names(plan)
     seen = set()
-    for setting, run in plan.ablation_entries:
+    for _, run in plan.ablation_entries:
         if run.scenario_name == scenario.name and (run.ablation, run.approach) not in seen:
             seen.add((run.ablation, run.approach))
-            rows.append((f"{approach_label(run.approach)}, {names[run.ablation]}", run.approach, run.ablation, scenario.name))
+            rows.append(
+                (f"{approach_label(run.approach)}, {names[run.ablation]}", run.approach, run.ablation, scenario.name)
+            )
     return rows
 
 
@@ -61,7 +63,9 @@ def f1_cell(report, dataset, scenario_name, approach, encoder, ablation) -> Tupl
     if not values:
         return f"pending (0 of {planned} seeds)", None
     text = f"{mean(values):.1f}" + (f" ± {std(values):.1f}" if len(values) > 1 else "")
-    return text + (f" ({len(values)} of {planned} seeds)" if len(values) < planned else f" ({len(values)} seeds)"), mean(values)
+    return text + (
+        f" ({len(values)} of {planned} seeds)" if len(values) < planned else f" ({len(values)} seeds)"
+    ), mean(values)
 
 
 def best_baseline(report, dataset, scenario, encoder) -> Optional[str]:
@@ -127,13 +131,19 @@ def dictionary_section(report) -> List[str]:
             for label, approach, ablation, scenario_name in rows_of(report, scenario):
                 text, _ = f1_cell(report, dataset.name, scenario_name, approach, encoder, ablation)
                 gold = scenario_name == GOLD_SCENARIO
-                delta = "–" if gold else bootstrap_cell(report, dataset.name, scenario, approach, encoder, ablation, baseline)
+                delta = (
+                    "–"
+                    if gold
+                    else bootstrap_cell(report, dataset.name, scenario, approach, encoder, ablation, baseline)
+                )
                 lines.append([label, text, delta])
             best = approach_label(baseline) if baseline else "pending"
             parts += [
                 f"**{dataset.name}, {scenario.name}**: {scenario.describe()}; {said}. Best baseline: {best}.",
                 "",
-                markdown_table(["approach", "test F1", f"Δ F1 vs the best baseline [{confidence:.0%} CI]"], lines, ["l", "r", "r"]),
+                markdown_table(
+                    ["approach", "test F1", f"Δ F1 vs the best baseline [{confidence:.0%} CI]"], lines, ["l", "r", "r"]
+                ),
                 "",
             ]
     return parts

@@ -14,14 +14,14 @@ import shutil
 from pathlib import Path
 from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_benchmark.analyse.paper import PAPER_NUMBERS, NO_PAPER_SCENARIO_TYPES, paper_value, read_paper
+from eer_benchmark.analyse.paper import NO_PAPER_SCENARIO_TYPES, PAPER_NUMBERS, paper_value, read_paper
 from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.plan.parse import load_plan
 from eer_benchmark.plan.plan import GOLD_SCENARIO
 from eer_benchmark.report.blocks import block_sections
+from eer_benchmark.report.claims import claims, claims_paragraph, differences, pooled, verdict  # noqa: F401  (public here too)
 from eer_benchmark.report.corpora import corpus_section
 from eer_benchmark.report.dictionary import dictionary_section
-from eer_benchmark.report.claims import claims, claims_paragraph, differences, pooled, verdict  # noqa: F401  (public here too)
 from eer_benchmark.report.guide import CURVE_CLAIMS_CSV, GUIDE_PAGE, write_guide
 from eer_benchmark.report.report import Report
 from eer_benchmark.report.sections import DEFAULT_HEAD_LEARNING_RATE
@@ -203,7 +203,13 @@ def render_docs(
     text = "\n".join(body)
     assets = docs_dir / "results"  # the plots and CSV files next to docs/results.md
     assets.mkdir(exist_ok=True)
-    for name in ("learning_curve.png", "rho_hat_over_epochs.png", "learning_curve.csv", "results.csv", CURVE_CLAIMS_CSV):
+    for name in (
+        "learning_curve.png",
+        "rho_hat_over_epochs.png",
+        "learning_curve.csv",
+        "results.csv",
+        CURVE_CLAIMS_CSV,
+    ):
         source = runner.outdir / name
         if source.exists():
             if name.endswith(".csv"):
@@ -212,7 +218,11 @@ def render_docs(
                 with replacing(str(assets / name)) as temporary:
                     shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
-    corpus_parts = [line for other in corpora for line in corpus_section(other, other.write(), numbers, dataset_column, assets)]
+    corpus_parts = [
+        line
+        for other in corpora
+        for line in corpus_section(other, other.write(), numbers, dataset_column, assets, comparison)
+    ]
     write_guide(docs_dir / GUIDE_PAGE, assets / "results.csv", numbers.rows)  # "Which approach should I use?"
     rows = numbers.rows
     settings = plan.run_env(plan.datasets[0], None, "all")

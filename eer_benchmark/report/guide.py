@@ -102,7 +102,9 @@ def dictionary_regime(scenario: str, coverage: str) -> Tuple[str, List[Tuple[str
 
 
 #: the dictionary scenarios of the plan (``Dict-<coverage>``), a regime each
-DICTIONARY_REGIMES = tuple(dictionary_regime(name, coverage) for name, coverage in (("Dict-20", "20%"), ("Dict-50", "50%")))
+DICTIONARY_REGIMES = tuple(
+    dictionary_regime(name, coverage) for name, coverage in (("Dict-20", "20%"), ("Dict-50", "50%"))
+)
 #: the corpus of each data set of the plans, named in every row of the guide
 CORPORA = {"eng-c": "CoNLL-2003 English", "esp": "CoNLL-2002 Spanish"}
 #: the learning curve's comparisons (``docs/results/learning_curve_claims.csv``): the partial-vs-exhaustive sentence
@@ -224,7 +226,8 @@ def guide_markdown(
             lines.append(
                 f"| {regime} | {corpus} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |"
             )
-    rows = [r for r in rows if r["dataset"] == "eng-c"]  # the paper's comparison below: CoNLL-2003 English
+    first = datasets[0] if datasets else ""
+    rows = [r for r in rows if r["dataset"] == first]  # the paper's comparison below: the main plan's corpus
     sentences = []
     for scenario in ("EE", "NNS"):
         # the paper's NNS block has -all rows only: paper_value falls back to them, and the sentence names them
@@ -240,7 +243,7 @@ def guide_markdown(
     if sentences:
         lines += [
             "",
-            "Where we disagree with the paper (RoBERTa-base on a GPU; ours on CoNLL-2003 English): "
+            f"Where we disagree with the paper (RoBERTa-base on a GPU; ours on {CORPORA.get(first, first)}): "
             + "; ".join(sentences)
             + ".",
         ]
@@ -267,7 +270,9 @@ def partial_or_exhaustive(curve_rows: List[Dict[str, str]]) -> str:
             parts.append(f"{r['a']} − {r['b']} at {int(r['budget']):,}, {encoder}: pending ({seeds})")
             continue
         delta, low, high = (100 * float(r[k]) for k in ("delta", "ci_low", "ci_high"))
-        parts.append(f"{r['a']} − {r['b']} at {int(r['budget']):,}, {encoder}: {delta:+.1f} [{low:+.1f}, {high:+.1f}] ({seeds})")
+        parts.append(
+            f"{r['a']} − {r['b']} at {int(r['budget']):,}, {encoder}: {delta:+.1f} [{low:+.1f}, {high:+.1f}] ({seeds})"
+        )
     if not parts:
         return "Partial or exhaustive annotation: pending (the learning curve has not run)."
     return (

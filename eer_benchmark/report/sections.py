@@ -204,7 +204,9 @@ def learning_curve(report, written: Dict[str, str]) -> List[str]:
                 "and EE + EER > Exhaustive + the same EER follows from the paper's two other claims. Pending: the plan's "
                 "runs of that pair have not finished yet.",
             ]
-        atomic_write_text(outdir / "learning_curve_claims.csv", csv_text(CURVE_CLAIM_FIELDS, curve_claim_rows(comparisons)))
+        atomic_write_text(
+            outdir / "learning_curve_claims.csv", csv_text(CURVE_CLAIM_FIELDS, curve_claim_rows(comparisons))
+        )
         written["learning_curve_claims_csv"] = str(outdir / "learning_curve_claims.csv")
     if plots.plot_learning_curve(report, curve_rows, outdir / "learning_curve.png"):
         written["learning_curve_png"] = str(outdir / "learning_curve.png")
