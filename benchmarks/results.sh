@@ -97,4 +97,16 @@ while IFS= read -r line; do [ -n "$line" ] && NOTES+=(--note "$line"); done \
 # block runs trained again on another machine (a lent GPU: benchmarks/gpu/README.md), set beside the block's own
 CHECKS_FILE="${CHECKS_FILE:-${DOCS:-docs}/results/device_checks.jsonl}"
 CHECKS=(); [ -f "$CHECKS_FILE" ] && CHECKS=(--checks "$CHECKS_FILE")
-allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs "${DOCS:-docs}" "${COMMANDS[@]}" "${NOTES[@]}" "${CHECKS[@]}"
+# further corpora (issue 53), each PLAN=OUTDIR rendered as a section of docs/results.md and counted in the guide;
+# their finished runs' records live in DOCS/results/records-<plan file name>.jsonl (run a corpus's plan with
+# `allennlp eer-benchmark PLAN -o OUTDIR --runs ...`, then RENDER_ONLY=1 bash benchmarks/results.sh saves and renders)
+CORPORA_LIST="${CORPORA-benchmarks/plans/conll_es_minilm.jsonnet=runs/bench-esp}"
+CORPUS_ARGS=()
+for corpus in $CORPORA_LIST; do
+  corpus_plan="${corpus%%=*}" corpus_out="$(realpath -m "${corpus#*=}")"
+  corpus_records="$(realpath -m "${DOCS:-docs}/results/records-$(basename "${corpus_plan%.*}").jsonl")"
+  eer-ner eer-records restore "$corpus_records" "$corpus_out"
+  [ -d "$corpus_out" ] && eer-ner eer-records save "$corpus_out" "$corpus_records"
+  CORPUS_ARGS+=(--corpus "$corpus_plan=$(realpath -m --relative-to="$ROOT" "$corpus_out")")
+done
+allennlp eer-benchmark "$PLAN" -o "$OUT" --report-only --docs "${DOCS:-docs}" "${COMMANDS[@]}" "${NOTES[@]}" "${CHECKS[@]}" "${CORPUS_ARGS[@]}"

@@ -153,19 +153,18 @@ def test_the_guide_is_what_the_report_csv_says():
     docs/results/results.csv (and the paper's numbers): the region between its markers is exactly what the renderer
     writes from them, and the README keeps no generated rows."""
     from eer_benchmark.analyse.paper import read_paper
-    from eer_benchmark.report.guide import END, START, guide_markdown, read_rows, region
+    from eer_benchmark.report.guide import END, START, guide_inputs, guide_markdown, region
 
     written = region(GUIDE.read_text(encoding="utf-8"))
     assert written is not None, "docs/which-approach.md lost the markers of its generated guide"
-    expected = guide_markdown(
-        read_rows((REPO / "docs" / "results" / "results.csv").read_text(encoding="utf-8")), read_paper().rows
-    )
+    rows, curve_rows = guide_inputs(REPO / "docs" / "results")  # results.csv, a further corpus's, the curve's claims
+    expected = guide_markdown(rows, read_paper().rows, curve_rows)
     assert written == expected, (
         "docs/which-approach.md is stale: run RENDER_ONLY=1 bash benchmarks/results.sh (it rewrites it)"
     )
     assert START not in README.read_text(encoding="utf-8") and END not in README.read_text(encoding="utf-8")
     outside = GUIDE.read_text(encoding="utf-8").replace(written, "").split("# Which approach should I use?")[1]
-    for name in ("CoNLL-2003", "all-mpnet-base-v2", "2-core"):  # names, not measurements
+    for name in ("CoNLL-2003", "CoNLL-2002", "all-mpnet-base-v2", "2-core"):  # names, not measurements
         outside = outside.replace(name, "")
     assert not re.search(r"\d", outside), "a number outside the generated table of the guide"
 

@@ -268,7 +268,12 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     smoke = load_plan(str(SMOKE_PLAN))
     assert [r.approach for r in smoke.runs] == ["raw_shortest", "eer_short"]
     conll = load_plan(str(REPO / "benchmarks" / "plans" / "conll_en_minilm.jsonnet"), check_files=False)
-    assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == ["EE", "NNS"]
+    assert [d.name for d in conll.datasets] == ["eng-c"] and [s.name for s in conll.scenarios] == [
+        "EE",
+        "NNS",
+        "Dict-20",
+        "Dict-50",
+    ]
     assert conll.seeds == [0, 1, 2] and conll.reference == "sns_shortest"
     from eer_benchmark.plan.selection import block_counts
 
@@ -287,8 +292,13 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
             "gold": 2 * 3,
             "benchmark EE": 8 * 3,
             "benchmark NNS": 8 * 3,
+            # issue 48: the dictionary scenarios' own approaches (Raw, Raw+CD, SNS-shortest, EER-short, EER-shortest), seeds 0-2
+            "benchmark Dict-20": 5 * 3,
+            "benchmark Dict-50": 5 * 3,
             "ratio grid": 4 + 5,
-            "learning curve": 12,
+            # issue 53: 3 seeds at 500 and 1,000 (EER-short, Raw-shortest, EER-shortest; EER-short under the binding
+            # control) on both schemes, less the seed-0 runs of the first curve; mpnet at 1,000: 1 EE + 2 exhaustive
+            "learning curve": 12 + (2 * 2 * 3 * 3 - 2 * 2 * 2) + 2 * 2 * 3 + 3 * 3,
             "ablations": 6
             + 1
             + 3
@@ -300,14 +310,30 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
             + 2
             + 3
             * 2
-            * 2,  # + EER-all under the binding control, EE and NNS; issue 48: the binding control's 3 approaches x 2 scenarios on seeds 1-2
+            * 2  # + EER-all under the binding control, EE and NNS; issue 48: the binding control's 3 approaches x 2 scenarios on seeds 1-2
+            + 2 * 3,  # issue 48: estimate, then bind on the two dictionary scenarios, seeds 0-2
             "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
         }
     )
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
     assert mpnet == [("eer_short", 0), ("eer_shortest", 0), ("sns_shortest", 0)]
-    assert all("block" in r.studies for r in conll.runs if r.encoder == "all-mpnet-base-v2")
-    assert len(conll.runs) == 88 + 24 + 16 + 12
+    assert all(
+        "block" in r.studies or r.studies == ["learning_curve"] for r in conll.runs if r.encoder == "all-mpnet-base-v2"
+    )
+    assert len(conll.runs) == 88 + 24 + 16 + 12 + 30 + 6 + 49
+    # the dictionary scenarios train their own approaches only, with NNS's budget
+    dictionary = {(r.scenario_name, r.approach) for r in conll.runs if r.scenario and r.scenario.type == "dictionary"}
+    assert {a for _, a in dictionary} == {
+        "raw_shortest",
+        "raw_cd_shortest",
+        "sns_shortest",
+        "eer_short",
+        "eer_shortest",
+    }
+    # the learning curve's cells: the binding control in its setting's directory, mpnet at 1,000 only
+    curve = {r.name for r in conll.runs if "learning_curve" in r.studies}
+    assert "eng-c/ablations/binding-ratio-control/Exh-500/eer_short/all-MiniLM-L6-v2/seed2" in curve
+    assert sorted(n.split("/")[1] for n in curve if "mpnet" in n) == ["EE-1000"] * 3 + ["Exh-1000"] * 6
     grid = sorted(r.ratio for r in conll.runs if r.ratio)
     assert grid == sorted(
         2 * [(0.05, 0.05), (0.15, 0.0), (0.25, 0.05), (0.3, 0.0)]
@@ -354,6 +380,9 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
         and steps["eng-c/EE/eer_short"] == steps["eng-c/EE/eer_short_rho0.3_gamma0"] == "0"
     )
     assert steps["eng-c/EE-1000/eer_short"] == steps["eng-c/Exh-100/raw_shortest"] == "310"
+    assert steps["eng-c/Dict-20/eer_short"] == "786" and epochs["eng-c/Dict-50/sns_shortest/2"] == "2"
+    assert settings["eng-c/ablations/binding-ratio-control/EE-500/eer_short/1"]["EER_RATIO_CONTROL"] == "bind"
+    assert steps["eng-c/ablations/binding-ratio-control/EE-500/eer_short/1"] == "310"
     # the ablations: one setting changed each, against the EE block's run of the same approach
     ablations = {r.ablation: (r.approach, runner.settings(r)) for r in conll.runs if r.ablation}
     assert ablations["no-calibrated-start"] == (

@@ -373,11 +373,11 @@ def test_the_readme_guide_is_rendered_from_the_csv(tmp_path):
     render(tmp_path, plan, "docs")  # DOCS = tmp_path/docs: its guide page gets the guide
     guide = region(readme.read_text())
     rows = guide.splitlines()
-    assert rows[0].startswith("| your annotation | train (best measured) | test F1, mpnet")
+    assert rows[0].startswith("| your annotation | corpus | train (best measured) | test F1, mpnet")
     # EE: EER-shortest is best (every document right) on its 2 finished seeds of 3, ranked on MiniLM (the
     # fixture's block encoder is not mpnet); the plan has no CBL-BERT or Raw+CD
     assert rows[2] == (
-        "| EE: a few entities marked per document (1,000 in all), no document complete | EER-shortest (ranked on MiniLM) | – "
+        "| EE: a few entities marked per document (1,000 in all), no document complete | fx | EER-shortest (ranked on MiniLM) | – "
         f"| 100.0 ± 0.0 (2 of 3 seeds, 30 min) | SNS-shortest: MiniLM {f1(5, 1):.1f} ± 0.0 (3 seeds); "
         f"EER-short: MiniLM {(f1(4, 0) + f1(5, 0) + f1(6, 0)) / 3:.1f} ± 10.0 (3 seeds) |"
     )

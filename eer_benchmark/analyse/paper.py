@@ -88,6 +88,10 @@ def paper_row_label(approach: str) -> Tuple[str, str]:
     return FAMILIES[family].paper, variant
 
 
+#: scenario types the paper has no block of (no paper numbers, no paper claims): shown in sections of their own
+NO_PAPER_SCENARIO_TYPES = ("dictionary",)
+
+
 def paper_value(rows, scenario_type: Optional[str], approach: str, column: str) -> Tuple[Optional[float], str]:
     """The paper's F1 for our approach in a scenario block, and the paper row it comes from: the same
     approach, or, when the block has no row of that variant at all (the paper's NNS block has only

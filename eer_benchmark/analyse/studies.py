@@ -5,7 +5,7 @@ at a time against the benchmark's own run). Each function takes a
 
 from typing import Dict, List, Optional, Tuple
 
-from eer_benchmark.analyse.convergence import band_text, rho_hat_per_epoch
+from eer_benchmark.analyse.convergence import ablation_names, band_text, rho_hat_per_epoch
 from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.tables import duration, markdown_table, mean, mean_sd_cell, points, read_json, stderr
 
@@ -84,7 +84,7 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
     expected: Dict[Tuple, int] = {}
     documents: Dict[Tuple, Dict[int, int]] = {}  # (dataset, scheme, budget) -> seed -> documents annotated
     for dataset, scheme, budget, run in report.plan.lc_entries:
-        key = (dataset, scheme, run.approach, run.encoder, budget)
+        key = (dataset, scheme, run.approach, run.encoder, budget, run.ablation or "")
         expected[key] = expected.get(key, 0) + 1
         record = report.records[run.key]
         cells.setdefault(key, [])
@@ -95,7 +95,7 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
             stats = read_json(report.runner.data.path(dataset, run.scenario_name, run.seed, ".stats.json"))
             seeds[run.seed] = stats.get("documents_touched") if stats else None
     rows = []
-    for (dataset, scheme, approach, encoder, budget), values in cells.items():
+    for (dataset, scheme, approach, encoder, budget, setting), values in cells.items():
         docs = [n for n in documents[(dataset, scheme, budget)].values() if n is not None]
         rows.append(
             {
@@ -103,9 +103,10 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
                 "scheme": "EE" if scheme == "ee" else "Exhaustive",
                 "approach": approach,
                 "encoder": encoder,
+                "setting": setting,
                 "budget": budget,
                 "seeds_done": len(values),
-                "seeds_planned": expected[(dataset, scheme, approach, encoder, budget)],
+                "seeds_planned": expected[(dataset, scheme, approach, encoder, budget, setting)],
                 "mean_f1": mean(values) if values else None,
                 "std_error": stderr(values) if values else None,
                 "f1_per_seed": " ".join(f"{v:.4f}" for v in values),
@@ -116,26 +117,21 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
     parts = []
     for dataset in dict.fromkeys(r["dataset"] for r in rows):
         table_rows = []
-        for scheme, approach, encoder in dict.fromkeys(
-            (r["scheme"], r["approach"], r["encoder"]) for r in rows if r["dataset"] == dataset
+        for scheme, approach, encoder, setting in dict.fromkeys(
+            (r["scheme"], r["approach"], r["encoder"], r["setting"]) for r in rows if r["dataset"] == dataset
         ):
-            label = f"{scheme} + {report.plan.label(approach, encoder)}"
-            line = [label]
+            line = [curve_label(report.plan, scheme, approach, encoder, setting)]
             for budget in budgets:
                 r = next(
-                    x
-                    for x in rows
-                    if (x["dataset"], x["scheme"], x["approach"], x["encoder"], x["budget"])
-                    == (dataset, scheme, approach, encoder, budget)
+                    (
+                        x
+                        for x in rows
+                        if (x["dataset"], x["scheme"], x["approach"], x["encoder"], x["setting"], x["budget"])
+                        == (dataset, scheme, approach, encoder, setting, budget)
+                    ),
+                    None,
                 )
-                if r["mean_f1"] is None:
-                    line.append("–")
-                else:
-                    line.append(
-                        f"{100 * r['mean_f1']:.1f} ± {100 * r['std_error']:.1f}"
-                        if r["seeds_done"] > 1
-                        else points(r["mean_f1"])
-                    )
+                line.append(curve_cell_text(r))
             table_rows.append(line)
         # how many documents carry the budget's annotations: the data the short/shortest variants train on
         for scheme in dict.fromkeys(r["scheme"] for r in rows if r["dataset"] == dataset):
@@ -158,6 +154,31 @@ def learning_curve(report) -> Tuple[str, List[dict]]:
     return "\n\n".join(parts), rows
 
 
+def curve_label(plan, scheme: str, approach: str, encoder: str, setting: str = "") -> str:
+    """``EE + EER-short``; a cell on another encoder than the plan's names it (``EE + EER-shortest
+    (all-mpnet-base-v2)``), a cell of an ablation setting names the setting (``EE + EER-short, binding ratio control``)."""
+    text = f"{scheme} + {plan.label(approach, encoder)}"
+    if encoder not in plan.encoders:
+        text += f" ({plan.encoder_slugs[encoder]})"
+    return text + (f", {ablation_names(plan).get(setting, setting)}" if setting else "")
+
+
+def curve_cell_text(row: Optional[dict]) -> str:
+    """A learning-curve cell: ``64.8 ± 1.2`` (its planned seeds finished), ``58.4 (1 of 3 seeds)``, ``pending (0 of 3
+    seeds)``; ``–``: the plan has no such run."""
+    if row is None:
+        return "–"
+    planned = row["seeds_planned"]
+    if row["mean_f1"] is None:
+        return f"pending (0 of {planned} seed{'s' if planned > 1 else ''})"
+    text = (
+        f"{100 * row['mean_f1']:.1f} ± {100 * row['std_error']:.1f}"
+        if row["seeds_done"] > 1
+        else points(row["mean_f1"])
+    )
+    return text + (f" ({row['seeds_done']} of {planned} seeds)" if row["seeds_done"] < planned else "")
+
+
 #: The paper's claims on its learning curve (section "EE vs. Exhaustive Experiments"), each "A better than
 #: B" as ((scheme, approach) of A, of B, the budgets it is claimed for; None: all):
 #: "on EE-annotated data, using our EER loss substantially outperforms traditional likelihood training at all
@@ -169,29 +190,37 @@ LEARNING_CURVE_CLAIMS = (
     (("exhaustive", "raw_shortest"), ("exhaustive", "eer_short"), None),
     (("ee", "eer_short"), ("exhaustive", "raw_shortest"), (500, 1000)),
 )
+#: Issue 53: the last claim (partial vs exhaustive annotation at 500 and 1K) with EER's best variant on EE data
+#: (EER-shortest), with EER-short under the binding control, and EE + EER against exhaustive annotation + the same
+#: EER (which the paper's two claims imply), as (scheme, approach, ablation directory) sides; "" : the plan's setting
+EXTENDED_CURVE_CLAIMS = (
+    (("ee", "eer_shortest", ""), ("exhaustive", "raw_shortest", ""), (500, 1000)),
+    (("ee", "eer_short", "binding-ratio-control"), ("exhaustive", "raw_shortest", ""), (500, 1000)),
+    (("ee", "eer_shortest", ""), ("exhaustive", "eer_shortest", ""), (500, 1000)),
+)
 
 
-def learning_curve_claims(report) -> str:
-    """The paper's learning-curve claims (:data:`LEARNING_CURVE_CLAIMS`) at each budget of the plan: our
-    difference A − B with the paired bootstrap over test documents (seeds on which both finished, pooled)
-    and whether the claim holds; a pair the paper makes no claim on at that budget is shown without verdict."""
+def curve_comparisons(report) -> List[dict]:
+    """The learning-curve claims (:data:`LEARNING_CURVE_CLAIMS`, then :data:`EXTENDED_CURVE_CLAIMS`) at each budget
+    and on each encoder the plan trains both sides of: ``{dataset, encoder, budget, a, b, label_a, label_b, planned
+    (seeds), pairs (seeds both finished), test (paired bootstrap, seeds pooled; None: none finished), claimed}``."""
     if not report.plan.lc_entries:
-        return ""
+        return []
+    plan = report.plan
     runs = {
-        (dataset, scheme, run.approach, budget, run.encoder, run.seed): run
-        for dataset, scheme, budget, run in report.plan.lc_entries
+        (dataset, scheme, run.approach, run.ablation or "", budget, run.encoder, run.seed): run
+        for dataset, scheme, budget, run in plan.lc_entries
     }
-    label = lambda side: f"{'EE' if side[0] == 'ee' else 'Exhaustive'} + {approach_label(side[1])}"  # noqa: E731
-    several_encoders = len(report.plan.encoders) > 1
-    lines = []
-    for dataset, encoder in dict.fromkeys((key[0], key[4]) for key in runs):
-        prefix = [dataset] + ([report.plan.encoder_slugs[encoder]] if several_encoders else [])
-        for budget in report.plan.learning_curve["budgets"]:
-            for a, b, claimed in LEARNING_CURVE_CLAIMS:
+    claims = [((*a, ""), (*b, ""), claimed) for a, b, claimed in LEARNING_CURVE_CLAIMS] + list(EXTENDED_CURVE_CLAIMS)
+    scheme_name = {"ee": "EE", "exhaustive": "Exhaustive"}
+    out = []
+    for dataset, encoder in dict.fromkeys((key[0], key[5]) for key in runs):
+        for budget in plan.learning_curve["budgets"]:
+            for a, b, claimed in claims:
                 seeds = sorted(
-                    key[5]
+                    key[6]
                     for key in runs
-                    if key[:5] == (dataset, *a, budget, encoder) and (dataset, *b, budget, encoder, key[5]) in runs
+                    if key[:6] == (dataset, *a, budget, encoder) and (dataset, *b, budget, encoder, key[6]) in runs
                 )
                 if not seeds:
                     continue  # the plan does not train this pair
@@ -202,16 +231,46 @@ def learning_curve_claims(report) -> str:
                     for s in seeds
                 ]
                 pairs = [pair for pair in pairs if pair is not None]
-                test = _pooled_bootstrap(report, pairs) if pairs else None
-                is_claimed = claimed is None or budget in claimed
-                ours = (
-                    f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}] ({len(pairs)} seed{'s' if len(pairs) > 1 else ''})"
-                    if test
-                    else "–"
+                out.append(
+                    {
+                        "dataset": dataset,
+                        "encoder": encoder,
+                        "budget": budget,
+                        "a": a,
+                        "b": b,
+                        "label_a": curve_label(plan, scheme_name[a[0]], a[1], encoder, a[2]),
+                        "label_b": curve_label(plan, scheme_name[b[0]], b[1], encoder, b[2]),
+                        "planned": len(seeds),
+                        "pairs": len(pairs),
+                        "test": _pooled_bootstrap(report, pairs) if pairs else None,
+                        "claimed": claimed is None or budget in claimed,
+                    }
                 )
-                claim = f"{label(a)} > {label(b)}" if is_claimed else "– (no claim at this budget)"
-                here = direction_verdict(test, +1) if test and is_claimed else "–"
-                lines.append([*prefix, str(budget), f"{label(a)} − {label(b)}", ours, claim, here])
+    return out
+
+
+def comparison_text(item: dict) -> str:
+    """``+8.6 [+6.1, +11.1] (1 seed)``, ``-7.9 [-12.9, -3.0] (1 of 3 seeds)``, ``pending (0 of 3 seeds)``."""
+    test, done, planned = item["test"], item["pairs"], item["planned"]
+    seeds = f"{done} seed{'s' if done > 1 else ''}" if done == planned else f"{done} of {planned} seeds"
+    if test is None:
+        return f"pending ({seeds})"
+    return f"{100 * test['delta']:+.1f} [{100 * test['ci_low']:+.1f}, {100 * test['ci_high']:+.1f}] ({seeds})"
+
+
+def learning_curve_claims(report) -> str:
+    """The paper's learning-curve claims (:data:`LEARNING_CURVE_CLAIMS`, and issue 53's :data:`EXTENDED_CURVE_CLAIMS`)
+    at each budget of the plan: our difference A − B with the paired bootstrap over test documents (seeds on which
+    both finished, pooled) and whether the claim holds; a pair the paper makes no claim on at that budget is shown
+    without verdict."""
+    several_encoders = len(report.plan.encoders) > 1
+    lines = []
+    for item in curve_comparisons(report):
+        prefix = [item["dataset"]] + ([report.plan.encoder_slugs[item["encoder"]]] if several_encoders else [])
+        label_a, label_b, test = item["label_a"], item["label_b"], item["test"]
+        claim = f"{label_a} > {label_b}" if item["claimed"] else "– (no claim at this budget)"
+        here = direction_verdict(test, +1) if test and item["claimed"] else "–"
+        lines.append([*prefix, str(item["budget"]), f"{label_a} − {label_b}", comparison_text(item), claim, here])
     if not lines:
         return ""
     confidence = report.plan.bootstrap["confidence"]

@@ -21,7 +21,7 @@ import time
 from typing import Dict, List, Optional, Sequence, Tuple
 
 from eer_benchmark import PlanError, Report, Runner, dry_run, load_plan, read_plan_file, select_runs, select_shard
-from eer_benchmark.report.docs import DEFAULT_PAPER, render_docs
+from eer_benchmark.report.docs import DEFAULT_PAPER, corpus_report, render_docs
 from eer_benchmark.tables import duration
 from eer_plugin.commands import subcommand
 from eer_plugin.common.atomic import atomic_write_text
@@ -108,8 +108,9 @@ def run_benchmark(args: argparse.Namespace) -> int:
         try:
             columns = _columns(args.column)
             commands = args.command or [f"allennlp eer-benchmark {args.plan} -o {args.output_dir}"]
+            others = [corpus_report(*_corpus(item)) for item in args.corpus]
             echo(
-                f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note, args.checks)}"
+                f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note, args.checks, others)}"
             )
         except (FileNotFoundError, ValueError) as err:
             raise UserError(str(err)) from None
@@ -187,6 +188,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="records (eer-records save) of block runs trained again on another machine, set beside the block's own",
     )
     docs.add_argument(
+        "--corpus",
+        action="append",
+        default=[],
+        metavar="PLAN=OUTDIR",
+        help="a further corpus's plan and benchmark directory, rendered as a section of DIR/results.md and counted in "
+        "the guide (repeatable; e.g. benchmarks/plans/conll_es_minilm.jsonnet=runs/bench-esp)",
+    )
+    docs.add_argument(
         "--column",
         action="append",
         default=[],
@@ -194,6 +203,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="the paper's table column of a data set, e.g. eng-c=eng-c (default: the same name)",
     )
     return parser
+
+
+def _corpus(item: str) -> Tuple[str, str]:
+    """``'plan.jsonnet=runs/x'`` -> ``('plan.jsonnet', 'runs/x')``."""
+    plan, separator, outdir = item.partition("=")
+    if not separator or not plan or not outdir:
+        raise ValueError(
+            f"--corpus must be PLAN=OUTDIR, e.g. benchmarks/plans/conll_es_minilm.jsonnet=runs/bench-esp; got {item!r}"
+        )
+    return plan, outdir
 
 
 def _columns(items: List[str]) -> Dict[str, str]:

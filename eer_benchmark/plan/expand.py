@@ -85,9 +85,7 @@ class Expansion:
                         for seed in plan.seeds:
                             self.add(dataset, None, approach, encoder, seed, "benchmark")
             for scenario in plan.scenarios:
-                for approach in plan.approaches:
-                    if approach in GOLD_APPROACHES:
-                        continue
+                for approach in plan.scenario_approaches(scenario):
                     for encoder in plan.encoders:
                         for seed in plan.scenario_seeds(scenario):
                             self.add(dataset, scenario, approach, encoder, seed, "benchmark")
@@ -140,6 +138,32 @@ class Expansion:
                             for seed in curve.get("seeds") or plan.seeds:
                                 run = self.add(dataset, scenario, approach, encoder, seed, "learning_curve")
                                 plan.lc_entries.append((dataset.name, scheme, budget_size, run))
+        for cell in curve.get("cells", []):
+            self.curve_cell(curve, cell, by_spec, names)
+
+    def curve_cell(self, curve, cell, by_spec, names) -> None:
+        """A learning curve's further cell (:func:`~eer_benchmark.plan.parse_studies._curve_cell`): its runs on the
+        curve's scenarios, with the cell's encoder and the env of its ablation setting (in that setting's directory)."""
+        plan, setting = self.plan, cell.get("setting")
+        for dataset in self.datasets(curve["datasets"]):
+            for scheme in cell.get("schemes") or curve["schemes"]:
+                for budget_size in cell.get("budgets") or curve["budgets"]:
+                    scenario = self.curve_scenario(scheme, budget_size, curve, by_spec, names)
+                    for approach in cell.get("approaches") or curve["approaches"]:
+                        for encoder in [cell["encoder"]] if cell.get("encoder") else plan.encoders:
+                            for seed in cell.get("seeds") or curve.get("seeds") or plan.seeds:
+                                run = self.add(
+                                    dataset,
+                                    scenario,
+                                    approach,
+                                    encoder,
+                                    seed,
+                                    "learning_curve",
+                                    ablation=setting["slug"] if setting else None,
+                                    overrides=tuple(setting["env"].items()) if setting else (),
+                                )
+                                if not any(entry[3] is run for entry in plan.lc_entries):  # a run of the curve already
+                                    plan.lc_entries.append((dataset.name, scheme, budget_size, run))
 
     def ablations(self, study: Dict[str, Any]) -> None:
         plan = self.plan

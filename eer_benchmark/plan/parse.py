@@ -21,7 +21,13 @@ from eer_benchmark.plan.checks import (
     check_seeds,
     require,
 )
-from eer_benchmark.plan.parse_studies import check_ablations, check_blocks, check_learning_curve, check_ratio_grid
+from eer_benchmark.plan.parse_studies import (
+    check_ablations,
+    check_blocks,
+    check_curve_settings,
+    check_learning_curve,
+    check_ratio_grid,
+)
 from eer_benchmark.plan.plan import ABLATIONS_DIR, GOLD_SCENARIO, Plan, PlanError, slug
 from eer_benchmark.plan.scenario import (
     READER_OPTION_VARIABLES,
@@ -95,7 +101,7 @@ def check_scenario(data: Any, index: int) -> Scenario:
     require(name != ABLATIONS_DIR, f"{where}: the name 'ablations' is reserved for the ablation study's runs")
     require(kind in SCENARIO_TYPES, f"{where}: unknown type {kind!r}; expected one of {', '.join(SCENARIO_TYPES)}")
     defaults = SCENARIO_PARAMETERS[kind]
-    check_keys(data, ["name", "type", "env", "epochs", "min_steps", "seeds", *defaults], where)
+    check_keys(data, ["name", "type", "env", "epochs", "min_steps", "seeds", "approaches", *defaults], where)
     params = {}
     for key, default in defaults.items():
         value = data.get(key, default)
@@ -121,8 +127,22 @@ def check_scenario(data: Any, index: int) -> Scenario:
     )
     min_steps = check_min_steps(data["min_steps"], f"{where}: 'min_steps'") if "min_steps" in data else None
     seeds = tuple(check_seeds(data["seeds"], f"{where}: 'seeds'")) if "seeds" in data else None
+    approaches = _scenario_approaches(data["approaches"], where) if "approaches" in data else None
     items = (tuple(sorted(params.items())), tuple(sorted(env.items())), tuple(sorted(epochs.items())))
-    return Scenario(name, kind, *items, min_steps=min_steps, seeds=seeds)
+    return Scenario(name, kind, *items, min_steps=min_steps, seeds=seeds, approaches=approaches)
+
+
+def _scenario_approaches(value: Any, where: str) -> Tuple[str, ...]:
+    """A scenario's own ``approaches``: a non-empty list of distinct partial-annotation approaches (the gold
+    approaches ignore the scenario: their runs are the plan's, shown in every scenario's block)."""
+    approaches = check_approaches(value, f"{where}: 'approaches'")
+    require(bool(approaches), f"{where}: 'approaches' is empty; leave it out to train the plan's approaches")
+    gold = [a for a in approaches if a in GOLD_APPROACHES]
+    require(
+        not gold,
+        f"{where}: 'approaches' lists {', '.join(gold)}, which ignores the scenario's data; put it in the plan's 'approaches'",
+    )
+    return tuple(approaches)
 
 
 def parse_plan(data: Any, path: str = "<plan>", check_files: bool = True) -> Plan:
@@ -161,6 +181,8 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         if data.get("blocks") is not None
         else []
     )
+    if curve is not None:
+        check_curve_settings(curve, ablations)
     return Plan(
         path=str(path),
         name=str(data.get("name") or Path(path).stem),
@@ -168,7 +190,7 @@ def _parse_plan(data: Any, path: str, check_files: bool) -> Plan:
         scenarios=scenarios,
         approaches=approaches,
         encoders=encoders,
-        encoder_slugs=_encoder_slugs(encoders, ablations, blocks),
+        encoder_slugs=_encoder_slugs(encoders, ablations, blocks, curve),
         seeds=list(seeds),
         env=env,
         epochs=epochs,
@@ -216,6 +238,12 @@ def _approaches_and_scenarios(data: Dict[str, Any]) -> Tuple[List[str], List[Sce
     require(bool(approaches), "'approaches' is empty")
     scenarios = [check_scenario(item, i) for i, item in enumerate(data.get("scenarios") or [])]
     require(len({s.name for s in scenarios}) == len(scenarios), "two scenarios have the same name")
+    for scenario in scenarios:
+        missing = [a for a in scenario.approaches or () if a not in approaches]
+        require(
+            not missing,
+            f"scenario {scenario.name!r}: 'approaches' lists {', '.join(missing)}, not among the plan's 'approaches'; add it there",
+        )
     require(
         bool(scenarios) or all(a in GOLD_APPROACHES for a in approaches),
         f"'scenarios' is empty, but approaches other than {' and '.join(GOLD_APPROACHES)} need one",
@@ -285,11 +313,16 @@ def _reference(reference: Any, approaches: List[str]) -> Optional[str]:
 
 
 def _encoder_slugs(
-    encoders: List[str], ablations: Optional[Dict[str, Any]], blocks: List[Dict[str, Any]]
+    encoders: List[str],
+    ablations: Optional[Dict[str, Any]],
+    blocks: List[Dict[str, Any]],
+    curve: Optional[Dict[str, Any]] = None,
 ) -> Dict[str, str]:
-    """The directory names of the plan's encoders and of the ablation settings' and blocks' own (distinct)."""
+    """The directory names of the plan's encoders and of the ablation settings', blocks' and learning-curve
+    cells' own (distinct)."""
     own_encoders = [setting["encoder"] for setting in (ablations or {}).get("settings", []) if setting["encoder"]]
     own_encoders += [block["encoder"] for block in blocks]
+    own_encoders += [cell["encoder"] for cell in (curve or {}).get("cells", []) if cell.get("encoder")]
     slugs = {e: slug(e) for e in dict.fromkeys(encoders + own_encoders)}
     require(len(set(slugs.values())) == len(slugs), f"two encoders share the directory name: {slugs}")
     return slugs

@@ -71,7 +71,7 @@ def check_learning_curve(curve: Any, dataset_names: List[str]) -> Dict[str, Any]
     require(isinstance(curve, dict), "'learning_curve' must be a mapping with 'budgets' and 'approaches'")
     check_keys(
         curve,
-        ["budgets", "approaches", "datasets", "schemes", "keep_probability", "seeds", "min_steps"],
+        ["budgets", "approaches", "datasets", "schemes", "keep_probability", "seeds", "min_steps", "cells"],
         "learning_curve",
     )
     budgets = curve.get("budgets")
@@ -108,7 +108,73 @@ def check_learning_curve(curve: Any, dataset_names: List[str]) -> Dict[str, Any]
         "datasets": check_subset(curve.get("datasets"), dataset_names, "learning_curve.datasets"),
         "seeds": check_seeds(curve["seeds"], "learning_curve.seeds") if "seeds" in curve else None,
         "min_steps": check_min_steps(curve["min_steps"], "learning_curve.min_steps") if "min_steps" in curve else None,
+        "cells": [_curve_cell(cell, i) for i, cell in enumerate(curve.get("cells") or [])],
     }
+
+
+def _curve_cell(cell: Any, index: int) -> Dict[str, Any]:
+    """A learning curve's further cells: ``{budgets, schemes, approaches, seeds, encoder, setting}``, each key
+    defaulting to the curve's (``encoder``: the plan's encoders; ``setting``: the name of an ablation setting
+    whose env the runs take, e.g. 'binding ratio control'), on the curve's data and step budget: more seeds,
+    approaches or an encoder at some budgets without running the whole curve again."""
+    where = f"learning_curve.cells[{index}]"
+    require(
+        isinstance(cell, dict), f"{where} must be a mapping such as {{budgets: [1000], approaches: ['eer_shortest']}}"
+    )
+    check_keys(cell, ["budgets", "schemes", "approaches", "seeds", "encoder", "setting"], where)
+    out: Dict[str, Any] = {}
+    if "budgets" in cell:
+        budgets = cell["budgets"]
+        require(
+            isinstance(budgets, list)
+            and budgets
+            and all(isinstance(b, int) and not isinstance(b, bool) and b >= 1 for b in budgets),
+            f"{where}: 'budgets' must be a non-empty list of positive integers, got {budgets!r}",
+        )
+        out["budgets"] = sorted(set(budgets))
+    if "schemes" in cell:
+        out["schemes"] = check_names(cell["schemes"], f"{where}.schemes")
+        for scheme in out["schemes"]:
+            require(
+                scheme in ("ee", "exhaustive"),
+                f"{where}.schemes: unknown scheme {scheme!r}; expected 'ee' or 'exhaustive'",
+            )
+    if "approaches" in cell:
+        out["approaches"] = check_approaches(cell["approaches"], f"{where}.approaches")
+        require(
+            bool(out["approaches"]) and not any(a in GOLD_APPROACHES for a in out["approaches"]),
+            f"{where}.approaches: a non-empty list of partial-annotation approaches, got {cell['approaches']!r}",
+        )
+    if "seeds" in cell:
+        out["seeds"] = check_seeds(cell["seeds"], f"{where}.seeds")
+    for key in ("encoder", "setting"):
+        if key in cell:
+            require(isinstance(cell[key], str) and cell[key].strip(), f"{where}: {key!r} must be a non-empty name")
+            out[key] = cell[key]
+    return out
+
+
+def check_curve_settings(curve: Dict[str, Any], ablations: Optional[Dict[str, Any]]) -> None:
+    """A learning-curve cell's ``setting`` names an ablation setting that changes the env only (its data, dev set
+    and encoder are the curve's)."""
+    known = {s["name"]: s for s in (ablations or {}).get("settings", [])}
+    for index, cell in enumerate(curve["cells"]):
+        name = cell.get("setting")
+        if name is None:
+            continue
+        setting = known.get(name)
+        require(
+            setting is not None,
+            f"learning_curve.cells[{index}]: 'setting' {name!r} is not an ablation setting of the plan ({', '.join(known) or 'none'})",
+        )
+        require(
+            bool(setting["env"])
+            and not (
+                setting["dev"] or setting["estimate_ratio"] or setting["complete_documents"] or setting["encoder"]
+            ),
+            f"learning_curve.cells[{index}]: the setting {name!r} changes more than env; a curve cell takes env-only settings",
+        )
+        cell["setting"] = setting
 
 
 def check_ablations(study: Any, dataset_names: List[str], scenario_names: List[str]) -> Dict[str, Any]:

@@ -8,7 +8,7 @@ table, ratio grid, learning curve, ablations) in :mod:`eer_benchmark.plan.expand
 import dataclasses
 from typing import Any, Dict, List, Mapping, Optional, Tuple
 
-from eer_benchmark.plan.approaches import FAMILIES, VARIANTS, approach_label
+from eer_benchmark.plan.approaches import FAMILIES, GOLD_APPROACHES, VARIANTS, approach_label
 from eer_benchmark.plan.expand import Expansion
 from eer_benchmark.plan.runs import (  # noqa: F401  (public here too)
     ABLATIONS_DIR,
@@ -94,6 +94,12 @@ class Plan:
         if scenario is not None and scenario.seeds is not None:
             return list(scenario.seeds)
         return list(self.seeds)
+
+    def scenario_approaches(self, scenario: Scenario) -> List[str]:
+        """The partial-annotation approaches of a scenario's runs: its own ``approaches``, else the plan's
+        (the gold approaches aside: their runs do not depend on the scenario)."""
+        own = scenario.approaches if scenario.approaches is not None else self.approaches
+        return [a for a in own if a not in GOLD_APPROACHES]
 
     @property
     def all_seeds(self) -> List[int]:

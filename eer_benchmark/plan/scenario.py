@@ -82,6 +82,7 @@ class Scenario:
     epochs: Tuple[Tuple[str, int], ...] = ()  # variant -> epochs of this scenario's runs (over the plan's)
     min_steps: Optional[int] = None  # least optimizer steps of this scenario's runs (over the plan's)
     seeds: Optional[Tuple[int, ...]] = None  # seeds of this scenario's runs (None: the plan's)
+    approaches: Optional[Tuple[str, ...]] = None  # approaches of this scenario's runs (None: the plan's, gold aside)
 
     def get(self, key: str) -> Any:
         return dict(self.params)[key]

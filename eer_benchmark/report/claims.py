@@ -4,7 +4,7 @@ with the paired bootstrap) and the verdict, and the paragraphs of ``docs/results
 
 from typing import Dict, List, Optional, Tuple
 
-from eer_benchmark.analyse.paper import paper_value
+from eer_benchmark.analyse.paper import NO_PAPER_SCENARIO_TYPES, paper_value
 from eer_benchmark.analyse.studies import direction_verdict, pooled_ablation_differences
 from eer_benchmark.plan.approaches import approach_label, family_of, split_approach
 from eer_benchmark.tables import markdown_table, mean, std
@@ -85,7 +85,8 @@ def _claims(
     plan, report, rows, robustness: Dict[tuple, dict], dataset: str, column: str, block: Optional[dict] = None
 ) -> List[dict]:
     if block is None:
-        encoder, ablation, pairs = plan.encoders[0], None, claim_pairs(plan.scenarios, lambda scenario: plan.approaches)
+        in_paper = [s for s in plan.scenarios if s.type not in NO_PAPER_SCENARIO_TYPES]  # a dictionary: no paper claims
+        encoder, ablation, pairs = plan.encoders[0], None, claim_pairs(in_paper, plan.scenario_approaches)
     else:
         scenarios = {s.name: s for s in plan.scenarios}
         own = {entry["name"]: entry["approaches"] for entry in block["scenarios"]}

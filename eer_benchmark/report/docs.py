@@ -12,15 +12,17 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence
+from typing import Dict, List, Optional, Sequence, Tuple
 
-from eer_benchmark.analyse.paper import PAPER_NUMBERS, paper_value, read_paper
+from eer_benchmark.analyse.paper import NO_PAPER_SCENARIO_TYPES, PAPER_NUMBERS, paper_value, read_paper
 from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.plan.parse import load_plan
 from eer_benchmark.plan.plan import GOLD_SCENARIO
 from eer_benchmark.report.blocks import block_sections
 from eer_benchmark.report.claims import claims, claims_paragraph, differences, pooled, verdict  # noqa: F401  (public here too)
-from eer_benchmark.report.guide import GUIDE_PAGE, write_guide
+from eer_benchmark.report.corpora import corpus_section
+from eer_benchmark.report.dictionary import dictionary_section
+from eer_benchmark.report.guide import CURVE_CLAIMS_CSV, GUIDE_PAGE, write_guide
 from eer_benchmark.report.report import Report
 from eer_benchmark.report.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_benchmark.run.runner import Runner
@@ -107,6 +109,8 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
     """Our F1 next to the paper's for the plan's rows on one dataset."""
     lines = []
     for scenario, specs in report.row_specs():
+        if scenario is not None and scenario.type in NO_PAPER_SCENARIO_TYPES:
+            continue  # no block of the paper (a dictionary scenario: its own section)
         scenario_name = scenario.name if scenario else GOLD_SCENARIO
         for _, approach, encoder in specs:
             done = report.done(dataset, scenario_name, approach, encoder)
@@ -146,12 +150,21 @@ def render(
     dataset_column: Dict[str, str],
     notes: Sequence[str] = (),
     checks: Optional[str] = None,
+    corpora: Sequence[Tuple[str, str]] = (),
 ) -> Path:
     """Writes the report of OUTDIR (``results.md``, ``results.csv``, plots) and ``DOCS/results.md``
-    with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``."""
+    with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``. ``corpora``: (plan, benchmark
+    directory) of further corpora, rendered as sections of the page (:mod:`~eer_benchmark.report.corpora`)."""
     plan = load_plan(plan_path, check_files=False)
     report = Report(plan, Runner(plan, outdir))
-    return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes, checks)
+    others = [corpus_report(p, o) for p, o in corpora]
+    return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes, checks, others)
+
+
+def corpus_report(plan_path: str, outdir: str) -> Report:
+    """The report of a further corpus's plan and benchmark directory (nothing runs)."""
+    plan = load_plan(plan_path, check_files=False)
+    return Report(plan, Runner(plan, outdir))
 
 
 def repository_relative(text: str, outdir: Path, docs_dir: Path, root: Optional[Path] = None) -> str:
@@ -174,8 +187,10 @@ def render_docs(
     dataset_column: Dict[str, str],
     notes: Sequence[str] = (),
     checks: Optional[str] = None,
+    corpora: Sequence[Report] = (),
 ) -> Path:
-    """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned);
+    """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned); ``corpora``: the
+    reports of further corpora's plans (:func:`corpus_report`), a section each;
     ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source; ``checks``: a records
     file of block runs trained again on another machine (:mod:`~eer_benchmark.report.reproduction`)."""
 
@@ -188,7 +203,13 @@ def render_docs(
     text = "\n".join(body)
     assets = docs_dir / "results"  # the plots and CSV files next to docs/results.md
     assets.mkdir(exist_ok=True)
-    for name in ("learning_curve.png", "rho_hat_over_epochs.png", "learning_curve.csv", "results.csv"):
+    for name in (
+        "learning_curve.png",
+        "rho_hat_over_epochs.png",
+        "learning_curve.csv",
+        "results.csv",
+        CURVE_CLAIMS_CSV,
+    ):
         source = runner.outdir / name
         if source.exists():
             if name.endswith(".csv"):
@@ -197,6 +218,11 @@ def render_docs(
                 with replacing(str(assets / name)) as temporary:
                     shutil.copyfile(source, temporary)
             text = text.replace(f"]({name})", f"](results/{name})").replace(f"`{name}`", f"`results/{name}`")
+    corpus_parts = [
+        line
+        for other in corpora
+        for line in corpus_section(other, other.write(), numbers, dataset_column, assets, comparison)
+    ]
     write_guide(docs_dir / GUIDE_PAGE, assets / "results.csv", numbers.rows)  # "Which approach should I use?"
     rows = numbers.rows
     settings = plan.run_env(plan.datasets[0], None, "all")
@@ -221,6 +247,7 @@ def render_docs(
         "",
         *([f"- Note: {note}" for note in notes] + [""] if notes else []),
         *block_sections(report, numbers, dataset_column, checks),
+        *dictionary_section(report),
         "## Ours next to the paper",
         "",
         f"The paper (RoBERTa-base for English, on a GPU): {numbers.settings}",
@@ -247,6 +274,7 @@ def render_docs(
         paragraph = claims_paragraph(plan, report, rows, numbers.robustness, dataset.name, column)
         if paragraph:
             parts += [paragraph, ""]
+    parts += corpus_parts
     grid = ratio_comparison(report, numbers.robustness)
     if grid:
         parts += [

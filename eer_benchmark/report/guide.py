@@ -79,6 +79,40 @@ REGIMES: Sequence[Tuple[str, List[Tuple[str, str, str, str, str]]]] = (
 )
 
 
+def dictionary_regime(scenario: str, coverage: str) -> Tuple[str, List[Tuple[str, str, str, str, str]]]:
+    """The guide's regime of a dictionary scenario of the plan (issue 48; MiniLM only)."""
+    candidates = [
+        (approach_label(a), scenario, "", "", a)
+        for a in ("eer_short", "eer_shortest", "sns_shortest", "raw_cd_shortest", "raw_shortest")
+    ]
+    candidates.append(
+        (
+            "EER-short, estimate, then bind (`--ratio-estimate`), with 20 documents annotated completely",
+            scenario,
+            "estimate-then-bind-dictionary",
+            "",
+            "eer_short",
+        )
+    )
+    return (
+        f"I have a dictionary: a list of names ({coverage} of the corpus's entity forms) matched over the text "
+        "(`eer-ner eer-dictionary`)",
+        candidates,
+    )
+
+
+#: the dictionary scenarios of the plan (``Dict-<coverage>``), a regime each
+DICTIONARY_REGIMES = tuple(
+    dictionary_regime(name, coverage) for name, coverage in (("Dict-20", "20%"), ("Dict-50", "50%"))
+)
+#: the corpus of each data set of the plans, named in every row of the guide
+CORPORA = {"eng-c": "CoNLL-2003 English", "esp": "CoNLL-2002 Spanish"}
+#: the learning curve's comparisons (``docs/results/learning_curve_claims.csv``): the partial-vs-exhaustive sentence
+CURVE_CLAIMS_CSV = "learning_curve_claims.csv"
+#: the results of a further corpus's plan, beside ``results.csv`` (``results-<dataset>.csv``)
+CORPUS_CSV = "results-{dataset}.csv"
+
+
 def read_rows(text: str) -> List[Dict[str, str]]:
     return list(csv.DictReader(io.StringIO(text)))
 
@@ -151,34 +185,49 @@ def eer_minus_sns(rows: List[Dict[str, str]], scenario: str) -> List[str]:
     return parts
 
 
-def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str, float]]) -> str:
-    """The guide: per regime the best measured approach (ranked as :func:`ranking_encoder` says) and the
-    alternatives, mpnet and MiniLM, then where our numbers and the paper's part (EER-short against SNS-shortest on EE)."""
+def guide_markdown(
+    rows: List[Dict[str, str]],
+    paper_rows: Dict[tuple, Dict[str, float]],
+    curve_rows: Optional[List[Dict[str, str]]] = None,
+) -> str:
+    """The guide: per regime and corpus (the ``dataset`` of ``rows``, :data:`CORPORA`) the best measured approach
+    (ranked as :func:`ranking_encoder` says) and the alternatives, mpnet and MiniLM, then where our numbers and the
+    paper's part (EER-short against SNS-shortest on EE, CoNLL-2003 English) and, from ``curve_rows`` (the learning
+    curve's comparisons), whether to annotate partially or exhaustively."""
     lines = [
-        "| your annotation | train (best measured) | test F1, mpnet (seeds, min per run) | test F1, MiniLM (seeds, min per run) | the others |",
-        "|:---|:---|---:|---:|:---|",
+        "| your annotation | corpus | train (best measured) | test F1, mpnet (seeds, min per run) | test F1, MiniLM (seeds, min per run) | the others |",
+        "|:---|:---|:---|---:|---:|:---|",
     ]
-    for regime, candidates in REGIMES:
-        found = [
-            (label, cell(rows, s, a, SMALL, x), cell(rows, s, b, LARGE, x) if b else None)
-            for label, s, a, b, x in candidates
-        ]
-        encoder = ranking_encoder(found)
-        column = 2 if encoder == LARGE else 1
-        measured = [f for f in found if f[column] and f[column]["f1"]]
-        if not measured:
-            lines.append(f"| {regime} | not measured yet | – | – | – |")
-            continue
-        best = max(measured, key=lambda f: mean(f[column]["f1"]))
-        on_large = any(large for _, _, large in found)
-        others = "; ".join(
-            candidate_text(label, small, large, on_large)
-            for label, small, large in found
-            if label != best[0] and (small or large)
-        )
-        lines.append(
-            f"| {regime} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |"
-        )
+    datasets = list(dict.fromkeys(r["dataset"] for r in rows))
+    for regime, candidates in (*REGIMES, *DICTIONARY_REGIMES):
+        for dataset in datasets:
+            mine = [r for r in rows if r["dataset"] == dataset]
+            found = [
+                (label, cell(mine, s, a, SMALL, x), cell(mine, s, b, LARGE, x) if b else None)
+                for label, s, a, b, x in candidates
+            ]
+            if not any(small or large for _, small, large in found):
+                continue  # not in this corpus's plan
+            corpus = CORPORA.get(dataset, dataset)
+            encoder = ranking_encoder(found)
+            column = 2 if encoder == LARGE else 1
+            measured = [f for f in found if f[column] and f[column]["f1"]]
+            if not measured:
+                planned = sum(f[column]["planned"] for f in found if f[column])
+                lines.append(f"| {regime} | {corpus} | pending (0 of {planned} runs finished) | – | – | – |")
+                continue
+            best = max(measured, key=lambda f: mean(f[column]["f1"]))
+            on_large = any(large for _, _, large in found)
+            others = "; ".join(
+                candidate_text(label, small, large, on_large)
+                for label, small, large in found
+                if label != best[0] and (small or large)
+            )
+            lines.append(
+                f"| {regime} | {corpus} | {best[0]} (ranked on {SHORT[encoder]}) | {cell_text(best[2])} | {cell_text(best[1])} | {others} |"
+            )
+    first = datasets[0] if datasets else ""
+    rows = [r for r in rows if r["dataset"] == first]  # the paper's comparison below: the main plan's corpus
     sentences = []
     for scenario in ("EE", "NNS"):
         # the paper's NNS block has -all rows only: paper_value falls back to them, and the sentence names them
@@ -192,8 +241,56 @@ def guide_markdown(rows: List[Dict[str, str]], paper_rows: Dict[tuple, Dict[str,
                 f"({eer:.1f} vs {sns:.1f}); here EER-short minus SNS-shortest is {' and '.join(parts)}"
             )
     if sentences:
-        lines += ["", "Where we disagree with the paper (RoBERTa-base on a GPU): " + "; ".join(sentences) + "."]
+        lines += [
+            "",
+            f"Where we disagree with the paper (RoBERTa-base on a GPU; ours on {CORPORA.get(first, first)}): "
+            + "; ".join(sentences)
+            + ".",
+        ]
+    if curve_rows:
+        lines += ["", partial_or_exhaustive(curve_rows)]
     return "\n".join(lines)
+
+
+def partial_or_exhaustive(curve_rows: List[Dict[str, str]]) -> str:
+    """The guide's sentence on partial (EE) vs exhaustive annotation of the same number of entities, from the
+    learning curve's comparisons of EE + EER against Exhaustive + Raw-shortest at 500 and 1,000 (each with its
+    paired bootstrap interval, seeds pooled; pending where the runs have not finished)."""
+    wanted = [
+        r
+        for r in curve_rows
+        if r["claimed"] == "yes" and r["a"].startswith("EE + EER") and r["b"].startswith("Exhaustive + Raw")
+    ]
+    parts = []
+    for r in wanted:
+        encoder = SHORT.get(r["encoder"], r["encoder"])
+        done, planned = int(r["seeds_done"]), int(r["seeds_planned"])
+        seeds = f"{done} seed{'s' if done != 1 else ''}" if done == planned else f"{done} of {planned} seeds"
+        if r["delta"] == "":
+            parts.append(f"{r['a']} − {r['b']} at {int(r['budget']):,}, {encoder}: pending ({seeds})")
+            continue
+        delta, low, high = (100 * float(r[k]) for k in ("delta", "ci_low", "ci_high"))
+        parts.append(
+            f"{r['a']} − {r['b']} at {int(r['budget']):,}, {encoder}: {delta:+.1f} [{low:+.1f}, {high:+.1f}] ({seeds})"
+        )
+    if not parts:
+        return "Partial or exhaustive annotation: pending (the learning curve has not run)."
+    return (
+        "Partial or exhaustive annotation of the same number of entities (CoNLL-2003 English, the learning curve; F1 "
+        "points, paired bootstrap interval, seeds pooled; a positive difference favours partial annotation): "
+        + "; ".join(parts)
+        + "."
+    )
+
+
+def guide_inputs(assets: Path) -> Tuple[List[Dict[str, str]], Optional[List[Dict[str, str]]]]:
+    """The rows the guide is written from: ``results.csv`` and each further corpus's ``results-<dataset>.csv`` of the
+    docs' asset directory, and the learning curve's comparisons (None without the file)."""
+    rows = read_rows((assets / "results.csv").read_text(encoding="utf-8"))
+    for path in sorted(assets.glob(CORPUS_CSV.format(dataset="*"))):
+        rows += read_rows(path.read_text(encoding="utf-8"))
+    claims = assets / CURVE_CLAIMS_CSV
+    return rows, (read_rows(claims.read_text(encoding="utf-8")) if claims.is_file() else None)
 
 
 def replace_region(text: str, body: str) -> Optional[str]:
@@ -217,11 +314,12 @@ def region(text: str) -> Optional[str]:
 
 
 def write_guide(readme: Path, results_csv: Path, paper_rows) -> None:
-    """The guide from the report's CSV into the region of ``readme`` (the docs directory's :data:`GUIDE_PAGE`),
-    when that page has one."""
+    """The guide from the report's CSV (and :func:`guide_inputs`' other files beside it) into the region of
+    ``readme`` (the docs directory's :data:`GUIDE_PAGE`), when that page has one."""
     from eer_plugin.common.atomic import atomic_write_text
 
     if readme.is_file() and results_csv.is_file():
-        text = replace_region(readme.read_text(), guide_markdown(read_rows(results_csv.read_text()), paper_rows))
+        rows, curve_rows = guide_inputs(results_csv.parent)
+        text = replace_region(readme.read_text(), guide_markdown(rows, paper_rows, curve_rows))
         if text is not None and text != readme.read_text():
             atomic_write_text(str(readme), text)

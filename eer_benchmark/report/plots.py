@@ -5,6 +5,7 @@ from pathlib import Path
 from typing import Dict, List
 
 from eer_benchmark.analyse.convergence import rho_hat_per_epoch
+from eer_benchmark.analyse.studies import curve_label
 from eer_benchmark.plan.plan import GOLD_SCENARIO
 from eer_benchmark.tables import mean
 from eer_plugin.common.outputs import replacing
@@ -28,12 +29,15 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
     datasets = list(dict.fromkeys(r["dataset"] for r in rows))
     figure, axes = plt.subplots(1, len(datasets), figsize=(6 * len(datasets), 4.5), squeeze=False)
     for axis, dataset in zip(axes[0], datasets):
-        lines = dict.fromkeys((r["scheme"], r["approach"], r["encoder"]) for r in rows if r["dataset"] == dataset)
-        for scheme, approach, encoder in lines:
+        lines = dict.fromkeys(
+            (r["scheme"], r["approach"], r["encoder"], r.get("setting", "")) for r in rows if r["dataset"] == dataset
+        )
+        for scheme, approach, encoder, setting in lines:
             curve_points = sorted(
                 (r["budget"], r["mean_f1"], r["std_error"])
                 for r in rows
-                if (r["dataset"], r["scheme"], r["approach"], r["encoder"]) == (dataset, scheme, approach, encoder)
+                if (r["dataset"], r["scheme"], r["approach"], r["encoder"], r.get("setting", ""))
+                == (dataset, scheme, approach, encoder, setting)
                 and r["mean_f1"] is not None
             )
             if not curve_points:
@@ -41,7 +45,7 @@ def plot_learning_curve(report, rows: List[dict], path: Path) -> bool:
             x = [p[0] for p in curve_points]
             y = [100 * p[1] for p in curve_points]
             e = [100 * p[2] for p in curve_points]
-            label = f"{scheme} + {report.plan.label(approach, encoder)}"
+            label = curve_label(report.plan, scheme, approach, encoder, setting)
             (line,) = axis.plot(x, y, marker="o", linestyle="-" if scheme == "EE" else "--", label=label)
             axis.fill_between(
                 x, [a - b for a, b in zip(y, e)], [a + b for a, b in zip(y, e)], color=line.get_color(), alpha=0.2

@@ -154,12 +154,7 @@ class Report:
         if gold:
             groups.append((None, [(label(a, e), a, e) for a in gold for e in self.plan.encoders]))
         for scenario in self.plan.scenarios:
-            rows = [
-                (label(a, e), a, e)
-                for a in self.plan.approaches
-                if a not in GOLD_APPROACHES
-                for e in self.plan.encoders
-            ]
+            rows = [(label(a, e), a, e) for a in self.plan.scenario_approaches(scenario) for e in self.plan.encoders]
             groups.append((scenario, rows))
         return groups
 
