@@ -27,7 +27,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from eer_plugin.core import scan  # noqa: E402
 from eer_plugin.core.crf import LATENT, ConstrainedCRF, observations_to_allowed  # noqa: E402
 from eer_plugin.core.losses import eer_objective  # noqa: E402
-from eer_plugin.core.step_constants import IMPOSSIBLE  # noqa: E402
 from eer_plugin.core.tags import BiluoScheme  # noqa: E402
 
 
@@ -97,17 +96,6 @@ def graphed(crf, scheme, emissions, mask, allowed, reference, device, reps):
     """The eager path captured as CUDA graphs (the loss's forward and backward, and Viterbi): one replay
     each instead of about a thousand launches from Python."""
     entity_mask = scheme.entity_mask().to(device)
-    # the same potentials without host scalars (a 0-dim CPU tensor is copied to the device: not capturable)
-    crf_type = type(crf)
-    crf_type._constrained_transitions = lambda self, dtype: self.transitions.to(dtype).masked_fill(
-        ~self.allowed_transitions, IMPOSSIBLE
-    )
-    crf_type._boundary = lambda self, allowed, dtype: torch.zeros(
-        allowed.shape, dtype=dtype, device=allowed.device
-    ).masked_fill(~allowed, IMPOSSIBLE)
-    crf_type._restrict = staticmethod(
-        lambda emissions, allowed: emissions if allowed is None else emissions.masked_fill(~allowed, IMPOSSIBLE)
-    )
 
     def objective(scores):
         return eer_objective(crf, scores, mask, allowed, entity_mask).loss

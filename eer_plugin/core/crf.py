@@ -122,10 +122,11 @@ class ConstrainedCRF(torch.nn.Module):
 
     # ------------------------------------------------------------------ potentials
     def _constrained_transitions(self, dtype: torch.dtype) -> torch.Tensor:
-        return torch.where(self.allowed_transitions, self.transitions.to(dtype), torch.tensor(IMPOSSIBLE, dtype=dtype))
+        # masked_fill with a Python number: no host tensor copied to the device (CUDA graphs can capture it)
+        return self.transitions.to(dtype).masked_fill(~self.allowed_transitions, IMPOSSIBLE)
 
     def _boundary(self, allowed: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
-        return torch.where(allowed, torch.tensor(0.0, dtype=dtype), torch.tensor(IMPOSSIBLE, dtype=dtype))
+        return torch.zeros(allowed.shape, dtype=dtype, device=allowed.device).masked_fill(~allowed, IMPOSSIBLE)
 
     @staticmethod
     def _restrict(emissions: torch.Tensor, allowed: Optional[torch.Tensor]) -> torch.Tensor:
@@ -133,13 +134,12 @@ class ConstrainedCRF(torch.nn.Module):
             return emissions
         if allowed.shape != emissions.shape:
             raise ValueError(f"allowed has shape {tuple(allowed.shape)}, emissions {tuple(emissions.shape)}")
-        impossible = torch.tensor(IMPOSSIBLE, dtype=emissions.dtype)
         if allowed.dtype == torch.bool:
-            return torch.where(allowed, emissions, impossible)
+            return emissions.masked_fill(~allowed, IMPOSSIBLE)
         # soft evidence: tag weights in [0, 1] multiply the paths' probabilities (0 = not allowed)
         weights = allowed.to(emissions.dtype)
         return torch.where(
-            weights > 0, emissions + weights.clamp(min=torch.finfo(weights.dtype).tiny).log(), impossible
+            weights > 0, emissions + weights.clamp(min=torch.finfo(weights.dtype).tiny).log(), IMPOSSIBLE
         )
 
     def _check(self, emissions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -150,20 +150,25 @@ class ConstrainedCRF(torch.nn.Module):
         return mask.bool().sum(-1)
 
     # ------------------------------------------------------------------ forward-backward
-    def _forward_backward(self, emissions: torch.Tensor, lengths: torch.Tensor) -> Tuple[torch.Tensor, torch.Tensor]:
+    def _forward_backward(
+        self, emissions: torch.Tensor, lengths: torch.Tensor, marginals: bool = True
+    ) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
         """``(log Z (R,), marginals (R, n, K))`` of (already restricted) emissions; differentiable
-        in the emissions and the transitions, marginals included (see :class:`~eer_plugin.core.forward_backward.ForwardBackward`)."""
+        in the emissions and the transitions, marginals included (see :class:`~eer_plugin.core.forward_backward.ForwardBackward`).
+        Without ``marginals`` the scan path computes ``log Z`` alone (marginals ``None``); the
+        sequential path computes both either way (its backward pass is the marginals)."""
         dtype = emissions.dtype
-        if resolve_crf_path(self.path, emissions.device) == "scan":
+        if self._on_scan(emissions):
             work = work_dtype(dtype, self.recursion_dtype)
-            log_z, marginals = scan_forward_backward(
+            log_z, tag_marginals = scan_forward_backward(
                 emissions.to(work),
                 self._constrained_transitions(work),
                 self._boundary(self.allowed_start, work),
                 self._boundary(self.allowed_end, work),
                 lengths,
+                marginals=marginals,
             )
-            return log_z.to(dtype), marginals.to(dtype)
+            return log_z.to(dtype), None if tag_marginals is None else tag_marginals.to(dtype)
         return ForwardBackward.apply(
             emissions,
             self._constrained_transitions(dtype),
@@ -173,13 +178,16 @@ class ConstrainedCRF(torch.nn.Module):
             self.recursion_dtype,
         )
 
+    def _on_scan(self, emissions: torch.Tensor) -> bool:
+        return resolve_crf_path(self.path, emissions.device) == "scan"
+
     def log_partition(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None
     ) -> torch.Tensor:
         """``log Z`` per row ``(B,)``: log-sum of ``exp(s(y))`` over valid taggings ``y`` whose
         tags are all allowed by ``allowed`` (all tags when ``None``)."""
         lengths = self._check(emissions, mask)
-        return self._forward_backward(self._restrict(emissions, allowed), lengths)[0]
+        return self._forward_backward(self._restrict(emissions, allowed), lengths, marginals=False)[0]
 
     def marginals(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None
@@ -258,7 +266,10 @@ class ConstrainedCRF(torch.nn.Module):
         taggings consistent with the observations (paper eq. 2). It equals
         ``log Z(restricted) - log Z``: 0 when nothing is observed, the ordinary CRF
         log-likelihood when every position is observed."""
-        return self.partial_log_likelihood_and_marginals(emissions, mask, allowed)[0]
+        lengths = self._check(emissions, mask)
+        both = torch.cat([emissions, self._restrict(emissions, allowed)], 0)
+        log_z = self._forward_backward(both, lengths.repeat(2), marginals=False)[0]
+        return log_z[emissions.shape[0] :] - log_z[: emissions.shape[0]]
 
     def partial_log_likelihood_and_marginals(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed: torch.Tensor
@@ -268,6 +279,10 @@ class ConstrainedCRF(torch.nn.Module):
         unrestricted and the restricted lattice."""
         lengths = self._check(emissions, mask)
         batch = emissions.shape[0]
+        if self._on_scan(emissions):  # the restricted lattice's log Z alone: its prefix scan, no suffix scan
+            log_z, marginals = self._forward_backward(emissions, lengths)
+            log_z_observed = self._forward_backward(self._restrict(emissions, allowed), lengths, marginals=False)[0]
+            return log_z_observed - log_z, marginals
         both = torch.cat([emissions, self._restrict(emissions, allowed)], 0)
         log_z, marginals = self._forward_backward(both, lengths.repeat(2))
         return log_z[batch:] - log_z[:batch], marginals[:batch]
@@ -295,7 +310,7 @@ class ConstrainedCRF(torch.nn.Module):
             emissions[..., outside_index] -= o_cost
         emissions = self._restrict(emissions, allowed)
         trans = self._constrained_transitions(emissions.dtype)
-        if resolve_crf_path(self.path, emissions.device) == "scan":
+        if self._on_scan(emissions):
             start, end = (
                 self._boundary(self.allowed_start, emissions.dtype),
                 self._boundary(self.allowed_end, emissions.dtype),

@@ -38,7 +38,7 @@ where an operation costs its arithmetic, the sequential path is faster and stays
 """
 
 import math
-from typing import Tuple
+from typing import Optional, Tuple
 
 import torch
 
@@ -147,21 +147,27 @@ def _chain(emissions, transitions, start, end, lengths) -> torch.Tensor:
     return torch.where(positions < length, steps, torch.where(positions == length, exit_, identity))
 
 
-def scan_forward_backward(emissions, transitions, start, end, lengths) -> Tuple[torch.Tensor, torch.Tensor]:
+def scan_forward_backward(
+    emissions, transitions, start, end, lengths, marginals: bool = True
+) -> Tuple[torch.Tensor, Optional[torch.Tensor]]:
     """``(log Z (R,), marginals (R, n, K))`` of restricted emissions ``(R, n, K)`` by the log-semiring scan,
     in their dtype, differentiable (autograd) in the emissions and the transitions; the same
-    quantities and conventions as :class:`~eer_plugin.core.forward_backward.ForwardBackward`."""
+    quantities and conventions as :class:`~eer_plugin.core.forward_backward.ForwardBackward`.
+    Without ``marginals`` only the prefix scan runs (``log Z`` alone, half the work) and the
+    marginals are ``None``."""
     rows, n, k = emissions.shape
     lengths = lengths.long().to(emissions.device)
     if n == 0:
-        return emissions.new_zeros(rows), emissions.new_zeros(rows, 0, k)
+        return emissions.new_zeros(rows), emissions.new_zeros(rows, 0, k) if marginals else None
     chain = _chain(emissions, transitions, start, end, lengths)
     prefix = _scan(chain, LogMatMul.apply, reverse=False)
+    valid = lengths > 0
+    log_z = torch.where(valid, prefix[:, n, 0, 0], torch.zeros_like(prefix[:, n, 0, 0]))
+    if not marginals:
+        return log_z, None
     suffix = _scan(chain, LogMatMul.apply, reverse=True)
     alpha = prefix[:, :n, 0, :]  # (R, n, K)
     beta = suffix[:, 1:, :, 0]  # beta_i = S_{i+1}[:, 0]
-    valid = lengths > 0
-    log_z = torch.where(valid, prefix[:, n, 0, 0], torch.zeros_like(prefix[:, n, 0, 0]))
     mask = torch.arange(n, device=emissions.device) < lengths[:, None]
     log_marginals = alpha + beta - log_z[:, None, None]
     marginals = log_marginals.clamp(_LOG_FLOOR, 0).exp()

@@ -219,3 +219,26 @@ def test_the_scan_issues_logarithmically_many_operations():
     assert counts["sequential", 512] > 6 * counts["sequential", 64]  # one step per position
     assert counts["scan", 512] < 1.6 * counts["scan", 64]  # log2(513) / log2(65) = 1.5 steps
     assert counts["sequential", 512] > 10 * counts["scan", 512]
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_log_partition_alone_and_partial_likelihood_equal_the_sequential_path(device):
+    """The scan's log-Z-only pass (no suffix scan: log_partition, partial_log_likelihood, and the
+    restricted lattice of partial_log_likelihood_and_marginals) gives the sequential path's values and
+    gradients, and a pass without marginals returns none."""
+    sequential, scanned = crf_pair(3, device=device)
+    emissions, mask, allowed = ragged_batch(3, n=40, device=device)
+    for method in ("log_partition", "partial_log_likelihood"):
+        values = []
+        for crf in (sequential, scanned):
+            scores = emissions.clone().requires_grad_()
+            args = (scores, mask) if method == "log_partition" else (scores, mask, allowed)
+            value = getattr(crf, method)(*args)
+            (grad,) = torch.autograd.grad(value.sum(), scores)
+            values.append((value.detach(), grad))
+        torch.testing.assert_close(values[1][0], values[0][0], rtol=0, atol=1e-9)
+        torch.testing.assert_close(values[1][1], values[0][1], rtol=0, atol=1e-9)
+    lengths = mask.sum(-1)
+    log_z, none = scanned._forward_backward(emissions, lengths, marginals=False)
+    assert none is None
+    torch.testing.assert_close(log_z, scanned._forward_backward(emissions, lengths)[0], rtol=0, atol=1e-12)
