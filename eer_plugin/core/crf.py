@@ -279,10 +279,8 @@ class ConstrainedCRF(torch.nn.Module):
         unrestricted and the restricted lattice."""
         lengths = self._check(emissions, mask)
         batch = emissions.shape[0]
-        if self._on_scan(emissions):  # the restricted lattice's log Z alone: its prefix scan, no suffix scan
-            log_z, marginals = self._forward_backward(emissions, lengths)
-            log_z_observed = self._forward_backward(self._restrict(emissions, allowed), lengths, marginals=False)[0]
-            return log_z_observed - log_z, marginals
+        # one pass over both lattices stacked: on a GPU two passes (the restricted one's log Z alone) did
+        # less work but issued more launches, and took longer (benchmarks/gpu/README.md, 2026-11-27)
         both = torch.cat([emissions, self._restrict(emissions, allowed)], 0)
         log_z, marginals = self._forward_backward(both, lengths.repeat(2))
         return log_z[batch:] - log_z[:batch], marginals[:batch]
