@@ -137,21 +137,13 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 
 
-def render(
-    plan_path: str,
-    outdir: str,
-    commands: List[str],
-    paper: str,
-    docs: str,
-    dataset_column: Dict[str, str],
-    notes: Sequence[str] = (),
-    checks: Optional[str] = None,
-) -> Path:
+def render(plan_path: str, outdir: str, *arguments, **options) -> Path:
     """Writes the report of OUTDIR (``results.md``, ``results.csv``, plots) and ``DOCS/results.md``
-    with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``."""
+    with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``. The other arguments are
+    those of :func:`render_docs` after ``written`` (``commands, paper, docs, dataset_column, notes, checks``)."""
     plan = load_plan(plan_path, check_files=False)
     report = Report(plan, Runner(plan, outdir))
-    return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes, checks)
+    return render_docs(report, report.write(), *arguments, **options)
 
 
 def repository_relative(text: str, outdir: Path, docs_dir: Path, root: Optional[Path] = None) -> str:
