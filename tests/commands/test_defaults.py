@@ -1,7 +1,12 @@
-"""Each default of eer-simulate is declared once, in the simulators' signatures: the command leaves an option it
-was not given to the library (:mod:`eer_plugin.annotation.scenarios`), and ``--help`` shows the library's value."""
+"""Each default of a command-line option is declared once, in the library, and ``--help`` shows it.
+
+eer-simulate's are the simulators' signatures: the command leaves an option it was not given to the library
+(:mod:`eer_plugin.annotation.scenarios`). Every registered subcommand of both packages (and the options the plugin
+adds to AllenNLP's ``train`` and ``predict``) reads its defaults with :func:`eer_plugin.commands.defaults.add_option`
+from a library signature or constant: the generic test below builds each parser and checks each option."""
 
 import inspect
+import re
 
 from conftest import FIXTURES
 
@@ -116,6 +121,8 @@ def problems_of(parser, path: str, own=frozenset()):
             if source is None:
                 if not _empty(action.default):
                     problems.append(f"{where}: default {action.default!r} is not read from the library")
+                elif re.search(r"default:? '?-?\d", action.help or ""):  # a number the command applies itself
+                    problems.append(f"{where}: its help names a default the library does not declare: {action.help!r}")
                 continue
             checked += 1
             if owner_module(source).startswith(COMMAND_MODULES):
@@ -147,12 +154,15 @@ def test_every_subcommand_finds_its_defaults_in_the_library_and_shows_them():
 
 
 def test_the_check_sees_a_literal_default_and_a_default_the_help_hides():
+    """What the generic check reports: a default written in the command, a number in the help of an option the
+    command fills in itself, a default its help hides and one "declared" in a command module."""
     import argparse
 
     from eer_plugin.commands.defaults import add_option
 
     parser = argparse.ArgumentParser()
     parser.add_argument("--n", type=int, default=3, help="n (default %(default)s)")
+    parser.add_argument("--m", type=int, default=None, help="m (default 4)")
     add_option(parser, "--seed", default_from=(simulators.exploratory_expert, "seed"), help="random seed")
     add_option(parser, "--recall", default_from=(simulators.non_native_speaker, "recall"), help="(default %(default)s)")
     add_option(
@@ -162,11 +172,12 @@ def test_the_check_sees_a_literal_default_and_a_default_the_help_hides():
         given_only=True,
         help="(default %(default)s)",
     )
+    add_option(parser, "--name", default_from=(simulate, "NAME"), help="(default %(default)s)")
     checked, problems = problems_of(parser, "test")
-    assert checked == 3 and len(problems) == 2, problems
-    assert (
-        "--n: default 3 is not read from the library" in problems[0] and "--seed: --help does not show" in problems[1]
-    )
+    assert checked == 4 and len(problems) == 4, problems
+    assert "--n: default 3 is not read from the library" in problems[0]
+    assert "--m: its help names a default" in problems[1] and "--seed: --help does not show" in problems[2]
+    assert "--name: default declared in the command module eer_plugin.commands.simulate" in problems[3]
     arguments = parser.parse_args([])
     assert arguments.budget is None and arguments.recall == scenarios.DEFAULTS["recall"]
     assert f"(default {scenarios.DEFAULTS['budget']})" in " ".join(parser.format_help().split())
