@@ -1,7 +1,9 @@
 """The reader options of every command that reads a corpus (``eer-simulate``, ``eer-estimate-ratio``,
 ``eer-inspect``), with the names the ``eer_documents`` dataset reader and the benchmark's dataset
 entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, ``--tag-column`` and
-``--file-encoding`` (``format``, ``tag_scheme``, ... in a config or a plan). No AllenNLP here."""
+``--file-encoding`` (``format``, ``tag_scheme``, ... in a config or a plan), their defaults those of
+:func:`~eer_plugin.corpus.formats.read_documents`; and ``--max-length`` of the commands that chunk like the
+training reader. No AllenNLP here (``--max-length`` reads the reader's default when it is added)."""
 
 import argparse
 from typing import Any, Dict
