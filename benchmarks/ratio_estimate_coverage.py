@@ -35,7 +35,7 @@ def main(argv=None) -> dict:
     args = parser.parse_args(argv)
 
     from eer_plugin.annotation import ratio_estimate
-    from eer_plugin.commands.estimate_ratio import document_counts
+    from eer_plugin.data.corpus_counts import document_counts
     from eer_plugin.data.reader import PartialDocumentReader
 
     reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length)

@@ -52,6 +52,7 @@ BENCHMARK_LAYERS = [
     ("run: runner, attempts, resume, simulated data, evaluation, records", {"run"}),
     ("analyse: studies, convergence, the paper's numbers", {"analyse"}),
     ("report: results.md, sections, figures, docs/results.md, the guide", {"report"}),
+    ("workflow: a plan end to end (select, run, report)", {"workflow"}),
     ("subcommands: eer-benchmark, eer-records", {"commands"}),
     ("registration and the package interface", {"allennlp_plugin", "__init__"}),
 ]

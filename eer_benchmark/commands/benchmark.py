@@ -7,24 +7,21 @@ write the tables; with ``--docs DIR`` also ``DIR/results.md`` with the paper's n
         [--report-only] [--docs DIR [--paper JSON|TEX] [--command TEXT ...] [--note TEXT ...] [--column DATASET=COLUMN ...]
         [--checks RECORDS]]
 
-The command line only: the plan language, the runner and the report are in :mod:`eer_benchmark`
-(see its docstring and docs/benchmark.md, "Reproducing the benchmark table").
+The command line only: the run end to end is :func:`eer_benchmark.workflow.run_benchmark`; the plan language,
+the runner and the report are in :mod:`eer_benchmark` (see its docstring and docs/benchmark.md, "Reproducing
+the benchmark table").
 """
 
 import argparse
-import json
 import re
-import signal
 import sys
-import threading
-import time
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Optional, Sequence, Tuple
 
-from eer_benchmark import PlanError, Report, Runner, dry_run, load_plan, read_plan_file, select_runs, select_shard
-from eer_benchmark.report.docs import DEFAULT_PAPER, corpus_report, render_docs
-from eer_benchmark.tables import duration
+from eer_benchmark.plan.runs import PlanError
+from eer_benchmark.run.runner import Runner
+from eer_benchmark.workflow import run_benchmark as run_plan
 from eer_plugin.commands import subcommand
-from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.commands.defaults import add_option
 from eer_plugin.common.errors import UserError
 
 
@@ -35,86 +32,28 @@ def parse_shard(text: str) -> Tuple[int, int]:
     return int(match[1]), int(match[2])
 
 
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt
-
-
 def run_benchmark(args: argparse.Namespace) -> int:
-    echo = print
-    plan = load_plan(
-        args.plan, check_files=not args.report_only
-    )  # the report needs no data file: --report-only works without
-    runner = Runner(
-        plan,
+    """The plan run end to end (:func:`eer_benchmark.workflow.run_benchmark`); returns the exit status."""
+    return run_plan(
+        args.plan,
         args.output_dir,
+        args.shard,
+        args.runs,
+        args.dry_run,
+        args.report_only,
+        args.docs,
+        args.paper,
+        args.command,
+        args.note,
+        args.checks,
+        args.column,
+        args.corpus,
+        echo=print,
         jobs=args.jobs,
         threads=args.threads,
         retries=args.retries,
-        echo=echo,
         keep_checkpoints=args.keep_checkpoints,
     )
-    units = plan.units()
-    selected = select_runs(select_shard(units, args.shard), args.runs)
-    if args.runs and not selected:
-        raise UserError(
-            f"no run of the plan matches --runs {' '.join(args.runs)}; run names look like {plan.runs[0].name}"
-        )
-    count = f"{len(selected)} of {len(units)} units"
-    shard = f"shard {args.shard[0]}/{args.shard[1]}" if args.shard else ""
-    if args.runs:
-        shard_text = (f" ({shard})" if shard else "") + f" (--runs: {count})"
-    else:
-        shard_text = f" ({shard}: {count})" if shard else ""
-    echo(f"plan {plan.path}: {len(plan.runs)} runs{shard_text} -> {runner.outdir}")
-    if args.dry_run:
-        dry_run(plan, runner, selected, echo)
-        return 0
-    if not args.report_only:
-        stale = runner.stale_runs(r for _, unit in selected for r in unit)
-        if stale:
-            raise UserError(
-                "finished runs in this output directory were made with other settings than the plan's "
-                "(use another -o, or delete those run directories):\n  " + "\n  ".join(stale[:10])
-            )
-        runner.outdir.mkdir(parents=True, exist_ok=True)
-        atomic_write_text(runner.outdir / "plan.json", json.dumps(read_plan_file(args.plan), indent=1))
-        started = time.time()
-        # SIGTERM (kill, a batch scheduler) stops like Ctrl-C: running runs are killed and run again
-        # next time; never retried or recorded as failed (AllenNLP's own handler raises an ordinary
-        # exception, which would look like a failing run).
-        in_main_thread = threading.current_thread() is threading.main_thread()
-        previous = signal.signal(signal.SIGTERM, _interrupt) if in_main_thread else None
-        try:
-            runner.run_units([unit for _, unit in selected])
-        except KeyboardInterrupt:
-            print(
-                "eer-benchmark: interrupted; finished runs are kept and interrupted trainings continue from their latest checkpoint: run the same command to continue",
-                file=sys.stderr,
-            )
-            return 130
-        finally:
-            if in_main_thread:
-                signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
-        echo(f"ran for {duration(time.time() - started)}")
-    report = Report(plan, runner)
-    written = report.write()
-    records = [runner.record(run) for run in plan.runs]
-    failed = sum(1 for r in records if r.get("status") == "failed")
-    missing = sum(1 for r in records if r.get("status") == "missing")
-    echo(
-        f"wrote {written['csv']} and {written['md']} ({len(records) - failed - missing} done, {failed} failed, {missing} not run)"
-    )
-    if args.docs:
-        try:
-            columns = _columns(args.column)
-            commands = args.command or [f"allennlp eer-benchmark {args.plan} -o {args.output_dir}"]
-            others = [corpus_report(*_corpus(item)) for item in args.corpus]
-            echo(
-                f"wrote {render_docs(report, written, commands, args.paper, args.docs, columns, args.note, args.checks, others)}"
-            )
-        except (FileNotFoundError, ValueError) as err:
-            raise UserError(str(err)) from None
-    return 1 if failed and not args.report_only else 0
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
@@ -124,8 +63,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
         "-o", "--output-dir", required=True, help="benchmark directory (data, runs, logs, results.csv, results.md)"
     )
-    parser.add_argument(
-        "--jobs", type=int, default=1, help="runs in parallel (default 1); each gets cores // jobs torch threads"
+    add_option(
+        parser,
+        "--jobs",
+        type=int,
+        default_from=(Runner, "jobs"),
+        help="runs in parallel (default %(default)s); each gets cores // jobs torch threads",
     )
     parser.add_argument(
         "--threads", type=int, default=None, help="torch/OpenMP threads per run (default: cores // jobs)"
@@ -143,8 +86,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=None,
         help="run only the runs whose name matches a shell pattern, e.g. 'eng-c/EE/*' (names: dataset/scenario/approach/encoder/seedK)",
     )
-    parser.add_argument(
-        "--retries", type=int, default=1, help="retries of a failing run before it is recorded as failed (default 1)"
+    add_option(
+        parser,
+        "--retries",
+        type=int,
+        default_from=(Runner, "retries"),
+        help="retries of a failing run before it is recorded as failed (default %(default)s)",
     )
     parser.add_argument(
         "--keep-checkpoints",
@@ -166,11 +113,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="DIR",
         help="also write DIR/results.md and its plots and CSV files in DIR/results/",
     )
-    docs.add_argument(
+    add_option(
+        docs,
         "--paper",
-        default=str(DEFAULT_PAPER),
+        default_from=(run_plan, "paper"),
         help="the paper's numbers: a JSON file written by scripts/paper_numbers.py, or the paper's LaTeX source "
-        "(.tex) (default: the package's eer_benchmark/analyse/paper_numbers.json)",
+        "(.tex) (default %(default)s: the package's own)",
     )
     docs.add_argument(
         "--command",
@@ -203,24 +151,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="the paper's table column of a data set, e.g. eng-c=eng-c (default: the same name)",
     )
     return parser
-
-
-def _corpus(item: str) -> Tuple[str, str]:
-    """``'plan.jsonnet=runs/x'`` -> ``('plan.jsonnet', 'runs/x')``."""
-    plan, separator, outdir = item.partition("=")
-    if not separator or not plan or not outdir:
-        raise ValueError(
-            f"--corpus must be PLAN=OUTDIR, e.g. benchmarks/plans/conll_es_minilm.jsonnet=runs/bench-esp; got {item!r}"
-        )
-    return plan, outdir
-
-
-def _columns(items: List[str]) -> Dict[str, str]:
-    """``['fixture=eng-c']`` -> ``{'fixture': 'eng-c'}``."""
-    for item in items:
-        if "=" not in item:
-            raise ValueError(f"--column must be DATASET=PAPER_COLUMN, e.g. eng-c=eng-c; got {item!r}")
-    return dict(item.split("=", 1) for item in items)
 
 
 DESCRIPTION = (

@@ -176,18 +176,25 @@ class Expansion:
                     for approach in setting["approaches"]:
                         for encoder in [setting["encoder"]] if setting["encoder"] else plan.encoders:
                             for seed in setting.get("seeds") or study.get("seeds") or plan.scenario_seeds(scenario):
-                                run = self.add(
-                                    dataset,
-                                    scenario,
-                                    approach,
-                                    encoder,
-                                    seed,
-                                    "ablations",
-                                    ablation=setting["slug"],
-                                    overrides=tuple(setting["env"].items()),
-                                    **options,
+                                run = self.add_setting(
+                                    dataset, scenario, approach, encoder, seed, "ablations", setting, options
                                 )
                                 plan.ablation_entries.append((setting, run))
+
+    def add_setting(self, dataset, scenario, approach, encoder, seed, study, setting, options) -> Run:
+        """The run of an ablation ``setting`` (its slug and environment; ``options``: its
+        :func:`ablation_options` on ``scenario``), in ``study`` (``ablations``, or ``block`` for a block's settings)."""
+        return self.add(
+            dataset,
+            scenario,
+            approach,
+            encoder,
+            seed,
+            study,
+            ablation=setting["slug"],
+            overrides=tuple(setting["env"].items()),
+            **options,
+        )
 
     def block(self, block: Dict[str, Any]) -> None:
         """A block's runs (``<dataset>/ablations/<block>/...``: an ablation setting of the block's name, which
@@ -216,16 +223,8 @@ class Expansion:
                     options = ablation_options(setting, scenario)
                     for approach in item["approaches"]:
                         for seed in seeds_of.get(scenario.name, block["seeds"]):
-                            run = self.add(
-                                dataset,
-                                scenario,
-                                approach,
-                                encoder,
-                                seed,
-                                "block",
-                                ablation=setting["slug"],
-                                overrides=tuple(setting["env"].items()),
-                                **options,
+                            run = self.add_setting(
+                                dataset, scenario, approach, encoder, seed, "block", setting, options
                             )
                             plan.block_entries.append((block, setting, run))
 

@@ -12,7 +12,7 @@ import os
 import platform
 import shutil
 from pathlib import Path
-from typing import Dict, List, Optional, Sequence, Tuple
+from typing import Dict, List, Optional, Sequence
 
 from eer_benchmark.analyse.paper import NO_PAPER_SCENARIO_TYPES, PAPER_NUMBERS, paper_value, read_paper
 from eer_benchmark.plan.approaches import approach_label
@@ -141,24 +141,14 @@ def comparison(plan, report, rows, dataset: str, column: str) -> str:
     return markdown_table(header, lines, ["l", "l", "r", "r", "r", "r", "l"])
 
 
-def render(
-    plan_path: str,
-    outdir: str,
-    commands: List[str],
-    paper: str,
-    docs: str,
-    dataset_column: Dict[str, str],
-    notes: Sequence[str] = (),
-    checks: Optional[str] = None,
-    corpora: Sequence[Tuple[str, str]] = (),
-) -> Path:
+def render(plan_path: str, outdir: str, *arguments, **options) -> Path:
     """Writes the report of OUTDIR (``results.md``, ``results.csv``, plots) and ``DOCS/results.md``
-    with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``. ``corpora``: (plan, benchmark
-    directory) of further corpora, rendered as sections of the page (:mod:`~eer_benchmark.report.corpora`)."""
+    with its assets in ``DOCS/results/``; returns the path of ``DOCS/results.md``. The other arguments are
+    those of :func:`render_docs` after ``written`` (``commands, paper, docs, dataset_column, notes, checks,
+    corpora``)."""
     plan = load_plan(plan_path, check_files=False)
     report = Report(plan, Runner(plan, outdir))
-    others = [corpus_report(p, o) for p, o in corpora]
-    return render_docs(report, report.write(), commands, paper, docs, dataset_column, notes, checks, others)
+    return render_docs(report, report.write(), *arguments, **options)
 
 
 def corpus_report(plan_path: str, outdir: str) -> Report:

@@ -6,7 +6,7 @@ distant supervision from a list of names, simulated on a gold corpus.
    drawn form is listed under its most frequent gold type (ties: the first type in sorted order), as a
    gazetteer lists ``Washington`` once; forms that carry several gold types are counted.
 2. **The labels.** That dictionary is matched over every document's words by the library matcher of
-   ``eer-dictionary`` (:class:`eer_plugin.annotation.dictionary.Matcher`: leftmost-longest, on word
+   ``eer-dictionary`` (:class:`eer_plugin.annotation.dictionary_matcher.Matcher`: leftmost-longest, on word
    boundaries, within sentences, case-sensitive), so its false positives are real: a form of another type
    here (``Washington`` the person), a form inside a longer name that is not listed, a name used as a
    common word.
@@ -21,7 +21,7 @@ from collections import Counter, defaultdict
 from fractions import Fraction
 from typing import Dict, List, Sequence, Tuple
 
-from eer_plugin.annotation.dictionary import Matcher
+from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.annotation.simulators import SimulationError, Stats, _annotated, _copy, _stats
 from eer_plugin.corpus.documents import Document
 

@@ -5,10 +5,12 @@ output file of each."""
 
 import inspect
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tuple, Union
 
 from eer_plugin.annotation import dictionary_scenario, simulators
+from eer_plugin.common.outputs import check_outputs
 from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.formats import read_documents, write_jsonl
 
 SCENARIOS = ("ee", "nns", "random", "gold", "dictionary")
 
@@ -27,8 +29,41 @@ DEFAULTS: Dict[str, Any] = {
     "precision": _default(simulators.non_native_speaker, "precision"),
     "max_fp_length": _default(simulators.non_native_speaker, "max_fp_length"),
     "coverage": _default(dictionary_scenario.dictionary_annotation, "coverage"),
-    "variant": simulators.VARIANTS[0],
+    "variant": simulators.DEFAULT_VARIANT,
 }
+#: the options that only make sense with some scenarios
+SCENARIO_OPTIONS = {
+    "budget": ("ee",),
+    "learning_curve": ("ee",),
+    "complete_documents": ("ee", "dictionary"),
+    "max_per_document": ("ee",),
+    "keep_probability": ("ee", "random"),
+    "recall": ("nns",),
+    "precision": ("nns",),
+    "max_fp_length": ("nns",),
+    "coverage": ("dictionary",),
+    "seed": ("ee", "nns", "random", "dictionary"),
+}
+
+
+class UsageError(ValueError):
+    """Options that do not fit together."""
+
+
+def check_options(scenario: str, **options: Any) -> None:
+    """:class:`UsageError` for options (:data:`SCENARIO_OPTIONS`, None or False: not given) that do not fit
+    ``scenario`` or each other, named by their ``eer-simulate`` flags."""
+    for option, scenarios in SCENARIO_OPTIONS.items():
+        value = options.get(option)
+        if value not in (None, False) and scenario not in scenarios:
+            flag = "--" + option.replace("_", "-")
+            raise UsageError(f"{flag} does not apply to scenario {scenario!r} (only to {', '.join(scenarios)})")
+    if scenario == "random" and options.get("keep_probability") is None:
+        raise UsageError("scenario 'random' needs --keep-probability")
+    if options.get("learning_curve") and options.get("budget") is not None:
+        raise UsageError("--learning-curve runs every budget; do not give --budget")
+    if options.get("learning_curve") and options.get("complete_documents") is not None:
+        raise UsageError("--complete-documents takes one --budget; it does not combine with --learning-curve")
 
 
 def learning_curve_path(output: str, budget: int) -> Path:
@@ -100,3 +135,30 @@ def simulate(
     else:
         documents, stats = simulators.gold(docs)
     return [(Path(output), documents, stats)]
+
+
+def simulate_file(
+    scenario: str,
+    input: str,
+    output: str,
+    variant: str = DEFAULTS["variant"],
+    reader_options: Optional[Dict[str, Any]] = None,
+    **options: Any,
+) -> Iterator[Dict]:
+    """``eer-simulate``: checks the options (:func:`check_options`) and the outputs against the input, reads the
+    gold documents of ``input`` (``reader_options``: of :func:`~eer_plugin.corpus.formats.read_documents`),
+    simulates ``scenario`` (``options``: of :func:`simulate`), applies the train-data ``variant`` and writes
+    each output file; yields the statistics of each file once it is written.
+
+    Raises :class:`~eer_plugin.corpus.documents.DocumentError` (bad input),
+    :class:`~eer_plugin.annotation.simulators.SimulationError`, :class:`UsageError` or
+    :class:`~eer_plugin.common.outputs.OutputError` (an output that is the input: nothing is read or written)."""
+    check_options(scenario, **options)
+    check_outputs(
+        [("INPUT", input)], [("OUTPUT", path) for path in output_paths(output, options.get("learning_curve", False))]
+    )
+    docs = read_documents(input, **(reader_options or {}))
+    for path, documents, stats in simulate(scenario, docs, output, **options):
+        documents = simulators.variant(documents, variant)
+        written = write_jsonl(documents, path)
+        yield dict(stats, variant=variant, documents_written=written, output=str(path))

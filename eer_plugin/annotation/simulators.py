@@ -26,6 +26,8 @@ learning_curve_budgets = (100, 500, 1000, 5000, 10000)
 #: CoNLL-2003's size cannot supply at 10 per document
 LEARNING_CURVE_MAX_PER_DOCUMENT = {10000: 15}
 VARIANTS = ("all", "short", "shortest")
+#: the variant of the data a scenario writes unless told otherwise: every document as given
+DEFAULT_VARIANT = VARIANTS[0]
 
 Stats = Dict[str, float]
 

@@ -3,17 +3,14 @@
     allennlp cbl training_configs/cbl_bert_shortest.jsonnet -s runs/cbl --include-package eer_plugin
     allennlp cbl training_configs/cbl_bert_shortest.jsonnet -s runs/cbl --recover --include-package eer_plugin  # after an interruption
 
-The arguments only; the rounds are :func:`eer_plugin.training.cbl_rounds.run_cbl`.
+The arguments only; the rounds are :func:`eer_plugin.training.cbl_rounds.run_cbl_file`.
 """
 
 import argparse
-from pathlib import Path
-
-from allennlp.common import Params
 
 from eer_plugin.commands import subcommand
-from eer_plugin.common.errors import UserError
-from eer_plugin.training.cbl_rounds import run_cbl
+from eer_plugin.commands.defaults import add_option
+from eer_plugin.training.cbl_rounds import run_cbl_file
 
 NAME = "cbl"
 DESCRIPTION = "Train the CBL baseline (Mayhew et al. 2019): binary relabelling rounds, then the final tagger."
@@ -22,7 +19,13 @@ DESCRIPTION = "Train the CBL baseline (Mayhew et al. 2019): binary relabelling r
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("param_path", help="a cbl_*.jsonnet config (training config + a 'cbl' block)")
     parser.add_argument("-s", "--serialization-dir", required=True, help="directory for the rounds and the final model")
-    parser.add_argument("-o", "--overrides", default="", help="JSON overrides of the config")
+    add_option(
+        parser,
+        "-o",
+        "--overrides",
+        default_from=(run_cbl_file, "overrides"),
+        help="JSON overrides of the config (default: none)",
+    )
     parser.add_argument(
         "-r",
         "--recover",
@@ -34,12 +37,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def cbl_from_args(args: argparse.Namespace) -> dict:
-    if not Path(args.param_path).is_file():
-        raise UserError(f"{args.param_path}: no such config file")
-    params = Params.from_file(args.param_path, args.overrides)
-    return run_cbl(
-        params,
+    return run_cbl_file(
+        args.param_path,
         args.serialization_dir,
+        args.overrides,
         getattr(args, "include_package", None) or [],
         recover=args.recover,
         force=args.force,

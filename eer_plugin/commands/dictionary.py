@@ -7,6 +7,7 @@ import sys
 
 from eer_plugin.annotation import dictionary
 from eer_plugin.commands import subcommand
+from eer_plugin.commands.defaults import add_option
 from eer_plugin.common.outputs import OutputError
 from eer_plugin.corpus.documents import DocumentError
 
@@ -32,11 +33,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument("--case-insensitive", action="store_true", help="match case-folded forms (default: exact case)")
     parser.add_argument("--stop-list", metavar="FILE", help="forms never matched, one per line")
-    parser.add_argument(
+    add_option(
+        parser,
         "--ambiguous",
         choices=dictionary.AMBIGUOUS_RULES,
-        default=dictionary.DEFAULT_AMBIGUOUS,
-        help="a form listed under two types: skip it, or keep the first listing with a warning; counted either way",
+        default_from=(dictionary.label_file, "ambiguous"),
+        help="a form listed under two types: skip it, or keep the first listing with a warning; counted either way "
+        "(default %(default)s)",
     )
     parser.add_argument(
         "--propagate",

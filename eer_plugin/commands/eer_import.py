@@ -7,18 +7,17 @@ text yields character offsets into the same characters. Prints the import report
 spans, complete documents, negative spans, skipped items, warnings) and every warning; writes the
 output atomically (temporary file + rename), so a failed import leaves no partial file; an output
 that is an input, or two outputs that are one file, are refused before anything is read
-(:mod:`eer_plugin.common.outputs`).
+(:mod:`eer_plugin.common.outputs`). The run is :func:`eer_plugin.corpus.importers.files.import_file`.
 """
 
 import argparse
 import sys
-from typing import List
 
 from eer_plugin.commands import subcommand
-from eer_plugin.common.outputs import OutputError, check_outputs
+from eer_plugin.commands.defaults import add_option
+from eer_plugin.common.outputs import OutputError
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.corpus.formats import write_jsonl
-from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, import_documents, read_ids
+from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, files, label_studio, spacy_docbin
 
 NAME = "eer-import"
 DESCRIPTION = (
@@ -51,85 +50,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         help="write the complete documents to FILE instead of OUTPUT (a held-out set for "
         "eer-estimate-ratio and for model selection)",
     )
-    parser.add_argument(
+    add_option(
+        parser,
         "--annotators",
-        choices=("first", "union"),
-        default=None,
-        help="label-studio: keep the first non-cancelled annotation of a task (default) or the union of all",
+        choices=label_studio.ANNOTATORS,
+        default_from=(label_studio.read, "annotators"),
+        given_only=True,
+        help="label-studio: keep the first non-cancelled annotation of a task or the union of all (default %(default)s)",
     )
-    parser.add_argument(
-        "--text-key", default=None, help="label-studio: the data key holding the text (default: 'text')"
+    add_option(
+        parser,
+        "--text-key",
+        default_from=(label_studio, "TEXT_KEY"),
+        given_only=True,
+        help="label-studio: the data key holding the text (default %(default)s, else the data's only string)",
     )
-    parser.add_argument(
+    add_option(
+        parser,
         "--incorrect-spans-key",
-        default=None,
-        help="spacy: doc.spans key of rejected spans (negative spans of their label; default 'incorrect_spans')",
+        default_from=(spacy_docbin.read, "incorrect_spans_key"),
+        given_only=True,
+        help="spacy: doc.spans key of rejected spans (negative spans of their label; default %(default)s)",
     )
-    parser.add_argument(
+    add_option(
+        parser,
         "--file-encoding",
-        default="auto",
-        help="character encoding of the input: auto (UTF-8; brat .txt files that are not UTF-8 are read as "
-        "latin-1 with a warning) or a codec name such as latin-1",
+        default_from=(files.import_file, "file_encoding"),
+        help="character encoding of the input (default %(default)s: UTF-8; brat .txt files that are not UTF-8 are "
+        "read as latin-1 with a warning) or a codec name such as latin-1",
     )
     parser.add_argument("--report", metavar="JSON", help="also write the import report as JSON")
     return parser
 
 
-def _format_options(args: argparse.Namespace) -> dict:
-    options = {}
-    given = {
-        "--annotators": args.annotators,
-        "--text-key": args.text_key,
-        "--incorrect-spans-key": args.incorrect_spans_key,
-    }
-    owner = {"--annotators": "label-studio", "--text-key": "label-studio", "--incorrect-spans-key": "spacy"}
-    for flag, value in given.items():
-        if value is not None and owner[flag] != args.format:
-            raise AnnotationImportError(
-                f"{flag} is an option of the {owner[flag]} format, not of {args.format}", args.input
-            )
-    if args.format == "label-studio":
-        options.update(annotators=args.annotators or "first", text_key=args.text_key)
-    if args.format == "spacy" and args.incorrect_spans_key is not None:
-        options["incorrect_spans_key"] = args.incorrect_spans_key
-    if args.format != "spacy":
-        options["file_encoding"] = args.file_encoding
-    return options
-
-
 def run(args: argparse.Namespace) -> dict:
     """Imports, writes and returns the report (as JSON)."""
-    from eer_plugin.corpus.tokenizer import tokenize_text  # the predictor's raw-text tokenizer (pure Python)
-
-    check_outputs(
-        [("INPUT", args.input), ("--complete-ids", args.complete_ids)],
-        [("OUTPUT", args.output), ("--complete-output", args.complete_output), ("--report", args.report)],
-    )
-    complete_ids = read_ids(args.complete_ids) if args.complete_ids else None
-    documents, report = import_documents(
+    result, report, outputs = files.import_file(
         args.format,
         args.input,
-        tokenize_text,
-        complete=args.complete,
-        complete_ids=complete_ids,
-        **_format_options(args),
+        args.output,
+        args.complete,
+        args.complete_ids,
+        args.complete_output,
+        args.report,
+        args.file_encoding,
+        warn=lambda message: print(f"warning: {message}", file=sys.stderr),
+        annotators=args.annotators,
+        text_key=args.text_key,
+        incorrect_spans_key=args.incorrect_spans_key,
     )
-    for warning in report.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
-    outputs: List[str] = []
-    if args.complete_output:
-        held_out = [d for d in documents if d.is_complete]
-        documents = [d for d in documents if not d.is_complete]
-        write_jsonl(held_out, args.complete_output)
-        outputs.append(f"{len(held_out)} complete -> {args.complete_output}")
-    write_jsonl(documents, args.output)
-    outputs.insert(0, f"{len(documents)} -> {args.output}")
-    result = report.to_json()
-    result.update(input=str(args.input), output=str(args.output), complete_output=args.complete_output)
-    if args.report:
-        from eer_plugin.common.atomic import write_json
-
-        write_json(dict(result, warning_messages=report.warnings), args.report)
     print(f"{NAME} {args.format}: {report.summary()}")
     print("wrote " + "; ".join(outputs))
     return result

@@ -54,6 +54,7 @@ def install() -> None:
         return subparser
 
     add_subparser.eer_settings = True  # type: ignore[attr-defined]
+    add_subparser.__wrapped__ = original  # type: ignore[attr-defined]
     Train.add_subparser = add_subparser
 
 

@@ -16,11 +16,10 @@ import json
 import sys
 from typing import Any, Dict
 
-from eer_plugin.annotation import ratio_estimate
 from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.corpus.formats import FormatError
-from eer_plugin.corpus.inspection import inspect_file, subword_statistics
+from eer_plugin.data import corpus_counts
+from eer_plugin.runtime.encoders import DEFAULT_ENCODER
 
 NAME = "eer-inspect"
 DESCRIPTION = (
@@ -40,50 +39,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--encoder",
-        help="encoder whose tokenizer counts subwords (default: EER_ENCODER if set, else all-MiniLM-L6-v2, the packaged one; "
+        help="encoder whose tokenizer counts subwords (default: EER_ENCODER if set, else "
+        f"{DEFAULT_ENCODER}, the packaged one; "
         f"'{NO_ENCODER}': no subword statistics)",
     )
-    parser.add_argument(
-        "--max-length", type=int, default=512, help="subwords per chunk, bookends included (EER_MAX_LENGTH)"
-    )
+    reader_options.add_max_length_argument(parser)
     parser.add_argument("--json", action="store_true", help="print one JSON object per file (JSON lines)")
     reader_options.add_reader_arguments(parser, "the files")
     return parser
 
 
 def run(args: argparse.Namespace) -> list:
-    reader = None
-    if args.encoder != NO_ENCODER:
-        from eer_plugin.commands.estimate_ratio import document_counts
-        from eer_plugin.data.reader import PartialDocumentReader
-        from eer_plugin.runtime.encoders import default_encoder
-
-        encoder, source = (args.encoder, "--encoder") if args.encoder else default_encoder()
-        reader = PartialDocumentReader(model_name=encoder, max_length=args.max_length)
     reports, failed = [], 0
-    for path in args.files:
-        try:
-            report, docs = inspect_file(path, **reader_options.reader_options(args))
-        except (FormatError, DocumentError) as err:
+    files = corpus_counts.inspect_files(
+        args.files, args.encoder, args.encoder != NO_ENCODER, args.max_length, reader_options.reader_options(args)
+    )
+    for path, report, error in files:
+        if error is not None:
             failed += 1
-            error = {
-                "file": str(getattr(err, "path", path)),
-                "line": getattr(err, "line", None),
-                "error": getattr(err, "reason", str(err)),
-            }
             print(
-                json.dumps(error) if args.json else f"== {path} ==\nerror: {err}",
+                json.dumps(report) if args.json else f"== {path} ==\nerror: {error}",
                 file=sys.stdout if args.json else sys.stderr,
             )
-            reports.append(error)
-            continue
-        if reader is not None:
-            report["encoder"] = {"name": encoder, "from": source}
-            report.update(subword_statistics(docs, reader.tokenize_words, reader.max_length))
-            complete = [d for d in docs if d.is_complete]
-            counts = document_counts(reader, complete, False, True)
-            report["subword_entity_ratio"] = ratio_estimate.ratio(counts) if complete else None
-        print(json.dumps(report) if args.json else describe(report))
+        else:
+            print(json.dumps(report) if args.json else describe(report))
         reports.append(report)
     if failed:
         sys.exit(1)

@@ -174,6 +174,7 @@ def _with_resume(original):
         return subparser
 
     add_subparser.eer_resume = True  # type: ignore[attr-defined]
+    add_subparser.__wrapped__ = original  # type: ignore[attr-defined]  (AllenNLP's own options: tests/commands)
     return add_subparser
 
 

@@ -1,13 +1,17 @@
 """The reader options of every command that reads a corpus (``eer-simulate``, ``eer-estimate-ratio``,
 ``eer-inspect``), with the names the ``eer_documents`` dataset reader and the benchmark's dataset
 entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, ``--tag-column`` and
-``--file-encoding`` (``format``, ``tag_scheme``, ... in a config or a plan). No AllenNLP here."""
+``--file-encoding`` (``format``, ``tag_scheme``, ... in a config or a plan), their defaults those of
+:func:`~eer_plugin.corpus.formats.read_documents`; and ``--max-length`` of the commands that chunk like the
+training reader. No AllenNLP here (``--max-length`` reads the reader's default when it is added)."""
 
 import argparse
 from typing import Any, Dict
 
+from eer_plugin.commands.defaults import add_option
 from eer_plugin.core.tags import normalize_encoding
-from eer_plugin.corpus.formats import DEFAULT_SENTENCES_PER_DOCUMENT, FORMATS
+from eer_plugin.corpus import formats
+from eer_plugin.corpus.formats import FORMATS
 
 
 def tag_scheme(value: str) -> str:
@@ -30,39 +34,48 @@ def positive_int(value: str) -> int:
 def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpus") -> argparse._ArgumentGroup:
     """Adds the reader options to ``parser`` in a group of their own; :func:`reader_options` reads them back."""
     group = parser.add_argument_group("reading the corpus")
-    group.add_argument(
-        "--format", choices=FORMATS, default="auto", help="format of the files (default auto: from name and content)"
+    add_option(
+        group,
+        "--format",
+        choices=FORMATS,
+        default_from=(formats.read_documents, "format"),
+        help="format of the files (default %(default)s: from name and content)",
     )
-    group.add_argument(
+    add_option(
+        group,
         "--tag-scheme",
         "--encoding",
         dest="tag_scheme",
         type=tag_scheme,
-        default="auto",
+        default_from=(formats.read_documents, "encoding"),
         metavar="SCHEME",
-        help="tag scheme of CoNLL files: auto (BIOUL if L-/U- occur, IOB1 if a chunk starts with I- after O or "
-        "another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
+        help="tag scheme of CoNLL files (default %(default)s: BIOUL if L-/U- occur, IOB1 if a chunk starts with I- "
+        "after O or another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
     )
-    group.add_argument(
+    add_option(
+        group,
         "--sentences-per-document",
         type=positive_int,
-        default=None,
+        default_from=(formats, "DEFAULT_SENTENCES_PER_DOCUMENT"),
+        given_only=True,
         metavar="K",
-        help=f"CoNLL files without -DOCSTART- lines: sentences per document (default {DEFAULT_SENTENCES_PER_DOCUMENT})",
+        help="CoNLL files without -DOCSTART- lines: sentences per document (default %(default)s)",
     )
-    group.add_argument(
+    add_option(
+        group,
         "--tag-column",
         type=int,
-        default=-1,
+        default_from=(formats.read_documents, "tag_column"),
         metavar="N",
-        help="CoNLL files: column of the tag, 0-based (default -1: the last)",
+        help="CoNLL files: column of the tag, 0-based (default %(default)s: the last)",
     )
-    group.add_argument(
+    add_option(
+        group,
         "--file-encoding",
-        default="auto",
+        default_from=(formats.read_documents, "file_encoding"),
         metavar="CODEC",
-        help=f"character encoding of {what}: auto (UTF-8; a column file that is not valid UTF-8 is read as latin-1, "
-        "with a warning) or a codec name such as latin-1",
+        help=f"character encoding of {what} (default %(default)s: UTF-8; a column file that is not valid UTF-8 is "
+        "read as latin-1, with a warning) or a codec name such as latin-1",
     )
     return group
 
@@ -83,3 +96,16 @@ def reader_parameters(args: argparse.Namespace) -> Dict[str, Any]:
     options = reader_options(args)
     options["tag_scheme"] = options.pop("encoding")
     return options
+
+
+def add_max_length_argument(parser: argparse.ArgumentParser) -> None:
+    """``--max-length``: the subwords per chunk of the training reader (its default, ``EER_MAX_LENGTH``'s)."""
+    from eer_plugin.data.reader import PartialDocumentReader  # AllenNLP: only for the commands that chunk
+
+    add_option(
+        parser,
+        "--max-length",
+        type=int,
+        default_from=(PartialDocumentReader, "max_length"),
+        help="subwords per chunk, bookends included (EER_MAX_LENGTH; default %(default)s)",
+    )

@@ -6,6 +6,7 @@ import argparse
 import os
 
 from eer_plugin.commands import subcommand
+from eer_plugin.commands.defaults import add_option
 from eer_plugin.common.outputs import OutputError
 from eer_plugin.inference.sharding import ShardError, merge_outputs, split_input
 
@@ -41,11 +42,13 @@ def add_merge_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
     parser.add_argument("manifest", metavar="MANIFEST", help="the .shards.json that eer-shard wrote")
     parser.add_argument("output", metavar="OUTPUT", help="the merged output (written when complete)")
     parser.add_argument("parts", metavar="PART", nargs="+", help="the output of every shard, in shard order")
-    parser.add_argument(
+    add_option(
+        parser,
         "--format",
         choices=("json", "conll"),
-        default="json",
-        help="the parts' output format (predict's output_format; json: each part's line count is checked)",
+        default_from=(merge_outputs, "output_format"),
+        help="the parts' output format (predict's output_format; json: each part's line count is checked; "
+        "default %(default)s)",
     )
     return parser
 

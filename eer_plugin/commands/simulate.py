@@ -26,13 +26,19 @@ import argparse
 import sys
 from typing import Dict, List, Optional, Sequence
 
-from eer_plugin.annotation import simulators
-from eer_plugin.annotation.scenarios import DEFAULTS, SCENARIOS, learning_curve_path, output_paths, simulate  # noqa: F401
+from eer_plugin.annotation import dictionary_scenario, simulators
+from eer_plugin.annotation.scenarios import (  # noqa: F401  (UsageError, learning_curve_path: the names this module had)
+    SCENARIO_OPTIONS,
+    SCENARIOS,
+    UsageError,
+    learning_curve_path,
+    simulate_file,
+)
 from eer_plugin.commands import subcommand
+from eer_plugin.commands.defaults import add_option
 from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
-from eer_plugin.common.outputs import OutputError, check_outputs
+from eer_plugin.common.outputs import OutputError
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.corpus.formats import read_documents, write_jsonl
 
 NAME = "eer-simulate"
 DESCRIPTION = (
@@ -40,32 +46,23 @@ DESCRIPTION = (
     "Speaker), random (uniform drop), gold (complete, as given) or dictionary (a share of the gold entity forms "
     "matched over the text). Writes partial-annotation JSON lines."
 )
-#: options that only make sense with some scenarios
-SCENARIO_OPTIONS = {
-    "budget": ("ee",),
-    "learning_curve": ("ee",),
-    "complete_documents": ("ee", "dictionary"),
-    "max_per_document": ("ee",),
-    "keep_probability": ("ee", "random"),
-    "recall": ("nns",),
-    "precision": ("nns",),
-    "max_fp_length": ("nns",),
-    "coverage": ("dictionary",),
-    "seed": ("ee", "nns", "random", "dictionary"),
-}
+EE = simulators.exploratory_expert
+NNS = simulators.non_native_speaker
 
 
-class UsageError(ValueError):
-    """Options that do not fit together."""
+def _simulator_option(group, flag: str, kind: type, simulator, help: str) -> None:
+    """``flag`` with the default of the same-named parameter of ``simulator``; None when not given."""
+    add_option(group, flag, type=kind, default_from=(simulator, flag[2:].replace("-", "_")), given_only=True, help=help)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Adds the simulator options to ``parser`` (a top-level parser or an AllenNLP subparser)."""
+    """Adds the simulator options to ``parser`` (a top-level parser or an AllenNLP subparser). An option left out
+    parses to None: the simulator applies its own default (the one ``--help`` shows)."""
     parser.add_argument("scenario", choices=SCENARIOS, help="annotation scenario to simulate")
     parser.add_argument("input", help="gold corpus: CoNLL column file, OntoNotes *_conll file or directory, or .jsonl")
     parser.add_argument("output", help="output JSON-lines file")
     ee = parser.add_argument_group("ee (Exploratory Expert)")
-    ee.add_argument("--budget", type=int, default=None, help=f"entity spans to annotate (default {DEFAULTS['budget']})")
+    _simulator_option(ee, "--budget", int, EE, "entity spans to annotate (default %(default)s)")
     ee.add_argument(
         "--learning-curve",
         action="store_true",
@@ -78,42 +75,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         metavar="D",
         help="annotate D random documents completely, within the budget (marked is_complete; the rest of the budget goes to EE)",
     )
-    ee.add_argument(
+    _simulator_option(
+        ee,
         "--max-per-document",
-        type=int,
-        default=None,
-        help=f"most spans annotated per document (default {DEFAULTS['max_per_document']}; with --learning-curve the "
+        int,
+        EE,
+        "most spans annotated per document (default %(default)s; with --learning-curve the "
         f"authors' cap per budget, {simulators.LEARNING_CURVE_MAX_PER_DOCUMENT})",
     )
-    parser.add_argument(
-        "--keep-probability",
-        type=float,
-        default=None,
-        help=f"probability of annotating each entity (ee: default {DEFAULTS['keep_probability']}; random: required)",
-    )
+    keep = "probability of annotating each entity (ee: default %(default)s; random: required)"
+    _simulator_option(parser, "--keep-probability", float, EE, keep)
     nns = parser.add_argument_group("nns (Non-Native Speaker)")
-    nns.add_argument("--recall", type=float, default=None, help=f"target recall (default {DEFAULTS['recall']})")
-    nns.add_argument(
-        "--precision", type=float, default=None, help=f"target precision (default {DEFAULTS['precision']})"
-    )
-    nns.add_argument(
-        "--max-fp-length",
-        type=int,
-        default=None,
-        help=f"longest false positive in words (default {DEFAULTS['max_fp_length']})",
-    )
+    _simulator_option(nns, "--recall", float, NNS, "target recall (default %(default)s)")
+    _simulator_option(nns, "--precision", float, NNS, "target precision (default %(default)s)")
+    _simulator_option(nns, "--max-fp-length", int, NNS, "longest false positive in words (default %(default)s)")
     dictionary = parser.add_argument_group("dictionary (distant supervision from a list of names)")
-    dictionary.add_argument(
-        "--coverage",
-        type=float,
-        default=None,
-        help=f"share of the distinct gold entity forms in the dictionary, e.g. 0.2 (default {DEFAULTS['coverage']})",
-    )
-    parser.add_argument("--seed", type=int, default=None, help=f"random seed (default {DEFAULTS['seed']})")
-    parser.add_argument(
+    coverage = "share of the distinct gold entity forms in the dictionary, e.g. 0.2 (default %(default)s)"
+    _simulator_option(dictionary, "--coverage", float, dictionary_scenario.dictionary_annotation, coverage)
+    _simulator_option(parser, "--seed", int, EE, "random seed (default %(default)s)")
+    add_option(
+        parser,
         "--variant",
         choices=simulators.VARIANTS,
-        default=DEFAULTS["variant"],
+        default_from=(simulators, "DEFAULT_VARIANT"),
         help="train-data variant of the output (default %(default)s)",
     )
     add_reader_arguments(parser, "INPUT")
@@ -124,38 +108,12 @@ def build_parser(prog: str = NAME) -> argparse.ArgumentParser:
     return add_arguments(argparse.ArgumentParser(prog=prog, description=DESCRIPTION))
 
 
-def _check_options(args: argparse.Namespace) -> None:
-    for option, scenarios in SCENARIO_OPTIONS.items():
-        value = getattr(args, option)
-        if value not in (None, False) and args.scenario not in scenarios:
-            flag = "--" + option.replace("_", "-")
-            raise UsageError(f"{flag} does not apply to scenario {args.scenario!r} (only to {', '.join(scenarios)})")
-    if args.scenario == "random" and args.keep_probability is None:
-        raise UsageError("scenario 'random' needs --keep-probability")
-    if args.learning_curve and args.budget is not None:
-        raise UsageError("--learning-curve runs every budget; do not give --budget")
-    if args.learning_curve and args.complete_documents is not None:
-        raise UsageError("--complete-documents takes one --budget; it does not combine with --learning-curve")
-
-
 def run(args: argparse.Namespace) -> List[Dict]:
-    """Reads, simulates, writes and reports; returns the statistics of every output file.
-
-    Raises :class:`~eer_plugin.corpus.documents.DocumentError` (bad input),
-    :class:`~eer_plugin.annotation.simulators.SimulationError`, :class:`UsageError` or
-    :class:`~eer_plugin.common.outputs.OutputError` (an output that is the input: nothing is read or written).
-    """
-    _check_options(args)
-    check_outputs(
-        [("INPUT", args.input)], [("OUTPUT", path) for path in output_paths(args.output, args.learning_curve)]
-    )
-    docs = read_documents(args.input, **reader_options(args))
+    """Simulates (:func:`~eer_plugin.annotation.scenarios.simulate_file`: reads, simulates, writes) and reports;
+    returns the statistics of every output file."""
     options = {option: getattr(args, option) for option in SCENARIO_OPTIONS}
     reports = []
-    for path, output, stats in simulate(args.scenario, docs, args.output, **options):
-        output = simulators.variant(output, args.variant)
-        written = write_jsonl(output, path)
-        stats = dict(stats, variant=args.variant, documents_written=written, output=str(path))
+    for stats in simulate_file(args.scenario, args.input, args.output, args.variant, reader_options(args), **options):
         print(
             f"{args.scenario}: recall {stats['recall']:.4f}  precision {stats['precision']:.4f}  "
             f"kept spans {stats['kept_spans']}/{stats['gold_spans']}  false positives {stats['false_positives']}  "
@@ -165,7 +123,7 @@ def run(args: argparse.Namespace) -> List[Dict]:
                 if "complete_documents" in stats
                 else ""
             )
-            + f"-> {path} ({written} documents, variant {args.variant})"
+            + f"-> {stats['output']} ({stats['documents_written']} documents, variant {args.variant})"
         )
         reports.append(stats)
     return reports

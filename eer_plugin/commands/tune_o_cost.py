@@ -7,6 +7,7 @@ import argparse
 from typing import Dict
 
 from eer_plugin.commands import subcommand
+from eer_plugin.commands.defaults import add_option
 from eer_plugin.training import o_cost_search
 
 NAME = "tune-o-cost"
@@ -17,12 +18,37 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("archive_file", help="trained model archive (model.tar.gz)")
     parser.add_argument("dev_file", help="gold dev data (any format the model's reader reads)")
     parser.add_argument("--test-file", help="gold test data: report test metrics with the tuned cost")
-    parser.add_argument("--n-calls", type=int, default=30, help="evaluations of the GP search (default 30)")
-    parser.add_argument("--low", type=float, default=1e-4, help="smallest cost searched (default 1e-4)")
-    parser.add_argument("--high", type=float, default=1e2, help="largest cost searched (default 1e2)")
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--batch-size", type=int, default=8)
-    parser.add_argument("--cuda-device", type=int, default=-1)
+    search = o_cost_search.tune_o_cost
+    add_option(
+        parser,
+        "--n-calls",
+        type=int,
+        default_from=(search, "n_calls"),
+        help="evaluations of the GP search (default %(default)s)",
+    )
+    add_option(
+        parser, "--low", type=float, default_from=(search, "low"), help="smallest cost searched (default %(default)s)"
+    )
+    add_option(
+        parser, "--high", type=float, default_from=(search, "high"), help="largest cost searched (default %(default)s)"
+    )
+    add_option(
+        parser, "--seed", type=int, default_from=(search, "seed"), help="seed of the search (default %(default)s)"
+    )
+    add_option(
+        parser,
+        "--batch-size",
+        type=int,
+        default_from=(search, "batch_size"),
+        help="evaluation batch size (default %(default)s)",
+    )
+    add_option(
+        parser,
+        "--cuda-device",
+        type=int,
+        default_from=(search, "cuda_device"),
+        help="GPU to evaluate on (default %(default)s: the CPU)",
+    )
     parser.add_argument("--output-archive", help="where to write the archive with the tuned cost")
     return parser
 

@@ -116,6 +116,22 @@ def train_or_resume(params: Params, directory: Path, include_package: List[str],
     return train_model(params, str(directory), include_package=include_package, force=True)
 
 
+def run_cbl_file(
+    param_path: str,
+    serialization_dir: str,
+    overrides: str = "",
+    include_package: Optional[List[str]] = None,
+    recover: bool = False,
+    force: bool = False,
+) -> dict:
+    """``allennlp cbl``: :func:`run_cbl` on the config file ``param_path`` with the JSON ``overrides``; a missing
+    config file is a :class:`UserError`."""
+    if not Path(param_path).is_file():
+        raise UserError(f"{param_path}: no such config file")
+    params = Params.from_file(param_path, overrides)
+    return run_cbl(params, serialization_dir, include_package or [], recover=recover, force=force)
+
+
 def run_cbl(
     params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False
 ) -> dict:

@@ -16,6 +16,7 @@ from conftest import FIXTURE_DATA, FIXTURES
 from eer_plugin import cli
 from eer_plugin.commands import split
 from eer_plugin.common.errors import UserError
+from eer_plugin.corpus import dev_split
 from eer_plugin.corpus.documents import DataFileError, Document, DocumentError
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.importers import import_documents
@@ -136,22 +137,22 @@ def _docs(n: int, complete=()) -> list:
 
 def test_split_by_document_is_seeded_and_documented():
     docs = _docs(10, complete=(1, 4))
-    train, dev = split.split_documents(docs, 0.2, seed=0)
+    train, dev = dev_split.split_documents(docs, 0.2, seed=0)
     assert (
         len(dev) == 2 and len(train) == 8 and {d.id for d in train} | {d.id for d in dev} == {str(i) for i in range(10)}
     )
     assert [d.id for d in dev] == sorted((d.id for d in dev), key=int)  # the input's order
-    assert split.split_documents(docs, 0.2, seed=0)[1] == dev  # reproducible
-    assert {tuple(d.id for d in split.split_documents(docs, 0.2, seed=s)[1]) for s in range(10)} != {
+    assert dev_split.split_documents(docs, 0.2, seed=0)[1] == dev  # reproducible
+    assert {tuple(d.id for d in dev_split.split_documents(docs, 0.2, seed=s)[1]) for s in range(10)} != {
         tuple(d.id for d in dev)
     }
-    _, complete_dev = split.split_documents(docs, 0.5, seed=3, complete_only=True)
+    _, complete_dev = dev_split.split_documents(docs, 0.5, seed=3, complete_only=True)
     assert sorted(d.id for d in complete_dev) == ["1", "4"]
-    assert len(split.split_documents(_docs(2), 0.9)[0]) == 1  # at least one document stays for training
+    assert len(dev_split.split_documents(_docs(2), 0.9)[0]) == 1  # at least one document stays for training
     with pytest.raises(DocumentError, match="between 0 and 1"):
-        split.split_documents(docs, 1.0)
+        dev_split.split_documents(docs, 1.0)
     with pytest.raises(DocumentError, match="cannot split 1 documents"):
-        split.split_documents(_docs(1), 0.5)
+        dev_split.split_documents(_docs(1), 0.5)
 
 
 def test_split_command_writes_both_files(tmp_path, capsys):

@@ -32,6 +32,8 @@ from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
 
 ANNOTATORS = ("first", "union")
+#: the data key that holds a task's text unless told otherwise (else the data's only string)
+TEXT_KEY = "text"
 
 
 def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> str:
@@ -45,8 +47,8 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> s
                 f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path
             )
         return data[text_key]
-    if isinstance(data.get("text"), str):
-        return data["text"]
+    if isinstance(data.get(TEXT_KEY), str):
+        return data[TEXT_KEY]
     strings = [k for k, v in data.items() if isinstance(v, str)]
     if len(strings) == 1:
         return data[strings[0]]

@@ -1,0 +1,270 @@
+"""The files of dictionary labelling (:mod:`eer_plugin.annotation.dictionary`, ``eer-dictionary``; no
+AllenNLP), read and checked: dictionaries (TSV ``surface form<TAB>TYPE`` or JSON lines ``{"text", "type"}``,
+UTF-8), their ``[NAME=]FILE`` arguments, stop lists, the input documents (raw-text or token JSON lines, or a
+CoNLL/OntoNotes file whose tags are ignored), and the warnings about the types a dictionary lists. A file that
+cannot be used is a :class:`DictionaryError` naming the file and line.
+"""
+
+import dataclasses
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+
+from eer_plugin.annotation.dictionary_matcher import Matcher
+from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
+from eer_plugin.corpus.formats import FormatError, detect_format, read_documents
+from eer_plugin.corpus.text import normalise_text, normalise_value
+from eer_plugin.corpus.tokenizer import tokenize_text
+
+#: the dictionary name of the spans propagated from the input's annotation
+PROPAGATE_SOURCE = "propagate"
+#: keys of a JSON-lines dictionary entry
+DICTIONARY_JSON_KEYS = ("text", "type")
+#: keys of a raw-text input line
+TEXT_JSON_KEYS = ("id", "text")
+_TYPE = re.compile(r"^[^\s]+$")
+#: a type listed on one line only is reported as a likely typo in dictionaries of at least this many entries
+TYPO_CHECK_ENTRIES = 20
+
+
+class DictionaryError(FormatError):
+    """A dictionary, stop list or input file that cannot be used; names the file and line."""
+
+
+def _strict_object(pairs):
+    """A JSON object hook: a key repeated in one object is an error (json.loads would keep the last)."""
+    keys = [key for key, _ in pairs]
+    repeated = sorted({key for key in keys if keys.count(key) > 1})
+    if repeated:
+        raise ValueError(f"key {repeated[0]!r} appears twice in one object; keep one")
+    return dict(pairs)
+
+
+def _json_value(text: str, path: str, line: int):
+    try:
+        return normalise_value(json.loads(text, object_pairs_hook=_strict_object))
+    except json.JSONDecodeError as err:
+        raise DictionaryError(f"invalid JSON at column {err.colno}: {err.msg}", path, line) from None
+    except ValueError as err:
+        raise DictionaryError(str(err), path, line) from None
+
+
+def text_lines(path: str) -> Iterator[Tuple[int, str]]:
+    """``(line number, text)`` of a UTF-8 file, read line by line (bounded memory); a byte that is not
+    UTF-8 is a :class:`DictionaryError` naming its line, with the ``iconv`` command that converts the file."""
+    try:
+        handle = open(path, "rb")
+    except OSError as err:
+        raise DictionaryError(f"cannot read file: {err.strerror or err}", path) from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
+                raw = raw[3:]
+            try:
+                text = raw.rstrip(b"\r\n").decode("utf-8")
+            except UnicodeDecodeError as err:
+                raise DictionaryError(
+                    f"invalid UTF-8 byte 0x{raw[err.start]:02x} at byte {err.start} of the line; dictionaries are UTF-8: "
+                    f"convert the file, e.g. iconv -f latin1 -t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
+                    path,
+                    number,
+                ) from None
+            yield number, normalise_text(text)[0]
+
+
+def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
+    """``(line, surface form, type)`` of every entry of a TSV or JSON-lines dictionary (module docstring)."""
+    as_json = Path(path).suffix in (".jsonl", ".json")
+    first = True
+    for number, text in text_lines(path):
+        stripped = text.strip()
+        if not stripped or (stripped.startswith("#") and not as_json):
+            continue
+        if first:
+            as_json = as_json or stripped.startswith("{")
+            first = False
+        if as_json:
+            data = _json_value(text, path, number)
+            if not isinstance(data, dict):
+                raise DictionaryError(
+                    f'expected a JSON object {{"text": ..., "type": ...}}, got {type(data).__name__}', path, number
+                )
+            unknown = sorted(set(data) - set(DICTIONARY_JSON_KEYS))
+            if unknown:
+                raise DictionaryError(unknown_keys_message(unknown, DICTIONARY_JSON_KEYS), path, number)
+            form, label = data.get("text"), data.get("type")
+            if not isinstance(form, str) or not isinstance(label, str):
+                raise DictionaryError(
+                    'expected "text" and "type" strings, e.g. {"text": "New York", "type": "LOC"}', path, number
+                )
+        else:
+            if "\t" not in text:
+                raise DictionaryError(f"no TAB in {text[:60]!r}: expected 'surface form<TAB>TYPE'", path, number)
+            if text.count("\t") > 1:
+                raise DictionaryError(
+                    f"{text.count(chr(9))} TABs in {text[:60]!r}: expected exactly one, 'surface form<TAB>TYPE'",
+                    path,
+                    number,
+                )
+            form, label = text.split("\t")
+        form, label = form.strip(), label.strip()
+        if not form:
+            raise DictionaryError(
+                f"empty surface form (type {label!r}): expected 'surface form<TAB>TYPE'", path, number
+            )
+        if not label or not _TYPE.match(label) or label == "O":
+            raise DictionaryError(
+                f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number
+            )
+        yield number, form, label
+
+
+def read_stop_list(path: str) -> List[List[str]]:
+    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped)."""
+    forms = [
+        tokenize_text(text.strip())[0]
+        for _, text in text_lines(path)
+        if text.strip() and not text.strip().startswith("#")
+    ]
+    return [form for form in forms if form]
+
+
+def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
+    """``(name, path)`` of each ``--dictionary`` argument: ``FILE`` (named by its stem) or ``NAME=FILE``."""
+    specs = []
+    for argument in arguments:
+        if "=" in argument and not Path(argument).exists():
+            name, path = argument.split("=", 1)
+        else:
+            name, path = Path(argument).stem, argument
+        if not name or not _TYPE.match(name):
+            raise DictionaryError(
+                f"bad dictionary name {name!r}: give NAME=FILE with a name without white space", argument
+            )
+        if name in (n for n, _ in specs) or name == PROPAGATE_SOURCE:
+            raise DictionaryError(
+                f"two dictionaries are named {name!r} (or it is the reserved {PROPAGATE_SOURCE!r}); name them with NAME=FILE",
+                path,
+            )
+        specs.append((name, path))
+    return specs
+
+
+def load_dictionary(matcher: Matcher, name: str, path: str) -> Dict[str, object]:
+    """Adds the entries of one dictionary file to ``matcher``; returns its counts (entries, per type,
+    ``first_line`` per type). An empty dictionary is a :class:`DictionaryError`."""
+    source = matcher.add_source(name, str(path))
+    per_type: Counter = Counter()
+    first_line: Dict[str, int] = {}
+    for number, form, label in dictionary_lines(str(path)):
+        tokens = tokenize_text(form)[0]
+        matcher.add(tokens, label, source, number)
+        per_type[label] += 1
+        first_line.setdefault(label, number)
+    if not per_type:
+        raise DictionaryError(
+            "empty dictionary: no entries; expected one 'surface form<TAB>TYPE' per line (or JSON lines)", path
+        )
+    return {
+        "name": name,
+        "path": str(path),
+        "entries": sum(per_type.values()),
+        "per_type": dict(sorted(per_type.items())),
+        "first_line": first_line,
+    }
+
+
+def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Sequence[str] = ()) -> List[str]:
+    """Warnings for types listed on one line only (likely typos; dictionaries of :data:`TYPO_CHECK_ENTRIES` or more), and
+    for dictionary types that the input's own annotation (``corpus_types``) does not use."""
+    import difflib
+
+    totals: Counter = Counter()
+    for d in dictionaries:
+        totals.update(d["per_type"])  # type: ignore[arg-type]
+    warnings = []
+    for d in dictionaries:
+        for label in d["per_type"]:  # type: ignore[union-attr]
+            where = f"{d['path']}:{d['first_line'][label]}"  # type: ignore[index]
+            if totals[label] == 1 and sum(totals.values()) >= TYPO_CHECK_ENTRIES:
+                close = difflib.get_close_matches(label, [t for t in totals if t != label], n=1)
+                hint = f" (did you mean {close[0]!r}?)" if close else ""
+                warnings.append(
+                    f"{where}: type {label!r} is listed on this line only, the other types on many{hint}; "
+                    "check it is not a typo"
+                )
+            if corpus_types and label not in corpus_types:
+                warnings.append(
+                    f"{where}: type {label!r} is not used by the input's annotation ({', '.join(corpus_types)}); "
+                    "the model will learn it as a new type"
+                )
+    return warnings
+
+
+def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple[int, int]]]]]:
+    """The documents of INPUT, its kind and each document's word character offsets (None without raw text).
+
+    Kinds: ``text`` (JSON lines with raw text; :attr:`Document.text` set), ``tokens`` (JSON lines with
+    words, partial annotation kept) or ``conll`` (a CoNLL/OntoNotes file, tags ignored). Every line of a
+    JSON-lines file must be of one kind."""
+    if not Path(path).exists():
+        raise DictionaryError("input file not found; check the path", path)
+    if detect_format(path) != "jsonl":
+        gold = read_documents(path)
+        return (
+            [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold],
+            "conll",
+            [None] * len(gold),
+        )
+    stem = Path(path).stem
+    documents: List[Document] = []
+    offsets: List[Optional[List[Tuple[int, int]]]] = []
+    kinds = set()
+    first_line: Dict[str, int] = {}
+    for number, text in text_lines(path):
+        if not text.strip():
+            continue
+        data = _json_value(text, path, number)
+        if not isinstance(data, dict):
+            raise DictionaryError(
+                f'expected a JSON object with "text" or "tokens", got {type(data).__name__}', path, number
+            )
+        if "text" not in data and "tokens" not in data:
+            raise DictionaryError(
+                'expected "text" (raw text) or "tokens" (words, e.g. this command\'s own output)', path, number
+            )
+        if "id" in data and (not isinstance(data["id"], (str, int)) or isinstance(data["id"], bool)):
+            raise DictionaryError(f"'id' must be a string or an integer, got {data['id']!r}", path, number)
+        doc_id = str(data.get("id", f"{stem}-{number}"))
+        try:
+            if "tokens" not in data:
+                kinds.add("text")
+                unknown = sorted(set(data) - set(TEXT_JSON_KEYS))
+                if unknown:
+                    raise DocumentError(unknown_keys_message(unknown, TEXT_JSON_KEYS))
+                if not isinstance(data["text"], str) or not data["text"].strip():
+                    raise DocumentError("'text' must be a non-empty string")
+                words, word_offsets, ends = tokenize_text(data["text"])
+                document = Document(doc_id, words, ends, text=data["text"])
+            else:  # words; with "text" (this command's output) the words' offsets when the text gives these words
+                kinds.add("tokens")
+                document = Document.from_json(dict(data, id=doc_id))
+                word_offsets = None
+                if document.text is not None:
+                    words, word_offsets, _ = tokenize_text(document.text)
+                    word_offsets = word_offsets if words == document.tokens else None
+        except DocumentError as err:
+            raise DictionaryError(str(err), path, number) from None
+        if doc_id in first_line:
+            raise DictionaryError(f"document id {doc_id!r} already used on line {first_line[doc_id]}", path, number)
+        first_line[doc_id] = number
+        document.source = f"{path}:{number}"
+        documents.append(document)
+        offsets.append(word_offsets)
+    if not documents:
+        raise DictionaryError('no documents; expected one JSON object per line with "text" or "tokens"', path)
+    if len(kinds) > 1:
+        raise DictionaryError('lines with "text" and lines with "tokens" in one file; give one kind per file', path)
+    return documents, kinds.pop(), offsets

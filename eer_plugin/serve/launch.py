@@ -1,0 +1,54 @@
+"""``eer-ner serve``'s run: the model store, the trainer and the backend of a served model, then the HTTP server
+(:mod:`eer_plugin.serve.app`, the ``serve`` extra). The defaults of the command's options are this signature's."""
+
+import json
+import os
+from typing import Callable, Optional
+
+from eer_plugin.common.errors import UserError
+from eer_plugin.serve.app import HOST, PORT
+from eer_plugin.serve.models import TRAIN_CONFIG, WORK_DIR
+
+#: the environment variable that holds the Label Studio API key when none is given
+API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
+
+
+def launch(
+    model: str,
+    host: str = HOST,
+    port: int = PORT,
+    label_studio_url: Optional[str] = None,
+    api_key: Optional[str] = None,
+    work_dir: str = WORK_DIR,
+    train_config: str = TRAIN_CONFIG,
+    train_overrides: str = "{}",
+    encoder: Optional[str] = None,
+    announce: Callable[[str], None] = lambda line: None,
+) -> None:
+    """Serves ``model`` at ``http://host:port`` until stopped: a Label Studio ML backend whose trainings use
+    ``train_config`` with the ``-o`` overrides ``train_overrides`` (JSON object text) and ``encoder`` (None: the
+    served model's) in ``work_dir``. ``api_key`` None: ``$LABEL_STUDIO_API_KEY``, else the token Label Studio sends
+    at setup. ``announce`` gets the lines that say what is served where."""
+    from eer_plugin.serve import app
+    from eer_plugin.serve.backend import Backend
+    from eer_plugin.serve.models import ModelStore, Trainer
+
+    app._framework()  # the extra's message before a model loads
+    try:
+        overrides = json.loads(train_overrides)
+        assert isinstance(overrides, dict)
+    except (ValueError, AssertionError):
+        raise UserError(f"--train-overrides is no JSON object: {train_overrides!r}") from None
+    from eer_plugin.api import Tagger
+
+    store = ModelStore(model, work_dir, Tagger.load)
+    backend = Backend(
+        store,
+        Trainer(store, train_config, overrides, encoder),
+        label_studio_url,
+        api_key or os.environ.get(API_KEY_VARIABLE),
+    )
+    served = store.current
+    announce(f"serving {served.version} ({served.path}, {store.source}): types {', '.join(served.entity_types)}")
+    announce(f"Label Studio ML backend at http://{host}:{port} (work dir {store.work_dir})")
+    app.serve(backend, host, port)
