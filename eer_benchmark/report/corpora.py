@@ -5,12 +5,12 @@ copied beside the main one (``results/results-<dataset>.csv``) so that the guide
 from that plan's run records."""
 
 import os
-import shutil
 from pathlib import Path
 from typing import Callable, Dict, List
 
 from eer_benchmark.report.claims import claims_paragraph, differences
 from eer_benchmark.report.guide import CORPORA, CORPUS_CSV
+from eer_plugin.common.atomic import atomic_write_text
 
 #: what the English, uncased encoders imply for a corpus in another language (said in its section)
 ENGLISH_ENCODERS = (
@@ -39,13 +39,20 @@ def reader_text(dataset) -> str:
 
 
 def corpus_section(
-    report, written: Dict[str, str], paper, dataset_column: Dict[str, str], assets: Path, comparison: Callable
+    report,
+    written: Dict[str, str],
+    paper,
+    dataset_column: Dict[str, str],
+    assets: Path,
+    comparison: Callable,
+    relative: Callable[[str], str] = str,
 ) -> List[str]:
-    """The lines of one further corpus's section; copies its ``results.csv`` into ``assets`` for the guide.
+    """The lines of one further corpus's section; copies its ``results.csv`` into ``assets`` for the guide
+    (through ``relative``, which makes its paths relative to the repository, as the main one's).
     ``comparison``: :func:`eer_benchmark.report.docs.comparison` (ours beside the paper's column), handed in by it."""
     plan = report.plan
     first = plan.datasets[0].name
-    shutil.copyfile(written["csv"], assets / CORPUS_CSV.format(dataset=first))
+    atomic_write_text(str(assets / CORPUS_CSV.format(dataset=first)), relative(Path(written["csv"]).read_text()))
     done = sum(1 for record in report.records.values() if record.get("status") == "done")
     corpora = ", ".join(CORPORA.get(d.name, d.name) for d in plan.datasets)
     parts = [

@@ -211,7 +211,15 @@ def render_docs(
     corpus_parts = [
         line
         for other in corpora
-        for line in corpus_section(other, other.write(), numbers, dataset_column, assets, comparison)
+        for line in corpus_section(
+            other,
+            other.write(),
+            numbers,
+            dataset_column,
+            assets,
+            comparison,
+            lambda text, other=other: repository_relative(text, other.runner.outdir, docs_dir),
+        )
     ]
     write_guide(docs_dir / GUIDE_PAGE, assets / "results.csv", numbers.rows)  # "Which approach should I use?"
     rows = numbers.rows

@@ -6,6 +6,7 @@ spread of the block's finished seeds of that approach on the same data, which sa
 noise" means."""
 
 import json
+import statistics
 from pathlib import Path
 from typing import Dict, Optional
 
@@ -57,7 +58,8 @@ def _verdict(label: str, machine: str, checked: list, seeds: list) -> str:
     inside = sum(min(seeds) <= f1 <= max(seeds) for f1 in checked)
     return (
         f"{label}: {len(checked)} seeds on {machine} {_seeds_text(checked).split(' (')[0]} (mean "
-        f"{sum(checked) / len(checked):.1f}) against the block's {_seeds_text(seeds)} (mean {sum(seeds) / len(seeds):.1f}): "
+        f"{statistics.mean(checked):.1f}, sd {statistics.stdev(checked):.1f}) against the block's {_seeds_text(seeds)} "
+        f"(mean {statistics.mean(seeds):.1f}, sd {statistics.stdev(seeds):.1f}): "
         f"{inside} of {len(checked)} inside the block's range, so the check "
         f"{'reproduces the block within its seeds' if inside == len(checked) else 'does not reproduce the block within its seeds'}."
     )
