@@ -15,9 +15,9 @@ returning a JSON-ready dict:
   forward+backward) alone, the optimizer step (AdamW), and a dev-pass batch split into the encoder
   forward and the decoding + metrics (Viterbi of the batch and the span counts), each as a share.
 * :func:`int8_tagging`: a trained model tagging CoNLL-2003 test through ``Tagger.load(...,
-  precision=...)`` in fp32, int8 (dynamic quantization of the encoder's linear layers,
-  :mod:`eer_plugin.inference.precision`) and, where the CPU computes it natively, bf16: words per
-  second (interleaved rounds, medians) and span F1.
+  precision=...)`` in fp32, int8 (dynamic quantization of the encoder's linear layers: per-channel
+  weights, 8-bit activations on VNNI CPUs, :mod:`eer_plugin.inference.precision`) and, where the CPU
+  computes it natively, bf16: words per second (interleaved rounds, medians) and span F1.
 """
 
 import statistics
@@ -256,7 +256,7 @@ def int8_tagging(
     words per second (fp32 from the int8 pair)."""
     from eer_plugin.api import Tagger
     from eer_plugin.corpus.formats import read_documents
-    from eer_plugin.inference.precision import cpu_has_native_bf16
+    from eer_plugin.inference.precision import cpu_has_native_bf16, cpu_has_vnni
 
     documents = list(read_documents(str(test_path)))
     inputs = [{"id": d.id, "tokens": d.tokens, "sentence_ends": d.sentence_ends} for d in documents]
@@ -285,6 +285,8 @@ def int8_tagging(
         "batch_size": batch_size,
         "reps": reps,
         "native_bf16": cpu_has_native_bf16(),
+        "int8_weights": "per channel",
+        "int8_activation_bits": 8 if cpu_has_vnni() else 7,
         "threads": torch.get_num_threads(),
     }
     result["words_per_s_fp32"] = words / times["fp32_vs"]["int8"]
