@@ -122,9 +122,10 @@ def quantize_encoder(encoder: torch.nn.Module, full_range: Optional[bool] = None
     """``encoder`` with its ``torch.nn.Linear`` layers replaced, in place, by dynamically quantized int8
     ones: weights int8 with one scale per output channel (symmetric), activations quantized per batch
     (float32 in and out); over the full 8 bits when ``full_range`` (None: where :func:`cpu_has_vnni`),
-    else over torch's default 7. On the trained MiniLM tagger of docs/speed.md per-tensor weights and
-    7-bit activations cost 2.9 F1 points on CoNLL-2003 test, per-channel weights and 8-bit activations
-    SEE_DOCS."""
+    else over torch's default 7. Span F1 on CoNLL-2003 test of the MiniLM tagger of docs/speed.md (fp32
+    73.60; 2-core AMD EPYC with AVX-512 VNNI, torch 2.13): torch's default (per-tensor weights, 7-bit
+    activations) 69.82, per-channel weights alone 72.70, 8-bit activations alone 70.67, both 73.48, at
+    the same speed."""
     import warnings
 
     from torch.ao.quantization import per_channel_dynamic_qconfig, quantize_dynamic
