@@ -535,8 +535,9 @@ def scan_variant_lines(v):
         f"Where the scan's time goes on {v['device_name']} (torch {v['torch']}, CUDA {v['cuda']}; "
         f"`benchmarks/gpu/scan_variants.py`, {v['lattice']}, EER loss forward+backward and Viterbi): "
         + "; ".join(parts)
-        + ". Graphs remove the launches but barely move the loss: it is bound by the float64 K^3 work of "
-        f"the semiring products, not by launches ({v['measured']['runs']}).",
+        + ". Graphs remove the launches and cut the decoding most; the loss moves less: much of it is the "
+        "float64 K^3 work of the semiring products (a second try, the restricted lattice's log Z in a pass of "
+        f"its own: `benchmarks/gpu/README.md`) ({v['measured']['runs']}).",
         "",
     ]
 
