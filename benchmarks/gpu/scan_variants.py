@@ -23,6 +23,9 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+import step_breakdown  # noqa: E402  (benchmarks/step_breakdown.py: its timer synchronises CUDA)
 
 from eer_plugin.core import scan  # noqa: E402
 from eer_plugin.core.crf import LATENT, ConstrainedCRF, observations_to_allowed  # noqa: E402
@@ -78,18 +81,10 @@ def batch(device, rows=4, n=512, k=17, seed=0):
 
 
 def timed(fn, device, reps):
+    """Median milliseconds of ``fn`` on ``device`` after two warm-up calls."""
     fn()
     fn()
-    times = []
-    for _ in range(reps):
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        start = time.perf_counter()
-        fn()
-        if device.type == "cuda":
-            torch.cuda.synchronize(device)
-        times.append(time.perf_counter() - start)
-    return 1000 * statistics.median(times)
+    return 1000 * statistics.median(step_breakdown._timed(fn, device) for _ in range(reps))
 
 
 def graphed(crf, scheme, emissions, mask, allowed, reference, device, reps):
