@@ -476,6 +476,26 @@ def test_a_line_longer_than_the_limit_is_an_error_record_read_in_bounded_memory(
 
 
 @pytest.mark.integration
+def _default_ctrl_c():
+    """In the child: Ctrl-C's default action and SIGINT unblocked, whatever this process left (a child
+    inherits an ignored disposition and the signal mask)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    signal.pthread_sigmask(signal.SIG_UNBLOCK, {signal.SIGINT})
+
+
+def _waiting(pid: int) -> bool:
+    """Whether process ``pid`` sleeps and used no CPU time for half a second (blocked reading its input)."""
+
+    def state():
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return fields[0], int(fields[11]) + int(fields[12])  # state, utime + stime of all its threads
+
+    first = state()
+    time.sleep(0.5)
+    second = state()
+    return second[0] == "S" and second[1] == first[1]
+
+
 def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp_path):
     """SIGINT while predict waits for input: one line saying the data is safe, status 130, the old file as it was
     and the unfinished output kept for --resume."""
@@ -492,22 +512,23 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
         "--silent",
     ]
     env = {**os.environ, "OMP_NUM_THREADS": "1", "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1"}
-    # Ctrl-C's default action in the child whatever this process's handler is: a child inherits an ignored SIGINT
-    # (another test, or a run under nohup, can leave it ignored), and predict would then just finish at EOF
+    # Ctrl-C's default action in the child whatever this process's handler and mask are: a child inherits an
+    # ignored or blocked SIGINT (another test, or a run under nohup), and predict would then just finish at EOF
     process = subprocess.Popen(
         command,
         stdin=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        preexec_fn=_default_ctrl_c,
     )
     process.stdin.write('{"id": "a", "text": "Paris ."}\n')
     process.stdin.flush()
     deadline = time.time() + 240
     while time.time() < deadline and not any(".eer-tmp-" in name for name in os.listdir(tmp_path)):
         time.sleep(0.2)  # the model is loaded and the output opened
-    time.sleep(1)
+    while time.time() < deadline and not _waiting(process.pid):
+        pass  # the line tagged: predict waits for the next one (a loaded machine takes seconds)
     process.send_signal(signal.SIGINT)
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err[-3000:]
