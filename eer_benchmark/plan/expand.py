@@ -98,32 +98,22 @@ class Expansion:
                     for control in grid["controls"]:
                         for rho, gamma in grid["settings"]:
                             for seed in grid.get("seeds") or plan.scenario_seeds(scenario):
-                                entry = ((dataset.name, scenario.name, encoder), (rho, gamma))
-                                if control == "fixed":
-                                    run = self.add(
-                                        dataset,
-                                        scenario,
-                                        grid["approach"],
-                                        encoder,
-                                        seed,
-                                        "ratio_grid",
-                                        (rho, gamma),
-                                        overrides=self.budget(grid, scenario),
-                                    )
-                                    plan.ratio_entries.append((*entry, run))
-                                else:  # shared with the ablation setting "binding ratio control" on the plan's band
-                                    run = self.add(
-                                        dataset,
-                                        scenario,
-                                        grid["approach"],
-                                        encoder,
-                                        seed,
-                                        "ratio_grid",
-                                        (rho, gamma),
-                                        ablation=BIND_SLUG,
-                                        overrides=self.budget(grid, scenario) + (("EER_RATIO_CONTROL", "bind"),),
-                                    )
-                                    plan.bind_entries.append((*entry, run))
+                                # a bind run is shared with the ablation setting "binding ratio control" on the plan's band
+                                bind = control != "fixed"
+                                run = self.add(
+                                    dataset,
+                                    scenario,
+                                    grid["approach"],
+                                    encoder,
+                                    seed,
+                                    "ratio_grid",
+                                    (rho, gamma),
+                                    ablation=BIND_SLUG if bind else None,
+                                    overrides=self.budget(grid, scenario)
+                                    + ((("EER_RATIO_CONTROL", "bind"),) if bind else ()),
+                                )
+                                entries = plan.bind_entries if bind else plan.ratio_entries
+                                entries.append(((dataset.name, scenario.name, encoder), (rho, gamma), run))
 
     def learning_curve(self, curve: Dict[str, Any]) -> None:
         plan = self.plan
