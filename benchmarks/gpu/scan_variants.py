@@ -119,11 +119,19 @@ def graphed(crf, scheme, emissions, mask, allowed, reference, device, reps):
         decode_graph.replay()
         return static_tags
 
+    return variant_result(loss, decode, reference, device, reps, setup_s=capture)
+
+
+def variant_result(loss, decode, reference, device, reps, setup_s=0.0):
+    """A variant's times (medians, ms), its first call's seconds (compilation or ``setup_s``, a capture, included)
+    and its results against the eager ``reference`` ``((loss, grad), tags)``."""
+    start = time.perf_counter()
     (value, grad), tags = loss(), decode()
+    first_call_s = setup_s + time.perf_counter() - start
     return {
         "loss_ms": timed(loss, device, reps),
         "decoding_ms": timed(decode, device, reps),
-        "first_call_s": capture,
+        "first_call_s": first_call_s,
         "loss_abs_diff": float((value - reference[0][0]).abs()),
         "grad_max_abs_diff": float((grad - reference[0][1]).abs().max()),
         "same_tags": bool(torch.equal(tags, reference[1])),
@@ -151,17 +159,7 @@ def measure(device, reps):
     for name, (log_product, max_product) in variants.items():
         scan.LogMatMul, scan._max_mat_mul = log_product, max_product
         try:
-            start = time.perf_counter()
-            (value, grad), tags = loss(), decode()  # compiles on first use
-            first = time.perf_counter() - start
-            result[name] = {
-                "loss_ms": timed(loss, device, reps),
-                "decoding_ms": timed(decode, device, reps),
-                "first_call_s": first,
-                "loss_abs_diff": float((value - reference[0][0]).abs()),
-                "grad_max_abs_diff": float((grad - reference[0][1]).abs().max()),
-                "same_tags": bool(torch.equal(tags, reference[1])),
-            }
+            result[name] = variant_result(loss, decode, reference, device, reps)  # compiles on first use
         finally:
             scan.LogMatMul, scan._max_mat_mul = eager
     if device.type == "cuda":
