@@ -31,6 +31,21 @@ def _minutes(records: Dict[int, dict]) -> str:
     return f"{sum(seconds) / 60 / len(seconds):.1f}" if seconds else "–"
 
 
+def _row(label, approach, seeds, done, test, ours, paper) -> list:
+    """One row of a block's table: F1 over the block's seeds (``done``), the paired difference ``test``, minutes,
+    the benchmark's own runs (``ours``) and the paper's number."""
+    return [
+        label,
+        approach_label(approach),
+        seeds,
+        mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
+        _delta_text(test),
+        _minutes(done),
+        mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
+        paper,
+    ]
+
+
 def block_table(report, block, rows, dataset: str, column: str) -> str:
     """One row per scenario and approach of the block, then one per setting the block repeats."""
     plan = report.plan
@@ -59,18 +74,8 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
                 )
             ours = report.done(dataset, name, approach, plan.encoders[0])
             value, _ = paper_value(rows, scenario.type if scenario else None, approach, column)
-            lines.append(
-                [
-                    scenario.name if scenario else "–",
-                    approach_label(approach),
-                    seeds,
-                    mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
-                    _delta_text(test),
-                    _minutes(done),
-                    mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
-                    f"{value:.1f}" if value is not None else "–",
-                ]
-            )
+            paper = f"{value:.1f}" if value is not None else "–"
+            lines.append(_row(scenario.name if scenario else "–", approach, seeds, done, test, ours, paper))
     for item in block["settings"]:
         setting, setting_runs = item["setting"], runs_of(plan, block, item["setting"])
         for name in dict.fromkeys(r.scenario_name for r in setting_runs):
@@ -83,18 +88,7 @@ def block_table(report, block, rows, dataset: str, column: str) -> str:
                         report, dataset, name, approach, reference, block["encoder"], ablations=(setting["slug"], other)
                     )
                 ours = report.done(dataset, name, approach, plan.encoders[0], ablation=setting["slug"])
-                lines.append(
-                    [
-                        f"{name}, {setting['name']}",
-                        approach_label(approach),
-                        seeds,
-                        mean_sd_cell([done[s]["f1"] for s in sorted(done)], None),
-                        _delta_text(test),
-                        _minutes(done),
-                        mean_sd_cell([ours[s]["f1"] for s in sorted(ours)], None),
-                        "–",
-                    ]
-                )
+                lines.append(_row(f"{name}, {setting['name']}", approach, seeds, done, test, ours, "–"))
     header = [
         "scenario",
         "approach",
