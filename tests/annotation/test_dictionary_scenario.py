@@ -9,6 +9,7 @@ from eer_plugin.annotation.dictionary_scenario import (  # noqa: E402
     dictionary_with_complete_documents,
     draw_dictionary,
     gold_forms,
+    listable,
 )
 from eer_plugin.annotation.simulators import SimulationError  # noqa: E402
 from eer_plugin.commands import simulate  # noqa: E402
@@ -40,7 +41,8 @@ def test_labels_precision_and_recall_against_gold(coverage):
     docs, stats = dictionary_annotation(gold, coverage, seed=3)
     entries, counts = draw_dictionary(gold, coverage, seed=3)
     table = dict(entries)
-    assert counts["dictionary_forms"] == len(table) == max(1, int(coverage * len(gold_forms(gold)) + 0.5))  # halves up
+    named = [form for form in gold_forms(gold) if listable(form)]
+    assert counts["dictionary_forms"] == len(table) == max(1, int(coverage * len(named) + 0.5))  # halves up
     true = false = 0
     for labelled, truth in zip(docs, gold):
         assert labelled.spans == brute_labels(truth, table) and not labelled.is_complete
@@ -50,7 +52,7 @@ def test_labels_precision_and_recall_against_gold(coverage):
     assert (stats["kept_spans"], stats["false_positives"], stats["gold_spans"]) == (true, false, gold_spans)
     assert stats["recall"] == true / gold_spans and stats["precision"] == true / (true + false)
     if coverage == 1.0:
-        assert set(table) == set(gold_forms(gold))
+        assert set(table) == set(named)
 
 
 def test_the_dictionary_is_seeded_and_lists_each_form_under_its_most_frequent_type():
@@ -68,6 +70,30 @@ def test_the_dictionary_is_seeded_and_lists_each_form_under_its_most_frequent_ty
     assert draw_dictionary(gold, 0.5, 1) == draw_dictionary(gold, 0.5, 1) != draw_dictionary(gold, 0.5, 2)
     with pytest.raises(SimulationError, match=r"coverage must be in \(0, 1\], got 0"):
         draw_dictionary(gold, 0, 0)
+
+
+def test_numbers_and_function_words_are_no_names_and_stay_out_of_the_dictionary():
+    # CoNLL-2003's training set tags one "3" as ORG and one "The" as LOC: listed, they would label every
+    # number 3 and every sentence-initial "The" in the corpus
+    docs = [
+        Document(
+            "d0",
+            ["The", "3", "beat", "Leeds", "by", "1,000", "."],
+            [7],
+            [(0, 1, "LOC"), (1, 2, "ORG"), (3, 4, "ORG"), (5, 6, "MISC")],
+        ),
+        Document("d1", ["Leeds", "won", "3", "-", "1", "in", "The", "Hague", "."], [9], [(0, 1, "ORG"), (6, 8, "LOC")]),
+    ]
+    entries, counts = draw_dictionary(docs, 1.0, seed=0)
+    assert entries == [(("Leeds",), "ORG"), (("The", "Hague"), "LOC")]
+    assert counts["distinct_gold_forms"] == 2 and counts["unlisted_gold_forms"] == 3
+    labelled, stats = dictionary_annotation(docs, 1.0)
+    assert [d.spans for d in labelled] == [[(3, 4, "ORG")], [(0, 1, "ORG"), (6, 8, "LOC")]]
+    assert stats["false_positives"] == 0
+    forms = [("3",), ("1,000",), ("-",), ("the",), ("OR",), ("U.S.",), ("3", "Com"), ("The", "Hague"), ("Ñu",)]
+    assert [listable(form) for form in forms] == [False, False, False, False, False, True, True, True, True]
+    with pytest.raises(SimulationError, match="no gold entity form a list of names would hold"):
+        draw_dictionary([Document("d", ["3"], [1], [(0, 1, "ORG")])], 0.5, 0)
 
 
 def test_complete_documents_with_a_dictionary():
