@@ -516,6 +516,15 @@ def gpu_lines(rows):
             f"{'ok' if b['dev_pass_over_encoder_forward'] <= 2 else 'MISS'}; sequential path "
             f"{seq.get('dev_pass_over_encoder_forward', float('nan')):.2f}x)."
         )
+        fused = b.get("fused_path")
+        if fused:
+            lines[-1] += (
+                f" On the fused path (`path='fused'`, one Triton kernel per recursion): EER loss + decoding "
+                f"{fused['loss_and_decoding_over_encoder']:.2f}x (target <= 0.5 "
+                f"{'ok' if fused['loss_and_decoding_over_encoder'] <= 0.5 else 'MISS'}), a dev batch "
+                f"{fused['dev_pass_over_encoder_forward']:.2f}x (target <= 2 "
+                f"{'ok' if fused['dev_pass_over_encoder_forward'] <= 2 else 'MISS'})."
+            )
     return lines + [""]
 
 
@@ -526,6 +535,7 @@ def scan_variant_lines(v):
         ("eager", "as it is"),
         ("compiled", "products compiled by torch.compile"),
         ("graphed", "captured as CUDA graphs"),
+        *((f"fused_{w}", f"fused kernels ({w} warp{'s' if w > 1 else ''})") for w in (1, 2, 4, 8)),
     ):
         r = v.get(name, {})
         if "loss_ms" in r:

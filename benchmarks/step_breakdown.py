@@ -141,6 +141,7 @@ def step_breakdown(
     from allennlp.data import Vocabulary
     from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 
+    from eer_plugin.core.fused import fused_unavailable_reason
     from eer_plugin.core.losses import eer_objective
     from eer_plugin.core.scan import resolve_crf_path
     from eer_plugin.data.reader import EncoderEmbedder, PartialDocumentReader
@@ -217,9 +218,9 @@ def step_breakdown(
         with torch.no_grad():
             model.decode(emissions, mask)
 
-    def on_sequential(fn):
+    def on_path(fn, path):
         def run():
-            model.crf.path = "sequential"
+            model.crf.path = path
             try:
                 fn()
             finally:
@@ -240,10 +241,12 @@ def step_breakdown(
         "decoding": decoding,
     }
     crf_path = resolve_crf_path("auto", device)
-    if crf_path != "sequential":
-        runs.update(
-            {f"{name}_sequential": on_sequential(runs[name]) for name in ("step", "loss", "decoding", "dev_batch")}
-        )
+    # on a GPU also the other paths: the sequential one (before the scan) and, where Triton runs, the fused kernels
+    others = [] if crf_path == "sequential" else ["sequential"]
+    if crf_path != "sequential" and fused_unavailable_reason(device) is None:
+        others.append("fused")
+    for path in others:
+        runs.update({f"{name}_{path}": on_path(runs[name], path) for name in ("step", "loss", "decoding", "dev_batch")})
     times = _interleaved(runs, reps, device)
     step, dev = times["step"], times["dev_batch"]
     shares = {name: times[name] / step for name in ("encoder_forward_backward", "loss", "optimizer")}
@@ -263,11 +266,11 @@ def step_breakdown(
         "loss_and_decoding_over_encoder": (times["loss"] + times["decoding"]) / times["encoder_forward_backward"],
         "dev_pass_over_encoder_forward": dev / times["encoder_forward"],
     }
-    if crf_path != "sequential":
-        result["sequential_path"] = {
-            "loss_and_decoding_over_encoder": (times["loss_sequential"] + times["decoding_sequential"])
+    for path in others:
+        result[f"{path}_path"] = {
+            "loss_and_decoding_over_encoder": (times[f"loss_{path}"] + times[f"decoding_{path}"])
             / times["encoder_forward_backward"],
-            "dev_pass_over_encoder_forward": times["dev_batch_sequential"] / times["encoder_forward"],
+            "dev_pass_over_encoder_forward": times[f"dev_batch_{path}"] / times["encoder_forward"],
         }
     return result
 

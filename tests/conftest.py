@@ -1,11 +1,19 @@
 """Shared test fixtures: a tiny BERT built locally from a config (random weights, no download)."""
 
+import importlib.util
 import logging
 import os
 import string
 from pathlib import Path
 
 import pytest
+import torch
+
+# Triton (the fused CRF kernels, eer_plugin/core/fused.py) decides between its interpreter and its compiler
+# for the whole process when it is first imported, and torch may import it along the way: where no GPU is,
+# the suite runs the kernels in the interpreter from the start (on a GPU machine, compiled)
+if importlib.util.find_spec("triton") is not None and not torch.cuda.is_available():
+    os.environ.setdefault("TRITON_INTERPRET", "1")
 
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly

@@ -6,7 +6,7 @@ float64 that is about 80 MB per step, so the EER loss is bound by memory traffic
 script times one training step's CRF work (the EER loss forward + backward, and Viterbi) at that size on
 the path as it is (``eager``) and with the products compiled by ``torch.compile`` (``compiled``: the
 broadcast add fused into its reductions, no temporary), checks the compiled results against the eager
-ones, and prints one JSON line. Pure PyTorch (``eer_plugin.core`` only): it runs on a lent GPU machine's
+ones, then the fused path (one Triton kernel per recursion) at 1-8 warps per program, and prints one JSON line. Pure PyTorch (``eer_plugin.core`` only): it runs on a lent GPU machine's
 own torch, without the carried packages:
 
     python3 benchmarks/gpu/scan_variants.py            # CUDA device 0; --device cpu for a dry run
@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 import step_breakdown  # noqa: E402  (benchmarks/step_breakdown.py: its timer synchronises CUDA)
 
-from eer_plugin.core import scan  # noqa: E402
+from eer_plugin.core import fused, scan  # noqa: E402
 from eer_plugin.core.crf import LATENT, ConstrainedCRF, observations_to_allowed  # noqa: E402
 from eer_plugin.core.losses import eer_objective  # noqa: E402
 from eer_plugin.core.tags import BiluoScheme  # noqa: E402
@@ -168,6 +168,26 @@ def measure(device, reps):
         except Exception as err:  # noqa: BLE001 - reported, not raised: the other variants still count
             traceback.print_exc()
             result["graphed"] = {"error": f"{type(err).__name__}: {err}"[:500]}
+    if fused.fused_unavailable_reason(device) is None:
+        result.update(fused_variants(crf, loss, decode, reference, device, reps))
+    return result
+
+
+def fused_variants(crf, loss, decode, reference, device, reps):
+    """The fused path (one Triton kernel per recursion, :mod:`eer_plugin.core.fused`) with 1, 2, 4 and 8 warps
+    per program (:data:`~eer_plugin.core.fused.NUM_WARPS`: the default is the one a GPU measurement chose)."""
+    result, default = {}, fused.NUM_WARPS
+    crf.path = "fused"
+    try:
+        for warps in (1, 2, 4, 8):
+            fused.NUM_WARPS = warps
+            try:
+                result[f"fused_{warps}"] = variant_result(loss, decode, reference, device, reps)  # compiles first
+            except Exception as err:  # noqa: BLE001 - reported: the other variants still count
+                traceback.print_exc()
+                result[f"fused_{warps}"] = {"error": f"{type(err).__name__}: {err}"[:500]}
+    finally:
+        crf.path, fused.NUM_WARPS = "scan", default
     return result
 
 

@@ -40,6 +40,7 @@ from typing import Optional, Sequence, Tuple
 import torch
 
 from eer_plugin.core.forward_backward import IMPOSSIBLE, ForwardBackward, build_lattice, work_dtype
+from eer_plugin.core.fused import fused_forward_backward, fused_viterbi
 from eer_plugin.core.scan import DEFAULT_CRF_PATH, check_crf_path, resolve_crf_path, scan_forward_backward, scan_viterbi
 
 #: Integer codes for :func:`observations_to_allowed` (values >= 0 are observed tag indices).
@@ -88,8 +89,9 @@ class ConstrainedCRF(torch.nn.Module):
     path : str
         How the forward-backward and Viterbi run (:data:`~eer_plugin.core.scan.CRF_PATHS`):
         ``sequential`` (one step per position), ``scan`` (parallel log-space / max-plus scan in
-        ``O(log n)`` steps, :mod:`eer_plugin.core.scan`) or ``auto`` (the scan on CUDA devices, where
-        each step is a kernel launch; the sequential path elsewhere). Same quantities either way.
+        ``O(log n)`` steps, :mod:`eer_plugin.core.scan`), ``fused`` (each recursion one Triton kernel on
+        a CUDA device, :mod:`eer_plugin.core.fused`) or ``auto`` (the scan on CUDA devices, where each
+        step is a kernel launch; the sequential path elsewhere). Same quantities on every path.
     """
 
     def __init__(
@@ -158,16 +160,20 @@ class ConstrainedCRF(torch.nn.Module):
         Without ``marginals`` the scan path computes ``log Z`` alone (marginals ``None``); the
         sequential path computes both either way (its backward pass is the marginals)."""
         dtype = emissions.dtype
-        if self._on_scan(emissions):
+        path = self._path(emissions)
+        if path != "sequential":
             work = work_dtype(dtype, self.recursion_dtype)
-            log_z, tag_marginals = scan_forward_backward(
+            potentials = (
                 emissions.to(work),
                 self._constrained_transitions(work),
                 self._boundary(self.allowed_start, work),
                 self._boundary(self.allowed_end, work),
                 lengths,
-                marginals=marginals,
             )
+            if path == "fused":
+                log_z, tag_marginals = fused_forward_backward(*potentials)
+            else:
+                log_z, tag_marginals = scan_forward_backward(*potentials, marginals=marginals)
             return log_z.to(dtype), None if tag_marginals is None else tag_marginals.to(dtype)
         return ForwardBackward.apply(
             emissions,
@@ -178,8 +184,8 @@ class ConstrainedCRF(torch.nn.Module):
             self.recursion_dtype,
         )
 
-    def _on_scan(self, emissions: torch.Tensor) -> bool:
-        return resolve_crf_path(self.path, emissions.device) == "scan"
+    def _path(self, emissions: torch.Tensor) -> str:
+        return resolve_crf_path(self.path, emissions.device)
 
     def log_partition(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None
@@ -308,12 +314,14 @@ class ConstrainedCRF(torch.nn.Module):
             emissions[..., outside_index] -= o_cost
         emissions = self._restrict(emissions, allowed)
         trans = self._constrained_transitions(emissions.dtype)
-        if self._on_scan(emissions):
+        path = self._path(emissions)
+        if path != "sequential":
             start, end = (
                 self._boundary(self.allowed_start, emissions.dtype),
                 self._boundary(self.allowed_end, emissions.dtype),
             )
-            return scan_viterbi(emissions, trans, start, end, lengths, outside_index)
+            decode = fused_viterbi if path == "fused" else scan_viterbi
+            return decode(emissions, trans, start, end, lengths, outside_index)
         steps = emissions.unbind(1)
         score = steps[0] + self._boundary(self.allowed_start, emissions.dtype)
         scores, pointers = [score], []

@@ -46,8 +46,9 @@ from eer_plugin.core.step_constants import IMPOSSIBLE
 
 #: Which implementation the CRF's forward-backward and Viterbi use (:attr:`ConstrainedCRF.path`):
 #: ``sequential`` (one step per position, :mod:`eer_plugin.core.forward_backward`), ``scan`` (this
-#: module) or ``auto`` (``scan`` on CUDA devices, ``sequential`` elsewhere).
-CRF_PATHS = ("auto", "scan", "sequential")
+#: module), ``fused`` (one Triton kernel per recursion on CUDA devices, :mod:`eer_plugin.core.fused`) or
+#: ``auto`` (``scan`` on CUDA devices, ``sequential`` elsewhere).
+CRF_PATHS = ("auto", "scan", "sequential", "fused")
 DEFAULT_CRF_PATH = "auto"
 
 #: Largest number of elements of one ``K^3`` temporary of a semiring product; bigger batches are
@@ -168,11 +169,16 @@ def scan_forward_backward(
     suffix = _scan(chain, LogMatMul.apply, reverse=True)
     alpha = prefix[:, :n, 0, :]  # (R, n, K)
     beta = suffix[:, 1:, :, 0]  # beta_i = S_{i+1}[:, 0]
-    mask = torch.arange(n, device=emissions.device) < lengths[:, None]
+    return log_z, tag_marginals(alpha, beta, log_z, lengths)
+
+
+def tag_marginals(alpha, beta, log_z, lengths) -> torch.Tensor:
+    """``mu_i(y) = exp(alpha_i(y) + beta_i(y) - log Z)`` ``(R, n, K)``, 0 below ``exp(_LOG_FLOOR)`` and on
+    padding (``alpha`` including ``phi_i``, ``beta`` excluding it)."""
+    mask = torch.arange(alpha.shape[1], device=alpha.device) < lengths[:, None]
     log_marginals = alpha + beta - log_z[:, None, None]
     marginals = log_marginals.clamp(_LOG_FLOOR, 0).exp()
-    marginals = marginals.masked_fill((log_marginals <= _LOG_FLOOR) | ~mask.unsqueeze(-1), 0.0)
-    return log_z, marginals
+    return marginals.masked_fill((log_marginals <= _LOG_FLOOR) | ~mask.unsqueeze(-1), 0.0)
 
 
 def _compose(f: torch.Tensor, g: torch.Tensor) -> torch.Tensor:
@@ -192,6 +198,15 @@ def scan_viterbi(emissions, transitions, start, end, lengths, outside_index: int
     delta = prefix[:, :n, 0, :]  # (R, n, K): best score of a prefix ending in each tag
     # backpointers of positions 1..n-1 at once (as the sequential loop: argmax over the predecessor)
     pointers = (delta[:, :-1].unsqueeze(-1) + transitions).argmax(-2)  # (R, n-1, K)
+    return trace_back(delta, pointers, end, lengths, outside_index)
+
+
+def trace_back(delta, pointers, end, lengths, outside_index: int) -> Tuple[torch.Tensor, torch.Tensor]:
+    """``(tags (R, n), scores (R,))`` from ``delta (R, n, K)`` (best score of a prefix ending in each tag) and
+    the backpointers ``(R, n-1, K)`` of positions ``1..n-1``, by a scan over the backpointer maps; rows of
+    length 0 get ``outside_index`` and score 0."""
+    rows, n, k = delta.shape
+    device = delta.device
     last = (lengths - 1).clamp(min=0)
     final = delta.gather(1, last.view(rows, 1, 1).expand(rows, 1, k)).squeeze(1) + end
     best_score, tag = final.max(-1)

@@ -5,7 +5,9 @@ rule, per-position allowed sets) and compute every quantity directly from its de
 """
 
 import functools
+import importlib.util
 import itertools
+import os
 
 import pytest
 import torch
@@ -18,14 +20,22 @@ from eer_plugin.core.losses import eer_objective, expected_entity_counts
 from eer_plugin.core.tags import BiluoScheme
 
 SCHEMES = {5: BiluoScheme(["PER"]), 9: BiluoScheme(["PER", "LOC"])}
+NEEDS_TRITON = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
 
 
-@pytest.fixture(autouse=True, params=["sequential", "scan"])
+@pytest.fixture(
+    autouse=True,
+    params=["sequential", "scan", pytest.param("fused", marks=[NEEDS_TRITON, pytest.mark.integration])],
+)
 def crf_path(request, monkeypatch):
-    """Every test of this file runs on both implementations of the CRF (issue 52): the sequential
-    recursion and the parallel scan (:mod:`eer_plugin.core.scan`), whatever each CRF's ``path``."""
+    """Every test of this file runs on every implementation of the CRF (issue 52): the sequential
+    recursion, the parallel scan (:mod:`eer_plugin.core.scan`) and the fused kernels
+    (:mod:`eer_plugin.core.fused`, in Triton's interpreter on CPU tensors: minutes, so with the integration
+    tests), whatever each CRF's ``path``."""
     import eer_plugin.core.crf as crf_module
 
+    if request.param == "fused" and os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
+        pytest.skip("Triton compiles on this machine (tests/conftest.py): these CPU tests run where there is no GPU")
     monkeypatch.setattr(crf_module, "resolve_crf_path", lambda path, device: request.param)
     return request.param
 

@@ -1,11 +1,20 @@
-"""The parallel-scan CRF path (:mod:`eer_plugin.core.scan`) against the sequential one, beyond the
-brute-force, oracle and float32 large-scale tests of ``test_crf.py`` (which run on both paths): long
-ragged lattices, float64 gradients of the full EER loss, Viterbi paths, impossible and non-finite
-inputs, the number of operations, and the choice of path. Tests marked with a device run on CUDA too when a GPU is present."""
+"""The GPU paths of the CRF against the sequential one: the parallel scan (:mod:`eer_plugin.core.scan`) and
+the fused Triton kernels (:mod:`eer_plugin.core.fused`, run by Triton's interpreter on CPU tensors),
+beyond the brute-force, oracle and float32 large-scale tests of ``test_crf.py`` (which run on every
+path): long ragged lattices, float64 gradients of the full EER loss, Viterbi paths, impossible and
+non-finite inputs, the number of operations, and the choice of path. Tests marked with a device run
+on CUDA too when a GPU is present (the fused kernels compiled there)."""
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
 
 import pytest
 import torch
 
+import eer_plugin.core.fused as fused
 import eer_plugin.core.scan as scan
 from eer_plugin.core.crf import LATENT, ConstrainedCRF, observations_to_allowed
 from eer_plugin.core.losses import eer_objective
@@ -16,10 +25,31 @@ DEVICES = [
     pytest.param("cuda", marks=pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")),
 ]
 SCHEME = BiluoScheme(["PER", "LOC", "ORG", "MISC"])
+NEEDS_TRITON = pytest.mark.skipif(importlib.util.find_spec("triton") is None, reason="Triton is not installed")
+#: the parallel paths each comparison runs on (the fused kernels in the interpreter take seconds a test: CI
+#: runs them, ``make test`` runs test_fused_kernels_on_a_small_batch)
+PATHS = ["scan", pytest.param("fused", marks=[NEEDS_TRITON, pytest.mark.integration])]
 
 
-def crf_pair(seed=0, dtype=torch.float64, device="cpu", constrained=True, scale=1.0, **kwargs):
-    """The same CRF (17 BILUO tags, random transitions) on the sequential and on the scan path."""
+#: the fused kernels on CPU tensors run in Triton's interpreter, which tests/conftest.py chooses where no GPU is
+INTERPRETED = os.environ.get("TRITON_INTERPRET", "0") not in ("", "0")
+
+
+#: on a GPU machine Triton compiles (tests/conftest.py): the fused path's CPU tests run where there is no GPU
+CPU_FUSED = pytest.mark.skipif(not INTERPRETED, reason="Triton compiles on this machine (a GPU machine)")
+
+
+@pytest.fixture(autouse=True)
+def fused_on_this_device(request):
+    """A comparison on the fused path runs on CPU tensors only in Triton's interpreter (see CPU_FUSED)."""
+    params = request.node.callspec.params if hasattr(request.node, "callspec") else {}
+    if params.get("path") == "fused" and params.get("device", "cpu") == "cpu" and "cuda" not in request.node.name:
+        if not INTERPRETED:
+            pytest.skip("Triton compiles on this machine (a GPU machine): CPU copies run where there is no GPU")
+
+
+def crf_pair(seed=0, dtype=torch.float64, device="cpu", constrained=True, scale=1.0, path="scan", **kwargs):
+    """The same CRF (17 BILUO tags, random transitions) on the sequential path and on ``path``."""
     k = SCHEME.num_tags
     transitions = torch.randn(k, k, generator=torch.Generator().manual_seed(seed), dtype=torch.float64) * scale
     grammar = (
@@ -28,8 +58,8 @@ def crf_pair(seed=0, dtype=torch.float64, device="cpu", constrained=True, scale=
         else (torch.ones(k, k, dtype=torch.bool),)
     )
     pair = []
-    for path in ("sequential", "scan"):
-        crf = ConstrainedCRF(*grammar, path=path, **kwargs)
+    for name in ("sequential", path):
+        crf = ConstrainedCRF(*grammar, path=name, **kwargs)
         with torch.no_grad():
             crf.transitions.copy_(transitions)
         pair.append(crf.to(device=device, dtype=dtype))
@@ -71,11 +101,12 @@ def loss_and_grads(crf, emissions, mask, allowed, **kwargs):
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("constrained,per_sequence", [(True, False), (False, True)])
-def test_float64_loss_marginals_and_gradients_equal_the_sequential_path(device, constrained, per_sequence):
+@pytest.mark.parametrize("path", PATHS)
+def test_float64_loss_marginals_and_gradients_equal_the_sequential_path(path, device, constrained, per_sequence):
     """The full EER loss (partial NLL, marginals, active ratio hinge) and its gradients in the emissions
     and the transitions agree to 1e-9 (the issue asks 1e-6), with the grammar and without it
     (``train_constraints=False``)."""
-    sequential, scanned = crf_pair(1, device=device, constrained=constrained)
+    sequential, scanned = crf_pair(1, device=device, constrained=constrained, path=path)
     emissions, mask, allowed = ragged_batch(1, device=device)
     ref, ref_em, ref_tr = loss_and_grads(sequential, emissions, mask, allowed, per_sequence=per_sequence)
     out, em, tr = loss_and_grads(scanned, emissions, mask, allowed, per_sequence=per_sequence)
@@ -89,9 +120,10 @@ def test_float64_loss_marginals_and_gradients_equal_the_sequential_path(device, 
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("seed", [0, 1, 2])
-def test_viterbi_equals_the_sequential_path(device, seed):
+@pytest.mark.parametrize("path", PATHS)
+def test_viterbi_equals_the_sequential_path(path, device, seed):
     """Tags and scores on long ragged lattices, with observations and an O cost."""
-    sequential, scanned = crf_pair(seed, device=device)
+    sequential, scanned = crf_pair(seed, device=device, path=path)
     emissions, mask, allowed = ragged_batch(seed, n=97, device=device)
     for kwargs in ({}, {"allowed": allowed, "o_cost": 0.7}, {"outside_index": 3}):
         tags, scores = scanned.viterbi(emissions, mask, **kwargs)
@@ -103,10 +135,11 @@ def test_viterbi_equals_the_sequential_path(device, seed):
 @pytest.mark.skipif(
     not torch.cuda.is_available(), reason="no CUDA device (on the CPU: test_crf.py's float32 test runs on both paths)"
 )
-def test_float32_large_scale_marginals_match_float64_on_cuda():
+@pytest.mark.parametrize("path", PATHS)
+def test_float32_large_scale_marginals_match_float64_on_cuda(path):
     """Issue 13.8 on the scan path on a GPU: float32 inputs, emissions ~ N(0, 100^2), n = 512, marginals
     within 1e-4 of float64 (the recursion runs in float64 on both paths)."""
-    sequential, scanned = crf_pair(0, dtype=torch.float32, device="cuda")
+    sequential, scanned = crf_pair(0, dtype=torch.float32, device="cuda", path=path)
     emissions, mask, allowed = ragged_batch(0, n=512, dtype=torch.float32, device="cuda", scale=100.0, observed=0.1)
     pll, marginals = scanned.partial_log_likelihood_and_marginals(emissions, mask, allowed)
     ref_pll, ref_marginals = sequential.double().partial_log_likelihood_and_marginals(emissions.double(), mask, allowed)
@@ -117,14 +150,15 @@ def test_float32_large_scale_marginals_match_float64_on_cuda():
 
 @pytest.mark.parametrize("device", DEVICES)
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_impossible_and_non_finite_inputs_stay_finite(device, dtype):
+@pytest.mark.parametrize("path", PATHS)
+def test_impossible_and_non_finite_inputs_stay_finite(path, device, dtype):
     """A position where no tag is allowed, a row whose observations no valid tagging meets, rows of
     length 0 and 1, a float32 recursion (``recursion_dtype=None``): loss, gradients, marginals and
     Viterbi scores stay finite and equal the sequential path's where there is a valid tagging. And
     ``-inf`` emissions on the tags ``allowed`` rules out (what a caller may mask with) give the same
     finite restricted quantities and gradients as the sequential path."""
     for recursion_dtype in (torch.float64, None):
-        sequential, scanned = crf_pair(3, dtype=dtype, device=device, recursion_dtype=recursion_dtype)
+        sequential, scanned = crf_pair(3, dtype=dtype, device=device, recursion_dtype=recursion_dtype, path=path)
         emissions, mask, allowed = ragged_batch(3, n=12, dtype=dtype, device=device)
         tolerance = 1e-9 if dtype == torch.float64 and recursion_dtype is not None else 1e-3
         # -inf on the disallowed tags: the restricted lattice never sees them
@@ -158,6 +192,40 @@ def test_impossible_and_non_finite_inputs_stay_finite(device, dtype):
         assert tags[2].tolist() == [0] * 12  # length 0: outside everywhere
 
 
+@NEEDS_TRITON
+@CPU_FUSED
+def test_fused_kernels_on_a_small_batch():
+    """The fused path's loss, marginals, gradients and Viterbi equal the sequential path's (the quick
+    version of the comparisons above, for ``make test``)."""
+    sequential, kernels = crf_pair(5, path="fused")
+    emissions, mask, allowed = ragged_batch(5, n=9)
+    ref, ref_em, ref_tr = loss_and_grads(sequential, emissions, mask, allowed)
+    out, em, tr = loss_and_grads(kernels, emissions, mask, allowed)
+    assert ref.ratio_loss > 0
+    for got, want in ((out.loss, ref.loss), (out.marginals, ref.marginals), (em, ref_em), (tr, ref_tr)):
+        torch.testing.assert_close(got, want, atol=1e-9, rtol=1e-9)
+    tags, scores = kernels.viterbi(emissions, mask, allowed)
+    ref_tags, ref_scores = sequential.viterbi(emissions, mask, allowed)
+    assert torch.equal(tags, ref_tags)
+    torch.testing.assert_close(scores, ref_scores, atol=1e-9, rtol=1e-12)
+
+
+@NEEDS_TRITON
+@pytest.mark.integration
+@pytest.mark.parametrize("dtype", ["fp64", "fp32"])
+def test_the_fused_kernels_compile_for_a_hopper_gpu(dtype):
+    """What the interpreter does not check (types, globals, layouts), checked without a GPU: the kernels
+    compile to a cubin for compute capability 9.0 (H100, H200) with Triton's own ptxas, for the 17
+    BILUO tags of CoNLL and for 5, in float64 (the recursion dtype) and float32."""
+    # a process of its own: this one may run Triton's interpreter (tests/conftest.py)
+    env = {name: value for name, value in os.environ.items() if name != "TRITON_INTERPRET"}
+    code = f"import json; from eer_plugin.core import fused; print(json.dumps([fused.compile_for(90, tags=t, dtype={dtype!r}) for t in (17, 5)]))"
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    for sizes in json.loads(done.stdout.strip().splitlines()[-1]):
+        assert set(sizes) == {"forward_backward", "conditional_sums", "viterbi"} and min(sizes.values()) > 1000
+
+
 def test_products_in_pieces_equal_one_piece(monkeypatch):
     """A batch too big for one ``K^3`` temporary is multiplied in pieces: same values and gradients."""
     sequential, scanned = crf_pair(4)
@@ -185,15 +253,30 @@ def test_path_choice():
     assert scan.resolve_crf_path("auto", torch.device("cpu")) == "sequential"
     assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
     assert scan.resolve_crf_path("scan", torch.device("cpu")) == "scan"
+    assert scan.resolve_crf_path("fused", torch.device("cuda", 0)) == "fused"
     assert ConstrainedCRF(SCHEME.allowed_transitions()).path == "auto"
     with pytest.raises(ValueError, match="crf path must be one of"):
         ConstrainedCRF(SCHEME.allowed_transitions(), path="parallel")
     assert scan.sequential_depth(512) == 10 and scan.sequential_depth(0) == 0
 
 
-def test_the_scan_issues_logarithmically_many_operations():
-    """What sets the GPU step: the operations issued (each a kernel launch) by the loss forward+backward and
-    Viterbi grow like n on the sequential path and like log n on the scan (5 tags, 1 row, n = 64 and 512)."""
+def test_the_fused_path_says_where_it_cannot_run(monkeypatch):
+    """On a CPU tensor outside Triton's interpreter, or without Triton, the fused path stops with the reason."""
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    crf = ConstrainedCRF(SCHEME.allowed_transitions(), path="fused")
+    emissions, mask, _ = ragged_batch(0, n=5)
+    if importlib.util.find_spec("triton") is not None:
+        with pytest.raises(fused.FusedUnavailable, match="runs on CUDA devices, not cpu .TRITON_INTERPRET=1"):
+            crf.log_partition(emissions.float(), mask)
+    monkeypatch.setitem(__import__("sys").modules, "triton", None)  # import triton fails
+    assert "needs Triton" in fused.fused_unavailable_reason(torch.device("cuda", 0))
+    with pytest.raises(fused.FusedUnavailable, match="needs Triton"):
+        crf.viterbi(emissions.float(), mask)
+
+
+def operations_of_one_step(path, n):
+    """The ATen operations (each a kernel launch on a GPU) that the EER loss forward+backward and Viterbi
+    issue on ``path`` (5 tags, 1 row of length ``n``)."""
     from torch.utils._python_dispatch import TorchDispatchMode
 
     class Counter(TorchDispatchMode):
@@ -204,29 +287,52 @@ def test_the_scan_issues_logarithmically_many_operations():
             return func(*args, **(kwargs or {}))
 
     scheme = BiluoScheme(["PER"])
-    counts = {}
-    for path in ("sequential", "scan"):
-        crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), path=path)
-        for n in (64, 512):
-            emissions = torch.randn(1, n, 5, requires_grad=True)
-            mask = torch.ones(1, n, dtype=torch.bool)
-            allowed = observations_to_allowed(torch.full((1, n), LATENT), 5)
-            Counter.count = 0
-            with Counter():
-                eer_objective(crf, emissions, mask, allowed, scheme.entity_mask()).loss.backward()
-                crf.viterbi(emissions.detach(), mask)
-            counts[path, n] = Counter.count
+    crf = ConstrainedCRF(scheme.allowed_transitions(), scheme.allowed_start(), scheme.allowed_end(), path=path)
+    emissions = torch.randn(1, n, 5, requires_grad=True)
+    mask = torch.ones(1, n, dtype=torch.bool)
+    allowed = observations_to_allowed(torch.full((1, n), LATENT), 5)
+    with Counter():
+        eer_objective(crf, emissions, mask, allowed, scheme.entity_mask()).loss.backward()
+        crf.viterbi(emissions.detach(), mask)
+    return Counter.count
+
+
+def test_the_scan_issues_logarithmically_many_operations():
+    """What sets the GPU step: the operations issued by the loss forward+backward and Viterbi grow like n on
+    the sequential path and like log n on the scan (n = 64 and 512)."""
+    counts = {(path, n): operations_of_one_step(path, n) for path in ("sequential", "scan") for n in (64, 512)}
     assert counts["sequential", 512] > 6 * counts["sequential", 64]  # one step per position
     assert counts["scan", 512] < 1.6 * counts["scan", 64]  # log2(513) / log2(65) = 1.5 steps
     assert counts["sequential", 512] > 10 * counts["scan", 512]
 
 
+@NEEDS_TRITON
+@CPU_FUSED
+@pytest.mark.integration
+def test_the_fused_path_issues_as_many_operations_at_any_length(monkeypatch):
+    """The fused path's loss forward+backward and Viterbi issue three kernel launches whatever n, and other
+    operations whose number grows only with the traceback's scan over the backpointer maps (log2 n steps)
+    (n = 16 and 64: Triton's interpreter takes seconds per launch)."""
+    launches = []
+    launch = fused._launch
+    monkeypatch.setattr(
+        fused, "_launch", lambda index, *args, **kwargs: launches.append(index) or launch(index, *args, **kwargs)
+    )
+    counts = {}
+    for n in (16, 64):
+        launches.clear()
+        counts[n] = operations_of_one_step("fused", n)
+        assert launches == [0, 1, 2]  # forward-backward, conditional sums, Viterbi
+    assert counts[16] < counts[64] < 1.1 * counts[16]  # 2 more traceback steps
+
+
 @pytest.mark.parametrize("device", DEVICES)
-def test_log_partition_alone_and_partial_likelihood_equal_the_sequential_path(device):
+@pytest.mark.parametrize("path", PATHS)
+def test_log_partition_alone_and_partial_likelihood_equal_the_sequential_path(path, device):
     """The scan's log-Z-only pass (no suffix scan: log_partition, partial_log_likelihood, and the
     restricted lattice of partial_log_likelihood_and_marginals) gives the sequential path's values and
     gradients, and a pass without marginals returns none."""
-    sequential, scanned = crf_pair(3, device=device)
+    sequential, scanned = crf_pair(3, device=device, path=path)
     emissions, mask, allowed = ragged_batch(3, n=40, device=device)
     for method in ("log_partition", "partial_log_likelihood"):
         values = []
@@ -240,5 +346,5 @@ def test_log_partition_alone_and_partial_likelihood_equal_the_sequential_path(de
         torch.testing.assert_close(values[1][1], values[0][1], rtol=0, atol=1e-9)
     lengths = mask.sum(-1)
     log_z, none = scanned._forward_backward(emissions, lengths, marginals=False)
-    assert none is None
+    assert none is None or path == "fused"  # the fused pass computes beta beside alpha, in the same launch
     torch.testing.assert_close(log_z, scanned._forward_backward(emissions, lengths)[0], rtol=0, atol=1e-12)
