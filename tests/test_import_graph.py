@@ -74,6 +74,8 @@ CORE_MODULES = {
     "span_sampling",
     "ratio_control",
     "scan",
+    "fused",  # the CRF's recursions as Triton kernels (Triton imported on first use only)
+    "fused_kernels",
 }
 
 
