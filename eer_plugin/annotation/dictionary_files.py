@@ -245,7 +245,9 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
                 if unknown:
                     raise DocumentError(unknown_keys_message(unknown, TEXT_JSON_KEYS))
                 if not isinstance(data["text"], str) or not data["text"].strip():
-                    raise DocumentError("'text' must be a non-empty string")
+                    raise DocumentError(
+                        "'text' must be a non-empty string: a document without words has nothing to label; remove its line"
+                    )
                 words, word_offsets, ends = tokenize_text(data["text"])
                 document = Document(doc_id, words, ends, text=data["text"])
             else:  # words; with "text" (this command's output) the words' offsets when the text gives these words

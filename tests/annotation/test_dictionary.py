@@ -313,7 +313,7 @@ BAD = [
     BadInput(
         "docs_empty_text.jsonl",
         '{"text": "a"}\n{"text": "  "}\n',
-        r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string",
+        r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string: .* remove its line",
         "input",
     ),
     BadInput(
