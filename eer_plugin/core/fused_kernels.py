@@ -22,8 +22,15 @@ Padding lanes (tags ``K..BK-1``) hold :data:`PAD` and take no part; emissions be
 are read as :data:`PAD`, so every quantity stays finite.
 """
 
-import triton
-import triton.language as tl
+from types import SimpleNamespace
+
+try:
+    import triton
+    import triton.language as tl
+except ImportError:  # Triton is optional: this module still imports (AllenNLP's --include-package imports every
+    # module of the package), its kernels stay plain functions that nothing calls (fused.require_fused says why)
+    triton = SimpleNamespace(jit=lambda fn: fn)
+    tl = SimpleNamespace(constexpr=lambda value=None: value)
 
 #: the score of a padding lane (and the floor of an emission): far below any reachable score
 #: (:data:`~eer_plugin.core.step_constants.IMPOSSIBLE` is -1e9 per step), far above float32's range end

@@ -297,6 +297,29 @@ def operations_of_one_step(path, n):
     return Counter.count
 
 
+@pytest.mark.integration
+def test_the_package_imports_without_triton():
+    """Triton is optional (a CPU install has none): ``--include-package eer_plugin`` imports every module of
+    the package, the fused kernels' included, and a CRF on the fused path says why it cannot run."""
+    code = (
+        "import sys; sys.modules['triton'] = sys.modules['triton.language'] = None\n"
+        "import torch\n"
+        "from allennlp.common.util import import_module_and_submodules\n"
+        "import_module_and_submodules('eer_plugin')\n"
+        "from eer_plugin.core.crf import ConstrainedCRF\n"
+        "from eer_plugin.core.fused import FusedUnavailable\n"
+        "crf = ConstrainedCRF(torch.ones(3, 3, dtype=torch.bool), path='fused')\n"
+        "try:\n"
+        "    crf.log_partition(torch.zeros(1, 2, 3), torch.ones(1, 2, dtype=torch.bool))\n"
+        "except FusedUnavailable as err:\n"
+        "    print('refused:', err)\n"
+    )
+    env = {name: value for name, value in os.environ.items() if name != "TRITON_INTERPRET"}
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "refused: the fused CRF path needs Triton" in done.stdout
+
+
 def test_the_scan_issues_logarithmically_many_operations():
     """What sets the GPU step: the operations issued by the loss forward+backward and Viterbi grow like n on
     the sequential path and like log n on the scan (n = 64 and 512)."""
