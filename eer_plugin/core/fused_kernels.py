@@ -49,19 +49,25 @@ def _row(trans, lengths, K: tl.constexpr, BK: tl.constexpr):
 
 
 @triton.jit
+def _emission(phi, base, i, lane, valid, K: tl.constexpr):
+    """``phi_i`` over the tag lanes, read as at least :data:`PAD` (``-inf`` included)."""
+    return tl.maximum(tl.load(phi + base + i * K + lane, mask=valid, other=PAD), PAD)
+
+
+@triton.jit
 def forward_backward(phi, trans, start, end, lengths, alpha, beta, n, K: tl.constexpr, BK: tl.constexpr):
     row, length, lane, valid, pairs, steps = _row(trans, lengths, K, BK)
     direction = tl.program_id(1)
     base = row * n * K
     if direction == 0:
-        first = tl.maximum(tl.load(phi + base + lane, mask=valid, other=PAD), PAD)
+        first = _emission(phi, base, 0, lane, valid, K)
         forward = tl.where(valid, first + tl.load(start + lane, mask=valid, other=PAD), PAD)
         tl.store(alpha + base + lane, forward, mask=valid & (length > 0))
         for i in range(1, n):
             scores = forward[:, None] + steps
             top = tl.max(scores, axis=0)
             total = tl.sum(tl.exp(scores - top[None, :]), axis=0)
-            emit = tl.maximum(tl.load(phi + base + i * K + lane, mask=valid, other=PAD), PAD)
+            emit = _emission(phi, base, i, lane, valid, K)
             forward = tl.where(valid, emit + top + tl.log(total), PAD)
             tl.store(alpha + base + i * K + lane, forward, mask=valid & (i < length))
     else:
@@ -70,7 +76,7 @@ def forward_backward(phi, trans, start, end, lengths, alpha, beta, n, K: tl.cons
         tl.store(beta + base + (length - 1) * K + lane, backward, mask=valid & (length > 0))
         for j in range(1, n):
             i = n - 1 - j
-            emit = tl.maximum(tl.load(phi + base + (i + 1) * K + lane, mask=valid, other=PAD), PAD)
+            emit = _emission(phi, base, i + 1, lane, valid, K)
             scores = steps + (emit + backward)[None, :]
             top = tl.max(scores, axis=1)
             total = tl.sum(tl.exp(scores - top[:, None]), axis=1)
@@ -90,7 +96,7 @@ def conditional_sums(phi, trans, alpha, beta, grad, lengths, prefix, suffix, n, 
         before = tl.load(alpha + base + lane, mask=valid, other=PAD)
         for i in range(1, n):
             here = tl.load(alpha + base + i * K + lane, mask=valid, other=PAD)
-            emit = tl.maximum(tl.load(phi + base + i * K + lane, mask=valid, other=PAD), PAD)
+            emit = _emission(phi, base, i, lane, valid, K)
             log_p = before[:, None] + steps + (emit - here)[None, :]  # [a, l]: P(y_{i-1} = a | y_i = l)
             p = tl.where(pairs, tl.exp(tl.minimum(log_p, 0.0)), 0.0)
             state = tl.load(grad + base + i * K + lane, mask=valid, other=0.0) + tl.sum(p * state[:, None], axis=0)
@@ -106,7 +112,7 @@ def conditional_sums(phi, trans, alpha, beta, grad, lengths, prefix, suffix, n, 
             i = n - 1 - j
             inside = i < length - 1
             here = tl.load(beta + base + i * K + lane, mask=valid & inside, other=PAD)
-            emit = tl.maximum(tl.load(phi + base + (i + 1) * K + lane, mask=valid, other=PAD), PAD)
+            emit = _emission(phi, base, i + 1, lane, valid, K)
             log_p = steps + (emit + after)[None, :] - here[:, None]  # [l, b]: P(y_{i+1} = b | y_i = l)
             p = tl.where(pairs, tl.exp(tl.minimum(log_p, 0.0)), 0.0)
             update = tl.load(grad + base + i * K + lane, mask=valid, other=0.0) + tl.sum(p * state[None, :], axis=1)
@@ -119,14 +125,14 @@ def conditional_sums(phi, trans, alpha, beta, grad, lengths, prefix, suffix, n, 
 def viterbi(phi, trans, start, lengths, delta, pointers, n, K: tl.constexpr, BK: tl.constexpr):
     row, length, lane, valid, pairs, steps = _row(trans, lengths, K, BK)
     base = row * n * K
-    first = tl.maximum(tl.load(phi + base + lane, mask=valid, other=PAD), PAD)
+    first = _emission(phi, base, 0, lane, valid, K)
     best = tl.where(valid, first + tl.load(start + lane, mask=valid, other=PAD), PAD)
     tl.store(delta + base + lane, best, mask=valid & (length > 0))
     for i in range(1, n):
         scores = best[:, None] + steps
         top = tl.max(scores, axis=0)
         pointer = tl.argmax(scores, axis=0)
-        emit = tl.maximum(tl.load(phi + base + i * K + lane, mask=valid, other=PAD), PAD)
+        emit = _emission(phi, base, i, lane, valid, K)
         best = tl.where(valid, emit + top, PAD)
         tl.store(delta + base + i * K + lane, best, mask=valid & (i < length))
         tl.store(pointers + base - row * K + (i - 1) * K + lane, pointer, mask=valid & (i < length))
