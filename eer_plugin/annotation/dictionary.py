@@ -31,7 +31,8 @@ When the input documents already carry spans, a dictionary type none of them use
 ``"id"``), JSON lines with ``"tokens"`` (pre-tokenized or partial-annotation documents, whose spans and
 provenance are kept: this command's own output can be labelled again with another dictionary), or a CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
 match that overlaps one (or a negative span) is dropped and counted; complete documents are left as they
-are (their unmarked words are observed ``O``).
+are (their unmarked words are observed ``O``). A raw-text document without words is skipped and listed
+(``Summary.skipped_without_words``); an input without any words is an error.
 
 **Propagate** (``propagate=True``): the spans annotated in the input become a dictionary named
 :data:`PROPAGATE_SOURCE` (before the ``--dictionary`` files, so ``ambiguous="first"`` prefers a person's
@@ -94,6 +95,7 @@ class Summary:
     matches_per_type: Dict[str, int] = dataclasses.field(default_factory=dict)
     matches_per_dictionary: Dict[str, int] = dataclasses.field(default_factory=dict)
     documents_without_match: int = 0
+    skipped_without_words: List[str] = dataclasses.field(default_factory=list)
     complete_documents_kept: int = 0
     overlaps_dropped: int = 0
     conflicts: List[str] = dataclasses.field(default_factory=list)
@@ -127,6 +129,12 @@ class Summary:
             + ("; ..." if len(self.ambiguous) > shown else ""),
             f"duplicate entries (same form and type): {self.duplicates}; stop-listed entries: {self.stopped}",
         ]
+        if self.skipped_without_words:
+            lines.append(
+                f"skipped {len(self.skipped_without_words)} documents without words (empty text, not written): "
+                + ", ".join(self.skipped_without_words[:shown])
+                + (", ..." if len(self.skipped_without_words) > shown else "")
+            )
         if self.complete_documents_kept or self.overlaps_dropped or self.conflicts:
             lines.append(
                 f"kept as annotated: {self.complete_documents_kept} complete documents; matches dropped for overlapping "
@@ -262,7 +270,7 @@ def label_file(
         )
     inputs = [("INPUT", input), ("--stop-list", stop_list)] + [(f"--dictionary {name}", path) for name, path in specs]
     check_outputs(inputs, [("OUTPUT", output), ("--report", report)])
-    documents, kind, offsets = read_input(input)
+    documents, kind, offsets, without_words = read_input(input)
     annotated = [d for d in documents if d.spans]
     if propagate and not annotated:
         raise DictionaryError("--propagate: no document of the input has an annotated span to propagate", input)
@@ -276,6 +284,7 @@ def label_file(
         stopped=matcher.stopped,
         ambiguous_rule=ambiguous,
         ambiguous=matcher.ambiguous_forms(),
+        skipped_without_words=without_words,
         output=str(output),
     )
     summary.warnings = type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)

@@ -203,8 +203,9 @@ def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Seque
     return warnings
 
 
-def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple[int, int]]]]]:
-    """The documents of INPUT, its kind and each document's word character offsets (None without raw text).
+def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple[int, int]]]], List[str]]:
+    """The documents of INPUT, its kind, each document's word character offsets (None without raw text)
+    and the ``file:line`` of each raw-text document without words (skipped: nothing to label or learn).
 
     Kinds: ``text`` (JSON lines with raw text; :attr:`Document.text` set), ``tokens`` (JSON lines with
     words, partial annotation kept) or ``conll`` (a CoNLL/OntoNotes file, tags ignored). Every line of a
@@ -217,12 +218,14 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
             [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold],
             "conll",
             [None] * len(gold),
+            [],
         )
     stem = Path(path).stem
     documents: List[Document] = []
     offsets: List[Optional[List[Tuple[int, int]]]] = []
     kinds = set()
     first_line: Dict[str, int] = {}
+    without_words: List[str] = []
     for number, text in text_lines(path):
         if not text.strip():
             continue
@@ -244,11 +247,12 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
                 unknown = sorted(set(data) - set(TEXT_JSON_KEYS))
                 if unknown:
                     raise DocumentError(unknown_keys_message(unknown, TEXT_JSON_KEYS))
-                if not isinstance(data["text"], str) or not data["text"].strip():
-                    raise DocumentError(
-                        "'text' must be a non-empty string: a document without words has nothing to label; remove its line"
-                    )
+                if not isinstance(data["text"], str):
+                    raise DocumentError(f"'text' must be a string, got {type(data['text']).__name__}")
                 words, word_offsets, ends = tokenize_text(data["text"])
+                if not words:  # an empty document of a real folder: nothing to label, nothing to learn
+                    without_words.append(f"{path}:{number}")
+                    continue
                 document = Document(doc_id, words, ends, text=data["text"])
             else:  # words; with "text" (this command's output) the words' offsets when the text gives these words
                 kinds.add("tokens")
@@ -266,7 +270,11 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
         documents.append(document)
         offsets.append(word_offsets)
     if not documents:
-        raise DictionaryError('no documents; expected one JSON object per line with "text" or "tokens"', path)
+        raise DictionaryError(
+            'no documents with words; expected one JSON object per line with "text" or "tokens"'
+            + (f" ({len(without_words)} line(s) with empty text)" if without_words else ""),
+            path,
+        )
     if len(kinds) > 1:
         raise DictionaryError('lines with "text" and lines with "tokens" in one file; give one kind per file', path)
-    return documents, kinds.pop(), offsets
+    return documents, kinds.pop(), offsets, without_words

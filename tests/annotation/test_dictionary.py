@@ -171,6 +171,32 @@ def test_label_file_writes_what_train_reads(tmp_path):
     assert json.loads((tmp_path / "report.json").read_text())["matches"] == 4
 
 
+@given(st.lists(st.sampled_from(["", " ", "\n\t", "Merkel met Smith", "in Berlin ."]), min_size=1, max_size=8))
+@settings(max_examples=25, deadline=None)
+def test_documents_without_words_are_skipped_and_listed(texts):
+    """A folder of real documents holds empty ones: each is skipped with its file:line in the summary, the
+    others are labelled and written in order; an input with no words at all is an error."""
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        names = _write(Path(tmp) / "names.tsv", NAMES)
+        docs = _write(Path(tmp) / "docs.jsonl", "".join(json.dumps({"text": t}) + "\n" for t in texts))
+        empty = [f"{docs}:{n}" for n, t in enumerate(texts, 1) if not t.strip()]
+        if len(empty) == len(texts):
+            with pytest.raises(Exception, match=f"no documents with words.*{len(empty)} line"):
+                label_file(str(docs), str(Path(tmp) / "out.jsonl"), [str(names)])
+            assert not (Path(tmp) / "out.jsonl").exists()
+            return
+        summary = label_file(str(docs), str(Path(tmp) / "out.jsonl"), [str(names)])
+        written = read_jsonl(str(Path(tmp) / "out.jsonl"))
+        assert summary.skipped_without_words == empty and summary.documents == len(texts) - len(empty)
+        assert [d.text for d in written] == [t for t in texts if t.strip()]
+        assert [d.id for d in written] == [f"docs-{n}" for n, t in enumerate(texts, 1) if t.strip()]
+        assert any(
+            line.startswith(f"skipped {len(empty)} documents without words") for line in summary.lines()
+        ) == bool(empty)
+
+
 def test_propagate_labels_other_occurrences_and_keeps_annotations(tmp_path):
     docs = [
         {"id": "a", "tokens": ["Kohl", "met", "Yeltsin", "in", "Bonn"], "spans": [[0, 1, "PER"], [4, 5, "LOC"]]},
@@ -311,10 +337,13 @@ BAD = [
         "docs_keys.jsonl", '{"text": "x", "txet": "y"}\n', r"docs_keys\.jsonl:1: unknown key\(s\) 'txet'", "input"
     ),
     BadInput(
-        "docs_empty_text.jsonl",
-        '{"text": "a"}\n{"text": "  "}\n',
-        r"docs_empty_text\.jsonl:2: 'text' must be a non-empty string: .* remove its line",
+        "docs_only_empty_text.jsonl",
+        '{"text": ""}\n\n{"text": " \\n\\t"}\n',
+        r"docs_only_empty_text\.jsonl: no documents with words; .* \(2 line\(s\) with empty text\)",
         "input",
+    ),
+    BadInput(
+        "docs_text_type.jsonl", '{"text": 12}\n', r"docs_text_type\.jsonl:1: 'text' must be a string, got int", "input"
     ),
     BadInput(
         "docs_same_id.jsonl",
