@@ -31,7 +31,7 @@ When the input documents already carry spans, a dictionary type none of them use
 ``"id"``), JSON lines with ``"tokens"`` (pre-tokenized or partial-annotation documents, whose spans and
 provenance are kept: this command's own output can be labelled again with another dictionary), or a CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
 match that overlaps one (or a negative span) is dropped and counted; complete documents are left as they
-are (their unmarked words are observed ``O``). A raw-text document without words is skipped and listed
+are (their unmarked words are observed ``O``). A document without words (empty text or tokens) is skipped and listed
 (``Summary.skipped_without_words``); an input without any words is an error.
 
 **Propagate** (``propagate=True``): the spans annotated in the input become a dictionary named
@@ -131,7 +131,7 @@ class Summary:
         ]
         if self.skipped_without_words:
             lines.append(
-                f"skipped {len(self.skipped_without_words)} documents without words (empty text, not written): "
+                f"skipped {len(self.skipped_without_words)} documents without words (not written): "
                 + ", ".join(self.skipped_without_words[:shown])
                 + (", ..." if len(self.skipped_without_words) > shown else "")
             )

@@ -205,7 +205,7 @@ def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Seque
 
 def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple[int, int]]]], List[str]]:
     """The documents of INPUT, its kind, each document's word character offsets (None without raw text)
-    and the ``file:line`` of each raw-text document without words (skipped: nothing to label or learn).
+    and the ``file:line`` of each document without words (empty text or tokens; skipped: nothing to label).
 
     Kinds: ``text`` (JSON lines with raw text; :attr:`Document.text` set), ``tokens`` (JSON lines with
     words, partial annotation kept) or ``conll`` (a CoNLL/OntoNotes file, tags ignored). Every line of a
@@ -256,6 +256,9 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
                 document = Document(doc_id, words, ends, text=data["text"])
             else:  # words; with "text" (this command's output) the words' offsets when the text gives these words
                 kinds.add("tokens")
+                if data["tokens"] == []:
+                    without_words.append(f"{path}:{number}")
+                    continue
                 document = Document.from_json(dict(data, id=doc_id))
                 word_offsets = None
                 if document.text is not None:
@@ -272,7 +275,7 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
     if not documents:
         raise DictionaryError(
             'no documents with words; expected one JSON object per line with "text" or "tokens"'
-            + (f" ({len(without_words)} line(s) with empty text)" if without_words else ""),
+            + (f" ({len(without_words)} line(s) without words)" if without_words else ""),
             path,
         )
     if len(kinds) > 1:

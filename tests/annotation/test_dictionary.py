@@ -171,16 +171,20 @@ def test_label_file_writes_what_train_reads(tmp_path):
     assert json.loads((tmp_path / "report.json").read_text())["matches"] == 4
 
 
-@given(st.lists(st.sampled_from(["", " ", "\n\t", "Merkel met Smith", "in Berlin ."]), min_size=1, max_size=8))
+@given(
+    st.lists(st.sampled_from(["", " ", "\n\t", "Merkel met Smith", "in Berlin ."]), min_size=1, max_size=8),
+    st.sampled_from(["text", "tokens"]),
+)
 @settings(max_examples=25, deadline=None)
-def test_documents_without_words_are_skipped_and_listed(texts):
-    """A folder of real documents holds empty ones: each is skipped with its file:line in the summary, the
-    others are labelled and written in order; an input with no words at all is an error."""
+def test_documents_without_words_are_skipped_and_listed(texts, kind):
+    """A folder of real documents holds empty ones (empty text, white space, no tokens): each is skipped with
+    its file:line in the summary, the others are labelled and written in order; no words at all is an error."""
     import tempfile
 
+    line = lambda t: json.dumps({"text": t} if kind == "text" else {"tokens": t.split()}) + "\n"  # noqa: E731
     with tempfile.TemporaryDirectory() as tmp:
         names = _write(Path(tmp) / "names.tsv", NAMES)
-        docs = _write(Path(tmp) / "docs.jsonl", "".join(json.dumps({"text": t}) + "\n" for t in texts))
+        docs = _write(Path(tmp) / "docs.jsonl", "".join(line(t) for t in texts))
         empty = [f"{docs}:{n}" for n, t in enumerate(texts, 1) if not t.strip()]
         if len(empty) == len(texts):
             with pytest.raises(Exception, match=f"no documents with words.*{len(empty)} line"):
@@ -190,7 +194,7 @@ def test_documents_without_words_are_skipped_and_listed(texts):
         summary = label_file(str(docs), str(Path(tmp) / "out.jsonl"), [str(names)])
         written = read_jsonl(str(Path(tmp) / "out.jsonl"))
         assert summary.skipped_without_words == empty and summary.documents == len(texts) - len(empty)
-        assert [d.text for d in written] == [t for t in texts if t.strip()]
+        assert [" ".join(d.tokens) for d in written] == [" ".join(t.split()) for t in texts if t.strip()]
         assert [d.id for d in written] == [f"docs-{n}" for n, t in enumerate(texts, 1) if t.strip()]
         assert any(
             line.startswith(f"skipped {len(empty)} documents without words") for line in summary.lines()
@@ -339,7 +343,7 @@ BAD = [
     BadInput(
         "docs_only_empty_text.jsonl",
         '{"text": ""}\n\n{"text": " \\n\\t"}\n',
-        r"docs_only_empty_text\.jsonl: no documents with words; .* \(2 line\(s\) with empty text\)",
+        r"docs_only_empty_text\.jsonl: no documents with words; .* \(2 line\(s\) without words\)",
         "input",
     ),
     BadInput(
