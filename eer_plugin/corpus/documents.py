@@ -59,7 +59,9 @@ class Document:
         where = f"{self.source}: " if self.source else ""
         n = len(self.tokens)
         if n == 0:
-            raise DocumentError(f"{where}document {self.id!r} is empty")
+            raise DocumentError(
+                f"{where}document {self.id!r} is empty: a document needs at least one word; remove its line"
+            )
         if any(not isinstance(t, str) or not t or any(c.isspace() for c in t) for t in self.tokens):
             raise DocumentError(f"{where}document {self.id!r} has an empty token or a token with white space")
         ends = self.sentence_ends

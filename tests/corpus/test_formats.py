@@ -385,6 +385,7 @@ def test_jsonl_bad_json_and_types(tmp_path):
     jsonl_error(tmp_path, [{"tokens": ["a"]}], 1, "missing key 'id'")
     jsonl_error(tmp_path, [GOOD, GOOD], 2, "document id 'ok' already used on line 1")
     jsonl_error(tmp_path, [dict(GOOD, tokens=["John", "", "a", "b", "c"])], 1, "empty token")
+    jsonl_error(tmp_path, [GOOD, {"id": "e", "tokens": [], "sentence_ends": []}], 2, "'e' is empty: .* remove its line")
     jsonl_error(tmp_path, [[1, 2]], 1, "expected a JSON object")
 
 
