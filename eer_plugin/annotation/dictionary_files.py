@@ -15,6 +15,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, detect_format, read_documents
+from eer_plugin.corpus.formats.files import stream_lines
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -52,31 +53,20 @@ def _json_value(text: str, path: str, line: int):
 
 
 def text_lines(path: str) -> Iterator[Tuple[int, str]]:
-    """``(line number, text)`` of a UTF-8 file, read line by line (bounded memory); a byte that is not
-    UTF-8 is a :class:`DictionaryError` naming its line, with the ``iconv`` command that converts the file."""
+    """``(line number, text)`` of a text file, read line by line (bounded memory) by
+    :func:`~eer_plugin.corpus.formats.files.stream_lines`: UTF-8 (UTF-16/32 with a byte-order mark; gzip,
+    bzip2 or xz); a byte that is not UTF-8 is a :class:`DictionaryError` naming its line, with the ``iconv``
+    command that converts the file."""
     try:
-        handle = open(path, "rb")
-    except OSError as err:
-        raise DictionaryError(f"cannot read file: {err.strerror or err}", path) from None
-    with handle:
-        for number, raw in enumerate(handle, start=1):
-            if number == 1 and raw.startswith(b"\xef\xbb\xbf"):
-                raw = raw[3:]
-            try:
-                text = raw.rstrip(b"\r\n").decode("utf-8")
-            except UnicodeDecodeError as err:
-                raise DictionaryError(
-                    f"invalid UTF-8 byte 0x{raw[err.start]:02x} at byte {err.start} of the line; dictionaries are UTF-8: "
-                    f"convert the file, e.g. iconv -f latin1 -t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
-                    path,
-                    number,
-                ) from None
+        for number, text in stream_lines(path):
             yield number, normalise_text(text)[0]
+    except FormatError as err:
+        raise DictionaryError(err.reason, path, err.line) from None
 
 
 def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
     """``(line, surface form, type)`` of every entry of a TSV or JSON-lines dictionary (module docstring)."""
-    as_json = Path(path).suffix in (".jsonl", ".json")
+    as_json = _uncompressed_name(path).suffix in (".jsonl", ".json")
     first = True
     for number, text in text_lines(path):
         stripped = text.strip()
@@ -131,14 +121,19 @@ def read_stop_list(path: str) -> List[List[str]]:
     return [form for form in forms if form]
 
 
+def _uncompressed_name(path: str) -> Path:
+    """``path`` without a ``.gz``, ``.bz2`` or ``.xz`` suffix (the files :func:`text_lines` decompresses)."""
+    return Path(path).with_suffix("") if Path(path).suffix in (".gz", ".bz2", ".xz") else Path(path)
+
+
 def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
     """``(name, path)`` of each ``--dictionary`` argument: ``FILE`` (named by its stem) or ``NAME=FILE``."""
     specs = []
     for argument in arguments:
         if "=" in argument and not Path(argument).exists():
             name, path = argument.split("=", 1)
-        else:
-            name, path = Path(argument).stem, argument
+        else:  # the file's stem, without a compression suffix, white space as "_" ("Company list.tsv.gz")
+            name, path = re.sub(r"\s+", "_", _uncompressed_name(argument).stem.strip()), argument
         if not name or not _TYPE.match(name):
             raise DictionaryError(
                 f"bad dictionary name {name!r}: give NAME=FILE with a name without white space", argument
@@ -220,7 +215,7 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
             [None] * len(gold),
             [],
         )
-    stem = Path(path).stem
+    stem = _uncompressed_name(path).stem
     documents: List[Document] = []
     offsets: List[Optional[List[Tuple[int, int]]]] = []
     kinds = set()

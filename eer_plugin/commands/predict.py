@@ -40,10 +40,7 @@ full disk, ``/dev/full``) is one line, the temporary file removed.
 """
 
 import argparse
-import bz2
-import gzip
 import io
-import lzma
 import os
 import re
 import sys
@@ -68,7 +65,7 @@ from eer_plugin.common.outputs import (
     write_failure,
 )
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats.files import FormatError, check_input_file, compression_of
+from eer_plugin.corpus.formats.files import FormatError, check_input_file, open_text
 from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, output_mismatch
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
@@ -205,16 +202,13 @@ def _bounded_lines(handle) -> Iterator[str]:
 
 
 def _open_input(path: str):
-    """The input file as text lines, decompressed when its first bytes say gzip, bzip2 or xz (any name); a zstd
-    or zip file is a :class:`UserError` naming the compression."""
-    with open(path, "rb") as handle:
-        kind = compression_of(handle.read(8))
-    opener = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}.get(kind)
-    if opener is None:
-        raise UserError(
-            f"{path}: {kind}-compressed: decompress it first (eer-ner predict reads gzip, bzip2 and xz itself)"
-        )
-    return opener(path, "rt", encoding="utf-8", errors="surrogateescape")
+    """The input file as text lines (:func:`~eer_plugin.corpus.formats.files.open_text`: decompressed when its
+    first bytes say gzip, bzip2 or xz, UTF-8 or UTF-16/32 by a byte-order mark); a file that cannot be read
+    so (zstd, zip, UTF-16 without a mark) is a :class:`UserError` with the fix."""
+    try:
+        return open_text(path)
+    except FormatError as err:
+        raise UserError(str(err).replace("eer-ner reads", "eer-ner predict reads")) from None
 
 
 class LineReportingPredictManager(allennlp_predict._PredictManager):

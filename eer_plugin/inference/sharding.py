@@ -28,6 +28,7 @@ from typing import IO, Dict, Iterator, List, Sequence
 
 from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
 from eer_plugin.corpus import strict_json
+from eer_plugin.corpus.formats.files import SNIFF_BYTES, FormatError, text_codec
 from eer_plugin.inference.documents import output_mismatch
 
 MANIFEST_SUFFIX = ".shards.json"
@@ -89,6 +90,17 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
     if not os.path.isfile(path):
         raise ShardError(
             f"{path}: no such file; give the JSON lines to tag (the input of eer-ner predict, uncompressed)"
+        )
+    with open(path, "rb") as handle:
+        head = handle.read(SNIFF_BYTES)
+    try:
+        codec = text_codec(head, path)
+    except FormatError as err:
+        raise ShardError(str(err)) from None
+    if codec != "utf-8":  # shards are cut at the line ends of UTF-8 bytes (predict itself reads UTF-16)
+        raise ShardError(
+            f"{path}: {codec.upper()} text (byte-order mark); eer-shard cuts UTF-8 lines: convert it first: "
+            f"iconv -f {codec} -t utf-8 {path} > {Path(path).stem}.utf8.jsonl"
         )
     source = Path(path)
     stem = source.name[: -len(".jsonl")] if source.name.endswith(".jsonl") else source.stem

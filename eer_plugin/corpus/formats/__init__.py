@@ -34,6 +34,7 @@ from eer_plugin.corpus.formats.files import (
     decode_file,
     read_input_bytes,
     read_lines,
+    text_codec,
 )
 from eer_plugin.corpus.formats.jsonl import AUTHORS_JSON_KEYS, json_lines, read_jsonl, write_jsonl
 from eer_plugin.corpus.formats.ontonotes import ONTONOTES_TYPES, is_ontonotes_file, read_ontonotes
@@ -72,7 +73,7 @@ def detect_format(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> st
     if p.suffix in (".jsonl", ".json"):
         return "jsonl"
     data = read_input_bytes(p)
-    codec = "utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding
+    codec = text_codec(data, p) if file_encoding == AUTO_FILE_ENCODING else file_encoding
     try:
         text = data.decode(codec, errors="replace")  # only sniffed here; the reader reports bad bytes
     except LookupError:

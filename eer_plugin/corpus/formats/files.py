@@ -17,7 +17,7 @@ import re
 import stat
 import zlib
 from pathlib import Path
-from typing import Iterator, List, Optional, Tuple, Union
+from typing import IO, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.text import normalise_text
@@ -52,6 +52,44 @@ COMPRESSIONS = (
     (b"\x28\xb5\x2f\xfd", "zstd", None),
     (b"PK\x03\x04", "zip", None),
 )
+
+
+#: byte-order marks of the wide Unicode encodings and the codec that reads past them (UTF-32 LE first: its
+#: mark starts with UTF-16 LE's); Windows tools write them ("Unicode Text" from Excel, PowerShell's Out-File)
+WIDE_BYTE_ORDER_MARKS = (
+    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
+    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
+    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
+)
+#: how many first bytes :func:`text_codec` looks at
+SNIFF_BYTES = 4096
+
+
+def text_codec(head: bytes, path: PathLike) -> str:
+    """The codec that reads a text file whose first bytes are ``head`` when no encoding is given: ``utf-16`` or
+    ``utf-32`` when a byte-order mark names it, else ``utf-8`` (a UTF-8 mark is dropped by the readers). A file
+    that looks like UTF-16 without a mark (a NUL in nearly every other byte: no UTF-8 or latin-1 text has
+    them) is a :class:`FormatError` with the command that converts it, never read as garbage."""
+    for mark, codec, _ in WIDE_BYTE_ORDER_MARKS:
+        if head.startswith(mark):
+            return codec
+    sample = head[:SNIFF_BYTES]
+    if len(sample) >= 4:
+        for order, nul, other in (("le", sample[1::2], sample[0::2]), ("be", sample[0::2], sample[1::2])):
+            if nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other):
+                raise FormatError(
+                    f"looks like UTF-16 ({order.upper()}) text without a byte-order mark (every other byte is 0); "
+                    f"convert it to UTF-8: iconv -f utf-16{order} -t utf-8 {path} > {Path(path).stem}.utf8"
+                    f"{Path(path).suffix}",
+                    path,
+                )
+    return "utf-8"
+
+
+def wide_encoding_of(head: bytes) -> Optional[str]:
+    """``UTF-16`` or ``UTF-32`` when ``head`` starts with that byte-order mark, else None."""
+    return next((name for mark, _, name in WIDE_BYTE_ORDER_MARKS if head.startswith(mark)), None)
 
 
 def compression_of(head: bytes) -> Optional[str]:
@@ -116,6 +154,71 @@ def read_input_bytes(path: PathLike) -> bytes:
     return data
 
 
+#: the characters ``surrogateescape`` puts in place of bytes a codec cannot decode
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_OPENERS = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}
+#: what reading a compressed or plain stream may raise besides a decoding problem
+STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def _stream_error(err: Exception, path: PathLike, compression: Optional[str], line: Optional[int] = None):
+    if compression and not (isinstance(err, OSError) and err.strerror):
+        return FormatError(
+            f"{compression}-compressed but damaged ({err}); compress it again or give the uncompressed file", path, line
+        )
+    return FormatError(f"cannot read file: {getattr(err, 'strerror', None) or err}", path, line)
+
+
+def _open_text(path: PathLike) -> Tuple[IO[str], Optional[str]]:
+    check_input_file(path)
+    kind = None
+    try:
+        with open(path, "rb") as handle:
+            kind = compression_of(handle.read(8))
+        opener = _OPENERS.get(kind)
+        if opener is None:
+            raise FormatError(f"{kind}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path)
+        with opener(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except STREAM_ERRORS as err:
+        raise _stream_error(err, path, kind) from None
+    codec = text_codec(head, path)
+    return opener(path, "rt", encoding="utf-8-sig" if codec == "utf-8" else codec, errors="surrogateescape"), kind
+
+
+def open_text(path: PathLike) -> IO[str]:
+    """``path`` opened to be read as text line by line (bounded memory), the streaming twin of
+    :func:`decode_file`: a regular file (:func:`check_input_file`), decompressed when its first bytes say gzip,
+    bzip2 or xz (zstd and zip are a :class:`FormatError`), decoded by :func:`text_codec` (a UTF-8 byte-order
+    mark dropped) with ``surrogateescape``: a byte the codec cannot decode comes through as one character
+    U+DC80..U+DCFF, for the caller to report on its line. Universal newlines."""
+    return _open_text(path)[0]
+
+
+def stream_lines(path: PathLike) -> Iterator[Tuple[int, str]]:
+    """``(line number, text without its line break)`` of :func:`open_text`; a byte the codec cannot decode, or
+    a damaged compressed stream, is a :class:`FormatError` naming the line and the fix."""
+    handle, kind = _open_text(path)
+    number = 0
+    with handle:
+        try:
+            for number, text in enumerate(handle, start=1):
+                text = text.rstrip("\r\n")
+                found = _ESCAPED_BYTE.search(text)
+                if found:
+                    name = handle.encoding.upper().replace("-SIG", "")
+                    raise FormatError(
+                        f"invalid {name} byte 0x{ord(found.group()) - 0xDC00:02x} at character {found.start() + 1} of "
+                        "the line; expected UTF-8 text (or UTF-16 with a byte-order mark): convert the file, e.g. "
+                        f"from latin-1: iconv -f latin1 -t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
+                        path,
+                        number,
+                    )
+                yield number, text
+        except STREAM_ERRORS as err:
+            raise _stream_error(err, path, kind, number + 1) from None
+
+
 def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
     """(1-based line number, byte offset within that line) of a byte offset, lines split at LF/CR."""
     line_start = max(data.rfind(b"\n", 0, offset), data.rfind(b"\r", 0, offset)) + 1
@@ -126,7 +229,8 @@ def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
 def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True) -> str:
     """The text of ``path`` decoded with ``file_encoding`` (any Python codec name, e.g. ``latin-1``).
 
-    ``auto`` reads UTF-8 (a leading byte-order mark is dropped); when the bytes are not valid UTF-8
+    ``auto`` reads UTF-8 (a leading byte-order mark is dropped), or UTF-16/UTF-32 where a byte-order mark says
+    so; UTF-16 without a mark is an error (:func:`text_codec`); when the bytes are not valid UTF-8
     and ``fallback`` is true, the file is read as latin-1 (ISO-8859-1, the encoding of the CoNLL-2002
     Spanish/Dutch distribution) and a warning says so. Without the fallback, or with an explicit
     encoding, an undecodable byte raises :class:`FormatError` naming its line and offset. Control
@@ -141,7 +245,7 @@ def decode_file_as(
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
     ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
     data = read_input_bytes(path)
-    codec = "utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding
+    codec = text_codec(data, path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
     try:
         codecs.lookup(codec)
     except LookupError:
@@ -152,7 +256,7 @@ def decode_file_as(
         text = data.decode(codec)
     except UnicodeDecodeError as err:
         line, column = _line_of_byte(data, err.start)
-        if file_encoding == AUTO_FILE_ENCODING and fallback:
+        if file_encoding == AUTO_FILE_ENCODING and fallback and codec == "utf-8":
             logger.warning(
                 "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
                 "(set file_encoding / --file-encoding to choose another encoding)",
@@ -165,19 +269,27 @@ def decode_file_as(
                 "latin-1",
                 f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})",
             )
-        name = "UTF-8" if codecs.lookup(codec).name == "utf-8" else codec
-        hint = (
-            ""
-            if file_encoding == AUTO_FILE_ENCODING and fallback
-            else " (set file_encoding / --file-encoding, e.g. latin-1)"
-        )
+        name = {"utf-8": "UTF-8", "utf-16": "UTF-16", "utf-32": "UTF-32"}.get(codecs.lookup(codec).name, codec)
+        wide = wide_encoding_of(data)
+        if wide and codecs.lookup(codec).name != wide.lower():
+            hint = f" (the file starts with a {wide} byte-order mark: leave --file-encoding at auto, or give {wide.lower()})"
+        elif file_encoding == AUTO_FILE_ENCODING and (fallback or codec != "utf-8"):
+            hint = ""
+        else:
+            hint = " (set file_encoding / --file-encoding, e.g. latin-1)"
         raise FormatError(
             f"invalid {name} byte 0x{data[err.start]:02x} at byte {column} of the line "
             f"(byte {err.start} of the file); expected {name} text{hint}",
             path,
             line,
         ) from None
-    why = "auto: valid UTF-8" if file_encoding == AUTO_FILE_ENCODING else "given"
+    if file_encoding != AUTO_FILE_ENCODING:
+        why = "given"
+    elif codec != "utf-8":
+        why = f"auto: {wide_encoding_of(data)} (byte-order mark)"
+        logger.info("%s: %s text (by its byte-order mark)", path, wide_encoding_of(data))
+    else:
+        why = "auto: valid UTF-8"
     if text.startswith("\ufeff"):
         return _normalised(text[1:], path), codec, why + " (byte-order mark dropped)"
     return _normalised(text, path), codec, why
@@ -194,9 +306,9 @@ def read_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
 ) -> Iterator[Tuple[int, str]]:
     """Yields ``(line number, text without the line break)`` of the whole decoded file (see
-    :func:`decode_file`; JSON lines files must be UTF-8 unless ``file_encoding`` says otherwise,
-    so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and in column files also at
-    U+2028 / U+2029."""
+    :func:`decode_file`; JSON lines files must be UTF-8, or UTF-16/32 by a byte-order mark, unless
+    ``file_encoding`` says otherwise, so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and
+    in column files also at U+2028 / U+2029."""
     yield from decoded_lines(path, file_encoding, json_lines)[0]
 
 

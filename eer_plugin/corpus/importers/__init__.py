@@ -26,11 +26,10 @@ warnings).
 import dataclasses
 import importlib
 from collections import Counter
-from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
 
 from eer_plugin.corpus.documents import Document, DocumentError
-from eer_plugin.corpus.formats import FormatError, PathLike
+from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
@@ -282,10 +281,7 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
 # ------------------------------------------------------------------------------ one import
 def read_ids(path: PathLike) -> Set[str]:
     """Document ids, one per line (blank lines and ``#`` comments skipped), for ``--complete-ids``."""
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as err:
-        raise FormatError(f"cannot read the id list: {err}", path) from None
+    text = decode_file(path, fallback=False)  # a FormatError names the file, the line and the fix
     return {line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")}
 
 

@@ -1,0 +1,166 @@
+"""Character encodings, a class of bad input across every reader of text files: a file saved as UTF-16 or
+UTF-32 with a byte-order mark (Excel's "Unicode Text", PowerShell, Notepad) or as UTF-8 with a mark reads
+as its UTF-8 twin, compressed or not; UTF-16 without a mark is one error naming the file and the iconv
+command that converts it, never read as garbage; ``eer-shard``, which cuts UTF-8 lines, refuses wide text
+with the same command."""
+
+import codecs
+import gzip
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from eer_plugin.annotation.dictionary_files import dictionary_lines, read_input, read_stop_list
+from eer_plugin.corpus.formats import FormatError, read_documents
+from eer_plugin.corpus.importers import import_documents, read_ids
+from eer_plugin.corpus.tokenizer import tokenize_text
+
+#: how each variant writes a text (str -> bytes)
+ENCODINGS = {
+    "utf-8 with a mark": lambda text: codecs.BOM_UTF8 + text.encode("utf-8"),
+    "utf-16 LE with a mark": lambda text: codecs.BOM_UTF16_LE + text.encode("utf-16-le"),
+    "utf-16 BE with a mark": lambda text: codecs.BOM_UTF16_BE + text.encode("utf-16-be"),
+    "utf-32 with a mark": lambda text: codecs.BOM_UTF32_LE + text.encode("utf-32-le"),
+    "gzip of utf-16": lambda text: gzip.compress(codecs.BOM_UTF16_LE + text.encode("utf-16-le")),
+}
+
+
+def _documents(path):
+    return [(d.tokens, d.sentence_ends, d.spans, d.is_complete) for d in read_documents(path)]
+
+
+def _imported(format):
+    return lambda path: [
+        (d.id, d.tokens, d.spans, d.is_complete) for d in import_documents(format, path, tokenize_text)[0]
+    ]
+
+
+def _raw_input(path):
+    documents, kind, offsets, skipped = read_input(str(path))
+    return [(d.tokens, d.text) for d in documents], kind, offsets, skipped
+
+
+#: reader name -> (fixture, what the reader makes of a path); every reader of a user's text file
+READERS = {
+    "conll": ("conll2003_tiny.txt", _documents),
+    "conll2002 (utf-8 accents)": ("conll2002_tiny.txt", _documents),
+    "ontonotes": ("ontonotes_tiny.gold_conll", _documents),
+    "partial json lines": ("partial_tiny.jsonl", _documents),
+    "doccano": ("import/doccano.jsonl", _imported("doccano")),
+    "label studio": ("import/label_studio.json", _imported("label-studio")),
+    "prodigy": ("import/prodigy.jsonl", _imported("prodigy")),
+    "--complete-ids": ("import/doccano_complete_ids.txt", read_ids),
+    "eer-dictionary input (conll)": ("conll2003_tiny.txt", _raw_input),
+}
+
+
+def _twin(tmp_path: Path, fixture: str, encode) -> Path:
+    path = tmp_path / Path(fixture).name
+    path.write_bytes(encode((FIXTURES / fixture).read_text(encoding="utf-8")))
+    return path
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@pytest.mark.parametrize("reader", READERS)
+def test_every_reader_reads_a_marked_encoding_as_its_utf8_twin(reader, encoding, tmp_path):
+    fixture, read = READERS[reader]
+    assert read(_twin(tmp_path, fixture, ENCODINGS[encoding])) == read(FIXTURES / fixture)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_brat_reads_a_marked_encoding_as_its_utf8_twin(encoding, tmp_path):
+    (tmp_path / "brat").mkdir()
+    for source in (FIXTURES / "import" / "brat").iterdir():
+        _twin(tmp_path / "brat", f"import/brat/{source.name}", ENCODINGS[encoding])
+    assert _imported("brat")(tmp_path / "brat") == _imported("brat")(FIXTURES / "import" / "brat")
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_utf16_without_a_mark_is_one_error_with_the_iconv_command(reader, tmp_path):
+    fixture, read = READERS[reader]
+    path = _twin(tmp_path, fixture, lambda text: text.encode("utf-16-le"))
+    with pytest.raises(FormatError, match=r"looks like UTF-16 \(LE\) text without a byte-order mark") as error:
+        read(path)
+    assert f"iconv -f utf-16le -t utf-8 {path}" in str(error.value) and str(error.value).startswith(str(path))
+
+
+TEXT = st.text(
+    alphabet=st.sampled_from(list("abzAZ09 .,-'") + ["ü", "é", "ß", "東", "京", "🙂", "\u0301", "İ"]),
+    min_size=1,
+    max_size=30,
+).filter(lambda t: tokenize_text(t)[0])
+
+
+@given(
+    st.lists(TEXT, min_size=1, max_size=4),
+    st.lists(st.tuples(TEXT, st.sampled_from(["PER", "LOC"])), min_size=1, max_size=4),
+    st.sampled_from(sorted(ENCODINGS)),
+)
+@settings(max_examples=30, deadline=None)
+def test_dictionaries_stop_lists_and_raw_text_read_alike_in_any_marked_encoding(texts, entries, encoding):
+    """Generated text with accents, combining marks, CJK and emoji: the streaming readers of eer-dictionary
+    (dictionaries, stop lists, raw-text input) give the same entries and documents, offsets included."""
+    import tempfile
+
+    entries = [(form.replace("\t", " ").strip(), label) for form, label in entries if form.strip()]
+    files = {
+        "names.tsv": "".join(f"{form}\t{label}\n" for form, label in entries),
+        "stop.txt": "".join(f"{form}\n" for form, _ in entries),
+        "docs.jsonl": "".join(json.dumps({"text": text}, ensure_ascii=False) + "\n" for text in texts),
+    }
+    readers = {
+        "names.tsv": lambda p: list(dictionary_lines(str(p))),
+        "stop.txt": lambda p: read_stop_list(str(p)),
+        "docs.jsonl": _raw_input,
+    }
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, text in files.items():
+            plain, encoded = Path(tmp) / "plain", Path(tmp) / "encoded"
+            for folder, data in ((plain, text.encode("utf-8")), (encoded, ENCODINGS[encoding](text))):
+                folder.mkdir(exist_ok=True)
+                (folder / name).write_bytes(data)
+            if name == "names.tsv" and not entries:
+                continue
+            expected = readers[name](plain / name)
+            got = readers[name](encoded / name)
+            if name == "docs.jsonl":  # the documents' ids and sources name the file, which differs
+                assert got[0] == expected[0] and got[1:3] == expected[1:3]
+            else:
+                assert got == expected
+
+
+def test_predict_reads_a_marked_encoding_and_names_utf16_without_a_mark(tmp_path):
+    from eer_plugin.commands.predict import _open_input
+    from eer_plugin.common.errors import UserError
+
+    text = '{"id": "a", "text": "Zürich ist schön."}\n{"id": "b", "text": "東京 🙂"}\n'
+    (tmp_path / "plain.jsonl").write_text(text, encoding="utf-8")
+    with _open_input(str(tmp_path / "plain.jsonl")) as handle:
+        expected = list(handle)
+    for name, encode in ENCODINGS.items():
+        (tmp_path / "in.jsonl").write_bytes(encode(text))
+        with _open_input(str(tmp_path / "in.jsonl")) as handle:
+            assert list(handle) == expected, name
+    (tmp_path / "in.jsonl").write_bytes(text.encode("utf-16-be"))
+    with pytest.raises(UserError, match="iconv -f utf-16be -t utf-8"):
+        _open_input(str(tmp_path / "in.jsonl"))
+
+
+def test_eer_shard_refuses_wide_text_with_the_command_that_converts_it(tmp_path):
+    from eer_plugin.inference.sharding import ShardError, split_input
+
+    shutil.copy(FIXTURES / "example_document.jsonl", tmp_path / "plain.jsonl")
+    text = (tmp_path / "plain.jsonl").read_text(encoding="utf-8")
+    for encode, command in (
+        (ENCODINGS["utf-16 LE with a mark"], "iconv -f utf-16 -t utf-8"),
+        (lambda t: t.encode("utf-16-le"), "iconv -f utf-16le -t utf-8"),
+    ):
+        (tmp_path / "in.jsonl").write_bytes(encode(text))
+        with pytest.raises(ShardError, match=command):
+            split_input(str(tmp_path / "in.jsonl"), str(tmp_path / "shards"), 1)
+    assert not (tmp_path / "shards").exists() or not any((tmp_path / "shards").iterdir())
