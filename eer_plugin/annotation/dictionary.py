@@ -5,9 +5,14 @@
 :mod:`eer_plugin.annotation.dictionary_files` (their names can be imported from here too).
 
 **Dictionaries.** A TSV file, one ``surface form<TAB>TYPE`` per line (``#`` starts a comment line, blank
-lines are skipped), or JSON lines ``{"text": "New York", "type": "LOC"}`` (a ``.jsonl``/``.json`` name, or a
-first entry that starts with ``{``). Files are UTF-8. Several dictionaries can be used at once; each has a
-name (default: the file stem; ``NAME=FILE`` names it), kept as the ``source`` of every span it labels.
+lines are skipped; a cell in quotes, as a spreadsheet's tab-delimited export writes one with a comma or a
+quote, is unquoted), a ``.csv`` file (a spreadsheet saved as CSV: ``surface form,TYPE``, or ``;`` where the
+first lines say so, :func:`csv_delimiter`; quoted cells, an optional header row whose type cell is one of
+:data:`CSV_HEADER_TYPES`, trailing empty cells ignored), or JSON lines ``{"text": "New York", "type": "LOC"}``
+(a ``.jsonl``/``.json`` name, or a first entry that starts with ``{``). Files are UTF-8, or UTF-16/32 with a
+byte-order mark, and may be gzip-, bzip2- or xz-compressed; they are read line by line. Several
+dictionaries can be used at once; each has a name (default: the file stem without a compression suffix,
+white space as ``_``; ``NAME=FILE`` names it), kept as the ``source`` of every span it labels.
 A surface form is split into words by the package's raw-text tokenizer (:mod:`eer_plugin.corpus.tokenizer`),
 so it matches the words of raw text exactly as the predictor splits them (``Germany's`` -> ``Germany``, ``'s``).
 
@@ -58,11 +63,13 @@ from collections import Counter
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.dictionary_files import (  # noqa: F401  (the names callers import from here)
+    CSV_HEADER_TYPES,
     DICTIONARY_JSON_KEYS,
     PROPAGATE_SOURCE,
     TEXT_JSON_KEYS,
     TYPO_CHECK_ENTRIES,
     DictionaryError,
+    csv_delimiter,
     dictionary_lines,
     dictionary_specs,
     load_dictionary,

@@ -5,7 +5,9 @@ CoNLL/OntoNotes file whose tags are ignored), and the warnings about the types a
 cannot be used is a :class:`DictionaryError` naming the file and line.
 """
 
+import csv
 import dataclasses
+import itertools
 import json
 import re
 from collections import Counter
@@ -26,6 +28,10 @@ DICTIONARY_JSON_KEYS = ("text", "type")
 #: keys of a raw-text input line
 TEXT_JSON_KEYS = ("id", "text")
 _TYPE = re.compile(r"^[^\s]+$")
+#: CSV dictionaries: the delimiters tried, how many first lines choose one, and the header row's type cell
+CSV_DELIMITERS = (",", ";")
+CSV_SNIFF_LINES = 100
+CSV_HEADER_TYPES = ("type", "label", "entity type", "entity_type", "tag", "category", "class")
 #: a type listed on one line only is reported as a likely typo in dictionaries of at least this many entries
 TYPO_CHECK_ENTRIES = 20
 
@@ -64,17 +70,58 @@ def text_lines(path: str) -> Iterator[Tuple[int, str]]:
         raise DictionaryError(err.reason, path, err.line) from None
 
 
+def _unquoted(cell: str) -> str:
+    """A spreadsheet's quoted cell (``"Apple, Inc."``, ``"Toys ""R"" Us"``: how Excel saves a cell with a
+    comma or a quote) without its quotes; any other cell as it is."""
+    inner = cell[1:-1]
+    if len(cell) >= 2 and cell[0] == cell[-1] == '"' and '"' not in inner.replace('""', ""):
+        return inner.replace('""', '"')
+    return cell
+
+
+def _csv_cells(text: str, delimiter: str) -> Optional[List[str]]:
+    """The cells of one CSV line without its trailing empty ones (a spreadsheet pads short rows), or None
+    when a quoted cell does not end on the line."""
+    try:
+        cells = next(csv.reader([text], delimiter=delimiter, strict=True), [])
+    except csv.Error:
+        return None
+    while cells and not cells[-1].strip():
+        cells.pop()
+    return cells
+
+
+def csv_delimiter(lines: Sequence[str]) -> str:
+    """``,`` or ``;`` (a spreadsheet saved as CSV in a locale whose decimal mark is a comma): the one that
+    splits the most of ``lines`` (the first non-blank lines) into a name and a type-like cell (no white space,
+    no delimiter), then into two cells, then the one with the fewest distinct types (a wrong split makes a
+    "type" of every name's tail)."""
+
+    def score(delimiter: str):
+        rows = [_csv_cells(line, delimiter) for line in lines]
+        types = [row[1].strip() for row in rows if row is not None and len(row) == 2]
+        typelike = [t for t in types if _TYPE.match(t) and not any(d in t for d in CSV_DELIMITERS)]
+        return (len(typelike), len(types), -len(set(types)))
+
+    return max(CSV_DELIMITERS, key=score)
+
+
 def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
-    """``(line, surface form, type)`` of every entry of a TSV or JSON-lines dictionary (module docstring)."""
-    as_json = _uncompressed_name(path).suffix in (".jsonl", ".json")
+    """``(line, surface form, type)`` of every entry of a TSV, CSV or JSON-lines dictionary (module docstring)."""
+    suffix = _uncompressed_name(path).suffix.lower()
+    as_json, as_csv = suffix in (".jsonl", ".json"), suffix == ".csv"
+    lines = text_lines(path)
+    if as_csv:  # the delimiter from the first lines, then every line
+        head = list(itertools.islice(lines, CSV_SNIFF_LINES))
+        delimiter = csv_delimiter([t for _, t in head if t.strip() and not t.strip().startswith("#")])
+        lines = itertools.chain(head, lines)
     first = True
-    for number, text in text_lines(path):
+    for number, text in lines:
         stripped = text.strip()
         if not stripped or (stripped.startswith("#") and not as_json):
             continue
         if first:
-            as_json = as_json or stripped.startswith("{")
-            first = False
+            as_json = as_json or (stripped.startswith("{") and not as_csv)
         if as_json:
             data = _json_value(text, path, number)
             if not isinstance(data, dict):
@@ -89,9 +136,30 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
                 raise DictionaryError(
                     'expected "text" and "type" strings, e.g. {"text": "New York", "type": "LOC"}', path, number
                 )
+        elif as_csv:
+            cells = _csv_cells(text, delimiter)
+            if cells is None:
+                raise DictionaryError(
+                    f"a quoted cell does not end on this line in {text[:60]!r}: expected 'surface form{delimiter}TYPE' "
+                    '(a cell with a quote is written "Toys ""R"" Us")',
+                    path,
+                    number,
+                )
+            if len(cells) != 2:
+                raise DictionaryError(
+                    f"{len(cells)} cell(s) in {text[:60]!r}: expected two, 'surface form{delimiter}TYPE' (CSV, "
+                    f"delimiter {delimiter!r}; quote a name with a {delimiter!r} in it)",
+                    path,
+                    number,
+                )
+            if first and cells[1].strip().casefold() in CSV_HEADER_TYPES:
+                first = False
+                continue  # the header row of a spreadsheet
+            form, label = cells
         else:
             if "\t" not in text:
-                raise DictionaryError(f"no TAB in {text[:60]!r}: expected 'surface form<TAB>TYPE'", path, number)
+                comma = " (a CSV file? name it .csv)" if "," in text or ";" in text else ""
+                raise DictionaryError(f"no TAB in {text[:60]!r}: expected 'surface form<TAB>TYPE'{comma}", path, number)
             if text.count("\t") > 1:
                 raise DictionaryError(
                     f"{text.count(chr(9))} TABs in {text[:60]!r}: expected exactly one, 'surface form<TAB>TYPE'",
@@ -99,6 +167,9 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
                     number,
                 )
             form, label = text.split("\t")
+            if '"' in text:
+                form, label = _unquoted(form.strip()), _unquoted(label.strip())
+        first = False
         form, label = form.strip(), label.strip()
         if not form:
             raise DictionaryError(

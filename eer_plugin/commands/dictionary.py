@@ -13,7 +13,8 @@ from eer_plugin.corpus.documents import DocumentError
 
 NAME = "eer-dictionary"
 DESCRIPTION = (
-    "Label documents with dictionaries (gazetteers: 'surface form<TAB>TYPE' per line, or JSON lines): longest "
+    "Label documents with dictionaries (gazetteers: 'surface form<TAB>TYPE' per line, a spreadsheet's CSV, or JSON "
+    "lines): longest "
     "matches on word boundaries become partial-annotation JSON lines for train, each span with its dictionary."
 )
 
@@ -28,7 +29,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="[NAME=]FILE",
-        help="a dictionary (TSV 'surface form<TAB>TYPE', '#' comments, or .jsonl {\"text\", \"type\"}); repeat for several; "
+        help="a dictionary (TSV 'surface form<TAB>TYPE', '#' comments; .csv 'surface form,TYPE' or ';', a header "
+        'row allowed; or .jsonl {"text", "type"}); repeat for several; '
         "NAME (default: the file stem) is the source kept with every span it labels",
     )
     parser.add_argument("--case-insensitive", action="store_true", help="match case-folded forms (default: exact case)")

@@ -201,6 +201,43 @@ def test_documents_without_words_are_skipped_and_listed(texts, kind):
         ) == bool(empty)
 
 
+FORM = st.text(alphabet=st.sampled_from(list("ab C,;\"'.-&") + ["é", "東"]), min_size=1, max_size=12).filter(
+    lambda form: form.strip() and not form.strip().startswith("#")
+)
+
+
+@given(
+    st.lists(st.tuples(FORM, st.sampled_from(["PER", "LOC", "ORG"])), min_size=1, max_size=8),
+    st.sampled_from([",", ";", "\t"]),
+    st.booleans(),
+    st.booleans(),
+)
+@settings(max_examples=60, deadline=None)
+def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimiter, header, padded):
+    """What a spreadsheet writes (Python's csv writer: quotes around a cell with the delimiter or a quote,
+    doubled quotes inside): ``.csv`` with ``,`` or ``;`` (chosen from the file), an optional header row and
+    rows padded with empty cells; ``.tsv`` from a tab-delimited export, its quoted cells unquoted."""
+    import csv
+    import io
+    import tempfile
+
+    from eer_plugin.annotation.dictionary_files import dictionary_lines
+
+    buffer = io.StringIO()
+    writer = csv.writer(buffer, delimiter=delimiter, lineterminator="\n")
+    if header:
+        writer.writerow(["Name", "Type"])
+    for form, label in entries:
+        writer.writerow([form, label] + ([""] * 2 if padded and delimiter != "\t" else []))
+    suffix = ".tsv" if delimiter == "\t" else ".csv"
+    if delimiter == "\t" and header:
+        return  # a TSV header row is an entry with the type 'Type' (the type-typo warning names it)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = _write(Path(tmp) / f"names{suffix}", buffer.getvalue())
+        got = [(form, label) for _, form, label in dictionary_lines(str(path))]
+    assert got == [(form.strip(), label) for form, label in entries]
+
+
 def test_propagate_labels_other_occurrences_and_keeps_annotations(tmp_path):
     docs = [
         {"id": "a", "tokens": ["Kohl", "met", "Yeltsin", "in", "Bonn"], "spans": [[0, 1, "PER"], [4, 5, "LOC"]]},
@@ -324,6 +361,9 @@ BAD = [
         '{"txt": "Paris", "type": "LOC"}\n',
         r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)",
     ),
+    BadInput("four.csv", "Paris,LOC\na,b,c,PER\n", r"four\.csv:2: 4 cell\(s\) in 'a,b,c,PER': expected two"),
+    BadInput("open.csv", '"Paris,LOC\n', r"open\.csv:1: a quoted cell does not end on this line"),
+    BadInput("comma.tsv", "Paris,LOC\n", r"comma\.tsv:1: no TAB in 'Paris,LOC'.* \(a CSV file\? name it \.csv\)"),
     BadInput("notjson.jsonl", '{"text": "Paris", "type": "LOC"}\n{"text": \n', r"notjson\.jsonl:2: invalid JSON"),
     BadInput(
         "docs_repeated.jsonl",
