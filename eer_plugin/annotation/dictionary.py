@@ -34,7 +34,9 @@ When the input documents already carry spans, a dictionary type none of them use
 
 **Input documents.** JSON lines with ``"text"`` (raw text: tokenized, character offsets kept; optional
 ``"id"``), JSON lines with ``"tokens"`` (pre-tokenized or partial-annotation documents, whose spans and
-provenance are kept: this command's own output can be labelled again with another dictionary), or a CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
+provenance are kept: this command's own output can be labelled again with another dictionary), a folder of
+``.txt`` files (one raw-text document per file, named by its path; :func:`read_text_folder`), or a
+CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
 match that overlaps one (or a negative span) is dropped and counted; complete documents are left as they
 are (their unmarked words are observed ``O``). A document without words (empty text or tokens) is skipped and listed
 (``Summary.skipped_without_words``); an input without any words is an error.
@@ -69,12 +71,14 @@ from eer_plugin.annotation.dictionary_files import (  # noqa: F401  (the names c
     TEXT_JSON_KEYS,
     TYPO_CHECK_ENTRIES,
     DictionaryError,
+    InputDocuments,
     csv_delimiter,
     dictionary_lines,
     dictionary_specs,
     load_dictionary,
     read_input,
     read_stop_list,
+    read_text_folder,
     text_lines,
     type_warnings,
 )
@@ -277,7 +281,8 @@ def label_file(
         )
     inputs = [("INPUT", input), ("--stop-list", stop_list)] + [(f"--dictionary {name}", path) for name, path in specs]
     check_outputs(inputs, [("OUTPUT", output), ("--report", report)])
-    documents, kind, offsets, without_words = read_input(input)
+    read = read_input(input)
+    documents, kind, offsets = read.documents, read.kind, read.offsets
     annotated = [d for d in documents if d.spans]
     if propagate and not annotated:
         raise DictionaryError("--propagate: no document of the input has an annotated span to propagate", input)
@@ -291,10 +296,10 @@ def label_file(
         stopped=matcher.stopped,
         ambiguous_rule=ambiguous,
         ambiguous=matcher.ambiguous_forms(),
-        skipped_without_words=without_words,
+        skipped_without_words=read.without_words,
         output=str(output),
     )
-    summary.warnings = type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)
+    summary.warnings = read.warnings + type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)
     if ambiguous == "first":
         summary.warnings += [
             f"{a['listings'][1]['where']}: {a['form']!r} is listed as {a['listings'][0]['type']} ({a['listings'][0]['where']}) "

@@ -16,7 +16,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
-from eer_plugin.corpus.formats import FormatError, detect_format, read_documents
+from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, read_documents
 from eer_plugin.corpus.formats.files import stream_lines
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
@@ -269,22 +269,85 @@ def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Seque
     return warnings
 
 
-def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple[int, int]]]], List[str]]:
-    """The documents of INPUT, its kind, each document's word character offsets (None without raw text)
-    and the ``file:line`` of each document without words (empty text or tokens; skipped: nothing to label).
+@dataclasses.dataclass
+class InputDocuments:
+    """What :func:`read_input` read: the documents, the input's kind, each document's word character offsets
+    (None without raw text), the ``file:line`` of each document without words (skipped: nothing to label)
+    and warnings about the input."""
 
-    Kinds: ``text`` (JSON lines with raw text; :attr:`Document.text` set), ``tokens`` (JSON lines with
-    words, partial annotation kept) or ``conll`` (a CoNLL/OntoNotes file, tags ignored). Every line of a
-    JSON-lines file must be of one kind."""
+    documents: List[Document]
+    kind: str
+    offsets: List[Optional[List[Tuple[int, int]]]]
+    without_words: List[str] = dataclasses.field(default_factory=list)
+    warnings: List[str] = dataclasses.field(default_factory=list)
+
+
+def read_text_folder(root: str) -> InputDocuments:
+    """:func:`read_input` of a folder: every ``.txt`` file below it (sorted; also ``.txt.gz``, ``.bz2``,
+    ``.xz``; hidden files and folders left out) is one raw-text document whose id is its path below the
+    folder, read by :func:`~eer_plugin.corpus.formats.decode_file` (UTF-8, UTF-16/32 by a byte-order mark,
+    latin-1 with a warning). Other files are left out with a warning; a folder without a ``.txt`` file is an
+    error."""
+    base = Path(root)
+    files = sorted(
+        p
+        for p in base.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
+    )
+    texts = [p for p in files if _uncompressed_name(str(p)).suffix.lower() == ".txt"]
+    others = [p for p in files if p not in set(texts)]
+    if not texts:
+        held = f"; it holds {len(others)} other file(s), e.g. {others[0].relative_to(base)}" if others else ""
+        raise DictionaryError(f"no .txt files below this folder (one raw-text document per file){held}", root)
+    warnings = []
+    if others:
+        warnings.append(
+            f"{root}: left out {len(others)} file(s) that are not .txt (e.g. {others[0].relative_to(base)})"
+        )
+    documents, offsets, without_words = [], [], []
+    for path in texts:
+        text = decode_file(path)
+        words, word_offsets, ends = tokenize_text(text)
+        if not words:
+            without_words.append(str(path))
+            continue
+        document = Document(path.relative_to(base).as_posix(), words, ends, text=text)
+        document.source = str(path)
+        documents.append(document)
+        offsets.append(word_offsets)
+    if not documents:
+        raise DictionaryError(f"no words in any of the {len(texts)} .txt files below this folder", root)
+    return InputDocuments(documents, "text folder", offsets, without_words, warnings)
+
+
+def read_input(path: str) -> InputDocuments:
+    """The documents of INPUT (:class:`InputDocuments`); a document without words (empty text or tokens) is
+    skipped and listed.
+
+    Kinds: ``text`` (JSON lines with raw text; :attr:`Document.text` set), ``text folder`` (a folder of
+    ``.txt`` files, :func:`read_text_folder`), ``tokens`` (JSON lines with words, partial annotation kept) or
+    ``conll`` (a CoNLL/OntoNotes file or folder, tags ignored). Every line of a JSON-lines file must be of
+    one kind."""
     if not Path(path).exists():
         raise DictionaryError("input file not found; check the path", path)
+    if Path(path).is_dir() and not any(is_ontonotes_file(p) for p in Path(path).rglob("*_conll")):
+        return read_text_folder(path)
     if detect_format(path) != "jsonl":
-        gold = read_documents(path)
-        return (
+        try:
+            gold = read_documents(path)
+        except FormatError as err:
+            if Path(path).is_dir():
+                raise
+            raise DictionaryError(
+                f"{err.reason} (read as a CoNLL file; for raw text give a folder of .txt files, one document per "
+                'file, or JSON lines with "text")',
+                err.path,
+                err.line,
+            ) from None
+        return InputDocuments(
             [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold],
             "conll",
             [None] * len(gold),
-            [],
         )
     stem = _uncompressed_name(path).stem
     documents: List[Document] = []
@@ -346,4 +409,4 @@ def read_input(path: str) -> Tuple[List[Document], str, List[Optional[List[Tuple
         )
     if len(kinds) > 1:
         raise DictionaryError('lines with "text" and lines with "tokens" in one file; give one kind per file', path)
-    return documents, kinds.pop(), offsets, without_words
+    return InputDocuments(documents, kinds.pop(), offsets, without_words)

@@ -21,7 +21,9 @@ DESCRIPTION = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument(
-        "input", help='documents: JSON lines with "text" (raw) or "tokens", or a CoNLL file (its tags are ignored)'
+        "input",
+        help='documents: JSON lines with "text" (raw) or "tokens", a folder of .txt files (one document per file, '
+        "named by its path), or a CoNLL file (its tags are ignored)",
     )
     parser.add_argument("output", help="output JSON lines (partial annotation, read by train)")
     parser.add_argument(

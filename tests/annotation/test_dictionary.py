@@ -238,6 +238,67 @@ def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimit
     assert got == [(form.strip(), label) for form, label in entries]
 
 
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["", " \n", "Angela Merkel met Berlin's mayor.", "In Zürich , Merkel sprach.\r\nBerlin."]),
+            st.sampled_from(["utf-8", "utf-8-sig", "utf-16", "gzip"]),
+        ),
+        min_size=1,
+        max_size=6,
+    )
+)
+@settings(max_examples=20, deadline=None)
+def test_a_folder_of_text_files_is_one_document_per_file(files):
+    """What a user with a folder of documents has: every .txt file below it (nested, any marked encoding,
+    compressed) is a document named by its path, its spans' character offsets exact; empty files are skipped
+    and listed, other files left out with a warning, hidden ones ignored."""
+    import gzip
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "docs"
+        expected = {}
+        for k, (text, encoding) in enumerate(files):
+            name = f"part{k % 2}/doc{k}.txt" + (".gz" if encoding == "gzip" else "")
+            data = gzip.compress(text.encode("utf-8")) if encoding == "gzip" else text.encode(encoding)
+            (root / name).parent.mkdir(parents=True, exist_ok=True)
+            (root / name).write_bytes(data)
+            expected[name] = text if text.strip() else None  # kept exactly: the offsets index it
+        _write(root / "notes.pdf", b"%PDF-1.4")
+        _write(root / ".hidden.txt", "Berlin")
+        names = _write(Path(tmp) / "names.tsv", NAMES)
+        words = {n: t for n, t in expected.items() if t is not None}
+        if not words:
+            with pytest.raises(Exception, match="no words in any of the"):
+                label_file(str(root), str(Path(tmp) / "out.jsonl"), [str(names)])
+            return
+        summary = label_file(str(root), str(Path(tmp) / "out.jsonl"), [str(names)])
+        written = read_jsonl(str(Path(tmp) / "out.jsonl"))
+    assert [d.id for d in written] == sorted(words)
+    assert [d.text for d in written] == [words[n] for n in sorted(words)]
+    assert summary.skipped_without_words == [str(root / n) for n in sorted(expected) if expected[n] is None]
+    assert summary.warnings[0] == f"{root}: left out 1 file(s) that are not .txt (e.g. notes.pdf)"
+    for document in written:
+        assert all(document.text[p["char_start"] : p["char_end"]] == p["text"] for p in document.provenance)
+        for name in ("Merkel", "Berlin"):  # every occurrence labelled, inside "Angela Merkel" or alone
+            assert sum(p["text"].count(name) for p in document.provenance) == document.text.count(name)
+
+
+def test_raw_text_given_as_one_file_or_an_empty_folder_says_what_to_give(tmp_path):
+    names = _write(tmp_path / "names.tsv", NAMES)
+    raw = _write(tmp_path / "article.txt", "Angela Merkel visited Berlin.\n")
+    with pytest.raises(Exception, match=r"article\.txt:1: .*for raw text give a folder of \.txt files"):
+        label_file(str(raw), str(tmp_path / "out.jsonl"), [str(names)])
+    (tmp_path / "folder").mkdir()
+    _write(tmp_path / "folder" / "a.docx", b"PK")
+    with pytest.raises(
+        Exception, match=r"folder: no \.txt files below this folder .*1 other file\(s\), e\.g\. a\.docx"
+    ):
+        label_file(str(tmp_path / "folder"), str(tmp_path / "out.jsonl"), [str(names)])
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_propagate_labels_other_occurrences_and_keeps_annotations(tmp_path):
     docs = [
         {"id": "a", "tokens": ["Kohl", "met", "Yeltsin", "in", "Bonn"], "spans": [[0, 1, "PER"], [4, 5, "LOC"]]},

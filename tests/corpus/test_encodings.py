@@ -41,8 +41,8 @@ def _imported(format):
 
 
 def _raw_input(path):
-    documents, kind, offsets, skipped = read_input(str(path))
-    return [(d.tokens, d.text) for d in documents], kind, offsets, skipped
+    read = read_input(str(path))
+    return [(d.tokens, d.text) for d in read.documents], read.kind, read.offsets, read.without_words
 
 
 #: reader name -> (fixture, what the reader makes of a path); every reader of a user's text file
