@@ -129,6 +129,25 @@ def check_input_file(path: PathLike) -> None:
         )
 
 
+#: the characters ``surrogateescape`` puts in place of bytes a codec cannot decode
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+_OPENERS = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}
+#: what reading a compressed or plain stream may raise besides a decoding problem
+STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
+
+
+def _unread_compression(name: str, path: PathLike) -> FormatError:
+    return FormatError(f"{name}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path)
+
+
+def _stream_error(err: Exception, path: PathLike, compression: Optional[str], line: Optional[int] = None):
+    if compression and not (isinstance(err, OSError) and err.strerror):
+        return FormatError(
+            f"{compression}-compressed but damaged ({err}); compress it again or give the uncompressed file", path, line
+        )
+    return FormatError(f"cannot read file: {getattr(err, 'strerror', None) or err}", path, line)
+
+
 def read_input_bytes(path: PathLike) -> bytes:
     """The bytes of the input file ``path`` (:func:`check_input_file`), decompressed when its first bytes say
     gzip, bzip2 or xz; a zstd or zip file is a :class:`FormatError` naming the compression."""
@@ -140,33 +159,14 @@ def read_input_bytes(path: PathLike) -> bytes:
     for magic, name, decompress in COMPRESSIONS:
         if data.startswith(magic):
             if decompress is None:
-                raise FormatError(
-                    f"{name}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path
-                )
+                raise _unread_compression(name, path)
             try:
                 data = decompress(data)
-            except (OSError, EOFError, ValueError, lzma.LZMAError, zlib.error) as err:
-                raise FormatError(
-                    f"{name}-compressed but damaged ({err}); compress it again or give the uncompressed file", path
-                ) from None
+            except (ValueError,) + STREAM_ERRORS as err:
+                raise _stream_error(err, path, name) from None
             logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, name)
             return data
     return data
-
-
-#: the characters ``surrogateescape`` puts in place of bytes a codec cannot decode
-_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-_OPENERS = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}
-#: what reading a compressed or plain stream may raise besides a decoding problem
-STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
-
-
-def _stream_error(err: Exception, path: PathLike, compression: Optional[str], line: Optional[int] = None):
-    if compression and not (isinstance(err, OSError) and err.strerror):
-        return FormatError(
-            f"{compression}-compressed but damaged ({err}); compress it again or give the uncompressed file", path, line
-        )
-    return FormatError(f"cannot read file: {getattr(err, 'strerror', None) or err}", path, line)
 
 
 def _open_text(path: PathLike) -> Tuple[IO[str], Optional[str]]:
@@ -177,7 +177,7 @@ def _open_text(path: PathLike) -> Tuple[IO[str], Optional[str]]:
             kind = compression_of(handle.read(8))
         opener = _OPENERS.get(kind)
         if opener is None:
-            raise FormatError(f"{kind}-compressed: decompress it first (eer-ner reads gzip, bzip2 and xz itself)", path)
+            raise _unread_compression(kind, path)
         with opener(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)
     except STREAM_ERRORS as err:
