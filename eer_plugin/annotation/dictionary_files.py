@@ -17,7 +17,7 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, read_documents
-from eer_plugin.corpus.formats.files import stream_lines
+from eer_plugin.corpus.formats.files import stream_lines, text_files, uncompressed_name
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -108,7 +108,7 @@ def csv_delimiter(lines: Sequence[str]) -> str:
 
 def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
     """``(line, surface form, type)`` of every entry of a TSV, CSV or JSON-lines dictionary (module docstring)."""
-    suffix = _uncompressed_name(path).suffix.lower()
+    suffix = uncompressed_name(path).suffix.lower()
     as_json, as_csv = suffix in (".jsonl", ".json"), suffix == ".csv"
     lines = text_lines(path)
     if as_csv:  # the delimiter from the first lines, then every line
@@ -192,11 +192,6 @@ def read_stop_list(path: str) -> List[List[str]]:
     return [form for form in forms if form]
 
 
-def _uncompressed_name(path: str) -> Path:
-    """``path`` without a ``.gz``, ``.bz2`` or ``.xz`` suffix (the files :func:`text_lines` decompresses)."""
-    return Path(path).with_suffix("") if Path(path).suffix in (".gz", ".bz2", ".xz") else Path(path)
-
-
 def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
     """``(name, path)`` of each ``--dictionary`` argument: ``FILE`` (named by its stem) or ``NAME=FILE``."""
     specs = []
@@ -204,7 +199,7 @@ def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
         if "=" in argument and not Path(argument).exists():
             name, path = argument.split("=", 1)
         else:  # the file's stem, without a compression suffix, white space as "_" ("Company list.tsv.gz")
-            name, path = re.sub(r"\s+", "_", _uncompressed_name(argument).stem.strip()), argument
+            name, path = re.sub(r"\s+", "_", uncompressed_name(argument).stem.strip()), argument
         if not name or not _TYPE.match(name):
             raise DictionaryError(
                 f"bad dictionary name {name!r}: give NAME=FILE with a name without white space", argument
@@ -283,19 +278,13 @@ class InputDocuments:
 
 
 def read_text_folder(root: str) -> InputDocuments:
-    """:func:`read_input` of a folder: every ``.txt`` file below it (sorted; also ``.txt.gz``, ``.bz2``,
-    ``.xz``; hidden files and folders left out) is one raw-text document whose id is its path below the
+    """:func:`read_input` of a folder: every ``.txt`` file below it
+    (:func:`~eer_plugin.corpus.formats.files.text_files`) is one raw-text document whose id is its path below the
     folder, read by :func:`~eer_plugin.corpus.formats.decode_file` (UTF-8, UTF-16/32 by a byte-order mark,
     latin-1 with a warning). Other files are left out with a warning; a folder without a ``.txt`` file is an
     error."""
     base = Path(root)
-    files = sorted(
-        p
-        for p in base.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
-    )
-    texts = [p for p in files if _uncompressed_name(str(p)).suffix.lower() == ".txt"]
-    others = [p for p in files if p not in set(texts)]
+    texts, others = text_files(root)
     if not texts:
         held = f"; it holds {len(others)} other file(s), e.g. {others[0].relative_to(base)}" if others else ""
         raise DictionaryError(f"no .txt files below this folder (one raw-text document per file){held}", root)
@@ -349,7 +338,7 @@ def read_input(path: str) -> InputDocuments:
             "conll",
             [None] * len(gold),
         )
-    stem = _uncompressed_name(path).stem
+    stem = uncompressed_name(path).stem
     documents: List[Document] = []
     offsets: List[Optional[List[Tuple[int, int]]]] = []
     kinds = set()

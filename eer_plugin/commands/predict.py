@@ -34,6 +34,9 @@ first checked against the input line it claims to tag (:func:`~eer_plugin.infere
 its ``id`` and ``text`` or ``tokens``, an error record's line): an input edited since the killed run stops
 the command with one line, and the unfinished output is kept as it was.
 
+An input that is a folder is tagged as its ``.txt`` files, one document per file in path order
+(:func:`_folder_lines`; the folder ``eer-dictionary`` reads), each with its path as ``id``.
+
 ``--output-file`` that is a symbolic link writes its target (atomically); one that is a device, a FIFO or
 ``/dev/stdout`` is written directly as a stream (:mod:`eer_plugin.common.outputs`); a write that fails (a
 full disk, ``/dev/full``) is one line, the temporary file removed.
@@ -41,6 +44,7 @@ full disk, ``/dev/full``) is one line, the temporary file removed.
 
 import argparse
 import io
+import json
 import os
 import re
 import sys
@@ -65,7 +69,7 @@ from eer_plugin.common.outputs import (
     write_failure,
 )
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats.files import FormatError, check_input_file, open_text
+from eer_plugin.corpus.formats.files import FormatError, check_input_file, decode_file, open_text, text_files
 from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, output_mismatch
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
@@ -85,7 +89,15 @@ def check_arguments(
     """:class:`UserError` for arguments that cannot work; nothing is opened for writing."""
     if batch_size < 1:
         raise UserError(f"--batch-size must be at least 1, got {batch_size}")
-    if _is_local(input_file):
+    if _is_local(input_file) and os.path.isdir(input_file):
+        texts, others = text_files(input_file)
+        if not texts:
+            held = f" (it holds {len(others)} other file(s), e.g. {others[0].name})" if others else ""
+            raise UserError(
+                f"{input_file}: no .txt files below this folder{held}; give JSON lines, or a folder of .txt files "
+                "(one document per file)"
+            )
+    elif _is_local(input_file):
         try:
             check_input_file(input_file)
         except FormatError as error:
@@ -211,6 +223,27 @@ def _open_input(path: str):
         raise UserError(str(err).replace("eer-ner reads", "eer-ner predict reads")) from None
 
 
+class _Unreadable(str):
+    """A document of a folder input that cannot be read: its error record's reason, and its id."""
+
+    def __new__(cls, reason: str, doc_id: str):
+        line = super().__new__(cls, reason)
+        line.doc_id = doc_id
+        return line
+
+
+def _folder_lines(root: str) -> Iterator[str]:
+    """A folder of ``.txt`` files as input lines, one ``{"id": path in the folder, "text": ...}`` per file in
+    path order (:func:`~eer_plugin.corpus.formats.files.text_files`); a file that cannot be decoded is an
+    :class:`_Unreadable` (its error record), the others are still tagged."""
+    for path in text_files(root)[0]:
+        doc_id = path.relative_to(root).as_posix()
+        try:
+            yield json.dumps({"id": doc_id, "text": decode_file(path)}, ensure_ascii=False) + "\n"
+        except FormatError as err:
+            yield _Unreadable(err.reason, doc_id)
+
+
 class LineReportingPredictManager(allennlp_predict._PredictManager):
     """See the module docstring."""
 
@@ -293,6 +326,8 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         elif not _is_local(self._input_file):
             with open_compressed(cached_path(self._input_file), encoding="utf-8", errors="surrogateescape") as lines:
                 yield from self._numbered(_bounded_lines(lines))
+        elif os.path.isdir(self._input_file):
+            yield from self._numbered(_folder_lines(self._input_file))
         else:
             with _open_input(self._input_file) as lines:
                 yield from self._numbered(_bounded_lines(lines))
@@ -312,8 +347,10 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                         f"{number} ({reason}): the input changed since that run. Nothing was written; run without --resume"
                     )
                 continue
-            bad = None if line is _TOO_LONG else _UNDECODABLE.search(line)
-            if line is _TOO_LONG:
+            bad = None if line is _TOO_LONG or isinstance(line, _Unreadable) else _UNDECODABLE.search(line)
+            if isinstance(line, _Unreadable):
+                data = {ERROR_KEY: str(line), "id": line.doc_id}
+            elif line is _TOO_LONG:
                 data = {
                     ERROR_KEY: f"a line longer than {MAX_LINE} characters: not one input document (read no further than that)"
                 }

@@ -539,3 +539,70 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
     assert (
         len([name for name in os.listdir(tmp_path) if ".eer-tmp-" in name]) == 1
     )  # the unfinished output, for --resume
+
+
+# ------------------------------------------------------------------------------------ a folder of .txt files
+def test_predict_tags_a_folder_of_text_files_one_record_per_file(predictor, tmp_path, capsys):
+    """The folder eer-dictionary labelled can be tagged as it is: one record per .txt file in path order, its id
+    the path in the folder, its text exactly the file's (any marked encoding, compressed too); an empty or
+    undecodable file gets its error record and the others are tagged; --resume continues a killed run."""
+    from allennlp.commands import predict
+
+    folder = tmp_path / "docs"
+    (folder / "b").mkdir(parents=True)
+    (folder / "a.txt").write_text("Paris is big .\r\nRome too .", encoding="utf-8")
+    (folder / "b" / "c.txt").write_bytes("Zürich .".encode("utf-16"))
+    (folder / "b" / "d.txt.gz").write_bytes(gzip.compress(b"Berlin ."))
+    (folder / "b" / "e.txt").write_bytes("Oslo .".encode("utf-16-le"))  # no byte-order mark: unreadable
+    (folder / "f.txt").write_text("  \n")
+    (folder / "notes.pdf").write_bytes(b"%PDF")
+    (folder / ".hidden.txt").write_text("Lima .")
+    assert run_manager(predictor, folder, tmp_path / "out.jsonl") == 1  # two files failed
+    out = records(tmp_path / "out.jsonl")
+    assert [r["id"] for r in out] == ["a.txt", "b/c.txt", "b/d.txt.gz", "b/e.txt", "f.txt"]
+    assert [r.get("text") for r in out[:3]] == ["Paris is big .\r\nRome too .", "Zürich .", "Berlin ."]
+    assert [r.get("line") for r in out] == [None, None, None, 4, 5]
+    assert "looks like UTF-16 (LE) text without a byte-order mark" in out[3]["error"]
+    assert "empty or only white space" in out[4]["error"]
+    assert "2 input line(s) failed (lines 4, 5)" in capsys.readouterr().err
+
+    kept = "".join(json.dumps(r) + "\n" for r in out[:2])  # a killed run that wrote two records
+    (tmp_path / f".again.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
+    with pytest.raises(SystemExit):
+        predict._PredictManager(
+            predictor, str(folder), str(tmp_path / "again.jsonl"), 2, False, False, resume=True
+        ).run()
+    assert records(tmp_path / "again.jsonl") == out
+
+
+def test_predict_refuses_a_folder_without_text_files(tmp_path):
+    from eer_plugin.commands.predict import check_arguments
+
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "a.docx").write_bytes(b"PK")
+    with pytest.raises(
+        UserError, match=r"docs: no \.txt files below this folder \(it holds 1 other file\(s\), e\.g\. a\.docx\)"
+    ):
+        check_arguments(str(tmp_path / "docs"), str(tmp_path / "out.jsonl"), 1)
+
+
+@pytest.mark.integration
+def test_the_command_tags_a_folder(archive, tmp_path):
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "docs" / "one.txt").write_text("Paris is big .")
+    (tmp_path / "docs" / "two.txt").write_bytes("Zürich .".encode("utf-16"))
+    done = eer_ner(
+        "predict",
+        archive,
+        tmp_path / "docs",
+        "--predictor",
+        "eer_tagger",
+        "--output-file",
+        tmp_path / "out.jsonl",
+        "--silent",
+    )
+    assert done.returncode == 0, done.stderr
+    assert [(r["id"], r["text"]) for r in records(tmp_path / "out.jsonl")] == [
+        ("one.txt", "Paris is big ."),
+        ("two.txt", "Zürich ."),
+    ]

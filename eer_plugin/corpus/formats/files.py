@@ -92,6 +92,26 @@ def wide_encoding_of(head: bytes) -> Optional[str]:
     return next((name for mark, _, name in WIDE_BYTE_ORDER_MARKS if head.startswith(mark)), None)
 
 
+def uncompressed_name(path: PathLike) -> Path:
+    """``path`` without a ``.gz``, ``.bz2`` or ``.xz`` suffix (the compressions the readers decompress)."""
+    return Path(path).with_suffix("") if Path(path).suffix in (".gz", ".bz2", ".xz") else Path(path)
+
+
+def text_files(root: PathLike) -> Tuple[List[Path], List[Path]]:
+    """A folder of raw-text documents, one per file: its ``.txt`` files (also ``.txt.gz``, ``.bz2``, ``.xz``)
+    at any depth, sorted by path, and its other files; hidden files and folders (a leading ``.``) are left out
+    of both. Read by ``eer-dictionary`` and ``predict``, each file as :func:`decode_file` reads it."""
+    base = Path(root)
+    files = sorted(
+        p
+        for p in base.rglob("*")
+        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
+    )
+    texts = [p for p in files if uncompressed_name(p).suffix.lower() == ".txt"]
+    chosen = set(texts)
+    return texts, [p for p in files if p not in chosen]
+
+
 def compression_of(head: bytes) -> Optional[str]:
     """``gzip``, ``bzip2``, ``xz``, ``zstd``, ``zip`` from a file's first bytes, or None."""
     return next((name for magic, name, _ in COMPRESSIONS if head.startswith(magic)), None)
