@@ -172,9 +172,7 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
         first = False
         form, label = form.strip(), label.strip()
         if not form:
-            raise DictionaryError(
-                f"empty surface form (type {label!r}): expected 'surface form<TAB>TYPE'", path, number
-            )
+            raise DictionaryError(f"empty surface form (type {label!r}): expected a name before its type", path, number)
         if not label or not _TYPE.match(label) or label == "O":
             raise DictionaryError(
                 f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number
