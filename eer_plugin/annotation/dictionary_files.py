@@ -279,26 +279,20 @@ def read_text_folder(root: str) -> InputDocuments:
     """:func:`read_input` of a folder: every ``.txt`` file below it
     (:func:`~eer_plugin.corpus.formats.files.text_files`) is one raw-text document whose id is its path below the
     folder, read by :func:`~eer_plugin.corpus.formats.decode_file` (UTF-8, UTF-16/32 by a byte-order mark,
-    latin-1 with a warning). Other files are left out with a warning; a folder without a ``.txt`` file is an
-    error."""
-    base = Path(root)
+    latin-1 with a warning). Other files are left out with a warning; a folder without a ``.txt`` file is a
+    :class:`~eer_plugin.corpus.formats.FormatError`."""
     texts, others = text_files(root)
-    if not texts:
-        held = f"; it holds {len(others)} other file(s), e.g. {others[0].relative_to(base)}" if others else ""
-        raise DictionaryError(f"no .txt files below this folder (one raw-text document per file){held}", root)
     warnings = []
     if others:
-        warnings.append(
-            f"{root}: left out {len(others)} file(s) that are not .txt (e.g. {others[0].relative_to(base)})"
-        )
+        warnings.append(f"{root}: left out {len(others)} file(s) that are not .txt (e.g. {others[0]})")
     documents, offsets, without_words = [], [], []
-    for path in texts:
+    for doc_id, path in texts:
         text = decode_file(path)
         words, word_offsets, ends = tokenize_text(text)
         if not words:
             without_words.append(str(path))
             continue
-        document = Document(path.relative_to(base).as_posix(), words, ends, text=text)
+        document = Document(doc_id, words, ends, text=text)
         document.source = str(path)
         documents.append(document)
         offsets.append(word_offsets)
@@ -317,7 +311,7 @@ def read_input(path: str) -> InputDocuments:
     one kind."""
     if not Path(path).exists():
         raise DictionaryError("input file not found; check the path", path)
-    if Path(path).is_dir() and not any(is_ontonotes_file(p) for p in Path(path).rglob("*_conll")):
+    if Path(path).is_dir() and not any(p.is_file() and is_ontonotes_file(p) for p in Path(path).rglob("*")):
         return read_text_folder(path)
     if detect_format(path) != "jsonl":
         try:

@@ -35,7 +35,7 @@ its ``id`` and ``text`` or ``tokens``, an error record's line): an input edited 
 the command with one line, and the unfinished output is kept as it was.
 
 An input that is a folder is tagged as its ``.txt`` files, one document per file in path order
-(:func:`_folder_lines`; the folder ``eer-dictionary`` reads), each with its path as ``id``.
+(:func:`~eer_plugin.inference.documents.folder_input_lines`; the folder ``eer-dictionary`` reads), each with its path as ``id``.
 
 ``--output-file`` that is a symbolic link writes its target (atomically); one that is a device, a FIFO or
 ``/dev/stdout`` is written directly as a stream (:mod:`eer_plugin.common.outputs`); a write that fails (a
@@ -44,7 +44,6 @@ full disk, ``/dev/full``) is one line, the temporary file removed.
 
 import argparse
 import io
-import json
 import os
 import re
 import sys
@@ -69,8 +68,8 @@ from eer_plugin.common.outputs import (
     write_failure,
 )
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats.files import FormatError, check_input_file, decode_file, open_text, text_files
-from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, output_mismatch
+from eer_plugin.corpus.formats.files import FormatError, check_input_file, open_text, text_files
+from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, UnreadableDocument, folder_input_lines, output_mismatch
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
 
@@ -89,19 +88,16 @@ def check_arguments(
     """:class:`UserError` for arguments that cannot work; nothing is opened for writing."""
     if batch_size < 1:
         raise UserError(f"--batch-size must be at least 1, got {batch_size}")
-    if _is_local(input_file) and os.path.isdir(input_file):
-        texts, others = text_files(input_file)
-        if not texts:
-            held = f" (it holds {len(others)} other file(s), e.g. {others[0].name})" if others else ""
-            raise UserError(
-                f"{input_file}: no .txt files below this folder{held}; give JSON lines, or a folder of .txt files "
-                "(one document per file)"
-            )
-    elif _is_local(input_file):
+    if _is_local(input_file):
         try:
-            check_input_file(input_file)
+            if os.path.isdir(input_file):
+                text_files(input_file)  # a folder holds at least one .txt file
+            else:
+                check_input_file(input_file)
         except FormatError as error:
-            raise UserError(f"{error} (expected the input JSON lines file, or - to read stdin)") from None
+            raise UserError(
+                f"{error} (expected the input JSON lines file, a folder of .txt files, or - to read stdin)"
+            ) from None
     inputs = [
         ("the input", input_file if _is_local(input_file) else None),
         ("the model archive", archive_file),
@@ -223,27 +219,6 @@ def _open_input(path: str):
         raise UserError(str(err).replace("eer-ner reads", "eer-ner predict reads")) from None
 
 
-class _Unreadable(str):
-    """A document of a folder input that cannot be read: its error record's reason, and its id."""
-
-    def __new__(cls, reason: str, doc_id: str):
-        line = super().__new__(cls, reason)
-        line.doc_id = doc_id
-        return line
-
-
-def _folder_lines(root: str) -> Iterator[str]:
-    """A folder of ``.txt`` files as input lines, one ``{"id": path in the folder, "text": ...}`` per file in
-    path order (:func:`~eer_plugin.corpus.formats.files.text_files`); a file that cannot be decoded is an
-    :class:`_Unreadable` (its error record), the others are still tagged."""
-    for path in text_files(root)[0]:
-        doc_id = path.relative_to(root).as_posix()
-        try:
-            yield json.dumps({"id": doc_id, "text": decode_file(path)}, ensure_ascii=False) + "\n"
-        except FormatError as err:
-            yield _Unreadable(err.reason, doc_id)
-
-
 class LineReportingPredictManager(allennlp_predict._PredictManager):
     """See the module docstring."""
 
@@ -327,7 +302,7 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             with open_compressed(cached_path(self._input_file), encoding="utf-8", errors="surrogateescape") as lines:
                 yield from self._numbered(_bounded_lines(lines))
         elif os.path.isdir(self._input_file):
-            yield from self._numbered(_folder_lines(self._input_file))
+            yield from self._numbered(folder_input_lines(self._input_file))
         else:
             with _open_input(self._input_file) as lines:
                 yield from self._numbered(_bounded_lines(lines))
@@ -347,8 +322,8 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                         f"{number} ({reason}): the input changed since that run. Nothing was written; run without --resume"
                     )
                 continue
-            bad = None if line is _TOO_LONG or isinstance(line, _Unreadable) else _UNDECODABLE.search(line)
-            if isinstance(line, _Unreadable):
+            bad = None if line is _TOO_LONG or isinstance(line, UnreadableDocument) else _UNDECODABLE.search(line)
+            if isinstance(line, UnreadableDocument):
                 data = {ERROR_KEY: str(line), "id": line.doc_id}
             elif line is _TOO_LONG:
                 data = {

@@ -18,6 +18,7 @@ from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Se
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import spans_to_biluo
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
+from eer_plugin.corpus.formats.files import FormatError, decode_file, text_files
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 
@@ -193,3 +194,23 @@ def output_mismatch(record: Any, input_line: str, line: int) -> Optional[str]:
     elif record.get("tokens") != data.get("tokens"):
         return f"tokens {describe(record.get('tokens'))}, the input's are {describe(data.get('tokens'))}"
     return None
+
+
+class UnreadableDocument(str):
+    """A document of a folder input that cannot be read: its error record's reason, and its id."""
+
+    def __new__(cls, reason: str, doc_id: str):
+        line = super().__new__(cls, reason)
+        line.doc_id = doc_id
+        return line
+
+
+def folder_input_lines(root: str) -> Iterator[str]:
+    """A folder of ``.txt`` files as input lines, one ``{"id": path in the folder, "text": ...}`` per file in
+    path order (:func:`~eer_plugin.corpus.formats.files.text_files`); a file that cannot be decoded is an
+    :class:`UnreadableDocument` (its error record), the others are still tagged."""
+    for doc_id, path in text_files(root)[0]:
+        try:
+            yield json.dumps({"id": doc_id, "text": decode_file(path)}, ensure_ascii=False) + "\n"
+        except FormatError as err:
+            yield UnreadableDocument(err.reason, doc_id)

@@ -44,23 +44,24 @@ LINE_BREAKS = re.compile("\r\n|\r|\n|\u2028|\u2029")
 _JSONLINE_BREAKS = re.compile("\r\n|\r|\n")
 
 
-#: the first bytes of compressed files, and what reads them (None: named, not read)
+#: the first bytes of compressed files, what decompresses their bytes and what opens them as a stream
+#: (None: named, not read)
 COMPRESSIONS = (
-    (b"\x1f\x8b", "gzip", gzip.decompress),
-    (b"BZh", "bzip2", bz2.decompress),
-    (b"\xfd7zXZ\x00", "xz", lzma.decompress),
-    (b"\x28\xb5\x2f\xfd", "zstd", None),
-    (b"PK\x03\x04", "zip", None),
+    (b"\x1f\x8b", "gzip", gzip.decompress, gzip.open),
+    (b"BZh", "bzip2", bz2.decompress, bz2.open),
+    (b"\xfd7zXZ\x00", "xz", lzma.decompress, lzma.open),
+    (b"\x28\xb5\x2f\xfd", "zstd", None, None),
+    (b"PK\x03\x04", "zip", None, None),
 )
 
 
 #: byte-order marks of the wide Unicode encodings and the codec that reads past them (UTF-32 LE first: its
 #: mark starts with UTF-16 LE's); Windows tools write them ("Unicode Text" from Excel, PowerShell's Out-File)
 WIDE_BYTE_ORDER_MARKS = (
-    (codecs.BOM_UTF32_LE, "utf-32", "UTF-32"),
-    (codecs.BOM_UTF32_BE, "utf-32", "UTF-32"),
-    (codecs.BOM_UTF16_LE, "utf-16", "UTF-16"),
-    (codecs.BOM_UTF16_BE, "utf-16", "UTF-16"),
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
 )
 #: how many first bytes :func:`text_codec` looks at
 SNIFF_BYTES = 4096
@@ -71,9 +72,9 @@ def text_codec(head: bytes, path: PathLike) -> str:
     ``utf-32`` when a byte-order mark names it, else ``utf-8`` (a UTF-8 mark is dropped by the readers). A file
     that looks like UTF-16 without a mark (a NUL in nearly every other byte: no UTF-8 or latin-1 text has
     them) is a :class:`FormatError` with the command that converts it, never read as garbage."""
-    for mark, codec, _ in WIDE_BYTE_ORDER_MARKS:
-        if head.startswith(mark):
-            return codec
+    marked = marked_codec(head)
+    if marked:
+        return marked
     sample = head[:SNIFF_BYTES]
     if len(sample) >= 4:
         for order, nul, other in (("le", sample[1::2], sample[0::2]), ("be", sample[0::2], sample[1::2])):
@@ -87,9 +88,9 @@ def text_codec(head: bytes, path: PathLike) -> str:
     return "utf-8"
 
 
-def wide_encoding_of(head: bytes) -> Optional[str]:
-    """``UTF-16`` or ``UTF-32`` when ``head`` starts with that byte-order mark, else None."""
-    return next((name for mark, _, name in WIDE_BYTE_ORDER_MARKS if head.startswith(mark)), None)
+def marked_codec(head: bytes) -> Optional[str]:
+    """``utf-16`` or ``utf-32`` when ``head`` starts with that byte-order mark, else None."""
+    return next((codec for mark, codec in WIDE_BYTE_ORDER_MARKS if head.startswith(mark)), None)
 
 
 def uncompressed_name(path: PathLike) -> Path:
@@ -97,24 +98,38 @@ def uncompressed_name(path: PathLike) -> Path:
     return Path(path).with_suffix("") if Path(path).suffix in (".gz", ".bz2", ".xz") else Path(path)
 
 
-def text_files(root: PathLike) -> Tuple[List[Path], List[Path]]:
-    """A folder of raw-text documents, one per file: its ``.txt`` files (also ``.txt.gz``, ``.bz2``, ``.xz``)
-    at any depth, sorted by path, and its other files; hidden files and folders (a leading ``.``) are left out
-    of both. Read by ``eer-dictionary`` and ``predict``, each file as :func:`decode_file` reads it."""
+def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
+    """A folder of raw-text documents, one per file: ``(document id, path)`` of its ``.txt`` files (also
+    ``.txt.gz``, ``.bz2``, ``.xz``) at any depth, sorted by path, the id being the path in the folder
+    (``sub/b.txt``), and the paths in the folder of its other files; hidden files and folders (a leading
+    ``.``) are left out of both. A folder without a ``.txt`` file is a :class:`FormatError` naming what it
+    holds. Read by ``eer-dictionary`` and ``predict``, each file as :func:`decode_file` reads it."""
     base = Path(root)
     files = sorted(
         p
         for p in base.rglob("*")
         if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
     )
-    texts = [p for p in files if uncompressed_name(p).suffix.lower() == ".txt"]
-    chosen = set(texts)
-    return texts, [p for p in files if p not in chosen]
+    texts: List[Tuple[str, Path]] = []
+    others: List[str] = []
+    for p in files:
+        name = p.relative_to(base).as_posix()
+        if uncompressed_name(p).suffix.lower() == ".txt":
+            texts.append((name, p))
+        else:
+            others.append(name)
+    if not texts:
+        held = f" (it holds {len(others)} other file(s), e.g. {others[0]})" if others else ""
+        raise FormatError(
+            f"no .txt files below this folder{held}: a folder is one raw-text document per .txt file", root
+        )
+    return texts, others
 
 
-def compression_of(head: bytes) -> Optional[str]:
-    """``gzip``, ``bzip2``, ``xz``, ``zstd``, ``zip`` from a file's first bytes, or None."""
-    return next((name for magic, name, _ in COMPRESSIONS if head.startswith(magic)), None)
+def compression_of(head: bytes):
+    """The row of :data:`COMPRESSIONS` (``gzip``, ``bzip2``, ``xz``, ``zstd``, ``zip``) that a file's first
+    bytes name, or None."""
+    return next((row for row in COMPRESSIONS if head.startswith(row[0])), None)
 
 
 def file_kind(mode: int) -> str:
@@ -151,7 +166,6 @@ def check_input_file(path: PathLike) -> None:
 
 #: the characters ``surrogateescape`` puts in place of bytes a codec cannot decode
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
-_OPENERS = {"gzip": gzip.open, "bzip2": bz2.open, "xz": lzma.open, None: open}
 #: what reading a compressed or plain stream may raise besides a decoding problem
 STREAM_ERRORS = (OSError, EOFError, lzma.LZMAError, zlib.error)
 
@@ -176,16 +190,17 @@ def read_input_bytes(path: PathLike) -> bytes:
         data = Path(path).read_bytes()
     except OSError as err:
         raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
-    for magic, name, decompress in COMPRESSIONS:
-        if data.startswith(magic):
-            if decompress is None:
-                raise _unread_compression(name, path)
-            try:
-                data = decompress(data)
-            except (ValueError,) + STREAM_ERRORS as err:
-                raise _stream_error(err, path, name) from None
-            logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, name)
-            return data
+    row = compression_of(data)
+    if row is None:
+        return data
+    _, name, decompress, _ = row
+    if decompress is None:
+        raise _unread_compression(name, path)
+    try:
+        data = decompress(data)
+    except (ValueError,) + STREAM_ERRORS as err:
+        raise _stream_error(err, path, name) from None
+    logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, name)
     return data
 
 
@@ -194,8 +209,9 @@ def _open_text(path: PathLike) -> Tuple[IO[str], Optional[str]]:
     kind = None
     try:
         with open(path, "rb") as handle:
-            kind = compression_of(handle.read(8))
-        opener = _OPENERS.get(kind)
+            first = handle.read(8)
+        row = compression_of(first)
+        kind, opener = (row[1], row[3]) if row else (None, open)
         if opener is None:
             raise _unread_compression(kind, path)
         with opener(path, "rb") as handle:
@@ -290,9 +306,9 @@ def decode_file_as(
                 f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})",
             )
         name = {"utf-8": "UTF-8", "utf-16": "UTF-16", "utf-32": "UTF-32"}.get(codecs.lookup(codec).name, codec)
-        wide = wide_encoding_of(data)
-        if wide and codecs.lookup(codec).name != wide.lower():
-            hint = f" (the file starts with a {wide} byte-order mark: leave --file-encoding at auto, or give {wide.lower()})"
+        marked = marked_codec(data)
+        if marked and codecs.lookup(codec).name != marked:
+            hint = f" (the file starts with a {marked.upper()} byte-order mark: leave --file-encoding at auto, or give {marked})"
         elif file_encoding == AUTO_FILE_ENCODING and (fallback or codec != "utf-8"):
             hint = ""
         else:
@@ -306,8 +322,8 @@ def decode_file_as(
     if file_encoding != AUTO_FILE_ENCODING:
         why = "given"
     elif codec != "utf-8":
-        why = f"auto: {wide_encoding_of(data)} (byte-order mark)"
-        logger.info("%s: %s text (by its byte-order mark)", path, wide_encoding_of(data))
+        why = f"auto: {codec.upper()} (byte-order mark)"
+        logger.info("%s: %s text (by its byte-order mark)", path, codec.upper())
     else:
         why = "auto: valid UTF-8"
     if text.startswith("\ufeff"):
