@@ -130,9 +130,10 @@ def step_breakdown(
     * dev pass (evaluation mode, no gradient): the model's forward on a batch with its tags (partial
       NLL, ``rho_hat`` marginals, Viterbi decoding) vs. the encoder forward alone; decoding + metrics is
       the difference (span matching against gold, Python over words, is not included);
-    * the CRF on the path its ``auto`` setting takes on ``device`` (the scan on CUDA, the sequential
-      path on a CPU); on a CUDA device also the loss, the decoding, the step and the dev batch on the
-      sequential path (``*_sequential``: the path before the scan), for comparison. On a CPU the scan is
+    * the CRF on the path its ``auto`` setting takes on ``device`` (the fused kernels on CUDA where
+      Triton runs, else the scan; the sequential path on a CPU); on a CUDA device also the loss, the
+      decoding, the step and the dev batch on the other paths (``*_sequential``: the path before the
+      scan; ``*_scan``; ``*_fused``), for comparison. On a CPU the scan is
       not timed (its ``O(n K^3 log n)`` arithmetic takes minutes there).
 
     ``encoder`` is a name or a model directory (its folder name labels the figures); the timings do not
@@ -241,10 +242,12 @@ def step_breakdown(
         "decoding": decoding,
     }
     crf_path = resolve_crf_path("auto", device)
-    # on a GPU also the other paths: the sequential one (before the scan) and, where Triton runs, the fused kernels
-    others = [] if crf_path == "sequential" else ["sequential"]
-    if crf_path != "sequential" and fused_unavailable_reason(device) is None:
-        others.append("fused")
+    # on a GPU also the other paths: the sequential one (before the scan), the scan and, where Triton runs, the
+    # fused kernels (the one of them that ``auto`` takes is the row's own)
+    others = []
+    if crf_path != "sequential":
+        others = [p for p in ("sequential", "scan", "fused") if p != crf_path]
+        others = [p for p in others if p != "fused" or fused_unavailable_reason(device) is None]
     for path in others:
         runs.update({f"{name}_{path}": on_path(runs[name], path) for name in ("step", "loss", "decoding", "dev_batch")})
     times = _interleaved(runs, reps, device)

@@ -224,3 +224,56 @@ def test_the_control_constants_table_is_what_its_csv_says():
     )
     default = [r for r in rows if (float(r["c"]), float(r["eta"])) == (DEFAULT_PRICE_PENALTY, DEFAULT_PRICE_RATE)]
     assert len(default) == 5 and {r["source"] for r in default} == {"benchmark plan"}
+
+
+def test_the_speed_report_carries_issue_52s_figures_under_stable_keys():
+    """``benchmarks/speed_report.json`` holds issue 52's figures where a script can read them: ``int8``,
+    ``step_breakdown``, ``sequential_ops`` and, once measured on a GPU, ``gpu`` (the path ``auto`` takes there)."""
+    import json
+
+    report = json.loads((REPO / "benchmarks" / "speed_report.json").read_text())
+    assert {"speedup", "f1_fp32", "f1_int8"} <= set(report["int8"])
+    assert 0 < report["int8"]["f1_int8"] <= 100 and 0 < report["int8"]["f1_fp32"] <= 100
+    ops = report["sequential_ops"]
+    assert ops["n"] == 512 and ops["before"] > ops["after"] > 0
+    for encoder in ("all-MiniLM-L6-v2", "all-mpnet-base-v2"):
+        shares = report["step_breakdown"][encoder]["cpu"]["train_shares"]
+        assert {"encoder_forward_backward", "loss", "optimizer"} <= set(shares)
+    gpu = report["gpu"]
+    assert {"device", "torch", "cuda", "loss_and_decoding_over_encoder", "dev_pass_over_encoder_forward"} <= set(gpu)
+    rows = [devices["gpu"] for e, devices in report["step_breakdown"].items() if e != "measured" and "gpu" in devices]
+    assert gpu == _speed_report().gpu_summary(rows)
+
+
+def test_a_merged_gpu_row_sets_the_gpu_figures_of_the_path_auto_takes(tmp_path):
+    """Merging a GPU's breakdown rows: ``gpu`` takes each encoder's fused-path figures where the row measured
+    them (``auto`` takes the fused kernels on CUDA), the row's own otherwise, and the larger of the encoders'."""
+    speed_report = _speed_report()
+
+    def row(encoder, path, loss, dev, fused=None):
+        entry = {"encoder": encoder, "device_name": "GPU X", "torch": "2.x", "cuda": "13.0", "crf_path": path}
+        entry.update(loss_and_decoding_over_encoder=loss, dev_pass_over_encoder_forward=dev)
+        entry["measured"] = {"date": "today"}
+        if fused:
+            entry["fused_path"] = {
+                "loss_and_decoding_over_encoder": fused[0],
+                "dev_pass_over_encoder_forward": fused[1],
+            }
+        return entry
+
+    report = {"step_breakdown": {"small": {"cpu": {}}}}
+    other = {"step_breakdown": {"small": {"gpu": row("small", "scan", 1.3, 3.6, fused=(0.4, 1.9))}}}
+    speed_report.merge_breakdown(report, other)
+    assert report["gpu"]["crf_path"] == "fused"
+    assert (report["gpu"]["loss_and_decoding_over_encoder"], report["gpu"]["dev_pass_over_encoder_forward"]) == (
+        0.4,
+        1.9,
+    )
+    other = {"step_breakdown": {"large": {"gpu": row("large", "fused", 0.2, 2.5)}}}
+    speed_report.merge_breakdown(report, other)
+    assert report["step_breakdown"]["small"]["cpu"] == {}  # other rows stay
+    assert (report["gpu"]["loss_and_decoding_over_encoder"], report["gpu"]["dev_pass_over_encoder_forward"]) == (
+        0.4,
+        2.5,
+    )
+    assert set(report["gpu"]["encoders"]) == {"small", "large"} and report["gpu"]["device"] == "GPU X"

@@ -35,6 +35,7 @@ Disallowed configurations get the finite score :data:`IMPOSSIBLE` instead of ``-
 values and gradients stay finite even when a row has no valid tagging at all.
 """
 
+import logging
 from typing import Optional, Sequence, Tuple
 
 import torch
@@ -42,6 +43,8 @@ import torch
 from eer_plugin.core.forward_backward import IMPOSSIBLE, ForwardBackward, build_lattice, work_dtype
 from eer_plugin.core.fused import fused_forward_backward, fused_viterbi
 from eer_plugin.core.scan import DEFAULT_CRF_PATH, check_crf_path, resolve_crf_path, scan_forward_backward, scan_viterbi
+
+logger = logging.getLogger(__name__)
 
 #: Integer codes for :func:`observations_to_allowed` (values >= 0 are observed tag indices).
 LATENT = -1
@@ -90,8 +93,9 @@ class ConstrainedCRF(torch.nn.Module):
         How the forward-backward and Viterbi run (:data:`~eer_plugin.core.scan.CRF_PATHS`):
         ``sequential`` (one step per position), ``scan`` (parallel log-space / max-plus scan in
         ``O(log n)`` steps, :mod:`eer_plugin.core.scan`), ``fused`` (each recursion one Triton kernel on
-        a CUDA device, :mod:`eer_plugin.core.fused`) or ``auto`` (the scan on CUDA devices, where each
-        step is a kernel launch; the sequential path elsewhere). Same quantities on every path.
+        a CUDA device, :mod:`eer_plugin.core.fused`) or ``auto`` (on CUDA devices, where each step is a
+        kernel launch, the fused kernels where Triton runs, else the scan; the sequential path elsewhere).
+        Same quantities on every path.
     """
 
     def __init__(
@@ -115,6 +119,7 @@ class ConstrainedCRF(torch.nn.Module):
         self.num_tags = num_tags
         self.recursion_dtype = recursion_dtype
         self.path = check_crf_path(path)
+        self._reported_path = None
         self.transitions = torch.nn.Parameter(torch.randn(num_tags, num_tags) * init_std)
         self.register_buffer("allowed_transitions", allowed_transitions.clone(), persistent=False)
         self.register_buffer(
@@ -185,7 +190,13 @@ class ConstrainedCRF(torch.nn.Module):
         )
 
     def _path(self, emissions: torch.Tensor) -> str:
-        return resolve_crf_path(self.path, emissions.device)
+        path = resolve_crf_path(self.path, emissions.device)
+        if (self.path, emissions.device.type, path) != getattr(
+            self, "_reported_path", None
+        ):  # once per choice, not per batch
+            self._reported_path = (self.path, emissions.device.type, path)
+            logger.info("CRF path on %s: %s (path=%r)", emissions.device.type, path, self.path)
+        return path
 
     def log_partition(
         self, emissions: torch.Tensor, mask: torch.Tensor, allowed: Optional[torch.Tensor] = None

@@ -26,9 +26,15 @@ import torch
 
 from eer_plugin.core.scan import tag_marginals, trace_back
 
-#: warps per program: a ``BK x BK`` tile (BK = 32 for the 17 BILUO tags of CoNLL) over 4 warps holds 8
-#: elements per thread
-NUM_WARPS = 4
+#: warps per program (a ``BK x BK`` tile, BK = 32 for the 17 BILUO tags of CoNLL, over 8 warps: 4 elements
+#: per thread). Chosen by measurement (benchmarks/gpu/scan_variants.py, NVIDIA H200, torch 2.11.0+cu130,
+#: CUDA 13.0, 4 x 512 x 17, 2026-11-27): EER loss forward+backward 7.1 / 4.5 / 4.7 / 4.0 ms and Viterbi
+#: 1.8 / 1.8 / 2.0 / 1.3 ms at 1 / 2 / 4 / 8 warps.
+NUM_WARPS = 8
+
+
+#: the oldest GPUs (Volta) that Triton compiles for
+MIN_CAPABILITY = (7, 0)
 
 
 class FusedUnavailable(RuntimeError):
@@ -50,6 +56,13 @@ def fused_unavailable_reason(device: torch.device) -> Optional[str]:
             f"the fused CRF path runs on CUDA devices, not {device.type} (TRITON_INTERPRET=1 runs it in "
             "Triton's interpreter, for tests)"
         )
+    if device.type == "cuda" and not _interpreting():
+        capability = torch.cuda.get_device_capability(device)
+        if capability < MIN_CAPABILITY:
+            return (
+                f"the fused CRF path needs a GPU of compute capability {MIN_CAPABILITY[0]}.{MIN_CAPABILITY[1]} "
+                f"or newer (Triton's), this one has {capability[0]}.{capability[1]}: use path='scan'"
+            )
     return None
 
 

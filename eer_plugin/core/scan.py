@@ -34,7 +34,8 @@ exact (the same path as a sequential walk back) in ``O(log n)`` steps too.
 
 The cost: ``O(n K^3 log n)`` arithmetic instead of ``O(n K^2)``, in ``O(log n)`` launches. On a CPU,
 where an operation costs its arithmetic, the sequential path is faster and stays the default
-(:data:`DEFAULT_CRF_PATH` ``auto``: the scan on CUDA devices, the sequential path elsewhere).
+(:data:`DEFAULT_CRF_PATH` ``auto``: on CUDA devices the fused kernels of :mod:`eer_plugin.core.fused`
+where Triton runs, else this scan; the sequential path elsewhere).
 """
 
 import math
@@ -47,7 +48,7 @@ from eer_plugin.core.step_constants import IMPOSSIBLE
 #: Which implementation the CRF's forward-backward and Viterbi use (:attr:`ConstrainedCRF.path`):
 #: ``sequential`` (one step per position, :mod:`eer_plugin.core.forward_backward`), ``scan`` (this
 #: module), ``fused`` (one Triton kernel per recursion on CUDA devices, :mod:`eer_plugin.core.fused`) or
-#: ``auto`` (``scan`` on CUDA devices, ``sequential`` elsewhere).
+#: ``auto`` (on CUDA devices ``fused`` where Triton runs, else ``scan``; ``sequential`` elsewhere).
 CRF_PATHS = ("auto", "scan", "sequential", "fused")
 DEFAULT_CRF_PATH = "auto"
 
@@ -66,11 +67,16 @@ def check_crf_path(path: str) -> str:
 
 
 def resolve_crf_path(path: str, device: torch.device) -> str:
-    """``scan`` or ``sequential``: ``path`` itself, or for ``auto`` the scan on CUDA devices."""
+    """``path`` itself, or for ``auto``: on CUDA devices the fused kernels where Triton runs them, else the scan;
+    on other devices the sequential recursion (the fastest on a CPU)."""
     check_crf_path(path)
     if path != "auto":
         return path
-    return "scan" if device.type == "cuda" else "sequential"
+    if device.type != "cuda":
+        return "sequential"
+    from eer_plugin.core.fused import fused_unavailable_reason  # fused imports this module
+
+    return "fused" if fused_unavailable_reason(device) is None else "scan"
 
 
 def _pieces(rows: int, k: int):

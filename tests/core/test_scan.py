@@ -247,17 +247,41 @@ def test_log_mat_mul_gradients_match_finite_differences():
     torch.testing.assert_close(scan.LogMatMul.apply(a, b), torch.logsumexp(a.unsqueeze(-1) + b.unsqueeze(-3), -2))
 
 
-def test_path_choice():
-    """``auto`` is the scan on CUDA and the sequential path elsewhere; a wrong name is refused."""
+def test_path_choice(monkeypatch):
+    """``auto`` is the fused path on CUDA where Triton runs (else the scan) and the sequential path
+    elsewhere; a wrong name is refused."""
     assert scan.DEFAULT_CRF_PATH == "auto"
     assert scan.resolve_crf_path("auto", torch.device("cpu")) == "sequential"
+    on_cuda = "fused" if importlib.util.find_spec("triton") is not None else "scan"
+    assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == on_cuda
+    if on_cuda == "fused":  # a GPU older than Triton's oldest: the scan, and the fused path says why
+        monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the tests run Triton's interpreter
+        monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (6, 1))
+        assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
+        assert "compute capability 7.0 or newer" in fused.fused_unavailable_reason(torch.device("cuda", 0))
+        monkeypatch.undo()
+    monkeypatch.setitem(sys.modules, "triton", None)  # without Triton: the scan
     assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
+    monkeypatch.undo()
     assert scan.resolve_crf_path("scan", torch.device("cpu")) == "scan"
     assert scan.resolve_crf_path("fused", torch.device("cuda", 0)) == "fused"
     assert ConstrainedCRF(SCHEME.allowed_transitions()).path == "auto"
     with pytest.raises(ValueError, match="crf path must be one of"):
         ConstrainedCRF(SCHEME.allowed_transitions(), path="parallel")
     assert scan.sequential_depth(512) == 10 and scan.sequential_depth(0) == 0
+
+
+def test_a_crf_logs_the_path_it_takes_once(caplog):
+    """The path ``auto`` resolves to is logged at the first batch, not at every one, and again when it changes."""
+    crf = ConstrainedCRF(SCHEME.allowed_transitions())
+    emissions, mask, _ = ragged_batch(0, n=5)
+    with caplog.at_level("INFO", logger="eer_plugin.core.crf"):
+        for _ in range(3):
+            crf.log_partition(emissions, mask)
+        crf.path = "scan"
+        crf.log_partition(emissions, mask)
+    messages = [r.getMessage() for r in caplog.records if r.name == "eer_plugin.core.crf"]
+    assert messages == ["CRF path on cpu: sequential (path='auto')", "CRF path on cpu: scan (path='scan')"]
 
 
 def test_the_fused_path_says_where_it_cannot_run(monkeypatch):
