@@ -4,6 +4,8 @@ import importlib.util
 import logging
 import os
 import string
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,3 +122,11 @@ def predictor(archive):
     from allennlp.predictors import Predictor
 
     return Predictor.from_archive(load_archive(str(archive)), "eer_tagger")
+
+
+def eer_ner(*argv, **kwargs) -> subprocess.CompletedProcess:
+    """Runs the installed ``eer-ner`` command offline, one thread, with a 5-minute limit."""
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
+    return subprocess.run(
+        [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)], env=env, timeout=300, **kwargs
+    )

@@ -265,6 +265,14 @@ SETTINGS: Tuple[Setting, ...] = (
         TRAINING,
         "trainer.validation_metric",
     ),
+    _H(
+        "EER_DETERMINISTIC",
+        "false",
+        "deterministic kernels: a GPU run repeats exactly (slower there; CPU runs repeat anyway)",
+        TRAINING,
+        "trainer.deterministic",
+        "flag",
+    ),
     Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING),
     Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING),
     _H(

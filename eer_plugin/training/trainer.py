@@ -15,13 +15,20 @@ pass it was in.) A data loader without
 Every run is checked before it starts (:func:`warn_about_run`): a run without a dev set says so once
 (it keeps its last epoch), and a run of fewer than :data:`FEW_STEPS` optimizer steps gets a warning
 with the settings that fix it.
+
+``deterministic: true`` (:func:`make_deterministic`) asks PyTorch for deterministic kernels, so that a
+GPU run repeats exactly: on a GPU two runs of the same seed and data otherwise differ from the first
+epoch on (atomic adds in the encoder's backward), and on small data that can end several F1 apart
+(benchmarks/gpu/README.md: 85.9 and 77.3). CPU runs repeat without it.
 """
 
 import inspect
 import logging
 import math
+import os
 from typing import List, Optional
 
+import torch
 from allennlp.training import GradientDescentTrainer, Trainer
 
 logger = logging.getLogger(__name__)
@@ -123,25 +130,49 @@ def warn_about_run(trainer_kwargs: dict) -> List[str]:
     return warnings
 
 
+#: cuBLAS's deterministic workspace (PyTorch's reproducibility notes); set before the first cuBLAS call
+CUBLAS_WORKSPACE = ":4096:8"
+
+
+def make_deterministic() -> None:
+    """Deterministic kernels for the rest of this process: ``torch.use_deterministic_algorithms`` (an
+    operation without a deterministic kernel warns instead of failing the run), cuBLAS's fixed workspace
+    (unless ``CUBLAS_WORKSPACE_CONFIG`` is set already) and no cuDNN autotuning. Slower on a GPU."""
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", CUBLAS_WORKSPACE)
+    torch.use_deterministic_algorithms(True, warn_only=True)
+    torch.backends.cudnn.benchmark = False
+    torch.backends.cudnn.deterministic = True
+    logger.info(
+        "deterministic kernels (trainer.deterministic): a GPU run repeats exactly (CUBLAS_WORKSPACE_CONFIG=%s)",
+        os.environ["CUBLAS_WORKSPACE_CONFIG"],
+    )
+
+
 @Trainer.register("eer", constructor="from_partial_objects")
 class EERTrainer(GradientDescentTrainer):
     @classmethod
-    def from_partial_objects(cls, min_steps: int = 0, **kwargs) -> Trainer:  # type: ignore[override]
-        """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide)."""
+    def from_partial_objects(cls, min_steps: int = 0, deterministic: bool = False, **kwargs) -> Trainer:  # type: ignore[override]
+        """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide);
+        ``deterministic``: deterministic kernels (:func:`make_deterministic`)."""
+        if deterministic:
+            make_deterministic()
         apply_budget(min_steps, kwargs)
         warn_about_run(kwargs)
         return super().from_partial_objects(**kwargs)
 
 
 def _signature_with_budget() -> inspect.Signature:
-    """The parent constructor's signature plus ``min_steps``, so that AllenNLP's ``FromParams``
-    (which reads the signature) builds every ``Lazy`` argument exactly as for ``gradient_descent``."""
+    """The parent constructor's signature plus ``min_steps`` and ``deterministic``, so that AllenNLP's
+    ``FromParams`` (which reads the signature) builds every ``Lazy`` argument exactly as for ``gradient_descent``."""
     parent = inspect.signature(GradientDescentTrainer.from_partial_objects.__func__)  # (cls, model, ...)
     parameters = [p for p in parent.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
-    budget = inspect.Parameter("min_steps", inspect.Parameter.KEYWORD_ONLY, default=0, annotation=int)
+    ours = [
+        inspect.Parameter("min_steps", inspect.Parameter.KEYWORD_ONLY, default=0, annotation=int),
+        inspect.Parameter("deterministic", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=bool),
+    ]
     keyword = [p for p in parameters if p.kind == inspect.Parameter.KEYWORD_ONLY]
     positional = [p for p in parameters if p.kind != inspect.Parameter.KEYWORD_ONLY]
-    return parent.replace(parameters=positional + keyword + [budget])
+    return parent.replace(parameters=positional + keyword + ours)
 
 
 EERTrainer.from_partial_objects.__func__.__signature__ = _signature_with_budget()  # type: ignore[attr-defined]

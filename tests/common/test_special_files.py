@@ -21,7 +21,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES
+from conftest import FIXTURES, eer_ner
 
 from eer_plugin.common import outputs
 from eer_plugin.common.errors import BROKEN_PIPE, INTERRUPTED, UserError, report
@@ -250,13 +250,6 @@ def test_the_printer_leaves_bugs_their_traceback(monkeypatch):
     assert report(ZeroDivisionError()) is None and report(OSError(errno.EACCES, "denied")) is None
     monkeypatch.setenv("EER_TRACEBACK", "1")
     assert report(KeyboardInterrupt()) is None
-
-
-def eer_ner(*argv, **kwargs) -> subprocess.CompletedProcess:
-    env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
-    return subprocess.run(
-        [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)], env=env, timeout=300, **kwargs
-    )
 
 
 def piped(command: str, lines: int) -> subprocess.CompletedProcess:

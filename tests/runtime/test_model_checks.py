@@ -68,8 +68,7 @@ def test_an_archive_of_another_model_is_one_archive_error(edit, archive, tmp_pat
 @pytest.mark.integration
 @pytest.mark.parametrize("command", ["predict", "evaluate", "eer-export-model"])
 def test_commands_refuse_an_archive_of_another_model_in_one_line(command, archive, tmp_path):
-    from conftest import FIXTURES
-    from test_special_files import eer_ner
+    from conftest import FIXTURES, eer_ner
 
     path = relabelled(archive, tmp_path, "other", EDITS["another model type"][0])
     (tmp_path / "in.jsonl").write_text('{"text": "Paris ."}\n')

@@ -2,6 +2,7 @@
 start, step budgets, the ablation switches and the encoder's precision."""
 
 import json
+import os
 import re
 
 import pytest
@@ -244,6 +245,34 @@ def test_min_steps_lengthens_the_epochs_and_the_schedule(tiny_env, monkeypatch, 
     assert train.trainer._learning_rate_scheduler.num_steps_per_epoch == 3
     train.run()
     assert len(steps) == 2 * 3 and len(list(tmp_path.glob("out/metrics_epoch_*.json"))) == 2
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_a_deterministic_trainer_asks_for_deterministic_kernels(deterministic, tiny_env, monkeypatch, tmp_path):
+    """``trainer.deterministic`` (EER_DETERMINISTIC) turns on PyTorch's deterministic kernels (warnings, not
+    failures, where an operation has none), cuBLAS's fixed workspace and no cuDNN autotuning; off by default."""
+    from allennlp.commands.train import TrainModel
+    from allennlp.common import Params
+
+    calls = []
+    monkeypatch.setattr(
+        torch, "use_deterministic_algorithms", lambda mode, warn_only=False: calls.append((mode, warn_only))
+    )
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)
+    monkeypatch.setattr(torch.backends.cudnn, "benchmark", True)
+    monkeypatch.setattr(torch.backends.cudnn, "deterministic", False)
+    settings = {"EER_EPOCHS": 1, "EER_RATIO_INIT": "none"}
+    if deterministic:
+        settings["EER_DETERMINISTIC"] = "true"
+    params = Params.from_file(str(REPO / "training_configs" / "eer_short.jsonnet"), hyper("eer_short", **settings))
+    for key in ("numpy_seed", "pytorch_seed", "random_seed"):
+        params.pop(key, None)
+    TrainModel.from_params(params=params, serialization_dir=str(tmp_path / "out"), local_rank=0)
+    if deterministic:
+        assert calls == [(True, True)] and os.environ["CUBLAS_WORKSPACE_CONFIG"] == ":4096:8"
+        assert torch.backends.cudnn.deterministic and not torch.backends.cudnn.benchmark
+    else:
+        assert calls == [] and "CUBLAS_WORKSPACE_CONFIG" not in os.environ and torch.backends.cudnn.benchmark
 
 
 # ---------------------------------------------------------------- ablation switches and precision
