@@ -142,9 +142,9 @@ def step_breakdown(
     from allennlp.data import Vocabulary
     from allennlp.modules.text_field_embedders import BasicTextFieldEmbedder
 
+    from eer_plugin.core.crf_paths import resolve_crf_path
     from eer_plugin.core.fused import fused_unavailable_reason
     from eer_plugin.core.losses import eer_objective
-    from eer_plugin.core.scan import resolve_crf_path
     from eer_plugin.data.reader import EncoderEmbedder, PartialDocumentReader
     from eer_plugin.models.tagger import EERTagger
 
@@ -241,7 +241,7 @@ def step_breakdown(
         "encoder_forward": encoder_forward,
         "decoding": decoding,
     }
-    crf_path = resolve_crf_path("auto", device)
+    crf_path = resolve_crf_path("auto", device, model.crf.num_tags)
     # on a GPU also the other paths: the sequential one (before the scan), the scan and, where Triton runs, the
     # fused kernels (the one of them that ``auto`` takes is the row's own)
     others = []

@@ -74,6 +74,7 @@ CORE_MODULES = {
     "span_sampling",
     "ratio_control",
     "scan",
+    "crf_paths",  # which recursion (sequential, scan, fused) the CRF runs on a device
     "fused",  # the CRF's recursions as Triton kernels (Triton imported on first use only)
     "fused_kernels",
 }

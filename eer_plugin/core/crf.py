@@ -40,9 +40,10 @@ from typing import Optional, Sequence, Tuple
 
 import torch
 
+from eer_plugin.core.crf_paths import DEFAULT_CRF_PATH, check_crf_path, resolve_crf_path
 from eer_plugin.core.forward_backward import IMPOSSIBLE, ForwardBackward, build_lattice, work_dtype
 from eer_plugin.core.fused import fused_forward_backward, fused_viterbi
-from eer_plugin.core.scan import DEFAULT_CRF_PATH, check_crf_path, resolve_crf_path, scan_forward_backward, scan_viterbi
+from eer_plugin.core.scan import scan_forward_backward, scan_viterbi
 
 logger = logging.getLogger(__name__)
 
@@ -90,11 +91,12 @@ class ConstrainedCRF(torch.nn.Module):
         an absolute rounding error of about ``6e-8`` of that (emissions ~ N(0, 100^2), n = 512:
         marginals off by 0.14). ``None``: the input dtype (faster, for benchmarks).
     path : str
-        How the forward-backward and Viterbi run (:data:`~eer_plugin.core.scan.CRF_PATHS`):
+        How the forward-backward and Viterbi run (:data:`~eer_plugin.core.crf_paths.CRF_PATHS`):
         ``sequential`` (one step per position), ``scan`` (parallel log-space / max-plus scan in
         ``O(log n)`` steps, :mod:`eer_plugin.core.scan`), ``fused`` (each recursion one Triton kernel on
         a CUDA device, :mod:`eer_plugin.core.fused`) or ``auto`` (on CUDA devices, where each step is a
-        kernel launch, the fused kernels where Triton runs, else the scan; the sequential path elsewhere).
+        kernel launch, the fused kernels where Triton runs and the tags are few, else the scan:
+        :func:`~eer_plugin.core.crf_paths.resolve_crf_path`; the sequential path elsewhere).
         Same quantities on every path.
     """
 
@@ -190,7 +192,7 @@ class ConstrainedCRF(torch.nn.Module):
         )
 
     def _path(self, emissions: torch.Tensor) -> str:
-        path = resolve_crf_path(self.path, emissions.device)
+        path = resolve_crf_path(self.path, emissions.device, emissions.shape[-1])
         if (self.path, emissions.device.type, path) != getattr(
             self, "_reported_path", None
         ):  # once per choice, not per batch

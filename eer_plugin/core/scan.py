@@ -34,8 +34,8 @@ exact (the same path as a sequential walk back) in ``O(log n)`` steps too.
 
 The cost: ``O(n K^3 log n)`` arithmetic instead of ``O(n K^2)``, in ``O(log n)`` launches. On a CPU,
 where an operation costs its arithmetic, the sequential path is faster and stays the default
-(:data:`DEFAULT_CRF_PATH` ``auto``: on CUDA devices the fused kernels of :mod:`eer_plugin.core.fused`
-where Triton runs, else this scan; the sequential path elsewhere).
+(``auto``, :mod:`eer_plugin.core.crf_paths`: on CUDA devices the fused kernels of
+:mod:`eer_plugin.core.fused` where Triton runs, else this scan; the sequential path elsewhere).
 """
 
 import math
@@ -45,38 +45,12 @@ import torch
 
 from eer_plugin.core.step_constants import IMPOSSIBLE
 
-#: Which implementation the CRF's forward-backward and Viterbi use (:attr:`ConstrainedCRF.path`):
-#: ``sequential`` (one step per position, :mod:`eer_plugin.core.forward_backward`), ``scan`` (this
-#: module), ``fused`` (one Triton kernel per recursion on CUDA devices, :mod:`eer_plugin.core.fused`) or
-#: ``auto`` (on CUDA devices ``fused`` where Triton runs, else ``scan``; ``sequential`` elsewhere).
-CRF_PATHS = ("auto", "scan", "sequential", "fused")
-DEFAULT_CRF_PATH = "auto"
-
 #: Largest number of elements of one ``K^3`` temporary of a semiring product; bigger batches are
 #: multiplied in pieces (bounds memory; a 2 x 4 x 512 x 17 float64 lattice fits in one piece).
 _MAX_TERMS = 1 << 25
 
 #: Log-probabilities below this give marginal 0 (as in :mod:`eer_plugin.core.forward_backward`).
 _LOG_FLOOR = -80.0
-
-
-def check_crf_path(path: str) -> str:
-    if path not in CRF_PATHS:
-        raise ValueError(f"crf path must be one of {CRF_PATHS}, got {path!r}")
-    return path
-
-
-def resolve_crf_path(path: str, device: torch.device) -> str:
-    """``path`` itself, or for ``auto``: on CUDA devices the fused kernels where Triton runs them, else the scan;
-    on other devices the sequential recursion (the fastest on a CPU)."""
-    check_crf_path(path)
-    if path != "auto":
-        return path
-    if device.type != "cuda":
-        return "sequential"
-    from eer_plugin.core.fused import fused_unavailable_reason  # fused imports this module
-
-    return "fused" if fused_unavailable_reason(device) is None else "scan"
 
 
 def _pieces(rows: int, k: int):

@@ -36,7 +36,7 @@ def crf_path(request, monkeypatch):
 
     if request.param == "fused" and os.environ.get("TRITON_INTERPRET", "0") in ("", "0"):
         pytest.skip("Triton compiles on this machine (tests/conftest.py): these CPU tests run where there is no GPU")
-    monkeypatch.setattr(crf_module, "resolve_crf_path", lambda path, device: request.param)
+    monkeypatch.setattr(crf_module, "resolve_crf_path", lambda path, device, num_tags=None: request.param)
     return request.param
 
 

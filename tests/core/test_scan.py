@@ -14,6 +14,7 @@ import sys
 import pytest
 import torch
 
+import eer_plugin.core.crf_paths as crf_paths
 import eer_plugin.core.fused as fused
 import eer_plugin.core.scan as scan
 from eer_plugin.core.crf import LATENT, ConstrainedCRF, observations_to_allowed
@@ -250,21 +251,23 @@ def test_log_mat_mul_gradients_match_finite_differences():
 def test_path_choice(monkeypatch):
     """``auto`` is the fused path on CUDA where Triton runs (else the scan) and the sequential path
     elsewhere; a wrong name is refused."""
-    assert scan.DEFAULT_CRF_PATH == "auto"
-    assert scan.resolve_crf_path("auto", torch.device("cpu")) == "sequential"
+    assert crf_paths.DEFAULT_CRF_PATH == "auto"
+    assert crf_paths.resolve_crf_path("auto", torch.device("cpu")) == "sequential"
     on_cuda = "fused" if importlib.util.find_spec("triton") is not None else "scan"
-    assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == on_cuda
+    assert crf_paths.resolve_crf_path("auto", torch.device("cuda", 0)) == on_cuda
+    assert crf_paths.resolve_crf_path("auto", torch.device("cuda", 0), num_tags=17) == on_cuda
+    assert crf_paths.resolve_crf_path("auto", torch.device("cuda", 0), num_tags=73) == "scan"  # OntoNotes' BILUO tags
     if on_cuda == "fused":  # a GPU older than Triton's oldest: the scan, and the fused path says why
         monkeypatch.delenv("TRITON_INTERPRET", raising=False)  # the tests run Triton's interpreter
         monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (6, 1))
-        assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
+        assert crf_paths.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
         assert "compute capability 7.0 or newer" in fused.fused_unavailable_reason(torch.device("cuda", 0))
         monkeypatch.undo()
     monkeypatch.setitem(sys.modules, "triton", None)  # without Triton: the scan
-    assert scan.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
+    assert crf_paths.resolve_crf_path("auto", torch.device("cuda", 0)) == "scan"
     monkeypatch.undo()
-    assert scan.resolve_crf_path("scan", torch.device("cpu")) == "scan"
-    assert scan.resolve_crf_path("fused", torch.device("cuda", 0)) == "fused"
+    assert crf_paths.resolve_crf_path("scan", torch.device("cpu")) == "scan"
+    assert crf_paths.resolve_crf_path("fused", torch.device("cuda", 0)) == "fused"
     assert ConstrainedCRF(SCHEME.allowed_transitions()).path == "auto"
     with pytest.raises(ValueError, match="crf path must be one of"):
         ConstrainedCRF(SCHEME.allowed_transitions(), path="parallel")
