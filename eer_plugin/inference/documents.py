@@ -27,8 +27,12 @@ LINE_KEY = "_eer_line"
 #: Key of the reason in a line of predict's input that could not be read (answered by an error record).
 ERROR_KEY = "_eer_error"
 
-#: the keys of one input: ``text`` or ``tokens`` (with ``sentence_ends``), and ``id``; any other key is refused
+#: the keys of one input: ``text`` or ``tokens`` (with ``sentence_ends``), and ``id``; any other key is refused,
+#: except the annotations of a line in the training format (:data:`ANNOTATION_KEYS`)
 INPUT_KEYS = ("id", "text", "tokens", "sentence_ends")
+#: the keys of a training-format document (:attr:`Document.JSON_KEYS`: what eer-dictionary, eer-simulate and the
+#: importers write) that predict ignores: such a file is tagged as it is, its words by its ``tokens``
+ANNOTATION_KEYS = tuple(key for key in Document.JSON_KEYS if key not in INPUT_KEYS)
 #: per chunk, ``((start, end, type), probability)`` of its entities (chunk word positions)
 ChunkTagger = Callable[[Sequence[Chunk]], List[List[Tuple[Span, float]]]]
 
@@ -58,9 +62,11 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     or :class:`InputError` saying what is wrong with it."""
     if not isinstance(data, dict):
         raise InputError(f"expected a JSON object, got {describe(data)}")
-    unknown = sorted(str(key) for key in data if key not in INPUT_KEYS)
+    unknown = sorted(str(key) for key in data if key not in INPUT_KEYS + ANNOTATION_KEYS)
     if unknown:  # a misspelt "sentence_end" would otherwise tag the document as one sentence
-        raise InputError(unknown_keys_message(unknown, INPUT_KEYS))
+        raise InputError(unknown_keys_message(unknown, INPUT_KEYS + ANNOTATION_KEYS))
+    if any(key in data for key in ANNOTATION_KEYS) and "tokens" in data:
+        return _annotated_input(data)
     if ("text" in data) == ("tokens" in data):
         raise InputError('needs exactly one of "text" (a string) or "tokens" (a list of strings)')
     doc_id = data.get("id")
@@ -101,6 +107,26 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
         doc = Document(id=str(doc_id), tokens=list(words), sentence_ends=list(ends), is_complete=False).validate()
     except DocumentError as err:
         raise InputError(str(err)) from err
+    return doc, offsets, text
+
+
+def _annotated_input(data: dict) -> Tuple[Document, List[Tuple[int, int]], Optional[str]]:
+    """A line in the training format: its annotations are ignored and its ``tokens`` (with ``sentence_ends``)
+    are the words; where it has the ``text`` they were cut from (eer-dictionary's raw-text output), the output
+    keeps it and the spans' character offsets."""
+    words = {key: data[key] for key in ("id", "tokens", "sentence_ends") if key in data}
+    doc, _, _ = parse_input(words)
+    text = data.get("text")
+    if text is None:
+        return doc, [], None
+    if not isinstance(text, str):
+        raise InputError(f'"text" must be a string, got {describe(text)}')
+    cut, offsets, _ = tokenize_text(text)
+    if cut != doc.tokens:
+        raise InputError(
+            '"tokens" are not the words of "text" (as the tokenizer cuts it): give one of them, or both as '
+            "eer-dictionary writes them"
+        )
     return doc, offsets, text
 
 

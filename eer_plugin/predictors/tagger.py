@@ -8,7 +8,9 @@ Input (one JSON object per line), exactly one of:
   and optionally the sentence ends, a strictly increasing list of integers ending at the number of
   tokens (default: one sentence);
 
-optionally with ``"id"`` (a string, an integer or null); any other key is an error naming it and the
+optionally with ``"id"`` (a string, an integer or null). A line in the training format (eer-dictionary's
+output, say) is tagged by its ``tokens``, its annotations ignored, keeping its raw ``text`` and the spans'
+character offsets where the tokens are that text's words. Any other key is an error naming it and the
 allowed ones (a misspelt ``"sentence_end"`` is never ignored), as is a key repeated in one object
 (:mod:`eer_plugin.corpus.strict_json`). Wrong types are errors, never coerced
 (``"tokens": "Merkel"`` is not six one-letter tokens, ``"sentence_ends": [2.9, 4]`` is not
