@@ -244,10 +244,11 @@ def step_breakdown(
     crf_path = resolve_crf_path("auto", device, model.crf.num_tags)
     # on a GPU also the other paths: the sequential one (before the scan), the scan and, where Triton runs, the
     # fused kernels (the one of them that ``auto`` takes is the row's own)
-    others = []
-    if crf_path != "sequential":
-        others = [p for p in ("sequential", "scan", "fused") if p != crf_path]
-        others = [p for p in others if p != "fused" or fused_unavailable_reason(device) is None]
+    others = [
+        p
+        for p in ("sequential", "scan", "fused")
+        if crf_path != "sequential" and p != crf_path and (p != "fused" or fused_unavailable_reason(device) is None)
+    ]
     for path in others:
         runs.update({f"{name}_{path}": on_path(runs[name], path) for name in ("step", "loss", "decoding", "dev_batch")})
     times = _interleaved(runs, reps, device)

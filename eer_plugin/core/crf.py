@@ -193,10 +193,9 @@ class ConstrainedCRF(torch.nn.Module):
 
     def _path(self, emissions: torch.Tensor) -> str:
         path = resolve_crf_path(self.path, emissions.device, emissions.shape[-1])
-        if (self.path, emissions.device.type, path) != getattr(
-            self, "_reported_path", None
-        ):  # once per choice, not per batch
-            self._reported_path = (self.path, emissions.device.type, path)
+        choice = (self.path, emissions.device.type, path)
+        if choice != getattr(self, "_reported_path", None):  # logged once per choice, not per batch
+            self._reported_path = choice
             logger.info("CRF path on %s: %s (path=%r)", emissions.device.type, path, self.path)
         return path
 
