@@ -311,8 +311,10 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
             + 3
             * 2
             * 2  # + EER-all under the binding control, EE and NNS; issue 48: the binding control's 3 approaches x 2 scenarios on seeds 1-2
-            + 2 * 3,  # issue 48: estimate, then bind on the two dictionary scenarios, seeds 0-2
-            "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3,
+            + 2 * 3  # issue 48: estimate, then bind on the two dictionary scenarios, seeds 0-2
+            + 3,  # issue 53: another dropout stream (EER-short, EE, seeds 0-2)
+            # issue 53: + the EE EER-short runs with another dropout stream, seeds 0-2
+            "block": 3 + 5 * 3 + 2 + 2 * 3 + 1 - 3 + 3,
         }
     )
     mpnet = [(r.approach, r.seed) for r in conll.runs if r.encoder == "all-mpnet-base-v2" and "ablations" in r.studies]
@@ -320,7 +322,7 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
     assert all(
         "block" in r.studies or r.studies == ["learning_curve"] for r in conll.runs if r.encoder == "all-mpnet-base-v2"
     )
-    assert len(conll.runs) == 88 + 24 + 16 + 12 + 30 + 6 + 49
+    assert len(conll.runs) == 88 + 24 + 16 + 12 + 30 + 6 + 49 + 6  # issue 53: another dropout stream (6 runs)
     # the dictionary scenarios train their own approaches only, with NNS's budget
     dictionary = {(r.scenario_name, r.approach) for r in conll.runs if r.scenario and r.scenario.type == "dictionary"}
     assert {a for _, a in dictionary} == {
@@ -390,6 +392,12 @@ def test_plan_files_in_the_repository_are_valid(monkeypatch):
         {**settings["eng-c/EE/eer_short"], "EER_RATIO_INIT": "none"},
     )
     assert ablations["bf16-encoder"] == ("eer_shortest", {**settings["eng-c/EE/eer_shortest"], "EER_PRECISION": "bf16"})
+    # issue 53: only the dropout stream changes (compared, so a finished run under another seed is stale)
+    assert ablations["another-dropout-stream"] == (
+        "eer_short",
+        {**settings["eng-c/EE/eer_short"], "EER_DROPOUT_SEED": "100"},
+    )
+    assert settings["eng-c/EE/eer_short"]["EER_DROPOUT_SEED"] == ""
     # issue 12: selection on a partial dev set (seed 0); rho estimated from 20 complete documents (the EE block's seeds)
     partial_dev = next(r for r in conll.runs if r.ablation == "partial-dev-set")
     assert (partial_dev.seed, partial_dev.dev_data_name) == (0, "_dev-ee-proportional1000")

@@ -45,6 +45,7 @@ COMPARED_SETTINGS = (
     "EER_RATIO_BOOKENDS",
     "EER_PER_SEQUENCE_RATIO",
     "EER_RATIO_CONTROL",  # no legacy value: runs recorded before it ran with either control (the env said which)
+    "EER_DROPOUT_SEED",
 )
 ESTIMATED = "<estimated>"  #: rho and gamma of a ratio-estimate run until its estimate ran (a dry run shows it)
 #: how a run made before a setting was recorded behaved: its value of the setting (a callable of the
@@ -60,6 +61,7 @@ LEGACY_SETTINGS = {
     "EER_TRAIN_CONSTRAINTS": lambda recorded: "true",
     "EER_RATIO_BOOKENDS": lambda recorded: "false",
     "EER_PER_SEQUENCE_RATIO": lambda recorded: "false",
+    "EER_DROPOUT_SEED": lambda recorded: "",  # dropout drew the run's own stream
 }
 
 

@@ -54,7 +54,8 @@ class Setting:
     group: str
     #: a hyperparameter's config key (what ``-o`` sets); "" for an environment setting
     path: str = ""
-    #: how a hyperparameter's text becomes its config value: int, number, flag, text, epochs, ratio_init
+    #: how a hyperparameter's text becomes its config value: int, seed (an int, "" for none), number, flag,
+    #: text, epochs, ratio_init
     kind: str = "text"
     #: the approaches whose configs hold the hyperparameter (the others do not read it)
     approaches: Tuple[str, ...] = APPROACHES
@@ -76,7 +77,9 @@ class Setting:
         a :class:`ValueError` naming the setting when ``text`` is no such value."""
         text = str(text)
         try:
-            if self.kind == "int" or (self.kind == "epochs" and text != ""):
+            if self.kind == "seed" and text == "":
+                return None
+            if self.kind in ("int", "seed") or (self.kind == "epochs" and text != ""):
                 return int(text)
             if self.kind == "epochs":  # the paper: 20 epochs (all), 50 (short, shortest); CBL-LSTM Mayhew et al.'s 45
                 return 45 if approach == "cbl_lstm" else 20 if variant == "all" else 50
@@ -272,6 +275,14 @@ SETTINGS: Tuple[Setting, ...] = (
         TRAINING,
         "trainer.deterministic",
         "flag",
+    ),
+    _H(
+        "EER_DROPOUT_SEED",
+        "",
+        "reseeds torch once the model is built: dropout draws anew, same initial weights and batches",
+        TRAINING,
+        "trainer.dropout_seed",
+        "seed",
     ),
     Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING),
     Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING),

@@ -20,6 +20,12 @@ with the settings that fix it.
 GPU run repeats exactly: on a GPU two runs of the same seed and data otherwise differ from the first
 epoch on (atomic adds in the encoder's backward), and on small data that can end several F1 apart
 (benchmarks/gpu/README.md: 85.9 and 77.3). CPU runs repeat without it.
+
+``dropout_seed: N`` (:func:`reseed_dropout`) reseeds torch's generators once the model is built and
+before training starts: the run keeps its initial weights and its batches (the batch sampler draws from
+Python's ``random``) and draws other dropout masks, which is how a GPU run differs from its CPU twin
+(CUDA draws dropout from a generator of its own). It measures how much a run's result owes to its
+dropout stream alone.
 """
 
 import inspect
@@ -148,27 +154,40 @@ def make_deterministic() -> None:
     )
 
 
+def reseed_dropout(seed: int) -> None:
+    """Reseeds torch's generators (the CPU's and every GPU's) with ``seed``: called once the model is
+    built, it changes what training draws from torch (dropout masks) and nothing drawn before."""
+    torch.manual_seed(seed)
+    logger.info("dropout drawn from a generator reseeded with %d once the model was built (trainer.dropout_seed)", seed)
+
+
 @Trainer.register("eer", constructor="from_partial_objects")
 class EERTrainer(GradientDescentTrainer):
     @classmethod
-    def from_partial_objects(cls, min_steps: int = 0, deterministic: bool = False, **kwargs) -> Trainer:  # type: ignore[override]
+    def from_partial_objects(  # type: ignore[override]
+        cls, min_steps: int = 0, deterministic: bool = False, dropout_seed: Optional[int] = None, **kwargs
+    ) -> Trainer:
         """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide);
-        ``deterministic``: deterministic kernels (:func:`make_deterministic`)."""
+        ``deterministic``: deterministic kernels (:func:`make_deterministic`); ``dropout_seed``: torch
+        reseeded now that the model is built (:func:`reseed_dropout`; None: the run's own stream)."""
         if deterministic:
             make_deterministic()
+        if dropout_seed is not None:
+            reseed_dropout(dropout_seed)
         apply_budget(min_steps, kwargs)
         warn_about_run(kwargs)
         return super().from_partial_objects(**kwargs)
 
 
 def _signature_with_budget() -> inspect.Signature:
-    """The parent constructor's signature plus ``min_steps`` and ``deterministic``, so that AllenNLP's
+    """The parent constructor's signature plus ``min_steps``, ``deterministic`` and ``dropout_seed``, so that AllenNLP's
     ``FromParams`` (which reads the signature) builds every ``Lazy`` argument exactly as for ``gradient_descent``."""
     parent = inspect.signature(GradientDescentTrainer.from_partial_objects.__func__)  # (cls, model, ...)
     parameters = [p for p in parent.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
     ours = [
         inspect.Parameter("min_steps", inspect.Parameter.KEYWORD_ONLY, default=0, annotation=int),
         inspect.Parameter("deterministic", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=bool),
+        inspect.Parameter("dropout_seed", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Optional[int]),
     ]
     keyword = [p for p in parameters if p.kind == inspect.Parameter.KEYWORD_ONLY]
     positional = [p for p in parameters if p.kind != inspect.Parameter.KEYWORD_ONLY]

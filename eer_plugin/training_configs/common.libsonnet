@@ -132,6 +132,7 @@ local sns = {
       num_epochs: epochs,
       min_steps: 0,  // least optimizer steps (0: the epochs decide); small data get longer epochs
       deterministic: false,  // true: deterministic kernels, a GPU run repeats exactly (slower there)
+      dropout_seed: null,  // a number: torch reseeded once the model is built (other dropout, same weights and batches)
       patience: null,  // never stop early (-o trainer.num_epochs alone changes the run's length)
       validation_metric: '+f1-measure-overall',
       cuda_device: std.parseInt(env('EER_CUDA_DEVICE')),

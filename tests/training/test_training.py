@@ -375,3 +375,30 @@ def test_auto_precision_is_bf16_only_where_native(tiny_env, monkeypatch, caplog)
         native = model.emissions(batch["tokens"])  # where bf16 is native, `auto` autocasts
     assert torch.equal(automatic, full) and "bfloat16 is emulated" not in caplog.text  # no slowness warning
     assert native.dtype == torch.float32 and not torch.equal(native, full)
+
+
+def test_a_dropout_seed_changes_the_dropout_stream_and_nothing_drawn_before(tiny_env, tmp_path):
+    """``trainer.dropout_seed`` (EER_DROPOUT_SEED) reseeds torch once the model is built: the same initial
+    weights as without it, and what training draws next is the reseeded generator's (dropout masks);
+    without it training draws the run's own stream, which goes on from the weights' draws."""
+    from allennlp.commands.train import TrainModel
+    from allennlp.common import Params
+    from allennlp.common.util import prepare_environment
+
+    def built(**settings):
+        params = Params.from_file(
+            str(REPO / "training_configs" / "eer_short.jsonnet"), hyper("eer_short", EER_EPOCHS=1, **settings)
+        )
+        prepare_environment(params)  # what `allennlp train` does first: seeds (and pops) the config's seeds
+        train = TrainModel.from_params(params=params, serialization_dir=str(tmp_path / f"out{len(runs)}"), local_rank=0)
+        runs.append((train.model.state_dict(), torch.rand(8)))
+
+    runs: list = []
+    built()
+    built(EER_DROPOUT_SEED="7")
+    built(EER_DROPOUT_SEED="8")
+    (own_weights, own_draws), (weights_7, draws_7), (weights_8, draws_8) = runs
+    for name, value in own_weights.items():
+        assert torch.equal(value, weights_7[name]) and torch.equal(value, weights_8[name]), name
+    assert torch.equal(draws_7, torch.rand(8, generator=torch.Generator().manual_seed(7)))
+    assert not torch.equal(draws_7, own_draws) and not torch.equal(draws_7, draws_8)
