@@ -15,6 +15,13 @@ from eer_plugin.common.errors import UserError
 
 Span = Tuple[int, int, str]  # (start, end exclusive, entity type), in words
 
+#: what to do with raw text where training data (words and their annotations) was expected: every reader
+#: of training data says it when its input looks like raw text
+RAW_TEXT_FIX = (
+    "Fix: label raw text first (`eer-ner eer-dictionary INPUT out.jsonl --dictionary names.tsv`, or an annotation "
+    "tool's export through `eer-ner eer-import`); `eer-ner predict` tags it as it is"
+)
+
 
 class DocumentError(ValueError):
     """Invalid document content; the message names the source (file and line) when known."""
@@ -156,9 +163,16 @@ class Document:
         unknown = sorted(set(data) - set(cls.JSON_KEYS))
         if unknown:
             raise DocumentError(where + unknown_keys_message(unknown, cls.JSON_KEYS))
+        if "tokens" not in data and "text" in data:
+            raise DocumentError(
+                f'{where}a line of raw text ("text" without "tokens"), not training data. {RAW_TEXT_FIX}'
+            )
         for key in ("id", "tokens"):
             if key not in data:
-                raise DocumentError(f"{where}missing key {key!r}")
+                raise DocumentError(
+                    f"{where}missing key {key!r}"
+                    + (' (every line needs a document id of its own, e.g. "id": "doc-1")' if key == "id" else "")
+                )
 
         def check(ok: bool, key: str, expected: str) -> None:
             if not ok:

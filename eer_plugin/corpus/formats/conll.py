@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import List, Optional, Tuple
 
 from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
-from eer_plugin.corpus.documents import Document, Span
+from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
 
 logger = logging.getLogger(__name__)
@@ -40,6 +40,8 @@ class _ConllDocument:
 
 
 _TAG_PATTERN = re.compile(r"^(O|[BILU]-\S+)$")
+#: a first token line of at least this many columns whose last is no tag reads as a line of plain text
+PROSE_WORDS = 5
 
 
 @dataclasses.dataclass
@@ -249,8 +251,16 @@ def _read_conll_documents(
             )
         tag = fields[tag_column]
         if not _TAG_PATTERN.match(tag):
+            prose = number == columns[1] and len(fields) >= PROSE_WORDS
             raise FormatError(
-                f"expected a tag 'O' or B-/I-/L-/U-TYPE in column {tag_column}, got {tag!r}", path, number
+                f"expected a tag 'O' or B-/I-/L-/U-TYPE in column {tag_column}, got {tag!r}"
+                + (
+                    f"; a line of {len(fields)} words is plain text, not CoNLL (one word per line). {RAW_TEXT_FIX}"
+                    if prose
+                    else ""
+                ),
+                path,
+                number,
             )
         if not documents:
             documents.append(_ConllDocument(number, starts_with_docstart=False))
