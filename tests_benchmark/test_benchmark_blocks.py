@@ -382,3 +382,34 @@ def test_the_readme_guide_is_rendered_from_the_csv(tmp_path):
         f"EER-short: MiniLM {(f1(4, 0) + f1(5, 0) + f1(6, 0)) / 3:.1f} ± 10.0 (3 seeds) |"
     )
     assert readme.read_text().endswith(f"{END}\n\n## Next\n") and "old" not in guide
+
+
+def test_the_verdict_holds_gpu_checks_against_the_dropout_stream_runs_too():
+    """A GPU draws dropout differently: the verdict sets the checks against the block's seeds and, where the
+    block has a setting that changes only the dropout stream (EER_DROPOUT_SEED), against those runs as well."""
+    from eer_benchmark.report.reproduction import _dropout_settings, _verdict
+
+    block = {
+        "settings": [
+            {"setting": {"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}}},
+            {"setting": {"name": "another dropout stream", "env": {"EER_DROPOUT_SEED": "100"}}},
+            {"setting": {"name": "estimate, then bind", "env": {"EER_RATIO_CONTROL": "bind", "EER_DROPOUT_SEED": "1"}}},
+        ]
+    }
+    assert [s["name"] for s in _dropout_settings(block)] == ["another dropout stream"]
+    plain = _verdict("EE, EER-short", "GPU X", [84.1, 86.5, 81.8], [85.1, 85.8, 86.3])
+    assert plain.endswith(
+        "0 of 3 inside the block's range, so the check does not reproduce the block within its seeds."
+    )
+    again = _verdict(
+        "EE, EER-short", "GPU X", [84.1, 86.5, 81.8], [85.1, 85.8, 86.3], ("another dropout stream", [77.0, 86.0, 84.5])
+    )
+    assert again.startswith(plain)
+    assert again.endswith(
+        "(setting 'another dropout stream') ended at 77.0–86.0 (3 seeds) (mean 82.5, sd 4.8); with the block's runs "
+        "77.0–86.3, and 2 of 3 checks inside that range."
+    )
+    # one dropout run is no spread: the sentence stays as it was
+    assert _verdict(
+        "EE, EER-short", "GPU X", [84.1, 86.5], [85.1, 85.8], ("another dropout stream", [77.0])
+    ) == _verdict("EE, EER-short", "GPU X", [84.1, 86.5], [85.1, 85.8])

@@ -54,15 +54,40 @@ def reproduction_verdicts(report, block, checks: Dict[str, dict]) -> list:
     return _reproduction(report, block, checks)[1]
 
 
-def _verdict(label: str, machine: str, checked: list, seeds: list) -> str:
+def _spread(values: list) -> str:
+    return f"{_seeds_text(values)} (mean {statistics.mean(values):.1f}, sd {statistics.stdev(values):.1f})"
+
+
+def _verdict(label: str, machine: str, checked: list, seeds: list, dropout: Optional[tuple] = None) -> str:
+    """The sentence on one group of checks; ``dropout``: (setting name, F1s) of the block's runs of the same
+    approach and data with only the dropout stream changed (the one draw a GPU makes differently), the noise
+    the checks are held against as well."""
     inside = sum(min(seeds) <= f1 <= max(seeds) for f1 in checked)
-    return (
+    text = (
         f"{label}: {len(checked)} seeds on {machine} {_seeds_text(checked).split(' (')[0]} (mean "
-        f"{statistics.mean(checked):.1f}, sd {statistics.stdev(checked):.1f}) against the block's {_seeds_text(seeds)} "
-        f"(mean {statistics.mean(seeds):.1f}, sd {statistics.stdev(seeds):.1f}): "
+        f"{statistics.mean(checked):.1f}, sd {statistics.stdev(checked):.1f}) against the block's {_spread(seeds)}: "
         f"{inside} of {len(checked)} inside the block's range, so the check "
         f"{'reproduces the block within its seeds' if inside == len(checked) else 'does not reproduce the block within its seeds'}."
     )
+    if dropout and len(dropout[1]) >= 2:
+        name, other = dropout
+        both = seeds + other
+        inside = sum(min(both) <= f1 <= max(both) for f1 in checked)
+        text += (
+            f" The same seeds on the block's machine with only the dropout stream changed (setting '{name}') ended at "
+            f"{_spread(other)}; with the block's runs {min(both):.1f}–{max(both):.1f}, and {inside} of {len(checked)} "
+            f"checks inside that range."
+        )
+    return text
+
+
+def _dropout_settings(block) -> list:
+    """The block's settings that change the dropout stream and nothing else (``EER_DROPOUT_SEED`` alone)."""
+    return [
+        item["setting"]
+        for item in block.get("settings", [])
+        if set(item["setting"].get("env") or {}) == {"EER_DROPOUT_SEED"}
+    ]
 
 
 def _reproduction(report, block, checks: Dict[str, dict]):
@@ -78,6 +103,10 @@ def _reproduction(report, block, checks: Dict[str, dict]):
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
         label = f"{run.scenario_name}{', ' + setting['name'] if setting else ''}, {approach_label(run.approach)}"
         group = groups.setdefault((label, machine_text(check.get("machine"))), {"checked": [], "seeds": seeds})
+        if setting is None:
+            for other in _dropout_settings(block):
+                again, _ = cell(report, runs_of(report.plan, block, other), run.approach, run.scenario_name)
+                group["dropout"] = (other["name"], [100 * record["f1"] for record in again.values()])
         group["checked"].append(100 * check["f1"])
         lines.append(
             [
@@ -107,7 +136,7 @@ def _reproduction(report, block, checks: Dict[str, dict]):
     ]
     table = markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""
     verdicts = [
-        _verdict(label, machine, group["checked"], group["seeds"])
+        _verdict(label, machine, group["checked"], group["seeds"], group.get("dropout"))
         for (label, machine), group in groups.items()
         if len(group["checked"]) >= 2 and len(group["seeds"]) >= 2
     ]
