@@ -1,7 +1,7 @@
 """Character encodings, a class of bad input across every reader of text files: a file saved as UTF-16 or
 UTF-32 with a byte-order mark (Excel's "Unicode Text", PowerShell, Notepad) or as UTF-8 with a mark reads
 as its UTF-8 twin, compressed or not; UTF-16 without a mark is one error naming the file and the iconv
-command that converts it, never read as garbage; ``eer-shard``, which cuts UTF-8 lines, refuses wide text
+command that converts it, never read as garbage, and so is any other file with NUL bytes; ``eer-shard``, which cuts UTF-8 lines, refuses wide text
 with the same command."""
 
 import codecs
@@ -164,3 +164,47 @@ def test_eer_shard_refuses_wide_text_with_the_command_that_converts_it(tmp_path)
         with pytest.raises(ShardError, match=command):
             split_input(str(tmp_path / "in.jsonl"), str(tmp_path / "shards"), 1)
     assert not (tmp_path / "shards").exists() or not any((tmp_path / "shards").iterdir())
+
+
+LINES = st.lists(
+    st.text(
+        alphabet=st.sampled_from(list("abzAZ09 .,-") + ["ü", "é", "東", "京", "一", "丁", "Ā", "🙂"]),
+        min_size=1,
+        max_size=20,
+    ),
+    min_size=1,
+    max_size=6,
+)
+
+
+@given(LINES, st.sampled_from(["le", "be"]))
+@settings(max_examples=60, deadline=None)
+def test_wide_text_without_a_mark_is_named_whatever_its_script(lines, order):
+    """Generated lines (CJK with few ASCII characters, "一" U+4E00 and "Ā" U+0100 put a NUL on the other byte of
+    their pair, emoji take surrogate pairs): UTF-16 without a mark is named with its byte order, UTF-32 without
+    a mark is a NUL-byte error, and the same text in UTF-8 reads as UTF-8."""
+    from eer_plugin.corpus.formats.files import text_codec
+
+    text = "\n".join(lines) + "\n"
+    for data, expected in (
+        (text.encode(f"utf-16-{order}"), rf"looks like UTF-16 \({order.upper()}\) text without a byte-order mark"),
+        (text.encode(f"utf-32-{order}"), "holds NUL bytes"),
+    ):
+        on_its_byte = (data[1::2] if order == "le" else data[0::2]).count(0)
+        if "UTF-16" in expected and on_its_byte < 0.9 * data.count(0):
+            continue  # a text of mostly U+xx00 characters ("一", "Ā"): the rule cannot tell its byte order
+        with pytest.raises(FormatError, match=expected):
+            text_codec(data, "f.txt")
+    assert text_codec(text.encode("utf-8"), "f.txt") == "utf-8"
+
+
+@pytest.mark.parametrize("reader", READERS)
+def test_a_binary_file_is_no_text_to_any_reader(reader, tmp_path):
+    """A file with NUL bytes on both bytes of its pairs (a model's weights, a spreadsheet's binary format
+    given by mistake) is one error naming it, never a corpus of garbage words."""
+    fixture, read = READERS[reader]
+    path = tmp_path / Path(fixture).name
+    path.write_bytes(bytes(range(256)) * 8 + b"\x00\x00\x00\x00")
+    with pytest.raises(FormatError, match="holds NUL bytes") as error:
+        read(path)
+    assert str(error.value).startswith(str(path))

@@ -65,27 +65,38 @@ WIDE_BYTE_ORDER_MARKS = (
 )
 #: how many first bytes :func:`text_codec` looks at
 SNIFF_BYTES = 4096
+#: the least share of a file's NUL bytes on one byte of each pair that reads as UTF-16 without a mark
+UTF16_NUL_SHARE = 0.9
 
 
 def text_codec(head: bytes, path: PathLike) -> str:
     """The codec that reads a text file whose first bytes are ``head`` when no encoding is given: ``utf-16`` or
-    ``utf-32`` when a byte-order mark names it, else ``utf-8`` (a UTF-8 mark is dropped by the readers). A file
-    that looks like UTF-16 without a mark (a NUL in nearly every other byte: no UTF-8 or latin-1 text has
-    them) is a :class:`FormatError` with the command that converts it, never read as garbage."""
+    ``utf-32`` when a byte-order mark names it, else ``utf-8`` (a UTF-8 mark is dropped by the readers).
+
+    No UTF-8 or latin-1 text holds a NUL byte, so one in the first :data:`SNIFF_BYTES` is a
+    :class:`FormatError`, never text read as garbage: UTF-16 without a mark when every NUL falls on the same
+    byte of a pair, or nearly every one (ASCII characters, newlines included, leave one NUL per pair; CJK
+    text in between leaves few, e.g. U+4E00 on the other byte), with the command that converts it; else
+    UTF-32 without a mark (two NULs on one byte of a pair for every one on the other) or no text file."""
     marked = marked_codec(head)
     if marked:
         return marked
     sample = head[:SNIFF_BYTES]
-    if len(sample) >= 4:
-        for order, nul, other in (("le", sample[1::2], sample[0::2]), ("be", sample[0::2], sample[1::2])):
-            if nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other):
-                raise FormatError(
-                    f"looks like UTF-16 ({order.upper()}) text without a byte-order mark (every other byte is 0); "
-                    f"convert it to UTF-8: iconv -f utf-16{order} -t utf-8 {path} > {Path(path).stem}.utf8"
-                    f"{Path(path).suffix}",
-                    path,
-                )
-    return "utf-8"
+    if 0 not in sample:
+        return "utf-8"
+    for order, nul in (("le", sample[1::2]), ("be", sample[0::2])):
+        if nul.count(0) >= UTF16_NUL_SHARE * sample.count(0):
+            raise FormatError(
+                f"looks like UTF-16 ({order.upper()}) text without a byte-order mark (NUL bytes, each the "
+                f"{'second' if order == 'le' else 'first'} of its pair); convert it to UTF-8: iconv -f utf-16{order} "
+                f"-t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
+                path,
+            )
+    raise FormatError(
+        f"holds NUL bytes ({sample.count(0)} in its first {len(sample)}), which no UTF-8 or latin-1 text has: not a "
+        f"text file, or UTF-32 text without a byte-order mark (convert that: iconv -f utf-32le -t utf-8 {path}, or utf-32be)",
+        path,
+    )
 
 
 def marked_codec(head: bytes) -> Optional[str]:
