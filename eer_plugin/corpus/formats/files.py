@@ -77,7 +77,8 @@ def text_codec(head: bytes, path: PathLike) -> str:
     :class:`FormatError`, never text read as garbage: UTF-16 without a mark when every NUL falls on the same
     byte of a pair, or nearly every one (ASCII characters, newlines included, leave one NUL per pair; CJK
     text in between leaves few, e.g. U+4E00 on the other byte), with the command that converts it; else
-    UTF-32 without a mark (two NULs on one byte of a pair for every one on the other) or no text file."""
+    UTF-32 without a mark (two NULs on one byte of a pair for every one on the other) or no text file (its
+    bytes do not decode as UTF-16 text)."""
     marked = marked_codec(head)
     if marked:
         return marked
@@ -85,10 +86,10 @@ def text_codec(head: bytes, path: PathLike) -> str:
     if 0 not in sample:
         return "utf-8"
     for order, nul in (("le", sample[1::2]), ("be", sample[0::2])):
-        if nul.count(0) >= UTF16_NUL_SHARE * sample.count(0):
+        if nul.count(0) >= UTF16_NUL_SHARE * sample.count(0) and _reads_as_utf16(sample, order):
             raise FormatError(
-                f"looks like UTF-16 ({order.upper()}) text without a byte-order mark (NUL bytes, each the "
-                f"{'second' if order == 'le' else 'first'} of its pair); convert it to UTF-8: iconv -f utf-16{order} "
+                f"looks like UTF-16 ({order.upper()}) text without a byte-order mark (NUL bytes on the "
+                f"{'second' if order == 'le' else 'first'} byte of its pairs); convert it to UTF-8: iconv -f utf-16{order} "
                 f"-t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
                 path,
             )
@@ -97,6 +98,14 @@ def text_codec(head: bytes, path: PathLike) -> str:
         f"text file, or UTF-32 text without a byte-order mark (convert that: iconv -f utf-32le -t utf-8 {path}, or utf-32be)",
         path,
     )
+
+
+def _reads_as_utf16(sample: bytes, order: str) -> bool:
+    """Whether ``sample`` decodes as UTF-16 in byte order ``order`` into text: no broken surrogate (but for
+    the last character, which the sample may cut) and no control character but tab, newline, carriage
+    return and form feed (a binary file decodes into many)."""
+    text = sample[: len(sample) // 2 * 2].decode(f"utf-16-{order}", errors="replace")[:-1]
+    return "\ufffd" not in text and not any(c < " " and c not in "\t\n\r\x0c" for c in text)
 
 
 def marked_codec(head: bytes) -> Optional[str]:
