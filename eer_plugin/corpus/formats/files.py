@@ -67,32 +67,41 @@ WIDE_BYTE_ORDER_MARKS = (
 SNIFF_BYTES = 4096
 #: the least share of a file's NUL bytes on one byte of each pair that reads as UTF-16 without a mark
 UTF16_NUL_SHARE = 0.9
+#: fewer NUL bytes than this in a file's head (and not in every other byte) are stray characters of text,
+#: for its lines to report
+UTF16_MIN_NULS = 8
 
 
-def text_codec(head: bytes, path: PathLike) -> str:
+def text_codec(head: bytes, path: PathLike, whole_file: bool = True) -> str:
     """The codec that reads a text file whose first bytes are ``head`` when no encoding is given: ``utf-16`` or
     ``utf-32`` when a byte-order mark names it, else ``utf-8`` (a UTF-8 mark is dropped by the readers).
 
-    No UTF-8 or latin-1 text holds a NUL byte, so one in the first :data:`SNIFF_BYTES` is a
-    :class:`FormatError`, never text read as garbage: UTF-16 without a mark when every NUL falls on the same
-    byte of a pair, or nearly every one (ASCII characters, newlines included, leave one NUL per pair; CJK
-    text in between leaves few, e.g. U+4E00 on the other byte), with the command that converts it; else
-    UTF-32 without a mark (two NULs on one byte of a pair for every one on the other) or no text file (its
-    bytes do not decode as UTF-16 text)."""
+    UTF-16 without a mark is a :class:`FormatError` with the command that converts it, never text read as
+    garbage: a NUL in nearly every other byte (ASCII text, however short), or at least
+    :data:`UTF16_MIN_NULS` NUL bytes in the first :data:`SNIFF_BYTES`, nearly all
+    (:data:`UTF16_NUL_SHARE`) on the same byte of a pair (ASCII characters, newlines included, leave one NUL
+    per pair; CJK text in between leaves few, e.g. U+4E00 on the other byte), and the bytes decode as UTF-16
+    text. No UTF-8 or latin-1 text holds NUL bytes either, so for a ``whole_file`` (a corpus, a dictionary:
+    read as one) as many NULs otherwise placed are an error too (UTF-32 without a mark, a binary file). A
+    stream whose lines fail one by one (``predict``'s input) leaves a stray NUL to its line."""
     marked = marked_codec(head)
     if marked:
         return marked
     sample = head[:SNIFF_BYTES]
-    if 0 not in sample:
-        return "utf-8"
-    for order, nul in (("le", sample[1::2]), ("be", sample[0::2])):
-        if nul.count(0) >= UTF16_NUL_SHARE * sample.count(0) and _reads_as_utf16(sample, order):
+    nuls = sample.count(0)
+    for order, nul, other in (("le", sample[1::2], sample[0::2]), ("be", sample[0::2], sample[1::2])):
+        ascii_like = len(sample) >= 4 and nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other)
+        if ascii_like or (
+            nuls >= UTF16_MIN_NULS and nul.count(0) >= UTF16_NUL_SHARE * nuls and _reads_as_utf16(sample, order)
+        ):
             raise FormatError(
                 f"looks like UTF-16 ({order.upper()}) text without a byte-order mark (NUL bytes on the "
                 f"{'second' if order == 'le' else 'first'} byte of its pairs); convert it to UTF-8: iconv -f utf-16{order} "
                 f"-t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
                 path,
             )
+    if not whole_file or nuls < UTF16_MIN_NULS:
+        return "utf-8"
     raise FormatError(
         f"holds NUL bytes ({sample.count(0)} in its first {len(sample)}), which no UTF-8 or latin-1 text has: not a "
         f"text file, or UTF-32 text without a byte-order mark (convert that: iconv -f utf-32le -t utf-8 {path}, or utf-32be)",
@@ -224,7 +233,7 @@ def read_input_bytes(path: PathLike) -> bytes:
     return data
 
 
-def _open_text(path: PathLike) -> Tuple[IO[str], Optional[str]]:
+def _open_text(path: PathLike, whole_file: bool = True) -> Tuple[IO[str], Optional[str]]:
     check_input_file(path)
     kind = None
     try:
@@ -238,17 +247,18 @@ def _open_text(path: PathLike) -> Tuple[IO[str], Optional[str]]:
             head = handle.read(SNIFF_BYTES)
     except STREAM_ERRORS as err:
         raise _stream_error(err, path, kind) from None
-    codec = text_codec(head, path)
+    codec = text_codec(head, path, whole_file)
     return opener(path, "rt", encoding="utf-8-sig" if codec == "utf-8" else codec, errors="surrogateescape"), kind
 
 
-def open_text(path: PathLike) -> IO[str]:
+def open_text(path: PathLike, whole_file: bool = True) -> IO[str]:
     """``path`` opened to be read as text line by line (bounded memory), the streaming twin of
     :func:`decode_file`: a regular file (:func:`check_input_file`), decompressed when its first bytes say gzip,
     bzip2 or xz (zstd and zip are a :class:`FormatError`), decoded by :func:`text_codec` (a UTF-8 byte-order
     mark dropped) with ``surrogateescape``: a byte the codec cannot decode comes through as one character
-    U+DC80..U+DCFF, for the caller to report on its line. Universal newlines."""
-    return _open_text(path)[0]
+    U+DC80..U+DCFF, for the caller to report on its line. Universal newlines. ``whole_file``: as for
+    :func:`text_codec` (False: a stream whose lines fail alone)."""
+    return _open_text(path, whole_file)[0]
 
 
 def stream_lines(path: PathLike) -> Iterator[Tuple[int, str]]:
