@@ -94,7 +94,7 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
     with open(path, "rb") as handle:
         head = handle.read(SNIFF_BYTES)
     try:
-        codec = text_codec(head, path)
+        codec = text_codec(head, path, whole_file=False)  # predict's input: a stray NUL is its line's error
     except FormatError as err:
         raise ShardError(str(err)) from None
     if codec != "utf-8":  # shards are cut at the line ends of UTF-8 bytes (predict itself reads UTF-16)

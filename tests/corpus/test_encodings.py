@@ -166,6 +166,22 @@ def test_eer_shard_refuses_wide_text_with_the_command_that_converts_it(tmp_path)
     assert not (tmp_path / "shards").exists() or not any((tmp_path / "shards").iterdir())
 
 
+def test_predict_input_with_stray_nuls_is_cut_and_read_line_by_line(tmp_path):
+    """predict's input (and eer-shard's, which cuts it) is a stream whose lines fail alone: a raw line of NUL
+    bytes is its line's problem there, where a corpus file with as many is no text at all."""
+    from eer_plugin.corpus.formats.files import open_text
+    from eer_plugin.inference.sharding import split_input
+
+    lines = [json.dumps({"text": "Paris ."}), "\x00" * 12, json.dumps({"text": "Rome ."})]
+    (tmp_path / "in.jsonl").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with open_text(tmp_path / "in.jsonl", whole_file=False) as handle:
+        assert [line.rstrip("\n") for line in handle] == lines
+    manifest = split_input(str(tmp_path / "in.jsonl"), str(tmp_path / "shards"), 2)
+    assert len(manifest["shards"]) == 2
+    with pytest.raises(FormatError, match="holds NUL bytes"):
+        open_text(tmp_path / "in.jsonl")
+
+
 LINES = st.lists(
     st.text(
         alphabet=st.sampled_from(list("abzAZ09 .,-") + ["ü", "é", "東", "京", "一", "丁", "Ā", "🙂"]),

@@ -103,7 +103,7 @@ def text_codec(head: bytes, path: PathLike, whole_file: bool = True) -> str:
     if not whole_file or nuls < UTF16_MIN_NULS:
         return "utf-8"
     raise FormatError(
-        f"holds NUL bytes ({sample.count(0)} in its first {len(sample)}), which no UTF-8 or latin-1 text has: not a "
+        f"holds NUL bytes ({nuls} in its first {len(sample)}), which no UTF-8 or latin-1 text has: not a "
         f"text file, or UTF-32 text without a byte-order mark (convert that: iconv -f utf-32le -t utf-8 {path}, or utf-32be)",
         path,
     )
