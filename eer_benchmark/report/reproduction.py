@@ -62,7 +62,7 @@ def _verdict(label: str, machine: str, checked: list, seeds: list, dropout: Opti
     """The sentence on one group of checks; ``dropout``: (setting name, F1s) of the block's runs of the same
     approach and data with only the dropout stream changed (the one draw a GPU makes differently), the noise
     the checks are held against as well."""
-    inside = sum(min(seeds) <= f1 <= max(seeds) for f1 in checked)
+    inside = _inside(checked, seeds)
     text = (
         f"{label}: {len(checked)} seeds on {machine} {_seeds_text(checked).split(' (')[0]} (mean "
         f"{statistics.mean(checked):.1f}, sd {statistics.stdev(checked):.1f}) against the block's {_spread(seeds)}: "
@@ -72,13 +72,28 @@ def _verdict(label: str, machine: str, checked: list, seeds: list, dropout: Opti
     if dropout and len(dropout[1]) >= 2:
         name, other = dropout
         both = seeds + other
-        inside = sum(min(both) <= f1 <= max(both) for f1 in checked)
+        inside = _inside(checked, both)
         text += (
             f" The same seeds on the block's machine with only the dropout stream changed (setting '{name}') ended at "
             f"{_spread(other)}; with the block's runs {min(both):.1f}–{max(both):.1f}, and {inside} of {len(checked)} "
             f"checks inside that range."
         )
     return text
+
+
+def _inside(values: list, reference: list) -> int:
+    """How many of ``values`` lie within the range of ``reference``."""
+    return sum(min(reference) <= value <= max(reference) for value in values)
+
+
+def _dropout_spread(report, block, run) -> Optional[tuple]:
+    """(name, F1s) of the finished runs of ``run``'s approach and data under the block's setting that changes
+    only the dropout stream (:func:`_dropout_settings`, the first); None where the block has none."""
+    other = next(iter(_dropout_settings(block)), None)
+    if other is None:
+        return None
+    again, _ = cell(report, runs_of(report.plan, block, other), run.approach, run.scenario_name)
+    return other["name"], [100 * record["f1"] for record in again.values()]
 
 
 def _dropout_settings(block) -> list:
@@ -102,11 +117,14 @@ def _reproduction(report, block, checks: Dict[str, dict]):
         done = here.get("status") == "done"
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
         label = f"{run.scenario_name}{', ' + setting['name'] if setting else ''}, {approach_label(run.approach)}"
-        group = groups.setdefault((label, machine_text(check.get("machine"))), {"checked": [], "seeds": seeds})
-        if setting is None:
-            for other in _dropout_settings(block):
-                again, _ = cell(report, runs_of(report.plan, block, other), run.approach, run.scenario_name)
-                group["dropout"] = (other["name"], [100 * record["f1"] for record in again.values()])
+        key = (label, machine_text(check.get("machine")))
+        if key not in groups:  # the dropout-stream runs once per group, for the checks of runs without a setting
+            groups[key] = {
+                "checked": [],
+                "seeds": seeds,
+                "dropout": None if setting else _dropout_spread(report, block, run),
+            }
+        group = groups[key]
         group["checked"].append(100 * check["f1"])
         lines.append(
             [
@@ -136,7 +154,7 @@ def _reproduction(report, block, checks: Dict[str, dict]):
     ]
     table = markdown_table(header, lines, ["l", "l", "r", "l", "r", "r", "l", "r", "r", "r", "r", "l"]) if lines else ""
     verdicts = [
-        _verdict(label, machine, group["checked"], group["seeds"], group.get("dropout"))
+        _verdict(label, machine, group["checked"], group["seeds"], group["dropout"])
         for (label, machine), group in groups.items()
         if len(group["checked"]) >= 2 and len(group["seeds"]) >= 2
     ]

@@ -210,10 +210,9 @@ def _bounded_lines(handle) -> Iterator[str]:
 
 
 def _open_input(path: str):
-    """The input file as text lines (:func:`~eer_plugin.corpus.formats.files.open_text`: decompressed when its
-    first bytes say gzip, bzip2 or xz, UTF-8 or UTF-16/32 by a byte-order mark); a file that cannot be read
-    so (zstd, zip, UTF-16 without a mark) is a :class:`UserError` with the fix; a stray NUL byte is its
-    line's error record, not the file's (``whole_file=False``)."""
+    """The input as text lines (:func:`~eer_plugin.corpus.formats.files.open_text`: gzip, bzip2 or xz; UTF-8 or
+    UTF-16/32 by a byte-order mark; a stray NUL byte is its line's error); a file that cannot be read so (zstd,
+    zip, UTF-16 without a mark) is a :class:`UserError` with the fix."""
     try:
         return open_text(path, whole_file=False)
     except FormatError as err:

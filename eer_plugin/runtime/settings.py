@@ -54,8 +54,7 @@ class Setting:
     group: str
     #: a hyperparameter's config key (what ``-o`` sets); "" for an environment setting
     path: str = ""
-    #: how a hyperparameter's text becomes its config value: int, seed (an int, "" for none), number, flag,
-    #: text, epochs, ratio_init
+    #: how a hyperparameter's text becomes its config value: int, seed (int, "" none), number, flag, text, epochs, ratio_init
     kind: str = "text"
     #: the approaches whose configs hold the hyperparameter (the others do not read it)
     approaches: Tuple[str, ...] = APPROACHES
