@@ -41,8 +41,11 @@ def text_folder(tmp_path, rng, index):
 
 
 def prose_file(tmp_path, rng, index):
+    """Lines of 5 words or more, or a first line of 1-4 words that ends a sentence ("Merkel visited Paris.")."""
     path = tmp_path / f"prose{index}.txt"
     lines = [prose(rng, rng.randint(5, 40)) for _ in range(rng.randint(1, 5))]
+    if index % 2:
+        lines.insert(0, " ".join(words(rng, rng.randint(1, 4))) + rng.choice(".!?"))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path, 1
 
@@ -78,7 +81,14 @@ def test_training_data_beside_it_still_reads_and_short_bad_conll_lines_keep_thei
     assert read_documents(str(good))[0].spans == [(0, 1, "PER")]
     conll = tmp_path / "bad.txt"
     conll.write_text("John NNP B-NP PERSON\n")
-    with pytest.raises(FormatError, match="got 'PERSON'$"):
+    with pytest.raises(FormatError, match="in column 4 of 4 \\(the last\\), got 'PERSON'$"):
+        read_documents(str(conll))
+    for line, column in (("John NNP B-NP PERSON\n", "column 2 of 4"), ("U.S. NNP I-NP Inc.\n", "column 2 of 4")):
+        conll.write_text(line)  # a tag column given by number, counted from 1 in the message
+        with pytest.raises(FormatError, match=f"in {column}, got '(NNP)'$"):
+            read_documents(str(conll), tag_column=1)
+    conll.write_text("Paris NNP B-NP I-LOC\nTitle\n")  # one word after the first line: a token without its tag
+    with pytest.raises(FormatError, match="expected 4 columns \\(as on line 1\\), got 1: 'Title'$"):
         read_documents(str(conll))
     no_id = tmp_path / "no_id.jsonl"
     no_id.write_text(json.dumps({"tokens": ["a"]}) + "\n")

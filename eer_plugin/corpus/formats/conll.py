@@ -42,6 +42,18 @@ class _ConllDocument:
 _TAG_PATTERN = re.compile(r"^(O|[BILU]-\S+)$")
 #: a first token line of at least this many columns whose last is no tag reads as a line of plain text
 PROSE_WORDS = 5
+#: ... as does a shorter one whose "tag" is a word that ends a sentence ("Angela Merkel visited Paris.")
+_SENTENCE_END = re.compile(r"\w[.!?]$")
+
+
+def _reads_as_prose(fields: List[str], tag: str) -> bool:
+    return len(fields) >= PROSE_WORDS or bool(_SENTENCE_END.search(tag))
+
+
+def _column_name(column: int, count: int) -> str:
+    """``--tag-column`` as a reader counts: ``column 4 of 4 (the last)``."""
+    number = column + 1 if column >= 0 else count + column + 1
+    return f"column {number} of {count}" + (" (the last)" if number == count else "")
 
 
 @dataclasses.dataclass
@@ -237,8 +249,9 @@ def _read_conll_documents(
             continue
         if columns is None:
             if len(fields) < 2:
+                prose = f"; a sentence is plain text, not CoNLL. {RAW_TEXT_FIX}" if _SENTENCE_END.search(text) else ""
                 raise FormatError(
-                    f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}", path, number
+                    f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}{prose}", path, number
                 )
             if not -len(fields) <= tag_column < len(fields):
                 raise FormatError(
@@ -251,9 +264,9 @@ def _read_conll_documents(
             )
         tag = fields[tag_column]
         if not _TAG_PATTERN.match(tag):
-            prose = number == columns[1] and len(fields) >= PROSE_WORDS
+            prose = number == columns[1] and _reads_as_prose(fields, tag)
             raise FormatError(
-                f"expected a tag 'O' or B-/I-/L-/U-TYPE in column {tag_column}, got {tag!r}"
+                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}"
                 + (
                     f"; a line of {len(fields)} words is plain text, not CoNLL (one word per line). {RAW_TEXT_FIX}"
                     if prose
