@@ -65,7 +65,8 @@ WIDE_BYTE_ORDER_MARKS = (
 )
 #: how many first bytes :func:`text_codec` looks at
 SNIFF_BYTES = 4096
-#: the least share of a file's NUL bytes on one byte of each pair that reads as UTF-16 without a mark
+#: the least share of a file's NUL bytes on one byte of each pair that reads as UTF-16 without a mark (and, for
+#: text of ASCII characters, the least share of those bytes that are NUL; the other byte's at most 1 minus it)
 UTF16_NUL_SHARE = 0.9
 #: fewer NUL bytes than this in a file's head (and not in every other byte) are stray characters of text,
 #: for its lines to report
@@ -90,7 +91,11 @@ def text_codec(head: bytes, path: PathLike, whole_file: bool = True) -> str:
     sample = head[:SNIFF_BYTES]
     nuls = sample.count(0)
     for order, nul, other in (("le", sample[1::2], sample[0::2]), ("be", sample[0::2], sample[1::2])):
-        ascii_like = len(sample) >= 4 and nul.count(0) >= 0.9 * len(nul) and other.count(0) <= 0.1 * len(other)
+        ascii_like = (
+            len(sample) >= 4
+            and nul.count(0) >= UTF16_NUL_SHARE * len(nul)
+            and other.count(0) <= (1 - UTF16_NUL_SHARE) * len(other)
+        )
         if ascii_like or (
             nuls >= UTF16_MIN_NULS and nul.count(0) >= UTF16_NUL_SHARE * nuls and _reads_as_utf16(sample, order)
         ):
