@@ -76,9 +76,7 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     offsets: List[Tuple[int, int]] = []
     text = None
     if "text" in data:
-        text = data["text"]
-        if not isinstance(text, str):
-            raise InputError(f'"text" must be a string, got {describe(text)}')
+        text = _checked_text(data["text"])
         if "sentence_ends" in data:
             raise InputError('"sentence_ends" goes with "tokens"; raw "text" is split into sentences by the tokenizer')
         words, offsets, ends = tokenize_text(text)
@@ -110,6 +108,12 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     return doc, offsets, text
 
 
+def _checked_text(text: Any) -> str:
+    if not isinstance(text, str):
+        raise InputError(f'"text" must be a string, got {describe(text)}')
+    return text
+
+
 def _annotated_input(data: dict) -> Tuple[Document, List[Tuple[int, int]], Optional[str]]:
     """A line in the training format: its annotations are ignored and its ``tokens`` (with ``sentence_ends``)
     are the words; where it has the ``text`` they were cut from (eer-dictionary's raw-text output), the output
@@ -119,9 +123,7 @@ def _annotated_input(data: dict) -> Tuple[Document, List[Tuple[int, int]], Optio
     text = data.get("text")
     if text is None:
         return doc, [], None
-    if not isinstance(text, str):
-        raise InputError(f'"text" must be a string, got {describe(text)}')
-    cut, offsets, _ = tokenize_text(text)
+    cut, offsets, _ = tokenize_text(_checked_text(text))
     if cut != doc.tokens:
         raise InputError(
             '"tokens" are not the words of "text" (as the tokenizer cuts it): give one of them, or both as '
