@@ -28,7 +28,8 @@ DICTIONARY_JSON_KEYS = ("text", "type")
 #: keys of a raw-text input line
 TEXT_JSON_KEYS = ("id", "text")
 _TYPE = re.compile(r"^[^\s]+$")
-#: CSV dictionaries: the delimiters tried, how many first lines choose one, and the header row's type cell
+#: CSV dictionaries: the delimiters tried, how many first lines choose one; the header row's type cell (of a
+#: CSV or a TSV file: a spreadsheet saved as CSV or as tab-delimited / "Unicode Text" keeps its header row)
 CSV_DELIMITERS = (",", ";")
 CSV_SNIFF_LINES = 100
 CSV_HEADER_TYPES = ("type", "label", "entity type", "entity_type", "tag", "category", "class")
@@ -169,6 +170,9 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
             form, label = text.split("\t")
             if '"' in text:
                 form, label = _unquoted(form.strip()), _unquoted(label.strip())
+            if first and label.strip().casefold() in CSV_HEADER_TYPES:
+                first = False
+                continue  # the header row of a spreadsheet saved as tab-delimited text
         first = False
         form, label = form.strip(), label.strip()
         if not form:

@@ -216,7 +216,8 @@ FORM = st.text(alphabet=st.sampled_from(list("ab C,;\"'.-&") + ["é", "東"]), m
 def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimiter, header, padded):
     """What a spreadsheet writes (Python's csv writer: quotes around a cell with the delimiter or a quote,
     doubled quotes inside): ``.csv`` with ``,`` or ``;`` (chosen from the file), an optional header row and
-    rows padded with empty cells; ``.tsv`` from a tab-delimited export, its quoted cells unquoted."""
+    rows padded with empty cells; ``.tsv`` from a tab-delimited export, its quoted cells unquoted, its header
+    row (``Name<TAB>Type``) no entry."""
     import csv
     import io
     import tempfile
@@ -230,12 +231,23 @@ def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimit
     for form, label in entries:
         writer.writerow([form, label] + ([""] * 2 if padded and delimiter != "\t" else []))
     suffix = ".tsv" if delimiter == "\t" else ".csv"
-    if delimiter == "\t" and header:
-        return  # a TSV header row is an entry with the type 'Type' (the type-typo warning names it)
     with tempfile.TemporaryDirectory() as tmp:
         path = _write(Path(tmp) / f"names{suffix}", buffer.getvalue())
         got = [(form, label) for _, form, label in dictionary_lines(str(path))]
     assert got == [(form.strip(), label) for form, label in entries]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig", "utf-8"])
+@pytest.mark.parametrize("name, delimiter", [("names.txt", "\t"), ("names.tsv", "\t"), ("names.csv", ",")])
+def test_a_sheet_with_a_header_row_saved_by_excel_gives_only_its_entries(name, delimiter, encoding, tmp_path):
+    """Excel's "Unicode Text" (UTF-16 with a byte-order mark, TABs, CRLF), "CSV UTF-8" (a UTF-8 byte-order mark)
+    and plain CSV/TSV keep the sheet's header row: it is no entry ('Name' is not a name of the type 'Type')."""
+    from eer_plugin.annotation.dictionary_files import dictionary_lines
+
+    rows = [("Name", "Type"), ("Loyola de Palacio", "PER"), ("Brussels", "LOC")]
+    text = "".join(f"{form}{delimiter}{label}\r\n" for form, label in rows)
+    path = _write(tmp_path / name, text.encode(encoding))
+    assert [(form, label) for _, form, label in dictionary_lines(str(path))] == rows[1:]
 
 
 @given(
