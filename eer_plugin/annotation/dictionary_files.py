@@ -186,12 +186,14 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
 
 
 def read_stop_list(path: str) -> List[List[str]]:
-    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped)."""
-    forms = [
-        tokenize_text(text.strip())[0]
-        for _, text in text_lines(path)
-        if text.strip() and not text.strip().startswith("#")
-    ]
+    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped); a line with a TAB
+    (a dictionary given as the stop list, whose lines would never match) is a :class:`DictionaryError`."""
+    forms = []
+    for number, text in text_lines(path):
+        if "\t" in text.strip():
+            raise DictionaryError(f"a TAB in {text[:60]!r}: a stop list holds one surface form per line", path, number)
+        if text.strip() and not text.strip().startswith("#"):
+            forms.append(tokenize_text(text.strip())[0])
     return [form for form in forms if form]
 
 

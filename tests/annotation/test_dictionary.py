@@ -469,6 +469,12 @@ BAD = [
         "input",
     ),
     BadInput(
+        "stop.tsv",
+        "# forms never matched\nThe\nBerlin\tLOC\n",
+        r"stop\.tsv:3: a TAB in 'Berlin\\tLOC': a stop list holds one surface form per line",
+        "stop list",
+    ),
+    BadInput(
         "docs_latin1.jsonl",
         '{"text": "Z\xfcrich"}\n'.encode("latin-1"),
         r"docs_latin1\.jsonl:1: invalid UTF-8 byte 0xfc",
@@ -488,7 +494,7 @@ def test_bad_input_is_one_line_naming_file_and_line(case, tmp_path, capsys):
         str(output),
         "--dictionary",
         str(bad if case.role == "dictionary" else good_dictionary),
-    ]
+    ] + (["--stop-list", str(bad)] if case.role == "stop list" else [])
     with pytest.raises(SystemExit) as exit:
         command.main(args)
     assert exit.value.code == 1
