@@ -26,11 +26,11 @@ from eer_plugin.corpus.tokenizer import tokenize_text
 PROPAGATE_SOURCE = "propagate"
 #: keys of a JSON-lines dictionary entry
 DICTIONARY_JSON_KEYS = ("text", "type")
+DICTIONARY_EXAMPLE = '{"text": "New York", "type": "LOC"}'
 #: keys of a raw-text input line
 TEXT_JSON_KEYS = ("id", "text")
 _TYPE = re.compile(r"^[^\s]+$")
-#: CSV dictionaries: the delimiters tried, how many first lines choose one; the header row's type cell (of a
-#: CSV or a TSV file: a spreadsheet saved as CSV or as tab-delimited / "Unicode Text" keeps its header row)
+#: CSV dictionaries: the delimiters tried, how many first lines choose one; a header row's type cell (CSV or TSV)
 CSV_DELIMITERS = (",", ";")
 CSV_SNIFF_LINES = 100
 CSV_HEADER_TYPES = ("type", "label", "entity type", "entity_type", "tag", "category", "class")
@@ -131,13 +131,15 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
                     f'expected a JSON object {{"text": ..., "type": ...}}, got {type(data).__name__}', path, number
                 )
             unknown = sorted(set(data) - set(DICTIONARY_JSON_KEYS))
+            if "type" not in data and ("text" in data or "tokens" in data):  # documents given as --dictionary?
+                raise DictionaryError(
+                    f'no "type": an entry is {DICTIONARY_EXAMPLE} (documents go to INPUT)', path, number
+                )
             if unknown:
                 raise DictionaryError(unknown_keys_message(unknown, DICTIONARY_JSON_KEYS), path, number)
             form, label = data.get("text"), data.get("type")
             if not isinstance(form, str) or not isinstance(label, str):
-                raise DictionaryError(
-                    'expected "text" and "type" strings, e.g. {"text": "New York", "type": "LOC"}', path, number
-                )
+                raise DictionaryError(f'expected "text" and "type" strings, e.g. {DICTIONARY_EXAMPLE}', path, number)
         elif as_csv:
             cells = _csv_cells(text, delimiter)
             if cells is None:

@@ -434,6 +434,11 @@ BAD = [
         '{"txt": "Paris", "type": "LOC"}\n',
         r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)",
     ),
+    BadInput(
+        "documents.jsonl",
+        '{"id": "1", "text": "Paris"}\n',
+        r'documents\.jsonl:1: no "type": an entry is \{"text": "New York", "type": "LOC"\} \(documents go to INPUT\)$',
+    ),
     BadInput("four.csv", "Paris,LOC\na,b,c,PER\n", r"four\.csv:2: 4 cell\(s\) in 'a,b,c,PER': expected two"),
     BadInput("open.csv", '"Paris,LOC\n', r"open\.csv:1: a quoted cell does not end on this line"),
     BadInput("comma.tsv", "Paris,LOC\n", r"comma\.tsv:1: no TAB in 'Paris,LOC'.* \(a CSV file\? name it \.csv\)"),
