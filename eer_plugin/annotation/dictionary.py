@@ -6,7 +6,7 @@
 
 **Dictionaries.** A TSV file, one ``surface form<TAB>TYPE`` per line (``#`` starts a comment line, blank
 lines are skipped; a cell in quotes, as a spreadsheet's tab-delimited export writes one with a comma or a
-quote, is unquoted), a ``.csv`` file (a spreadsheet saved as CSV: ``surface form,TYPE``, or ``;`` where the
+quote, is unquoted; a header row as for CSV), a ``.csv`` file (a spreadsheet saved as CSV: ``surface form,TYPE``, or ``;`` where the
 first lines say so, :func:`csv_delimiter`; quoted cells, an optional header row whose type cell is one of
 :data:`CSV_HEADER_TYPES`, trailing empty cells ignored), or JSON lines ``{"text": "New York", "type": "LOC"}``
 (a ``.jsonl``/``.json`` name, or a first entry that starts with ``{``). Files are UTF-8, or UTF-16/32 with a

@@ -15,8 +15,9 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.dictionary_matcher import Matcher
-from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
+from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, read_documents
+from eer_plugin.corpus.formats.conll import DICTIONARY_FIX
 from eer_plugin.corpus.formats.files import stream_lines, text_files, uncompressed_name
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
@@ -25,10 +26,11 @@ from eer_plugin.corpus.tokenizer import tokenize_text
 PROPAGATE_SOURCE = "propagate"
 #: keys of a JSON-lines dictionary entry
 DICTIONARY_JSON_KEYS = ("text", "type")
+DICTIONARY_EXAMPLE = '{"text": "New York", "type": "LOC"}'
 #: keys of a raw-text input line
 TEXT_JSON_KEYS = ("id", "text")
 _TYPE = re.compile(r"^[^\s]+$")
-#: CSV dictionaries: the delimiters tried, how many first lines choose one, and the header row's type cell
+#: CSV dictionaries: the delimiters tried, how many first lines choose one; a header row's type cell (CSV or TSV)
 CSV_DELIMITERS = (",", ";")
 CSV_SNIFF_LINES = 100
 CSV_HEADER_TYPES = ("type", "label", "entity type", "entity_type", "tag", "category", "class")
@@ -129,13 +131,15 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
                     f'expected a JSON object {{"text": ..., "type": ...}}, got {type(data).__name__}', path, number
                 )
             unknown = sorted(set(data) - set(DICTIONARY_JSON_KEYS))
+            if "type" not in data and ("text" in data or "tokens" in data):  # documents given as --dictionary?
+                raise DictionaryError(
+                    f'no "type": an entry is {DICTIONARY_EXAMPLE} (documents go to INPUT)', path, number
+                )
             if unknown:
                 raise DictionaryError(unknown_keys_message(unknown, DICTIONARY_JSON_KEYS), path, number)
             form, label = data.get("text"), data.get("type")
             if not isinstance(form, str) or not isinstance(label, str):
-                raise DictionaryError(
-                    'expected "text" and "type" strings, e.g. {"text": "New York", "type": "LOC"}', path, number
-                )
+                raise DictionaryError(f'expected "text" and "type" strings, e.g. {DICTIONARY_EXAMPLE}', path, number)
         elif as_csv:
             cells = _csv_cells(text, delimiter)
             if cells is None:
@@ -169,6 +173,9 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
             form, label = text.split("\t")
             if '"' in text:
                 form, label = _unquoted(form.strip()), _unquoted(label.strip())
+            if first and label.strip().casefold() in CSV_HEADER_TYPES:
+                first = False
+                continue  # the header row of a spreadsheet saved as tab-delimited text
         first = False
         form, label = form.strip(), label.strip()
         if not form:
@@ -181,12 +188,14 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
 
 
 def read_stop_list(path: str) -> List[List[str]]:
-    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped)."""
-    forms = [
-        tokenize_text(text.strip())[0]
-        for _, text in text_lines(path)
-        if text.strip() and not text.strip().startswith("#")
-    ]
+    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped); a line with a TAB
+    (a dictionary given as the stop list, whose lines would never match) is a :class:`DictionaryError`."""
+    forms = []
+    for number, text in text_lines(path):
+        if "\t" in text.strip():
+            raise DictionaryError(f"a TAB in {text[:60]!r}: a stop list holds one surface form per line", path, number)
+        if text.strip() and not text.strip().startswith("#"):
+            forms.append(tokenize_text(text.strip())[0])
     return [form for form in forms if form]
 
 
@@ -319,12 +328,14 @@ def read_input(path: str) -> InputDocuments:
         except FormatError as err:
             if Path(path).is_dir():
                 raise
-            raise DictionaryError(
-                f"{err.reason} (read as a CoNLL file; for raw text give a folder of .txt files, one document per "
-                'file, or JSON lines with "text")',
-                err.path,
-                err.line,
-            ) from None
+            swapped = "a dictionary of names ('surface form<TAB>TYPE' per line) given as INPUT? Give the documents "
+            reason = err.reason.replace(DICTIONARY_FIX, swapped + "as INPUT and the dictionary with --dictionary FILE")
+            reason = reason.replace(f". {RAW_TEXT_FIX}", "")  # "label raw text first (eer-dictionary ...)": this is it
+            raw_text = (
+                "; read as a CoNLL file: for raw text give a folder of .txt files, one document per file, or JSON "
+                'lines with "text"'
+            )
+            raise DictionaryError(reason + ("" if swapped in reason else raw_text), err.path, err.line) from None
         return InputDocuments(
             [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold],
             "conll",

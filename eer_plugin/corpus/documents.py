@@ -21,6 +21,12 @@ RAW_TEXT_FIX = (
     "Fix: label raw text first (`eer-ner eer-dictionary INPUT out.jsonl --dictionary names.tsv`, or an annotation "
     "tool's export through `eer-ner eer-import`); `eer-ner predict` tags it as it is"
 )
+#: what a line of ``eer-ner predict``'s JSON output (``tokens`` with ``tags``) is, where annotations are expected
+PREDICTIONS_FIX = (
+    "a line of `eer-ner predict`'s output (its 'tags'), not annotations. Fix: give the annotated file (from "
+    "`eer-ner eer-import` or `eer-ner eer-dictionary`), or the documents that predict tagged; to correct "
+    "predictions, send them to an annotation tool (`eer-ner eer-export`) and import its export"
+)
 
 
 class DocumentError(ValueError):
@@ -161,6 +167,8 @@ class Document:
         if not isinstance(data, dict):
             raise DocumentError(f"{where}expected a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - set(cls.JSON_KEYS))
+        if unknown == ["tags"] and "tokens" in data:
+            raise DocumentError(where + PREDICTIONS_FIX)
         if unknown:
             raise DocumentError(where + unknown_keys_message(unknown, cls.JSON_KEYS))
         if "tokens" not in data and "text" in data:

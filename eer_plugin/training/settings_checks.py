@@ -7,7 +7,9 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 * ``model.entity_ratio`` is a number in (0, 1) and ``model.ratio_margin`` one of at least 0;
 * every key of ``model`` and ``dataset_reader`` is an argument of the registered class (misspelt keys are
   named with the closest argument);
-* ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``);
+* ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``); one that holds
+  only the start of a run that failed before its first checkpoint (bad data: ``config.json``, ``out.log``) is
+  named as such, with ``--force`` as the fix (``--recover`` would find nothing to continue);
 * every ``model_name`` (the encoder) is a local directory, or a model in the Hugging Face cache when offline.
 """
 
@@ -116,7 +118,15 @@ def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
         return
     if os.path.exists(directory) and not os.path.isdir(directory):
         raise UserError(f"-s {directory}: a file, not a directory; give a new or empty directory for the run")
-    if os.path.isdir(directory) and os.listdir(directory):
+    names = sorted(os.listdir(directory)) if os.path.isdir(directory) else []
+    if names and not any(name.endswith(".th") or name == "model.tar.gz" for name in names):
+        shown = ", ".join(names[:4]) + (", ..." if len(names) > 4 else "")
+        raise UserError(
+            f"-s {directory} holds a run without a checkpoint ({shown}): it stopped before its first epoch ended "
+            "(out.log says why), so there is nothing to --recover. Add --force to start it again, or choose a new "
+            "directory"
+        )
+    if names:
         raise UserError(
             f"-s {directory} already holds files (a run?): add --recover to continue that run, --force to replace it, "
             "or choose a new directory"

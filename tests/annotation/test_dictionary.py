@@ -216,7 +216,8 @@ FORM = st.text(alphabet=st.sampled_from(list("ab C,;\"'.-&") + ["é", "東"]), m
 def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimiter, header, padded):
     """What a spreadsheet writes (Python's csv writer: quotes around a cell with the delimiter or a quote,
     doubled quotes inside): ``.csv`` with ``,`` or ``;`` (chosen from the file), an optional header row and
-    rows padded with empty cells; ``.tsv`` from a tab-delimited export, its quoted cells unquoted."""
+    rows padded with empty cells; ``.tsv`` from a tab-delimited export, its quoted cells unquoted, its header
+    row (``Name<TAB>Type``) no entry."""
     import csv
     import io
     import tempfile
@@ -230,12 +231,23 @@ def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimit
     for form, label in entries:
         writer.writerow([form, label] + ([""] * 2 if padded and delimiter != "\t" else []))
     suffix = ".tsv" if delimiter == "\t" else ".csv"
-    if delimiter == "\t" and header:
-        return  # a TSV header row is an entry with the type 'Type' (the type-typo warning names it)
     with tempfile.TemporaryDirectory() as tmp:
         path = _write(Path(tmp) / f"names{suffix}", buffer.getvalue())
         got = [(form, label) for _, form, label in dictionary_lines(str(path))]
     assert got == [(form.strip(), label) for form, label in entries]
+
+
+@pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig", "utf-8"])
+@pytest.mark.parametrize("name, delimiter", [("names.txt", "\t"), ("names.tsv", "\t"), ("names.csv", ",")])
+def test_a_sheet_with_a_header_row_saved_by_excel_gives_only_its_entries(name, delimiter, encoding, tmp_path):
+    """Excel's "Unicode Text" (UTF-16 with a byte-order mark, TABs, CRLF), "CSV UTF-8" (a UTF-8 byte-order mark)
+    and plain CSV/TSV keep the sheet's header row: it is no entry ('Name' is not a name of the type 'Type')."""
+    from eer_plugin.annotation.dictionary_files import dictionary_lines
+
+    rows = [("Name", "Type"), ("Loyola de Palacio", "PER"), ("Brussels", "LOC")]
+    text = "".join(f"{form}{delimiter}{label}\r\n" for form, label in rows)
+    path = _write(tmp_path / name, text.encode(encoding))
+    assert [(form, label) for _, form, label in dictionary_lines(str(path))] == rows[1:]
 
 
 @given(
@@ -422,6 +434,11 @@ BAD = [
         '{"txt": "Paris", "type": "LOC"}\n',
         r"typo\.jsonl:1: unknown key\(s\) 'txt' \(did you mean 'text'\?\)",
     ),
+    BadInput(
+        "documents.jsonl",
+        '{"id": "1", "text": "Paris"}\n',
+        r'documents\.jsonl:1: no "type": an entry is \{"text": "New York", "type": "LOC"\} \(documents go to INPUT\)$',
+    ),
     BadInput("four.csv", "Paris,LOC\na,b,c,PER\n", r"four\.csv:2: 4 cell\(s\) in 'a,b,c,PER': expected two"),
     BadInput("open.csv", '"Paris,LOC\n', r"open\.csv:1: a quoted cell does not end on this line"),
     BadInput("comma.tsv", "Paris,LOC\n", r"comma\.tsv:1: no TAB in 'Paris,LOC'.* \(a CSV file\? name it \.csv\)"),
@@ -457,6 +474,12 @@ BAD = [
         "input",
     ),
     BadInput(
+        "stop.tsv",
+        "# forms never matched\nThe\nBerlin\tLOC\n",
+        r"stop\.tsv:3: a TAB in 'Berlin\\tLOC': a stop list holds one surface form per line",
+        "stop list",
+    ),
+    BadInput(
         "docs_latin1.jsonl",
         '{"text": "Z\xfcrich"}\n'.encode("latin-1"),
         r"docs_latin1\.jsonl:1: invalid UTF-8 byte 0xfc",
@@ -476,7 +499,7 @@ def test_bad_input_is_one_line_naming_file_and_line(case, tmp_path, capsys):
         str(output),
         "--dictionary",
         str(bad if case.role == "dictionary" else good_dictionary),
-    ]
+    ] + (["--stop-list", str(bad)] if case.role == "stop list" else [])
     with pytest.raises(SystemExit) as exit:
         command.main(args)
     assert exit.value.code == 1

@@ -463,6 +463,27 @@ def test_cli_errors_leave_no_output(tmp_path, capsys):
     assert not out.exists() and not list(tmp_path.glob("*.tmp"))
 
 
+@pytest.mark.parametrize(
+    "ids, line, named",
+    [
+        ("id\n1\n3\n5\n", 1, "'id' (line 1)"),  # a header row
+        ("\ufeff1\r\n# checked\r\n30\r\n5\r\n", 3, "'30' (line 3)"),  # a typo; the BOM and CRLF of a spreadsheet
+    ],
+)
+def test_complete_ids_that_name_no_document_are_named_by_their_line(ids, line, named, tmp_path, capsys):
+    path = tmp_path / "complete_ids.txt"
+    path.write_text(ids, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    with pytest.raises(SystemExit):
+        run_cli("doccano", IMPORT / "doccano.jsonl", out, "--complete-ids", path)
+    assert capsys.readouterr().err.strip() == (
+        f"error: {path}:{line}: 1 id(s) name no document of {IMPORT / 'doccano.jsonl'}: {named}; list the export's "
+        "document ids, one per line (no header)"
+    )
+    assert not out.exists()
+    assert read_ids(path) == {i: n for n, i in enumerate(ids.lstrip("\ufeff").splitlines(), 1) if i and i[0] != "#"}
+
+
 @pytest.mark.integration
 def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, capsys):
     """README 'Train on your own data' (docs/data.md, 'Your own annotations'): a tool export -> partial

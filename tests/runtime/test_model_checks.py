@@ -8,6 +8,7 @@
 
 import io
 import json
+import os
 import shutil
 import tarfile
 from pathlib import Path
@@ -221,9 +222,40 @@ def test_a_serialization_directory_that_holds_files_is_one_line(tmp_path):
 
     (tmp_path / "run").mkdir()
     check_serialization_dir(str(tmp_path / "run"), False, False)  # empty: fine
-    (tmp_path / "run" / "config.json").write_text("{}")
+    for name in ("config.json", "meta.json", "out.log"):  # what a run that failed on its data leaves
+        (tmp_path / "run" / name).write_text("{}")
+    with pytest.raises(UserError) as info:
+        check_serialization_dir(str(tmp_path / "run"), False, False)
+    assert str(info.value) == (
+        f"-s {tmp_path / 'run'} holds a run without a checkpoint (config.json, meta.json, out.log): it stopped before "
+        "its first epoch ended (out.log says why), so there is nothing to --recover. Add --force to start it again, "
+        "or choose a new directory"
+    )
+    (tmp_path / "run" / "model_state_e1_b0.th").write_text("")
     with pytest.raises(UserError, match="already holds files .*--recover .*--force"):
         check_serialization_dir(str(tmp_path / "run"), False, False)
     check_serialization_dir(str(tmp_path / "run"), True, False)
     with pytest.raises(UserError, match="a file, not a directory"):
         check_serialization_dir(str(tmp_path / "run" / "config.json"), False, False)
+
+
+@pytest.mark.integration
+def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, tmp_path, monkeypatch, capsys):
+    """The first try with the wrong file (a dictionary) stops before training and leaves config.json, meta.json and
+    out.log in -s; the second try with the right file says that run has no checkpoint and that --force restarts it,
+    not "add --recover" (which would compare the configs and find the old data path)."""
+    from conftest import FIXTURES
+
+    from eer_plugin import cli
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "names.tsv").write_text("Loyola de Palacio\tPER\nBrussels\tLOC\n")
+    monkeypatch.setenv("EER_TRAIN_DATA", "names.tsv")
+    assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
+    assert "names.tsv:1: " in capsys.readouterr().err
+    assert not [name for name in os.listdir("model") if name.endswith(".th") or name == "model.tar.gz"]
+    monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
+    assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: -s model holds a run without a checkpoint (") and "Add --force" in err, err
+    assert len(err.splitlines()) == 1

@@ -46,6 +46,14 @@ PROSE_WORDS = 5
 _SENTENCE_END = re.compile(r"\w[.!?]$")
 
 
+#: a first line ``surface form<TAB>TYPE`` (or ``,``/``;``: a spreadsheet's CSV): a dictionary of names, not CoNLL
+_DICTIONARY_ENTRY = re.compile(r"[^\t,;]*\S[^\t,;]*[\t,;][ \t]*[\w-]+[ \t]*")
+DICTIONARY_FIX = (
+    "if the file is a dictionary of names ('surface form<TAB>TYPE' per line), it labels documents, it is no "
+    "training data: `eer-ner eer-dictionary DOCUMENTS labelled.jsonl --dictionary FILE`"
+)
+
+
 def _reads_as_prose(fields: List[str], tag: str) -> bool:
     return len(fields) >= PROSE_WORDS or bool(_SENTENCE_END.search(tag))
 
@@ -250,6 +258,7 @@ def _read_conll_documents(
         if columns is None:
             if len(fields) < 2:
                 prose = f"; a sentence is plain text, not CoNLL. {RAW_TEXT_FIX}" if _SENTENCE_END.search(text) else ""
+                prose = f"; {DICTIONARY_FIX}" if _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")) else prose
                 raise FormatError(
                     f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}{prose}", path, number
                 )
@@ -264,14 +273,15 @@ def _read_conll_documents(
             )
         tag = fields[tag_column]
         if not _TAG_PATTERN.match(tag):
-            prose = number == columns[1] and _reads_as_prose(fields, tag)
+            first = number == columns[1]
+            if first and _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")):
+                hint = f"; {DICTIONARY_FIX}"
+            elif first and _reads_as_prose(fields, tag):
+                hint = f"; a line of {len(fields)} words is plain text, not CoNLL (one word per line). {RAW_TEXT_FIX}"
+            else:
+                hint = ""
             raise FormatError(
-                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}"
-                + (
-                    f"; a line of {len(fields)} words is plain text, not CoNLL (one word per line). {RAW_TEXT_FIX}"
-                    if prose
-                    else ""
-                ),
+                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}{hint}",
                 path,
                 number,
             )

@@ -15,6 +15,16 @@ from eer_plugin.corpus.text import normalise_value
 logger = logging.getLogger(__name__)
 
 
+def _spread_hint(text: str) -> str:
+    """What a line that opens a JSON value and does not close it means (a pretty-printed JSON file)."""
+    if text.strip() not in ("[", "{"):
+        return ""
+    return (
+        "; the file is one JSON document spread over many lines (a Label Studio JSON export? import it with "
+        "`eer-ner eer-import label-studio`), not JSON lines: one object per line"
+    )
+
+
 def json_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, error=FormatError
 ) -> Iterator[Tuple[int, object]]:
@@ -30,7 +40,7 @@ def json_lines(
         try:
             value = strict_json.loads(text)
         except strict_json.JsonError as err:
-            raise error(str(err), path, number) from None
+            raise error(str(err) + _spread_hint(text), path, number) from None
         cleaned = normalise_value(value)
         if cleaned != value:
             replaced.append(number)

@@ -26,7 +26,7 @@ warnings).
 import dataclasses
 import importlib
 from collections import Counter
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Set, Tuple
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
@@ -49,6 +49,14 @@ IMPORT_FORMATS = tuple(FORMAT_MODULES)
 class AnnotationImportError(FormatError):
     """An export that cannot be imported (bad structure, overlapping spans, offsets out of range);
     names the file, the line when there is one, the document and the span(s)."""
+
+
+class UnknownIdsError(AnnotationImportError):
+    """``--complete-ids`` names ids that no document of the export has (``missing``)."""
+
+    def __init__(self, reason: str, path: PathLike, missing: List[str]) -> None:
+        super().__init__(reason, path)
+        self.missing = missing
 
 
 @dataclasses.dataclass
@@ -279,10 +287,15 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
 
 
 # ------------------------------------------------------------------------------ one import
-def read_ids(path: PathLike) -> Set[str]:
-    """Document ids, one per line (blank lines and ``#`` comments skipped), for ``--complete-ids``."""
+def read_ids(path: PathLike) -> Dict[str, int]:
+    """Document ids, one per line (blank lines and ``#`` comments skipped), for ``--complete-ids``; each with the
+    line that names it first."""
     text = decode_file(path, fallback=False)  # a FormatError names the file, the line and the fix
-    return {line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")}
+    ids: Dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), 1):
+        if line.strip() and not line.lstrip().startswith("#"):
+            ids.setdefault(line.strip(), number)
+    return ids
 
 
 def read_raw_documents(format: str, path: PathLike, report: ImportReport, **options) -> List[RawDocument]:
@@ -317,7 +330,9 @@ def import_documents(
     missing = sorted(wanted - {raw.id for raw in raws})
     if missing:
         shown = ", ".join(repr(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise AnnotationImportError(f"--complete-ids names {len(missing)} document(s) not in the export: {shown}", path)
+        raise UnknownIdsError(
+            f"--complete-ids names {len(missing)} document(s) not in the export: {shown}", path, missing
+        )
     documents: List[Document] = []
     seen: Dict[str, str] = {}
     not_complete: List[str] = []  # unannotated documents that --complete / --complete-ids would have made complete
@@ -370,6 +385,7 @@ __all__: Sequence[str] = (
     "RawDocument",
     "RawSpan",
     "Tokenizer",
+    "UnknownIdsError",
     "import_documents",
     "read_ids",
     "to_document",

@@ -7,7 +7,9 @@ Accepted line shapes (character offsets, end exclusive)::
      "relations": []}
 
 ``label`` (also spelled ``labels``) holds ``[start, end, type]`` triples; ``entities`` is the
-variant of projects with relations. Other keys (``Comments``, ``relations``, metadata) are ignored.
+variant of projects with relations. Other keys (``Comments``, ``relations``, metadata) are ignored, but a
+line with another tool's spans and no ``label`` (a Prodigy task, this package's own JSON lines) is an error
+naming the format that reads it (:mod:`eer_plugin.corpus.importers.shapes`), never an unannotated document.
 The document id is ``id`` when present, else ``<file stem>-<line>``. doccano exports no
 completeness flag: use ``--complete`` or ``--complete-ids``.
 """
@@ -17,6 +19,7 @@ from typing import List
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS, written_by
 
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
@@ -27,11 +30,19 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
     documents: List[RawDocument] = []
     stem = Path(path).name.split(".")[0] or "doccano"
     for number, data in json_lines(path, file_encoding, AnnotationImportError):
+        other = written_by(data)
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise AnnotationImportError(
-                'expected a JSON object with a "text" string (doccano sequence labelling)', path, number
+                'expected a JSON object with a "text" string (doccano sequence labelling)'
+                + (f"; the line looks like {other}" if other else ""),
+                path,
+                number,
             )
         doc_id = as_id(data.get("id"), f"{stem}-{number}")
+        if other and not any(key in data for key in DOCCANO_SPAN_KEYS):  # its spans would be lost unread
+            raise AnnotationImportError(
+                f"document {doc_id!r}: no doccano 'label' or 'entities'; the line is {other}", path, number
+            )
         raw = RawDocument(doc_id, data["text"], source=f"{path}:{number}", line=number, path=str(path))
         if "entities" in data:
             entities = data["entities"]

@@ -10,7 +10,13 @@ from eer_plugin.common.atomic import write_json
 from eer_plugin.common.outputs import check_outputs
 from eer_plugin.corpus.formats import PathLike, write_jsonl
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING
-from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, import_documents, read_ids
+from eer_plugin.corpus.importers import (
+    AnnotationImportError,
+    ImportReport,
+    UnknownIdsError,
+    import_documents,
+    read_ids,
+)
 from eer_plugin.corpus.tokenizer import tokenize_text
 
 #: the options that belong to one format only, and that format
@@ -53,14 +59,24 @@ def import_file(
         [("OUTPUT", output), ("--complete-output", complete_output), ("--report", report)],
     )
     ids = read_ids(complete_ids) if complete_ids else None
-    documents, found = import_documents(
-        format,
-        input,
-        tokenize_text,
-        complete=complete,
-        complete_ids=ids,
-        **format_options(format, input, file_encoding, **options),
-    )
+    try:
+        documents, found = import_documents(
+            format,
+            input,
+            tokenize_text,
+            complete=complete,
+            complete_ids=ids,
+            **format_options(format, input, file_encoding, **options),
+        )
+    except UnknownIdsError as err:  # named by the ids file's lines
+        missing = sorted(err.missing, key=lambda i: ids[i])  # type: ignore[index]
+        shown = ", ".join(f"{i!r} (line {ids[i]})" for i in missing[:5]) + (" ..." if len(missing) > 5 else "")
+        raise AnnotationImportError(
+            f"{len(missing)} id(s) name no document of {input}: {shown}; list the export's document ids, one per "
+            "line (no header)",
+            complete_ids,
+            ids[missing[0]],
+        ) from None
     for warning in found.warnings:
         warn(warning)
     outputs: List[str] = []

@@ -69,7 +69,15 @@ def read(
     try:
         tasks = strict_json.loads(decode_file(path, file_encoding, fallback=False))
     except strict_json.JsonError as err:
-        raise AnnotationImportError(str(err), path, err.line) from None
+        lines = (
+            "; the file is JSON lines (a value per line), not Label Studio's JSON export (one list of tasks): a doccano "
+            "or Prodigy export is imported with that format"
+        )
+        raise AnnotationImportError(
+            f"{err}" + (lines if "Extra data" in str(err) else ""),
+            path,
+            err.line,
+        ) from None
     if isinstance(tasks, dict) and "annotations" in tasks:
         tasks = [tasks]
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):

@@ -15,6 +15,10 @@
   span of an ``accept`` is an entity (the document stays partial); each span of a ``reject`` is a
   **negative span** of that type (``[start, end, type]``: not an entity of this type here).
 
+A line with none of Prodigy's keys (``answer``, ``_view_id``, ``_input_hash``, ``_task_hash``, ``spans``) is
+an error naming what it looks like (a doccano line, this package's JSON lines), never a complete document
+(:mod:`eer_plugin.corpus.importers.shapes`).
+
 Tasks of the same input (same ``_input_hash``, else the same text) are merged into one document
 (binary decisions on one sentence, or a manual pass and binary ones). The document id is
 ``meta.id`` or ``id`` when present, else ``_input_hash``, else ``<file stem>-<line>``.
@@ -25,6 +29,7 @@ from typing import Dict, List
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, written_by
 
 BINARY_VIEW = "ner"
 
@@ -63,8 +68,24 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
     documents: Dict[object, RawDocument] = {}
     stem = Path(path).name.split(".")[0] or "prodigy"
     for number, task in json_lines(path, file_encoding, AnnotationImportError):
+        other = written_by(task)
+        prodigy = other.startswith("a Prodigy")
         if not isinstance(task, dict) or not isinstance(task.get("text"), str):
-            raise AnnotationImportError('expected a Prodigy task: a JSON object with a "text" string', path, number)
+            raise AnnotationImportError(
+                'expected a Prodigy task: a JSON object with a "text" string'
+                + (f"; the line looks like {other}" if other and not prodigy else ""),
+                path,
+                number,
+            )
+        if not prodigy:  # read as a manual accept, another tool's line would be a complete document without entities
+            raise AnnotationImportError(
+                f"not a Prodigy task: the line is {other}"
+                if other
+                else f"not a Prodigy task: none of {', '.join(PRODIGY_KEYS)} or spans (prodigy db-out writes an "
+                "'answer' on every task)",
+                path,
+                number,
+            )
         meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
         doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}")
         answer = task.get("answer", "accept")

@@ -1,0 +1,42 @@
+"""Which tool wrote a JSON record: the hint when an export is given to ``eer-import`` under another format.
+
+Every JSON-lines importer reads only the keys of its own tool and ignores the rest, so the wrong format can
+read another tool's export without an error and lose what matters: a Prodigy export read as doccano has no
+``label`` (every span dropped), a doccano export read as Prodigy has no ``answer`` (every document taken for a
+manual accept: complete, with no entity). :func:`written_by` names the tool (or this package) whose record a
+line looks like, so that the importer can refuse it with the command that reads it.
+"""
+
+from typing import Any
+
+#: keys only Prodigy writes on a task (``prodigy db-out``)
+PRODIGY_KEYS = ("answer", "_view_id", "_input_hash", "_task_hash")
+#: the keys of doccano's spans (sequence labelling: ``label``, or ``entities`` in projects with relations)
+DOCCANO_SPAN_KEYS = ("label", "labels", "entities")
+
+
+def _words(value: Any) -> bool:
+    return isinstance(value, list) and all(isinstance(word, str) for word in value)
+
+
+def written_by(data: Any) -> str:
+    """What ``data`` (one parsed line of an export) looks like, with the command that reads it
+    (``a Prodigy task: import it with `eer-ner eer-import prodigy```), or ``""`` when it looks like nothing known."""
+    if isinstance(data, list):
+        return "a JSON list of tasks: Label Studio's JSON export? import it with `eer-ner eer-import label-studio`"
+    if not isinstance(data, dict):
+        return ""
+    if "tags" in data and _words(data.get("tokens")):
+        return (
+            "`eer-ner predict`'s output (its 'tags'): predictions, not annotations (to correct them in an annotation "
+            "tool: `eer-ner eer-export`)"
+        )
+    if "spans" in data and _words(data.get("tokens")):
+        return "this package's training data (word spans over 'tokens'): already imported, train on it as it is"
+    if any(key in data for key in PRODIGY_KEYS) or "spans" in data:
+        return "a Prodigy task: import it with `eer-ner eer-import prodigy`"
+    if any(key in data for key in DOCCANO_SPAN_KEYS):
+        return "a doccano line: import it with `eer-ner eer-import doccano`"
+    if isinstance(data.get("data"), dict) and ("annotations" in data or "predictions" in data):
+        return "a Label Studio task: import the JSON export with `eer-ner eer-import label-studio`"
+    return ""

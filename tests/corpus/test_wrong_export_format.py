@@ -1,0 +1,83 @@
+"""An export given to ``eer-import`` under another tool's format, or a file of this package given as an export:
+one line naming the file, the line and the format (or step) that reads it; nothing written, nothing lost.
+
+Before, the JSON-lines importers read only their own keys: a Prodigy export imported as doccano gave documents
+without a span, and a doccano export imported as Prodigy gave documents taken for manual accepts, complete and
+without entities (every entity then taught as ``O``)."""
+
+import json
+
+import pytest
+from conftest import FIXTURES
+
+from eer_plugin.commands import eer_import
+
+IMPORT = FIXTURES / "import"
+TRAINING_LINE = {"id": "d1", "tokens": ["Fischler", "met", "Palacio", "."], "spans": [[0, 1, "PER"]], "text": "x"}
+PREDICTION_LINE = {"id": "d1", "tokens": ["Fischler", "."], "tags": ["U-PER", "O"], "spans": [], "text": "Fischler."}
+RAW_TEXT_LINE = {"id": "d1", "text": "Fischler met Loyola de Palacio in Brussels."}
+
+
+def lines(tmp_path, name, *rows):
+    path = tmp_path / name
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
+    return path
+
+
+CASES = [
+    ("doccano", "prodigy.jsonl", r"prodigy\.jsonl:1: document 'prodigy-1': no doccano 'label'.*eer-import prodigy`$"),
+    (
+        "prodigy",
+        "doccano.jsonl",
+        r"doccano\.jsonl:1: not a Prodigy task: the line is a doccano line.*eer-import doccano`$",
+    ),
+    ("doccano", "label_studio.json", r"label_studio\.json:1: .*one JSON document .*`eer-ner eer-import label-studio`"),
+    ("prodigy", "label_studio.json", r"label_studio\.json:1: .*one JSON document .*`eer-ner eer-import label-studio`"),
+    (
+        "label-studio",
+        "doccano.jsonl",
+        r"doccano\.jsonl:2: .*not Label Studio's JSON export .*imported with that format$",
+    ),
+    ("label-studio", "prodigy.jsonl", r"prodigy\.jsonl:2: .*not Label Studio's JSON export"),
+    (
+        "doccano",
+        "training",
+        r"training\.jsonl:1: document 'd1': .*this package's training data .*train on it as it is$",
+    ),
+    ("prodigy", "training", r"training\.jsonl:1: not a Prodigy task: the line is this package's training data"),
+    ("doccano", "predictions", r"predictions\.jsonl:1: .*`eer-ner predict`'s output .*`eer-ner eer-export`\)$"),
+    ("prodigy", "predictions", r"predictions\.jsonl:1: not a Prodigy task: .*`eer-ner predict`'s output"),
+    ("prodigy", "raw", r"raw\.jsonl:1: not a Prodigy task: none of answer, .*writes an 'answer' on every task\)$"),
+]
+
+
+@pytest.mark.parametrize("format, export, message", CASES, ids=[f"{c[0]}<-{c[1]}" for c in CASES])
+def test_an_export_under_the_wrong_format_is_one_line_naming_the_right_one(format, export, message, tmp_path, capsys):
+    made = {"training": TRAINING_LINE, "predictions": PREDICTION_LINE, "raw": RAW_TEXT_LINE}
+    path = lines(tmp_path, f"{export}.jsonl", made[export], made[export]) if export in made else IMPORT / export
+    output = tmp_path / "annotated.jsonl"
+    output.write_text("the previous import\n")
+    with pytest.raises(SystemExit) as exit:
+        eer_import.main([format, str(path), str(output)])
+    assert exit.value.code == 1
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert __import__("re").search(message, err), err
+    assert output.read_text() == "the previous import\n" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
+        [output.name] + ([path.name] if export in made else [])
+    )
+
+
+def test_the_right_formats_and_unannotated_doccano_lines_still_import(tmp_path, capsys):
+    """The checks refuse only what another tool wrote: doccano lines without spans (an unannotated document, or
+    one with doccano's metadata keys) import as documents without spans, as before."""
+    from eer_plugin.corpus.formats import read_jsonl
+
+    for format, export in (("doccano", "doccano.jsonl"), ("prodigy", "prodigy.jsonl")):
+        assert eer_import.main([format, str(IMPORT / export), str(tmp_path / "out.jsonl")]) == 0
+    plain = lines(tmp_path, "plain.jsonl", RAW_TEXT_LINE, {"id": 2, "text": "Brussels.", "Comments": [], "meta": {}})
+    assert eer_import.main(["doccano", str(plain), str(tmp_path / "out.jsonl")]) == 0
+    assert [(d.id, d.spans, d.is_complete) for d in read_jsonl(tmp_path / "out.jsonl")] == [
+        ("d1", [], False),
+        ("2", [], False),
+    ]
