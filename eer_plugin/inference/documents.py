@@ -19,6 +19,7 @@ from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import spans_to_biluo
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import FormatError, decode_file, text_files
+from eer_plugin.corpus.importers.shapes import written_by
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 
@@ -61,10 +62,10 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     """``(document, character offsets of its words (raw text only), text)`` of one input object,
     or :class:`InputError` saying what is wrong with it."""
     if not isinstance(data, dict):
-        raise InputError(f"expected a JSON object, got {describe(data)}")
+        raise InputError(f"expected a JSON object, got {describe(data)}{_looks_like(data)}")
     unknown = sorted(str(key) for key in data if key not in INPUT_KEYS + ANNOTATION_KEYS)
     if unknown:  # a misspelt "sentence_end" would otherwise tag the document as one sentence
-        raise InputError(unknown_keys_message(unknown, INPUT_KEYS + ANNOTATION_KEYS))
+        raise InputError(unknown_keys_message(unknown, INPUT_KEYS + ANNOTATION_KEYS) + _looks_like(data))
     if any(key in data for key in ANNOTATION_KEYS) and "tokens" in data:
         return _annotated_input(data)
     if ("text" in data) == ("tokens" in data):
@@ -106,6 +107,14 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
     except DocumentError as err:
         raise InputError(str(err)) from err
     return doc, offsets, text
+
+
+def _looks_like(data: Any) -> str:
+    """What a line that is no input looks like, with what predict reads instead ("" when nothing known)."""
+    if isinstance(data, dict) and "tags" in data:
+        return "; the line is predict's own output (its 'tags'): give predict the documents it tagged"
+    shape = written_by(data)
+    return f"; the line looks like {shape}, then predict the imported file" if " import " in shape else ""
 
 
 def _checked_text(text: Any) -> str:

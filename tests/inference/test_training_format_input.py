@@ -63,3 +63,27 @@ def test_a_bad_training_format_line_says_what_is_wrong(line, reason):
 
 def test_the_ignored_keys_are_the_training_formats_annotations():
     assert set(ANNOTATION_KEYS) == set(Document.JSON_KEYS) - {"id", "text", "tokens", "sentence_ends"}
+
+
+@pytest.mark.parametrize(
+    "export, importer",
+    [("doccano.jsonl", "doccano"), ("prodigy.jsonl", "prodigy"), ("label_studio.json", "label-studio")],
+)
+def test_an_annotation_tools_export_given_to_predict_names_its_importer(export, importer):
+    """Every record of the checkout's real exports, given to predict as it is, is refused with the importer
+    that reads it (predict then reads the imported file), never tagged as if its keys were misspelt."""
+    path = FIXTURES / "import" / export
+    text = path.read_text(encoding="utf-8")
+    records = json.loads(text) if export.endswith(".json") else [json.loads(line) for line in text.splitlines()]
+    for record in [records] + records if export.endswith(".json") else records:  # the whole list, then each task
+        with pytest.raises(InputError) as info:
+            parse_input(record)
+        assert f"`eer-ner eer-import {importer}`, then predict the imported file" in str(info.value)
+
+
+def test_predicts_own_output_given_back_to_it_says_so(tmp_path):
+    line = {"id": "a", "tokens": ["John", "ran"], "tags": ["U-PER", "O"], "entities": [], "text": "John ran"}
+    with pytest.raises(InputError, match="the line is predict's own output \\(its 'tags'\\): give predict the"):
+        parse_input(line)
+    with pytest.raises(InputError, match="did you mean 'text'\\?\\); expected keys among [^;]*$"):
+        parse_input({"id": "a", "txt": "John ran"})  # a misspelt key: no guess at a tool
