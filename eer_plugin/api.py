@@ -71,6 +71,16 @@ def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
     return normalise_value(data)
 
 
+def _list_hint(document: Any) -> str:
+    """The fix when a list that is not one document's tokens was given as a document (several texts or dicts)."""
+    if isinstance(document, (list, tuple)) and any(
+        isinstance(item, (dict, list, tuple)) or isinstance(item, str) and any(c.isspace() for c in item)
+        for item in document
+    ):
+        return "; a list is the tokens of one document: tag several documents with tagger.pipe(documents)"
+    return ""
+
+
 def _document_stream(documents: Any, batch_size: Any, message: str, hint: str = "") -> Iterator[DocumentInput]:
     """An iterator over ``documents`` (not a single document) for :meth:`Tagger.pipe` / :meth:`Tagger.rank`,
     with ``batch_size`` checked: :class:`TaggerInputError` otherwise (``message``, what was given, ``hint``)."""
@@ -189,7 +199,7 @@ class Tagger:
             try:
                 doc, offsets, text = parse_input(as_predict_input(document, where))
             except InputError as error:
-                raise TaggerInputError(f"{where}: {error}") from None
+                raise TaggerInputError(f"{where}: {error}{_list_hint(document)}") from None
             try:
                 parsed.append(ParsedDocument(doc, offsets, text, self._model.chunk(doc)))
             except Exception as error:  # noqa: BLE001  (not the input's fault: the tokenizer failed)
