@@ -124,8 +124,17 @@ class Tagger:
         else the GPU's index. ``precision``: the encoder's precision for tagging, ``fp32``, ``bf16``,
         ``auto`` or ``int8`` (dynamic quantization of its linear layers, CPU only; speed and F1 in
         docs/speed.md), see :mod:`eer_plugin.inference.precision`; None: the model's own."""
+        import os
+
         from eer_plugin.inference.exported import ExportedTagger, is_export
 
+        if not isinstance(path, (str, os.PathLike)) or not str(path):
+            raise TypeError(
+                f"Tagger.load: expected the path of a model (model.tar.gz, a serialization directory or an exported "
+                f"model's directory), got {_shown(path)}"
+            )
+        if isinstance(cuda_device, bool) or not isinstance(cuda_device, int):
+            raise TypeError(f"Tagger.load: cuda_device must be an integer (-1: the CPU), got {_shown(cuda_device)}")
         if is_export(path):
             return cls(
                 ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path)

@@ -239,3 +239,19 @@ def test_the_api_imports_without_allennlp():
         'predict input line ({"text": ...} or {"tokens": [...]}), got NoneType None',
         "[]",
     ]
+
+
+@pytest.mark.parametrize(
+    "path, options, message",
+    [
+        (None, {}, "expected the path of a model .*got NoneType None"),
+        (5, {}, "expected the path of a model .*got int 5"),
+        ("", {}, "expected the path of a model .*got str ''"),
+        ("model.tar.gz", {"cuda_device": "0"}, "cuda_device must be an integer \\(-1: the CPU\\), got str '0'"),
+    ],
+)
+def test_a_path_or_device_of_the_wrong_type_is_one_clear_error(path, options, message):
+    from eer_plugin import Tagger
+
+    with pytest.raises(TypeError, match=f"^Tagger.load: {message}"):
+        Tagger.load(path, **options)
