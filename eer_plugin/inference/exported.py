@@ -69,6 +69,18 @@ def is_export(path: Union[str, Path]) -> bool:
 def read_settings(directory: Path) -> Dict[str, Any]:
     """The checked settings of an export, or :class:`ArchiveError` naming the file and the fix."""
     path = directory / SETTINGS_FILE
+    if not directory.exists():
+        raise ArchiveError(f"{directory}: no such directory (expected an exported model's directory)")
+    if not directory.is_dir():
+        raise ArchiveError(
+            f"{directory}: a file, not an exported model's directory; a model archive (model.tar.gz) loads with "
+            f"Tagger.load({str(directory)!r}), or export it: eer-ner eer-export-model {directory} DIR"
+        )
+    if not path.is_file() and (directory / "config.json").is_file():
+        raise ArchiveError(
+            f"{directory}: a training run's serialization directory, not an exported model; it loads with "
+            f"Tagger.load({str(directory)!r}), or export it: eer-ner eer-export-model {directory} DIR"
+        )
     if not path.is_file():
         raise ArchiveError(f"{path}: missing: {directory} is not a complete exported model; {FIX}")
     try:

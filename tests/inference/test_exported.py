@@ -214,6 +214,21 @@ def test_a_model_directory_asking_to_run_its_own_code_is_refused_without_a_promp
     assert "\n" not in message and not marker.exists()
 
 
+def test_an_archive_or_a_run_directory_given_as_an_export_names_tagger_load(archive, tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(ArchiveError, match=f"^{missing}: no such directory"):
+        ExportedTagger.load(missing)
+    with pytest.raises(ArchiveError) as raised:
+        ExportedTagger.load(archive)
+    assert str(raised.value).startswith(f"{archive}: a file, not an exported model's directory")
+    assert f"Tagger.load({str(archive)!r})" in str(raised.value)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    with pytest.raises(ArchiveError, match=f"^{run}: a training run's serialization directory"):
+        ExportedTagger.load(run)
+
+
 def test_an_output_path_that_is_a_file_is_refused(tmp_path):
     from eer_plugin.models.export import ExportError, check_target
 
