@@ -49,3 +49,35 @@ def test_a_truncated_archive_says_damaged_and_how_to_get_a_whole_one(archive, tm
     message = str(raised.value)
     assert message.startswith(f"{truncated}: damaged model archive (") and "copy it again" in message
     assert "\n" not in message
+
+
+def _with_broken_config(archive, directory):
+    """``archive`` extracted into ``directory`` with a config.json that is no longer JSON (a hand edit gone wrong)."""
+    import tarfile
+
+    with tarfile.open(archive) as source:
+        source.extractall(directory, filter="data")
+    config = directory / "config.json"
+    config.write_text(config.read_text().replace("{", "{{", 2))
+    return directory
+
+
+def test_a_model_config_that_is_not_json_names_the_archive_not_a_temporary_directory(archive, tmp_path):
+    import tarfile
+
+    from eer_plugin.runtime.archive import load_model_archive
+
+    extracted = _with_broken_config(archive, tmp_path / "extracted")
+    broken = tmp_path / "model.tar.gz"
+    with tarfile.open(broken, "w:gz") as target:
+        for path in sorted(extracted.iterdir()):
+            target.add(path, arcname=path.name)
+    with pytest.raises(ArchiveError) as raised:
+        load_model_archive(broken)
+    message = str(raised.value)
+    assert (
+        message.startswith(f"{broken}: its config.json: not valid JSON (line:column ") and "eer-archive-" not in message
+    )
+    assert message.endswith("use the model.tar.gz (or serialization directory) that eer-ner train wrote")
+    with pytest.raises(ArchiveError, match=f"^{extracted / 'config.json'}: not valid JSON"):
+        load_model_archive(extracted)  # a serialization directory (weights beside its config)
