@@ -71,6 +71,16 @@ def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
     return normalise_value(data)
 
 
+def _list_hint(document: Any) -> str:
+    """The fix when a list that is not one document's tokens was given as a document (several texts or dicts)."""
+    if isinstance(document, (list, tuple)) and any(
+        isinstance(item, (dict, list, tuple)) or isinstance(item, str) and any(c.isspace() for c in item)
+        for item in document
+    ):
+        return "; a list is the tokens of one document: tag several documents with tagger.pipe(documents)"
+    return ""
+
+
 def _document_stream(documents: Any, batch_size: Any, message: str, hint: str = "") -> Iterator[DocumentInput]:
     """An iterator over ``documents`` (not a single document) for :meth:`Tagger.pipe` / :meth:`Tagger.rank`,
     with ``batch_size`` checked: :class:`TaggerInputError` otherwise (``message``, what was given, ``hint``)."""
@@ -114,8 +124,17 @@ class Tagger:
         else the GPU's index. ``precision``: the encoder's precision for tagging, ``fp32``, ``bf16``,
         ``auto`` or ``int8`` (dynamic quantization of its linear layers, CPU only; speed and F1 in
         docs/speed.md), see :mod:`eer_plugin.inference.precision`; None: the model's own."""
+        import os
+
         from eer_plugin.inference.exported import ExportedTagger, is_export
 
+        if not isinstance(path, (str, os.PathLike)) or not str(path):
+            raise TypeError(
+                f"Tagger.load: expected the path of a model (model.tar.gz, a serialization directory or an exported "
+                f"model's directory), got {_shown(path)}"
+            )
+        if isinstance(cuda_device, bool) or not isinstance(cuda_device, int):
+            raise TypeError(f"Tagger.load: cuda_device must be an integer (-1: the CPU), got {_shown(cuda_device)}")
         if is_export(path):
             return cls(
                 ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path)
@@ -189,7 +208,7 @@ class Tagger:
             try:
                 doc, offsets, text = parse_input(as_predict_input(document, where))
             except InputError as error:
-                raise TaggerInputError(f"{where}: {error}") from None
+                raise TaggerInputError(f"{where}: {error}{_list_hint(document)}") from None
             try:
                 parsed.append(ParsedDocument(doc, offsets, text, self._model.chunk(doc)))
             except Exception as error:  # noqa: BLE001  (not the input's fault: the tokenizer failed)

@@ -116,6 +116,29 @@ BAD_DOCUMENTS = [
 ]
 
 
+PIPE_HINT = "; a list is the tokens of one document: tag several documents with tagger.pipe(documents)"
+
+
+@pytest.mark.parametrize(
+    "documents",
+    [["Paris is nice.", "Berlin too."], [{"text": "Paris is nice."}, "Berlin."], ["Paris", {"text": "x"}], [["a"]]],
+)
+def test_several_documents_given_as_one_name_pipe(tagger, documents):
+    """tagger([...]) of texts or dicts (meant as several documents) says how to tag several; pipe() tags them."""
+    with pytest.raises(TaggerInputError) as raised:
+        tagger(documents)
+    assert str(raised.value).startswith("document: ") and str(raised.value).endswith(PIPE_HINT)
+    if all(isinstance(d, (str, dict)) for d in documents):
+        assert len(list(tagger.pipe(documents))) == len(documents)
+
+
+@pytest.mark.parametrize("tokens", [["ok", ""], ["ok", 3], ["ok", None]])
+def test_a_bad_token_list_has_no_pipe_hint(tagger, tokens):
+    with pytest.raises(TaggerInputError) as raised:
+        tagger(tokens)
+    assert PIPE_HINT not in str(raised.value)
+
+
 @pytest.mark.parametrize("document, message", BAD_DOCUMENTS)
 def test_a_bad_document_is_one_clear_error(tagger, document, message):
     with pytest.raises(
@@ -216,3 +239,19 @@ def test_the_api_imports_without_allennlp():
         'predict input line ({"text": ...} or {"tokens": [...]}), got NoneType None',
         "[]",
     ]
+
+
+@pytest.mark.parametrize(
+    "path, options, message",
+    [
+        (None, {}, "expected the path of a model .*got NoneType None"),
+        (5, {}, "expected the path of a model .*got int 5"),
+        ("", {}, "expected the path of a model .*got str ''"),
+        ("model.tar.gz", {"cuda_device": "0"}, "cuda_device must be an integer \\(-1: the CPU\\), got str '0'"),
+    ],
+)
+def test_a_path_or_device_of_the_wrong_type_is_one_clear_error(path, options, message):
+    from eer_plugin import Tagger
+
+    with pytest.raises(TypeError, match=f"^Tagger.load: {message}"):
+        Tagger.load(path, **options)

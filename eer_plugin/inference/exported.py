@@ -69,6 +69,18 @@ def is_export(path: Union[str, Path]) -> bool:
 def read_settings(directory: Path) -> Dict[str, Any]:
     """The checked settings of an export, or :class:`ArchiveError` naming the file and the fix."""
     path = directory / SETTINGS_FILE
+    if not directory.exists():
+        raise ArchiveError(f"{directory}: no such directory (expected an exported model's directory)")
+    if not directory.is_dir():
+        raise ArchiveError(
+            f"{directory}: a file, not an exported model's directory; a model archive (model.tar.gz) loads with "
+            f"Tagger.load({str(directory)!r}), or export it: eer-ner eer-export-model {directory} DIR"
+        )
+    if not path.is_file() and (directory / "config.json").is_file():
+        raise ArchiveError(
+            f"{directory}: a training run's serialization directory, not an exported model; it loads with "
+            f"Tagger.load({str(directory)!r}), or export it: eer-ner eer-export-model {directory} DIR"
+        )
     if not path.is_file():
         raise ArchiveError(f"{path}: missing: {directory} is not a complete exported model; {FIX}")
     try:
@@ -117,8 +129,32 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     for key, value in numbers:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ArchiveError(f"{path}: {key!r} is {value!r}, not a finite number: the export is damaged; {FIX}")
+    if settings["max_length"] < 3:
+        raise ArchiveError(
+            f"{path}: 'max_length' is {settings['max_length']}, a chunk needs at least 3 subwords (two bookends and a "
+            f"word): the export is damaged; {FIX}"
+        )
     check_precision(settings["precision"])
     return settings
+
+
+def check_no_custom_code(encoder_directory: Path) -> None:
+    """:class:`ArchiveError` if the encoder's ``config.json`` or ``tokenizer_config.json`` asks transformers to run
+    code from the directory (``auto_map``): an export holds none, and a model directory from someone else must not
+    run any (transformers would ask on a terminal whether to run it)."""
+    for name in ("config.json", "tokenizer_config.json"):
+        path = encoder_directory / name
+        try:
+            data = strict_json.loads(path.read_text(encoding="utf-8"))
+        except (strict_json.JsonError, ValueError, UnicodeDecodeError, OSError) as error:
+            raise ArchiveError(f"{path}: not valid JSON ({error}); the export is damaged; {FIX}") from None
+        if not isinstance(data, dict):
+            raise ArchiveError(f"{path}: not a JSON object; the export is damaged; {FIX}")
+        if "auto_map" in data:
+            raise ArchiveError(
+                f'{path}: asks to run custom code from the model directory ("auto_map"), which eer-ner never does; '
+                f"an export written by eer-ner has none: do not use a model directory of unknown origin; {FIX}"
+            )
 
 
 class ExportedTagger(torch.nn.Module, SpanDecoder):
@@ -160,6 +196,7 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                 raise ArchiveError(
                     f"{encoder_directory / name}: missing: the export has no encoder {name.split('.')[0]}; {FIX}"
                 )
+        check_no_custom_code(encoder_directory)
         weights_path = directory / WEIGHTS_FILE
         if not weights_path.is_file():
             raise ArchiveError(f"{weights_path}: missing: the export has no weights; {FIX}")
@@ -169,7 +206,8 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
             raise ArchiveError(f"{weights_path}: not a safetensors file ({error}); {FIX}") from None
         try:
             subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
-            encoder = AutoModel.from_config(AutoConfig.from_pretrained(str(encoder_directory)))
+            config = AutoConfig.from_pretrained(str(encoder_directory), trust_remote_code=False)
+            encoder = AutoModel.from_config(config, trust_remote_code=False)
         except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files: OSError, ValueError, TypeError, ...)
             raise ArchiveError(
                 f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}"

@@ -28,7 +28,7 @@ class SubwordTokenizer:
         from transformers import AutoTokenizer
 
         name = name or path
-        self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True)
+        self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
         if not self.tokenizer.is_fast:
             raise ValueError(f"{name}: a fast tokenizer is needed (word alignment)")
         bookends = self.tokenizer.build_inputs_with_special_tokens([])

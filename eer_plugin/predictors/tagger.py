@@ -68,7 +68,7 @@ from eer_plugin.inference.documents import (  # noqa: F401
     parse_input,
     tag_documents,
 )
-from eer_plugin.inference.precision import set_tagging_precision
+from eer_plugin.inference.precision import TAGGING_PRECISIONS, set_tagging_precision
 
 OUTPUT_FORMATS = ("json", "conll")
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
@@ -79,12 +79,19 @@ class PredictorArgumentError(UserError, ValueError):
     """A ``--predictor-args`` value the predictor cannot use."""
 
 
-def check_predictor_args(output_format: str = "json", chunk_batch_size: Optional[int] = None, **unknown: Any) -> None:
+def check_predictor_args(
+    output_format: str = "json", chunk_batch_size: Optional[int] = None, precision: Optional[str] = None, **unknown: Any
+) -> None:
     """:class:`PredictorArgumentError` unless these are valid ``eer_tagger`` arguments."""
     if unknown:
         raise PredictorArgumentError(
             f"unknown argument(s) {', '.join(map(repr, sorted(unknown)))}; the eer_tagger predictor takes "
-            "output_format ('json' or 'conll') and chunk_batch_size (an integer, at least 1)"
+            f"output_format ('json' or 'conll'), chunk_batch_size (an integer, at least 1) and precision "
+            f"({', '.join(map(repr, TAGGING_PRECISIONS))})"
+        )
+    if precision is not None and precision not in TAGGING_PRECISIONS:
+        raise PredictorArgumentError(
+            f"precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))}, got {describe(precision)}"
         )
     if output_format not in OUTPUT_FORMATS:
         raise PredictorArgumentError(f"output_format must be 'json' or 'conll', got {describe(output_format)}")
@@ -123,7 +130,7 @@ class DocumentTaggerPredictor(Predictor):
         chunk_batch_size: Optional[int] = None,
         precision: Optional[str] = None,
     ) -> None:
-        check_predictor_args(output_format, chunk_batch_size)
+        check_predictor_args(output_format, chunk_batch_size, precision)
         if not hasattr(model, "chunk_entities") or not hasattr(dataset_reader, "chunk"):
             raise UserError(
                 f"the eer_tagger predictor tags with an eer-ner tagger (model eer_tagger, reader eer_documents); this "

@@ -45,6 +45,8 @@ logger = logging.getLogger(__name__)
 
 PathLike = Union[str, os.PathLike]
 CONFIG_NAME = "config.json"  # allennlp.models.archival.CONFIG_NAME
+#: the settings file of an exported model (eer_plugin.inference.exported.SETTINGS_FILE, a layer above)
+EXPORT_SETTINGS = "eer_tagger.json"
 
 
 def path_problem(name: str) -> Optional[str]:
@@ -127,7 +129,10 @@ def safe_extract(archive_path: PathLike, destination: PathLike) -> None:
         except getattr(tarfile, "FilterError", ()) as error:
             raise ArchiveError(f"{archive_path}: unsafe model archive, refusing to extract it: {error}") from None
         except (tarfile.TarError, EOFError, OSError, ValueError) as error:
-            raise ArchiveError(f"{archive_path}: damaged model archive: {error}") from None
+            raise ArchiveError(
+                f"{archive_path}: damaged model archive ({error}): truncated or corrupted in copying? copy it again, "
+                "or use the model.tar.gz that eer-ner train wrote"
+            ) from None
 
 
 @contextmanager
@@ -237,6 +242,11 @@ def _checked_cached_path(original):
         text = str(url_or_filename)
         if "://" not in text and not os.path.exists(text):
             raise ArchiveError(f"{text}: no such file (expected a model archive, model.tar.gz)")
+        if os.path.isdir(text) and os.path.isfile(os.path.join(text, EXPORT_SETTINGS)):
+            raise ArchiveError(
+                f"{text}: an exported model (eer-ner eer-export-model), which tags from Python only: "
+                f"Tagger.load({text!r}) or the spaCy component; this command needs the model.tar.gz it was exported from"
+            )
         if "://" not in text and os.path.isdir(text) and not os.path.isfile(os.path.join(text, CONFIG_NAME)):
             raise ArchiveError(
                 f"{text}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no {CONFIG_NAME})"

@@ -82,6 +82,34 @@ def _jsonnet_error(config: str, error: RuntimeError) -> UserError:
     return UserError(f"{config}: {first}")
 
 
+def _is_model_config(config: str) -> bool:
+    """Whether ``config`` is the ``config.json`` of an extracted archive or of a serialization directory (beside
+    weights or a vocabulary), not a training config that happens to be JSON."""
+    from eer_plugin.runtime.archive import _EXTRACTED_FROM
+
+    directory = os.path.dirname(config)
+    return os.path.basename(config) == "config.json" and (
+        directory in _EXTRACTED_FROM
+        or any(os.path.exists(os.path.join(directory, name)) for name in ("weights.th", "best.th", "vocabulary"))
+    )
+
+
+def _model_config_error(config: str, error: RuntimeError) -> UserError:
+    """A model's ``config.json`` (in an archive or a serialization directory) that is not valid JSON -> one line
+    naming the archive (not its temporary extraction directory) and the fix."""
+    from eer_plugin.common.errors import ArchiveError
+    from eer_plugin.runtime.archive import _EXTRACTED_FROM
+
+    detail = str(_jsonnet_error(config, error)).split(": ", 1)[-1]
+    detail = detail[len(config) :].lstrip(":") if detail.startswith(config) else detail
+    archive = _EXTRACTED_FROM.get(os.path.dirname(config))
+    where = f"{archive}: its config.json" if archive else config
+    return ArchiveError(
+        f"{where}: not valid JSON (line:column {detail}); edited by hand? use the model.tar.gz (or serialization "
+        "directory) that eer-ner train wrote"
+    )
+
+
 def install() -> None:
     """Wraps ``Params.from_file`` and jsonnet's ``evaluate_file`` in AllenNLP (idempotent)."""
     from allennlp.common import params as params_module
@@ -108,6 +136,8 @@ def install() -> None:
             params = original(cls, config, params_overrides, ext_vars)
         except RuntimeError as error:
             if str(error).startswith(("RUNTIME ERROR", "STATIC ERROR")):
+                if not training_config and _is_model_config(config):
+                    raise _model_config_error(config, error) from None
                 raise _jsonnet_error(str(params_file), error) from None
             raise
         if training_config:

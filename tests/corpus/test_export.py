@@ -3,6 +3,7 @@ format come back through the project's own importer as the same spans, with the 
 tools' score fields; bad predictions files and outputs are one clear error and touch nothing."""
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -10,7 +11,7 @@ from conftest import FIXTURES
 from untrained_tagger import TEXT
 
 from eer_plugin.commands import eer_export
-from eer_plugin.corpus.exporters import EXPORT_FORMATS, PredictionsError, export, read_predictions
+from eer_plugin.corpus.exporters import EXPORT_FORMATS, TAG_FIRST, PredictionsError, export, read_predictions
 from eer_plugin.corpus.importers import import_documents
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -91,7 +92,24 @@ def test_the_error_records_of_predict_are_skipped_and_counted(predictions, capsy
             ":2: document id 'a' is also the id of line 1",
         ),
         (["[1, 2]"], ":1: expected a JSON object"),
-        (['{"id": "a", "tokens": "x"}'], ':1: expected a prediction of eer-ner predict: "tokens", "spans"'),
+        (['{"id": "a", "tokens": "x", "tags": []}'], ':1: expected a prediction of eer-ner predict: "tokens", "spans"'),
+        # another step's file: what it is and the fix (tag it first)
+        (
+            ['{"id": "a", "text": "Paris ."}'],
+            ":1: a document without predictions \\(eer-ner predict's input\\); " + re.escape(TAG_FIRST),
+        ),
+        (
+            ['{"id": "a", "tokens": ["Paris"], "sentence_ends": [1], "spans": [[0, 1, "LOC"]]}'],
+            ":1: annotations \\(eer-import's or eer-dictionary's training format",
+        ),
+        (
+            ['{"text": "Paris .", "label": [[0, 5, "LOC"]]}'],
+            ":1: an annotation tool's record .*eer-ner eer-import TOOL",
+        ),
+        (
+            ["Paris B-LOC", ". O"],
+            ":1: invalid JSON .*: not JSON lines; eer-export reads the JSON lines of eer-ner predict",
+        ),
         (
             [
                 '{"id": "a", "tokens": ["x"], "spans": [{"start": 0, "end": 2, "type": "PER", "probability": 1}], "sentence_ends": [1]}'

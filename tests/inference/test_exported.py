@@ -161,6 +161,8 @@ def broken_copies(exported, tmp_path):
     (grammar / SETTINGS_FILE).write_text(json.dumps(dict(settings, allowed_start=settings["allowed_start"][:3])))
     no_encoder = copy("no-encoder")
     (no_encoder / "encoder" / "config.json").unlink()
+    chunks = copy("max-length")
+    (chunks / SETTINGS_FILE).write_text(json.dumps(dict(settings, max_length=0)))
     return [
         (missing, f"{missing / SETTINGS_FILE}: missing"),
         (version, f"{version / SETTINGS_FILE}: format_version 99, this eer-ner reads version 1"),
@@ -170,6 +172,7 @@ def broken_copies(exported, tmp_path):
         (no_weights, f"{no_weights / WEIGHTS_FILE}: missing"),
         (bad_weights, f"{bad_weights / WEIGHTS_FILE}: not a safetensors file"),
         (no_encoder, f"{no_encoder / 'encoder' / 'config.json'}: missing"),
+        (chunks, f"{chunks / SETTINGS_FILE}: 'max_length' is 0, a chunk needs at least 3 subwords"),
     ]
 
 
@@ -182,6 +185,48 @@ def test_a_directory_that_is_not_an_export_raises_archive_error_with_the_file_an
         assert str(raised.value).startswith(message) and "eer-ner eer-export-model model.tar.gz DIR" in str(
             raised.value
         )
+
+
+@pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json"])
+def test_a_model_directory_asking_to_run_its_own_code_is_refused_without_a_prompt(
+    name, exported, tmp_path, monkeypatch
+):
+    """An export from someone else whose encoder files name custom code (``auto_map``): refused before transformers
+    reads them (it would ask on a terminal whether to run the code), and the code never runs."""
+    import builtins
+    import shutil
+
+    from eer_plugin import Tagger
+
+    target = tmp_path / "untrusted"
+    shutil.copytree(exported, target)
+    marker = tmp_path / "ran"
+    (target / "encoder" / "evil.py").write_text(f"open({str(marker)!r}, 'w').write('ran')\n")
+    path = target / "encoder" / name
+    data = json.loads(path.read_text())
+    kind = "AutoConfig" if name == "config.json" else "AutoTokenizer"
+    path.write_text(json.dumps(dict(data, auto_map={kind: "evil.Evil", "AutoModel": "evil.Evil"})))
+    monkeypatch.setattr(builtins, "input", lambda *args: pytest.fail("asked whether to run the model's code"))
+    with pytest.raises(ArchiveError) as raised:
+        Tagger.load(target)
+    message = str(raised.value)
+    assert message.startswith(f"{path}: asks to run custom code") and "eer-ner eer-export-model" in message
+    assert "\n" not in message and not marker.exists()
+
+
+def test_an_archive_or_a_run_directory_given_as_an_export_names_tagger_load(archive, tmp_path):
+    missing = tmp_path / "nope"
+    with pytest.raises(ArchiveError, match=f"^{missing}: no such directory"):
+        ExportedTagger.load(missing)
+    with pytest.raises(ArchiveError) as raised:
+        ExportedTagger.load(archive)
+    assert str(raised.value).startswith(f"{archive}: a file, not an exported model's directory")
+    assert f"Tagger.load({str(archive)!r})" in str(raised.value)
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "config.json").write_text("{}")
+    with pytest.raises(ArchiveError, match=f"^{run}: a training run's serialization directory"):
+        ExportedTagger.load(run)
 
 
 def test_an_output_path_that_is_a_file_is_refused(tmp_path):

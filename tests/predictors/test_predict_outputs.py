@@ -133,6 +133,7 @@ def _args(archive, source, output, **changes) -> argparse.Namespace:
         (dict(predictor_args='{"output_format": "xml"}'), "output_format must be 'json' or 'conll'"),
         (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
         (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
+        (dict(predictor_args='{"precision": "int4"}'), "precision must be one of 'fp32', 'bf16', 'auto', 'int8'"),
         (dict(predictor_args='{"output_format": '), "--predictor-args"),
         (dict(predictor_args='{"output_format": "json", "output_format": "conll"}'), 'repeated key "output_format"'),
         (
@@ -155,6 +156,31 @@ def test_predict_command_checks_its_arguments_before_loading_the_model(
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)")):
         predict._predict(_args(archive, tmp_path / "in.jsonl", str(tmp_path / "out.jsonl"), **changes))
     assert archive.stat().st_size == size and not (tmp_path / "out.jsonl").exists()
+
+
+@pytest.mark.parametrize("predictor_args", ['{"precision": "int8"}', '{"precision": "fp32", "output_format": "conll"}'])
+def test_the_documented_predictor_args_pass_the_early_check(predictor_args, archive, tmp_path, monkeypatch):
+    """docs/use-a-model.md: ``--predictor-args '{"precision": "int8"}'`` reaches the model (it was refused as unknown)."""
+    from allennlp.commands import predict
+
+    class Loaded(Exception):
+        pass
+
+    def loading(args):
+        raise Loaded(args.predictor_args)
+
+    monkeypatch.setattr(predict, "_get_predictor", loading, raising=True)
+    (tmp_path / "in.jsonl").write_text('{"text": "Paris ."}\n')
+    with pytest.raises(Loaded):
+        predict._predict(
+            _args(
+                archive,
+                tmp_path / "in.jsonl",
+                str(tmp_path / "out.jsonl"),
+                predictor_args=predictor_args,
+                file_friendly_logging=False,
+            )
+        )
 
 
 def test_an_archive_without_weights_is_a_one_line_error(archive, tmp_path):

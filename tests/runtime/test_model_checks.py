@@ -125,7 +125,7 @@ EXPORT_EDITS = {
         lambda d: [(d / "encoder" / n).unlink() for n in ("tokenizer.json", "vocab.txt")],
         "cannot be read",
     ),
-    "config not JSON": (lambda d: (d / "encoder" / "config.json").write_text("{"), "cannot be read"),
+    "config not JSON": (lambda d: (d / "encoder" / "config.json").write_text("{"), "config.json: not valid JSON"),
     "unknown encoder type": (lambda d: _config(d, model_type="no_such_type"), "cannot be read"),
     "edited hidden size": (lambda d: _config(d, hidden_size=64), "the weights do not fit the encoder"),
     "edited vocabulary size": (lambda d: _config(d, vocab_size=10), "the weights do not fit the encoder"),

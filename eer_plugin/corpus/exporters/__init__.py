@@ -115,19 +115,71 @@ def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDoc
     return PredictedDocument(str(record.get("id") or ""), text, words, word_spans, predicted, str(path), line)
 
 
+#: the fix when a line is a document without predictions (predict's input, or annotations)
+TAG_FIRST = (
+    "eer-export reads eer-ner predict's output: tag the file first (eer-ner predict MODEL FILE --predictor eer_tagger "
+    "--output-file predictions.jsonl) and export predictions.jsonl"
+)
+
+
+def _what_it_is(record: Dict[str, Any]) -> Optional[str]:
+    """What a line that is not a prediction looks like (no ``tags`` and no span probabilities: predict writes
+    both), or None."""
+    spans = record.get("spans")
+    if (
+        "tags" in record
+        or isinstance(spans, list)
+        and spans
+        and all(isinstance(x, dict) and "probability" in x for x in spans)
+    ):
+        return None
+    if "label" in record or "labels" in record or "entities" in record:
+        return (
+            "an annotation tool's record (its labels, no model probabilities), not a prediction; import it with "
+            "eer-ner eer-import TOOL first"
+        )
+    if "spans" in record or "gold_annotations" in record:
+        return "annotations (eer-import's or eer-dictionary's training format: spans without probabilities)"
+    if "text" in record or "tokens" in record:
+        return "a document without predictions (eer-ner predict's input)"
+    return None
+
+
+def _json_lines(path: PathLike, file_encoding: str):
+    """:func:`json_lines` of a predictions file; a first line that is not JSON (and no JSON document spread over
+    lines) says that eer-export reads predict's JSON lines, not its CoNLL output nor a column file."""
+    try:
+        yield from json_lines(path, file_encoding, PredictionsError)
+    except PredictionsError as error:
+        if error.line != 1 or not error.reason.startswith("invalid JSON") or "not JSON lines" in error.reason:
+            raise
+        raise PredictionsError(
+            f"{error.reason}: not JSON lines; eer-export reads the JSON lines of eer-ner predict (its default "
+            "output_format json, not conll)",
+            path,
+            error.line,
+        ) from None
+
+
 def read_predictions(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> Tuple[List[PredictedDocument], int]:
     """The predicted documents of a predictions file and the number of error records skipped."""
     documents: List[PredictedDocument] = []
     errors = 0
     seen: Dict[str, int] = {}
     stem = Path(path).name.split(".")[0] or "predictions"
-    for line, record in json_lines(path, file_encoding, PredictionsError):
+    for line, record in _json_lines(path, file_encoding):
         if not isinstance(record, dict):
             raise PredictionsError("expected a JSON object (a line of eer-ner predict output)", path, line)
         if "error" in record:
             errors += 1
             continue
-        document = _document(record, path, line)
+        try:
+            document = _document(record, path, line)
+        except PredictionsError:
+            found = _what_it_is(record)
+            if found is None:
+                raise
+            raise PredictionsError(f"{found}; {TAG_FIRST}", path, line) from None
         document.id = document.id or f"{stem}-{line}"
         if document.id in seen:
             raise PredictionsError(

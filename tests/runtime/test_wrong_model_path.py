@@ -1,0 +1,83 @@
+"""The model path of a command (predict, evaluate, eer-export-model) that is the wrong kind of model file:
+an exported model's directory, a truncated archive. One error naming the path and the fix; nothing written."""
+
+import pytest
+
+from eer_plugin.common.errors import ArchiveError
+
+
+@pytest.fixture(scope="module")
+def exported(archive, tmp_path_factory):
+    from eer_plugin.models.export import export_model
+
+    directory = tmp_path_factory.mktemp("export") / "tagger"
+    export_model(str(archive), str(directory))
+    return directory
+
+
+def test_an_exported_model_given_to_a_command_names_tagger_load_and_the_archive(exported):
+    from eer_plugin.runtime.archive import load_model_archive
+
+    with pytest.raises(ArchiveError) as raised:
+        load_model_archive(exported)
+    message = str(raised.value)
+    assert message.startswith(f"{exported}: an exported model (eer-ner eer-export-model)")
+    assert f"Tagger.load({str(exported)!r})" in message and "needs the model.tar.gz it was exported from" in message
+
+
+def test_the_predict_command_refuses_an_export_before_writing(exported, tmp_path, capsys):
+    from eer_plugin.cli import main
+
+    (tmp_path / "docs.jsonl").write_text('{"text": "Paris ."}\n')
+    status = main(
+        ["predict", str(exported), str(tmp_path / "docs.jsonl"), "--predictor", "eer_tagger", "--silent"]
+        + ["--output-file", str(tmp_path / "out.jsonl")]
+    )
+    assert status == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith(f"error: {exported}: an exported model") and len(err) == 1
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl"]
+
+
+def test_a_truncated_archive_says_damaged_and_how_to_get_a_whole_one(archive, tmp_path):
+    from eer_plugin.runtime.archive import load_model_archive
+
+    truncated = tmp_path / "model.tar.gz"
+    truncated.write_bytes(archive.read_bytes()[: archive.stat().st_size // 2])
+    with pytest.raises(ArchiveError) as raised:
+        load_model_archive(truncated)
+    message = str(raised.value)
+    assert message.startswith(f"{truncated}: damaged model archive (") and "copy it again" in message
+    assert "\n" not in message
+
+
+def _with_broken_config(archive, directory):
+    """``archive`` extracted into ``directory`` with a config.json that is no longer JSON (a hand edit gone wrong)."""
+    import tarfile
+
+    with tarfile.open(archive) as source:
+        source.extractall(directory, filter="data")
+    config = directory / "config.json"
+    config.write_text(config.read_text().replace("{", "{{", 2))
+    return directory
+
+
+def test_a_model_config_that_is_not_json_names_the_archive_not_a_temporary_directory(archive, tmp_path):
+    import tarfile
+
+    from eer_plugin.runtime.archive import load_model_archive
+
+    extracted = _with_broken_config(archive, tmp_path / "extracted")
+    broken = tmp_path / "model.tar.gz"
+    with tarfile.open(broken, "w:gz") as target:
+        for path in sorted(extracted.iterdir()):
+            target.add(path, arcname=path.name)
+    with pytest.raises(ArchiveError) as raised:
+        load_model_archive(broken)
+    message = str(raised.value)
+    assert (
+        message.startswith(f"{broken}: its config.json: not valid JSON (line:column ") and "eer-archive-" not in message
+    )
+    assert message.endswith("use the model.tar.gz (or serialization directory) that eer-ner train wrote")
+    with pytest.raises(ArchiveError, match=f"^{extracted / 'config.json'}: not valid JSON"):
+        load_model_archive(extracted)  # a serialization directory (weights beside its config)
