@@ -23,6 +23,8 @@ def written_by(data: Any) -> str:
     """What ``data`` (one parsed line of an export) looks like, with the command that reads it
     (``a Prodigy task: import it with `eer-ner eer-import prodigy```), or ``""`` when it looks like nothing known."""
     if isinstance(data, list):
+        if not data or not all(isinstance(task, dict) for task in data):
+            return ""  # a list of words or numbers is no tool's record
         return "a JSON list of tasks: Label Studio's JSON export? import it with `eer-ner eer-import label-studio`"
     if not isinstance(data, dict):
         return ""
