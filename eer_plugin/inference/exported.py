@@ -36,6 +36,7 @@ from eer_plugin.inference.chunking import Chunk
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast, set_tagging_precision
 from eer_plugin.inference.subwords import SubwordTokenizer
+from eer_plugin.runtime.custom_code import ENCODER_CODE_FILES, asks_for_custom_code
 
 FORMAT = "eer-ner exported tagger"
 FORMAT_VERSION = 1
@@ -142,7 +143,7 @@ def check_no_custom_code(encoder_directory: Path) -> None:
     """:class:`ArchiveError` if the encoder's ``config.json`` or ``tokenizer_config.json`` asks transformers to run
     code from the directory (``auto_map``): an export holds none, and a model directory from someone else must not
     run any (transformers would ask on a terminal whether to run it)."""
-    for name in ("config.json", "tokenizer_config.json"):
+    for name in ENCODER_CODE_FILES:
         path = encoder_directory / name
         try:
             data = strict_json.loads(path.read_text(encoding="utf-8"))
@@ -150,7 +151,7 @@ def check_no_custom_code(encoder_directory: Path) -> None:
             raise ArchiveError(f"{path}: not valid JSON ({error}); the export is damaged; {FIX}") from None
         if not isinstance(data, dict):
             raise ArchiveError(f"{path}: not a JSON object; the export is damaged; {FIX}")
-        if "auto_map" in data:
+        if asks_for_custom_code(data):
             raise ArchiveError(
                 f'{path}: asks to run custom code from the model directory ("auto_map"), which eer-ner never does; '
                 f"an export written by eer-ner has none: do not use a model directory of unknown origin; {FIX}"
@@ -191,7 +192,7 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         directory = Path(directory)
         settings = read_settings(directory)
         encoder_directory = directory / ENCODER_DIRECTORY
-        for name in ("config.json", "tokenizer_config.json"):
+        for name in ENCODER_CODE_FILES:
             if not (encoder_directory / name).is_file():
                 raise ArchiveError(
                     f"{encoder_directory / name}: missing: the export has no encoder {name.split('.')[0]}; {FIX}"

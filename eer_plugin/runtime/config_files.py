@@ -110,6 +110,23 @@ def _model_config_error(config: str, error: RuntimeError) -> UserError:
     )
 
 
+def _refuse_custom_code(config: str, values: dict) -> None:
+    """A model (archive or serialization directory) whose config would run code shipped with its encoder: one
+    ArchiveError naming the archive, before anything of the model is loaded."""
+    from eer_plugin.common.errors import ArchiveError
+    from eer_plugin.runtime.archive import _EXTRACTED_FROM
+    from eer_plugin.runtime.custom_code import model_config_problem
+
+    problem = model_config_problem(values)
+    if problem:
+        archive = _EXTRACTED_FROM.get(os.path.dirname(config))
+        where = f"{archive}: its config.json" if archive else config
+        raise ArchiveError(
+            f"{where} {problem}, which eer-ner never does; a model written by eer-ner train has none: do not load "
+            "a model of unknown origin"
+        )
+
+
 def install() -> None:
     """Wraps ``Params.from_file`` and jsonnet's ``evaluate_file`` in AllenNLP (idempotent)."""
     from allennlp.common import params as params_module
@@ -142,6 +159,8 @@ def install() -> None:
             raise
         if training_config:
             check_data_paths(str(params_file), params.as_dict(quiet=True))
+        elif _is_model_config(config):
+            _refuse_custom_code(config, params.as_dict(quiet=True))
         return params
 
     from_file.eer_configs = True  # type: ignore[attr-defined]
