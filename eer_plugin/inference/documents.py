@@ -19,7 +19,7 @@ from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import spans_to_biluo
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.files import FormatError, decode_file, text_files
-from eer_plugin.corpus.importers.shapes import written_by
+from eer_plugin.corpus.importers.shapes import DESCRIPTIONS, IMPORTED_KINDS, kind_of
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 
@@ -113,8 +113,10 @@ def _looks_like(data: Any) -> str:
     """What a line that is no input looks like, with what predict reads instead ("" when nothing known)."""
     if isinstance(data, dict) and "tags" in data:
         return "; the line is predict's own output (its 'tags'): give predict the documents it tagged"
-    shape = written_by(data)
-    return f"; the line looks like {shape}, then predict the imported file" if " import " in shape else ""
+    kind = kind_of(data)
+    return (
+        f"; the line looks like {DESCRIPTIONS[kind]}, then predict the imported file" if kind in IMPORTED_KINDS else ""
+    )
 
 
 def _checked_text(text: Any) -> str:

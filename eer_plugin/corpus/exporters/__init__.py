@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.outputs import writing
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
+from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
 FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}
@@ -133,7 +134,7 @@ def _what_it_is(record: Dict[str, Any]) -> Optional[str]:
         and all(isinstance(x, dict) and "probability" in x for x in spans)
     ):
         return None
-    if "label" in record or "labels" in record or "entities" in record:
+    if any(key in record for key in DOCCANO_SPAN_KEYS):
         return (
             "an annotation tool's record (its labels, no model probabilities), not a prediction; import it with "
             "eer-ner eer-import TOOL first"

@@ -29,7 +29,7 @@ from typing import Dict, List
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
-from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, written_by
+from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, written_by
 
 BINARY_VIEW = "ner"
 
@@ -69,7 +69,7 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
     stem = Path(path).name.split(".")[0] or "prodigy"
     for number, task in json_lines(path, file_encoding, AnnotationImportError):
         other = written_by(task)
-        prodigy = other.startswith("a Prodigy")
+        prodigy = kind_of(task) == "prodigy"
         if not isinstance(task, dict) or not isinstance(task.get("text"), str):
             raise AnnotationImportError(
                 'expected a Prodigy task: a JSON object with a "text" string'

@@ -19,26 +19,43 @@ def _words(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(word, str) for word in value)
 
 
-def written_by(data: Any) -> str:
-    """What ``data`` (one parsed line of an export) looks like, with the command that reads it
-    (``a Prodigy task: import it with `eer-ner eer-import prodigy```), or ``""`` when it looks like nothing known."""
+#: what a record of each kind is, with the command that reads it (the importers' own kinds have ``eer-import``)
+DESCRIPTIONS = {
+    "label-studio-list": "a JSON list of tasks: Label Studio's JSON export? import it with "
+    "`eer-ner eer-import label-studio`",
+    "predictions": "`eer-ner predict`'s output (its 'tags'): predictions, not annotations (to correct them in an "
+    "annotation tool: `eer-ner eer-export`)",
+    "training": "this package's training data (word spans over 'tokens'): already imported, train on it as it is",
+    "prodigy": "a Prodigy task: import it with `eer-ner eer-import prodigy`",
+    "doccano": "a doccano line: import it with `eer-ner eer-import doccano`",
+    "label-studio": "a Label Studio task: import the JSON export with `eer-ner eer-import label-studio`",
+}
+#: the kinds that an ``eer-ner eer-import`` format reads
+IMPORTED_KINDS = ("label-studio-list", "prodigy", "doccano", "label-studio")
+
+
+def kind_of(data: Any) -> str:
+    """Which tool (or step of this package) wrote ``data``, one parsed line of an export: a key of
+    :data:`DESCRIPTIONS`, or ``""`` when it looks like nothing known."""
     if isinstance(data, list):
-        if not data or not all(isinstance(task, dict) for task in data):
-            return ""  # a list of words or numbers is no tool's record
-        return "a JSON list of tasks: Label Studio's JSON export? import it with `eer-ner eer-import label-studio`"
+        # a list of words or numbers is no tool's record
+        return "label-studio-list" if data and all(isinstance(task, dict) for task in data) else ""
     if not isinstance(data, dict):
         return ""
     if "tags" in data and _words(data.get("tokens")):
-        return (
-            "`eer-ner predict`'s output (its 'tags'): predictions, not annotations (to correct them in an annotation "
-            "tool: `eer-ner eer-export`)"
-        )
+        return "predictions"
     if "spans" in data and _words(data.get("tokens")):
-        return "this package's training data (word spans over 'tokens'): already imported, train on it as it is"
+        return "training"
     if any(key in data for key in PRODIGY_KEYS) or "spans" in data:
-        return "a Prodigy task: import it with `eer-ner eer-import prodigy`"
+        return "prodigy"
     if any(key in data for key in DOCCANO_SPAN_KEYS):
-        return "a doccano line: import it with `eer-ner eer-import doccano`"
+        return "doccano"
     if isinstance(data.get("data"), dict) and ("annotations" in data or "predictions" in data):
-        return "a Label Studio task: import the JSON export with `eer-ner eer-import label-studio`"
+        return "label-studio"
     return ""
+
+
+def written_by(data: Any) -> str:
+    """What ``data`` looks like, with the command that reads it (``a Prodigy task: import it with
+    `eer-ner eer-import prodigy```), or ``""`` when it looks like nothing known (:func:`kind_of`)."""
+    return DESCRIPTIONS.get(kind_of(data), "")
