@@ -94,18 +94,24 @@ def _is_model_config(config: str) -> bool:
     )
 
 
+def _model_config_name(config: str) -> str:
+    """A model's ``config.json`` as a user knows it: ``ARCHIVE: its config.json`` for an extracted archive (not its
+    temporary directory), else its path."""
+    from eer_plugin.runtime.archive import _EXTRACTED_FROM
+
+    archive = _EXTRACTED_FROM.get(os.path.dirname(config))
+    return f"{archive}: its config.json" if archive else config
+
+
 def _model_config_error(config: str, error: RuntimeError) -> UserError:
     """A model's ``config.json`` (in an archive or a serialization directory) that is not valid JSON -> one line
     naming the archive (not its temporary extraction directory) and the fix."""
     from eer_plugin.common.errors import ArchiveError
-    from eer_plugin.runtime.archive import _EXTRACTED_FROM
 
     detail = str(_jsonnet_error(config, error)).split(": ", 1)[-1]
     detail = detail[len(config) :].lstrip(":") if detail.startswith(config) else detail
-    archive = _EXTRACTED_FROM.get(os.path.dirname(config))
-    where = f"{archive}: its config.json" if archive else config
     return ArchiveError(
-        f"{where}: not valid JSON (line:column {detail}); edited by hand? use the model.tar.gz (or serialization "
+        f"{_model_config_name(config)}: not valid JSON (line:column {detail}); edited by hand? use the model.tar.gz (or serialization "
         "directory) that eer-ner train wrote"
     )
 
@@ -114,15 +120,12 @@ def _refuse_custom_code(config: str, values: dict) -> None:
     """A model (archive or serialization directory) whose config would run code shipped with its encoder: one
     ArchiveError naming the archive, before anything of the model is loaded."""
     from eer_plugin.common.errors import ArchiveError
-    from eer_plugin.runtime.archive import _EXTRACTED_FROM
     from eer_plugin.runtime.custom_code import model_config_problem
 
     problem = model_config_problem(values)
     if problem:
-        archive = _EXTRACTED_FROM.get(os.path.dirname(config))
-        where = f"{archive}: its config.json" if archive else config
         raise ArchiveError(
-            f"{where} {problem}, which eer-ner never does; a model written by eer-ner train has none: do not load "
+            f"{_model_config_name(config)} {problem}, which eer-ner never does; a model written by eer-ner train has none: do not load "
             "a model of unknown origin"
         )
 
