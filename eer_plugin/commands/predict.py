@@ -21,7 +21,8 @@ For predictors that declare ``reports_bad_lines = True`` (the ``eer_tagger`` pre
 * every loaded line gets its 1-based line number in the input (``LINE_KEY`` in the JSON object,
   blank lines counted); a line that is not valid UTF-8 becomes an error record (the predictor
   answers every bad line with one, see :mod:`eer_plugin.predictors.tagger`), and after the last
-  line, when any line failed, the manager prints how many to stderr and exits with status 1;
+  line, when any line failed, the manager prints to stderr how many of how many lines of which input
+  failed and what became of the others (:func:`failure_summary`), and exits with status 1;
 * stdout gets the output JSON lines themselves (no ``input``/``prediction`` prefixes, no internal
   keys), unless ``--silent``.
 
@@ -219,6 +220,32 @@ def _open_input(path: str):
         raise UserError(str(err).replace("eer-ner reads", "eer-ner predict reads")) from None
 
 
+def _line_label(input_file: str) -> str:
+    """What precedes a bad line's number in its stderr message: the input and what its numbers count."""
+    if input_file == "-":
+        return "<stdin> line"
+    if _is_local(input_file) and os.path.isdir(input_file):
+        return f"folder {input_file} document"
+    return f"{input_file} line"
+
+
+def failure_summary(failed: list, documents: int, input_file: str) -> str:
+    """The last stderr line of a run in which the lines ``failed`` (their numbers, None when unknown) of the
+    ``documents`` non-blank input lines gave error records: how many, which, and what became of the others."""
+    count = len(failed)
+    unit = "document" if _is_local(input_file) and os.path.isdir(input_file) else "line"
+    which = f"{unit}{'s' if count > 1 else ''} " + ", ".join(str(line) for line in failed[:20])
+    name = "<stdin>" if input_file == "-" else input_file
+    if count >= documents:
+        many = f"all {count} input {unit}s" if count > 1 else f"the one input {unit}"
+        return f"{many} of {name} failed ({which}{', ...' if count > 20 else ''}); nothing was tagged"
+    rest = documents - count
+    return (
+        f"{count} of {documents} input {unit}s of {name} failed ({which}{', ...' if count > 20 else ''}); "
+        f"the other {rest} {'was' if rest == 1 else 'were'} tagged"
+    )
+
+
 class LineReportingPredictManager(allennlp_predict._PredictManager):
     """See the module docstring."""
 
@@ -240,6 +267,9 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         self._skip, self._kept_failures = 0, []  # --resume: input lines already tagged, and which of them failed
         self._kept = []  # --resume: the kept output records, checked against the input lines they claim to tag
         self._keep_unfinished = False
+        self._documents = 0  # non-blank input lines read (those --resume kept included)
+        if self._reports():
+            self._predictor.line_label = _line_label(input_file)
         if output_file is not None and is_stream(output_file):  # a device, FIFO or stdout: written directly
             if resume:
                 raise UserError(
@@ -313,6 +343,7 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
             if line.isspace():
                 continue
             seen += 1
+            self._documents = seen
             if seen <= self._skip:  # tagged by the run --resume continues: only if the input is what it tagged
                 reason = output_mismatch(self._kept[seen - 1], line, number)
                 if reason is not None:
@@ -379,13 +410,7 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                 else:
                     os.remove(self._temporary)
         if self._reports() and failed is not None and len(failed) > before:
-            count = len(failed) - before
-            shown = ", ".join(str(line) for line in failed[before:][:20]) + (", ..." if count > 20 else "")
-            print(
-                f"eer_tagger: {count} input line(s) failed (lines {shown}); the others were tagged",
-                file=sys.stderr,
-                flush=True,
-            )
+            print(f"eer_tagger: {failure_summary(failed[before:], self._documents, self._input_file)}", file=sys.stderr)
             raise SystemExit(1)
 
 

@@ -144,6 +144,9 @@ class DocumentTaggerPredictor(Predictor):
         self.chunk_batch_size = chunk_batch_size
         #: line numbers (or None) of the inputs that gave error records
         self.failed_lines: List[Optional[int]] = []
+        #: what precedes a bad line's number in its stderr message ("docs.jsonl line", "<stdin> line",
+        #: "folder notes document"); set by :class:`~eer_plugin.commands.predict.LineReportingPredictManager`
+        self.line_label = "line"
         if hasattr(model, "track_rho_hat"):
             model.track_rho_hat = False  # prediction never reports rho_hat
 
@@ -170,7 +173,7 @@ class DocumentTaggerPredictor(Predictor):
         if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
             doc_id = None
         self.failed_lines.append(line)
-        where = f"line {line}" if line is not None else "input"
+        where = f"{self.line_label} {line}" if line is not None else "input"
         print(f"eer_tagger: {where}, id {doc_id!r}: {reason}", file=sys.stderr, flush=True)
         return {"line": line, "id": doc_id, "error": reason}
 

@@ -26,6 +26,7 @@ command) puts the checked versions into AllenNLP itself: ``archival.extracted_ar
 :mod:`eer_plugin.common.atomic`).
 """
 
+import glob
 import logging
 import os
 import shutil
@@ -173,11 +174,7 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
     try:
         state = torch.load(path, map_location=device_mapping(cuda_device), weights_only=True)
     except FileNotFoundError:
-        where = _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path))
-        raise MissingWeightsError(
-            f"{where}: no weights file ({os.path.basename(str(path))}): the model archive (or serialization directory) holds no weights "
-            "(weights.th, or best.th); archive a trained model again, or pass the weights with --weights-file"
-        ) from None
+        raise MissingWeightsError(_missing_weights(str(path))) from None
     except Exception as error:  # pickle.UnpicklingError for objects beyond the weights-only allowlist
         raise ArchiveError(
             f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}"
@@ -186,6 +183,25 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
         raise ArchiveError(f"{path}: not a state dict (found {type(state).__name__})")
     check_finite(state, _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path)))
     return state
+
+
+def _missing_weights(path: str) -> str:
+    """What a missing weights file means: an archive without weights, or a training that has not saved a best
+    model yet (a serialization directory with ``config.json`` but no ``best.th``: its first epoch is not over)."""
+    directory, name = os.path.split(path)
+    if directory in _EXTRACTED_FROM or name != "best.th" or not os.path.isfile(os.path.join(directory, CONFIG_NAME)):
+        where = _EXTRACTED_FROM.get(directory, path)
+        return (
+            f"{where}: no weights file ({name}): the model archive (or serialization directory) holds no weights "
+            "(weights.th, or best.th); archive a trained model again, or pass the weights with --weights-file"
+        )
+    checkpoints = sorted(glob.glob(os.path.join(directory, "model_state_e*.th")), key=os.path.getmtime)
+    latest = f"; or tag with its latest checkpoint: --weights-file {checkpoints[-1]}" if checkpoints else ""
+    return (
+        f"{directory}: a training's serialization directory without best.th: the training has not finished its first "
+        f"epoch, or stopped before it did; let it finish, or continue it with eer-ner train CONFIG -s {directory} "
+        f"--recover{latest}"
+    )
 
 
 def check_finite(state: Dict[str, Any], where: str) -> None:

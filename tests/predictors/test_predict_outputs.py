@@ -590,7 +590,9 @@ def test_predict_tags_a_folder_of_text_files_one_record_per_file(predictor, tmp_
     assert [r.get("line") for r in out] == [None, None, None, 4, 5]
     assert "looks like UTF-16 (LE) text without a byte-order mark" in out[3]["error"]
     assert "empty or only white space" in out[4]["error"]
-    assert "2 input line(s) failed (lines 4, 5)" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"folder {folder} document 4, id 'b/e.txt': " in err
+    assert f"2 of 5 input documents of {folder} failed (documents 4, 5); the other 3 were tagged" in err
 
     kept = "".join(json.dumps(r) + "\n" for r in out[:2])  # a killed run that wrote two records
     (tmp_path / f".again.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
@@ -632,3 +634,21 @@ def test_the_command_tags_a_folder(archive, tmp_path):
         ("one.txt", "Paris is big ."),
         ("two.txt", "Zürich ."),
     ]
+
+
+def test_the_failure_summary_says_what_became_of_the_other_lines():
+    """The last stderr line names the input and never claims that "the others were tagged" when none was."""
+    from eer_plugin.commands.predict import failure_summary
+
+    assert (
+        failure_summary([2], 3, "d.jsonl") == "1 of 3 input lines of d.jsonl failed (line 2); the other 2 were tagged"
+    )
+    assert (
+        failure_summary([1, 3], 3, "-") == "2 of 3 input lines of <stdin> failed (lines 1, 3); the other 1 was tagged"
+    )
+    assert (
+        failure_summary([1, 2], 2, "d.jsonl") == "all 2 input lines of d.jsonl failed (lines 1, 2); nothing was tagged"
+    )
+    assert failure_summary([4], 1, "d.jsonl") == "the one input line of d.jsonl failed (line 4); nothing was tagged"
+    many = failure_summary(list(range(1, 31)), 40, "d.jsonl")
+    assert many.endswith("19, 20, ...); the other 10 were tagged") and "21" not in many

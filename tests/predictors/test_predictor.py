@@ -176,8 +176,9 @@ def test_allennlp_predict_goes_on_after_bad_lines_and_exits_1(archive, tmp_path)
     assert [r["id"] for r in records] == ["first", "b", "c", None, "d", "e", "f", "last"]
     assert [r.get("line") for r in records] == [None, 2, 4, 5, 6, 7, 8, None]
     assert records[0]["tokens"] == ["John", "Smith", "visited", "New", "York", "."] and "error" not in records[-1]
-    assert "line 5, id None: not JSON" in result.stderr
-    assert "6 input line(s) failed (lines 2, 4, 5, 6, 7, 8)" in result.stderr
+    assert f"{tmp_path / 'in.jsonl'} line 5, id None: not JSON" in result.stderr
+    summary = "6 of 8 input lines of {} failed (lines 2, 4, 5, 6, 7, 8); the other 2 were tagged"
+    assert summary.format(tmp_path / "in.jsonl") in result.stderr
 
 
 def test_predict_manager_without_bad_lines_returns_normally(predictor, tmp_path):

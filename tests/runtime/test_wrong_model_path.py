@@ -81,3 +81,28 @@ def test_a_model_config_that_is_not_json_names_the_archive_not_a_temporary_direc
     assert message.endswith("use the model.tar.gz (or serialization directory) that eer-ner train wrote")
     with pytest.raises(ArchiveError, match=f"^{extracted / 'config.json'}: not valid JSON"):
         load_model_archive(extracted)  # a serialization directory (weights beside its config)
+
+
+def test_a_training_directory_without_best_th_says_the_training_is_not_done_and_names_its_checkpoint(archive, tmp_path):
+    """A serialization directory whose training has not finished an epoch (config.json, vocabulary, no best.th)
+    says so and how to continue it, not "archive a trained model again"; its latest checkpoint, once there,
+    is named, and tagging with it as the weights file works."""
+    import shutil
+    import tarfile
+
+    from eer_plugin.runtime.archive import MissingWeightsError, load_model_archive
+
+    run = tmp_path / "run"
+    with tarfile.open(archive) as source:
+        source.extractall(run, filter="data")
+    weights = run / "weights.th"
+    shutil.move(weights, tmp_path / "weights.th")
+    with pytest.raises(MissingWeightsError) as raised:
+        load_model_archive(run)
+    message = str(raised.value)
+    assert message.startswith(f"{run}: a training's serialization directory without best.th")
+    assert f"eer-ner train CONFIG -s {run} --recover" in message and "--weights-file" not in message
+    shutil.copy(tmp_path / "weights.th", run / "model_state_e0.th")
+    with pytest.raises(MissingWeightsError, match=f"latest checkpoint: --weights-file {run / 'model_state_e0.th'}$"):
+        load_model_archive(run)
+    assert load_model_archive(run, weights_file=str(run / "model_state_e0.th")).model is not None
