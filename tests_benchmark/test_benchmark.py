@@ -520,7 +520,7 @@ def test_runner_end_to_end_resume_and_report(tiny_encoder, monkeypatch, tmp_path
     out = tmp_path / "bench"
     assert benchmark.main([str(SMOKE_PLAN), "-o", str(out), "--jobs", "2"]) == 0
     printed = capsys.readouterr().out
-    assert "0 of 2 runs done already; running 2 with 2 job(s), 1 thread(s) each" in printed
+    assert "0 of 2 runs done already; running 2 with 2 jobs, 1 thread each" in printed
     assert re.search(r"start  \[\d/2\] fixture/EE-15/eer_short/", printed) and re.search(
         r"done   \[\d/2\] fixture/EE-15/raw_shortest/", printed
     )

@@ -175,7 +175,7 @@ def test_an_interrupted_ratio_estimate_run_keeps_its_band_and_continues(tmp_path
     first._total = 1
     first._execute_unit([run])
     assert first.record(run)["status"] == "missing" and said[-1].endswith(
-        "(interrupted; next time it continues after 2 epoch(s))"
+        "(interrupted; next time it continues after 2 epochs)"
     ), said
     result = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0).execute(run)
     assert [name for name, _, _ in steps] == ["estimate ratio", "train", "train", "per-document evaluation"], steps
@@ -236,7 +236,7 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
 
     assert benchmark.main([str(plan), "-o", str(resumed)]) == 0
     log = (resumed / "logs" / tail.relative_to("runs")).with_suffix(".log").read_text()
-    assert f"resuming the interrupted training after {epochs} completed epoch(s)" in log and "--recover" in log
+    assert f"resuming the interrupted training after {epochs} completed epoch{'s' * (epochs != 1)}" in log and "--recover" in log
     mine, theirs = (json.loads((out / tail / "result.json").read_text()) for out in (resumed, whole))
     assert mine["resumed"]["epochs_completed"] == epochs and mine["seconds"] > mine["resumed"]["seconds_before"] > 0
     for key in ("tp", "fp", "fn", "f1", "rho_hat", "best_epoch"):
@@ -274,7 +274,7 @@ def test_a_failed_evaluation_is_retried_without_training_again(tiny_encoder, tmp
     assert benchmark.main([str(plan), "-o", str(tmp_path / "bench")]) == 0
     tail = Path("fx/EE-30/eer_all") / Path(tiny_encoder).name / "seed0"
     log = (tmp_path / "bench" / "logs" / tail).with_suffix(".log").read_text()
-    assert "attempt 2 of 2" in log and "resuming the interrupted training after 2 completed epoch(s)" in log
+    assert "attempt 2 of 2" in log and "resuming the interrupted training after 2 completed epochs" in log
     assert log.count("--- train: ") == 2, log  # one training step: its command and its exit status
     result = json.loads((tmp_path / "bench" / "runs" / tail / "result.json").read_text())
     assert result["status"] == "done" and result["resumed"]["training_finished"] is True

@@ -14,6 +14,7 @@ from typing import List, Optional
 
 from eer_benchmark.run.records import DONE, RecordsError, restore, save
 from eer_plugin.commands import subcommand
+from eer_plugin.common.wording import counted
 
 NAME = "eer-records"
 DESCRIPTION = "Save the finished runs of a benchmark directory into a records file, or restore them from it."
@@ -36,10 +37,10 @@ def run(args: argparse.Namespace) -> None:
     if args.action == "save":
         found = save(args.outdir, args.file)
         finished = sum(DONE in files for files in found.values())
-        print(f"records: {finished} finished run(s) of {args.outdir} saved in {args.file}")
+        print(f"records: {counted(finished, 'finished run')} of {args.outdir} saved in {args.file}")
     elif args.file.exists():  # no records yet: nothing to restore
         written = restore(args.file, args.outdir)
-        print(f"records: {len(written)} file(s) restored from {args.file} into {args.outdir}")
+        print(f"records: {counted(len(written), 'file')} restored from {args.file} into {args.outdir}")
 
 
 run_or_exit, _main = subcommand.define(

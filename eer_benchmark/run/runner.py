@@ -25,6 +25,7 @@ from eer_benchmark.run.resume import remove_checkpoints, resumable, resume_point
 from eer_benchmark.run.simulated import SimulatedData
 from eer_benchmark.tables import read_json
 from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.wording import counted
 from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
 
 #: settings compared between a finished run and the current plan (a mismatch is an error)
@@ -374,7 +375,7 @@ class Runner:
                 )
                 if resume:
                     handle.write(
-                        f"resuming the interrupted training after {resume[0]} completed epoch(s) ({resume[1]:.0f} s of training kept)\n"
+                        f"resuming the interrupted training after {counted(resume[0], 'completed epoch')} ({resume[1]:.0f} s of training kept)\n"
                     )
                 if data_error:
                     handle.write(data_error + "\n")
@@ -441,9 +442,8 @@ class Runner:
                 self._status(f"FAILED {tag} {run.name}: {result.get('error')} (log {self.log_path(run)})")
             else:
                 point = resume_point(self.run_dir(run), self.settings(run)) if resumable(run) else None
-                self._status(
-                    f"stopped {tag} {run.name} (interrupted; next time it {f'continues after {point[0]} epoch(s)' if point else 'starts again'})"
-                )
+                later = f"continues after {counted(point[0], 'epoch')}" if point else "starts again"
+                self._status(f"stopped {tag} {run.name} (interrupted; next time it {later})")
             with self._lock:
                 if self._progress is not None:
                     self._progress.update()
@@ -455,7 +455,7 @@ class Runner:
         total_runs = sum(len(unit) for unit in units)
         self._total = sum(1 for unit in pending for r in unit if not self.is_done(r))
         self.echo(
-            f"{total_runs - self._total} of {total_runs} runs done already; running {self._total} with {self.jobs} job(s), {self.threads} thread(s) each"
+            f"{total_runs - self._total} of {total_runs} runs done already; running {self._total} with {counted(self.jobs, 'job')}, {counted(self.threads, 'thread')} each"
         )
         if not pending:
             return

@@ -84,6 +84,7 @@ from eer_plugin.annotation.dictionary_files import (  # noqa: F401  (the names c
 )
 from eer_plugin.annotation.dictionary_matcher import AMBIGUOUS_RULES, DEFAULT_AMBIGUOUS, Matcher  # noqa: F401
 from eer_plugin.common.outputs import check_outputs, writing
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 
@@ -127,8 +128,8 @@ class Summary:
     def lines(self, shown: int = 5) -> List[str]:
         counts = lambda c: ", ".join(f"{k} {v}" for k, v in sorted(c.items())) or "none"  # noqa: E731
         lines = [
-            f"eer-dictionary: {self.documents} documents ({self.input_kind}, {self.words} words), "
-            f"{self.entries} dictionary entries from {len(self.dictionaries)} dictionaries "
+            f"eer-dictionary: {counted(self.documents, 'document')} ({self.input_kind}, {counted(self.words, 'word')}), "
+            f"{counted(self.entries, 'dictionary entry')} from {counted(len(self.dictionaries), 'dictionary')} "
             f"({', '.join(d['name'] for d in self.dictionaries)})",
             f"matches: {self.matches} (per type: {counts(self.matches_per_type)}; per dictionary: {counts(self.matches_per_dictionary)})",
             f"documents with no match: {self.documents_without_match} of {self.documents} ({self.share_without_match:.1%})",
@@ -142,18 +143,18 @@ class Summary:
         ]
         if self.skipped_without_words:
             lines.append(
-                f"skipped {len(self.skipped_without_words)} documents without words (not written): "
+                f"skipped {counted(len(self.skipped_without_words), 'document')} without words (not written): "
                 + ", ".join(self.skipped_without_words[:shown])
                 + (", ..." if len(self.skipped_without_words) > shown else "")
             )
         if self.complete_documents_kept or self.overlaps_dropped or self.conflicts:
             lines.append(
-                f"kept as annotated: {self.complete_documents_kept} complete documents; matches dropped for overlapping "
+                f"kept as annotated: {counted(self.complete_documents_kept, 'complete document')}; matches dropped for overlapping "
                 f"an annotated or negative span: {self.overlaps_dropped}; conflicts: {len(self.conflicts)}"
                 + "".join(f"; {c}" for c in self.conflicts[:shown])
             )
         if self.output:
-            lines.append(f"wrote {self.documents} documents -> {self.output}")
+            lines.append(f"wrote {counted(self.documents, 'document')} -> {self.output}")
         return lines
 
 

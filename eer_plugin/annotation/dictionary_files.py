@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.dictionary_matcher import Matcher
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, read_documents
 from eer_plugin.corpus.formats.conll import DICTIONARY_FIX
@@ -33,7 +34,22 @@ _TYPE = re.compile(r"^[^\s]+$")
 #: CSV dictionaries: the delimiters tried, how many first lines choose one; a header row's type cell (CSV or TSV)
 CSV_DELIMITERS = (",", ";")
 CSV_SNIFF_LINES = 100
-CSV_HEADER_TYPES = ("type", "label", "entity type", "entity_type", "tag", "category", "class")
+CSV_HEADER_TYPES = (
+    "type",
+    "types",
+    "label",
+    "entity type",
+    "entity_type",
+    "entity",
+    "entities",
+    "ner",
+    "ner tag",
+    "ner type",
+    "tag",
+    "category",
+    "class",
+    "kind",
+)
 #: a type listed on one line only is reported as a likely typo in dictionaries of at least this many entries
 TYPO_CHECK_ENTRIES = 20
 
@@ -151,7 +167,7 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
                 )
             if len(cells) != 2:
                 raise DictionaryError(
-                    f"{len(cells)} cell(s) in {text[:60]!r}: expected two, 'surface form{delimiter}TYPE' (CSV, "
+                    f"{counted(len(cells), 'cell')} in {text[:60]!r}: expected two, 'surface form{delimiter}TYPE' (CSV, "
                     f"delimiter {delimiter!r}; quote a name with a {delimiter!r} in it)",
                     path,
                     number,
@@ -259,6 +275,8 @@ def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Seque
             if totals[label] == 1 and sum(totals.values()) >= TYPO_CHECK_ENTRIES:
                 close = difflib.get_close_matches(label, [t for t in totals if t != label], n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
+                if d["first_line"][label] == min(d["first_line"].values()):  # type: ignore[index,union-attr]
+                    hint += f" (a header row? name its type column {CSV_HEADER_TYPES[0]!r}, or remove the row)"
                 warnings.append(
                     f"{where}: type {label!r} is listed on this line only, the other types on many{hint}; "
                     "check it is not a typo"
@@ -293,7 +311,9 @@ def read_text_folder(root: str) -> InputDocuments:
     texts, others = text_files(root)
     warnings = []
     if others:
-        warnings.append(f"{root}: left out {len(others)} file(s) that are not .txt (e.g. {others[0]})")
+        warnings.append(
+            f"{root}: left out {counted(len(others), 'file')} that {'is' if len(others) == 1 else 'are'} not .txt (e.g. {others[0]})"
+        )
     documents, offsets, without_words = [], [], []
     for doc_id, path in texts:
         text = decode_file(path)
@@ -396,7 +416,7 @@ def read_input(path: str) -> InputDocuments:
     if not documents:
         raise DictionaryError(
             'no documents with words; expected one JSON object per line with "text" or "tokens"'
-            + (f" ({len(without_words)} line(s) without words)" if without_words else ""),
+            + (f" ({counted(len(without_words), 'line')} without words)" if without_words else ""),
             path,
         )
     if len(kinds) > 1:

@@ -16,6 +16,7 @@ import argparse
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.common.outputs import OutputError
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.exporters import EXPORT_FORMATS, label_studio
 from eer_plugin.corpus.exporters.files import ExportArgumentError, export_file
@@ -54,8 +55,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def run(args: argparse.Namespace) -> dict:
     options = {"model_version": args.model_version, "from_name": args.from_name, "to_name": args.to_name}
     documents, spans, errors = export_file(args.format, args.predictions, args.output, **options)
-    skipped = f" ({errors} error record{'s' * (errors != 1)} of predict skipped)" if errors else ""
-    print(f"{NAME} {args.format}: {documents} documents, {spans} spans -> {args.output}{skipped}")
+    skipped = f" ({counted(errors, 'error record')} of predict skipped)" if errors else ""
+    print(f"{NAME} {args.format}: {counted(documents, 'document')}, {counted(spans, 'span')} -> {args.output}{skipped}")
     return {"documents": documents, "spans": spans, "error_records": errors}
 
 

@@ -68,6 +68,7 @@ from eer_plugin.common.outputs import (
     temporary_name,
     write_failure,
 )
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats.files import FormatError, check_input_file, open_text, text_files
 from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, UnreadableDocument, folder_input_lines, output_mismatch
@@ -312,7 +313,7 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
         os.truncate(stale[0], end)
         os.replace(stale[0], self._temporary)
         print(
-            f"eer_tagger: --resume: kept the {self._skip} output line(s) of the killed run; tagging the rest",
+            f"eer_tagger: --resume: kept {counted(self._skip, 'output line')} of the killed run; tagging the rest",
             file=sys.stderr,
             flush=True,
         )

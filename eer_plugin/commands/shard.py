@@ -8,6 +8,7 @@ import os
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.common.outputs import OutputError
+from eer_plugin.common.wording import counted
 from eer_plugin.inference.sharding import ShardError, merge_outputs, split_input
 
 SPLIT = "eer-shard"
@@ -26,13 +27,14 @@ def add_split_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 def run_split(args: argparse.Namespace) -> dict:
     manifest = split_input(args.input, args.directory, args.shards)
     print(
-        f"{SPLIT}: {manifest['documents']} documents of {args.input} -> {len(manifest['shards'])} shards, manifest {manifest['manifest']}"
+        f"{SPLIT}: {counted(manifest['documents'], 'document')} of {args.input} -> {counted(len(manifest['shards']), 'shard')}, "
+        f"manifest {manifest['manifest']}"
     )
     for entry in manifest["shards"]:
         shard = os.path.join(args.directory, entry["file"])
         tagged = shard[: -len(".jsonl")] + ".tagged.jsonl"
         print(
-            f"  lines {entry['first_line']}-{entry['first_line'] + entry['lines'] - 1} ({entry['documents']} documents): "
+            f"  lines {entry['first_line']}-{entry['first_line'] + entry['lines'] - 1} ({counted(entry['documents'], 'document')}): "
             f"eer-ner predict MODEL {shard} --predictor eer_tagger --output-file {tagged} --silent"
         )
     return manifest
@@ -55,7 +57,9 @@ def add_merge_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentPar
 
 def run_merge(args: argparse.Namespace) -> dict:
     summary = merge_outputs(args.manifest, args.parts, args.output, args.format)
-    print(f"{MERGE}: {summary['shards']} shard outputs ({summary['documents']} documents) -> {args.output}")
+    print(
+        f"{MERGE}: {counted(summary['shards'], 'shard output')} ({counted(summary['documents'], 'document')}) -> {args.output}"
+    )
     return summary
 
 

@@ -38,6 +38,7 @@ from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.commands.reader_options import add_reader_arguments, reader_options
 from eer_plugin.common.outputs import OutputError
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
 
 NAME = "eer-simulate"
@@ -119,11 +120,11 @@ def run(args: argparse.Namespace) -> List[Dict]:
             f"kept spans {stats['kept_spans']}/{stats['gold_spans']}  false positives {stats['false_positives']}  "
             f"documents touched {stats['documents_touched']}/{stats['documents']}  "
             + (
-                f"complete {stats['complete_documents']} ({stats['complete_spans']} spans)  "
+                f"complete {stats['complete_documents']} ({counted(stats['complete_spans'], 'span')})  "
                 if "complete_documents" in stats
                 else ""
             )
-            + f"-> {stats['output']} ({stats['documents_written']} documents, variant {args.variant})"
+            + f"-> {stats['output']} ({counted(stats['documents_written'], 'document')}, variant {args.variant})"
         )
         reports.append(stats)
     return reports

@@ -15,6 +15,7 @@ import argparse
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.common.outputs import OutputError
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus import dev_split
 from eer_plugin.corpus.documents import DocumentError
 
@@ -55,7 +56,7 @@ def run(args: argparse.Namespace) -> dict:
     )
     complete = sum(d.is_complete for d in dev)
     print(
-        f"{NAME}: {count} documents -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
+        f"{NAME}: {counted(count, 'document')} -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
         f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}"
     )
     if complete < len(dev):

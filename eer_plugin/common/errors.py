@@ -13,6 +13,8 @@ import os
 import sys
 from typing import Optional
 
+from eer_plugin.common.wording import counted
+
 #: the exit status of a command stopped by an error in its input (argparse's usage errors: 2)
 INPUT_ERROR = 1
 
@@ -63,7 +65,7 @@ def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
         )
     if index >= torch.cuda.device_count():
         raise UserError(
-            f"{what} {text}: this machine has {torch.cuda.device_count()} GPU(s), numbered from 0; use one of them or -1 for the CPU"
+            f"{what} {text}: this machine has {counted(torch.cuda.device_count(), 'GPU')}, numbered from 0; use one of them or -1 for the CPU"
         )
 
 

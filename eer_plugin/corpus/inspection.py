@@ -15,6 +15,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import (
     AUTO_FILE_ENCODING,
@@ -127,8 +128,8 @@ def warnings(report: Dict[str, Any]) -> List[str]:
     messages = []
     if report.get("documents_from") == "grouped":
         messages.append(
-            f"no -DOCSTART- line: the {report['sentences']} sentences were grouped into {report['documents']} documents of "
-            f"{report['group_size']} sentences; grouping changes chunking, the EE simulator's per-document budget and the "
+            f"no -DOCSTART- line: the {counted(report['sentences'], 'sentence')} were grouped into "
+            f"{counted(report['documents'], 'document')} of {counted(report['group_size'], 'sentence')}; grouping changes chunking, the EE simulator's per-document budget and the "
             "ratio estimate (choose the size with --sentences-per-document)"
         )
     stray = report.get("i_starts", 0)

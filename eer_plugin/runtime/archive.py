@@ -41,6 +41,7 @@ import torch
 
 from eer_plugin.common.errors import ArchiveError, check_cuda_device
 from eer_plugin.common.outputs import replacing
+from eer_plugin.common.wording import counted
 
 logger = logging.getLogger(__name__)
 
@@ -210,7 +211,7 @@ def check_finite(state: Dict[str, Any], where: str) -> None:
         if isinstance(value, torch.Tensor) and value.is_floating_point() and not bool(torch.isfinite(value).all()):
             bad = int((~torch.isfinite(value)).sum())
             raise ArchiveError(
-                f"{where}: the weights {name!r} hold {bad} value(s) that are not finite (NaN or inf): the model is "
+                f"{where}: the weights {name!r} hold {counted(bad, 'value')} that {'is' if bad == 1 else 'are'} not finite (NaN or inf): the model is "
                 "damaged (a diverged training?) and would tag nothing; use an earlier checkpoint or train again"
             )
 

@@ -197,7 +197,8 @@ def test_documents_without_words_are_skipped_and_listed(texts, kind):
         assert [" ".join(d.tokens) for d in written] == [" ".join(t.split()) for t in texts if t.strip()]
         assert [d.id for d in written] == [f"docs-{n}" for n, t in enumerate(texts, 1) if t.strip()]
         assert any(
-            line.startswith(f"skipped {len(empty)} documents without words") for line in summary.lines()
+            line.startswith(f"skipped {len(empty)} document{'s' * (len(empty) != 1)} without words")
+            for line in summary.lines()
         ) == bool(empty)
 
 
@@ -239,12 +240,13 @@ def test_a_spreadsheet_saved_as_csv_or_tsv_reads_as_its_entries(entries, delimit
 
 @pytest.mark.parametrize("encoding", ["utf-16", "utf-8-sig", "utf-8"])
 @pytest.mark.parametrize("name, delimiter", [("names.txt", "\t"), ("names.tsv", "\t"), ("names.csv", ",")])
-def test_a_sheet_with_a_header_row_saved_by_excel_gives_only_its_entries(name, delimiter, encoding, tmp_path):
+@pytest.mark.parametrize("header", ["Type", "Entity", "entity type", "Label", "NER", "Category", "TYPES"])
+def test_a_sheet_with_a_header_row_saved_by_excel_gives_only_its_entries(name, delimiter, encoding, header, tmp_path):
     """Excel's "Unicode Text" (UTF-16 with a byte-order mark, TABs, CRLF), "CSV UTF-8" (a UTF-8 byte-order mark)
     and plain CSV/TSV keep the sheet's header row: it is no entry ('Name' is not a name of the type 'Type')."""
     from eer_plugin.annotation.dictionary_files import dictionary_lines
 
-    rows = [("Name", "Type"), ("Loyola de Palacio", "PER"), ("Brussels", "LOC")]
+    rows = [("Name", header), ("Loyola de Palacio", "PER"), ("Brussels", "LOC")]
     text = "".join(f"{form}{delimiter}{label}\r\n" for form, label in rows)
     path = _write(tmp_path / name, text.encode(encoding))
     assert [(form, label) for _, form, label in dictionary_lines(str(path))] == rows[1:]
@@ -290,7 +292,7 @@ def test_a_folder_of_text_files_is_one_document_per_file(files):
     assert [d.id for d in written] == sorted(words)
     assert [d.text for d in written] == [words[n] for n in sorted(words)]
     assert summary.skipped_without_words == [str(root / n) for n in sorted(expected) if expected[n] is None]
-    assert summary.warnings[0] == f"{root}: left out 1 file(s) that are not .txt (e.g. notes.pdf)"
+    assert summary.warnings[0] == f"{root}: left out 1 file that is not .txt (e.g. notes.pdf)"
     for document in written:
         assert all(document.text[p["char_start"] : p["char_end"]] == p["text"] for p in document.provenance)
         for name in ("Merkel", "Berlin"):  # every occurrence labelled, inside "Angela Merkel" or alone
@@ -304,9 +306,7 @@ def test_raw_text_given_as_one_file_or_an_empty_folder_says_what_to_give(tmp_pat
         label_file(str(raw), str(tmp_path / "out.jsonl"), [str(names)])
     (tmp_path / "folder").mkdir()
     _write(tmp_path / "folder" / "a.docx", b"PK")
-    with pytest.raises(
-        Exception, match=r"folder: no \.txt files below this folder .*1 other file\(s\), e\.g\. a\.docx"
-    ):
+    with pytest.raises(Exception, match=r"folder: no \.txt files below this folder .*1 other file, e\.g\. a\.docx"):
         label_file(str(tmp_path / "folder"), str(tmp_path / "out.jsonl"), [str(names)])
     assert not (tmp_path / "out.jsonl").exists()
 
@@ -382,6 +382,20 @@ def test_type_warnings(tmp_path):
     assert any(f"{names}:1: type 'PER' is not used by the input's annotation (PERSON)" in w for w in summary.warnings)
 
 
+def test_an_unknown_header_row_is_named_as_one_in_the_type_warning(tmp_path):
+    """A first row 'Company<TAB>Sector' (a header the reader cannot know) becomes an entry, but its one-line type is
+    named as a likely header row, with the fix; a one-line type elsewhere in the file is not."""
+    lines = ["Company\tSector"] + [f"Firm {i}\tORG" for i in range(25)] + ["Someone\tPER"]
+    names = _write(tmp_path / "names.tsv", "\n".join(lines) + "\n")
+    docs = _write(tmp_path / "docs.jsonl", json.dumps({"text": "Firm 1 hired Someone."}) + "\n")
+    warnings = label_file(str(docs), str(tmp_path / "out.jsonl"), [str(names)]).warnings
+    [sector] = [w for w in warnings if "'Sector'" in w]
+    assert sector.startswith(f"{names}:1: type 'Sector' is listed on this line only")
+    assert "(a header row? name its type column 'type', or remove the row)" in sector
+    [person] = [w for w in warnings if "'PER'" in w]
+    assert person.startswith(f"{names}:27: ") and "header row?" not in person
+
+
 def test_case_folding_and_stop_list_from_files(tmp_path):
     names = _write(tmp_path / "names.tsv", "Apple\tORG\nMay\tPER\n")
     stop = _write(tmp_path / "stop.txt", "# months\nmay\n")
@@ -439,7 +453,7 @@ BAD = [
         '{"id": "1", "text": "Paris"}\n',
         r'documents\.jsonl:1: no "type": an entry is \{"text": "New York", "type": "LOC"\} \(documents go to INPUT\)$',
     ),
-    BadInput("four.csv", "Paris,LOC\na,b,c,PER\n", r"four\.csv:2: 4 cell\(s\) in 'a,b,c,PER': expected two"),
+    BadInput("four.csv", "Paris,LOC\na,b,c,PER\n", r"four\.csv:2: 4 cells in 'a,b,c,PER': expected two"),
     BadInput("open.csv", '"Paris,LOC\n', r"open\.csv:1: a quoted cell does not end on this line"),
     BadInput("comma.tsv", "Paris,LOC\n", r"comma\.tsv:1: no TAB in 'Paris,LOC'.* \(a CSV file\? name it \.csv\)"),
     BadInput("notjson.jsonl", '{"text": "Paris", "type": "LOC"}\n{"text": \n', r"notjson\.jsonl:2: invalid JSON"),
@@ -461,7 +475,7 @@ BAD = [
     BadInput(
         "docs_only_empty_text.jsonl",
         '{"text": ""}\n\n{"text": " \\n\\t"}\n',
-        r"docs_only_empty_text\.jsonl: no documents with words; .* \(2 line\(s\) without words\)",
+        r"docs_only_empty_text\.jsonl: no documents with words; .* \(2 lines without words\)",
         "input",
     ),
     BadInput(

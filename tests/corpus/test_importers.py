@@ -309,9 +309,7 @@ def test_duplicate_ids_unknown_complete_ids_unknown_format(tmp_path):
     path = jsonl(tmp_path, "dup.jsonl", [{"id": 1, "text": "a"}, {"id": 1, "text": "b"}])
     with pytest.raises(AnnotationImportError, match=f"document id '1' of {path}:2 is already used by {path}:1"):
         import_documents("doccano", path, tokenize_text)
-    with pytest.raises(
-        AnnotationImportError, match="--complete-ids names 2 document\\(s\\) not in the export: '42', '9'"
-    ):
+    with pytest.raises(AnnotationImportError, match="--complete-ids names 2 documents not in the export: '42', '9'"):
         import_documents("doccano", IMPORT / "doccano.jsonl", tokenize_text, complete_ids=["1", "9", "42"])
     with pytest.raises(AnnotationImportError, match="unknown import format 'inception'"):
         import_documents("inception", path, tokenize_text)
@@ -477,7 +475,7 @@ def test_complete_ids_that_name_no_document_are_named_by_their_line(ids, line, n
     with pytest.raises(SystemExit):
         run_cli("doccano", IMPORT / "doccano.jsonl", out, "--complete-ids", path)
     assert capsys.readouterr().err.strip() == (
-        f"error: {path}:{line}: 1 id(s) name no document of {IMPORT / 'doccano.jsonl'}: {named}; list the export's "
+        f"error: {path}:{line}: 1 id names no document of {IMPORT / 'doccano.jsonl'}: {named}; list the export's "
         "document ids, one per line (no header)"
     )
     assert not out.exists()

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 from typing import List, Optional, Tuple
 
+from eer_plugin.common.wording import counted
 from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
 from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
@@ -94,21 +95,25 @@ class ConllReading:
         ]
         if self.documents_from == "docstart":
             lines.append(
-                (logging.INFO, f"{path}: {self.documents} documents from {DOCSTART} lines ({self.sentences} sentences)")
+                (
+                    logging.INFO,
+                    f"{path}: {counted(self.documents, 'document')} from {DOCSTART} lines ({counted(self.sentences, 'sentence')})",
+                )
             )
         else:
             lines.append(
                 (
                     logging.INFO,
-                    f"{path}: {self.documents} documents of up to {self.group_size} sentences ({self.sentences} sentences; "
+                    f"{path}: {counted(self.documents, 'document')} of up to {counted(self.group_size, 'sentence')} "
+                    f"({counted(self.sentences, 'sentence')}; "
                     f"no {DOCSTART} line, sentences grouped)",
                 )
             )
             lines.append(
                 (
                     logging.WARNING,
-                    f"{path} has no {DOCSTART} line: its {self.sentences} sentences were grouped into {self.documents} "
-                    f"documents of {self.group_size} consecutive sentences; the grouping changes chunking, the EE "
+                    f"{path} has no {DOCSTART} line: its {counted(self.sentences, 'sentence')} were grouped into "
+                    f"{counted(self.documents, 'document')} of {counted(self.group_size, 'consecutive sentence')}; the grouping changes chunking, the EE "
                     "simulator's per-document budget and the ratio estimate (set sentences_per_document / "
                     "--sentences-per-document to choose the size)",
                 )

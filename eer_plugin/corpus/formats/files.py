@@ -19,6 +19,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterator, List, Optional, Tuple, Union
 
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.text import normalise_text
 
@@ -153,7 +154,7 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
         else:
             others.append(name)
     if not texts:
-        held = f" (it holds {len(others)} other file(s), e.g. {others[0]})" if others else ""
+        held = f" (it holds {counted(len(others), 'other file')}, e.g. {others[0]})" if others else ""
         raise FormatError(
             f"no .txt files below this folder{held}: a folder is one raw-text document per .txt file", root
         )
@@ -369,7 +370,7 @@ def decode_file_as(
 def _normalised(text: str, path: PathLike) -> str:
     text, replaced = normalise_text(text)
     if replaced:
-        logger.warning("%s: %d control character(s) replaced by U+FFFD", path, replaced)
+        logger.warning("%s: %s replaced by U+FFFD", path, counted(replaced, "control character"))
     return text
 
 

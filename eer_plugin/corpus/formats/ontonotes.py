@@ -6,6 +6,7 @@ import re
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
 
@@ -57,7 +58,7 @@ def read_ontonotes(path_or_dir: PathLike, file_encoding: str = AUTO_FILE_ENCODIN
         files = sorted(p for p in root.rglob("*") if p.is_file() and is_ontonotes_file(p))
         if not files:
             texts = sum(1 for p in root.rglob("*.txt") if p.is_file())
-            raw = f", only raw text ({texts} .txt file(s)), not training data. {RAW_TEXT_FIX}" if texts else ""
+            raw = f", only raw text ({counted(texts, '.txt file')}), not training data. {RAW_TEXT_FIX}" if texts else ""
             raise FormatError(f"no *_conll or *.gold_conll files below this directory{raw}", root)
     else:
         files = [root]

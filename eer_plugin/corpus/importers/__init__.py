@@ -28,6 +28,7 @@ import importlib
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.text import normalise_text, normalise_value
@@ -205,7 +206,7 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
         raw.text, replaced = normalise_text(raw.text)
         if replaced:
             report.warn(
-                f"{raw.source}: document {raw.id!r}: {replaced} lone surrogate(s) or control character(s) replaced by U+FFFD"
+                f"{raw.source}: document {raw.id!r}: {counted(replaced, 'lone surrogate or control character', 'lone surrogates or control characters')} replaced by U+FFFD"
             )
     for span in raw.spans:
         span.label = normalise_value(span.label)
@@ -331,7 +332,7 @@ def import_documents(
     if missing:
         shown = ", ".join(repr(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
         raise UnknownIdsError(
-            f"--complete-ids names {len(missing)} document(s) not in the export: {shown}", path, missing
+            f"--complete-ids names {counted(len(missing), 'document')} not in the export: {shown}", path, missing
         )
     documents: List[Document] = []
     seen: Dict[str, str] = {}
@@ -356,7 +357,7 @@ def import_documents(
             f" and {len(not_complete) - 5} more" if len(not_complete) > 5 else ""
         )
         report.warn(
-            f"{path}: {len(not_complete)} document(s) without any human annotation ({shown}) imported as unannotated, "
+            f"{path}: {counted(len(not_complete), 'document')} without any human annotation ({shown}) imported as unannotated, "
             f"not complete, although {'--complete' if complete else '--complete-ids'} says so (predictions are no annotation)"
         )
     if not documents:

@@ -8,6 +8,7 @@ from typing import Callable, Dict, List, Optional, Tuple
 
 from eer_plugin.common.atomic import write_json
 from eer_plugin.common.outputs import check_outputs
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.formats import PathLike, write_jsonl
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING
 from eer_plugin.corpus.importers import (
@@ -72,7 +73,7 @@ def import_file(
         missing = sorted(err.missing, key=lambda i: ids[i])  # type: ignore[index]
         shown = ", ".join(f"{i!r} (line {ids[i]})" for i in missing[:5]) + (" ..." if len(missing) > 5 else "")
         raise AnnotationImportError(
-            f"{len(missing)} id(s) name no document of {input}: {shown}; list the export's document ids, one per "
+            f"{counted(len(missing), 'id')} {'names' if len(missing) == 1 else 'name'} no document of {input}: {shown}; list the export's document ids, one per "
             "line (no header)",
             complete_ids,
             ids[missing[0]],
