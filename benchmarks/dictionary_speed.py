@@ -197,7 +197,7 @@ def report_lines(d: dict) -> list:
     verdict = "met" if d["ratio"] >= TARGET_RATIO else "NOT met"
     lines = [
         f"Dictionary labelling (`eer-dictionary`, measured {d.get('date', '?')} on the {d.get('machine', '?')} CPU, "
-        f"{d.get('threads', '?')} torch thread(s), load {d.get('load', float('nan')):.1f}; "
+        f"{d.get('threads', '?')} torch thread{'' if d.get('threads') == 1 else 's'}, load {d.get('load', float('nan')):.1f}; "
         f"{d['text']}; {d['documents']} documents, {d['words']:,} words; "
         f"{d['dictionary_entries']:,} entries: {d['gold_forms']:,} gold forms + {d['synthetic_entries']:,} synthetic; {d['matches']:,} matches):",
         "",

@@ -54,6 +54,7 @@ import crf_speed  # noqa: E402
 import step_breakdown  # noqa: E402
 
 from eer_plugin.common.atomic import atomic_write_text  # noqa: E402
+from eer_plugin.common.wording import counted
 
 CONLL_DEV = Path(__file__).resolve().parents[2] / "shared" / "data" / "conll2003-en" / "dev.txt"
 TARGETS = {"crf_ratio": 0.25, "predictor_ratio": 1.3, "api_ratio": 1.1, "bf16_ratio": 0.5, "marginal_error": 1e-4}
@@ -320,7 +321,7 @@ def verdict(value, target):
 def report_lines(report):
     """The report as Markdown lines (printed by ``make bench`` and written into ``docs/speed.md``)."""
     lines = [
-        f"Measured {report['date']} on {report['machine']}, torch {report['torch']}, {report['threads']} threads, "
+        f"Measured {report['date']} on {report['machine']}, torch {report['torch']}, {counted(report['threads'], 'thread')}, "
         f"load average {report['load']:.1f} at the start (other processes skew timings), medians of interleaved runs.",
         "",
     ]
@@ -405,7 +406,7 @@ def report_lines(report):
     if sv:
         lines += [
             f"Label Studio ML backend (`eer-ner serve`, MiniLM, untrained scorer; measured {sv.get('date', report['date'])}, "
-            f"{sv.get('threads', report['threads'])} torch threads, load average {sv.get('load', report['load']):.1f}): {sv['requests']} concurrent /predict requests "
+            f"{counted(sv.get('threads', report['threads']), 'torch thread')}, load average {sv.get('load', report['load']):.1f}): {sv['requests']} concurrent /predict requests "
             f"of {sv['tasks_per_request']} tasks ({sv['source']} paragraphs, {sv['words_per_task']:.0f} words each), "
             f"{sv['errors']} errors; {sv['serve_ms_per_task']:.0f} ms per task ({sv['wall_s']:.1f} s for all, request "
             f"latency median {sv['request_median_s']:.1f} s, max {sv['request_max_s']:.1f} s: one model call at a time). "
@@ -427,7 +428,7 @@ def issue52_lines(report):
     def when(part):
         m = part.get("measured")
         return (
-            f" [measured {m['date']}, {m['machine']}, torch {m['torch']}, {m['threads']} thread(s), load {m['load']:.1f}]"
+            f" [measured {m['date']}, {m['machine']}, torch {m['torch']}, {counted(m['threads'], 'thread')}, load {m['load']:.1f}]"
             if m
             else ""
         )
@@ -487,7 +488,7 @@ def issue52_lines(report):
         lines += [
             f'int8 tagging (`Tagger.load(model, precision="int8")`: dynamic quantization of the encoder\'s linear layers{scheme}), '
             f"{i8['model']}: {i8['words_per_s_int8']:.0f} vs. fp32 {i8['words_per_s_fp32']:.0f} words/s on {i8['speed_documents']} "
-            f"CoNLL-2003 test documents ({i8['speed_words']} words, {i8['threads']} thread(s)"
+            f"CoNLL-2003 test documents ({i8['speed_words']} words, {counted(i8['threads'], 'thread')}"
             f"{', CPU time' if 'speedup_wall' in i8 else ''}), {i8['speedup']:.2f}x (target >= 1.8 "
             f"{'ok' if i8['speedup'] >= 1.8 else 'MISS'}"
             f"{'; wall clock %.2fx under the load' % i8['speedup_wall'] if 'speedup_wall' in i8 else ''}); "

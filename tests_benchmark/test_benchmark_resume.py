@@ -236,7 +236,10 @@ def test_a_run_interrupted_after_two_epochs_resumes_to_the_uninterrupted_result(
 
     assert benchmark.main([str(plan), "-o", str(resumed)]) == 0
     log = (resumed / "logs" / tail.relative_to("runs")).with_suffix(".log").read_text()
-    assert f"resuming the interrupted training after {epochs} completed epoch{'s' * (epochs != 1)}" in log and "--recover" in log
+    assert (
+        f"resuming the interrupted training after {epochs} completed epoch{'s' * (epochs != 1)}" in log
+        and "--recover" in log
+    )
     mine, theirs = (json.loads((out / tail / "result.json").read_text()) for out in (resumed, whole))
     assert mine["resumed"]["epochs_completed"] == epochs and mine["seconds"] > mine["resumed"]["seconds_before"] > 0
     for key in ("tp", "fp", "fn", "f1", "rho_hat", "best_epoch"):

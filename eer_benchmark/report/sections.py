@@ -31,7 +31,7 @@ def header(report, status: Dict[str, int]) -> List[str]:
         "",
         (
             f"Plan `{plan.path}`; {len(plan.runs)} runs: {status['done']} finished, {status['failed']} failed, "
-            f"{status['missing']} not run (yet). Encoder(s): {', '.join(plan.encoders)}; seeds {plan.seeds_description()}; "
+            f"{status['missing']} not run (yet). {'Encoder' if len(plan.encoders) == 1 else 'Encoders'}: {', '.join(plan.encoders)}; seeds {plan.seeds_description()}; "
             f"epochs {plan.epochs_description()}{'; ' + plan.min_steps_description() if plan.min_steps_description() else ''}. "
             f"Learning rate: encoder {report.setting('EER_LEARNING_RATE')}, freshly initialised heads "
             f"{report.setting('EER_HEAD_LEARNING_RATE', DEFAULT_HEAD_LEARNING_RATE)} (EER_LEARNING_RATE, EER_HEAD_LEARNING_RATE); "
