@@ -16,9 +16,8 @@ from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.common.wording import counted
-from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, DocumentError, unknown_keys_message
+from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, read_documents
-from eer_plugin.corpus.formats.conll import DICTIONARY_FIX
 from eer_plugin.corpus.formats.files import stream_lines, text_files, uncompressed_name
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
@@ -348,14 +347,18 @@ def read_input(path: str) -> InputDocuments:
         except FormatError as err:
             if Path(path).is_dir():
                 raise
-            swapped = "a dictionary of names ('surface form<TAB>TYPE' per line) given as INPUT? Give the documents "
-            reason = err.reason.replace(DICTIONARY_FIX, swapped + "as INPUT and the dictionary with --dictionary FILE")
-            reason = reason.replace(f". {RAW_TEXT_FIX}", "")  # "label raw text first (eer-dictionary ...)": this is it
-            raw_text = (
-                "; read as a CoNLL file: for raw text give a folder of .txt files, one document per file, or JSON "
-                'lines with "text"'
-            )
-            raise DictionaryError(reason + ("" if swapped in reason else raw_text), err.path, err.line) from None
+            if err.looks_like == "dictionary":
+                hint = (
+                    "; a dictionary of names ('surface form<TAB>TYPE' per line) given as INPUT? Give the documents as "
+                    "INPUT and the dictionary with --dictionary FILE"
+                )
+            else:  # not read_conll's fix ("label raw text first: eer-dictionary ..."): this is the command
+                hint = "; the file is plain text, not CoNLL (one word per line)" if err.looks_like == "raw text" else ""
+                hint += (
+                    "; read as a CoNLL file: for raw text give a folder of .txt files, one document per file, or JSON "
+                    'lines with "text"'
+                )
+            raise DictionaryError(err.problem + hint, err.path, err.line) from None
         return InputDocuments(
             [dataclasses.replace(d, spans=[], is_complete=False, negative_spans=[]) for d in gold],
             "conll",

@@ -311,6 +311,33 @@ def test_raw_text_given_as_one_file_or_an_empty_folder_says_what_to_give(tmp_pat
     assert not (tmp_path / "out.jsonl").exists()
 
 
+@pytest.mark.parametrize(
+    "name, text, says",
+    [
+        ("article.txt", "Angela Merkel visited Berlin.\n", "the file is plain text, not CoNLL (one word per line); read as"),
+        ("long.txt", "Angela Merkel met the mayor of Berlin on Monday\n", "the file is plain text, not CoNLL"),
+        ("names.tsv", "Angela Merkel\tPER\nBerlin\tLOC\n", "given as INPUT? Give the documents as INPUT and the "
+         "dictionary with --dictionary FILE"),
+        ("names.txt", "Angela Merkel,PER\n", "given as INPUT?"),
+        ("odd.conll", "Angela B-PER\nMerkel X\n", "read as a CoNLL file: for raw text give a folder"),
+    ],
+)  # fmt: skip
+def test_input_that_is_no_document_file_gets_this_commands_fix_once(name, text, says, tmp_path):
+    """INPUT read as CoNLL that is plain text or a dictionary: the reader's own fix for training data ("label raw
+    text first: eer-dictionary ...") is not repeated to the command that does it; the one fix given is this
+    command's, and nothing is written."""
+    from eer_plugin.annotation.dictionary_files import DictionaryError
+
+    names = _write(tmp_path / "dictionary.tsv", NAMES)
+    source = _write(tmp_path / name, text)
+    with pytest.raises(DictionaryError) as raised:
+        label_file(str(source), str(tmp_path / "out.jsonl"), [str(names)])
+    message = str(raised.value)
+    assert message.startswith(f"{source}:") and says in message and "\n" not in message
+    assert "eer-dictionary INPUT" not in message and "Fix:" not in message and "it labels documents" not in message
+    assert not (tmp_path / "out.jsonl").exists()
+
+
 def test_propagate_labels_other_occurrences_and_keeps_annotations(tmp_path):
     docs = [
         {"id": "a", "tokens": ["Kohl", "met", "Yeltsin", "in", "Bonn"], "spans": [[0, 1, "PER"], [4, 5, "LOC"]]},

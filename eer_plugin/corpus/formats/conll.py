@@ -55,8 +55,24 @@ DICTIONARY_FIX = (
 )
 
 
-def _reads_as_prose(fields: List[str], tag: str) -> bool:
-    return len(fields) >= PROSE_WORDS or bool(_SENTENCE_END.search(tag))
+def _looks_like(text: str, fields: List[str], prose: str, tag: Optional[str] = None) -> Tuple[Optional[str], str]:
+    """What a file's first token line that is no CoNLL line seems to be (a :data:`LOOKS_LIKE` kind, or None), and
+    what was seen (``prose`` for plain text): a dictionary entry, a line of plain text (a tag column that ends a
+    sentence or a line of :data:`PROSE_WORDS` words or more; with no ``tag``: a line that ends a sentence)."""
+    if _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")):
+        return "dictionary", ""
+    if tag is None and _SENTENCE_END.search(text):
+        return "raw text", prose
+    if tag is not None and (len(fields) >= PROSE_WORDS or _SENTENCE_END.search(tag)):
+        return "raw text", prose
+    return None, ""
+
+
+def _hint(looks_like: Optional[str], seen: str) -> str:
+    """The fix that ``read_conll`` gives for what a file looks like (training data expected)."""
+    if looks_like == "dictionary":
+        return f"; {DICTIONARY_FIX}"
+    return f"; {seen}. {RAW_TEXT_FIX}" if looks_like == "raw text" else ""
 
 
 def _column_name(column: int, count: int) -> str:
@@ -262,10 +278,13 @@ def _read_conll_documents(
             continue
         if columns is None:
             if len(fields) < 2:
-                prose = f"; a sentence is plain text, not CoNLL. {RAW_TEXT_FIX}" if _SENTENCE_END.search(text) else ""
-                prose = f"; {DICTIONARY_FIX}" if _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")) else prose
+                looks_like, seen = _looks_like(text, fields, "a sentence is plain text, not CoNLL")
                 raise FormatError(
-                    f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}{prose}", path, number
+                    f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}",
+                    path,
+                    number,
+                    hint=_hint(looks_like, seen),
+                    looks_like=looks_like,
                 )
             if not -len(fields) <= tag_column < len(fields):
                 raise FormatError(
@@ -278,17 +297,14 @@ def _read_conll_documents(
             )
         tag = fields[tag_column]
         if not _TAG_PATTERN.match(tag):
-            first = number == columns[1]
-            if first and _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")):
-                hint = f"; {DICTIONARY_FIX}"
-            elif first and _reads_as_prose(fields, tag):
-                hint = f"; a line of {len(fields)} words is plain text, not CoNLL (one word per line). {RAW_TEXT_FIX}"
-            else:
-                hint = ""
+            seen = f"a line of {len(fields)} words is plain text, not CoNLL (one word per line)"
+            looks_like, seen = _looks_like(text, fields, seen, tag) if number == columns[1] else (None, "")
             raise FormatError(
-                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}{hint}",
+                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}",
                 path,
                 number,
+                hint=_hint(looks_like, seen),
+                looks_like=looks_like,
             )
         if not documents:
             documents.append(_ConllDocument(number, starts_with_docstart=False))

@@ -28,13 +28,33 @@ logger = logging.getLogger(__name__)
 
 
 class FormatError(DocumentError):
-    """A corpus file that cannot be read; ``path`` and ``line`` (1-based, or None) locate the problem."""
+    """A corpus file that cannot be read; ``path`` and ``line`` (1-based, or None) locate the problem.
 
-    def __init__(self, message: str, path: PathLike, line: Optional[int] = None):
+    ``reason`` is the whole message after the location: ``problem`` and then ``hint`` (what the file looks like
+    and the fix, or ""). ``looks_like`` names what the file seems to be instead (:data:`LOOKS_LIKE`, or None), so
+    that a command can give its own fix without reading the message."""
+
+    def __init__(
+        self,
+        message: str,
+        path: PathLike,
+        line: Optional[int] = None,
+        *,
+        hint: str = "",
+        looks_like: Optional[str] = None,
+    ):
+        assert looks_like is None or looks_like in LOOKS_LIKE, looks_like
         self.path = str(path)
         self.line = line
-        self.reason = message
-        super().__init__(f"{self.path}:{line}: {message}" if line is not None else f"{self.path}: {message}")
+        self.problem, self.hint, self.looks_like = message, hint, looks_like
+        self.reason = message + hint
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {self.reason}")
+
+
+#: what a file that is no corpus file seems to be: a dictionary of names ('surface form<TAB>TYPE' lines), or
+#: plain text (prose, one sentence per line)
+LOOKS_LIKE = ("dictionary", "raw text")
 
 
 #: ``file_encoding`` value that reads UTF-8 and falls back to latin-1 for column files that are not valid UTF-8
