@@ -35,7 +35,7 @@ When the input documents already carry spans, a dictionary type none of them use
 **Input documents.** JSON lines with ``"text"`` (raw text: tokenized, character offsets kept; optional
 ``"id"``), JSON lines with ``"tokens"`` (pre-tokenized or partial-annotation documents, whose spans and
 provenance are kept: this command's own output can be labelled again with another dictionary), a folder of
-``.txt`` files (one raw-text document per file, named by its path; :func:`read_text_folder`), or a
+``.txt`` files (one raw-text document per file, named by its path; :func:`~eer_plugin.annotation.dictionary_input.read_text_folder`), or a
 CoNLL/OntoNotes file whose tags are ignored. A match never overrides an annotated span: a
 match that overlaps one (or a negative span) is dropped and counted; complete documents are left as they
 are (their unmarked words are observed ``O``). A document without words (empty text or tokens) is skipped and listed
@@ -64,24 +64,15 @@ import logging
 from collections import Counter
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
-from eer_plugin.annotation.dictionary_files import (  # noqa: F401  (the names callers import from here)
-    CSV_HEADER_TYPES,
-    DICTIONARY_JSON_KEYS,
+from eer_plugin.annotation.dictionary_files import (
     PROPAGATE_SOURCE,
-    TEXT_JSON_KEYS,
-    TYPO_CHECK_ENTRIES,
     DictionaryError,
-    InputDocuments,
-    csv_delimiter,
-    dictionary_lines,
     dictionary_specs,
     load_dictionary,
-    read_input,
     read_stop_list,
-    read_text_folder,
-    text_lines,
     type_warnings,
 )
+from eer_plugin.annotation.dictionary_input import read_input
 from eer_plugin.annotation.dictionary_matcher import AMBIGUOUS_RULES, DEFAULT_AMBIGUOUS, Matcher  # noqa: F401
 from eer_plugin.common.outputs import check_outputs, writing
 from eer_plugin.common.wording import counted

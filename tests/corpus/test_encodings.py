@@ -15,7 +15,8 @@ from conftest import FIXTURES
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from eer_plugin.annotation.dictionary_files import dictionary_lines, read_input, read_stop_list
+from eer_plugin.annotation.dictionary_files import dictionary_lines, read_stop_list
+from eer_plugin.annotation.dictionary_input import read_input
 from eer_plugin.corpus.formats import FormatError, read_documents
 from eer_plugin.corpus.importers import import_documents, read_ids
 from eer_plugin.corpus.tokenizer import tokenize_text
