@@ -95,10 +95,7 @@ def estimate(
     """
     if not counts:
         raise ValueError("no complete documents to estimate the entity ratio from")
-    if not 0.0 < confidence < 1.0:
-        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
-    if resamples < 1:
-        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    check_options(confidence, resamples)
     types = sorted({t for c in counts for t in c.entities if t != UNKNOWN_TYPE})
     stats = np.array(
         [[c.subwords, c.entity_subwords] + [c.entities[t] for t in types] for c in counts], dtype=np.float64
@@ -132,10 +129,23 @@ def estimate(
     }
 
 
+def check_options(
+    confidence: float = DEFAULT_CONFIDENCE, resamples: int = DEFAULT_RESAMPLES, min_margin: float = DEFAULT_MIN_MARGIN
+) -> None:
+    """A ``ValueError`` naming the first option out of range (checked before any document is read)."""
+    if not 0.0 < confidence < 1.0:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence}")
+    if resamples < 1:
+        raise ValueError(f"resamples must be at least 1, got {resamples}")
+    if not 0.0 <= min_margin < 1.0:  # gamma, a half-width of shares of subwords; nan fails too
+        raise ValueError(f"min_margin (the smallest gamma) must be in [0, 1), got {min_margin}")
+
+
 def suggest(low: float, high: float, min_margin: float = DEFAULT_MIN_MARGIN) -> Dict[str, float]:
     """``entity_ratio`` (rho) and ``ratio_margin`` (gamma) with ``[rho - gamma, rho + gamma]``
     covering ``[low, high]``: the midpoint and the half-width (at least ``min_margin``), rounded to
     three decimals with gamma rounded up so that the rounded band still covers the interval."""
+    check_options(min_margin=min_margin)
     rho = round((low + high) / 2, 3)
     gamma = max(rho - low, high - rho, min_margin)
     gamma = math.ceil(gamma * 1000 - 1e-9) / 1000

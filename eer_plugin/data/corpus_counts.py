@@ -55,6 +55,7 @@ def estimate_ratio(
     the ``partial`` files (in ``partial_variant``) with the warnings they call for; written to ``output`` as JSON
     when given. Without ``encoder`` the default one is used and ``announce`` gets a line that names it."""
     check_outputs([("DATA", data), *(("--partial", path) for path in partial)], [("--output", output)])
+    ratio_estimate.check_options(confidence, resamples, min_margin)
     if encoder is None:
         encoder, source = default_encoder()
         announce(f"encoder: {encoder} ({source}; choose another with --encoder)")

@@ -2,6 +2,7 @@
 bootstrap interval, the suggested rho/gamma and the two warnings; the reader's file_encoding."""
 
 import json
+import re
 from collections import Counter
 
 import pytest
@@ -231,3 +232,27 @@ def test_coverage_script_levels_share_the_draws(tmp_path):
     assert (narrow["estimate_p05"], narrow["estimate_p95"]) == (wide["estimate_p05"], wide["estimate_p95"])
     assert wide["mean_width"] >= narrow["mean_width"] > 0.0
     assert wide["interval_covers"] >= narrow["interval_covers"]
+
+
+@pytest.mark.parametrize(
+    "option, value, says",
+    [
+        ("--confidence", "1.5", "confidence must be in (0, 1), got 1.5"),
+        ("--confidence", "nan", "confidence must be in (0, 1), got nan"),
+        ("--resamples", "0", "resamples must be at least 1, got 0"),
+        ("--min-margin", "-1", "min_margin (the smallest gamma) must be in [0, 1), got -1.0"),
+        ("--min-margin", "nan", "min_margin (the smallest gamma) must be in [0, 1), got nan"),
+    ],
+)
+def test_an_option_out_of_range_is_refused_before_the_data_is_read(option, value, says, tmp_path, monkeypatch):
+    """Every option of the estimate is checked first: no tokenizer is loaded, no file read, nothing written."""
+    from eer_plugin.data import corpus_counts
+
+    monkeypatch.setattr(corpus_counts, "_reader", lambda *a, **k: pytest.fail("the data was read"))
+    out = tmp_path / "ratio.json"
+    with pytest.raises(ValueError, match=re.escape(says)):
+        corpus_counts.estimate_ratio(str(FIXTURES / "conll2003_tiny.txt"), ENCODER, output=str(out),
+                                     **{option[2:].replace("-", "_"): float(value)})  # fmt: skip
+    assert not out.exists()
+    with pytest.raises(ValueError, match="min_margin"):
+        suggest(0.1, 0.2, -0.5)
