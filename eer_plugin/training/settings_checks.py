@@ -4,7 +4,8 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 
 * ``-o`` must be a JSON(net) object (``'{"trainer.num_epochs": 5}'``);
 * ``trainer.num_epochs`` and every data loader's batch size are integers of at least 1;
-* ``model.entity_ratio`` is a number in (0, 1) and ``model.ratio_margin`` one of at least 0;
+* the numbers of :data:`NUMBER_RANGES` are in range (``model.entity_ratio`` in (0, 1), ``model.ratio_margin`` and
+  ``model.ratio_loss_weight`` at least 0, ``model.dropout`` a probability, the learning rate above 0, ...);
 * every key of ``model`` and ``dataset_reader`` is an argument of the registered class (misspelt keys are
   named with the closest argument);
 * ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``); one that holds
@@ -15,6 +16,7 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 
 import difflib
 import inspect
+import math
 import os
 from typing import Any, Dict, Iterator, List, Tuple
 
@@ -46,7 +48,33 @@ def _is_count(value: Any) -> bool:
 
 
 def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
+def _is_whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+#: ``(config path, test, what is expected)`` of the numbers a run cannot use (absent or null: not checked)
+NUMBER_RANGES = (
+    ("model.entity_ratio", lambda v: _is_number(v) and 0 < v < 1, "a number in (0, 1) (the expected share of entity subwords)"),
+    ("model.ratio_margin", lambda v: _is_number(v) and v >= 0, "a number of at least 0"),
+    ("model.ratio_loss_weight", lambda v: _is_number(v) and v >= 0, "a number of at least 0 (0: no ratio loss)"),
+    ("model.dropout", lambda v: _is_number(v) and 0 <= v < 1, "a probability in [0, 1)"),
+    ("model.price_rate", lambda v: _is_number(v) and v >= 0, "a number of at least 0"),
+    ("model.price_penalty", lambda v: _is_number(v) and v > 0, "a number above 0"),
+    ("model.o_cost", _is_number, "a finite number"),
+    ("trainer.optimizer.lr", lambda v: _is_number(v) and v > 0, "a learning rate above 0"),
+    ("trainer.min_steps", lambda v: _is_whole(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
+    ("trainer.patience", lambda v: _is_whole(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
+    ("trainer.grad_norm", lambda v: _is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
+)  # fmt: skip
+
+
+def _value_at(config: Dict[str, Any], path: str) -> Any:
+    for key in path.split("."):
+        config = config.get(key) if isinstance(config, dict) else None  # type: ignore[assignment]
+    return config
 
 
 def _arguments(registrable, config: Dict[str, Any]) -> Tuple[str, List[str]]:
@@ -160,15 +188,10 @@ def check_training_arguments(
         for where, holder in ((loader, settings), (f"{loader}.batch_sampler", settings.get("batch_sampler") or {})):
             if isinstance(holder, dict) and "batch_size" in holder and not _is_count(holder["batch_size"]):
                 raise UserError(f"{where}.batch_size must be an integer of at least 1, got {holder['batch_size']!r}")
-    model = config.get("model") or {}
-    ratio = model.get("entity_ratio")
-    if ratio is not None and not (_is_number(ratio) and 0 < ratio < 1):
-        raise UserError(
-            f"model.entity_ratio must be a number in (0, 1) (the expected share of entity subwords), got {ratio!r}"
-        )
-    margin = model.get("ratio_margin")
-    if margin is not None and not (_is_number(margin) and margin >= 0):
-        raise UserError(f"model.ratio_margin must be a number of at least 0, got {margin!r}")
+    for path, test, expected in NUMBER_RANGES:
+        value = _value_at(config, path)
+        if value is not None and not test(value):
+            raise UserError(f"{path} must be {expected}, got {value!r}")
     for part, registrable in (("model", Model), ("dataset_reader", DatasetReader)):
         settings = config.get(part) or {}
         kind, known = _arguments(registrable, settings) if isinstance(settings, dict) else ("", [])

@@ -259,3 +259,34 @@ def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, t
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: -s model holds a run without a checkpoint (") and "Add --force" in err, err
     assert len(err.splitlines()) == 1
+
+
+def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tiny_env, tmp_path, monkeypatch):
+    """Each number a run reads (:data:`NUMBER_RANGES`) against generated values: a value out of range (or of the
+    wrong type) is one line naming the setting, what is expected and the value; one in range passes. Every path
+    is a real setting of the EER config (a misspelt path would check nothing)."""
+    import json
+
+    from allennlp.common import Params
+    from conftest import FIXTURES
+
+    from eer_plugin.training.settings_checks import NUMBER_RANGES, _value_at, check_training_arguments
+
+    monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    config = Params.from_file("eer_short.jsonnet", '{"model.ratio_control": "bind"}').as_dict(quiet=True)
+    for path, test, expected in NUMBER_RANGES:
+        assert _value_at(config, path) is not None or path.rsplit(".", 1)[1] in ("patience", "o_cost"), path
+        taken = refused = 0
+        for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1]):
+            overrides = json.dumps({path: value})
+            if test(value):
+                check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
+                taken += 1
+                continue
+            with pytest.raises(UserError) as raised:
+                check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
+            assert str(raised.value) == f"{path} must be {expected}, got {value!r}"
+            refused += 1
+        assert taken and refused >= 3, path  # "0.1", True and [1] at least
+    assert not (tmp_path / "run").exists()
