@@ -34,6 +34,7 @@ continues exactly; under distributed training each batch's ratio is taken over a
 every worker holds the same price.
 """
 
+import math
 from typing import Optional
 
 import torch
@@ -48,6 +49,17 @@ DEFAULT_PRICE_PENALTY = 10.0
 DEFAULT_MOMENTUM = 0.9
 #: the ratio controls a tagger accepts: the paper's fixed weight alone, or with the band held
 RATIO_CONTROLS = ("fixed", "bind")
+
+
+def check_ratio_loss(entity_ratio: float, ratio_margin: float, ratio_loss_weight: float) -> None:
+    """``ValueError`` for a band or weight the EER loss cannot use: ``rho`` outside (0, 1), ``gamma`` or
+    ``lambda_u`` below 0 (a negative weight maximises the ratio loss), or any of them not finite."""
+    if not (math.isfinite(entity_ratio) and 0 < entity_ratio < 1):
+        raise ValueError(f"entity_ratio (rho) must be in (0, 1), got {entity_ratio}")
+    if not (math.isfinite(ratio_margin) and ratio_margin >= 0):
+        raise ValueError(f"ratio_margin (gamma) must be at least 0, got {ratio_margin}")
+    if not (math.isfinite(ratio_loss_weight) and ratio_loss_weight >= 0):
+        raise ValueError(f"ratio_loss_weight (lambda_u) must be at least 0, got {ratio_loss_weight}")
 
 
 def check_ratio_control(control: str) -> str:

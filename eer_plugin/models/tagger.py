@@ -34,6 +34,7 @@ from eer_plugin.core.ratio_control import (
     EntityPrice,
     batch_ratio,
     check_ratio_control,
+    check_ratio_loss,
 )
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme
@@ -177,6 +178,7 @@ class EERTagger(Model, SpanDecoder):
         self.crf = ConstrainedCRF(
             self.scheme.allowed_transitions(), self.scheme.allowed_start(), self.scheme.allowed_end()
         )
+        check_ratio_loss(entity_ratio, ratio_margin, ratio_loss_weight)
         self.entity_ratio = entity_ratio
         self.ratio_margin = ratio_margin
         self.ratio_loss_weight = ratio_loss_weight

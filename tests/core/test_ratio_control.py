@@ -1,6 +1,8 @@
 """The binding ratio control (eer_plugin/core/ratio_control.py): its term, its multipliers, and a
 tiny tagger whose band lies far from where the likelihood pulls rho_hat."""
 
+import re
+
 import pytest
 import torch
 
@@ -242,3 +244,23 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
     assert "validation_entity_price" not in metrics
     state = load_weights(out / "best.th")["entity_price.state"]
     assert state.dtype == torch.float64 and state.shape == (3,)
+
+
+@pytest.mark.parametrize(
+    "rho, gamma, weight, named",
+    [
+        (0.0, 0.05, 10, "entity_ratio (rho)"),
+        (1.0, 0.05, 10, "entity_ratio (rho)"),
+        (float("nan"), 0.05, 10, "entity_ratio (rho)"),
+        (0.15, -0.01, 10, "ratio_margin (gamma)"),
+        (0.15, float("inf"), 10, "ratio_margin (gamma)"),
+        (0.15, 0.05, -1, "ratio_loss_weight (lambda_u)"),
+        (0.15, 0.05, float("nan"), "ratio_loss_weight (lambda_u)"),
+    ],
+)
+def test_a_band_or_weight_the_loss_cannot_use_is_refused(rho, gamma, weight, named):
+    from eer_plugin.core.ratio_control import check_ratio_loss
+
+    check_ratio_loss(0.15, 0.0, 0.0)  # Raw's weight 0 and a band of width 0 are fine
+    with pytest.raises(ValueError, match=re.escape(named)):
+        check_ratio_loss(rho, gamma, weight)
