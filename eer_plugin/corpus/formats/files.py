@@ -21,6 +21,7 @@ from typing import IO, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
+from eer_plugin.corpus.formats.office import office_document, office_fix
 from eer_plugin.corpus.text import normalise_text
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -245,6 +246,9 @@ def read_input_bytes(path: PathLike) -> bytes:
         data = Path(path).read_bytes()
     except OSError as err:
         raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
+    office = office_document(data[:8], data, str(path))
+    if office is not None:
+        raise FormatError(office_fix(*office), path)
     row = compression_of(data)
     if row is None:
         return data
@@ -265,6 +269,9 @@ def _open_text(path: PathLike, whole_file: bool = True) -> Tuple[IO[str], Option
     try:
         with open(path, "rb") as handle:
             first = handle.read(8)
+            office = office_document(first, handle, str(path))
+        if office is not None:
+            raise FormatError(office_fix(*office), path)
         row = compression_of(first)
         kind, opener = (row[1], row[3]) if row else (None, open)
         if opener is None:

@@ -21,6 +21,7 @@ from typing import List
 
 from eer_plugin.corpus.formats import FormatError, PathLike
 from eer_plugin.corpus.formats.files import check_input_file
+from eer_plugin.corpus.formats.office import office_document, office_fix
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id
 
 #: the ``incorrect_spans_key`` looked up by default
@@ -45,6 +46,9 @@ def read(
         data = Path(path).read_bytes()
     except OSError as err:
         raise AnnotationImportError(f"cannot read file: {err.strerror or err}", path) from None
+    office = office_document(data[:8], data, str(path))
+    if office is not None:
+        raise AnnotationImportError(office_fix(*office), path)
     try:
         docs = list(DocBin().from_bytes(data).get_docs(Vocab()))
     except Exception as err:  # msgpack / zlib errors of a file that is not a DocBin

@@ -1,0 +1,66 @@
+"""Files that are documents of other programs, not text: a spreadsheet, a word processor's document, a PDF.
+
+A user with a spreadsheet of names gives ``names.xlsx`` to ``--dictionary``; one with reports gives
+``report.pdf`` or ``report.docx`` as the documents to label or tag. Read as text these are zip archives or
+binary bytes: "decompress it first" or a column error on ``%PDF-1.4`` would be the wrong fix.
+:func:`office_document` names what such a file is from its first bytes (and, for the zip-based formats,
+its member names), and :func:`office_fix` says how to save it as what eer-ner reads.
+"""
+
+import io
+import zipfile
+from typing import BinaryIO, Optional, Union
+
+#: the zip-based formats: a member name (or the ``mimetype`` member's text) -> (what it is, a spreadsheet?)
+_OOXML = (("xl/", "an Excel workbook (.xlsx)", True), ("word/", "a Word document (.docx)", False),
+          ("ppt/", "a PowerPoint presentation (.pptx)", False))  # fmt: skip
+_OPENDOCUMENT = (("spreadsheet", "an OpenDocument spreadsheet (.ods)", True),
+                 ("text", "an OpenDocument text (.odt)", False),
+                 ("presentation", "an OpenDocument presentation (.odp)", False))  # fmt: skip
+#: first bytes of the other formats -> (what it is, a spreadsheet?)
+_SIGNATURES = (
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office file (.xls, .doc or .ppt)", True),
+    (b"%PDF", "a PDF document", False),
+    (b"{\\rtf", "an RTF document", False),
+)
+
+
+def office_document(head: bytes, source: Union[str, bytes, BinaryIO], name: str = "") -> Optional[tuple]:
+    """``(what it is, whether it is a spreadsheet)`` for a file of another program, from its first bytes ``head``
+    (and, for a zip archive, the member names of ``source``: a path, the whole bytes or a binary file; for an old
+    Office file, the suffix of its ``name``); None for anything else (a zip archive of other files too)."""
+    for signature, what, sheet in _SIGNATURES:
+        if head.startswith(signature):
+            if signature == _SIGNATURES[0][0] and name.lower().endswith((".doc", ".ppt", ".pps")):
+                return f"an old Office document (.{name.rsplit('.', 1)[1].lower()})", False
+            return what, sheet
+    if not head.startswith(b"PK\x03\x04"):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as archive:
+            names = archive.namelist()
+            mimetype = archive.read("mimetype").decode("ascii", "replace") if "mimetype" in names else ""
+    except (zipfile.BadZipFile, OSError, KeyError, EOFError):
+        return None
+    if "[Content_Types].xml" in names:
+        for prefix, what, sheet in _OOXML:
+            if any(name.startswith(prefix) for name in names):
+                return what, sheet
+    if mimetype.startswith("application/vnd.oasis.opendocument."):
+        for kind, what, sheet in _OPENDOCUMENT:
+            if mimetype.endswith("." + kind):
+                return what, sheet
+    return None
+
+
+def office_fix(what: str, sheet: bool) -> str:
+    """The message for a file that :func:`office_document` recognised: what it is and how to save it as text."""
+    if sheet:
+        return (
+            f"{what}, not a text file: save the sheet as 'CSV UTF-8' or 'Unicode Text' (File > Save As; a dictionary: "
+            "one column of names, one of types) and give that file"
+        )
+    return (
+        f"{what}, not a text file: save or export its text as plain text (.txt, UTF-8) and give that file (several "
+        "documents: a folder of .txt files, one per document)"
+    )

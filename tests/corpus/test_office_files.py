@@ -1,0 +1,81 @@
+"""Files of other programs given as data, as a class: a spreadsheet (``names.xlsx``, ``.ods``, ``.xls``), a word
+processor's document (``.docx``, ``.odt``, ``.doc``, RTF) or a PDF, given to every reader (training data, a
+dictionary, eer-dictionary's INPUT, predict's input, an annotation tool's export, a stop list) is one line that
+says what the file is and how to save it as text; a zip archive of anything else keeps "decompress it first"."""
+
+import io
+import zipfile
+
+import pytest
+
+from eer_plugin.corpus.formats import FormatError
+
+
+def _zip(members) -> bytes:
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, text in members:
+            archive.writestr(name, text)
+    return buffer.getvalue()
+
+
+OLE2 = b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1" + b"\x00" * 504
+#: name -> (bytes, what the message calls it, is a spreadsheet)
+FILES = {
+    "names.xlsx": (_zip([("[Content_Types].xml", "<Types/>"), ("xl/workbook.xml", "<workbook/>")]),
+                   "an Excel workbook (.xlsx)", True),
+    "report.docx": (_zip([("[Content_Types].xml", "<Types/>"), ("word/document.xml", "<document/>")]),
+                    "a Word document (.docx)", False),
+    "names.ods": (_zip([("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), ("content.xml", "<x/>")]),
+                  "an OpenDocument spreadsheet (.ods)", True),
+    "report.odt": (_zip([("mimetype", "application/vnd.oasis.opendocument.text"), ("content.xml", "<x/>")]),
+                   "an OpenDocument text (.odt)", False),
+    "names.xls": (OLE2, "an old Office file (.xls, .doc or .ppt)", True),
+    "report.doc": (OLE2, "an old Office document (.doc)", False),
+    "report.pdf": (b"%PDF-1.7\n%\xe2\xe3\xcf\xd3\n1 0 obj\n<<>>\nendobj\n", "a PDF document", False),
+    "report.rtf": (b"{\\rtf1\\ansi Angela Merkel visited Paris.}", "an RTF document", False),
+}  # fmt: skip
+
+
+def _readers(tmp_path):
+    """Every reader of a user's file, as ``(name, call(path))``."""
+    from eer_plugin.annotation.dictionary_files import dictionary_lines, read_stop_list
+    from eer_plugin.annotation.dictionary_input import read_input
+    from eer_plugin.corpus.formats import read_documents
+    from eer_plugin.corpus.formats.files import open_text
+    from eer_plugin.corpus.importers import IMPORT_FORMATS, import_documents
+    from eer_plugin.corpus.tokenizer import tokenize_text
+
+    exports = [
+        (f"{f} export", lambda p, f=f: import_documents(f, p, tokenize_text)) for f in IMPORT_FORMATS if f != "brat"
+    ]  # brat: a folder or .ann
+    return exports + [
+        ("training data", lambda p: read_documents(p)),
+        ("dictionary", lambda p: list(dictionary_lines(p))),
+        ("stop list", lambda p: read_stop_list(p)),
+        ("eer-dictionary INPUT", lambda p: read_input(p)),
+        ("predict input", lambda p: open_text(p, whole_file=False)),
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(FILES))
+def test_a_file_of_another_program_is_named_with_how_to_save_it_as_text(name, tmp_path):
+    data, what, sheet = FILES[name]
+    path = tmp_path / name
+    path.write_bytes(data)
+    for reader, read in _readers(tmp_path):
+        with pytest.raises(FormatError) as raised:
+            read(str(path))
+        message = str(raised.value)
+        assert message.startswith(f"{path}: {what}, not a text file: "), (reader, message)
+        fix = "save the sheet as 'CSV UTF-8' or 'Unicode Text'" if sheet else "export its text as plain text (.txt"
+        assert fix in message and "\n" not in message and "decompress" not in message, (reader, message)
+
+
+def test_a_zip_archive_of_other_files_still_says_decompress_it(tmp_path):
+    from eer_plugin.corpus.formats import read_documents
+
+    path = tmp_path / "train.zip"
+    path.write_bytes(_zip([("train.txt", "Paris B-LOC\n")]))
+    with pytest.raises(FormatError, match="zip-compressed: decompress it first"):
+        read_documents(str(path))
