@@ -64,6 +64,8 @@ import logging
 from collections import Counter
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from tqdm import tqdm
+
 from eer_plugin.annotation.dictionary_files import (
     PROPAGATE_SOURCE,
     DictionaryError,
@@ -162,15 +164,18 @@ def label_documents(
     matcher: Matcher,
     summary: Optional[Summary] = None,
     offsets: Optional[Sequence[Optional[Sequence[Tuple[int, int]]]]] = None,
+    progress: bool = False,
 ) -> Tuple[List[Document], Summary]:
     """The documents with the matcher's matches added as spans (never over an annotated or negative span;
     complete documents unchanged) and a ``provenance`` object per new span, with character offsets into
-    :attr:`Document.text` where ``offsets`` gives the words' ``(start, end)``; the counts go into ``summary``."""
+    :attr:`Document.text` where ``offsets`` gives the words' ``(start, end)``; the counts go into ``summary``.
+    ``progress``: a progress bar on stderr when it is a terminal."""
     summary = summary or Summary()
     per_type: Counter = Counter()
     per_source: Counter = Counter()
     output = []
-    for index, document in enumerate(documents):
+    shown = tqdm(documents, desc="eer-dictionary: labelling", unit=" documents", disable=None if progress else True)
+    for index, document in enumerate(shown):
         summary.documents += 1
         summary.words += len(document.tokens)
         if document.is_complete:
@@ -223,9 +228,10 @@ def build_matcher(
     stop_list: Optional[str] = None,
     ambiguous: str = DEFAULT_AMBIGUOUS,
     propagate_from: Sequence[Document] = (),
+    progress: bool = False,
 ) -> Tuple[Matcher, List[dict]]:
     """A :class:`Matcher` of the ``(name, path)`` dictionaries (after the spans of ``propagate_from``, as
-    dictionary :data:`PROPAGATE_SOURCE`) and the per-dictionary counts."""
+    dictionary :data:`PROPAGATE_SOURCE`) and the per-dictionary counts (``progress``: a bar per dictionary)."""
     matcher = Matcher(case_insensitive, ambiguous, read_stop_list(stop_list) if stop_list else ())
     loaded = []
     if propagate_from:
@@ -245,7 +251,7 @@ def build_matcher(
             }
         )
     for name, path in dictionaries:
-        loaded.append(load_dictionary(matcher, name, path))
+        loaded.append(load_dictionary(matcher, name, path, progress))
     return matcher, loaded
 
 
@@ -258,12 +264,14 @@ def label_file(
     ambiguous: str = DEFAULT_AMBIGUOUS,
     propagate: bool = False,
     report: Optional[str] = None,
+    progress: bool = False,
 ) -> Summary:
     """``eer-dictionary``: labels INPUT with the ``--dictionary`` arguments (``FILE`` or ``NAME=FILE``) and
     writes OUTPUT (partial-annotation JSON lines) and, with ``report``, the summary as JSON; returns the
     :class:`Summary`. Bad input raises
     :class:`DictionaryError` (or :class:`~eer_plugin.corpus.formats.FormatError`) before anything is written;
-    an output that is an input raises :class:`~eer_plugin.common.outputs.OutputError`."""
+    an output that is an input raises :class:`~eer_plugin.common.outputs.OutputError`. ``progress``: progress bars
+    on stderr (reading each dictionary, labelling) when it is a terminal."""
     if ambiguous not in AMBIGUOUS_RULES:
         raise DictionaryError(f"--ambiguous must be one of {', '.join(AMBIGUOUS_RULES)}, got {ambiguous!r}", input)
     specs = dictionary_specs(dictionaries)
@@ -278,7 +286,9 @@ def label_file(
     annotated = [d for d in documents if d.spans]
     if propagate and not annotated:
         raise DictionaryError("--propagate: no document of the input has an annotated span to propagate", input)
-    matcher, loaded = build_matcher(specs, case_insensitive, stop_list, ambiguous, annotated if propagate else ())
+    matcher, loaded = build_matcher(
+        specs, case_insensitive, stop_list, ambiguous, annotated if propagate else (), progress=progress
+    )
     corpus_types = sorted({t for d in documents for _, _, t in d.spans})
     summary = Summary(
         input_kind=kind,
@@ -298,7 +308,7 @@ def label_file(
             f"and as {a['listings'][1]['type']}; kept {a['kept']} (--ambiguous first)"
             for a in summary.ambiguous
         ]
-    labelled, summary = label_documents(documents, matcher, summary, offsets)
+    labelled, summary = label_documents(documents, matcher, summary, offsets, progress)
     write_jsonl(labelled, output)
     if report:
         with writing(report) as handle:

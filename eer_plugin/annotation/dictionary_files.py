@@ -13,6 +13,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Dict, Iterator, List, Optional, Sequence, Tuple
 
+from tqdm import tqdm
+
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import unknown_keys_message
@@ -232,13 +234,16 @@ def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:
     return specs
 
 
-def load_dictionary(matcher: Matcher, name: str, path: str) -> Dict[str, object]:
+def load_dictionary(matcher: Matcher, name: str, path: str, progress: bool = False) -> Dict[str, object]:
     """Adds the entries of one dictionary file to ``matcher``; returns its counts (entries, per type,
-    ``first_line`` per type). An empty dictionary is a :class:`DictionaryError`."""
+    ``first_line`` per type). An empty dictionary is a :class:`DictionaryError`. ``progress``: a progress bar on
+    stderr when it is a terminal."""
     source = matcher.add_source(name, str(path))
     per_type: Counter = Counter()
     first_line: Dict[str, int] = {}
-    for number, form, label in dictionary_lines(str(path)):
+    lines = dictionary_lines(str(path))
+    shown = tqdm(lines, desc=f"eer-dictionary: reading {name}", unit=" entries", disable=None if progress else True)
+    for number, form, label in shown:
         tokens = tokenize_text(form)[0]
         matcher.add(tokens, label, source, number)
         per_type[label] += 1

@@ -65,6 +65,7 @@ def run(args: argparse.Namespace) -> dictionary.Summary:
         args.ambiguous,
         args.propagate,
         args.report,
+        progress=True,
     )
     for warning in summary.warnings:
         print(f"warning: {warning}", file=sys.stderr)

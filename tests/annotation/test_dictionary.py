@@ -626,3 +626,28 @@ def test_the_format_checks_provenance(provenance, message):
         return
     with pytest.raises(DocumentError, match=message):
         Document.from_json(data)
+
+
+def test_progress_bars_show_on_a_terminal_only(tmp_path, monkeypatch):
+    """eer-dictionary's progress (each dictionary read, the documents labelled) goes to stderr when it is a
+    terminal; piped or logged, stderr stays clean; the output is the same either way."""
+    import io
+    import sys
+
+    class Terminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    names = _write(tmp_path / "names.tsv", NAMES)
+    docs = _write(
+        tmp_path / "docs.jsonl", "".join(json.dumps({"text": f"Merkel met Smith {i}."}) + "\n" for i in range(5))
+    )
+    outputs = []
+    for stderr in (Terminal(), io.StringIO()):
+        monkeypatch.setattr(sys, "stderr", stderr)
+        out = tmp_path / f"out{len(outputs)}.jsonl"
+        label_file(str(docs), str(out), [str(names)], progress=True)
+        outputs.append((stderr.getvalue(), out.read_text()))
+    (shown, first), (piped, second) = outputs
+    assert "eer-dictionary: reading names" in shown and "eer-dictionary: labelling" in shown and "5/5" in shown
+    assert piped == "" and first == second
