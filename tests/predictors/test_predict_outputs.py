@@ -609,7 +609,7 @@ def test_predict_refuses_a_folder_without_text_files(tmp_path):
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.docx").write_bytes(b"PK")
     with pytest.raises(
-        UserError, match=r"docs: no \.txt files below this folder \(it holds 1 other file\(s\), e\.g\. a\.docx\)"
+        UserError, match=r"docs: no \.txt files below this folder \(it holds 1 other file, e\.g\. a\.docx\)"
     ):
         check_arguments(str(tmp_path / "docs"), str(tmp_path / "out.jsonl"), 1)
 
