@@ -1,6 +1,7 @@
 """The HTTP layer of ``eer-ner serve``: FastAPI routes onto :class:`eer_plugin.serve.backend.Backend`, run by
 uvicorn. The only module of the package that imports them (the ``serve`` extra)."""
 
+import json
 import logging
 from typing import Any, Dict, Optional
 
@@ -26,6 +27,16 @@ def create_app(backend) -> Any:
     fastapi, _ = _framework()
     from fastapi.responses import JSONResponse
 
+    class ExactJSONResponse(JSONResponse):
+        """JSON in UTF-8; text with a lone surrogate (which a task's text may hold, and a result's ``text`` slices)
+        as ``\\ud800`` escapes, which JSON parsers read back to the same string, instead of a 500."""
+
+        def render(self, content: Any) -> bytes:
+            try:
+                return super().render(content)
+            except UnicodeEncodeError:
+                return json.dumps(content, ensure_ascii=True, allow_nan=False, separators=(",", ":")).encode("ascii")
+
     app = fastapi.FastAPI(title="eer-ner Label Studio ML backend")
 
     async def body_of(request) -> Dict[str, Any]:
@@ -37,7 +48,7 @@ def create_app(backend) -> Any:
 
     def answer(result) -> JSONResponse:
         status, content = result
-        return JSONResponse(content, status_code=status)
+        return ExactJSONResponse(content, status_code=status)
 
     # model calls and Label Studio calls block: each runs in the thread pool (a plain def does)
     @app.get("/")

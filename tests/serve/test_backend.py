@@ -245,3 +245,38 @@ def test_an_exported_model_is_served_the_same_and_trains_on_its_encoder(archive,
         assert mine["score"] == pytest.approx(theirs["score"], abs=1e-5)
         assert [r["score"] for r in mine["result"]] == pytest.approx([r["score"] for r in theirs["result"]], abs=1e-5)
     assert encoder_settings(str(tmp_path / "export")) == {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "24"}
+
+
+def _http_client(backend):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    return TestClient(create_app(backend))
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_task_texts_with_lone_surrogates_are_answered_with_their_exact_slices(backend):
+    import random
+
+    client = _http_client(backend)
+    rng = random.Random(0)
+    words = ["John", "Smith", "visited", "London", "\u00e9t\u00e9", "3.5", ",", "\n"]
+    texts = [
+        " ".join(rng.choice(words + [chr(rng.randrange(0xD800, 0xE000))]) for _ in range(rng.randrange(3, 12)))
+        for _ in range(12)
+    ]
+    texts = [text if any(0xD800 <= ord(c) < 0xE000 for c in text) else text + " \udc80" for text in texts]
+    task_list = [{"id": i, "data": {"body": text}} for i, text in enumerate(texts)]
+    # Label Studio writes a lone surrogate as a \ud800 escape (JSON in UTF-8 cannot hold it otherwise)
+    answer = client.post("/predict", content=json.dumps({"tasks": task_list, "label_config": CONFIG}).encode())
+    assert answer.status_code == 200, answer.text
+    results = json.loads(answer.content)["results"]
+    assert len(results) == len(texts) and sum(len(r["result"]) for r in results) > len(texts)
+    for text, prediction in zip(texts, results):
+        for result in prediction["result"]:
+            assert result["value"]["text"] == text[result["value"]["start"] : result["value"]["end"]]
+    assert client.post("/predict", json={"tasks": [], "label_config": CONFIG}).headers["content-type"] == (
+        "application/json"
+    )
