@@ -3,7 +3,7 @@ uvicorn. The only module of the package that imports them (the ``serve`` extra).
 
 import json
 import logging
-from typing import Any, Dict, Optional
+from typing import Any, Optional
 
 #: where the backend listens (only this machine, unless --host says otherwise); Label Studio's usual backend port
 HOST = "127.0.0.1"
@@ -39,13 +39,6 @@ def create_app(backend) -> Any:
 
     app = fastapi.FastAPI(title="eer-ner Label Studio ML backend")
 
-    async def body_of(request) -> Dict[str, Any]:
-        try:
-            body = await request.json()
-        except ValueError:
-            body = None
-        return body if isinstance(body, dict) else {}
-
     def answer(result) -> JSONResponse:
         status, content = result
         return ExactJSONResponse(content, status_code=status)
@@ -56,18 +49,15 @@ def create_app(backend) -> Any:
     def health():
         return answer(backend.health())
 
-    def route(path: str, method):
+    def route(path: str):
         async def endpoint(request: fastapi.Request):
-            body = await body_of(request)
-            return answer(await fastapi.concurrency.run_in_threadpool(method, body))
+            raw = await request.body()
+            return answer(await fastapi.concurrency.run_in_threadpool(backend.handle, path, raw))
 
         app.post(path)(endpoint)
 
-    route("/setup", backend.setup)
-    route("/predict", backend.predict)
-    route("/webhook", backend.webhook)
-    route("/train", backend.train)
-    route("/rank", backend.rank)
+    for path in ("/setup", "/predict", "/webhook", "/train", "/rank"):
+        route(path)
 
     @app.get("/versions")
     def versions():

@@ -228,7 +228,7 @@ def test_the_http_routes(backend):
     assert answer.status_code == 200 and answer.json()["results"][0]["result"]
     answer = client.post("/setup", json={"schema": "<View/>"})
     assert answer.status_code == 422 and "no <Labels>" in answer.json()["error"]
-    assert client.post("/train", content=b"not json").status_code == 422
+    assert client.post("/train", content=b"not json").status_code == 422  # more: the tests of request bodies below
 
 
 def test_an_exported_model_is_served_the_same_and_trains_on_its_encoder(archive, store, tmp_path, tiny_encoder):
@@ -280,3 +280,45 @@ def test_task_texts_with_lone_surrogates_are_answered_with_their_exact_slices(ba
     assert client.post("/predict", json={"tasks": [], "label_config": CONFIG}).headers["content-type"] == (
         "application/json"
     )
+
+
+LARGE_OBJECT = json.dumps({"tasks": [], "label_config": "x" * 5_000_000}).encode()
+#: request bodies that are no JSON object, and what the answer says the body is
+NOT_AN_OBJECT = {
+    b"": "the request body is empty",
+    b"  \n": "the request body is empty",
+    b"hello": "the request body is not JSON (invalid JSON at column 1",
+    b'{"project": 1': "the request body is not JSON (invalid JSON",
+    b"[1, 2]": "the request body is a JSON array",
+    b'"text"': "the request body is a JSON string",
+    b"3": "the request body is a number",
+    b"null": "the request body is null",
+    b"true": "the request body is true or false",
+    b"[" * 100_000: "the request body is not JSON (nested too deeply",
+    b'{"project": 1, "project": 2}': 'the request body is not JSON (repeated key "project"',
+    b'{"tasks": "\xff"}': "the request body is not UTF-8 text",
+    LARGE_OBJECT: "label config is no XML",  # a JSON object: read, then refused
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+@pytest.mark.parametrize("route", ["/setup", "/predict", "/webhook", "/train", "/rank"])
+def test_a_body_that_is_no_json_object_is_one_422_line_naming_what_the_route_expects(backend, route):
+    from eer_plugin.serve.backend import EXPECTED_BODIES
+
+    client = _http_client(backend)
+    for body, says in NOT_AN_OBJECT.items():
+        if says.startswith("label config") and route != "/predict":
+            continue
+        for content_type in ("application/json", "text/plain", "application/x-www-form-urlencoded"):
+            answer = client.post(route, content=body, headers={"content-type": content_type})
+            assert answer.status_code == 422, (route, body[:20], answer.text)
+            error = answer.json()["error"]
+            assert says in error and "\n" not in error, (route, body[:20], error)
+            if not says.startswith("label config"):
+                assert error.startswith(f"POST {route} expects a JSON object, such as {EXPECTED_BODIES[route]}; ")
+    assert client.get("/health").json()["status"] == "UP"  # the service answers on
+    ignored = client.post(
+        "/webhook", content=b'{"action": "ANNOTATION_CREATED"}', headers={"content-type": "text/plain"}
+    )
+    assert ignored.status_code == 200 and ignored.json()["status"] == "ignored"  # JSON under another content type
