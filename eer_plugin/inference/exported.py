@@ -43,6 +43,8 @@ FORMAT_VERSION = 1
 SETTINGS_FILE = "eer_tagger.json"
 WEIGHTS_FILE = "model.safetensors"
 ENCODER_DIRECTORY = "encoder"
+#: the fast tokenizer's file in ``encoder/`` (every export has it: the chunking needs a fast tokenizer)
+TOKENIZER_FILE = "tokenizer.json"
 #: the settings every export holds, with their types
 SETTINGS = {
     "format": str,
@@ -207,12 +209,20 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
             raise ArchiveError(f"{weights_path}: not a safetensors file ({error}); {FIX}") from None
         try:
             subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
+        except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files)
+            if not (encoder_directory / TOKENIZER_FILE).is_file():  # the other files alone may rebuild it, or not
+                raise ArchiveError(
+                    f"{encoder_directory / TOKENIZER_FILE}: missing: the export has no tokenizer, and transformers "
+                    f"cannot rebuild it from the other files ({type(error).__name__}); {FIX}"
+                ) from None
+            raise ArchiveError(
+                f"{encoder_directory}: the encoder's tokenizer cannot be read ({error}); {FIX}"
+            ) from None
+        try:
             config = AutoConfig.from_pretrained(str(encoder_directory), trust_remote_code=False)
             encoder = AutoModel.from_config(config, trust_remote_code=False)
         except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files: OSError, ValueError, TypeError, ...)
-            raise ArchiveError(
-                f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}"
-            ) from None
+            raise ArchiveError(f"{encoder_directory}: the encoder's config cannot be read ({error}); {FIX}") from None
         if getattr(encoder, "pooler", None) is not None and not any(k.startswith("encoder.pooler.") for k in weights):
             encoder.pooler = None  # dropped when the model was built (eer_plugin.models.encoder_pooler)
         for name, tensor in weights.items():

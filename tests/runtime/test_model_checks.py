@@ -123,7 +123,7 @@ EXPORT_EDITS = {
     "no encoder config": (lambda d: (d / "encoder" / "config.json").unlink(), "encoder/config.json: missing"),
     "no vocabulary": (
         lambda d: [(d / "encoder" / n).unlink() for n in ("tokenizer.json", "vocab.txt")],
-        "cannot be read",
+        "encoder/tokenizer.json: missing: the export has no tokenizer",
     ),
     "config not JSON": (lambda d: (d / "encoder" / "config.json").write_text("{"), "config.json: not valid JSON"),
     "unknown encoder type": (lambda d: _config(d, model_type="no_such_type"), "cannot be read"),
@@ -155,6 +155,35 @@ def test_an_edited_export_is_one_archive_error(edit, exported, tmp_path):
     change(copy)
     with pytest.raises(ArchiveError, match=message.replace("(", r"\(")):
         Tagger.load(copy)
+
+
+def test_an_export_missing_any_files_tags_the_same_or_names_a_missing_file(exported, tmp_path):
+    """Every set of up to two files removed from an export (not both of its own): it still tags exactly as before (transformers rebuilds
+    the tokenizer from the files left), or the ArchiveError names one of the removed files' paths."""
+    import itertools
+
+    from eer_plugin.api import Tagger
+
+    text = "John Smith met the mayor of London. Then he left for New York."
+    expected = Tagger.load(exported)(text)
+    files = sorted(str(path.relative_to(exported)) for path in exported.rglob("*") if path.is_file())
+    assert {"eer_tagger.json", "model.safetensors", "encoder/tokenizer.json"} <= set(files)
+    for removed in itertools.chain(itertools.combinations(files, 1), itertools.combinations(files, 2)):
+        if {"eer_tagger.json", "model.safetensors"} <= set(removed):
+            continue  # no export left (a directory holding encoder/ only): Tagger.load says it is no model
+        copy = tmp_path / "-".join(removed).replace("/", "_")
+        shutil.copytree(exported, copy)
+        for name in removed:
+            (copy / name).unlink()
+        try:
+            tagged = Tagger.load(copy)(text)
+        except ArchiveError as error:
+            message = str(error)
+            assert "\n" not in message and "export the model again" in message, (removed, message)
+            assert any(message.startswith(f"{copy / name}: missing") for name in removed), (removed, message)
+        else:
+            assert tagged == expected, removed
+        shutil.rmtree(copy)
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")
