@@ -231,6 +231,13 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                     f"{weights_path}: the weights {name!r} hold values that are not finite (NaN or inf): the export is "
                     f"damaged and would tag nothing; {FIX}"
                 )
+        for name in ("tag_scorer.weight", "crf.transitions"):  # both score the tags of the settings, in their order
+            if name in weights and weights[name].shape[0] != len(settings["tags"]):
+                raise ArchiveError(
+                    f"{directory / SETTINGS_FILE}: {len(settings['tags'])} tags (entity types "
+                    f"{', '.join(settings['entity_types'])}), but {weights_path} scores {weights[name].shape[0]}: the "
+                    f"settings were edited or mixed with another export's; {FIX}"
+                )
         model = cls(settings, encoder, subwords)
         try:
             missing, unexpected = model.load_state_dict(weights, strict=False)

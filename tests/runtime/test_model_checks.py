@@ -119,6 +119,23 @@ def _non_finite_weights(directory: Path) -> None:
     save_file(weights, str(directory / "model.safetensors"), metadata={"format": "eer-ner exported tagger"})
 
 
+def _entity_types(directory: Path, types) -> None:
+    """The settings edited consistently (types, their BILUO tags, a grammar of that size) to other entity types."""
+    from eer_plugin.core.tags import BiluoScheme
+
+    path = directory / "eer_tagger.json"
+    settings = json.loads(path.read_text())
+    size = len(BiluoScheme(types).labels)
+    settings.update(
+        entity_types=list(types),
+        tags=list(BiluoScheme(types).labels),
+        allowed_transitions=[[True] * size for _ in range(size)],
+        allowed_start=[True] * size,
+        allowed_end=[True] * size,
+    )
+    path.write_text(json.dumps(settings))
+
+
 EXPORT_EDITS = {
     "no encoder config": (lambda d: (d / "encoder" / "config.json").unlink(), "encoder/config.json: missing"),
     "no vocabulary": (
@@ -139,6 +156,14 @@ EXPORT_EDITS = {
             json.dumps(json.loads((d / "eer_tagger.json").read_text())).replace('"o_cost": -2.0', '"o_cost": NaN')
         ),
         "'o_cost' is nan, not a finite number",
+    ),
+    "one entity type more": (
+        lambda d: _entity_types(d, ["LOC", "PER", "ORG"]),
+        "eer_tagger.json: 13 tags .entity types LOC, PER, ORG., but .*model.safetensors scores 9",
+    ),
+    "one entity type less": (
+        lambda d: _entity_types(d, ["PER"]),
+        "eer_tagger.json: 5 tags .entity types PER., but .*model.safetensors scores 9",
     ),
     "non-finite weights": (_non_finite_weights, "the weights 'crf.transitions' hold values that are not finite"),
 }
