@@ -67,8 +67,21 @@ def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
     elif isinstance(document, dict):
         data = dict(document)
     else:
-        raise TaggerInputError(f"{where}: expected {EXPECTED}, got {_shown(document)}")
+        raise TaggerInputError(f"{where}: expected {EXPECTED}, got {_shown(document)}{_type_hint(document)}")
     return normalise_value(data)
+
+
+def _type_hint(document: Any) -> str:
+    """The fix for a document of a type that is no document: bytes to decode, an iterable (a generator, a pandas
+    Series, an array) meant as several documents or as one document's tokens; "" when none is known."""
+    if isinstance(document, (bytes, bytearray, memoryview)):
+        return '; decode it to a string first (data.decode("utf-8"))'
+    if hasattr(document, "__iter__"):
+        return (
+            f"; {type(document).__name__} is no document: tag several documents with tagger.pipe(documents), "
+            "or give one document's tokens as a list (list(tokens))"
+        )
+    return ""
 
 
 def _list_hint(document: Any) -> str:

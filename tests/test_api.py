@@ -2,6 +2,7 @@
 and lazy batched streams, and one clear error for each kind of bad input. The model is the untrained
 tagger of test_predictor.py (random scores, many spans), so no training runs here."""
 
+import collections
 import subprocess
 import sys
 
@@ -145,6 +146,53 @@ def test_a_bad_document_is_one_clear_error(tagger, document, message):
         TaggerInputError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[").replace("?", r"\?")
     ):
         tagger(document)
+
+
+class _Series:
+    """A pandas-like column: iterable and sized, but no list."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self):
+        return len(self.values)
+
+
+ITERABLE_HINT = ": tag several documents with tagger.pipe(documents), or give one document's tokens as a list"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda texts: (text for text in texts),
+        lambda texts: _Series(texts),
+        lambda texts: iter(texts),
+        lambda texts: set(texts),
+        lambda texts: collections.deque(texts),
+        lambda texts: dict.fromkeys(texts).keys(),
+        lambda texts: map(str, texts),
+    ],
+)
+def test_an_iterable_given_as_one_document_names_pipe_and_pipe_tags_it(tagger, make):
+    texts = ["Paris is nice.", "John Smith left."]
+    with pytest.raises(TaggerInputError) as raised:
+        tagger(make(texts))
+    message = str(raised.value)
+    assert message.startswith("document: expected a string") and "\n" not in message
+    assert message.endswith(ITERABLE_HINT + " (list(tokens))")
+    tagged = list(tagger.pipe(make(texts)))
+    assert len(tagged) == 2 and {t["text"] for t in tagged} == set(texts)
+
+
+@pytest.mark.parametrize("data", [b"John Smith left.", bytearray(b"John"), memoryview(b"John")])
+def test_bytes_say_to_decode_them(tagger, data):
+    with pytest.raises(TaggerInputError, match=r'got \w+ .*; decode it to a string first \(data.decode\("utf-8"\)\)$'):
+        tagger(data)
+    with pytest.raises(TaggerInputError, match="document 0 of the stream: .*decode it"):
+        list(tagger.pipe([data]))
 
 
 def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
