@@ -86,8 +86,16 @@ def export_weights(model: EERTagger, embedder: PretrainedTransformerEmbedder) ->
     return {name: tensor.detach().cpu().contiguous().clone() for name, tensor in tensors.items()}
 
 
-def check_target(directory: Path, force: bool) -> None:
-    """:class:`ExportError` when ``directory`` must not be (re)placed."""
+def check_target(directory: Path, force: bool, archive_path: Union[str, Path, None] = None) -> None:
+    """:class:`ExportError` when ``directory`` must not be (re)placed: a file, a non-empty directory without
+    ``force``, or (even with ``force``) the directory that holds the model being exported, ``archive_path``."""
+    if archive_path is not None:
+        source, target = Path(archive_path).resolve(), directory.resolve()
+        if source == target or target in source.parents:
+            raise ExportError(
+                f"{directory}: holds the model being exported ({archive_path}); the export would replace it and "
+                "delete the model; choose a new directory for the export"
+            )
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"{directory}: exists and is not a directory; choose a new directory for the export")
     if directory.is_dir() and any(directory.iterdir()) and not force:
@@ -101,7 +109,7 @@ def export_model(archive_path: Union[str, Path], directory: Union[str, Path], fo
     from safetensors.torch import save_file
 
     directory = Path(directory)
-    check_target(directory, force)
+    check_target(directory, force, archive_path)
     archive = load_model_archive(archive_path)
     model, reader = archive.model, archive.validation_dataset_reader
     settings = export_settings(model, reader, str(archive_path))
