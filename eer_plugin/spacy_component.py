@@ -28,7 +28,7 @@ longer one is kept, :func:`spacy.util.filter_spans`). A doc without any word get
 **Serialization.** ``nlp.to_disk(path)`` copies the model (hard link when possible) into the
 component's directory, ``path/<name>/model.tar.gz`` (a serialization directory: ``.../model/``);
 ``spacy.load(path)`` tags with that copy, so the saved pipeline does not depend on the original
-path. The model is loaded on first use (the first doc), not when the pipeline is built.
+path (a pipeline saved inside the model's own directory is left out of that copy). The model is loaded on first use (the first doc), not when the pipeline is built.
 ``nlp.to_bytes()`` / ``nlp.from_bytes(data)`` carry the model itself (the archive file, or a tar of
 the directory): :meth:`EntityTaggerComponent.from_bytes` writes it to a temporary directory, loads
 it there at once and removes the directory again; the component keeps the bytes for a later
@@ -153,9 +153,18 @@ class EntityTaggerComponent:
         if source.is_dir():
             temporary = Path(temporary_name(path / MODEL_DIRECTORY))
             shutil.rmtree(temporary, ignore_errors=True)
-            shutil.copytree(source, temporary)
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(temporary, target)
+            pipeline = path.resolve().parent  # spaCy saves this component in the pipeline's directory
+
+            def not_the_pipeline(directory: str, names: List[str]) -> List[str]:
+                # the pipeline saved inside the model's own directory (runs/x/spacy) is not copied into itself
+                return [name for name in names if pipeline.is_relative_to((Path(directory) / name).resolve())]
+
+            try:
+                shutil.copytree(source, temporary, ignore=not_the_pipeline)
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(temporary, target)
+            finally:
+                shutil.rmtree(temporary, ignore_errors=True)
         else:
             atomic_link_or_copy(str(source), str(target))
 

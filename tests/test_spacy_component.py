@@ -102,6 +102,26 @@ def test_a_saved_pipeline_loads_and_tags_without_the_original_model(on_a_copy, t
     assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
 
 
+@pytest.mark.parametrize("inside", ["spacy", "pipelines/v1/spacy", "sub/../pipeline"])
+def test_a_pipeline_saved_inside_its_models_directory_holds_a_copy_without_itself(archive, tmp_path, inside):
+    """A serialization directory (or export) as the model, the pipeline saved in it (or in a folder below it): the
+    copy leaves the pipeline out instead of copying it into itself, and the saved pipeline tags the same."""
+    run = tmp_path / "run"
+    shutil.copytree(archive.parent, run)
+    first = spacy.blank("en")
+    first.add_pipe("eer_ner", config={"model": str(run)})
+    expected = [spans_of(doc) for doc in first.pipe(TEXTS[:3])]
+    pipeline = run / inside
+    (run / inside.split("/")[0]).mkdir(exist_ok=True)
+    pipeline.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
+    first.to_disk(pipeline)
+    saved = pipeline / "eer_ner" / "model"
+    expected_files = [p.name for p in archive.parent.iterdir()] + ["sub"] * inside.startswith("sub")
+    assert sorted(p.name for p in saved.iterdir()) == sorted(expected_files)
+    assert not [p for p in run.rglob("*") if ".eer-tmp-" in p.name or ".eer-" in p.name]  # no temporary left
+    assert [spans_of(doc) for doc in spacy.load(pipeline).pipe(TEXTS[:3])] == expected
+
+
 def test_to_bytes_and_from_bytes_carry_the_model(on_a_copy, tmp_path):
     first, model, expected = on_a_copy
     data, component_data = first.to_bytes(), first.get_pipe("eer_ner").to_bytes()
