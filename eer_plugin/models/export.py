@@ -98,6 +98,9 @@ def check_target(directory: Path, force: bool, archive_path: Union[str, Path, No
             )
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"{directory}: exists and is not a directory; choose a new directory for the export")
+    above = next((parent for parent in directory.absolute().parents if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ExportError(f"{directory}: {above} is a file, not a directory; choose a new directory for the export")
     if directory.is_dir() and any(directory.iterdir()) and not force:
         raise ExportError(
             f"{directory}: exists and is not empty; choose a new directory, or pass --force to replace it"

@@ -263,6 +263,9 @@ def test_an_output_path_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ExportError, match="exists and is not a directory"):
         check_target(tmp_path / "file", force=True)
+    for below in ("sub", "sub/deeper", "sub/../sub/x"):  # a file on the way: said before the model is loaded
+        with pytest.raises(ExportError, match=f"^{tmp_path / 'file' / below}: {tmp_path / 'file'} is a file, not a"):
+            check_target(tmp_path / "file" / below, force=True)
 
 
 ALLENNLP_FREE = """
