@@ -114,6 +114,13 @@ def test_the_prediction_score_orders_tasks_as_tagger_rank_does(backend, store):
 def test_a_task_without_the_configs_text_is_a_clear_error(backend):
     status, body = backend.predict({"tasks": [{"id": 7, "data": {"text": "x"}}], "label_config": CONFIG})
     assert status == 422 and "task 7: no text at data['body']" in body["error"]
+    for task in (5, None, "text", ["x"], "x" * 100):
+        status, body = backend.predict({"tasks": [{"id": 1, "data": {"body": "ok"}}, task], "label_config": CONFIG})
+        shown = json.dumps(task)
+        assert status == 422 and body["error"] == (
+            f"a task is {shown if len(shown) <= 40 else shown[:37] + '...'}, not a task object "
+            '{"id": ..., "data": {"body": "..."}}'
+        )
 
 
 def test_a_task_is_complete_only_when_its_kept_annotation_ticks_complete():
