@@ -8,6 +8,8 @@ from typing import Any, Optional
 #: where the backend listens (only this machine, unless --host says otherwise); Label Studio's usual backend port
 HOST = "127.0.0.1"
 PORT = 9090
+#: the largest request body the backend reads, in MB (``--max-body-mb``); a larger one is a 413 before it is read
+MAX_BODY_MB = 20.0
 MISSING_EXTRA = "eer-ner serve needs the serve extra: pip install 'eer-ner[serve]' (FastAPI and uvicorn)"
 
 
@@ -22,8 +24,24 @@ def _framework():
     return fastapi, uvicorn
 
 
-def create_app(backend) -> Any:
-    """The ASGI app of ``backend`` (:class:`~eer_plugin.serve.backend.Backend`)."""
+async def _body(request: Any, limit: int) -> Optional[bytes]:
+    """The request's body, or None when it is larger than ``limit`` bytes (said by its Content-Length, or found
+    while reading it: no more than ``limit`` bytes are held)."""
+    declared = request.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        return None
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            return None
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def create_app(backend, max_body_mb: float = MAX_BODY_MB) -> Any:
+    """The ASGI app of ``backend`` (:class:`~eer_plugin.serve.backend.Backend`); request bodies over ``max_body_mb``
+    MB are answered 413 unread."""
     fastapi, _ = _framework()
     from fastapi.responses import JSONResponse
 
@@ -51,7 +69,9 @@ def create_app(backend) -> Any:
 
     def route(path: str):
         async def endpoint(request: fastapi.Request):
-            raw = await request.body()
+            raw = await _body(request, int(max_body_mb * 1_000_000))
+            if raw is None:
+                return answer(backend.too_large(path, max_body_mb))
             return answer(await fastapi.concurrency.run_in_threadpool(backend.handle, path, raw))
 
         app.post(path)(endpoint)
@@ -66,11 +86,11 @@ def create_app(backend) -> Any:
     return app
 
 
-def serve(backend, host: str, port: int, log_level: Optional[str] = "info") -> None:
+def serve(backend, host: str, port: int, log_level: Optional[str] = "info", max_body_mb: float = MAX_BODY_MB) -> None:
     """Runs the backend's app with uvicorn until Ctrl-C / SIGTERM, then stops a running training."""
     _, uvicorn = _framework()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     try:
-        uvicorn.run(create_app(backend), host=host, port=port, log_level=log_level)
+        uvicorn.run(create_app(backend, max_body_mb), host=host, port=port, log_level=log_level)
     finally:
         backend.trainer.stop()

@@ -113,6 +113,14 @@ class Backend:
             return _error(422, f"{expected}; the request body is {_json_kind(body, bool(raw.strip()))}")
         return method(body)
 
+    def too_large(self, route: str, limit_mb: float) -> Answer:
+        """The answer to a request body over ``limit_mb`` MB (not read)."""
+        return _error(
+            413,
+            f"POST {route}: the request body is larger than {limit_mb:g} MB, the most this backend reads (eer-ner "
+            "serve --max-body-mb); send fewer or shorter tasks per request",
+        )
+
     def health(self) -> Answer:
         return 200, {
             "status": "UP",

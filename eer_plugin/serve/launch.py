@@ -2,11 +2,12 @@
 (:mod:`eer_plugin.serve.app`, the ``serve`` extra). The defaults of the command's options are this signature's."""
 
 import json
+import math
 import os
 from typing import Callable, Optional
 
 from eer_plugin.common.errors import UserError
-from eer_plugin.serve.app import HOST, PORT
+from eer_plugin.serve.app import HOST, MAX_BODY_MB, PORT
 from eer_plugin.serve.models import TRAIN_CONFIG, WORK_DIR
 
 #: the environment variable that holds the Label Studio API key when none is given
@@ -24,16 +25,20 @@ def launch(
     train_overrides: str = "{}",
     encoder: Optional[str] = None,
     announce: Callable[[str], None] = lambda line: None,
+    max_body_mb: float = MAX_BODY_MB,
 ) -> None:
     """Serves ``model`` at ``http://host:port`` until stopped: a Label Studio ML backend whose trainings use
     ``train_config`` with the ``-o`` overrides ``train_overrides`` (JSON object text) and ``encoder`` (None: the
     served model's) in ``work_dir``. ``api_key`` None: ``$LABEL_STUDIO_API_KEY``, else the token Label Studio sends
-    at setup. ``announce`` gets the lines that say what is served where."""
+    at setup. ``announce`` gets the lines that say what is served where. Request bodies over ``max_body_mb`` MB
+    are answered 413 unread."""
     from eer_plugin.serve import app
     from eer_plugin.serve.backend import Backend
     from eer_plugin.serve.models import ModelStore, Trainer
 
     app._framework()  # the extra's message before a model loads
+    if isinstance(max_body_mb, bool) or not isinstance(max_body_mb, (int, float)) or not 0 < max_body_mb < math.inf:
+        raise UserError(f"--max-body-mb must be a number of megabytes above 0, got {max_body_mb!r}")
     try:
         overrides = json.loads(train_overrides)
         assert isinstance(overrides, dict)
@@ -51,4 +56,4 @@ def launch(
     served = store.current
     announce(f"serving {served.version} ({served.path}, {store.source}): types {', '.join(served.entity_types)}")
     announce(f"Label Studio ML backend at http://{host}:{port} (work dir {store.work_dir})")
-    app.serve(backend, host, port)
+    app.serve(backend, host, port, max_body_mb=max_body_mb)

@@ -329,3 +329,37 @@ def test_a_body_that_is_no_json_object_is_one_422_line_naming_what_the_route_exp
         "/webhook", content=b'{"action": "ANNOTATION_CREATED"}', headers={"content-type": "text/plain"}
     )
     assert ignored.status_code == 200 and ignored.json()["status"] == "ignored"  # JSON under another content type
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_a_body_over_the_limit_is_a_413_line_before_it_is_read(backend):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    client = TestClient(create_app(backend, max_body_mb=0.01))  # 10,000 bytes
+    small = json.dumps({"tasks": [{"id": 1, "data": {"body": "John Smith left. " * 10}}], "label_config": CONFIG})
+    assert client.post("/predict", content=small.encode()).status_code == 200
+    text = "John Smith left. " * 600  # over 10,000 bytes once in a task
+    big = json.dumps({"tasks": [{"id": 1, "data": {"body": text}}], "label_config": CONFIG}).encode()
+    for route in ("/predict", "/train", "/setup"):
+        # whole (its Content-Length says it), and in chunks without a length: found while reading
+        for content in (big, (big[i : i + 1000] for i in range(0, len(big), 1000))):
+            answer = client.post(route, content=content)
+            assert answer.status_code == 413 and answer.json() == {
+                "error": f"POST {route}: the request body is larger than 0.01 MB, the most this backend reads "
+                "(eer-ner serve --max-body-mb); send fewer or shorter tasks per request"
+            }
+    assert client.get("/health").json()["status"] == "UP"
+    assert client.post("/predict", content=small.encode()).status_code == 200  # and it answers on
+
+
+def test_the_body_limit_is_a_number_of_megabytes_above_0():
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from eer_plugin.common.errors import UserError
+    from eer_plugin.serve.launch import launch
+
+    for bad in (0, -1.0, float("nan"), float("inf"), "20", True):
+        with pytest.raises(UserError, match="--max-body-mb must be a number of megabytes above 0"):
+            launch("unused.tar.gz", max_body_mb=bad)
