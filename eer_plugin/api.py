@@ -148,6 +148,13 @@ class Tagger:
             )
         if isinstance(cuda_device, bool) or not isinstance(cuda_device, int):
             raise TypeError(f"Tagger.load: cuda_device must be an integer (-1: the CPU), got {_shown(cuda_device)}")
+        from eer_plugin.inference.precision import TAGGING_PRECISIONS
+
+        if precision is not None and (not isinstance(precision, str) or precision not in TAGGING_PRECISIONS):
+            raise ValueError(
+                f"Tagger.load: precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))} (None: the "
+                f"model's own), got {_shown(precision)}"
+            )
         if is_export(path):
             return cls(
                 ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path)

@@ -303,3 +303,19 @@ def test_a_path_or_device_of_the_wrong_type_is_one_clear_error(path, options, me
 
     with pytest.raises(TypeError, match=f"^Tagger.load: {message}"):
         Tagger.load(path, **options)
+
+
+@pytest.mark.parametrize("precision", ["int4", "FP32", "", 8, True, ["int8"]])
+def test_a_precision_the_tagger_lacks_is_one_clear_error_before_anything_loads(archive, tmp_path, precision):
+    """The same line for a model archive, an exported model and a path that is no model (nothing is loaded)."""
+    from eer_plugin import Tagger
+    from eer_plugin.models.export import export_model
+
+    export_model(archive, tmp_path / "export")
+    for path in (archive, tmp_path / "export", tmp_path / "no-model.tar.gz"):
+        with pytest.raises(ValueError) as raised:
+            Tagger.load(path, precision=precision)
+        assert str(raised.value) == (
+            "Tagger.load: precision must be one of 'fp32', 'bf16', 'auto', 'int8' (None: the model's own), "
+            f"got {type(precision).__name__} {precision!r}"
+        )
