@@ -122,6 +122,23 @@ def test_a_pipeline_saved_inside_its_models_directory_holds_a_copy_without_itsel
     assert [spans_of(doc) for doc in spacy.load(pipeline).pipe(TEXTS[:3])] == expected
 
 
+def test_two_components_keep_their_own_spans(nlp, archive, tmp_path):  # noqa: F811
+    """A second eer_ner component (another name, its own model) writes doc.spans[its name], not over the first's;
+    a spans_key set in the config is kept; doc.ents are the last component's."""
+    expected = [spans_of(doc) for doc in nlp.pipe(TEXTS)]
+    two = spacy.blank("en")
+    two.add_pipe("eer_ner", config={"model": str(archive)})
+    two.add_pipe("eer_ner", name="second", config={"model": str(archive), "batch_size": 3})
+    two.add_pipe("eer_ner", name="third", config={"model": str(archive), "spans_key": "mine"})
+    for doc, spans in zip(two.pipe(TEXTS), expected):
+        assert sorted(doc.spans) == ["eer_ner", "mine", "second"]
+        for key in ("eer_ner", "second", "mine"):
+            assert [(s.start_char, s.end_char, s.label_) for s in doc.spans[key]] == spans
+    two.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert [loaded.get_pipe(n).spans_key for n in loaded.pipe_names] == ["eer_ner", "second", "mine"]
+
+
 def test_to_bytes_and_from_bytes_carry_the_model(on_a_copy, tmp_path):
     first, model, expected = on_a_copy
     data, component_data = first.to_bytes(), first.get_pipe("eer_ner").to_bytes()
