@@ -4,6 +4,7 @@
 import json
 import math
 import os
+import socket
 from typing import Callable, Optional
 
 from eer_plugin.common.errors import UserError
@@ -12,6 +13,27 @@ from eer_plugin.serve.models import TRAIN_CONFIG, WORK_DIR
 
 #: the environment variable that holds the Label Studio API key when none is given
 API_KEY_VARIABLE = "LABEL_STUDIO_API_KEY"
+
+
+def check_address(host: str, port: int) -> None:
+    """:class:`UserError` unless the backend can listen at ``host:port``: a port number, an address of this machine,
+    and a port no other program (an earlier ``eer-ner serve``) listens on; checked before the model loads."""
+    if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
+        raise UserError(f"--port must be a port number from 0 to 65535, got {port!r}")
+    try:
+        family, kind, protocol, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
+    except (socket.gaierror, UnicodeError) as error:
+        raise UserError(f"--host {host}: no address of this machine ({error}); use 127.0.0.1 or 0.0.0.0") from None
+    with socket.socket(family, kind, protocol) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as uvicorn binds: a closed port is free
+        try:
+            probe.bind(address)
+        except OSError as error:
+            raise UserError(
+                f"cannot listen at {host}:{port} ({error.strerror or error}): another program (an eer-ner serve "
+                "started before?) listens there, or it is no address of this machine; stop it, or choose another "
+                "--port / --host"
+            ) from None
 
 
 def launch(
@@ -37,6 +59,7 @@ def launch(
     from eer_plugin.serve.models import ModelStore, Trainer
 
     app._framework()  # the extra's message before a model loads
+    check_address(host, port)
     if isinstance(max_body_mb, bool) or not isinstance(max_body_mb, (int, float)) or not 0 < max_body_mb < math.inf:
         raise UserError(f"--max-body-mb must be a number of megabytes above 0, got {max_body_mb!r}")
     try:

@@ -363,3 +363,29 @@ def test_the_body_limit_is_a_number_of_megabytes_above_0():
     for bad in (0, -1.0, float("nan"), float("inf"), "20", True):
         with pytest.raises(UserError, match="--max-body-mb must be a number of megabytes above 0"):
             launch("unused.tar.gz", max_body_mb=bad)
+
+
+def test_an_address_the_backend_cannot_listen_at_is_one_line_before_the_model_loads(tmp_path):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from eer_plugin.common.errors import UserError
+    from eer_plugin.serve.launch import launch
+
+    model = str(tmp_path / "no-model.tar.gz")  # the address is checked first: this is never read
+    with socket.socket() as busy:  # an earlier eer-ner serve on the port
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(UserError) as raised:
+            launch(model, port=port, work_dir=str(tmp_path / "work"))
+        assert str(raised.value) == (
+            f"cannot listen at 127.0.0.1:{port} (Address already in use): another program (an eer-ner serve started "
+            "before?) listens there, or it is no address of this machine; stop it, or choose another --port / --host"
+        )
+    for port in (-1, 65536, 70000, "9090", True, 90.5):
+        with pytest.raises(UserError, match=f"^--port must be a port number from 0 to 65535, got {port!r}$"):
+            launch(model, port=port)
+    with pytest.raises(UserError, match="^--host 999.1.1.1: no address of this machine"):
+        launch(model, host="999.1.1.1")
+    with pytest.raises(UserError, match="^cannot listen at 10.255.255.1:"):  # an address of another machine
+        launch(model, host="10.255.255.1", port=0)
+    assert not (tmp_path / "work").exists()
