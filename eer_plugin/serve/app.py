@@ -83,6 +83,12 @@ def create_app(backend, max_body_mb: float = MAX_BODY_MB) -> Any:
     def versions():
         return answer((200, {"versions": [backend.store.current.version]}))
 
+    from starlette.exceptions import HTTPException
+
+    @app.exception_handler(HTTPException)
+    async def no_such_route(request: fastapi.Request, error: HTTPException):  # 404, 405: {"error": one line}
+        return answer((error.status_code, {"error": backend.no_route(request.method, request.url.path)}))
+
     return app
 
 

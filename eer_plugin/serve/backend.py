@@ -35,6 +35,8 @@ logger = logging.getLogger(__name__)
 Answer = Tuple[int, Dict[str, Any]]
 #: documents per model call
 BATCH_SIZE = 8
+#: the routes that answer GET
+GET_ROUTES = ("/", "/health", "/versions")
 #: the body each POST route expects (for the answer to one that is not a JSON object)
 EXPECTED_BODIES = {
     "/setup": '{"schema": "<View>...</View>"}',
@@ -112,6 +114,17 @@ class Backend:
         if not isinstance(body, dict):
             return _error(422, f"{expected}; the request body is {_json_kind(body, bool(raw.strip()))}")
         return method(body)
+
+    def no_route(self, method: str, path: str) -> str:
+        """What a request to a route the backend does not answer (or with another method) gets, as one line."""
+        takes = "POST" if path in EXPECTED_BODIES else "GET" if path in GET_ROUTES else None
+        known = f"GET {', '.join(GET_ROUTES)}; POST {', '.join(EXPECTED_BODIES)}"
+        if takes is not None:
+            message = f"{method} {path}: the route takes {takes} only ({known})"
+        else:
+            message = f"{method} {path}: no such route; the backend answers {known}"
+        logger.error("%s", message)
+        return message
 
     def too_large(self, route: str, limit_mb: float) -> Answer:
         """The answer to a request body over ``limit_mb`` MB (not read)."""

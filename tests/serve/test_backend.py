@@ -389,3 +389,29 @@ def test_an_address_the_backend_cannot_listen_at_is_one_line_before_the_model_lo
     with pytest.raises(UserError, match="^cannot listen at 10.255.255.1:"):  # an address of another machine
         launch(model, host="10.255.255.1", port=0)
     assert not (tmp_path / "work").exists()
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_an_unknown_route_or_method_is_an_error_line_listing_the_routes(backend):
+    client = _http_client(backend)
+    routes = "GET /, /health, /versions; POST /setup, /predict, /webhook, /train, /rank"
+    for method, path, takes in [
+        ("GET", "/nope", None),
+        ("POST", "/api/predict", None),
+        ("GET", "/predict", "POST"),
+        ("PUT", "/train", "POST"),
+        ("POST", "/health", "GET"),
+        ("DELETE", "/versions", "GET"),
+    ]:
+        answer = client.request(method, path)
+        if takes is None:
+            assert (answer.status_code, answer.json()) == (
+                404,
+                {"error": f"{method} {path}: no such route; the backend answers {routes}"},
+            )
+        else:
+            assert (answer.status_code, answer.json()) == (
+                405,
+                {"error": f"{method} {path}: the route takes {takes} only ({routes})"},
+            )
+    assert client.get("/health").json()["status"] == "UP"
