@@ -26,6 +26,7 @@ from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from eer_plugin.api import TaggerInputError
 from eer_plugin.corpus import strict_json
+from eer_plugin.inference.documents import describe
 from eer_plugin.serve import label_config, tasks
 from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
 from eer_plugin.serve.models import ModelStore, Trainer, TrainingRunning
@@ -148,6 +149,9 @@ class Backend:
             self.config(body.get("schema") or body.get("label_config")).type_to_label(served.entity_types)
         except label_config.LabelConfigError as error:
             return _error(422, str(error))
+        for key, what in (("hostname", "Label Studio's address"), ("access_token", "an API token")):
+            if body.get(key) is not None and not isinstance(body[key], str):
+                return _error(422, f'setup: "{key}" must be {what} as a string, got {describe(body[key])}')
         if not self.url and body.get("hostname"):  # Label Studio's own address and its project owner's token
             self.url = body["hostname"]
         if not self.api_key and body.get("access_token"):

@@ -415,3 +415,18 @@ def test_an_unknown_route_or_method_is_an_error_line_listing_the_routes(backend)
                 {"error": f"{method} {path}: the route takes {takes} only ({routes})"},
             )
     assert client.get("/health").json()["status"] == "UP"
+
+
+def test_a_setup_whose_address_or_token_is_no_string_is_refused_not_kept(store):
+    fresh = Backend(store, Trainer(store))
+    for key in ("hostname", "access_token"):
+        for value in (5, ["http://x"], {"url": "x"}, True):
+            status, body = fresh.setup({"schema": CONFIG, key: value})
+            assert (
+                status == 422
+                and body["error"].startswith(f'setup: "{key}" must be ')
+                and "as a string, got" in body["error"]
+            )
+    assert (fresh.url, fresh.api_key) == (None, None)  # nothing kept: training still says what is missing
+    status, body = fresh.train({"project": 1})
+    assert status == 502 and "pass --label-studio-url" in body["error"]
