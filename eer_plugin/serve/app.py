@@ -89,6 +89,10 @@ def create_app(backend, max_body_mb: float = MAX_BODY_MB) -> Any:
     async def no_such_route(request: fastapi.Request, error: HTTPException):  # 404, 405: {"error": one line}
         return answer((error.status_code, {"error": backend.no_route(request.method, request.url.path)}))
 
+    @app.exception_handler(Exception)
+    async def failed(request: fastapi.Request, error: Exception):  # a bug: one line here, the traceback in the log
+        return answer(backend.failed(request.method, request.url.path, error))
+
     return app
 
 

@@ -127,6 +127,15 @@ class Backend:
         logger.error("%s", message)
         return message
 
+    def failed(self, method: str, path: str, error: BaseException) -> Answer:
+        """The answer to a request that failed where no answer was foreseen (a bug): a 500 with one line."""
+        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+        return _error(
+            500,
+            f"{method} {path} failed: {type(error).__name__}{': ' + first if first else ''} (a bug of the backend; "
+            "its console shows the traceback)",
+        )
+
     def too_large(self, route: str, limit_mb: float) -> Answer:
         """The answer to a request body over ``limit_mb`` MB (not read)."""
         return _error(

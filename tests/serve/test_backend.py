@@ -430,3 +430,25 @@ def test_a_setup_whose_address_or_token_is_no_string_is_refused_not_kept(store):
     assert (fresh.url, fresh.api_key) == (None, None)  # nothing kept: training still says what is missing
     status, body = fresh.train({"project": 1})
     assert status == 502 and "pass --label-studio-url" in body["error"]
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_an_unforeseen_failure_is_a_500_error_line_and_the_service_answers_on(store, monkeypatch):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    broken = Backend(store, Trainer(store))
+    client = TestClient(create_app(broken), raise_server_exceptions=False)
+
+    def fails(body):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(broken, "rank", fails)
+    answer = client.post("/rank", json={"project": 1})
+    assert (answer.status_code, answer.json()) == (
+        500,
+        {"error": "POST /rank failed: RuntimeError: boom (a bug of the backend; its console shows the traceback)"},
+    )
+    assert client.get("/health").json()["status"] == "UP"
