@@ -99,7 +99,13 @@ class ModelStore:
 
     def __init__(self, initial_model: str, work_dir: str, load: Callable[[str], Any]) -> None:
         self.work_dir = Path(work_dir).resolve()
-        self.work_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a file there (or on the way), no permission, ...
+            raise UserError(
+                f"{work_dir}: the work directory (--work-dir) cannot be made there ({error.strerror or error}: "
+                f"{error.filename}); choose a directory you can write to"
+            ) from None
         self.initial_model = str(initial_model)
         self._load = load
         #: one model call at a time (2 requests' forward passes would only share the same cores)

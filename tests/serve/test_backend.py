@@ -452,3 +452,16 @@ def test_an_unforeseen_failure_is_a_500_error_line_and_the_service_answers_on(st
         {"error": "POST /rank failed: RuntimeError: boom (a bug of the backend; its console shows the traceback)"},
     )
     assert client.get("/health").json()["status"] == "UP"
+
+
+def test_a_work_dir_that_cannot_be_a_directory_is_one_line(tmp_path):
+    from eer_plugin.common.errors import UserError
+
+    (tmp_path / "notes.txt").write_text("mine")
+    for work_dir in (tmp_path / "notes.txt", tmp_path / "notes.txt" / "work"):
+        with pytest.raises(UserError) as raised:
+            ModelStore("unused.tar.gz", str(work_dir), Tagger.load)
+        message = str(raised.value)
+        assert message.startswith(f"{work_dir}: the work directory (--work-dir) cannot be made there (")
+        assert message.endswith("; choose a directory you can write to") and "\n" not in message
+    assert (tmp_path / "notes.txt").read_text() == "mine"
