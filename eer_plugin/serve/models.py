@@ -93,6 +93,23 @@ def _number(version: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+def _read_state(state: Path) -> Dict[str, str]:
+    """The checked ``state.json`` (``{"version": "eer-vN", "model": PATH}``), or :class:`UserError` naming it."""
+    from eer_plugin.corpus import strict_json
+    from eer_plugin.inference.documents import describe
+
+    fix = "remove it to serve the model given again"
+    try:
+        saved = strict_json.loads(state.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as error:  # JsonError and UnicodeDecodeError are ValueErrors
+        raise UserError(f"{state}: damaged (not JSON: {error}); {fix}") from None
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(key), str) for key in ("version", "model")):
+        raise UserError(
+            f'{state}: damaged (expected {{"version": "eer-vN", "model": PATH}}, got {describe(saved)}); {fix}'
+        )
+    return saved
+
+
 class ModelStore:
     """The model being served (:attr:`current`), loaded from ``work_dir``'s ``state.json`` when there is one (the
     last finished training), else from ``initial_model``; ``load`` is :meth:`eer_plugin.Tagger.load`."""
@@ -112,12 +129,14 @@ class ModelStore:
         self.lock = threading.Lock()
         state = self.work_dir / STATE_FILE
         if state.is_file():
+            saved = _read_state(state)
             try:
-                saved = json.loads(state.read_text(encoding="utf-8"))
-                saved["version"], saved["model"]
-            except (ValueError, KeyError, TypeError) as error:
-                raise UserError(f"{state}: damaged ({error}); remove it to serve the model given again") from None
-            self.current = self._loaded(saved["version"], saved["model"])
+                self.current = self._loaded(saved["version"], saved["model"])
+            except (UserError, OSError) as error:  # the model it names was moved or removed
+                raise UserError(
+                    f"{state} names {saved['model']} ({saved['version']}) as the model to serve, which does not load: "
+                    f"{error}; remove {state} to serve the model given again"
+                ) from None
             self.source = f"the last finished training ({state})"
         else:
             self.current = self._loaded(FIRST_VERSION, self.initial_model)

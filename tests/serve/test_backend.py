@@ -465,3 +465,29 @@ def test_a_work_dir_that_cannot_be_a_directory_is_one_line(tmp_path):
         assert message.startswith(f"{work_dir}: the work directory (--work-dir) cannot be made there (")
         assert message.endswith("; choose a directory you can write to") and "\n" not in message
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "state, says",
+    [
+        ("{", "damaged (not JSON: invalid JSON at column 2"),
+        ("\udcff".encode("utf-8", "surrogateescape"), "damaged (not JSON: "),
+        ("[1]", 'damaged (expected {"version": "eer-vN", "model": PATH}, got [1])'),
+        ('{"version": "eer-v3"}', 'damaged (expected {"version": "eer-vN", "model": PATH}, got {"version"'),
+        ('{"version": 3, "model": "m.tar.gz"}', 'damaged (expected {"version": "eer-vN", "model": PATH}'),
+        (
+            '{"version": "eer-v3", "model": "/nowhere/model.tar.gz"}',
+            "names /nowhere/model.tar.gz (eer-v3) as the model",
+        ),
+    ],
+)
+def test_a_state_file_that_cannot_be_served_names_itself(archive, tmp_path, state, says):
+    from eer_plugin.common.errors import UserError
+
+    path = tmp_path / "state.json"
+    path.write_bytes(state if isinstance(state, bytes) else state.encode())
+    with pytest.raises(UserError) as raised:
+        ModelStore(str(archive), str(tmp_path), Tagger.load)
+    message = str(raised.value)
+    assert message.startswith(f"{path}") and says in message, message
+    assert message.endswith("to serve the model given again") and "\n" not in message
