@@ -139,7 +139,7 @@ class Tagger:
         docs/speed.md), see :mod:`eer_plugin.inference.precision`; None: the model's own."""
         import os
 
-        from eer_plugin.inference.exported import ExportedTagger, is_export
+        from eer_plugin.inference.exported import ExportedTagger, check_not_a_transformers_model, is_export
 
         if not isinstance(path, (str, os.PathLike)) or not str(path):
             raise TypeError(
@@ -155,6 +155,7 @@ class Tagger:
                 f"Tagger.load: precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))} (None: the "
                 f"model's own), got {_shown(precision)}"
             )
+        check_not_a_transformers_model(path)
         if is_export(path):
             return cls(
                 ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path)

@@ -69,6 +69,26 @@ def is_export(path: Union[str, Path]) -> bool:
     return path.is_dir() and ((path / SETTINGS_FILE).exists() or (path / WEIGHTS_FILE).exists())
 
 
+def check_not_a_transformers_model(path: Union[str, Path]) -> None:
+    """:class:`ArchiveError` when ``path`` is a transformers model's directory (a ``config.json`` with a
+    ``model_type``, as ``save_pretrained`` writes it: an encoder, not a tagger), which would otherwise be taken for
+    a training run's serialization directory or an export."""
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return
+    try:
+        data = strict_json.loads(config.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return  # not JSON: the loader that reads it says so
+    if isinstance(data, dict) and "model_type" in data and not {"model", "dataset_reader"} & set(data):
+        raise ArchiveError(
+            f"{path}: the directory of a transformers model (its config.json has model_type {data['model_type']!r}), "
+            "not an eer-ner tagger; load the model.tar.gz that eer-ner train wrote (or its serialization directory, or an export of "
+            "it: eer-ner eer-export-model model.tar.gz DIR); an encoder is what a training starts from "
+            "(EER_ENCODER)"
+        )
+
+
 def read_settings(directory: Path) -> Dict[str, Any]:
     """The checked settings of an export, or :class:`ArchiveError` naming the file and the fix."""
     path = directory / SETTINGS_FILE
@@ -79,6 +99,7 @@ def read_settings(directory: Path) -> Dict[str, Any]:
             f"{directory}: a file, not an exported model's directory; a model archive (model.tar.gz) loads with "
             f"Tagger.load({str(directory)!r}), or export it: eer-ner eer-export-model {directory} DIR"
         )
+    check_not_a_transformers_model(directory)
     if not path.is_file() and (directory / "config.json").is_file():
         raise ArchiveError(
             f"{directory}: a training run's serialization directory, not an exported model; it loads with "

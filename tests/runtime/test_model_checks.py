@@ -211,6 +211,22 @@ def test_an_export_missing_any_files_tags_the_same_or_names_a_missing_file(expor
         shutil.rmtree(copy)
 
 
+def test_a_transformers_model_directory_is_named_as_such_not_as_a_run(tiny_encoder, exported):
+    """The encoder's own directory (config.json, weights, tokenizer) or an export's encoder/ given as the model: one
+    line saying it is a transformers model, not a training run's directory or a damaged export."""
+    from eer_plugin.api import Tagger
+    from eer_plugin.inference.exported import ExportedTagger
+
+    for directory in (Path(tiny_encoder), exported / "encoder"):
+        for load in (Tagger.load, ExportedTagger.load):
+            with pytest.raises(ArchiveError) as raised:
+                load(directory)
+            assert str(raised.value).startswith(
+                f"{directory}: the directory of a transformers model (its config.json has model_type 'bert'), not an "
+                "eer-ner tagger; load the model.tar.gz that eer-ner train wrote"
+            )
+
+
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")
 def test_a_gpu_index_without_a_gpu_is_one_line(archive, exported):
     from eer_plugin.api import Tagger
