@@ -23,7 +23,14 @@ from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 
 from eer_plugin.common.errors import UserError
 from eer_plugin.common.outputs import temporary_name
-from eer_plugin.inference.exported import ENCODER_DIRECTORY, FORMAT, FORMAT_VERSION, SETTINGS_FILE, WEIGHTS_FILE
+from eer_plugin.inference.exported import (
+    ENCODER_DIRECTORY,
+    FORMAT,
+    FORMAT_VERSION,
+    SETTINGS_FILE,
+    WEIGHTS_FILE,
+    check_not_a_transformers_model,
+)
 from eer_plugin.models.tagger import EERTagger
 from eer_plugin.runtime.archive import load_model_archive
 
@@ -113,6 +120,7 @@ def export_model(archive_path: Union[str, Path], directory: Union[str, Path], fo
 
     directory = Path(directory)
     check_target(directory, force, archive_path)
+    check_not_a_transformers_model(archive_path)
     archive = load_model_archive(archive_path)
     model, reader = archive.model, archive.validation_dataset_reader
     settings = export_settings(model, reader, str(archive_path))

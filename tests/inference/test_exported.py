@@ -164,6 +164,14 @@ def test_force_never_replaces_the_directory_holding_the_model_being_exported(arc
     assert (run / "model.tar.gz").is_file() and (run / "export" / SETTINGS_FILE).is_file()
 
 
+def test_a_transformers_model_given_to_export_is_named_before_loading(tiny_encoder, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        export(tiny_encoder, tmp_path / "out")
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"error: {tiny_encoder}: the directory of a transformers model (its config.json has ")
+    assert len(error.splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
 def broken_copies(exported, tmp_path):
     import shutil
 
