@@ -67,8 +67,21 @@ def as_predict_input(document: Any, where: str) -> Dict[str, Any]:
     elif isinstance(document, dict):
         data = dict(document)
     else:
-        raise TaggerInputError(f"{where}: expected {EXPECTED}, got {_shown(document)}")
+        raise TaggerInputError(f"{where}: expected {EXPECTED}, got {_shown(document)}{_type_hint(document)}")
     return normalise_value(data)
+
+
+def _type_hint(document: Any) -> str:
+    """The fix for a document of a type that is no document: bytes to decode, an iterable (a generator, a pandas
+    Series, an array) meant as several documents or as one document's tokens; "" when none is known."""
+    if isinstance(document, (bytes, bytearray, memoryview)):
+        return '; decode it to a string first (data.decode("utf-8"))'
+    if hasattr(document, "__iter__"):
+        return (
+            f"; {type(document).__name__} is no document: tag several documents with tagger.pipe(documents), "
+            "or give one document's tokens as a list (list(tokens))"
+        )
+    return ""
 
 
 def _list_hint(document: Any) -> str:
@@ -126,7 +139,7 @@ class Tagger:
         docs/speed.md), see :mod:`eer_plugin.inference.precision`; None: the model's own."""
         import os
 
-        from eer_plugin.inference.exported import ExportedTagger, is_export
+        from eer_plugin.inference.exported import ExportedTagger, check_not_a_transformers_model, is_export
 
         if not isinstance(path, (str, os.PathLike)) or not str(path):
             raise TypeError(
@@ -135,6 +148,14 @@ class Tagger:
             )
         if isinstance(cuda_device, bool) or not isinstance(cuda_device, int):
             raise TypeError(f"Tagger.load: cuda_device must be an integer (-1: the CPU), got {_shown(cuda_device)}")
+        from eer_plugin.inference.precision import TAGGING_PRECISIONS
+
+        if precision is not None and (not isinstance(precision, str) or precision not in TAGGING_PRECISIONS):
+            raise ValueError(
+                f"Tagger.load: precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))} (None: the "
+                f"model's own), got {_shown(precision)}"
+            )
+        check_not_a_transformers_model(path)
         if is_export(path):
             return cls(
                 ExportedTagger.load(path, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}", precision), str(path)

@@ -15,7 +15,8 @@ spaCy imports this module whenever it builds a pipeline, and the module imports 
 the model is loaded, through :mod:`eer_plugin.api`, when the first doc is tagged). Config: ``model`` (a model archive ``model.tar.gz``, a serialization
 directory, or the directory of an exported model (``eer-ner eer-export-model``), which tags without
 AllenNLP; required), ``batch_size`` (at most this many documents per model call, default 8),
-``spans_key`` (the ``doc.spans`` key, default ``"eer_ner"``).
+``spans_key`` (the ``doc.spans`` key, default: the component's name, ``"eer_ner"`` unless ``add_pipe`` names it
+otherwise, so that two components with two models keep their own spans).
 
 **Tagging.** Each doc's text is tagged as ``Tagger(doc.text)`` tags it (:mod:`eer_plugin.api`:
 the predictor's tokenizer, the one ``eer-import`` uses on the training text, so the model sees
@@ -28,7 +29,7 @@ longer one is kept, :func:`spacy.util.filter_spans`). A doc without any word get
 **Serialization.** ``nlp.to_disk(path)`` copies the model (hard link when possible) into the
 component's directory, ``path/<name>/model.tar.gz`` (a serialization directory: ``.../model/``);
 ``spacy.load(path)`` tags with that copy, so the saved pipeline does not depend on the original
-path. The model is loaded on first use (the first doc), not when the pipeline is built.
+path (a pipeline saved inside the model's own directory is left out of that copy). The model is loaded on first use (the first doc), not when the pipeline is built.
 ``nlp.to_bytes()`` / ``nlp.from_bytes(data)`` carry the model itself (the archive file, or a tar of
 the directory): :meth:`EntityTaggerComponent.from_bytes` writes it to a temporary directory, loads
 it there at once and removes the directory again; the component keeps the bytes for a later
@@ -52,10 +53,12 @@ PROBABILITY = "eer_probability"
 
 @Language.factory(
     "eer_ner",
-    default_config={"batch_size": 8, "spans_key": "eer_ner"},
+    default_config={"batch_size": 8, "spans_key": None},
     assigns=["doc.ents", "doc.spans"],
 )
-def make_eer_ner(nlp: Language, name: str, model: str, batch_size: int, spans_key: str) -> "EntityTaggerComponent":
+def make_eer_ner(
+    nlp: Language, name: str, model: str, batch_size: int, spans_key: Optional[str]
+) -> "EntityTaggerComponent":
     """``nlp.add_pipe("eer_ner", config={"model": "model.tar.gz"})``: see the module docstring."""
     return EntityTaggerComponent(nlp, name, model=model, batch_size=batch_size, spans_key=spans_key)
 
@@ -63,7 +66,7 @@ def make_eer_ner(nlp: Language, name: str, model: str, batch_size: int, spans_ke
 class EntityTaggerComponent:
     """The ``eer_ner`` pipeline component (see the module docstring)."""
 
-    def __init__(self, nlp: Any, name: str, model: str, batch_size: int = 8, spans_key: str = "eer_ner") -> None:
+    def __init__(self, nlp: Any, name: str, model: str, batch_size: int = 8, spans_key: Optional[str] = None) -> None:
         from spacy.tokens import Span
 
         if not Span.has_extension(PROBABILITY):
@@ -73,7 +76,8 @@ class EntityTaggerComponent:
         self.name = name
         self.model = str(model)
         self.batch_size = batch_size
-        self.spans_key = spans_key
+        #: the component's name unless set: two components (two models) never write over each other's spans
+        self.spans_key = name if spans_key is None else spans_key
         self._tagger = None
         #: the model as :meth:`to_bytes` writes it, once it came from :meth:`from_bytes` (then no file is behind it)
         self._model_bytes: Optional[bytes] = None
@@ -153,9 +157,18 @@ class EntityTaggerComponent:
         if source.is_dir():
             temporary = Path(temporary_name(path / MODEL_DIRECTORY))
             shutil.rmtree(temporary, ignore_errors=True)
-            shutil.copytree(source, temporary)
-            shutil.rmtree(target, ignore_errors=True)
-            os.replace(temporary, target)
+            pipeline = path.resolve().parent  # spaCy saves this component in the pipeline's directory
+
+            def not_the_pipeline(directory: str, names: List[str]) -> List[str]:
+                # the pipeline saved inside the model's own directory (runs/x/spacy) is not copied into itself
+                return [name for name in names if pipeline.is_relative_to((Path(directory) / name).resolve())]
+
+            try:
+                shutil.copytree(source, temporary, ignore=not_the_pipeline)
+                shutil.rmtree(target, ignore_errors=True)
+                os.replace(temporary, target)
+            finally:
+                shutil.rmtree(temporary, ignore_errors=True)
         else:
             atomic_link_or_copy(str(source), str(target))
 

@@ -2,6 +2,7 @@
 and lazy batched streams, and one clear error for each kind of bad input. The model is the untrained
 tagger of test_predictor.py (random scores, many spans), so no training runs here."""
 
+import collections
 import subprocess
 import sys
 
@@ -147,6 +148,53 @@ def test_a_bad_document_is_one_clear_error(tagger, document, message):
         tagger(document)
 
 
+class _Series:
+    """A pandas-like column: iterable and sized, but no list."""
+
+    def __init__(self, values):
+        self.values = list(values)
+
+    def __iter__(self):
+        return iter(self.values)
+
+    def __len__(self):
+        return len(self.values)
+
+
+ITERABLE_HINT = ": tag several documents with tagger.pipe(documents), or give one document's tokens as a list"
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda texts: (text for text in texts),
+        lambda texts: _Series(texts),
+        lambda texts: iter(texts),
+        lambda texts: set(texts),
+        lambda texts: collections.deque(texts),
+        lambda texts: dict.fromkeys(texts).keys(),
+        lambda texts: map(str, texts),
+    ],
+)
+def test_an_iterable_given_as_one_document_names_pipe_and_pipe_tags_it(tagger, make):
+    texts = ["Paris is nice.", "John Smith left."]
+    with pytest.raises(TaggerInputError) as raised:
+        tagger(make(texts))
+    message = str(raised.value)
+    assert message.startswith("document: expected a string") and "\n" not in message
+    assert message.endswith(ITERABLE_HINT + " (list(tokens))")
+    tagged = list(tagger.pipe(make(texts)))
+    assert len(tagged) == 2 and {t["text"] for t in tagged} == set(texts)
+
+
+@pytest.mark.parametrize("data", [b"John Smith left.", bytearray(b"John"), memoryview(b"John")])
+def test_bytes_say_to_decode_them(tagger, data):
+    with pytest.raises(TaggerInputError, match=r'got \w+ .*; decode it to a string first \(data.decode\("utf-8"\)\)$'):
+        tagger(data)
+    with pytest.raises(TaggerInputError, match="document 0 of the stream: .*decode it"):
+        list(tagger.pipe([data]))
+
+
 def test_a_bad_document_in_a_stream_is_named_by_its_position(tagger):
     stream = tagger.pipe(["John left.", "Paris.", None], batch_size=2)
     assert len(list(next(stream)["tokens"])) == 3
@@ -255,3 +303,19 @@ def test_a_path_or_device_of_the_wrong_type_is_one_clear_error(path, options, me
 
     with pytest.raises(TypeError, match=f"^Tagger.load: {message}"):
         Tagger.load(path, **options)
+
+
+@pytest.mark.parametrize("precision", ["int4", "FP32", "", 8, True, ["int8"]])
+def test_a_precision_the_tagger_lacks_is_one_clear_error_before_anything_loads(archive, tmp_path, precision):
+    """The same line for a model archive, an exported model and a path that is no model (nothing is loaded)."""
+    from eer_plugin import Tagger
+    from eer_plugin.models.export import export_model
+
+    export_model(archive, tmp_path / "export")
+    for path in (archive, tmp_path / "export", tmp_path / "no-model.tar.gz"):
+        with pytest.raises(ValueError) as raised:
+            Tagger.load(path, precision=precision)
+        assert str(raised.value) == (
+            "Tagger.load: precision must be one of 'fp32', 'bf16', 'auto', 'int8' (None: the model's own), "
+            f"got {type(precision).__name__} {precision!r}"
+        )

@@ -102,6 +102,43 @@ def test_a_saved_pipeline_loads_and_tags_without_the_original_model(on_a_copy, t
     assert [spans_of(doc) for doc in spacy.load(tmp_path / "pipeline").pipe(TEXTS)] == expected
 
 
+@pytest.mark.parametrize("inside", ["spacy", "pipelines/v1/spacy", "sub/../pipeline"])
+def test_a_pipeline_saved_inside_its_models_directory_holds_a_copy_without_itself(archive, tmp_path, inside):
+    """A serialization directory (or export) as the model, the pipeline saved in it (or in a folder below it): the
+    copy leaves the pipeline out instead of copying it into itself, and the saved pipeline tags the same."""
+    run = tmp_path / "run"
+    shutil.copytree(archive.parent, run)
+    first = spacy.blank("en")
+    first.add_pipe("eer_ner", config={"model": str(run)})
+    expected = [spans_of(doc) for doc in first.pipe(TEXTS[:3])]
+    pipeline = run / inside
+    (run / inside.split("/")[0]).mkdir(exist_ok=True)
+    pipeline.parent.mkdir(parents=True, exist_ok=True)  # spaCy makes the last directory only
+    first.to_disk(pipeline)
+    saved = pipeline / "eer_ner" / "model"
+    expected_files = [p.name for p in archive.parent.iterdir()] + ["sub"] * inside.startswith("sub")
+    assert sorted(p.name for p in saved.iterdir()) == sorted(expected_files)
+    assert not [p for p in run.rglob("*") if ".eer-tmp-" in p.name or ".eer-" in p.name]  # no temporary left
+    assert [spans_of(doc) for doc in spacy.load(pipeline).pipe(TEXTS[:3])] == expected
+
+
+def test_two_components_keep_their_own_spans(nlp, archive, tmp_path):  # noqa: F811
+    """A second eer_ner component (another name, its own model) writes doc.spans[its name], not over the first's;
+    a spans_key set in the config is kept; doc.ents are the last component's."""
+    expected = [spans_of(doc) for doc in nlp.pipe(TEXTS)]
+    two = spacy.blank("en")
+    two.add_pipe("eer_ner", config={"model": str(archive)})
+    two.add_pipe("eer_ner", name="second", config={"model": str(archive), "batch_size": 3})
+    two.add_pipe("eer_ner", name="third", config={"model": str(archive), "spans_key": "mine"})
+    for doc, spans in zip(two.pipe(TEXTS), expected):
+        assert sorted(doc.spans) == ["eer_ner", "mine", "second"]
+        for key in ("eer_ner", "second", "mine"):
+            assert [(s.start_char, s.end_char, s.label_) for s in doc.spans[key]] == spans
+    two.to_disk(tmp_path / "pipeline")
+    loaded = spacy.load(tmp_path / "pipeline")
+    assert [loaded.get_pipe(n).spans_key for n in loaded.pipe_names] == ["eer_ner", "second", "mine"]
+
+
 def test_to_bytes_and_from_bytes_carry_the_model(on_a_copy, tmp_path):
     first, model, expected = on_a_copy
     data, component_data = first.to_bytes(), first.get_pipe("eer_ner").to_bytes()

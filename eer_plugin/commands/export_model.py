@@ -17,7 +17,11 @@ DESCRIPTION = (
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("archive", help="the model archive (model.tar.gz) or serialization directory of a training run")
     parser.add_argument("directory", metavar="DIR", help="the export directory (new or empty; see --force)")
-    parser.add_argument("--force", action="store_true", help="replace DIR if it exists and is not empty")
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="replace DIR if it exists and is not empty (never the directory that holds the model)",
+    )
     return parser
 
 

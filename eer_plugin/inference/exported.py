@@ -43,6 +43,8 @@ FORMAT_VERSION = 1
 SETTINGS_FILE = "eer_tagger.json"
 WEIGHTS_FILE = "model.safetensors"
 ENCODER_DIRECTORY = "encoder"
+#: the fast tokenizer's file in ``encoder/`` (every export has it: the chunking needs a fast tokenizer)
+TOKENIZER_FILE = "tokenizer.json"
 #: the settings every export holds, with their types
 SETTINGS = {
     "format": str,
@@ -67,6 +69,26 @@ def is_export(path: Union[str, Path]) -> bool:
     return path.is_dir() and ((path / SETTINGS_FILE).exists() or (path / WEIGHTS_FILE).exists())
 
 
+def check_not_a_transformers_model(path: Union[str, Path]) -> None:
+    """:class:`ArchiveError` when ``path`` is a transformers model's directory (a ``config.json`` with a
+    ``model_type``, as ``save_pretrained`` writes it: an encoder, not a tagger), which would otherwise be taken for
+    a training run's serialization directory or an export."""
+    config = Path(path) / "config.json"
+    if not config.is_file():
+        return
+    try:
+        data = strict_json.loads(config.read_text(encoding="utf-8"))
+    except (ValueError, OSError):
+        return  # not JSON: the loader that reads it says so
+    if isinstance(data, dict) and "model_type" in data and not {"model", "dataset_reader"} & set(data):
+        raise ArchiveError(
+            f"{path}: the directory of a transformers model (its config.json has model_type {data['model_type']!r}), "
+            "not an eer-ner tagger; load the model.tar.gz that eer-ner train wrote (or its serialization directory, or an export of "
+            "it: eer-ner eer-export-model model.tar.gz DIR); an encoder is what a training starts from "
+            "(EER_ENCODER)"
+        )
+
+
 def read_settings(directory: Path) -> Dict[str, Any]:
     """The checked settings of an export, or :class:`ArchiveError` naming the file and the fix."""
     path = directory / SETTINGS_FILE
@@ -77,6 +99,7 @@ def read_settings(directory: Path) -> Dict[str, Any]:
             f"{directory}: a file, not an exported model's directory; a model archive (model.tar.gz) loads with "
             f"Tagger.load({str(directory)!r}), or export it: eer-ner eer-export-model {directory} DIR"
         )
+    check_not_a_transformers_model(directory)
     if not path.is_file() and (directory / "config.json").is_file():
         raise ArchiveError(
             f"{directory}: a training run's serialization directory, not an exported model; it loads with "
@@ -207,12 +230,20 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
             raise ArchiveError(f"{weights_path}: not a safetensors file ({error}); {FIX}") from None
         try:
             subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
+        except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files)
+            if not (encoder_directory / TOKENIZER_FILE).is_file():  # the other files alone may rebuild it, or not
+                raise ArchiveError(
+                    f"{encoder_directory / TOKENIZER_FILE}: missing: the export has no tokenizer, and transformers "
+                    f"cannot rebuild it from the other files ({type(error).__name__}); {FIX}"
+                ) from None
+            raise ArchiveError(
+                f"{encoder_directory}: the encoder's tokenizer cannot be read ({error}); {FIX}"
+            ) from None
+        try:
             config = AutoConfig.from_pretrained(str(encoder_directory), trust_remote_code=False)
             encoder = AutoModel.from_config(config, trust_remote_code=False)
         except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files: OSError, ValueError, TypeError, ...)
-            raise ArchiveError(
-                f"{encoder_directory}: the encoder's config or tokenizer cannot be read ({error}); {FIX}"
-            ) from None
+            raise ArchiveError(f"{encoder_directory}: the encoder's config cannot be read ({error}); {FIX}") from None
         if getattr(encoder, "pooler", None) is not None and not any(k.startswith("encoder.pooler.") for k in weights):
             encoder.pooler = None  # dropped when the model was built (eer_plugin.models.encoder_pooler)
         for name, tensor in weights.items():
@@ -220,6 +251,13 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                 raise ArchiveError(
                     f"{weights_path}: the weights {name!r} hold values that are not finite (NaN or inf): the export is "
                     f"damaged and would tag nothing; {FIX}"
+                )
+        for name in ("tag_scorer.weight", "crf.transitions"):  # both score the tags of the settings, in their order
+            if name in weights and weights[name].shape[0] != len(settings["tags"]):
+                raise ArchiveError(
+                    f"{directory / SETTINGS_FILE}: {len(settings['tags'])} tags (entity types "
+                    f"{', '.join(settings['entity_types'])}), but {weights_path} scores {weights[name].shape[0]}: the "
+                    f"settings were edited or mixed with another export's; {FIX}"
                 )
         model = cls(settings, encoder, subwords)
         try:

@@ -23,7 +23,14 @@ from allennlp.modules.token_embedders import PretrainedTransformerEmbedder
 
 from eer_plugin.common.errors import UserError
 from eer_plugin.common.outputs import temporary_name
-from eer_plugin.inference.exported import ENCODER_DIRECTORY, FORMAT, FORMAT_VERSION, SETTINGS_FILE, WEIGHTS_FILE
+from eer_plugin.inference.exported import (
+    ENCODER_DIRECTORY,
+    FORMAT,
+    FORMAT_VERSION,
+    SETTINGS_FILE,
+    WEIGHTS_FILE,
+    check_not_a_transformers_model,
+)
 from eer_plugin.models.tagger import EERTagger
 from eer_plugin.runtime.archive import load_model_archive
 
@@ -86,10 +93,21 @@ def export_weights(model: EERTagger, embedder: PretrainedTransformerEmbedder) ->
     return {name: tensor.detach().cpu().contiguous().clone() for name, tensor in tensors.items()}
 
 
-def check_target(directory: Path, force: bool) -> None:
-    """:class:`ExportError` when ``directory`` must not be (re)placed."""
+def check_target(directory: Path, force: bool, archive_path: Union[str, Path, None] = None) -> None:
+    """:class:`ExportError` when ``directory`` must not be (re)placed: a file, a non-empty directory without
+    ``force``, or (even with ``force``) the directory that holds the model being exported, ``archive_path``."""
+    if archive_path is not None:
+        source, target = Path(archive_path).resolve(), directory.resolve()
+        if source == target or target in source.parents:
+            raise ExportError(
+                f"{directory}: holds the model being exported ({archive_path}); the export would replace it and "
+                "delete the model; choose a new directory for the export"
+            )
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"{directory}: exists and is not a directory; choose a new directory for the export")
+    above = next((parent for parent in directory.absolute().parents if parent.exists()), None)
+    if above is not None and not above.is_dir():
+        raise ExportError(f"{directory}: {above} is a file, not a directory; choose a new directory for the export")
     if directory.is_dir() and any(directory.iterdir()) and not force:
         raise ExportError(
             f"{directory}: exists and is not empty; choose a new directory, or pass --force to replace it"
@@ -101,7 +119,8 @@ def export_model(archive_path: Union[str, Path], directory: Union[str, Path], fo
     from safetensors.torch import save_file
 
     directory = Path(directory)
-    check_target(directory, force)
+    check_target(directory, force, archive_path)
+    check_not_a_transformers_model(archive_path)
     archive = load_model_archive(archive_path)
     model, reader = archive.model, archive.validation_dataset_reader
     settings = export_settings(model, reader, str(archive_path))

@@ -15,8 +15,8 @@
 Training: the project's JSON export is fetched (:mod:`eer_plugin.serve.client`), imported with the Label Studio
 importer (``annotators="first"``; the complete tasks: :func:`eer_plugin.serve.tasks.is_complete`) and trained
 in the background (:class:`eer_plugin.serve.models.Trainer`). Errors are ``{"error": one line}``: 409 training
-already running, 422 a label config or task the backend cannot fill, 502 Label Studio unreachable or refusing
-the API key.
+already running, 422 a request body that is no JSON object or a label config or task the backend cannot fill,
+502 Label Studio unreachable or refusing the API key.
 """
 
 import json
@@ -25,6 +25,8 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from eer_plugin.api import TaggerInputError
+from eer_plugin.corpus import strict_json
+from eer_plugin.inference.documents import describe
 from eer_plugin.serve import label_config, tasks
 from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
 from eer_plugin.serve.models import ModelStore, Trainer, TrainingRunning
@@ -34,11 +36,29 @@ logger = logging.getLogger(__name__)
 Answer = Tuple[int, Dict[str, Any]]
 #: documents per model call
 BATCH_SIZE = 8
+#: the routes that answer GET
+GET_ROUTES = ("/", "/health", "/versions")
+#: the body each POST route expects (for the answer to one that is not a JSON object)
+EXPECTED_BODIES = {
+    "/setup": '{"schema": "<View>...</View>"}',
+    "/predict": '{"tasks": [...], "label_config": "<View>...</View>"}',
+    "/webhook": '{"action": "START_TRAINING", "project": {"id": ID}}',
+    "/train": '{"project": ID}',
+    "/rank": '{"project": ID}',
+}
 
 
 def _error(status: int, message: str) -> Answer:
     logger.error("%s", message)
     return status, {"error": message}
+
+
+def _json_kind(value: Any, sent: bool) -> str:
+    """What a request body that is no JSON object is (``sent``: whether there was a body at all)."""
+    if not sent:
+        return "empty"
+    kinds = {bool: "true or false", list: "a JSON array", str: "a JSON string", int: "a number", float: "a number"}
+    return "null" if value is None else kinds.get(type(value), type(value).__name__)
 
 
 def project_id(value: Any) -> int:
@@ -81,6 +101,49 @@ class Backend:
         return self._client(self.url or "", self.api_key or "")
 
     # ------------------------------------------------------------------ endpoints
+    def handle(self, route: str, raw: bytes) -> Answer:
+        """``POST route`` with the request body ``raw``: the body read as a JSON object, then the route's method; a
+        body that is no JSON object is a 422 naming what the route expects (never an empty request to the method)."""
+        method = getattr(self, route.strip("/"))
+        expected = f"POST {route} expects a JSON object, such as {EXPECTED_BODIES[route]}"
+        try:
+            body = strict_json.loads(raw.decode("utf-8")) if raw.strip() else None
+        except UnicodeDecodeError:
+            return _error(422, f"{expected}; the request body is not UTF-8 text")
+        except strict_json.JsonError as error:
+            return _error(422, f"{expected}; the request body is not JSON ({error})")
+        if not isinstance(body, dict):
+            return _error(422, f"{expected}; the request body is {_json_kind(body, bool(raw.strip()))}")
+        return method(body)
+
+    def no_route(self, method: str, path: str) -> str:
+        """What a request to a route the backend does not answer (or with another method) gets, as one line."""
+        takes = "POST" if path in EXPECTED_BODIES else "GET" if path in GET_ROUTES else None
+        known = f"GET {', '.join(GET_ROUTES)}; POST {', '.join(EXPECTED_BODIES)}"
+        if takes is not None:
+            message = f"{method} {path}: the route takes {takes} only ({known})"
+        else:
+            message = f"{method} {path}: no such route; the backend answers {known}"
+        logger.error("%s", message)
+        return message
+
+    def failed(self, method: str, path: str, error: BaseException) -> Answer:
+        """The answer to a request that failed where no answer was foreseen (a bug): a 500 with one line."""
+        first = str(error).strip().splitlines()[0][:200] if str(error).strip() else ""
+        return _error(
+            500,
+            f"{method} {path} failed: {type(error).__name__}{': ' + first if first else ''} (a bug of the backend; "
+            "its console shows the traceback)",
+        )
+
+    def too_large(self, route: str, limit_mb: float) -> Answer:
+        """The answer to a request body over ``limit_mb`` MB (not read)."""
+        return _error(
+            413,
+            f"POST {route}: the request body is larger than {limit_mb:g} MB, the most this backend reads (eer-ner "
+            "serve --max-body-mb); send fewer or shorter tasks per request",
+        )
+
     def health(self) -> Answer:
         return 200, {
             "status": "UP",
@@ -95,6 +158,9 @@ class Backend:
             self.config(body.get("schema") or body.get("label_config")).type_to_label(served.entity_types)
         except label_config.LabelConfigError as error:
             return _error(422, str(error))
+        for key, what in (("hostname", "Label Studio's address"), ("access_token", "an API token")):
+            if body.get(key) is not None and not isinstance(body[key], str):
+                return _error(422, f'setup: "{key}" must be {what} as a string, got {describe(body[key])}')
         if not self.url and body.get("hostname"):  # Label Studio's own address and its project owner's token
             self.url = body["hostname"]
         if not self.api_key and body.get("access_token"):

@@ -72,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "(default %(default)s)",
     )
     parser.add_argument("--encoder", help="encoder of the trainings (unset: the served model's)")
+    add_option(
+        parser,
+        "--max-body-mb",
+        type=float,
+        default_from=(launch, "max_body_mb"),
+        help="the largest request body read, in MB; a larger one is answered 413 (default %(default)s)",
+    )
     return parser
 
 
@@ -87,6 +94,7 @@ def run(args: argparse.Namespace) -> None:
         args.train_overrides,
         args.encoder,
         announce=lambda line: print(line, flush=True),
+        max_body_mb=args.max_body_mb,
     )
 
 

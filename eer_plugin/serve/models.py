@@ -93,25 +93,50 @@ def _number(version: str) -> int:
     return int(match.group(1)) if match else 0
 
 
+def _read_state(state: Path) -> Dict[str, str]:
+    """The checked ``state.json`` (``{"version": "eer-vN", "model": PATH}``), or :class:`UserError` naming it."""
+    from eer_plugin.corpus import strict_json
+    from eer_plugin.inference.documents import describe
+
+    fix = "remove it to serve the model given again"
+    try:
+        saved = strict_json.loads(state.read_text(encoding="utf-8"))
+    except (ValueError, OSError) as error:  # JsonError and UnicodeDecodeError are ValueErrors
+        raise UserError(f"{state}: damaged (not JSON: {error}); {fix}") from None
+    if not isinstance(saved, dict) or not all(isinstance(saved.get(key), str) for key in ("version", "model")):
+        raise UserError(
+            f'{state}: damaged (expected {{"version": "eer-vN", "model": PATH}}, got {describe(saved)}); {fix}'
+        )
+    return saved
+
+
 class ModelStore:
     """The model being served (:attr:`current`), loaded from ``work_dir``'s ``state.json`` when there is one (the
     last finished training), else from ``initial_model``; ``load`` is :meth:`eer_plugin.Tagger.load`."""
 
     def __init__(self, initial_model: str, work_dir: str, load: Callable[[str], Any]) -> None:
         self.work_dir = Path(work_dir).resolve()
-        self.work_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            self.work_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as error:  # a file there (or on the way), no permission, ...
+            raise UserError(
+                f"{work_dir}: the work directory (--work-dir) cannot be made there ({error.strerror or error}: "
+                f"{error.filename}); choose a directory you can write to"
+            ) from None
         self.initial_model = str(initial_model)
         self._load = load
         #: one model call at a time (2 requests' forward passes would only share the same cores)
         self.lock = threading.Lock()
         state = self.work_dir / STATE_FILE
         if state.is_file():
+            saved = _read_state(state)
             try:
-                saved = json.loads(state.read_text(encoding="utf-8"))
-                saved["version"], saved["model"]
-            except (ValueError, KeyError, TypeError) as error:
-                raise UserError(f"{state}: damaged ({error}); remove it to serve the model given again") from None
-            self.current = self._loaded(saved["version"], saved["model"])
+                self.current = self._loaded(saved["version"], saved["model"])
+            except (UserError, OSError) as error:  # the model it names was moved or removed
+                raise UserError(
+                    f"{state} names {saved['model']} ({saved['version']}) as the model to serve, which does not load: "
+                    f"{error}; remove {state} to serve the model given again"
+                ) from None
             self.source = f"the last finished training ({state})"
         else:
             self.current = self._loaded(FIRST_VERSION, self.initial_model)

@@ -20,6 +20,7 @@ annotation: a task is *complete* when the annotation the importer keeps (the fir
 <Choice value="complete"/></Choices>`` in the label config); every other annotated task is partial.
 """
 
+import json
 import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
@@ -35,11 +36,17 @@ class TaskError(ValueError):
 
 def task_text(task: Dict[str, Any], config: LabelConfig) -> str:
     """The task's text, ``data[config.data_key]``, or :class:`TaskError`."""
-    data = task.get("data") if isinstance(task, dict) else None
+    if not isinstance(task, dict):
+        shown = json.dumps(task, ensure_ascii=False)
+        raise TaskError(
+            f"a task is {shown if len(shown) <= 40 else shown[:37] + '...'}, not a task object "
+            f'{{"id": ..., "data": {{"{config.data_key}": "..."}}}}'
+        )
+    data = task.get("data")
     if not isinstance(data, dict) or not isinstance(data.get(config.data_key), str):
         keys = sorted(data) if isinstance(data, dict) else []
         raise TaskError(
-            f"task {task.get('id') if isinstance(task, dict) else task!r}: no text at data[{config.data_key!r}] "
+            f"task {task.get('id')}: no text at data[{config.data_key!r}] "
             f"(the label config's <Text value=\"${config.data_key}\">; the task's data keys: {keys})"
         )
     return data[config.data_key]

@@ -136,6 +136,42 @@ def test_a_non_empty_directory_is_replaced_only_with_force(archive, exported, tm
     assert sorted(p.name for p in tmp_path.iterdir()) == ["taken"]
 
 
+def test_force_never_replaces_the_directory_holding_the_model_being_exported(archive, tmp_path, capsys, monkeypatch):
+    """DIR is the training run, or any directory above it (also through a link, or "."): refused even with
+    --force, before anything is loaded or written, and the run is left as it was."""
+    import shutil
+    from pathlib import Path
+
+    run = tmp_path / "projects" / "ner" / "run"
+    run.mkdir(parents=True)
+    shutil.copy(archive, run / "model.tar.gz")
+    (tmp_path / "link").symlink_to(run.parent, target_is_directory=True)
+    before = sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*"))
+    monkeypatch.chdir(run.parent)
+    sources = [run / "model.tar.gz", run, Path("run/model.tar.gz")]
+    targets = [run, run.parent, tmp_path / "projects", tmp_path, tmp_path / "link", Path("."), Path("run/..")]
+    for source in sources:
+        for target in targets:
+            with pytest.raises(SystemExit):
+                export(source, target, "--force")
+            error = capsys.readouterr().err.strip()
+            assert error == (
+                f"error: {target}: holds the model being exported ({source}); the export would replace it and "
+                "delete the model; choose a new directory for the export"
+            )
+            assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
+    export(run / "model.tar.gz", run / "export")  # a new directory inside the run is fine
+    assert (run / "model.tar.gz").is_file() and (run / "export" / SETTINGS_FILE).is_file()
+
+
+def test_a_transformers_model_given_to_export_is_named_before_loading(tiny_encoder, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        export(tiny_encoder, tmp_path / "out")
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"error: {tiny_encoder}: the directory of a transformers model (its config.json has ")
+    assert len(error.splitlines()) == 1 and not (tmp_path / "out").exists()
+
+
 def broken_copies(exported, tmp_path):
     import shutil
 
@@ -235,6 +271,9 @@ def test_an_output_path_that_is_a_file_is_refused(tmp_path):
     (tmp_path / "file").write_text("")
     with pytest.raises(ExportError, match="exists and is not a directory"):
         check_target(tmp_path / "file", force=True)
+    for below in ("sub", "sub/deeper", "sub/../sub/x"):  # a file on the way: said before the model is loaded
+        with pytest.raises(ExportError, match=f"^{tmp_path / 'file' / below}: {tmp_path / 'file'} is a file, not a"):
+            check_target(tmp_path / "file" / below, force=True)
 
 
 ALLENNLP_FREE = """

@@ -119,11 +119,28 @@ def _non_finite_weights(directory: Path) -> None:
     save_file(weights, str(directory / "model.safetensors"), metadata={"format": "eer-ner exported tagger"})
 
 
+def _entity_types(directory: Path, types) -> None:
+    """The settings edited consistently (types, their BILUO tags, a grammar of that size) to other entity types."""
+    from eer_plugin.core.tags import BiluoScheme
+
+    path = directory / "eer_tagger.json"
+    settings = json.loads(path.read_text())
+    size = len(BiluoScheme(types).labels)
+    settings.update(
+        entity_types=list(types),
+        tags=list(BiluoScheme(types).labels),
+        allowed_transitions=[[True] * size for _ in range(size)],
+        allowed_start=[True] * size,
+        allowed_end=[True] * size,
+    )
+    path.write_text(json.dumps(settings))
+
+
 EXPORT_EDITS = {
     "no encoder config": (lambda d: (d / "encoder" / "config.json").unlink(), "encoder/config.json: missing"),
     "no vocabulary": (
         lambda d: [(d / "encoder" / n).unlink() for n in ("tokenizer.json", "vocab.txt")],
-        "cannot be read",
+        "encoder/tokenizer.json: missing: the export has no tokenizer",
     ),
     "config not JSON": (lambda d: (d / "encoder" / "config.json").write_text("{"), "config.json: not valid JSON"),
     "unknown encoder type": (lambda d: _config(d, model_type="no_such_type"), "cannot be read"),
@@ -140,6 +157,14 @@ EXPORT_EDITS = {
         ),
         "'o_cost' is nan, not a finite number",
     ),
+    "one entity type more": (
+        lambda d: _entity_types(d, ["LOC", "PER", "ORG"]),
+        "eer_tagger.json: 13 tags .entity types LOC, PER, ORG., but .*model.safetensors scores 9",
+    ),
+    "one entity type less": (
+        lambda d: _entity_types(d, ["PER"]),
+        "eer_tagger.json: 5 tags .entity types PER., but .*model.safetensors scores 9",
+    ),
     "non-finite weights": (_non_finite_weights, "the weights 'crf.transitions' hold values that are not finite"),
 }
 
@@ -155,6 +180,51 @@ def test_an_edited_export_is_one_archive_error(edit, exported, tmp_path):
     change(copy)
     with pytest.raises(ArchiveError, match=message.replace("(", r"\(")):
         Tagger.load(copy)
+
+
+def test_an_export_missing_any_files_tags_the_same_or_names_a_missing_file(exported, tmp_path):
+    """Every set of up to two files removed from an export (not both of its own): it still tags exactly as before (transformers rebuilds
+    the tokenizer from the files left), or the ArchiveError names one of the removed files' paths."""
+    import itertools
+
+    from eer_plugin.api import Tagger
+
+    text = "John Smith met the mayor of London. Then he left for New York."
+    expected = Tagger.load(exported)(text)
+    files = sorted(str(path.relative_to(exported)) for path in exported.rglob("*") if path.is_file())
+    assert {"eer_tagger.json", "model.safetensors", "encoder/tokenizer.json"} <= set(files)
+    for removed in itertools.chain(itertools.combinations(files, 1), itertools.combinations(files, 2)):
+        if {"eer_tagger.json", "model.safetensors"} <= set(removed):
+            continue  # no export left (a directory holding encoder/ only): Tagger.load says it is no model
+        copy = tmp_path / "-".join(removed).replace("/", "_")
+        shutil.copytree(exported, copy)
+        for name in removed:
+            (copy / name).unlink()
+        try:
+            tagged = Tagger.load(copy)(text)
+        except ArchiveError as error:
+            message = str(error)
+            assert "\n" not in message and "export the model again" in message, (removed, message)
+            assert any(message.startswith(f"{copy / name}: missing") for name in removed), (removed, message)
+        else:
+            assert tagged == expected, removed
+        shutil.rmtree(copy)
+
+
+def test_a_transformers_model_directory_is_named_as_such_not_as_a_run(tiny_encoder, exported):
+    """The encoder's own directory (config.json, weights, tokenizer) or an export's encoder/ given as the model: one
+    line saying it is a transformers model, not a training run's directory or a damaged export."""
+    from eer_plugin.api import Tagger
+    from eer_plugin.inference.exported import ExportedTagger
+
+    for directory in (Path(tiny_encoder), exported / "encoder"):
+        for load in (Tagger.load, ExportedTagger.load):
+            with pytest.raises(ArchiveError) as raised:
+                load(directory)
+            assert str(raised.value).startswith(
+                f"{directory}: the directory of a transformers model (its config.json has model_type 'bert'), not an "
+                "eer-ner tagger; load the model.tar.gz that eer-ner train wrote"
+            )
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="checks the machine without a GPU")

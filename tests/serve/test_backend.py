@@ -114,6 +114,13 @@ def test_the_prediction_score_orders_tasks_as_tagger_rank_does(backend, store):
 def test_a_task_without_the_configs_text_is_a_clear_error(backend):
     status, body = backend.predict({"tasks": [{"id": 7, "data": {"text": "x"}}], "label_config": CONFIG})
     assert status == 422 and "task 7: no text at data['body']" in body["error"]
+    for task in (5, None, "text", ["x"], "x" * 100):
+        status, body = backend.predict({"tasks": [{"id": 1, "data": {"body": "ok"}}, task], "label_config": CONFIG})
+        shown = json.dumps(task)
+        assert status == 422 and body["error"] == (
+            f"a task is {shown if len(shown) <= 40 else shown[:37] + '...'}, not a task object "
+            '{"id": ..., "data": {"body": "..."}}'
+        )
 
 
 def test_a_task_is_complete_only_when_its_kept_annotation_ticks_complete():
@@ -228,7 +235,7 @@ def test_the_http_routes(backend):
     assert answer.status_code == 200 and answer.json()["results"][0]["result"]
     answer = client.post("/setup", json={"schema": "<View/>"})
     assert answer.status_code == 422 and "no <Labels>" in answer.json()["error"]
-    assert client.post("/train", content=b"not json").status_code == 422
+    assert client.post("/train", content=b"not json").status_code == 422  # more: the tests of request bodies below
 
 
 def test_an_exported_model_is_served_the_same_and_trains_on_its_encoder(archive, store, tmp_path, tiny_encoder):
@@ -245,3 +252,242 @@ def test_an_exported_model_is_served_the_same_and_trains_on_its_encoder(archive,
         assert mine["score"] == pytest.approx(theirs["score"], abs=1e-5)
         assert [r["score"] for r in mine["result"]] == pytest.approx([r["score"] for r in theirs["result"]], abs=1e-5)
     assert encoder_settings(str(tmp_path / "export")) == {"EER_ENCODER": tiny_encoder, "EER_MAX_LENGTH": "24"}
+
+
+def _http_client(backend):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    return TestClient(create_app(backend))
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_task_texts_with_lone_surrogates_are_answered_with_their_exact_slices(backend):
+    import random
+
+    client = _http_client(backend)
+    rng = random.Random(0)
+    words = ["John", "Smith", "visited", "London", "\u00e9t\u00e9", "3.5", ",", "\n"]
+    texts = [
+        " ".join(rng.choice(words + [chr(rng.randrange(0xD800, 0xE000))]) for _ in range(rng.randrange(3, 12)))
+        for _ in range(12)
+    ]
+    texts = [text if any(0xD800 <= ord(c) < 0xE000 for c in text) else text + " \udc80" for text in texts]
+    task_list = [{"id": i, "data": {"body": text}} for i, text in enumerate(texts)]
+    # Label Studio writes a lone surrogate as a \ud800 escape (JSON in UTF-8 cannot hold it otherwise)
+    answer = client.post("/predict", content=json.dumps({"tasks": task_list, "label_config": CONFIG}).encode())
+    assert answer.status_code == 200, answer.text
+    results = json.loads(answer.content)["results"]
+    assert len(results) == len(texts) and sum(len(r["result"]) for r in results) > len(texts)
+    for text, prediction in zip(texts, results):
+        for result in prediction["result"]:
+            assert result["value"]["text"] == text[result["value"]["start"] : result["value"]["end"]]
+    assert client.post("/predict", json={"tasks": [], "label_config": CONFIG}).headers["content-type"] == (
+        "application/json"
+    )
+
+
+LARGE_OBJECT = json.dumps({"tasks": [], "label_config": "x" * 5_000_000}).encode()
+#: request bodies that are no JSON object, and what the answer says the body is
+NOT_AN_OBJECT = {
+    b"": "the request body is empty",
+    b"  \n": "the request body is empty",
+    b"hello": "the request body is not JSON (invalid JSON at column 1",
+    b'{"project": 1': "the request body is not JSON (invalid JSON",
+    b"[1, 2]": "the request body is a JSON array",
+    b'"text"': "the request body is a JSON string",
+    b"3": "the request body is a number",
+    b"null": "the request body is null",
+    b"true": "the request body is true or false",
+    b"[" * 100_000: "the request body is not JSON (nested too deeply",
+    b'{"project": 1, "project": 2}': 'the request body is not JSON (repeated key "project"',
+    b'{"tasks": "\xff"}': "the request body is not UTF-8 text",
+    LARGE_OBJECT: "label config is no XML",  # a JSON object: read, then refused
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+@pytest.mark.parametrize("route", ["/setup", "/predict", "/webhook", "/train", "/rank"])
+def test_a_body_that_is_no_json_object_is_one_422_line_naming_what_the_route_expects(backend, route):
+    from eer_plugin.serve.backend import EXPECTED_BODIES
+
+    client = _http_client(backend)
+    for body, says in NOT_AN_OBJECT.items():
+        if says.startswith("label config") and route != "/predict":
+            continue
+        for content_type in ("application/json", "text/plain", "application/x-www-form-urlencoded"):
+            answer = client.post(route, content=body, headers={"content-type": content_type})
+            assert answer.status_code == 422, (route, body[:20], answer.text)
+            error = answer.json()["error"]
+            assert says in error and "\n" not in error, (route, body[:20], error)
+            if not says.startswith("label config"):
+                assert error.startswith(f"POST {route} expects a JSON object, such as {EXPECTED_BODIES[route]}; ")
+    assert client.get("/health").json()["status"] == "UP"  # the service answers on
+    ignored = client.post(
+        "/webhook", content=b'{"action": "ANNOTATION_CREATED"}', headers={"content-type": "text/plain"}
+    )
+    assert ignored.status_code == 200 and ignored.json()["status"] == "ignored"  # JSON under another content type
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_a_body_over_the_limit_is_a_413_line_before_it_is_read(backend):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    client = TestClient(create_app(backend, max_body_mb=0.01))  # 10,000 bytes
+    small = json.dumps({"tasks": [{"id": 1, "data": {"body": "John Smith left. " * 10}}], "label_config": CONFIG})
+    assert client.post("/predict", content=small.encode()).status_code == 200
+    text = "John Smith left. " * 600  # over 10,000 bytes once in a task
+    big = json.dumps({"tasks": [{"id": 1, "data": {"body": text}}], "label_config": CONFIG}).encode()
+    for route in ("/predict", "/train", "/setup"):
+        # whole (its Content-Length says it), and in chunks without a length: found while reading
+        for content in (big, (big[i : i + 1000] for i in range(0, len(big), 1000))):
+            answer = client.post(route, content=content)
+            assert answer.status_code == 413 and answer.json() == {
+                "error": f"POST {route}: the request body is larger than 0.01 MB, the most this backend reads "
+                "(eer-ner serve --max-body-mb); send fewer or shorter tasks per request"
+            }
+    assert client.get("/health").json()["status"] == "UP"
+    assert client.post("/predict", content=small.encode()).status_code == 200  # and it answers on
+
+
+def test_the_body_limit_is_a_number_of_megabytes_above_0():
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from eer_plugin.common.errors import UserError
+    from eer_plugin.serve.launch import launch
+
+    for bad in (0, -1.0, float("nan"), float("inf"), "20", True):
+        with pytest.raises(UserError, match="--max-body-mb must be a number of megabytes above 0"):
+            launch("unused.tar.gz", max_body_mb=bad)
+
+
+def test_an_address_the_backend_cannot_listen_at_is_one_line_before_the_model_loads(tmp_path):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from eer_plugin.common.errors import UserError
+    from eer_plugin.serve.launch import launch
+
+    model = str(tmp_path / "no-model.tar.gz")  # the address is checked first: this is never read
+    with socket.socket() as busy:  # an earlier eer-ner serve on the port
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(UserError) as raised:
+            launch(model, port=port, work_dir=str(tmp_path / "work"))
+        assert str(raised.value) == (
+            f"cannot listen at 127.0.0.1:{port} (Address already in use): another program (an eer-ner serve started "
+            "before?) listens there, or it is no address of this machine; stop it, or choose another --port / --host"
+        )
+    for port in (-1, 65536, 70000, "9090", True, 90.5):
+        with pytest.raises(UserError, match=f"^--port must be a port number from 0 to 65535, got {port!r}$"):
+            launch(model, port=port)
+    with pytest.raises(UserError, match="^--host 999.1.1.1: no address of this machine"):
+        launch(model, host="999.1.1.1")
+    with pytest.raises(UserError, match="^cannot listen at 10.255.255.1:"):  # an address of another machine
+        launch(model, host="10.255.255.1", port=0)
+    assert not (tmp_path / "work").exists()
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_an_unknown_route_or_method_is_an_error_line_listing_the_routes(backend):
+    client = _http_client(backend)
+    routes = "GET /, /health, /versions; POST /setup, /predict, /webhook, /train, /rank"
+    for method, path, takes in [
+        ("GET", "/nope", None),
+        ("POST", "/api/predict", None),
+        ("GET", "/predict", "POST"),
+        ("PUT", "/train", "POST"),
+        ("POST", "/health", "GET"),
+        ("DELETE", "/versions", "GET"),
+    ]:
+        answer = client.request(method, path)
+        if takes is None:
+            assert (answer.status_code, answer.json()) == (
+                404,
+                {"error": f"{method} {path}: no such route; the backend answers {routes}"},
+            )
+        else:
+            assert (answer.status_code, answer.json()) == (
+                405,
+                {"error": f"{method} {path}: the route takes {takes} only ({routes})"},
+            )
+    assert client.get("/health").json()["status"] == "UP"
+
+
+def test_a_setup_whose_address_or_token_is_no_string_is_refused_not_kept(store):
+    fresh = Backend(store, Trainer(store))
+    for key in ("hostname", "access_token"):
+        for value in (5, ["http://x"], {"url": "x"}, True):
+            status, body = fresh.setup({"schema": CONFIG, key: value})
+            assert (
+                status == 422
+                and body["error"].startswith(f'setup: "{key}" must be ')
+                and "as a string, got" in body["error"]
+            )
+    assert (fresh.url, fresh.api_key) == (None, None)  # nothing kept: training still says what is missing
+    status, body = fresh.train({"project": 1})
+    assert status == 502 and "pass --label-studio-url" in body["error"]
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_an_unforeseen_failure_is_a_500_error_line_and_the_service_answers_on(store, monkeypatch):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    broken = Backend(store, Trainer(store))
+    client = TestClient(create_app(broken), raise_server_exceptions=False)
+
+    def fails(body):
+        raise RuntimeError("boom\nsecond line")
+
+    monkeypatch.setattr(broken, "rank", fails)
+    answer = client.post("/rank", json={"project": 1})
+    assert (answer.status_code, answer.json()) == (
+        500,
+        {"error": "POST /rank failed: RuntimeError: boom (a bug of the backend; its console shows the traceback)"},
+    )
+    assert client.get("/health").json()["status"] == "UP"
+
+
+def test_a_work_dir_that_cannot_be_a_directory_is_one_line(tmp_path):
+    from eer_plugin.common.errors import UserError
+
+    (tmp_path / "notes.txt").write_text("mine")
+    for work_dir in (tmp_path / "notes.txt", tmp_path / "notes.txt" / "work"):
+        with pytest.raises(UserError) as raised:
+            ModelStore("unused.tar.gz", str(work_dir), Tagger.load)
+        message = str(raised.value)
+        assert message.startswith(f"{work_dir}: the work directory (--work-dir) cannot be made there (")
+        assert message.endswith("; choose a directory you can write to") and "\n" not in message
+    assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+@pytest.mark.parametrize(
+    "state, says",
+    [
+        ("{", "damaged (not JSON: invalid JSON at column 2"),
+        ("\udcff".encode("utf-8", "surrogateescape"), "damaged (not JSON: "),
+        ("[1]", 'damaged (expected {"version": "eer-vN", "model": PATH}, got [1])'),
+        ('{"version": "eer-v3"}', 'damaged (expected {"version": "eer-vN", "model": PATH}, got {"version"'),
+        ('{"version": 3, "model": "m.tar.gz"}', 'damaged (expected {"version": "eer-vN", "model": PATH}'),
+        (
+            '{"version": "eer-v3", "model": "/nowhere/model.tar.gz"}',
+            "names /nowhere/model.tar.gz (eer-v3) as the model",
+        ),
+    ],
+)
+def test_a_state_file_that_cannot_be_served_names_itself(archive, tmp_path, state, says):
+    from eer_plugin.common.errors import UserError
+
+    path = tmp_path / "state.json"
+    path.write_bytes(state if isinstance(state, bytes) else state.encode())
+    with pytest.raises(UserError) as raised:
+        ModelStore(str(archive), str(tmp_path), Tagger.load)
+    message = str(raised.value)
+    assert message.startswith(f"{path}") and says in message, message
+    assert message.endswith("to serve the model given again") and "\n" not in message
