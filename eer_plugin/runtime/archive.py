@@ -254,6 +254,28 @@ def read_state_dict(
     return out
 
 
+def _check_model_directory(path: str) -> None:
+    """:class:`ArchiveError` for a directory given as the model that is no serialization directory: a folder that
+    holds model archives (named, to give one of them), any other folder, or a run directory without its
+    ``vocabulary/`` (copied in part)."""
+    if not os.path.isfile(os.path.join(path, CONFIG_NAME)):
+        archives = sorted(
+            glob.glob(os.path.join(path, "model.tar.gz")) + glob.glob(os.path.join(path, "*", "model.tar.gz"))
+        )
+        if archives:
+            shown = ", ".join(archives[:3]) + (", ..." if len(archives) > 3 else "")
+            raise ArchiveError(f"{path}: a folder that holds model archives, not one model: give one of them ({shown})")
+        raise ArchiveError(
+            f"{path}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no "
+            f"{CONFIG_NAME}) nor an exported model (no {EXPORT_SETTINGS}); give the model.tar.gz that eer-ner train wrote"
+        )
+    if not os.path.isdir(os.path.join(path, "vocabulary")):
+        raise ArchiveError(
+            f"{path}: a serialization directory without its vocabulary/ folder (copied in part?): copy the whole "
+            "directory, or give its model.tar.gz"
+        )
+
+
 def _checked_cached_path(original):
     def cached_path(url_or_filename, *args, **kwargs):
         text = str(url_or_filename)
@@ -264,10 +286,8 @@ def _checked_cached_path(original):
                 f"{text}: an exported model (eer-ner eer-export-model), which tags from Python only: "
                 f"Tagger.load({text!r}) or the spaCy component; this command needs the model.tar.gz it was exported from"
             )
-        if "://" not in text and os.path.isdir(text) and not os.path.isfile(os.path.join(text, CONFIG_NAME)):
-            raise ArchiveError(
-                f"{text}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no {CONFIG_NAME})"
-            )
+        if "://" not in text and os.path.isdir(text):
+            _check_model_directory(text)
         return original(url_or_filename, *args, **kwargs)
 
     cached_path.eer_checked = True  # type: ignore[attr-defined]

@@ -106,3 +106,32 @@ def test_a_training_directory_without_best_th_says_the_training_is_not_done_and_
     with pytest.raises(MissingWeightsError, match=f"latest checkpoint: --weights-file {run / 'model_state_e0.th'}$"):
         load_model_archive(run)
     assert load_model_archive(run, weights_file=str(run / "model_state_e0.th")).model is not None
+
+
+def test_a_folder_of_models_or_a_run_copied_without_its_vocabulary_is_named(archive, tmp_path):
+    """A directory given as the model that is no model: a folder holding archives names them, a serialization
+    directory whose vocabulary/ is missing says so (not AllenNLP's "file .../vocabulary not found"), any other
+    folder lists the three kinds of model."""
+    import shutil
+    import tarfile
+
+    from eer_plugin.runtime.archive import load_model_archive
+
+    models = tmp_path / "models"
+    (models / "conll").mkdir(parents=True)
+    shutil.copy(archive, models / "conll" / "model.tar.gz")
+    with pytest.raises(ArchiveError, match=f"^{models}: a folder that holds model archives, not one model: give one "):
+        load_model_archive(models)
+    assert str(models / "conll" / "model.tar.gz") in str(pytest.raises(ArchiveError, load_model_archive, models).value)
+    run = tmp_path / "run"
+    with tarfile.open(archive) as source:
+        source.extractall(run, filter="data")
+    shutil.rmtree(run / "vocabulary")
+    with pytest.raises(ArchiveError, match=f"^{run}: a serialization directory without its vocabulary/ folder"):
+        load_model_archive(run)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ArchiveError) as raised:
+        load_model_archive(tmp_path / "empty")
+    assert "nor a serialization directory (no config.json) nor an exported model (no eer_tagger.json)" in str(
+        raised.value
+    )
