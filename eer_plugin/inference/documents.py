@@ -13,6 +13,7 @@ positions (:meth:`~eer_plugin.inference.decoding.SpanDecoder.chunk_entities`).
 """
 
 import json
+import unicodedata
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
 from eer_plugin.core.spans import Span
@@ -53,8 +54,12 @@ class ParsedDocument(NamedTuple):
 
 
 def describe(value: Any) -> str:
-    """``value`` as JSON, cut to 40 characters (for error messages)."""
-    text = json.dumps(value, ensure_ascii=False)
+    """``value`` as JSON, cut to 40 characters (for error messages); white space other than the space and
+    invisible characters are escaped (a no-break space shows as ``\\u00a0``, not as a space)."""
+    text = "".join(
+        f"\\u{ord(c):04x}" if (c.isspace() and c != " ") or unicodedata.category(c) in ("Cf", "Co", "Cn") else c
+        for c in json.dumps(value, ensure_ascii=False)
+    )
     return text if len(text) <= 40 else text[:37] + "..."
 
 
