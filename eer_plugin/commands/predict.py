@@ -70,7 +70,8 @@ from eer_plugin.common.outputs import (
 )
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats.files import FormatError, check_input_file, open_text, text_files
+from eer_plugin.corpus.formats.files import FormatError, check_input_file, open_text, tar_first_member, text_files
+from eer_plugin.corpus.formats.office import is_model_member
 from eer_plugin.inference.documents import ERROR_KEY, LINE_KEY, UnreadableDocument, folder_input_lines, output_mismatch
 
 _UNDECODABLE = re.compile("[\udc80-\udcff]")  # bytes that are not UTF-8, under errors="surrogateescape"
@@ -96,6 +97,11 @@ def check_arguments(
                 text_files(input_file)  # a folder holds at least one .txt file
             else:
                 check_input_file(input_file)
+                if is_model_member(tar_first_member(input_file) or ""):
+                    raise UserError(
+                        f"the input {input_file} is a model archive: the model comes first, then the documents: "
+                        f"eer-ner predict {input_file} {archive_file or 'INPUT'} ..."
+                    )
         except FormatError as error:
             raise UserError(
                 f"{error} (expected the input JSON lines file, a folder of .txt files, or - to read stdin)"

@@ -79,3 +79,32 @@ def test_a_zip_archive_of_other_files_still_says_decompress_it(tmp_path):
     path.write_bytes(_zip([("train.txt", "Paris B-LOC\n")]))
     with pytest.raises(FormatError, match="zip-compressed: decompress it first"):
         read_documents(str(path))
+
+
+def test_a_model_archive_given_as_data_says_where_it_goes(archive, tmp_path):
+    """model.tar.gz given where data is expected (every reader) says it is a model and where a model goes; an
+    unpacked tar archive of data says to unpack it; predict with its two arguments swapped says so before loading."""
+    import tarfile
+
+    from eer_plugin.commands.predict import check_arguments
+    from eer_plugin.common.errors import UserError
+
+    data = tmp_path / "data.tar"
+    with tarfile.open(data, "w") as target:
+        target.add(archive, arcname="train/notes.txt")
+    for reader, read in _readers(tmp_path):
+        with pytest.raises(FormatError) as raised:
+            read(str(archive))
+        assert str(raised.value).startswith(f"{archive}: a model archive (model.tar.gz: config.json, weights), not "), (
+            reader
+        )
+        with pytest.raises(FormatError) as raised:
+            read(str(data))
+        assert "a tar archive (first file: train/notes.txt), not a text file: unpack it" in str(raised.value), reader
+    documents = tmp_path / "docs.jsonl"
+    documents.write_text('{"text": "Paris ."}\n')
+    with pytest.raises(
+        UserError, match=f"the model comes first, then the documents: eer-ner predict {archive} {documents}"
+    ):
+        check_arguments(str(archive), str(tmp_path / "out.jsonl"), 8, str(documents))
+    check_arguments(str(documents), str(tmp_path / "out.jsonl"), 8, str(archive))  # the right order passes

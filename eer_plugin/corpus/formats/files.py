@@ -21,7 +21,7 @@ from typing import IO, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.corpus.formats.office import office_document, office_fix
+from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix, tar_member
 from eer_plugin.corpus.text import normalise_text
 
 PathLike = Union[str, "os.PathLike[str]"]
@@ -110,6 +110,9 @@ def text_codec(head: bytes, path: PathLike, whole_file: bool = True) -> str:
     marked = marked_codec(head)
     if marked:
         return marked
+    tar = tar_member(head)
+    if tar is not None:
+        raise FormatError(tar_fix(tar), path)
     sample = head[:SNIFF_BYTES]
     nuls = sample.count(0)
     for order, nul, other in (("le", sample[1::2], sample[0::2]), ("be", sample[0::2], sample[1::2])):
@@ -180,6 +183,22 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
             f"no .txt files below this folder{held}: a folder is one raw-text document per .txt file", root
         )
     return texts, others
+
+
+def tar_first_member(path: PathLike) -> Optional[str]:
+    """The first file of the regular file ``path`` if it is a tar archive, compressed or not (a model archive's is
+    its ``config.json`` or weights: :func:`~eer_plugin.corpus.formats.office.is_model_member`); None otherwise."""
+    try:
+        with open(path, "rb") as handle:
+            row = compression_of(handle.read(8))
+        opener = row[3] if row else open
+        if opener is None:
+            return None
+        with opener(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except (ValueError,) + STREAM_ERRORS:
+        return None
+    return tar_member(head)
 
 
 def compression_of(head: bytes):

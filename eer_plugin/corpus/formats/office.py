@@ -1,4 +1,5 @@
-"""Files that are documents of other programs, not text: a spreadsheet, a word processor's document, a PDF.
+"""Files that are documents of other programs, not text: a spreadsheet, a word processor's document, a PDF, a
+tar archive (a model archive, ``model.tar.gz``, given where data is expected).
 
 A user with a spreadsheet of names gives ``names.xlsx`` to ``--dictionary``; one with reports gives
 ``report.pdf`` or ``report.docx`` as the documents to label or tag. Read as text these are zip archives or
@@ -8,6 +9,7 @@ its member names), and :func:`office_fix` says how to save it as what eer-ner re
 """
 
 import io
+import tarfile
 import zipfile
 from typing import BinaryIO, Optional, Union
 
@@ -64,3 +66,36 @@ def office_fix(what: str, sheet: bool) -> str:
         f"{what}, not a text file: save or export its text as plain text (.txt, UTF-8) and give that file (several "
         "documents: a folder of .txt files, one per document)"
     )
+
+
+#: the first member names of a model archive (``allennlp train``'s ``model.tar.gz``, eer-ner's archives)
+_MODEL_ARCHIVE_MEMBERS = ("config.json", "weights.th", "vocabulary", "files_to_archive.json", "meta.json")
+
+
+def tar_member(head: bytes) -> Optional[str]:
+    """The first member name of a tar archive whose (decompressed) first bytes are ``head``; None for other files."""
+    if head[257:262] != b"ustar":
+        return None
+    try:  # the first member's name (after a pax header), read from the first bytes only
+        with tarfile.open(fileobj=io.BytesIO(head), mode="r:") as archive:
+            first = archive.next()
+        if first is not None:
+            return first.name
+    except (tarfile.TarError, EOFError, OSError):
+        pass
+    return head[:100].split(b"\0", 1)[0].decode("utf-8", "replace")
+
+
+def is_model_member(member: str) -> bool:
+    """Whether ``member``, a tar archive's first file, is that of a model archive."""
+    return member.split("/", 1)[0].lstrip("./") in _MODEL_ARCHIVE_MEMBERS
+
+
+def tar_fix(member: str) -> str:
+    """The message for a tar archive given as data: a model archive says so (it goes where MODEL is asked)."""
+    if is_model_member(member):
+        return (
+            "a model archive (model.tar.gz: config.json, weights), not data: give it where a MODEL is asked "
+            "(eer-ner predict MODEL INPUT ...), and the data as a text file"
+        )
+    return f"a tar archive (first file: {member}), not a text file: unpack it (tar xf) and give the data file"

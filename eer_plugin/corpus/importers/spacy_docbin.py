@@ -20,8 +20,8 @@ from pathlib import Path
 from typing import List
 
 from eer_plugin.corpus.formats import FormatError, PathLike
-from eer_plugin.corpus.formats.files import check_input_file
-from eer_plugin.corpus.formats.office import office_document, office_fix
+from eer_plugin.corpus.formats.files import check_input_file, tar_first_member
+from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id
 
 #: the ``incorrect_spans_key`` looked up by default
@@ -49,6 +49,9 @@ def read(
     office = office_document(data[:8], data, str(path))
     if office is not None:
         raise AnnotationImportError(office_fix(*office), path)
+    member = tar_first_member(path)  # a model.tar.gz (a DocBin is gzip-compressed too)
+    if member is not None:
+        raise AnnotationImportError(tar_fix(member), path)
     try:
         docs = list(DocBin().from_bytes(data).get_docs(Vocab()))
     except Exception as err:  # msgpack / zlib errors of a file that is not a DocBin
