@@ -240,15 +240,16 @@ def failure_summary(failed: list, documents: int, input_file: str) -> str:
     """The last stderr line of a run in which the lines ``failed`` (their numbers, None when unknown) of the
     ``documents`` non-blank input lines gave error records: how many, which, and what became of the others."""
     count = len(failed)
-    unit = "document" if _is_local(input_file) and os.path.isdir(input_file) else "line"
+    unit = _line_label(input_file).rsplit(" ", 1)[1]  # "line", or "document" for a folder's files
     which = f"{unit}{'s' if count > 1 else ''} " + ", ".join(str(line) for line in failed[:20])
+    which += ", ..." if count > 20 else ""
     name = "<stdin>" if input_file == "-" else input_file
     if count >= documents:
         many = f"all {count} input {unit}s" if count > 1 else f"the one input {unit}"
-        return f"{many} of {name} failed ({which}{', ...' if count > 20 else ''}); nothing was tagged"
+        return f"{many} of {name} failed ({which}); nothing was tagged"
     rest = documents - count
     return (
-        f"{count} of {documents} input {unit}s of {name} failed ({which}{', ...' if count > 20 else ''}); "
+        f"{count} of {counted(documents, 'input ' + unit)} of {name} failed ({which}); "
         f"the other {rest} {'was' if rest == 1 else 'were'} tagged"
     )
 

@@ -185,6 +185,13 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
     return texts, others
 
 
+def _refuse_other_programs(head: bytes, source, path: PathLike) -> None:
+    """:class:`FormatError` with the fix for a file of another program (:func:`office_document`)."""
+    office = office_document(head, source, str(path))
+    if office is not None:
+        raise FormatError(office_fix(*office), path)
+
+
 def tar_first_member(path: PathLike) -> Optional[str]:
     """The first file of the regular file ``path`` if it is a tar archive, compressed or not (a model archive's is
     its ``config.json`` or weights: :func:`~eer_plugin.corpus.formats.office.is_model_member`); None otherwise."""
@@ -265,9 +272,7 @@ def read_input_bytes(path: PathLike) -> bytes:
         data = Path(path).read_bytes()
     except OSError as err:
         raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
-    office = office_document(data[:8], data, str(path))
-    if office is not None:
-        raise FormatError(office_fix(*office), path)
+    _refuse_other_programs(data[:8], data, path)
     row = compression_of(data)
     if row is None:
         return data
@@ -288,9 +293,7 @@ def _open_text(path: PathLike, whole_file: bool = True) -> Tuple[IO[str], Option
     try:
         with open(path, "rb") as handle:
             first = handle.read(8)
-            office = office_document(first, handle, str(path))
-        if office is not None:
-            raise FormatError(office_fix(*office), path)
+            _refuse_other_programs(first, handle, path)
         row = compression_of(first)
         kind, opener = (row[1], row[3]) if row else (None, open)
         if opener is None:
