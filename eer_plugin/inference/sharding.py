@@ -15,7 +15,8 @@ text or tokens, an error record's line), so parts swapped, one part given twice,
 split stop the merge with one line and nothing is written.
 The error records of bad input lines (``{"line": N, ...}``, CoNLL ``# error: line N, ...``) carry line
 numbers of the shard; the merge adds the shard's offset, so the merged output is the unsharded
-output, byte for byte.
+output: byte for byte, but for a span probability's last float32 digit where a CPU's rounding depends on
+which documents share a batch.
 """
 
 import hashlib

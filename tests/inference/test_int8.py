@@ -2,7 +2,7 @@
 ``eer_tagger`` predictor quantize the encoder's linear layers (dynamic quantization, one weight scale per
 output channel, 8-bit activations where the CPU has VNNI) and keep the tag scorer and the CRF in float32;
 the archive and the export give the same int8 output; the tag scores stay close to fp32, closer than
-torch's default quantization; the full-range layer is exact where its inputs are exactly representable,
+torch's default quantization (by a quarter with VNNI, a little without); the full-range layer is exact where its inputs are exactly representable,
 at the extremes where a 16-bit accumulation would saturate; int8 is refused off the CPU. Speed and
 CoNLL-2003 F1: docs/speed.md."""
 
@@ -83,7 +83,10 @@ def test_int8_tag_scores_stay_close_to_fp32_and_closer_than_torchs_default(expor
         }
     spread = ref[mask.bool()].std()
     assert 0 < errors["int8"].max() < 0.1 * spread  # quantized (not the same numbers), but close
-    assert errors["int8"].mean() < 0.75 * errors["default"].mean()
+    # with VNNI the 8-bit activations halve the rounding step; without, only the per-channel weights help
+    # (measured on an AVX2-only EPYC: 0.00477 against 0.00485)
+    margin = 0.75 if cpu_has_vnni() else 1.0
+    assert errors["int8"].mean() < margin * errors["default"].mean()
 
 
 @pytest.mark.parametrize("full_range", [False, True])

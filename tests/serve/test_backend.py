@@ -91,8 +91,11 @@ def test_predictions_hold_the_task_texts_exact_offsets_and_the_span_probabilitie
         spans = [
             (r["value"]["start"], r["value"]["end"], r["value"]["labels"], r["score"]) for r in prediction["result"]
         ]
+        # the backend tags the tasks in one batch, the tagger one text at a time: the same spans, and the
+        # probabilities up to float32 rounding (padding changes the encoder's rounding on some CPUs)
         assert spans == [
-            (s["char_start"], s["char_end"], [label[s["type"]]], s["probability"]) for s in expected["spans"]
+            (s["char_start"], s["char_end"], [label[s["type"]]], pytest.approx(s["probability"], abs=1e-5))
+            for s in expected["spans"]
         ]
         for result in prediction["result"]:
             assert (result["from_name"], result["to_name"], result["type"]) == ("ner", "doc", "labels")
