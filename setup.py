@@ -64,6 +64,8 @@ setup(
         "dev": ["pytest>=8", "hypothesis>=6"],
         "baselines": ["scikit-optimize>=0.10"],
         "plots": ["matplotlib>=3.7"],
+        # eer-dictionary --dictionary names.xlsx (an Excel workbook read as it is; without it: save as CSV)
+        "xlsx": ["openpyxl>=3.1"],
         # `eer-ner serve`, the Label Studio ML backend (eer_plugin/serve/; pins in constraints.txt, requirements-serve.txt)
         "serve": ["fastapi>=0.110", "uvicorn>=0.27"],
     },

@@ -8,8 +8,10 @@
 lines are skipped; a cell in quotes, as a spreadsheet's tab-delimited export writes one with a comma or a
 quote, is unquoted; a header row as for CSV), a ``.csv`` file (a spreadsheet saved as CSV: ``surface form,TYPE``, or ``;`` where the
 first lines say so, :func:`csv_delimiter`; quoted cells, an optional header row whose type cell is one of
-:data:`CSV_HEADER_TYPES`, trailing empty cells ignored), or JSON lines ``{"text": "New York", "type": "LOC"}``
-(a ``.jsonl``/``.json`` name, or a first entry that starts with ``{``). Files are UTF-8, or UTF-16/32 with a
+:data:`CSV_HEADER_TYPES`, trailing empty cells ignored), JSON lines ``{"text": "New York", "type": "LOC"}``
+(a ``.jsonl``/``.json`` name, or a first entry that starts with ``{``), or an Excel workbook (the extra
+``eer-ner[xlsx]``: its first sheet's first two columns, a row an entry, a header row as for CSV;
+:mod:`eer_plugin.corpus.formats.spreadsheet`). Files are UTF-8, or UTF-16/32 with a
 byte-order mark, and may be gzip-, bzip2- or xz-compressed; they are read line by line. Several
 dictionaries can be used at once; each has a name (default: the file stem without a compression suffix,
 white space as ``_``; ``NAME=FILE`` names it), kept as the ``source`` of every span it labels.
@@ -292,7 +294,7 @@ def label_file(
     corpus_types = sorted({t for d in documents for _, _, t in d.spans})
     summary = Summary(
         input_kind=kind,
-        dictionaries=[{k: v for k, v in d.items() if k != "first_line"} for d in loaded],
+        dictionaries=[{k: v for k, v in d.items() if k not in ("first_line", "notes")} for d in loaded],
         entries=len(matcher),
         duplicates=matcher.duplicates,
         stopped=matcher.stopped,
@@ -301,7 +303,8 @@ def label_file(
         skipped_without_words=read.without_words,
         output=str(output),
     )
-    summary.warnings = read.warnings + type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)
+    summary.warnings = read.warnings + [note for d in loaded for note in d.get("notes", ())]
+    summary.warnings += type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)
     if ambiguous == "first":
         summary.warnings += [
             f"{a['listings'][1]['where']}: {a['form']!r} is listed as {a['listings'][0]['type']} ({a['listings'][0]['where']}) "

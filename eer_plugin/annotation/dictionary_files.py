@@ -1,6 +1,7 @@
 """The dictionaries of dictionary labelling (:mod:`eer_plugin.annotation.dictionary`, ``eer-dictionary``; no
-AllenNLP), read and checked: dictionaries (TSV ``surface form<TAB>TYPE``, a spreadsheet's CSV, or JSON lines
-``{"text", "type"}``; UTF-8 or marked UTF-16/32), their ``[NAME=]FILE`` arguments, stop lists, and the warnings
+AllenNLP), read and checked: dictionaries (TSV ``surface form<TAB>TYPE``, a spreadsheet's CSV, JSON lines
+``{"text", "type"}``, UTF-8 or marked UTF-16/32; or an Excel workbook, its first sheet's first two columns, with
+the extra ``eer-ner[xlsx]``), their ``[NAME=]FILE`` arguments, stop lists, and the warnings
 about the types a dictionary lists. A file that cannot be used is a :class:`DictionaryError` naming the file and
 line. The documents it labels: :mod:`eer_plugin.annotation.dictionary_input`.
 """
@@ -20,6 +21,7 @@ from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import unknown_keys_message
 from eer_plugin.corpus.formats import FormatError
 from eer_plugin.corpus.formats.files import stream_lines, uncompressed_name
+from eer_plugin.corpus.formats.spreadsheet import is_workbook, workbook_rows
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -122,8 +124,65 @@ def csv_delimiter(lines: Sequence[str]) -> str:
     return max(CSV_DELIMITERS, key=score)
 
 
-def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
-    """``(line, surface form, type)`` of every entry of a TSV, CSV or JSON-lines dictionary (module docstring)."""
+def dictionary_lines(path: str, notes: Optional[List[str]] = None) -> Iterator[Tuple[int, str, str]]:
+    """``(line, surface form, type)`` of every entry of a TSV, CSV, JSON-lines or Excel dictionary (module
+    docstring; a workbook's line is its row). ``notes``: gets a warning for a workbook's other sheets."""
+    entries = _sheet_entries(path, notes) if is_workbook(path) else _text_entries(path)
+    for number, form, label in entries:
+        form, label = form.strip(), label.strip()
+        if not form:
+            raise DictionaryError(f"empty surface form (type {label!r}): expected a name before its type", path, number)
+        if not label or not _TYPE.match(label) or label == "O":
+            raise DictionaryError(
+                f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number
+            )
+        yield number, form, label
+
+
+def _sheet_entries(path: str, notes: Optional[List[str]]) -> Iterator[Tuple[int, str, str]]:
+    """The rows of a workbook's first sheet: a surface form and its type in the first two columns, an optional
+    header row, empty rows and rows whose first cell starts with ``#`` skipped."""
+    try:
+        book = workbook_rows(path)
+    except FormatError as err:
+        raise DictionaryError(err.reason, path) from None
+    if book.other_sheets and notes is not None:
+        notes.append(
+            f"{path}: read the first sheet {book.sheet!r} only; {counted(len(book.other_sheets), 'other sheet')} "
+            f"({', '.join(map(repr, book.other_sheets[:3]))}) hold cells too: move their rows into the first sheet, "
+            "or save each as a CSV file and give it as another --dictionary"
+        )
+    first = True
+    try:
+        for number, cells in book.rows:
+            if not any(c.strip() for c in cells) or cells[0].strip().startswith("#"):
+                continue
+            where = f"row {number} of sheet {book.sheet!r}"
+            if len(cells) != 2:
+                raise DictionaryError(
+                    f"{counted(len(cells), 'cell')} in {where} ({cells[:4]!r}): expected two, a surface form and "
+                    "its TYPE in the first two columns",
+                    path,
+                    number,
+                )
+            if first and cells[1].strip().casefold() in CSV_HEADER_TYPES:
+                first = False
+                continue  # the header row
+            first = False
+            if not cells[0].strip():
+                raise DictionaryError(
+                    f"empty surface form (type {cells[1].strip()!r}) in {where}: an empty cell, or a formula that "
+                    "Excel never computed (open the workbook in Excel and save it)",
+                    path,
+                    number,
+                )
+            yield number, cells[0], cells[1]
+    except FormatError as err:
+        raise DictionaryError(err.reason, path, err.line) from None
+
+
+def _text_entries(path: str) -> Iterator[Tuple[int, str, str]]:
+    """The entries of a TSV, CSV or JSON-lines dictionary, before the checks every dictionary gets."""
     suffix = uncompressed_name(path).suffix.lower()
     as_json, as_csv = suffix in (".jsonl", ".json"), suffix == ".csv"
     lines = text_lines(path)
@@ -191,13 +250,6 @@ def dictionary_lines(path: str) -> Iterator[Tuple[int, str, str]]:
                 first = False
                 continue  # the header row of a spreadsheet saved as tab-delimited text
         first = False
-        form, label = form.strip(), label.strip()
-        if not form:
-            raise DictionaryError(f"empty surface form (type {label!r}): expected a name before its type", path, number)
-        if not label or not _TYPE.match(label) or label == "O":
-            raise DictionaryError(
-                f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number
-            )
         yield number, form, label
 
 
@@ -241,7 +293,8 @@ def load_dictionary(matcher: Matcher, name: str, path: str, progress: bool = Fal
     source = matcher.add_source(name, str(path))
     per_type: Counter = Counter()
     first_line: Dict[str, int] = {}
-    lines = dictionary_lines(str(path))
+    notes: List[str] = []
+    lines = dictionary_lines(str(path), notes)
     shown = tqdm(lines, desc=f"eer-dictionary: reading {name}", unit=" entries", disable=None if progress else True)
     for number, form, label in shown:
         tokens = tokenize_text(form)[0]
@@ -258,6 +311,7 @@ def load_dictionary(matcher: Matcher, name: str, path: str, progress: bool = Fal
         "entries": sum(per_type.values()),
         "per_type": dict(sorted(per_type.items())),
         "first_line": first_line,
+        "notes": notes,
     }
 
 

@@ -32,7 +32,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default=[],
         metavar="[NAME=]FILE",
         help="a dictionary (TSV 'surface form<TAB>TYPE', '#' comments; .csv 'surface form,TYPE' or ';', a header "
-        'row allowed; or .jsonl {"text", "type"}); repeat for several; '
+        'row allowed; .jsonl {"text", "type"}; or an Excel .xlsx, its first sheet\'s first two columns, with '
+        "pip install 'eer-ner[xlsx]'); repeat for several; "
         "NAME (default: the file stem) is the source kept with every span it labels",
     )
     parser.add_argument("--case-insensitive", action="store_true", help="match case-folded forms (default: exact case)")

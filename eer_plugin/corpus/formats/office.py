@@ -19,6 +19,10 @@ _OOXML = (("xl/", "an Excel workbook (.xlsx)", True), ("word/", "a Word document
 _OPENDOCUMENT = (("spreadsheet", "an OpenDocument spreadsheet (.ods)", True),
                  ("text", "an OpenDocument text (.odt)", False),
                  ("presentation", "an OpenDocument presentation (.odp)", False))  # fmt: skip
+#: the zip-based formats by name, for one whose member names cannot be read (a download cut short)
+_SUFFIXES = tuple((what.rsplit("(", 1)[1].rstrip(")"), (what, sheet)) for _, what, sheet in _OOXML + _OPENDOCUMENT) + (
+    (".xlsm", ("an Excel workbook (.xlsx)", True)),
+)
 #: first bytes of the other formats -> (what it is, a spreadsheet?)
 _SIGNATURES = (
     (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office file (.xls, .doc or .ppt)", True),
@@ -42,8 +46,9 @@ def office_document(head: bytes, source: Union[str, bytes, BinaryIO], name: str 
         with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as archive:
             names = archive.namelist()
             mimetype = archive.read("mimetype").decode("ascii", "replace") if "mimetype" in names else ""
-    except (zipfile.BadZipFile, OSError, KeyError, EOFError):
-        return None
+    except (zipfile.BadZipFile, OSError, KeyError, EOFError):  # a zip whose directory is missing: cut short?
+        damaged = next((row for suffix, row in _SUFFIXES if name.lower().endswith(suffix)), None)
+        return (f"{damaged[0]}, damaged or incomplete (copy or download it again)", damaged[1]) if damaged else None
     if "[Content_Types].xml" in names:
         for prefix, what, sheet in _OOXML:
             if any(name.startswith(prefix) for name in names):
