@@ -149,8 +149,8 @@ def _sheet_entries(path: str, notes: Optional[List[str]]) -> Iterator[Tuple[int,
     if book.other_sheets and notes is not None:
         notes.append(
             f"{path}: read the first sheet {book.sheet!r} only; {counted(len(book.other_sheets), 'other sheet')} "
-            f"({', '.join(map(repr, book.other_sheets[:3]))}) hold cells too: move their rows into the first sheet, "
-            "or save each as a CSV file and give it as another --dictionary"
+            f"({', '.join(map(repr, book.other_sheets[:3]))}{', ...' if len(book.other_sheets) > 3 else ''}) {'holds' if len(book.other_sheets) == 1 else 'hold'} cells "
+            "too: move their rows into the first sheet, or save each as a CSV file and give it as another --dictionary"
         )
     first = True
     try:

@@ -88,7 +88,7 @@ def test_label_file_with_a_workbook_named_anything(tmp_path):
     assert (tmp_path / "from_book.jsonl").read_text() == (tmp_path / "from_tsv.jsonl").read_text()
     assert summary.matches_per_dictionary == {"names": 2} and summary.dictionaries[0]["entries"] == 2
     assert summary.warnings == [
-        f"{book}: read the first sheet 'Names' only; 1 other sheet ('Notes') hold cells too: move their rows into "
+        f"{book}: read the first sheet 'Names' only; 1 other sheet ('Notes') holds cells too: move their rows into "
         "the first sheet, or save each as a CSV file and give it as another --dictionary"
     ]
 
@@ -149,3 +149,14 @@ def test_without_openpyxl_the_error_says_how_to_install_it_or_save_as_csv(tmp_pa
     message = str(raised.value)
     assert message.startswith(f"{book}: an Excel workbook (.xlsx), not a text file: save the sheet as 'CSV UTF-8'")
     assert message.endswith("; or install the workbook reader (pip install 'eer-ner[xlsx]') and give the workbook")
+
+
+def test_the_warning_names_up_to_three_other_sheets(tmp_path):
+    others = [(title, [("x",)]) for title in ("B", "C", "D", "E")]
+    book = workbook(tmp_path / "names.xlsx", [("Paris", "LOC")], sheets=others + [("Empty", [])])
+    notes = []
+    assert list(dictionary_lines(str(book), notes)) == [(1, "Paris", "LOC")]
+    assert notes == [
+        f"{book}: read the first sheet 'Names' only; 4 other sheets ('B', 'C', 'D', ...) hold cells too: move their "
+        "rows into the first sheet, or save each as a CSV file and give it as another --dictionary"
+    ]
