@@ -192,8 +192,13 @@ def test_an_input_that_is_not_a_regular_file_is_refused_before_it_is_opened(kind
         "dev_zero": "a character device, not a regular file",
         "directory": "is a directory",
     }[kind]
+    from eer_plugin.annotation.dictionary_files import dictionary_lines
+
+    def dictionary(p):
+        return list(dictionary_lines(str(p)))
+
     for read in (
-        (read_conll, read_documents) if kind != "directory" else (read_conll,)
+        (read_conll, read_documents, dictionary) if kind != "directory" else (read_conll, dictionary)
     ):  # a directory is OntoNotes to read_documents
         with pytest.raises(FormatError, match=re.escape(expected)):
             read(path)

@@ -8,6 +8,7 @@ last computed. openpyxl is the optional extra ``eer-ner[xlsx]``; without it, or 
 """
 
 import datetime
+import os
 from typing import Iterator, List, NamedTuple, Optional, Tuple
 
 from eer_plugin.corpus.formats.files import FormatError, PathLike
@@ -29,7 +30,10 @@ class Workbook(NamedTuple):
 
 
 def is_workbook(path: PathLike) -> bool:
-    """Whether the file ``path`` is an Excel workbook (by its content, whatever its name)."""
+    """Whether the file ``path`` is an Excel workbook (by its content, whatever its name); False for anything but a
+    regular file (a FIFO would block the read: the reader's own check names it)."""
+    if not os.path.isfile(path):
+        return False
     try:
         with open(path, "rb") as handle:
             head = handle.read(8)
