@@ -522,6 +522,7 @@ def _waiting(pid: int) -> bool:
     return second[0] == "S" and second[1] == first[1]
 
 
+@pytest.mark.integration  # starts eer-ner predict as a process (16 s)
 def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp_path):
     """SIGINT while predict waits for input: one line saying the data is safe, status 130, the old file as it was
     and the unfinished output kept for --resume."""
