@@ -58,6 +58,11 @@ class DictionaryError(FormatError):
     """A dictionary, stop list or input file that cannot be used; names the file and line."""
 
 
+def _is_header_type(cell: str) -> bool:
+    """Whether a first row's type cell names the type column (``Type``, ``Entity``, ...): the sheet's header row."""
+    return cell.strip().casefold() in CSV_HEADER_TYPES
+
+
 def _strict_object(pairs):
     """A JSON object hook: a key repeated in one object is an error (json.loads would keep the last)."""
     keys = [key for key, _ in pairs]
@@ -146,11 +151,13 @@ def _sheet_entries(path: str, notes: Optional[List[str]]) -> Iterator[Tuple[int,
         book = workbook_rows(path)
     except FormatError as err:
         raise DictionaryError(err.reason, path) from None
-    if book.other_sheets and notes is not None:
+    others = book.other_sheets
+    if others and notes is not None:
+        shown = ", ".join(map(repr, others[:3])) + (", ..." if len(others) > 3 else "")
         notes.append(
-            f"{path}: read the first sheet {book.sheet!r} only; {counted(len(book.other_sheets), 'other sheet')} "
-            f"({', '.join(map(repr, book.other_sheets[:3]))}{', ...' if len(book.other_sheets) > 3 else ''}) {'holds' if len(book.other_sheets) == 1 else 'hold'} cells "
-            "too: move their rows into the first sheet, or save each as a CSV file and give it as another --dictionary"
+            f"{path}: read the first sheet {book.sheet!r} only; {counted(len(others), 'other sheet')} ({shown}) "
+            f"{'holds' if len(others) == 1 else 'hold'} cells too: move their rows into the first sheet, or save "
+            "each as a CSV file and give it as another --dictionary"
         )
     first = True
     try:
@@ -165,7 +172,7 @@ def _sheet_entries(path: str, notes: Optional[List[str]]) -> Iterator[Tuple[int,
                     path,
                     number,
                 )
-            if first and cells[1].strip().casefold() in CSV_HEADER_TYPES:
+            if first and _is_header_type(cells[1]):
                 first = False
                 continue  # the header row
             first = False
@@ -229,7 +236,7 @@ def _text_entries(path: str) -> Iterator[Tuple[int, str, str]]:
                     path,
                     number,
                 )
-            if first and cells[1].strip().casefold() in CSV_HEADER_TYPES:
+            if first and _is_header_type(cells[1]):
                 first = False
                 continue  # the header row of a spreadsheet
             form, label = cells
@@ -246,7 +253,7 @@ def _text_entries(path: str) -> Iterator[Tuple[int, str, str]]:
             form, label = text.split("\t")
             if '"' in text:
                 form, label = _unquoted(form.strip()), _unquoted(label.strip())
-            if first and label.strip().casefold() in CSV_HEADER_TYPES:
+            if first and _is_header_type(label):
                 first = False
                 continue  # the header row of a spreadsheet saved as tab-delimited text
         first = False

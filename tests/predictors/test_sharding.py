@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from conftest import FIXTURES
+from inference.test_exported import assert_same_outputs
 from test_predict_outputs import run_manager
 
 from eer_plugin.commands import shard
@@ -37,30 +38,6 @@ def corpus(path: Path) -> Path:
     ]
     path.write_bytes(b"\n".join(lines) + b"\n")
     return path
-
-
-def same_up_to_rounding(merged, whole) -> bool:
-    """Equal structures, floats within 1e-5 (one float32 rounding of a probability)."""
-    if isinstance(whole, float):
-        return isinstance(merged, float) and abs(merged - whole) <= 1e-5
-    if isinstance(whole, dict):
-        return (
-            isinstance(merged, dict)
-            and merged.keys() == whole.keys()
-            and all(same_up_to_rounding(merged[k], whole[k]) for k in whole)
-        )
-    if isinstance(whole, list):
-        return isinstance(merged, list) and len(merged) == len(whole) and all(map(same_up_to_rounding, merged, whole))
-    return type(merged) is type(whole) and merged == whole
-
-
-def test_float_rounding_is_all_the_comparison_forgives():
-    record = {"id": "a", "spans": [{"type": "LOC", "start": 8, "probability": 0.8524278998374939}]}
-    assert same_up_to_rounding({"id": "a", "spans": [{"type": "LOC", "start": 8, "probability": 0.85242795}]}, record)
-    for changed in ({"type": "PER"}, {"start": 9}, {"probability": 0.8525}, {"extra": 1}):
-        other = {"id": "a", "spans": [{**record["spans"][0], **changed}]}
-        assert not same_up_to_rounding(other, record)
-    assert not same_up_to_rounding({"id": "a", "spans": []}, record)
 
 
 def test_shards_are_contiguous_and_about_equal():
@@ -115,8 +92,7 @@ def test_sharded_prediction_merged_is_the_unsharded_prediction(output_format, ar
     if output_format == "conll":
         assert merged == whole
     else:
-        pairs = list(zip(merged.splitlines(), whole.splitlines(), strict=True))
-        assert all(same_up_to_rounding(json.loads(m), json.loads(w)) for m, w in pairs)
+        assert_same_outputs(list(map(json.loads, whole.splitlines())), list(map(json.loads, merged.splitlines())))
     assert (b'"line": 4,' if output_format == "json" else b"# error: line 4,") in whole  # numbered in the whole input
 
 

@@ -9,7 +9,7 @@ last computed. openpyxl is the optional extra ``eer-ner[xlsx]``; without it, or 
 
 import datetime
 import os
-from typing import Iterator, List, NamedTuple, Optional, Tuple
+from typing import Iterator, List, NamedTuple, Tuple
 
 from eer_plugin.corpus.formats.files import FormatError, PathLike
 from eer_plugin.corpus.formats.office import office_document, office_fix
@@ -52,17 +52,16 @@ def cell_text(value) -> str:
         return "TRUE" if value else "FALSE"
     if isinstance(value, float) and value.is_integer():
         return str(int(value))
-    if isinstance(value, datetime.datetime) and value.time() == datetime.time():
-        return value.date().isoformat()
+    if isinstance(value, datetime.datetime):
+        return value.date().isoformat() if value.time() == datetime.time() else value.isoformat(sep=" ")
     if isinstance(value, (datetime.date, datetime.time)):
-        return value.isoformat(sep=" ") if isinstance(value, datetime.datetime) else value.isoformat()
+        return value.isoformat()
     return str(value)
 
 
-def _unreadable(path: PathLike, err: Optional[Exception] = None) -> FormatError:
-    cause = f" ({type(err).__name__}: {err})" if err is not None else ""
+def _unreadable(path: PathLike, err: Exception) -> FormatError:
     return FormatError(
-        f"{EXCEL_WORKBOOK} that cannot be read{cause}: open it in Excel and save it again, or "
+        f"{EXCEL_WORKBOOK} that cannot be read ({type(err).__name__}: {err}): open it in Excel and save it again, or "
         + office_fix(EXCEL_WORKBOOK, True).split(": ", 1)[1],
         path,
     )
@@ -79,15 +78,11 @@ def workbook_rows(path: PathLike) -> Workbook:
     handle = open(path, "rb")
     try:  # a file object, not the path: openpyxl would refuse a workbook whose name does not end in .xlsx
         book = openpyxl.load_workbook(handle, read_only=True, data_only=True)
-        sheets = book.worksheets
-        if not sheets:
-            raise _unreadable(path)
-        first = sheets[0]
-        others = [s.title for s in sheets[1:] if _holds_a_cell(s)]
-    except FormatError:
-        handle.close()
-        raise
-    except Exception as err:  # openpyxl's InvalidFileException, a damaged zip, the XML parser's errors
+        if not book.worksheets:
+            raise ValueError("the workbook has no sheet")
+        first, *rest = book.worksheets
+        others = [s.title for s in rest if _holds_a_cell(s)]
+    except Exception as err:  # openpyxl's InvalidFileException, a damaged zip, the XML parser's errors, no sheet
         handle.close()
         raise _unreadable(path, err) from None
     return Workbook(first.title, _rows(first, book, handle, path), others)
@@ -106,8 +101,6 @@ def _rows(sheet, book, handle, path: PathLike) -> Iterator[Tuple[int, List[str]]
             while cells and not cells[-1].strip():
                 cells.pop()
             yield number, cells
-    except FormatError:
-        raise
     except Exception as err:  # a damaged sheet, found part way through
         raise _unreadable(path, err) from None
     finally:
