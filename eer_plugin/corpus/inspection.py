@@ -60,10 +60,10 @@ def inspect_file(
         )
     elif format == "jsonl":
         docs = read_jsonl(path, file_encoding)
-        given = file_encoding != AUTO_FILE_ENCODING
+        codec, why = decode_file_as(path, file_encoding, fallback=False, json=True)[1:]
         report.update(
-            file_encoding=file_encoding if given else "utf-8",
-            file_encoding_reason="given" if given else "auto: JSON lines are UTF-8",
+            file_encoding=codec,
+            file_encoding_reason=why,
             tag_scheme=None,
             tag_scheme_reason="spans as word offsets",
             documents_from="json_lines",

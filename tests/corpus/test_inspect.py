@@ -169,7 +169,7 @@ def test_jsonl_reader_logs_encoding_and_documents(caplog):
     caplog.set_level(logging.INFO, logger="eer_plugin")
     read_jsonl(str(INSPECT / "partial.jsonl"))
     assert [r.getMessage().split(": ", 1)[1] for r in caplog.records] == [
-        "character encoding utf-8 (auto: JSON lines are UTF-8)",
+        "character encoding utf-8 (auto: valid UTF-8)",
         "3 documents, one per JSON line (1 complete); spans as word offsets, no tag scheme",
     ]
 

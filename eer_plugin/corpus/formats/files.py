@@ -347,7 +347,9 @@ def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
     return line, offset - line_start
 
 
-def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True) -> str:
+def decode_file(
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True, json: bool = False
+) -> str:
     """The text of ``path`` decoded with ``file_encoding`` (any Python codec name, e.g. ``latin-1``).
 
     ``auto`` reads UTF-8 (a leading byte-order mark is dropped), or UTF-16/UTF-32 where a byte-order mark says
@@ -356,12 +358,17 @@ def decode_file(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallbac
     Spanish/Dutch distribution) and a warning says so. Without the fallback, or with an explicit
     encoding, an undecodable byte raises :class:`FormatError` naming its line and offset. Control
     characters that are not white space become U+FFFD (:mod:`eer_plugin.corpus.text`).
+
+    A given encoding that is not a Unicode one meets a file that is valid UTF-8 with non-ASCII bytes (``é``
+    would read as ``Ã©``): a ``json`` file is read as UTF-8 all the same (JSON text is UTF-8, and one setting
+    often names the encoding of a run's CoNLL files and of the JSON lines written from them), any other file
+    as given, with a warning.
     """
-    return decode_file_as(path, file_encoding, fallback)[0]
+    return decode_file_as(path, file_encoding, fallback, json)[0]
 
 
 def decode_file_as(
-    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True, json: bool = False
 ) -> Tuple[str, str, str]:
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
     ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
@@ -373,6 +380,22 @@ def decode_file_as(
         raise FormatError(
             f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
         ) from None
+    if file_encoding != AUTO_FILE_ENCODING and _reads_utf8_wrongly(data, codec):
+        if json:
+            logger.info(
+                "%s: read as UTF-8, not as the given %s: the file is valid UTF-8, and JSON text is UTF-8 "
+                "(the given encoding applies to the files that are not)",
+                path,
+                file_encoding,
+            )
+            codec, file_encoding = "utf-8", AUTO_FILE_ENCODING  # read as if no encoding were given
+        else:
+            logger.warning(
+                "%s is valid UTF-8 but is read as the given %s, so its non-ASCII characters become others "
+                "('é' reads as 'Ã©'); if the file is UTF-8, leave the file encoding at auto",
+                path,
+                file_encoding,
+            )
     try:
         text = data.decode(codec)
     except UnicodeDecodeError as err:
@@ -416,6 +439,17 @@ def decode_file_as(
     return _normalised(text, path), codec, why
 
 
+def _reads_utf8_wrongly(data: bytes, codec: str) -> bool:
+    """Whether ``codec`` (not a Unicode codec) would misread ``data``, valid UTF-8 with non-ASCII bytes."""
+    if codecs.lookup(codec).name.startswith("utf") or data.isascii():
+        return False
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
 def _normalised(text: str, path: PathLike) -> str:
     text, replaced = normalise_text(text)
     if replaced:
@@ -437,7 +471,7 @@ def decoded_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
 ) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
     """The lines of :func:`read_lines` and ``(codec used, why)`` (see :func:`decode_file_as`)."""
-    text, codec, why = decode_file_as(path, file_encoding, fallback=not json_lines)
+    text, codec, why = decode_file_as(path, file_encoding, fallback=not json_lines, json=json_lines)
     breaks = _JSONLINE_BREAKS if json_lines else LINE_BREAKS
     lines = breaks.split(text)
     if lines and lines[-1] == "":

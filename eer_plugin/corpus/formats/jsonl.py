@@ -9,7 +9,7 @@ from eer_plugin.common.outputs import writing
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
-from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_lines
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
 from eer_plugin.corpus.text import normalise_value
 
 logger = logging.getLogger(__name__)
@@ -34,7 +34,9 @@ def json_lines(
     are normalised (:mod:`eer_plugin.corpus.text`: lone surrogates, control characters), and a warning says so once
     per file (how many lines, the first one)."""
     replaced: List[int] = []  # the lines whose strings held lone surrogates or control characters
-    for number, text in read_lines(path, file_encoding, json_lines=True):
+    lines, (codec, why) = decoded_lines(path, file_encoding, json_lines=True)
+    logger.info("%s: character encoding %s (%s)", path, codec, why)
+    for number, text in lines:
         if not text.strip():
             continue
         try:
@@ -92,9 +94,7 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
         documents.append(document)
     if not documents:
         raise FormatError("no documents; expected one JSON object per line", path)
-    codec = "utf-8 (auto: JSON lines are UTF-8)" if file_encoding == AUTO_FILE_ENCODING else f"{file_encoding} (given)"
     complete = sum(d.is_complete for d in documents)
-    logger.info("%s: character encoding %s", path, codec)
     logger.info(
         "%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme",
         path,
