@@ -5,6 +5,7 @@ beside ours, and the guide's corpus column and partial-vs-exhaustive sentence.""
 
 import csv
 import json
+import re
 
 import pytest
 from conftest import FIXTURES
@@ -227,6 +228,10 @@ def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path
     section = page.split("## A second corpus: CoNLL-2002 Spanish")[1].split("\n## ")[0]
     assert "English and uncased" in section and "groups 15 consecutive sentences into a document" in section
     assert "read as latin-1" in section
+    # the machines of its finished runs (a GPU block's minutes are not the English CPU block's)
+    assert re.search(
+        r"runs finished \(the others show as not run\)\. Machines: [^:]+: 1 run \(minutes per run", section
+    )
     assert "| EE | EER-short | 100.0 | – | 1.7 | 76.5 | EER-BERT-short |" in section  # the paper's esp column
     assert "| EE | Raw-shortest | not run |" in section
     assert (docs / "results" / "results-esp.csv").is_file()

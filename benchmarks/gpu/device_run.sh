@@ -36,6 +36,12 @@ nvidia-smi dmon -s um -d 15 > $DEST/dmon.log 2>&1 & DMON=$!
 while [ $((SECONDS-T0)) -lt $LIMIT ]; do sleep 5; alive=0; for p in $PIDS; do kill -0 $p 2>/dev/null && alive=1; done; [ $alive = 0 ] && break; done
 echo "stopping after $((SECONDS-T0)) s"; kill $PIDS 2>/dev/null; pkill -TERM -f eer-benchmark; sleep 10; pkill -9 -f allennlp; kill $DMON
 find runs/$NAME-* -name result.json -exec grep -H '"f1"' {} +
-tar czf $DEST/results.tgz --exclude='*.th' --exclude='*.tar.gz' --exclude=vocabulary --exclude="runs/$NAME-*/data" runs/$NAME-* 2>/dev/null
+# no weights, no data, no half-written archive of a run the limit stopped (.eer-tmp-*: 42 MB on 2026-11-28);
+# at most 12 MB per file (what a call brings back): here, `cat results.tgz* | tar xzf -`
+tar czf $DEST/results.tgz --exclude='*.th' --exclude='*.tar.gz' --exclude='*.eer-tmp-*' --exclude=vocabulary \
+  --exclude="runs/$NAME-*/data" runs/$NAME-* 2>/dev/null
+if [ "$(stat -c %s $DEST/results.tgz)" -gt 12000000 ]; then
+  split -b 12000000 -d $DEST/results.tgz $DEST/results.tgz. && rm $DEST/results.tgz
+fi
 ls -la $DEST; echo "last call: $((SECONDS-T0)) s"
 touch $DEST/finished

@@ -135,18 +135,23 @@ def band_table(report, block) -> str:
     return markdown_table(header, lines, ["l", "l", "r", "l", "r", "r"]) if lines else ""
 
 
+def machines_text(records) -> str:
+    """The machines finished runs' records name, with their counts: ``'GPU NVIDIA H200 (...): 18 runs'``."""
+    machines: Dict[str, int] = {}
+    for record in records:
+        text = machine_text(record.get("machine")).replace(
+            "not recorded", "not recorded (runs from before the records kept it)"
+        )
+        machines[text] = machines.get(text, 0) + 1
+    return "; ".join(f"{text}: {count} run{'s' if count > 1 else ''}" for text, count in machines.items())
+
+
 def cost_text(report, block) -> str:
     """The block's compute hours and the machines its finished runs record."""
     runs = [run for b, _, run in report.plan.block_entries if b is block]
     done = [report.records[r.key] for r in runs if report.records[r.key].get("status") == "done"]
     hours = sum(report.compute_seconds(r) for r in done) / 3600
-    machines: Dict[str, int] = {}
-    for record in done:
-        text = machine_text(record.get("machine")).replace(
-            "not recorded", "not recorded (runs from before the records kept it)"
-        )
-        machines[text] = machines.get(text, 0) + 1
-    where = "; ".join(f"{text}: {count} run{'s' if count > 1 else ''}" for text, count in machines.items())
+    where = machines_text(done)
     return (
         f"{len(done)} of {len(runs)} runs finished, {hours:.1f} hours of compute (training, decoding-cost search and "
         f"test evaluation, each run once)" + (f". Machines: {where}" if where else "") + "."

@@ -8,6 +8,7 @@ import os
 from pathlib import Path
 from typing import Callable, Dict, List
 
+from eer_benchmark.report.blocks import machines_text
 from eer_benchmark.report.claims import claims_paragraph, differences
 from eer_benchmark.report.guide import CORPORA, CORPUS_CSV
 from eer_plugin.common.atomic import atomic_write_text
@@ -53,14 +54,18 @@ def corpus_section(
     plan = report.plan
     first = plan.datasets[0].name
     atomic_write_text(str(assets / CORPUS_CSV.format(dataset=first)), relative(Path(written["csv"]).read_text()))
-    done = sum(1 for record in report.records.values() if record.get("status") == "done")
+    finished = [record for record in report.records.values() if record.get("status") == "done"]
+    done = len(finished)
+    where = machines_text(finished)
     corpora = ", ".join(CORPORA.get(d.name, d.name) for d in plan.datasets)
     parts = [
         f"## A second corpus: {corpora}",
         "",
         f"Plan: `{Path(plan.path).as_posix()}` ({plan.name}; its header comment explains every choice), encoder "
         f"{', '.join(plan.encoders)}, seeds {plan.seeds_description()}, every other setting that of the English plan; "
-        f"{done} of {len(plan.runs)} runs finished (the others show as not run).",
+        f"{done} of {len(plan.runs)} runs finished (the others show as not run)"
+        + (f". Machines: {where} (minutes per run are that machine's)" if where else "")
+        + ".",
         "",
     ]
     for dataset in plan.datasets:
