@@ -24,7 +24,7 @@ from eer_plugin.corpus.formats import (
     read_ontonotes,
 )
 from eer_plugin.corpus.formats.conll import read_conll_reading
-from eer_plugin.corpus.formats.files import decode_file_as
+from eer_plugin.corpus.formats.decoding import decode_file_as
 
 #: line numbers shown of the chunks that start with ``I-``
 SHOWN_LINES = 5

@@ -26,16 +26,8 @@ from typing import List, Optional
 
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats.conll import DEFAULT_SENTENCES_PER_DOCUMENT, DOCSTART, read_conll
-from eer_plugin.corpus.formats.files import (
-    AUTO_FILE_ENCODING,
-    LINE_BREAKS,
-    FormatError,
-    PathLike,
-    decode_file,
-    read_input_bytes,
-    read_lines,
-    text_codec,
-)
+from eer_plugin.corpus.formats.decoding import LINE_BREAKS, decode_file, read_lines
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_input_bytes, text_codec
 from eer_plugin.corpus.formats.jsonl import AUTHORS_JSON_KEYS, json_lines, read_jsonl, write_jsonl
 from eer_plugin.corpus.formats.ontonotes import ONTONOTES_TYPES, is_ontonotes_file, read_ontonotes
 

@@ -11,7 +11,8 @@ from typing import List, Optional, Tuple
 from eer_plugin.common.wording import counted
 from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
 from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
-from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
+from eer_plugin.corpus.formats.decoding import decoded_lines
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 
 logger = logging.getLogger(__name__)
 

@@ -1,5 +1,6 @@
-"""Reading corpus files as text: character encodings, line breaks, and :class:`FormatError`, the
-error every reader raises (it names the file, the line and what was expected).
+"""Reading corpus files: what kind of file an input is, its bytes (decompressed), the codec its first bytes name,
+and :class:`FormatError`, the error every reader raises (it names the file, the line and what was expected);
+decoding a whole file and splitting it into lines is :mod:`eer_plugin.corpus.formats.decoding`.
 
 Every reader gets its bytes from :func:`read_input_bytes`: an input must be a regular file (a FIFO, a
 device such as ``/dev/zero``, a socket is refused with one line before it is opened: a corpus is read
@@ -22,7 +23,6 @@ from typing import IO, Iterator, List, Optional, Tuple, Union
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix, tar_member
-from eer_plugin.corpus.text import normalise_text
 
 PathLike = Union[str, "os.PathLike[str]"]
 logger = logging.getLogger(__name__)
@@ -60,10 +60,6 @@ LOOKS_LIKE = ("dictionary", "raw text")
 
 #: ``file_encoding`` value that reads UTF-8 and falls back to latin-1 for column files that are not valid UTF-8
 AUTO_FILE_ENCODING = "auto"
-#: line breaks of column files: LF, CRLF, CR alone (old Mac files) and the Unicode line/paragraph separators
-LINE_BREAKS = re.compile("\r\n|\r|\n|\u2028|\u2029")
-#: line breaks of JSON lines files (U+2028 may stand unescaped inside a JSON string, a raw CR may not)
-_JSONLINE_BREAKS = re.compile("\r\n|\r|\n")
 
 
 #: the first bytes of compressed files, what decompresses their bytes and what opens them as a stream
@@ -162,7 +158,7 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
     ``.txt.gz``, ``.bz2``, ``.xz``) at any depth, sorted by path, the id being the path in the folder
     (``sub/b.txt``), and the paths in the folder of its other files; hidden files and folders (a leading
     ``.``) are left out of both. A folder without a ``.txt`` file is a :class:`FormatError` naming what it
-    holds. Read by ``eer-dictionary`` and ``predict``, each file as :func:`decode_file` reads it."""
+    holds. Read by ``eer-dictionary`` and ``predict``, each file as :func:`~eer_plugin.corpus.formats.decoding.decode_file` reads it."""
     base = Path(root)
     files = sorted(
         p
@@ -308,7 +304,7 @@ def _open_text(path: PathLike, whole_file: bool = True) -> Tuple[IO[str], Option
 
 def open_text(path: PathLike, whole_file: bool = True) -> IO[str]:
     """``path`` opened to be read as text line by line (bounded memory), the streaming twin of
-    :func:`decode_file`: a regular file (:func:`check_input_file`), decompressed when its first bytes say gzip,
+    :func:`~eer_plugin.corpus.formats.decoding.decode_file`: a regular file (:func:`check_input_file`), decompressed when its first bytes say gzip,
     bzip2 or xz (zstd and zip are a :class:`FormatError`), decoded by :func:`text_codec` (a UTF-8 byte-order
     mark dropped) with ``surrogateescape``: a byte the codec cannot decode comes through as one character
     U+DC80..U+DCFF, for the caller to report on its line. Universal newlines. ``whole_file``: as for
@@ -338,142 +334,3 @@ def stream_lines(path: PathLike) -> Iterator[Tuple[int, str]]:
                 yield number, text
         except STREAM_ERRORS as err:
             raise _stream_error(err, path, kind, number + 1) from None
-
-
-def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
-    """(1-based line number, byte offset within that line) of a byte offset, lines split at LF/CR."""
-    line_start = max(data.rfind(b"\n", 0, offset), data.rfind(b"\r", 0, offset)) + 1
-    line = 1 + len(re.findall(rb"\r\n|\r|\n", data[:line_start]))
-    return line, offset - line_start
-
-
-def decode_file(
-    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True, json: bool = False
-) -> str:
-    """The text of ``path`` decoded with ``file_encoding`` (any Python codec name, e.g. ``latin-1``).
-
-    ``auto`` reads UTF-8 (a leading byte-order mark is dropped), or UTF-16/UTF-32 where a byte-order mark says
-    so; UTF-16 without a mark is an error (:func:`text_codec`); when the bytes are not valid UTF-8
-    and ``fallback`` is true, the file is read as latin-1 (ISO-8859-1, the encoding of the CoNLL-2002
-    Spanish/Dutch distribution) and a warning says so. Without the fallback, or with an explicit
-    encoding, an undecodable byte raises :class:`FormatError` naming its line and offset. Control
-    characters that are not white space become U+FFFD (:mod:`eer_plugin.corpus.text`).
-
-    A given encoding that is not a Unicode one meets a file that is valid UTF-8 with non-ASCII bytes (``é``
-    would read as ``Ã©``): a ``json`` file is read as UTF-8 all the same (JSON text is UTF-8, and one setting
-    often names the encoding of a run's CoNLL files and of the JSON lines written from them), any other file
-    as given, with a warning.
-    """
-    return decode_file_as(path, file_encoding, fallback, json)[0]
-
-
-def decode_file_as(
-    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True, json: bool = False
-) -> Tuple[str, str, str]:
-    """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
-    ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
-    data = read_input_bytes(path)
-    codec = text_codec(data, path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
-    try:
-        codecs.lookup(codec)
-    except LookupError:
-        raise FormatError(
-            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
-        ) from None
-    if file_encoding != AUTO_FILE_ENCODING and _reads_utf8_wrongly(data, codec):
-        if json:
-            logger.info(
-                "%s: read as UTF-8, not as the given %s: the file is valid UTF-8, and JSON text is UTF-8 "
-                "(the given encoding applies to the files that are not)",
-                path,
-                file_encoding,
-            )
-            codec, file_encoding = "utf-8", AUTO_FILE_ENCODING  # read as if no encoding were given
-        else:
-            logger.warning(
-                "%s is valid UTF-8 but is read as the given %s, so its non-ASCII characters become others "
-                "('é' reads as 'Ã©'); if the file is UTF-8, leave the file encoding at auto",
-                path,
-                file_encoding,
-            )
-    try:
-        text = data.decode(codec)
-    except UnicodeDecodeError as err:
-        line, column = _line_of_byte(data, err.start)
-        if file_encoding == AUTO_FILE_ENCODING and fallback and codec == "utf-8":
-            logger.warning(
-                "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
-                "(set file_encoding / --file-encoding to choose another encoding)",
-                path,
-                data[err.start],
-                line,
-            )
-            return (
-                _normalised(data.decode("latin-1"), path),
-                "latin-1",
-                f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})",
-            )
-        name = {"utf-8": "UTF-8", "utf-16": "UTF-16", "utf-32": "UTF-32"}.get(codecs.lookup(codec).name, codec)
-        marked = marked_codec(data)
-        if marked and codecs.lookup(codec).name != marked:
-            hint = f" (the file starts with a {marked.upper()} byte-order mark: leave --file-encoding at auto, or give {marked})"
-        elif file_encoding == AUTO_FILE_ENCODING and (fallback or codec != "utf-8"):
-            hint = ""
-        else:
-            hint = " (set file_encoding / --file-encoding, e.g. latin-1)"
-        raise FormatError(
-            f"invalid {name} byte 0x{data[err.start]:02x} at byte {column} of the line "
-            f"(byte {err.start} of the file); expected {name} text{hint}",
-            path,
-            line,
-        ) from None
-    if file_encoding != AUTO_FILE_ENCODING:
-        why = "given"
-    elif codec != "utf-8":
-        why = f"auto: {codec.upper()} (byte-order mark)"
-        logger.info("%s: %s text (by its byte-order mark)", path, codec.upper())
-    else:
-        why = "auto: valid UTF-8"
-    if text.startswith("\ufeff"):
-        return _normalised(text[1:], path), codec, why + " (byte-order mark dropped)"
-    return _normalised(text, path), codec, why
-
-
-def _reads_utf8_wrongly(data: bytes, codec: str) -> bool:
-    """Whether ``codec`` (not a Unicode codec) would misread ``data``, valid UTF-8 with non-ASCII bytes."""
-    if codecs.lookup(codec).name.startswith("utf") or data.isascii():
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _normalised(text: str, path: PathLike) -> str:
-    text, replaced = normalise_text(text)
-    if replaced:
-        logger.warning("%s: %s replaced by U+FFFD", path, counted(replaced, "control character"))
-    return text
-
-
-def read_lines(
-    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
-) -> Iterator[Tuple[int, str]]:
-    """Yields ``(line number, text without the line break)`` of the whole decoded file (see
-    :func:`decode_file`; JSON lines files must be UTF-8, or UTF-16/32 by a byte-order mark, unless
-    ``file_encoding`` says otherwise, so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and
-    in column files also at U+2028 / U+2029."""
-    yield from decoded_lines(path, file_encoding, json_lines)[0]
-
-
-def decoded_lines(
-    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
-) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
-    """The lines of :func:`read_lines` and ``(codec used, why)`` (see :func:`decode_file_as`)."""
-    text, codec, why = decode_file_as(path, file_encoding, fallback=not json_lines, json=json_lines)
-    breaks = _JSONLINE_BREAKS if json_lines else LINE_BREAKS
-    lines = breaks.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return list(enumerate(lines, start=1)), (codec, why)

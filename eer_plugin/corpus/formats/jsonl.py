@@ -9,7 +9,8 @@ from eer_plugin.common.outputs import writing
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
-from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
+from eer_plugin.corpus.formats.decoding import decoded_lines
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 from eer_plugin.corpus.text import normalise_value
 
 logger = logging.getLogger(__name__)

@@ -8,7 +8,8 @@ from typing import Dict, Iterator, List, Optional, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
-from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, decoded_lines
+from eer_plugin.corpus.formats.decoding import decoded_lines
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 
 logger = logging.getLogger(__name__)
 
