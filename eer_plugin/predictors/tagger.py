@@ -145,7 +145,7 @@ class DocumentTaggerPredictor(Predictor):
         #: line numbers (or None) of the inputs that gave error records
         self.failed_lines: List[Optional[int]] = []
         #: what precedes a bad line's number in its stderr message ("docs.jsonl line", "<stdin> line",
-        #: "folder notes document"); set by :class:`~eer_plugin.commands.predict.LineReportingPredictManager`
+        #: "folder notes document"); set by :class:`~eer_plugin.predictors.predict_manager.LineReportingPredictManager`
         self.line_label = "line"
         if hasattr(model, "track_rho_hat"):
             model.track_rho_hat = False  # prediction never reports rho_hat

@@ -136,8 +136,8 @@ def test_dictionaries_stop_lists_and_raw_text_read_alike_in_any_marked_encoding(
 
 
 def test_predict_reads_a_marked_encoding_and_names_utf16_without_a_mark(tmp_path):
-    from eer_plugin.commands.predict import _open_input
     from eer_plugin.common.errors import UserError
+    from eer_plugin.predictors.predict_manager import _open_input
 
     text = '{"id": "a", "text": "Zürich ist schön."}\n{"id": "b", "text": "東京 🙂"}\n'
     (tmp_path / "plain.jsonl").write_text(text, encoding="utf-8")

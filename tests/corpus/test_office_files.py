@@ -107,8 +107,8 @@ def test_a_model_archive_given_as_data_says_where_it_goes(archive, tmp_path):
     unpacked tar archive of data says to unpack it; predict with its two arguments swapped says so before loading."""
     import tarfile
 
-    from eer_plugin.commands.predict import check_arguments
     from eer_plugin.common.errors import UserError
+    from eer_plugin.predictors.predict_manager import check_arguments
 
     data = tmp_path / "data.tar"
     with tarfile.open(data, "w") as target:

@@ -476,8 +476,8 @@ def test_predict_reads_compressed_input_by_its_first_bytes(compress, predictor, 
 
 @pytest.mark.parametrize("kind", ["fifo", "/dev/zero"])
 def test_predict_refuses_an_input_that_is_not_a_regular_file(kind, tmp_path):
-    from eer_plugin.commands.predict import check_arguments
     from eer_plugin.common.errors import UserError
+    from eer_plugin.predictors.predict_manager import check_arguments
 
     path = kind
     if kind == "fifo":
@@ -489,7 +489,7 @@ def test_predict_refuses_an_input_that_is_not_a_regular_file(kind, tmp_path):
 
 
 def test_a_line_longer_than_the_limit_is_an_error_record_read_in_bounded_memory(predictor, tmp_path, monkeypatch):
-    from eer_plugin.commands import predict as manager_module
+    from eer_plugin.predictors import predict_manager as manager_module
 
     monkeypatch.setattr(manager_module, "MAX_LINE", 64)
     (tmp_path / "in.jsonl").write_text(
@@ -605,7 +605,7 @@ def test_predict_tags_a_folder_of_text_files_one_record_per_file(predictor, tmp_
 
 
 def test_predict_refuses_a_folder_without_text_files(tmp_path):
-    from eer_plugin.commands.predict import check_arguments
+    from eer_plugin.predictors.predict_manager import check_arguments
 
     (tmp_path / "docs").mkdir()
     (tmp_path / "docs" / "a.docx").write_bytes(b"PK")
@@ -639,7 +639,7 @@ def test_the_command_tags_a_folder(archive, tmp_path):
 
 def test_the_failure_summary_says_what_became_of_the_other_lines():
     """The last stderr line names the input and never claims that "the others were tagged" when none was."""
-    from eer_plugin.commands.predict import failure_summary
+    from eer_plugin.predictors.predict_manager import failure_summary
 
     assert (
         failure_summary([2], 3, "d.jsonl") == "1 of 3 input lines of d.jsonl failed (line 2); the other 2 were tagged"

@@ -184,7 +184,7 @@ def test_allennlp_predict_goes_on_after_bad_lines_and_exits_1(archive, tmp_path)
 def test_predict_manager_without_bad_lines_returns_normally(predictor, tmp_path):
     from allennlp.commands import predict
 
-    from eer_plugin.commands.predict import LineReportingPredictManager
+    from eer_plugin.predictors.predict_manager import LineReportingPredictManager
 
     assert predict._PredictManager is LineReportingPredictManager
     (tmp_path / "in.jsonl").write_text('{"text": "John Smith ."}\n\n{"tokens": ["Paris"]}\n')
