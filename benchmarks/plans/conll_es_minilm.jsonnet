@@ -12,6 +12,8 @@
 //   - EE-1000 on seeds 0, 1, 2 (the paper's EE block: Raw, Raw+CD, CBL, SNS shortest; EER all/short/shortest),
 //     Gold and Gold-SNS on the same seeds; no NNS block, ratio grid, learning curve or ablation;
 //   - cost on the 2-core CPU: about 10 min per EE run and 15 per Gold run on eng-c; 30 runs, about 6 hours.
+//     Ours run on a lent GPU instead, every run of the block on one kind of machine (benchmarks/gpu/README.md,
+//     "A MiniLM plan on the device": 1.2-4.8 min per run with 8 side by side on an H200).
 //   allennlp eer-benchmark benchmarks/plans/conll_es_minilm.jsonnet -o runs/bench-esp [--dry-run]
 // Run from the repository root: the data paths are relative to the current directory.
 local data = '../shared/data/conll2002-es/';
