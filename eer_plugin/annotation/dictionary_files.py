@@ -261,15 +261,33 @@ def _text_entries(path: str) -> Iterator[Tuple[int, str, str]]:
 
 
 def read_stop_list(path: str) -> List[List[str]]:
-    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped); a line with a TAB
-    (a dictionary given as the stop list, whose lines would never match) is a :class:`DictionaryError`."""
+    """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped), or per row of an
+    Excel workbook's first sheet, in its first column; a line with a TAB or a row with two cells (a dictionary given
+    as the stop list, whose lines would never match) is a :class:`DictionaryError`."""
     forms = []
-    for number, text in text_lines(path):
+    for number, text in _sheet_forms(path) if is_workbook(path) else text_lines(path):
         if "\t" in text.strip():
             raise DictionaryError(f"a TAB in {text[:60]!r}: a stop list holds one surface form per line", path, number)
         if text.strip() and not text.strip().startswith("#"):
             forms.append(tokenize_text(text.strip())[0])
     return [form for form in forms if form]
+
+
+def _sheet_forms(path: str) -> Iterator[Tuple[int, str]]:
+    """``(row, form)`` of a workbook stop list: the one cell of each row of its first sheet."""
+    try:
+        book = workbook_rows(path)
+        for number, cells in book.rows:
+            if len(cells) > 1:
+                raise DictionaryError(
+                    f"{counted(len(cells), 'cell')} in row {number} of sheet {book.sheet!r} ({cells[:4]!r}): a stop list "
+                    "holds one surface form per row, in the first column (a dictionary given as the stop list?)",
+                    path,
+                    number,
+                )
+            yield number, cells[0] if cells else ""
+    except FormatError as err:
+        raise DictionaryError(err.reason, path, err.line) from None
 
 
 def dictionary_specs(arguments: Sequence[str]) -> List[Tuple[str, str]]:

@@ -37,7 +37,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         "NAME (default: the file stem) is the source kept with every span it labels",
     )
     parser.add_argument("--case-insensitive", action="store_true", help="match case-folded forms (default: exact case)")
-    parser.add_argument("--stop-list", metavar="FILE", help="forms never matched, one per line")
+    parser.add_argument(
+        "--stop-list",
+        metavar="FILE",
+        help="forms never matched, one per line (or per row of an Excel workbook's first column)",
+    )
     add_option(
         parser,
         "--ambiguous",

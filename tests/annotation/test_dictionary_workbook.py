@@ -160,3 +160,24 @@ def test_the_warning_names_up_to_three_other_sheets(tmp_path):
         f"{book}: read the first sheet 'Names' only; 4 other sheets ('B', 'C', 'D', ...) hold cells too: move their "
         "rows into the first sheet, or save each as a CSV file and give it as another --dictionary"
     ]
+
+
+def test_a_workbook_stop_list(tmp_path):
+    """A stop list kept in Excel: one form per row of the first column, ``#`` rows and empty rows skipped; a row
+    with two cells (a dictionary given as the stop list) is one line naming the row."""
+    from eer_plugin.annotation.dictionary_files import read_stop_list
+
+    stop = workbook(tmp_path / "stop.xlsx", [("# months",), ("may",), (), ("June",), (1984,)])
+    assert read_stop_list(str(stop)) == [["may"], ["June"], ["1984"]]
+    names = tmp_path / "names.tsv"
+    names.write_text("Apple\tORG\nMay\tPER\n1984\tMISC\n", encoding="utf-8")
+    docs = tmp_path / "docs.jsonl"
+    docs.write_text(json.dumps({"text": "Apple sold apples in May 1984."}) + "\n", encoding="utf-8")
+    label_file(str(docs), str(tmp_path / "out.jsonl"), [str(names)], case_insensitive=True, stop_list=str(stop))
+    [record] = [json.loads(line) for line in (tmp_path / "out.jsonl").read_text().splitlines()]
+    assert record["spans"] == [[0, 1, "ORG"]]
+    two = workbook(tmp_path / "names-as-stop.xlsx", [("Apple", "ORG"), ("May", "PER")])
+    with pytest.raises(DictionaryError) as raised:
+        read_stop_list(str(two))
+    assert str(raised.value).startswith(f"{two}:1: 2 cells in row 1 of sheet 'Names'")
+    assert "one surface form per row" in str(raised.value)
