@@ -58,7 +58,8 @@ def decode_file_as(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, fallback: bool = True, json: bool = False
 ) -> Tuple[str, str, str]:
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
-    ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")`` or ``(..., codec, "given")``."""
+    ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")``, ``(..., codec, "given")`` or
+    ``(..., "utf-8", "valid UTF-8 JSON, not the given latin-1")``."""
     data = read_input_bytes(path)
     codec = text_codec(data, path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
     try:
@@ -67,6 +68,7 @@ def decode_file_as(
         raise FormatError(
             f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
         ) from None
+    overridden = None  # the encoding given for a JSON file that is read as UTF-8 instead
     if file_encoding != AUTO_FILE_ENCODING and _reads_utf8_wrongly(data, codec):
         if json:
             logger.info(
@@ -75,7 +77,7 @@ def decode_file_as(
                 path,
                 file_encoding,
             )
-            codec, file_encoding = "utf-8", AUTO_FILE_ENCODING  # read as if no encoding were given
+            overridden, codec, file_encoding = file_encoding, "utf-8", AUTO_FILE_ENCODING  # as if none were given
         else:
             logger.warning(
                 "%s is valid UTF-8 but is read as the given %s, so its non-ASCII characters become others "
@@ -116,6 +118,8 @@ def decode_file_as(
         ) from None
     if file_encoding != AUTO_FILE_ENCODING:
         why = "given"
+    elif overridden:
+        why = f"valid UTF-8 JSON, not the given {overridden}"
     elif codec != "utf-8":
         why = f"auto: {codec.upper()} (byte-order mark)"
         logger.info("%s: %s text (by its byte-order mark)", path, codec.upper())
@@ -148,9 +152,9 @@ def read_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
 ) -> Iterator[Tuple[int, str]]:
     """Yields ``(line number, text without the line break)`` of the whole decoded file (see
-    :func:`decode_file`; JSON lines files must be UTF-8, or UTF-16/32 by a byte-order mark, unless
-    ``file_encoding`` says otherwise, so they get no latin-1 fallback). Lines end at LF, CRLF, a lone CR, and
-    in column files also at U+2028 / U+2029."""
+    :func:`decode_file`; JSON lines files are UTF-8, or UTF-16/32 by a byte-order mark, and get no latin-1
+    fallback; a given ``file_encoding`` applies to one that is not valid UTF-8). Lines end at LF, CRLF, a lone CR,
+    and in column files also at U+2028 / U+2029."""
     yield from decoded_lines(path, file_encoding, json_lines)[0]
 
 
