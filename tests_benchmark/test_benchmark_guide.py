@@ -126,3 +126,19 @@ def test_the_disagreement_sentence_pairs_seeds_and_names_the_papers_rows():
         "+2.0 with all-mpnet-base-v2 (2 seeds); on NNS data the paper's EER-all beats SNS-all by +2.0 F1 (88.0 vs 86.0); "
         "here EER-short minus SNS-shortest is +1.0 with all-MiniLM-L6-v2 (1 seed)."
     )
+
+
+def test_minutes_on_a_gpu_say_so():
+    """A cell whose finished runs all ran on a GPU (results.csv's machine column) says its minutes are a GPU's; one
+    with a CPU run among them, or records from before the machine was kept, says nothing more."""
+    gpu, cpu = "GPU NVIDIA H200 (torch 2.11.0+cu130, CUDA 13.0)", "CPU AMD EPYC, 2 cores (torch 2.13.0+cpu)"
+    rows = ee_rows(mpnet_seeds_done=0)
+    for r in rows:
+        r["machine"] = gpu if r["encoder"] == SMALL else ""
+    line = ee_line(rows)
+    assert "| 75.0 ± 1.0 (3 seeds, 10 min on a GPU) |" in line
+    rows[0]["machine"] = cpu  # one of the MiniLM SNS-shortest runs
+    assert "| 75.0 ± 1.0 (3 seeds, 10 min) |" in ee_line(rows)
+    for r in rows:
+        r.pop("machine")  # a results.csv from before the column
+    assert "| 75.0 ± 1.0 (3 seeds, 10 min) |" in ee_line(rows)

@@ -133,11 +133,14 @@ def cell(rows: List[Dict[str, str]], scenario: str, ablation: str, encoder: str,
         "by_seed": {r["seed"]: 100 * float(r["f1"]) for r in done},
         "planned": len(chosen),
         "minutes": mean([float(r["seconds"]) / 60 for r in done]) if done else None,
+        # the minutes are a GPU's when every finished run of the cell ran on one (results.csv's machine column)
+        "on_gpu": bool(done) and all(r.get("machine", "").startswith("GPU ") for r in done),
     }
 
 
 def cell_text(found: Optional[dict], with_cost: bool = True) -> str:
-    """``74.3 ± 1.0 (3 seeds, 15 min)``; ``not run yet (0 of 3 seeds)``; ``–`` (not in the plan)."""
+    """``74.3 ± 1.0 (3 seeds, 15 min)`` (``4 min on a GPU`` where its runs ran on one); ``not run yet (0 of 3
+    seeds)``; ``–`` (not in the plan)."""
     if found is None:
         return "–"
     values = found["f1"]
@@ -149,7 +152,8 @@ def cell_text(found: Optional[dict], with_cost: bool = True) -> str:
         if len(values) == found["planned"]
         else f"{len(values)} of {found['planned']} seeds"
     )
-    return text + f" ({seeds}" + (f", {found['minutes']:.0f} min" if with_cost else "") + ")"
+    cost = f", {found['minutes']:.0f} min" + (" on a GPU" if found.get("on_gpu") else "")
+    return text + f" ({seeds}" + (cost if with_cost else "") + ")"
 
 
 def ranking_encoder(found: Sequence[Tuple[str, Optional[dict], Optional[dict]]]) -> str:

@@ -7,6 +7,7 @@ the runs' result files."""
 from typing import Any, Dict, List, Optional, Tuple
 
 from eer_benchmark.analyse import convergence
+from eer_benchmark.machine import machine_text
 from eer_benchmark.plan.approaches import GOLD_APPROACHES, KNOWN_APPROACHES, approach_label
 from eer_benchmark.plan.plan import GOLD_SCENARIO, Plan
 from eer_benchmark.plan.scenario import Scenario
@@ -41,6 +42,7 @@ CSV_COLUMNS = (
     "o_cost",
     "error",
     "ablation",
+    "machine",
 )
 
 
@@ -358,6 +360,8 @@ class Report:
                 "ratio_margin": gamma,
                 "error": record.get("error", ""),
                 "ablation": run.ablation or "",
+                # where a finished run ran (eer_benchmark.machine): its seconds are that machine's
+                "machine": machine_text(record.get("machine")) if record.get("status") == "done" else "",
             }
             for key in (
                 "precision",
