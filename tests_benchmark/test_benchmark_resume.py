@@ -346,3 +346,44 @@ def test_a_training_resumed_on_another_device_passes_allennlps_recover_check(tmp
         json.loads((tmp_path / "config.json").read_text()) == config
         and (tmp_path / "o_cost.json").read_text() == '{"o_cost": 1.5}'
     )
+
+
+@pytest.mark.parametrize("weights_here", [False, True])
+def test_a_raw_run_restored_without_its_model_is_trained_again_for_its_raw_cd_run(tmp_path, monkeypatch, weights_here):
+    """A Raw run restored from the records (``eer-records`` keeps no weights), its Raw+CD run still to run: the
+    search needs the model, so the Raw run is trained again first (its record replaced) and then tuned. With its
+    model here, only the search runs."""
+    from test_benchmark import fabricate
+
+    plan = parse_plan(plan_data(approaches=["raw_shortest", "raw_cd_shortest"])).expand()
+    raw, raw_cd = plan.runs
+    runner = Runner(plan, str(tmp_path / "bench"), echo=lambda *_: None, retries=0)
+    fabricate(runner, raw, [(2, 1, 0)], seconds=999.0)  # as eer-records restore leaves it: no model.tar.gz
+    if weights_here:
+        (runner.run_dir(raw) / "model.tar.gz").write_bytes(b"archive")
+    steps = []
+
+    def step(runner, command, env, log, name):
+        steps.append(name)
+        if name == "tune-o-cost":
+            (runner.run_dir(raw) / "o_cost.json").write_text(json.dumps({"o_cost": 2.5}))
+            Path(command[command.index("--output-archive") + 1]).write_bytes(b"archive")
+            return 40.0
+        if name == "per-document evaluation":
+            return stand_in_evaluation(command)
+        directory = runner.run_dir(raw)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "metrics.json").write_text(json.dumps({"training_rho_hat": 0.21}))
+        (directory / "model.tar.gz").write_bytes(b"archive")
+        return 150.0
+
+    monkeypatch.setattr(Runner, "_subprocess", step)
+    assert runner.to_run(plan.units()[0]) == ([raw_cd] if weights_here else [raw, raw_cd])
+    runner.run_units(plan.units())
+    assert steps == (
+        ["tune-o-cost", "per-document evaluation"]
+        if weights_here
+        else ["train", "per-document evaluation", "tune-o-cost", "per-document evaluation"]
+    )
+    assert runner.is_done(raw) and runner.is_done(raw_cd) and runner.record(raw_cd)["o_cost"] == 2.5
+    assert runner.record(raw)["seconds"] == (999.0 if weights_here else 150.0)  # trained again: its new record

@@ -175,6 +175,22 @@ class Runner:
     def is_done(self, run: Run) -> bool:
         return (self.run_dir(run) / "DONE").exists()
 
+    def weightless_partner(self, run: Run) -> Optional[Run]:
+        """The finished Raw run that ``run`` (a Raw+CD run still to run) tunes, when its model is not here: a run
+        restored from the records (``eer-records`` keeps no weights), or on another machine, cannot be tuned, so it is
+        trained again before the search (its record replaced), and the search tunes the model its record describes."""
+        if self.is_done(run) or not FAMILIES[run.family].tunes_o_cost:
+            return None
+        partner = self.plan.tuned_run(run)
+        if partner is None or not self.is_done(partner) or (self.run_dir(partner) / "model.tar.gz").exists():
+            return None
+        return partner
+
+    def to_run(self, unit: List[Run]) -> List[Run]:
+        """The runs of ``unit`` to execute, in its order: those not done, and a :meth:`weightless_partner`."""
+        again = {partner.name for partner in map(self.weightless_partner, unit) if partner is not None}
+        return [run for run in unit if not self.is_done(run) or run.name in again]
+
     def settings(self, run: Run) -> Dict[str, str]:
         values = self.run_settings(run)
         return {key: values.get(key, "") for key in COMPARED_SETTINGS}
@@ -424,13 +440,16 @@ class Runner:
                 self.echo(message)
 
     def _execute_unit(self, unit: List[Run]) -> None:
-        for run in unit:
-            if self.is_done(run) or self._stopping:
+        for run in self.to_run(unit):
+            if self._stopping:
                 continue
             with self._lock:
                 self._counter += 1
                 number = self._counter
             tag = f"[{number}/{self._total}]"
+            if self.is_done(run):  # a weightless partner: trained again, its record replaced
+                self._status(f"again  {tag} {run.name} (its model is not here, and the Raw+CD run tunes it)")
+                (self.run_dir(run) / "DONE").unlink()
             self._status(f"start  {tag} {run.name}")
             started = time.time()
             result = self.execute(run)
@@ -451,9 +470,9 @@ class Runner:
     def run_units(self, units: List[List[Run]]) -> None:
         from tqdm import tqdm
 
-        pending = [unit for unit in units if any(not self.is_done(r) for r in unit)]
+        pending = [unit for unit in units if self.to_run(unit)]
         total_runs = sum(len(unit) for unit in units)
-        self._total = sum(1 for unit in pending for r in unit if not self.is_done(r))
+        self._total = sum(len(self.to_run(unit)) for unit in pending)
         self.echo(
             f"{total_runs - self._total} of {total_runs} runs done already; running {self._total} with {counted(self.jobs, 'job')}, {counted(self.threads, 'thread')} each"
         )
