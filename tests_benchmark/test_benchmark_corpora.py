@@ -207,6 +207,12 @@ def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path
         approaches=["raw_shortest", "eer_short"],
         reference="raw_shortest",
     )
+    spanish["ablations"] = {
+        "approach": "eer_short",
+        "scenarios": ["EE"],
+        "seeds": [0],
+        "settings": [{"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}}],
+    }
     other = parse_plan(spanish).expand()
     runners = [Runner(main, str(tmp_path / "bench")), Runner(other, str(tmp_path / "bench-esp"))]
     for run in main.runs:
@@ -235,6 +241,10 @@ def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path
     assert "| EE | EER-short | 100.0 | – | 1.7 | 76.5 | EER-BERT-short |" in section  # the paper's esp column
     assert "| EE | Raw-shortest | not run |" in section
     assert (docs / "results" / "results-esp.csv").is_file()
+    # its own ablation, under a heading of the section (the English plan's "## Ablations" stays the English one's)
+    ablations = section.split("### Ablations on CoNLL-2002 Spanish")[1]
+    assert "| binding ratio control |" in ablations
+    assert "\n## Ablations\n" not in page  # this English plan has none: the Spanish one adds no section of its own
     guide = region((docs / GUIDE_PAGE).read_text())
     ee = [line for line in guide.splitlines() if line.startswith("| EE: ")]
     assert [line.split(" | ")[1] for line in ee] == ["fx", "CoNLL-2002 Spanish"]

@@ -11,6 +11,7 @@ from typing import Callable, Dict, List
 from eer_benchmark.report.blocks import machines_text
 from eer_benchmark.report.claims import claims_paragraph, differences
 from eer_benchmark.report.guide import CORPORA, CORPUS_CSV
+from eer_benchmark.report.sections import ablations
 from eer_plugin.common.atomic import atomic_write_text
 
 #: what the English, uncased encoders imply for a corpus in another language (said in its section)
@@ -86,4 +87,7 @@ def corpus_section(
         ]
         paragraph = claims_paragraph(plan, report, paper.rows, paper.robustness, dataset.name, column)
         parts += [paragraph, ""] if paragraph else []
+    ablation = ablations(report)  # the plan's settings on this corpus, as the English plan's section shows its own
+    if ablation:
+        parts += [f"### Ablations on {corpora}", *ablation[1:]]
     return parts
