@@ -11,7 +11,7 @@
 //     absolute F1 on Spanish will sit well below the paper's; the ordering of approaches is what is tested;
 //   - EE-1000 on seeds 0, 1, 2 (the paper's EE block: Raw, Raw+CD, CBL, SNS shortest; EER all/short/shortest),
 //     Gold and Gold-SNS on the same seeds; no NNS block, ratio grid or learning curve; one ablation (below);
-//   - cost on the 2-core CPU: about 10 min per EE run and 15 per Gold run on eng-c; 30 runs, about 6 hours.
+//   - cost on the 2-core CPU: about 10 min per EE run and 15 per Gold run on eng-c; 36 runs, about 7 hours.
 //     Ours run on a lent GPU instead, every run of the block on one kind of machine (benchmarks/gpu/README.md,
 //     "A MiniLM plan on the device": 1.2-4.8 min per run with 8 side by side on an H200).
 //   allennlp eer-benchmark benchmarks/plans/conll_es_minilm.jsonnet -o runs/bench-esp [--dry-run]
