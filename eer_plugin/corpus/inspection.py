@@ -20,11 +20,11 @@ from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import (
     AUTO_FILE_ENCODING,
     detect_format,
-    read_jsonl,
     read_ontonotes,
 )
 from eer_plugin.corpus.formats.conll import read_conll_reading
 from eer_plugin.corpus.formats.decoding import decode_file_as
+from eer_plugin.corpus.formats.jsonl import read_jsonl_reading
 
 #: line numbers shown of the chunks that start with ``I-``
 SHOWN_LINES = 5
@@ -59,8 +59,7 @@ def inspect_file(
             ],
         )
     elif format == "jsonl":
-        docs = read_jsonl(path, file_encoding)
-        codec, why = decode_file_as(path, file_encoding, fallback=False, json=True)[1:]
+        docs, (codec, why) = read_jsonl_reading(path, file_encoding)
         report.update(
             file_encoding=codec,
             file_encoding_reason=why,

@@ -46,8 +46,9 @@ def decode_file(
     encoding, an undecodable byte raises :class:`FormatError` naming its line and offset. Control
     characters that are not white space become U+FFFD (:mod:`eer_plugin.corpus.text`).
 
-    A given encoding that is not a Unicode one meets a file that is valid UTF-8 with non-ASCII bytes (``é``
-    would read as ``Ã©``): a ``json`` file is read as UTF-8 all the same (JSON text is UTF-8, and one setting
+    A ``json`` file gets no latin-1 fallback (JSON text is UTF-8). A given encoding that is not a Unicode one meets
+    a file that is valid UTF-8 with non-ASCII bytes (``é`` would read as ``Ã©``): a ``json`` file is read as UTF-8
+    all the same (JSON text is UTF-8, and one setting
     often names the encoding of a run's CoNLL files and of the JSON lines written from them), any other file
     as given, with a warning.
     """
@@ -60,6 +61,7 @@ def decode_file_as(
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
     ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")``, ``(..., codec, "given")`` or
     ``(..., "utf-8", "valid UTF-8 JSON, not the given latin-1")``."""
+    fallback = fallback and not json
     data = read_input_bytes(path)
     codec = text_codec(data, path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
     try:
@@ -77,7 +79,7 @@ def decode_file_as(
                 path,
                 file_encoding,
             )
-            overridden, codec, file_encoding = file_encoding, "utf-8", AUTO_FILE_ENCODING  # as if none were given
+            overridden, codec = file_encoding, "utf-8"
         else:
             logger.warning(
                 "%s is valid UTF-8 but is read as the given %s, so its non-ASCII characters become others "
@@ -116,10 +118,10 @@ def decode_file_as(
             path,
             line,
         ) from None
-    if file_encoding != AUTO_FILE_ENCODING:
-        why = "given"
-    elif overridden:
+    if overridden:
         why = f"valid UTF-8 JSON, not the given {overridden}"
+    elif file_encoding != AUTO_FILE_ENCODING:
+        why = "given"
     elif codec != "utf-8":
         why = f"auto: {codec.upper()} (byte-order mark)"
         logger.info("%s: %s text (by its byte-order mark)", path, codec.upper())
@@ -162,7 +164,7 @@ def decoded_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
 ) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
     """The lines of :func:`read_lines` and ``(codec used, why)`` (see :func:`decode_file_as`)."""
-    text, codec, why = decode_file_as(path, file_encoding, fallback=not json_lines, json=json_lines)
+    text, codec, why = decode_file_as(path, file_encoding, json=json_lines)
     breaks = _JSONLINE_BREAKS if json_lines else LINE_BREAKS
     lines = breaks.split(text)
     if lines and lines[-1] == "":

@@ -34,9 +34,19 @@ def json_lines(
     ``error`` (a :class:`FormatError` class) naming the line and the column or key. Strings
     are normalised (:mod:`eer_plugin.corpus.text`: lone surrogates, control characters), and a warning says so once
     per file (how many lines, the first one)."""
-    replaced: List[int] = []  # the lines whose strings held lone surrogates or control characters
+    yield from _values(_decoded(path, file_encoding)[0], path, error)
+
+
+def _decoded(path: PathLike, file_encoding: str) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
+    """The lines of a JSON lines file and ``(codec used, why)``, logged."""
     lines, (codec, why) = decoded_lines(path, file_encoding, json_lines=True)
     logger.info("%s: character encoding %s (%s)", path, codec, why)
+    return lines, (codec, why)
+
+
+def _values(lines: List[Tuple[int, str]], path: PathLike, error) -> Iterator[Tuple[int, object]]:
+    """The parsed values of :func:`json_lines` from its decoded ``lines``."""
+    replaced: List[int] = []  # the lines whose strings held lone surrogates or control characters
     for number, text in lines:
         if not text.strip():
             continue
@@ -77,9 +87,17 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
     annotations of type ``O`` become negative spans. Every document is validated; errors name the
     file and line.
     """
+    return read_jsonl_reading(path, file_encoding)[0]
+
+
+def read_jsonl_reading(
+    path: PathLike, file_encoding: str = AUTO_FILE_ENCODING
+) -> Tuple[List[Document], Tuple[str, str]]:
+    """The documents of :func:`read_jsonl` and ``(codec used, why)`` (what ``eer-inspect`` reports), from one read."""
+    lines, codec = _decoded(path, file_encoding)
     documents: List[Document] = []
     first_line: Dict[str, int] = {}
-    for number, data in json_lines(path, file_encoding):
+    for number, data in _values(lines, path, FormatError):
         try:
             if isinstance(data, dict) and ("gold_annotations" in data or "uid" in data):
                 data = _from_authors_format(data)
@@ -102,7 +120,7 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
         len(documents),
         complete,
     )
-    return documents
+    return documents, codec
 
 
 def _from_authors_format(data: dict) -> dict:

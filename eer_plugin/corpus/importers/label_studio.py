@@ -67,7 +67,7 @@ def read(
     if annotators not in ANNOTATORS:
         raise AnnotationImportError(f"annotators must be one of {', '.join(ANNOTATORS)}, got {annotators!r}", path)
     try:
-        tasks = strict_json.loads(decode_file(path, file_encoding, fallback=False, json=True))
+        tasks = strict_json.loads(decode_file(path, file_encoding, json=True))
     except strict_json.JsonError as err:
         lines = (
             "; the file is JSON lines (a value per line), not Label Studio's JSON export (one list of tasks): a doccano "
