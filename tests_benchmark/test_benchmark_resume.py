@@ -17,7 +17,7 @@ from conftest import REPO
 from test_benchmark import DEV, TRAIN, plan_data
 from test_benchmark_partial import ESTIMATE, partial_plan
 
-from eer_benchmark import Runner, parse_plan
+from eer_benchmark import Runner, dry_run, parse_plan
 from eer_benchmark.commands import benchmark
 from eer_benchmark.run.attempt import StepFailed
 from eer_benchmark.run.resume import (
@@ -379,6 +379,11 @@ def test_a_raw_run_restored_without_its_model_is_trained_again_for_its_raw_cd_ru
 
     monkeypatch.setattr(Runner, "_subprocess", step)
     assert runner.to_run(plan.units()[0]) == ([raw_cd] if weights_here else [raw, raw_cd])
+    listed = []
+    dry_run(plan, runner, list(enumerate(plan.units())), echo=listed.append)
+    assert [line.split()[2] for line in listed if line.startswith("unit ")] == (
+        ["done", "missing"] if weights_here else ["again", "missing"]
+    )
     runner.run_units(plan.units())
     assert steps == (
         ["tune-o-cost", "per-document evaluation"]

@@ -22,10 +22,15 @@ def select_runs(units: List[Tuple[int, List[Run]]], patterns: Optional[Sequence[
 
 
 def dry_run(plan: Plan, runner, units: List[Tuple[int, List[Run]]], echo=print) -> None:
+    """Lists each selected run with its state (``done``, ``failed``, ``missing``, or ``again``: done, but trained
+    again first because its model is not here and its Raw+CD run needs it), its settings and its commands."""
     for position, unit in units:
+        again = {run.name for run in runner.to_run(unit) if runner.is_done(run)}
         for run in unit:
-            state = runner.record(run).get("status")
+            state = "again" if run.name in again else runner.record(run).get("status")
             echo(f"unit {position:4d}  {state:7s}  {run.name}  (studies: {', '.join(run.studies)})")
+            if run.name in again:
+                echo("             done, but its model is not here (restored from the records): trained again first")
             env = runner.run_settings(run)
             keys = ("EER_TRAIN_DATA", "EER_SEED", "EER_EPOCHS", "EER_MIN_STEPS", "EER_ENTITY_RATIO", "EER_RATIO_MARGIN")
             keys += tuple(k for k, _ in run.overrides if k not in keys)  # an ablation's own settings
