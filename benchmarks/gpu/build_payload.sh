@@ -15,7 +15,28 @@ PY=.venv/bin/python
 [ -x "$PY" ] || { echo "error: no .venv here: run bash scripts/setup_env.sh first" >&2; exit 1; }
 [ -f "$DATA/train.txt" ] || { echo "error: $DATA/train.txt not found: set DATA=<folder with train/dev/test.txt>" >&2; exit 1; }
 MODEL=$($PY -m eer_plugin.runtime.encoder_packages all-mpnet-base-v2 | tail -1)
+MINILM=$($PY -c "from eer_plugin.runtime.encoders import minilm_path; print(minilm_path())")
 mkdir -p .git/info && { grep -qx '/.gpu/' .git/info/exclude 2>/dev/null || echo /.gpu/ >> .git/info/exclude; }
+# every call carries the repository's tracked files too: each call must stay under the 64 MiB it may carry
+check_sizes() {
+  local TREE part total
+  TREE=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
+  for part in .gpu/p1 .gpu/c[0-9][0-9] .gpu/m[0-9][0-9]; do
+    total=$(( TREE + $(du -cb $part | tail -1 | cut -f1) ))
+    [ $total -lt $(( 64 * 1024 * 1024 - 512 * 1024 )) ] || { echo "error: $part and the repository make $total bytes, over 64 MiB: lower --first/--size" >&2; exit 1; }
+    echo "$part: $total bytes with the repository"
+  done
+}
+# what the payload is built from (the pins, this script, the packer, the weights' and corpora's size and time):
+# a payload built from the same (.gpu/STAMP, written last) is kept, its device scripts refreshed; REBUILD=1 builds anew
+STAMP="$(cat constraints.txt "$0" benchmarks/gpu/model_planes.py | sha256sum | cut -c1-16) $(stat -c '%n %s %Y' \
+  "$MODEL/model.safetensors" "$MINILM/model.safetensors" "$DATA"/*.txt $( [ -f "$SPANISH/train.txt" ] && echo "$SPANISH"/*.txt) | sha256sum | cut -c1-16)"
+if [ -z "${REBUILD:-}" ] && [ "$(cat .gpu/STAMP 2>/dev/null)" = "$STAMP" ]; then
+  cp benchmarks/gpu/model_planes.py benchmarks/gpu/device_setup.sh benchmarks/gpu/device_run.sh .gpu/p1/
+  echo "the payload in .gpu/ was built from the same pins, weights and corpora: kept (REBUILD=1 builds it again)"
+  check_sizes
+  exit 0
+fi
 rm -rf .gpu && mkdir -p .gpu/p1 .gpu/wheels .gpu/pieces
 # the runtime set of constraints.txt minus what the device image has (torch, numpy, scipy, scikit-learn,
 # requests, rich, ...): these imports are what `allennlp train`, cbl, tune-o-cost and eer-estimate-ratio load
@@ -43,7 +64,6 @@ tar -C "$(dirname "$DATA")" -cJf .gpu/p1/conll.tar.xz $CORPORA
 tar -C "$(dirname "$MODEL")" --exclude model.safetensors --exclude .eer-complete -cf .gpu/p1/model-small.tar "$(basename "$MODEL")"
 # all-MiniLM-L6-v2's configuration and tokenizer (no weights): the step-time breakdown times a random
 # initialisation of its architecture there (timing does not depend on the weights' values)
-MINILM=$($PY -c "from eer_plugin.runtime.encoders import minilm_path; print(minilm_path())")
 tar -C "$MINILM" --exclude model.safetensors --transform 's,^\.,all-MiniLM-L6-v2,' -cf .gpu/p1/minilm-small.tar .
 $PY benchmarks/gpu/model_planes.py pack "$MODEL/model.safetensors" .gpu/pieces --first 15000000 --size 51000000
 mv .gpu/pieces/piece-00 .gpu/p1/
@@ -52,10 +72,5 @@ $PY benchmarks/gpu/model_planes.py pack "$MINILM/model.safetensors" .gpu/mini --
 mv .gpu/mini/piece-00 .gpu/m01 && mv .gpu/mini/piece-01 .gpu/m02 && rmdir .gpu/mini
 cp benchmarks/gpu/model_planes.py benchmarks/gpu/device_setup.sh benchmarks/gpu/device_run.sh .gpu/p1/
 rm -rf .gpu/wheels .gpu/site312 .gpu/pieces
-# every call carries the repository's tracked files too: each call must stay under the 64 MiB it may carry
-TREE=$(git ls-files -z | xargs -0 du -cb | tail -1 | cut -f1)
-for part in .gpu/p1 .gpu/c[0-9][0-9] .gpu/m[0-9][0-9]; do
-  total=$(( TREE + $(du -cb $part | tail -1 | cut -f1) ))
-  [ $total -lt $(( 64 * 1024 * 1024 - 512 * 1024 )) ] || { echo "error: $part and the repository make $total bytes, over 64 MiB: lower --first/--size" >&2; exit 1; }
-  echo "$part: $total bytes with the repository"
-done
+check_sizes
+echo "$STAMP" > .gpu/STAMP
