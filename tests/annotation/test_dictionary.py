@@ -468,7 +468,7 @@ BAD = [
     BadInput(
         "repeated.jsonl",
         '{"text": "Paris", "type": "LOC", "type": "GPE"}\n',
-        r"repeated\.jsonl:1: key 'type' appears twice",
+        r'repeated\.jsonl:1: repeated key "type" at column 34',
     ),
     BadInput(
         "typo.jsonl",
@@ -487,7 +487,7 @@ BAD = [
     BadInput(
         "docs_repeated.jsonl",
         '{"id": "a", "text": "x", "id": "b"}\n',
-        r"docs_repeated\.jsonl:1: key 'id' appears twice",
+        r'docs_repeated\.jsonl:1: repeated key "id" at column 26',
         "input",
     ),
     BadInput(

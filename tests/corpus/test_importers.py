@@ -379,6 +379,26 @@ def test_brat_errors(tmp_path):
         import_documents("brat", tmp_path / "c" / "x.txt", tokenize_text)
 
 
+@pytest.mark.parametrize(
+    "offsets, message",
+    [
+        ("0 " + "9" * 5000, "an offset of more than 18 digits"),  # beyond what Python converts: no ValueError
+        ("0 " + "9" * 19, "an offset of more than 18 digits"),
+        ("0 4;" + "9" * 5000 + " 5", "an offset of more than 18 digits"),
+        ("0 400", "out of range"),
+        ("\u0660 \u0664", "expected a text-bound annotation"),  # digits of another script are no offsets
+        ("-1 4", "expected a text-bound annotation"),
+        ("0.0 4.0", "expected a text-bound annotation"),
+    ],
+)
+def test_brat_offsets_that_are_no_offsets_into_the_text_name_the_ann_line(offsets, message, tmp_path):
+    write(tmp_path, "b/x.txt", "Jimi Hendrix\n")
+    ann = write(tmp_path, "b/x.ann", f"T1\tPerson 0 4\tJimi\nT2\tPerson {offsets}\tHendrix\n")
+    with pytest.raises(AnnotationImportError, match=message) as info:
+        import_documents("brat", tmp_path / "b", tokenize_text)
+    assert info.value.path == str(ann) and (info.value.line == 2 or message == "out of range"), info.value
+
+
 def test_prodigy_errors(tmp_path):
     def prodigy_error(rows, match):
         path = jsonl(tmp_path, "p.jsonl", rows)
