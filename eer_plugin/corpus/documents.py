@@ -275,7 +275,15 @@ def check_provenance(provenance, text: Optional[str], spans, where: str = "") ->
         unknown = sorted(set(item) - set(PROVENANCE_KEYS))
         if unknown:
             raise DocumentError(f"{name}: " + unknown_keys_message(unknown, PROVENANCE_KEYS))
-        if (item["start"], item["end"], item["type"]) not in spans or not isinstance(item["source"], str):
+        if not (
+            all(isinstance(item[k], int) and not isinstance(item[k], bool) for k in ("start", "end"))
+            and all(isinstance(item[k], str) for k in ("type", "source"))
+        ):
+            raise DocumentError(
+                f"{name}: 'start' and 'end' must be integers and 'type' and 'source' strings, got "
+                + json_repr({k: item[k] for k in ("start", "end", "type", "source")}, 120)
+            )
+        if (item["start"], item["end"], item["type"]) not in spans:
             raise DocumentError(f"{name} ({item['start']}, {item['end']}, {item['type']!r}) names no span of 'spans'")
         if "char_start" in item or "char_end" in item:
             start, end = item.get("char_start"), item.get("char_end")

@@ -148,15 +148,29 @@ def read_manifest(path: str) -> Dict:
         raise ShardError(
             f"{path}:{error.line}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote"
         ) from None
-    try:
-        shards = manifest["shards"]
-        for entry in shards:
-            int(entry["first_line"]), int(entry["documents"]), str(entry["file"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    shards = manifest.get("shards") if isinstance(manifest, dict) else None
+    if not isinstance(shards, list) or not shards:
         raise ShardError(
-            f"{path}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote"
-        ) from None
+            f"{path}: not a shard manifest written by eer-shard (no list of 'shards'); give the .shards.json file "
+            "eer-shard wrote"
+        )
+    for k, entry in enumerate(shards):
+        if not (
+            isinstance(entry, dict)
+            and all(isinstance(entry.get(key), str) for key in ("file", "sha256"))
+            and all(_is_count(entry.get(key)) for key in ("first_line", "documents"))
+            and entry["first_line"] >= 1
+        ):
+            raise ShardError(
+                f"{path}: not a shard manifest written by eer-shard (shards[{k}] needs 'file' and 'sha256' strings "
+                "and 'first_line' and 'documents' counts); give the .shards.json file eer-shard wrote"
+            )
     return manifest
+
+
+def _is_count(value) -> bool:
+    """Whether ``value`` is an integer of at least 0 (never a float, a bool or a string of digits)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def shift_error_line(line: str, offset: int) -> str:

@@ -363,6 +363,15 @@ def test_label_studio_errors(tmp_path):
     assert import_documents("label-studio", path, tokenize_text)[0][0].tokens == ["Paris", "."]
 
 
+@pytest.mark.parametrize("cancelled", ["false", "true", 0, 1, [], {}])
+def test_label_studio_was_cancelled_is_true_or_false_never_read_by_its_truth(cancelled, tmp_path):
+    """A hand-edited export's "was_cancelled": "false" is true to Python: it would drop a real annotation."""
+    annotation = {"id": 7, "was_cancelled": cancelled, "result": []}
+    path = write(tmp_path, "ls.json", json.dumps([{"id": 3, "data": {"text": "Paris."}, "annotations": [annotation]}]))
+    with pytest.raises(AnnotationImportError, match="task '3': annotation 7: 'was_cancelled' must be true or false"):
+        import_documents("label-studio", path, tokenize_text)
+
+
 def test_brat_errors(tmp_path):
     write(tmp_path, "b/x.ann", "T1\tPerson 0 4\tJimi\n")
     with pytest.raises(AnnotationImportError, match="no text file x.txt"):

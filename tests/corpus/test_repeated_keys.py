@@ -1,7 +1,8 @@
 """Issue 50: every JSON reader of the package refuses a key repeated in one object, at any nesting level and
 for every field, naming the file, the line and the key (``eer_plugin/corpus/strict_json.py``); deep nesting
 is one clear error, not a RecursionError. And (bad-input round 3) every reader refuses what Python's parser cannot
-read (a number of more than 4300 digits, nesting too deep) naming the file and the line.
+read (a number of more than 4300 digits, nesting too deep) and every value of the wrong type at any position (a
+list for a number, NaN for an offset, ...) with its own error naming the file, never another exception.
 
 The cases are generated: for each reader, a valid input and, for every object in it (at every depth) and
 every key of that object, the same input with that key written twice (the first occurrence with another
@@ -351,6 +352,74 @@ def test_every_reader_refuses_a_value_python_cannot_read_naming_file_and_line(re
         assert "None" not in message, (reader, target, message[:300])  # no "FILE:None:" for a line not known
         if not reader.startswith("predict input line"):  # predict's error records carry the line in their own field
             assert ":2:" in message or "line 2" in message, (reader, target, message[:300])
+
+
+def values(value: Any, path: Path_ = ()) -> Iterator[Path_]:
+    """The path of every value inside ``value`` (objects and lists too), ``value`` itself not included."""
+    items = value.items() if isinstance(value, dict) else enumerate(value) if isinstance(value, list) else ()
+    for key, item in items:
+        yield path + (key,)
+        yield from values(item, path + (key,))
+
+
+#: JSON values of every type, and the numbers Python's parser takes that no field of eer-ner means (NaN,
+#: Infinity, a float beyond range, a fraction, a huge integer, minus zero)
+WRONG_VALUES = (
+    "null",
+    "true",
+    "false",
+    "0",
+    "-1",
+    "1.5",
+    "-0.0",
+    "1e400",
+    "NaN",
+    "Infinity",
+    "-Infinity",
+    "100000000000000000000000000000",
+    '""',
+    '" "',
+    '"PER"',
+    "[]",
+    "[1]",
+    '["a", 1]',
+    "[[]]",
+    "{}",
+    '{"a": 1}',
+)
+
+
+def _user_error(reader: str, error: BaseException) -> bool:
+    """Whether ``error`` is the reader's own refusal: one of the package's errors (a ``DocumentError`` or
+    ``UserError``, or a reader's own ``ValueError`` kind, such as predict's ``InputError``), or for the ratio
+    estimate (its contract) a ``ValueError`` naming the file."""
+    if isinstance(error, (DocumentError, UserError)) or type(error).__module__.startswith(
+        ("eer_plugin", "eer_benchmark")
+    ):
+        return True
+    return reader == "ratio estimate" and type(error) is ValueError
+
+
+@pytest.mark.parametrize("reader", sorted(READERS))
+def test_every_value_of_every_reader_replaced_by_a_wrong_one_is_read_or_refused_by_the_reader(reader, tmp_path):
+    """Every value of a valid input (at any depth, objects and lists too) replaced in turn by each of
+    :data:`WRONG_VALUES`: the reader reads the file, or refuses it with its own error naming the file (and the line,
+    but for predict's lines, whose error records carry it), never an exception of Python's (a ``TypeError``
+    from a list used as a key, a ``ValueError`` from ``int(NaN)``, an ``OverflowError`` from ``int(Infinity)``)."""
+    name, value, read = READERS[reader]
+    path = tmp_path / name
+    for target in values(value):
+        for wrong in WRONG_VALUES:
+            path.write_text("\n" + replaced(value, target, wrong) + "\n", encoding="utf-8")  # on line 2
+            try:
+                read(path)
+            except Exception as error:  # noqa: BLE001  (which exception is what the test checks)
+                message = str(error)
+                assert _user_error(reader, error), (reader, target, wrong, f"{type(error).__name__}: {message[:300]}")
+                if reader.startswith("predict input line"):
+                    continue
+                assert name in message, (reader, target, wrong, message[:300])
+                assert "None" not in message.split(": ")[0], (reader, target, wrong, message[:300])
 
 
 def test_a_valid_input_still_reads_through_every_reader(tmp_path):

@@ -25,6 +25,7 @@ warnings).
 
 import dataclasses
 import importlib
+import math
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -367,8 +368,15 @@ def import_documents(
 
 # ------------------------------------------------------------------------------ helpers for the formats
 def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
-    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it (also for ``NaN`` and
+    ``Infinity``, which Python's JSON parser reads as floats)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or isinstance(value, float)
+        and not math.isfinite(value)
+        or int(value) != value
+    ):
         raise AnnotationImportError(
             f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line
         )
