@@ -92,8 +92,11 @@ class Document:
                 raise DocumentError(
                     f"{where}document {self.id!r}: span ({start}, {end}, {label}) overlaps the span before it"
                 )
-            if not label or label == "O":
+            if not label.strip() or label == "O":
                 raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}) has no entity type")
+            problem = type_problem(label)
+            if problem:
+                raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}): {problem}")
             previous_end = end
         if self.o_weights is not None and (
             len(self.o_weights) != n or not all(0.0 <= float(w) <= 1.0 for w in self.o_weights)
@@ -101,9 +104,13 @@ class Document:
             raise DocumentError(f"{where}document {self.id!r}: o_weights must be {n} numbers in [0, 1]")
         for negative in self.negative_spans:
             start, end = negative[0], negative[1]
-            if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2] or negative[2] == "O"):
+            if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2].strip() or negative[2] == "O"):
                 raise DocumentError(
                     f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)"
+                )
+            if len(negative) == 3 and type_problem(negative[2]):
+                raise DocumentError(
+                    f"{where}document {self.id!r}: negative span ({start}, {end}): {type_problem(negative[2])}"
                 )
             if not 0 <= start < end <= n:
                 raise DocumentError(
@@ -254,6 +261,21 @@ class Document:
             provenance=provenance,
         )
         return document.validate()
+
+
+def type_problem(label: str) -> str:
+    """What is wrong with the entity type ``label`` (not empty and not ``O``), or "": white space at either end
+    (``"PER "`` would be a type of its own beside ``PER``) or white space other than a space inside (a tab or a
+    line break: every tag is one line, one column of CoNLL output). A space inside is a type's own
+    (``Product Name``, a label of an annotation tool)."""
+    if label != label.strip():
+        return (
+            f"entity type {label!r} has white space at its start or end, which would make it another type than "
+            f"{label.strip()!r}; remove it"
+        )
+    if any(c.isspace() and c != " " for c in label):
+        return f"entity type {label!r} holds a tab or a line break; a type is a name on one line"
+    return ""
 
 
 #: keys of one ``provenance`` object (the last three only for raw-text documents)

@@ -127,6 +127,6 @@ def read(
                 ref = f"result {result.get('id', position)!r} of {name}"
                 labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
                 for label in labels:
-                    raw.spans.append(RawSpan(start, end, str(label), ref))
+                    raw.spans.append(RawSpan(start, end, label, ref))
         documents.append(raw)
     return documents

@@ -131,6 +131,6 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
             start, end = _char_offsets(span, index, task, doc_id, path, number)
             negative = binary and answer == "reject"
             raw.spans.append(
-                RawSpan(start, end, str(span["label"]), f"spans[{index}] (line {number}, {answer})", negative=negative)
+                RawSpan(start, end, span["label"], f"spans[{index}] (line {number}, {answer})", negative=negative)
             )
     return list(documents.values())
