@@ -113,7 +113,10 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
     )
     with _lines(path) as handle:
         documents = sum(1 for line in handle if _is_document(line))
-    starts = shard_starts(documents, shards)[1:] + [documents]  # the ordinal that ends each shard
+    try:
+        starts = shard_starts(documents, shards)[1:] + [documents]  # the ordinal that ends each shard
+    except ShardError as err:  # the number of shards against the input's documents: name the input
+        raise ShardError(f"{path}: {err}") from None
     entries = [{"file": name, "first_line": 0, "lines": 0, "documents": 0} for name in names]
     with _lines(path) as handle, ExitStack() as stack:
         shard, ordinal = 0, 0

@@ -509,6 +509,13 @@ BAD = [
         "docs_text_type.jsonl", '{"text": 12}\n', r"docs_text_type\.jsonl:1: 'text' must be a string, got int", "input"
     ),
     BadInput(
+        "docs_mixed.jsonl",
+        '{"text": "Paris"}\n\n{"text": "Rome"}\n{"tokens": ["Berlin"], "id": "b"}\n{"text": "Oslo"}\n',
+        r'docs_mixed\.jsonl:4: a line with "tokens", after "text" on line 1: lines with "text" \(raw text\) and lines '
+        r'with "tokens" \(words\) in one file; give one kind per file',
+        "input",
+    ),
+    BadInput(
         "docs_same_id.jsonl",
         '{"id": 1, "text": "a"}\n{"id": "1", "text": "b"}\n',
         r"docs_same_id\.jsonl:2: document id '1' already used on line 1",

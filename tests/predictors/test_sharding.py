@@ -48,6 +48,18 @@ def test_shards_are_contiguous_and_about_equal():
         shard_starts(2, 0)
 
 
+@pytest.mark.parametrize("content", ["", "\n \n\t\n", '{"id": "a", "text": "one"}\n'])
+def test_more_shards_than_documents_names_the_input_and_writes_nothing(content, tmp_path, capsys):
+    source = tmp_path / "docs.jsonl"
+    source.write_text(content)
+    with pytest.raises(SystemExit) as exit:
+        shard.split_main([str(source), str(tmp_path / "shards"), "--shards", "2"])
+    err = capsys.readouterr().err.strip()
+    assert exit.value.code == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"{source}: --shards 2 is more than the" in err, err
+    assert not (tmp_path / "shards").exists() or not any((tmp_path / "shards").iterdir())
+
+
 def test_error_line_numbers_move_by_the_shard_offset():
     assert (
         shift_error_line('{"line": 3, "id": "d\\"1", "error": "x"}\n', 10)
