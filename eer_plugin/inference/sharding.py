@@ -160,13 +160,14 @@ def read_manifest(path: str) -> Dict:
     for k, entry in enumerate(shards):
         if not (
             isinstance(entry, dict)
-            and all(isinstance(entry.get(key), str) for key in ("file", "sha256"))
+            and isinstance(entry.get("file"), str)
+            and isinstance(entry.get("sha256", ""), str)  # manifests of eer-shard before fingerprints have none
             and all(_is_count(entry.get(key)) for key in ("first_line", "documents"))
             and entry["first_line"] >= 1
         ):
             raise ShardError(
-                f"{path}: not a shard manifest written by eer-shard (shards[{k}] needs 'file' and 'sha256' strings "
-                "and 'first_line' and 'documents' counts); give the .shards.json file eer-shard wrote"
+                f"{path}: not a shard manifest written by eer-shard (shards[{k}] needs a 'file' string, 'first_line' "
+                "and 'documents' counts and a 'sha256' string); give the .shards.json file eer-shard wrote"
             )
     return manifest
 
@@ -203,16 +204,16 @@ def _check_shard(manifest_path: str, k: int, entry: Dict, part: str, output_form
     if output_format != "json" or not os.path.isfile(shard):
         return
     with _lines(shard) as inputs, _lines(part) as outputs:
-        records = (line for line in outputs if line.strip())
+        records = ((place, text) for place, text in enumerate(outputs, 1) if text.strip())
         for number, line in enumerate(inputs, 1):
             if not _is_document(line):
                 continue
-            record = next(records, None)
+            place, record = next(records, (None, None))
             try:
                 value = strict_json.loads(record) if record is not None else None
             except strict_json.JsonError as error:
                 raise ShardError(
-                    f"{part}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll"
+                    f"{part}:{place}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll"
                 ) from None
             reason = output_mismatch(value, line, number)
             if reason is not None:
