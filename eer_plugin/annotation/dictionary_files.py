@@ -8,7 +8,6 @@ line. The documents it labels: :mod:`eer_plugin.annotation.dictionary_input`.
 
 import csv
 import itertools
-import json
 import re
 from collections import Counter
 from pathlib import Path
@@ -18,6 +17,7 @@ from tqdm import tqdm
 
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.common.wording import counted
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import unknown_keys_message
 from eer_plugin.corpus.formats import FormatError
 from eer_plugin.corpus.formats.files import stream_lines, uncompressed_name
@@ -63,22 +63,14 @@ def _is_header_type(cell: str) -> bool:
     return cell.strip().casefold() in CSV_HEADER_TYPES
 
 
-def _strict_object(pairs):
-    """A JSON object hook: a key repeated in one object is an error (json.loads would keep the last)."""
-    keys = [key for key, _ in pairs]
-    repeated = sorted({key for key in keys if keys.count(key) > 1})
-    if repeated:
-        raise ValueError(f"key {repeated[0]!r} appears twice in one object; keep one")
-    return dict(pairs)
-
-
 def json_value(text: str, path: str, line: int):
+    """The value of one JSON line, parsed by the package's one JSON parser (:mod:`eer_plugin.corpus.strict_json`:
+    a repeated key, nesting too deep or a number too long is an error) and normalised; a
+    :class:`DictionaryError` naming the file and line otherwise."""
     try:
-        return normalise_value(json.loads(text, object_pairs_hook=_strict_object))
-    except json.JSONDecodeError as err:
-        raise DictionaryError(f"invalid JSON at column {err.colno}: {err.msg}", path, line) from None
-    except ValueError as err:
-        raise DictionaryError(str(err), path, line) from None
+        return normalise_value(strict_json.loads(text))
+    except strict_json.JsonError as err:
+        raise DictionaryError(err.message, path, line) from None
 
 
 def text_lines(path: str) -> Iterator[Tuple[int, str]]:

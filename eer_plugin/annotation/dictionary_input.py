@@ -97,7 +97,7 @@ def read_input(path: str) -> InputDocuments:
     stem = uncompressed_name(path).stem
     documents: List[Document] = []
     offsets: List[Optional[List[Tuple[int, int]]]] = []
-    kinds = set()
+    kinds: Dict[str, int] = {}  # the kinds of line ("text", "tokens") and the first line of each
     first_line: Dict[str, int] = {}
     without_words: List[str] = []
     for number, text in text_lines(path):
@@ -117,7 +117,7 @@ def read_input(path: str) -> InputDocuments:
         doc_id = str(data.get("id", f"{stem}-{number}"))
         try:
             if "tokens" not in data:
-                kinds.add("text")
+                kinds.setdefault("text", number)
                 unknown = sorted(set(data) - set(TEXT_JSON_KEYS))
                 if unknown:
                     raise DocumentError(unknown_keys_message(unknown, TEXT_JSON_KEYS))
@@ -129,7 +129,7 @@ def read_input(path: str) -> InputDocuments:
                     continue
                 document = Document(doc_id, words, ends, text=data["text"])
             else:  # words; with "text" (this command's output) the words' offsets when the text gives these words
-                kinds.add("tokens")
+                kinds.setdefault("tokens", number)
                 if data["tokens"] == []:
                     without_words.append(f"{path}:{number}")
                     continue
@@ -153,5 +153,11 @@ def read_input(path: str) -> InputDocuments:
             path,
         )
     if len(kinds) > 1:
-        raise DictionaryError('lines with "text" and lines with "tokens" in one file; give one kind per file', path)
-    return InputDocuments(documents, kinds.pop(), offsets, without_words)
+        (first, first_line_number), (other, other_line) = sorted(kinds.items(), key=lambda kind: kind[1])
+        raise DictionaryError(
+            f'a line with "{other}", after "{first}" on line {first_line_number}: lines with "text" (raw text) and '
+            'lines with "tokens" (words) in one file; give one kind per file',
+            path,
+            other_line,
+        )
+    return InputDocuments(documents, next(iter(kinds)), offsets, without_words)

@@ -192,7 +192,9 @@ def read_suggestion(path: str) -> Dict[str, float]:
     except (OSError, UnicodeDecodeError) as error:
         raise ValueError(f"{path}: not a ratio estimate (unreadable JSON: {error}; {fix})") from None
     suggested = data.get("suggested") if isinstance(data, dict) else None
-    values = {key: (suggested or {}).get(key) for key in ("entity_ratio", "ratio_margin")}
+    values = {
+        key: suggested.get(key) if isinstance(suggested, dict) else None for key in ("entity_ratio", "ratio_margin")
+    }
     if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
         raise ValueError(f"{path}: no 'suggested' entity_ratio and ratio_margin numbers in it ({fix})")
     if not (0 <= values["entity_ratio"] <= 1 and values["ratio_margin"] >= 0):

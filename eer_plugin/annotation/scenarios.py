@@ -158,7 +158,10 @@ def simulate_file(
         [("INPUT", input)], [("OUTPUT", path) for path in output_paths(output, options.get("learning_curve", False))]
     )
     docs = read_documents(input, **(reader_options or {}))
-    for path, documents, stats in simulate(scenario, docs, output, **options):
-        documents = simulators.variant(documents, variant)
-        written = write_jsonl(documents, path)
-        yield dict(stats, variant=variant, documents_written=written, output=str(path))
+    try:
+        for path, documents, stats in simulate(scenario, docs, output, **options):
+            documents = simulators.variant(documents, variant)
+            written = write_jsonl(documents, path)
+            yield dict(stats, variant=variant, documents_written=written, output=str(path))
+    except simulators.CorpusSimulationError as err:  # what the corpus cannot supply: name it
+        raise simulators.CorpusSimulationError(f"{input}: {err}") from None

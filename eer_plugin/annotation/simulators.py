@@ -36,6 +36,11 @@ class SimulationError(ValueError):
     """The corpus cannot supply what the simulation asks for (or its parameters are invalid)."""
 
 
+class CorpusSimulationError(SimulationError):
+    """The corpus cannot supply what the simulation asks for (its parameters are valid): the error names the
+    corpus file where one was read (:func:`eer_plugin.annotation.scenarios.simulate_file`)."""
+
+
 def learning_curve_max_per_document(budget: int, default: int = 10) -> int:
     """EE per-document cap the authors used for a learning-curve budget."""
     return LEARNING_CURVE_MAX_PER_DOCUMENT.get(budget, default)
@@ -120,7 +125,7 @@ def exploratory_expert(
                 kept_total += 1
         output.append(_annotated(document, kept))
     if kept_total < budget:
-        raise SimulationError(
+        raise CorpusSimulationError(
             f"the corpus supplies only {kept_total} of the budget of {budget} spans "
             f"(keep probability {keep_probability}, at most {max_per_document} per document, "
             f"{sum(len(d.spans) for d in docs)} gold spans in {len(docs)} documents)"
@@ -151,7 +156,7 @@ def ee_with_complete_documents(
     if complete_documents < 1:
         raise SimulationError(f"complete_documents must be at least 1, got {complete_documents}")
     if complete_documents > len(docs):
-        raise SimulationError(
+        raise CorpusSimulationError(
             f"complete_documents is {complete_documents}, but the corpus has only {len(docs)} documents"
         )
     rng = random.Random(f"complete-documents-{seed}")
@@ -161,7 +166,7 @@ def ee_with_complete_documents(
     complete_spans = sum(len(d.spans) for d in complete)
     remaining = budget - complete_spans
     if remaining < 0:
-        raise SimulationError(
+        raise CorpusSimulationError(
             f"the {complete_documents} complete documents hold {complete_spans} spans, more than the budget of {budget}"
         )
     others = [d for i, d in enumerate(docs) if i not in chosen_set]
@@ -264,7 +269,7 @@ def _place_false_positives(
     if count == 0:
         return result
     if not types:
-        raise SimulationError("cannot add false positives: the corpus has no entity types")
+        raise CorpusSimulationError("cannot add false positives: the corpus has no entity types")
     covered = [[False] * len(d.tokens) for d in docs]
     sentence_end = []  # per document and word: end of its sentence
     for doc_index, document in enumerate(docs):
@@ -283,7 +288,7 @@ def _place_false_positives(
     while placed < count:
         attempts += 1
         if free == 0 or attempts > max_attempts:
-            raise SimulationError(f"no room left for false positives after placing {placed} of {count}")
+            raise CorpusSimulationError(f"no room left for false positives after placing {placed} of {count}")
         doc_index, start = candidates[rng.randrange(len(candidates))]
         flags = covered[doc_index]
         if flags[start]:

@@ -92,8 +92,11 @@ class Document:
                 raise DocumentError(
                     f"{where}document {self.id!r}: span ({start}, {end}, {label}) overlaps the span before it"
                 )
-            if not label or label == "O":
+            if not label.strip() or label == "O":
                 raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}) has no entity type")
+            problem = type_problem(label)
+            if problem:
+                raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}): {problem}")
             previous_end = end
         if self.o_weights is not None and (
             len(self.o_weights) != n or not all(0.0 <= float(w) <= 1.0 for w in self.o_weights)
@@ -101,9 +104,13 @@ class Document:
             raise DocumentError(f"{where}document {self.id!r}: o_weights must be {n} numbers in [0, 1]")
         for negative in self.negative_spans:
             start, end = negative[0], negative[1]
-            if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2] or negative[2] == "O"):
+            if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2].strip() or negative[2] == "O"):
                 raise DocumentError(
                     f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)"
+                )
+            if len(negative) == 3 and type_problem(negative[2]):
+                raise DocumentError(
+                    f"{where}document {self.id!r}: negative span ({start}, {end}): {type_problem(negative[2])}"
                 )
             if not 0 <= start < end <= n:
                 raise DocumentError(
@@ -256,6 +263,21 @@ class Document:
         return document.validate()
 
 
+def type_problem(label: str) -> str:
+    """What is wrong with the entity type ``label`` (not empty and not ``O``), or "": white space at either end
+    (``"PER "`` would be a type of its own beside ``PER``) or white space other than a space inside (a tab or a
+    line break: every tag is one line, one column of CoNLL output). A space inside is a type's own
+    (``Product Name``, a label of an annotation tool)."""
+    if label != label.strip():
+        return (
+            f"entity type {label!r} has white space at its start or end, which would make it another type than "
+            f"{label.strip()!r}; remove it"
+        )
+    if any(c.isspace() and c != " " for c in label):
+        return f"entity type {label!r} holds a tab or a line break; a type is a name on one line"
+    return ""
+
+
 #: keys of one ``provenance`` object (the last three only for raw-text documents)
 PROVENANCE_KEYS = ("start", "end", "type", "source", "char_start", "char_end", "text")
 
@@ -275,7 +297,15 @@ def check_provenance(provenance, text: Optional[str], spans, where: str = "") ->
         unknown = sorted(set(item) - set(PROVENANCE_KEYS))
         if unknown:
             raise DocumentError(f"{name}: " + unknown_keys_message(unknown, PROVENANCE_KEYS))
-        if (item["start"], item["end"], item["type"]) not in spans or not isinstance(item["source"], str):
+        if not (
+            all(isinstance(item[k], int) and not isinstance(item[k], bool) for k in ("start", "end"))
+            and all(isinstance(item[k], str) for k in ("type", "source"))
+        ):
+            raise DocumentError(
+                f"{name}: 'start' and 'end' must be integers and 'type' and 'source' strings, got "
+                + json_repr({k: item[k] for k in ("start", "end", "type", "source")}, 120)
+            )
+        if (item["start"], item["end"], item["type"]) not in spans:
             raise DocumentError(f"{name} ({item['start']}, {item['end']}, {item['type']!r}) names no span of 'spans'")
         if "char_start" in item or "char_end" in item:
             start, end = item.get("char_start"), item.get("char_end")

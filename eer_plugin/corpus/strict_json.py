@@ -9,6 +9,8 @@ which refuses both:
 * a **repeated key** at any nesting level is a :class:`JsonError` naming the key and where it is
   (``$.spans[0]`` style) and saying that JSON would keep only the last value;
 * nesting too deep for Python's parser (a ``RecursionError``) is a :class:`JsonError`;
+* an integer of more digits than Python converts (4300, ``sys.get_int_max_str_digits()``; its ``ValueError``
+  is no ``JSONDecodeError``) is a :class:`JsonError` with the column;
 * text that is not JSON is a :class:`JsonError` with the column (``invalid JSON at column 7: ...``).
 
 Callers add the file and line (``FILE:LINE: repeated key "spans" ...``). :class:`JsonError` is a
@@ -16,7 +18,12 @@ Callers add the file and line (``FILE:LINE: repeated key "spans" ...``). :class:
 """
 
 import json
-from typing import IO, Any, List, Optional, Tuple
+import re
+import sys
+from typing import IO, Any, Iterator, List, Optional, Tuple
+
+#: a run of more digits than Python converts to an int (``sys.get_int_max_str_digits()``, 4300 by default)
+_LONG_DIGITS = re.compile("[0-9]{%d,}" % (sys.get_int_max_str_digits() + 1))
 
 
 class JsonError(ValueError):
@@ -45,12 +52,11 @@ def _object(pairs: List[Tuple[str, Any]]) -> dict:
     return value
 
 
-def _where(text: str, key: str) -> Tuple[str, int]:
-    """Where ``key`` repeats: the path of the object holding its second occurrence (``$``, ``$.spans[0]``) and
-    the position of that occurrence in ``text``."""
-    path: List[List[Any]] = []  # per open container: [kind, current key or index, keys seen (objects)]
+def _scan(text: str) -> Iterator[Tuple[int, str]]:
+    """``(position, token)`` of ``text``: each character outside strings, and each string whole (its JSON text,
+    quotes included, at the position of its opening quote)."""
     in_string = escaped = False
-    start, last_string = 0, None
+    start = 0
     for position, char in enumerate(text):
         if in_string:
             if escaped:
@@ -59,24 +65,60 @@ def _where(text: str, key: str) -> Tuple[str, int]:
                 escaped = True
             elif char == '"':
                 in_string = False
-                try:
-                    last_string = json.loads(text[start : position + 1])
-                except ValueError:
-                    last_string = None
+                yield start, text[start : position + 1]
         elif char == '"':
             in_string, start = True, position
-        elif char in "[{":
-            path.append(["[", 0, None] if char == "[" else ["{", None, set()])
-        elif char == ":" and path and path[-1][0] == "{":
+        else:
+            yield position, char
+
+
+def _where(text: str, key: str) -> Tuple[str, int]:
+    """Where ``key`` repeats: the path of the object holding its second occurrence (``$``, ``$.spans[0]``) and
+    the position of that occurrence in ``text``."""
+    path: List[List[Any]] = []  # per open container: [kind, current key or index, keys seen (objects)]
+    start, last_string = 0, None
+    for position, token in _scan(text):
+        if len(token) > 1:  # a string
+            start = position
+            try:
+                last_string = json.loads(token)
+            except ValueError:
+                last_string = None
+        elif token in "[{":
+            path.append(["[", 0, None] if token == "[" else ["{", None, set()])
+        elif token == ":" and path and path[-1][0] == "{":
             if last_string == key and key in path[-1][2]:
                 return "$" + "".join(f"[{p[1]}]" if p[0] == "[" else f".{p[1]}" for p in path[:-1]), start
             path[-1][1] = last_string
             path[-1][2].add(last_string)
-        elif char == "," and path and path[-1][0] == "[":
+        elif token == "," and path and path[-1][0] == "[":
             path[-1][1] += 1
-        elif char in "]}" and path:
+        elif token in "]}" and path:
             path.pop()
     return "$", 0
+
+
+#: how deep a value nests where :func:`_too_deep` says the nesting that Python's parser refused begins
+TOO_DEEP = 100
+
+
+def _line_and_column(text: str, position: int) -> Tuple[int, int]:
+    """The 1-based line and column of ``position`` in ``text``."""
+    return text.count("\n", 0, position) + 1, position - (text.rfind("\n", 0, position) + 1) + 1
+
+
+def _too_deep(text: str) -> Tuple[int, int]:
+    """(1-based line, column) of the bracket where ``text`` first nests :data:`TOO_DEEP` arrays or objects deep
+    (strings skipped): where to look in a value Python's parser gave up on (``(1, 1)`` if none does)."""
+    depth = 0
+    for position, token in _scan(text):
+        if token in ("[", "{"):
+            depth += 1
+            if depth >= TOO_DEEP:
+                return _line_and_column(text, position)
+        elif token in ("]", "}"):
+            depth -= 1
+    return 1, 1
 
 
 def loads(text: str) -> Any:
@@ -86,8 +128,7 @@ def loads(text: str) -> Any:
     except _RepeatedKey as repeated:
         where, position = _where(text, repeated.key)
         inside = "the top-level object" if where == "$" else f"the object at {where}"
-        line = text.count("\n", 0, position) + 1
-        column = position - (text.rfind("\n", 0, position) + 1) + 1
+        line, column = _line_and_column(text, position)
         raise JsonError(
             f"repeated key {json.dumps(repeated.key, ensure_ascii=False)} at column {column} in {inside}: JSON would keep "
             "only the last value and silently drop the others; keep one",
@@ -95,9 +136,22 @@ def loads(text: str) -> Any:
         ) from None
     except json.JSONDecodeError as error:
         raise JsonError(f"invalid JSON at column {error.colno}: {error.msg}", error.lineno) from None
-    except RecursionError:
+    except ValueError:  # an integer beyond Python's conversion limit (not a JSONDecodeError)
+        found = _LONG_DIGITS.search(text)
+        if found is None:
+            raise
+        line, column = _line_and_column(text, found.start())
         raise JsonError(
-            "nested too deeply (arrays or objects inside each other beyond Python's recursion limit); not an eer-ner input"
+            f"a number of {len(found.group())} digits at column {column}: more than the {sys.get_int_max_str_digits()} "
+            "digits Python reads, and no offset, id or count has that many; check the value",
+            line,
+        ) from None
+    except RecursionError:
+        line, column = _too_deep(text)
+        raise JsonError(
+            f"nested too deeply from column {column} (arrays or objects inside each other beyond Python's recursion "
+            "limit); not an eer-ner input",
+            line,
         ) from None
 
 

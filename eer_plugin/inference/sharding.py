@@ -113,7 +113,10 @@ def split_input(path: str, directory: str, shards: int) -> Dict:
     )
     with _lines(path) as handle:
         documents = sum(1 for line in handle if _is_document(line))
-    starts = shard_starts(documents, shards)[1:] + [documents]  # the ordinal that ends each shard
+    try:
+        starts = shard_starts(documents, shards)[1:] + [documents]  # the ordinal that ends each shard
+    except ShardError as err:  # the number of shards against the input's documents: name the input
+        raise ShardError(f"{path}: {err}") from None
     entries = [{"file": name, "first_line": 0, "lines": 0, "documents": 0} for name in names]
     with _lines(path) as handle, ExitStack() as stack:
         shard, ordinal = 0, 0
@@ -148,15 +151,30 @@ def read_manifest(path: str) -> Dict:
         raise ShardError(
             f"{path}:{error.line}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote"
         ) from None
-    try:
-        shards = manifest["shards"]
-        for entry in shards:
-            int(entry["first_line"]), int(entry["documents"]), str(entry["file"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
+    shards = manifest.get("shards") if isinstance(manifest, dict) else None
+    if not isinstance(shards, list) or not shards:
         raise ShardError(
-            f"{path}: not a shard manifest written by eer-shard ({error}); give the .shards.json file eer-shard wrote"
-        ) from None
+            f"{path}: not a shard manifest written by eer-shard (no list of 'shards'); give the .shards.json file "
+            "eer-shard wrote"
+        )
+    for k, entry in enumerate(shards):
+        if not (
+            isinstance(entry, dict)
+            and isinstance(entry.get("file"), str)
+            and isinstance(entry.get("sha256", ""), str)  # manifests of eer-shard before fingerprints have none
+            and all(_is_count(entry.get(key)) for key in ("first_line", "documents"))
+            and entry["first_line"] >= 1
+        ):
+            raise ShardError(
+                f"{path}: not a shard manifest written by eer-shard (shards[{k}] needs a 'file' string, 'first_line' "
+                "and 'documents' counts and a 'sha256' string); give the .shards.json file eer-shard wrote"
+            )
     return manifest
+
+
+def _is_count(value) -> bool:
+    """Whether ``value`` is an integer of at least 0 (never a float, a bool or a string of digits)."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def shift_error_line(line: str, offset: int) -> str:
@@ -186,16 +204,16 @@ def _check_shard(manifest_path: str, k: int, entry: Dict, part: str, output_form
     if output_format != "json" or not os.path.isfile(shard):
         return
     with _lines(shard) as inputs, _lines(part) as outputs:
-        records = (line for line in outputs if line.strip())
+        records = ((place, text) for place, text in enumerate(outputs, 1) if text.strip())
         for number, line in enumerate(inputs, 1):
             if not _is_document(line):
                 continue
-            record = next(records, None)
+            place, record = next(records, (None, None))
             try:
                 value = strict_json.loads(record) if record is not None else None
             except strict_json.JsonError as error:
                 raise ShardError(
-                    f"{part}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll"
+                    f"{part}:{place}: not a JSON-lines output of eer-ner predict ({error}); CoNLL output: --format conll"
                 ) from None
             reason = output_mismatch(value, line, number)
             if reason is not None:

@@ -468,7 +468,7 @@ BAD = [
     BadInput(
         "repeated.jsonl",
         '{"text": "Paris", "type": "LOC", "type": "GPE"}\n',
-        r"repeated\.jsonl:1: key 'type' appears twice",
+        r'repeated\.jsonl:1: repeated key "type" at column 34',
     ),
     BadInput(
         "typo.jsonl",
@@ -487,7 +487,7 @@ BAD = [
     BadInput(
         "docs_repeated.jsonl",
         '{"id": "a", "text": "x", "id": "b"}\n',
-        r"docs_repeated\.jsonl:1: key 'id' appears twice",
+        r'docs_repeated\.jsonl:1: repeated key "id" at column 26',
         "input",
     ),
     BadInput(
@@ -507,6 +507,13 @@ BAD = [
     ),
     BadInput(
         "docs_text_type.jsonl", '{"text": 12}\n', r"docs_text_type\.jsonl:1: 'text' must be a string, got int", "input"
+    ),
+    BadInput(
+        "docs_mixed.jsonl",
+        '{"text": "Paris"}\n\n{"text": "Rome"}\n{"tokens": ["Berlin"], "id": "b"}\n{"text": "Oslo"}\n',
+        r'docs_mixed\.jsonl:4: a line with "tokens", after "text" on line 1: lines with "text" \(raw text\) and lines '
+        r'with "tokens" \(words\) in one file; give one kind per file',
+        "input",
     ),
     BadInput(
         "docs_same_id.jsonl",

@@ -308,7 +308,15 @@ def test_cli_nns_and_errors(tmp_path, capsys):
     assert "nns: recall 0.4878  precision 0.9091  kept spans 40/82  false positives 4" in line
     assert len(read_jsonl(out)) == 4
     for argv, message in [
-        (["ee", str(CONLL2003), str(out), "--budget", "500"], "supplies only 40 of the budget of 500"),
+        # what the corpus cannot supply names the corpus
+        (
+            ["ee", str(CONLL2003), str(out), "--budget", "500"],
+            "conll2003_tiny.txt: the corpus supplies only 40 of the budget of 500",
+        ),
+        (
+            ["ee", str(CONLL2003), str(out), "--budget", "500", "--complete-documents", "9"],
+            "conll2003_tiny.txt: complete_documents is 9, but the corpus has only 4 documents",
+        ),
         (["gold", str(CONLL2003), str(out), "--seed", "3"], "--seed does not apply to scenario 'gold'"),
         (["random", str(CONLL2003), str(out)], "scenario 'random' needs --keep-probability"),
         (["ee", str(tmp_path / "missing.txt"), str(out)], "missing.txt: no such file"),

@@ -117,6 +117,14 @@ def test_the_error_records_of_predict_are_skipped_and_counted(predictions, capsy
             ":1: spans\\[0\\] covers words 0-2 of a document of 1 words",
         ),
         (['{"line": 1, "id": null, "error": "bad"}'], "no predicted documents in this file \\(1 error records\\)"),
+        # an id predict never writes (it keeps a string or an integer id, else null): never written as its str()
+        *(
+            (
+                [f'{{"id": {value}, "tokens": ["x"], "spans": [], "tags": ["O"], "sentence_ends": [1]}}'],
+                ':1: "id" must be a string, an integer or null',
+            )
+            for value in ("[1]", '{"a": 1}', "true", "1.5", "NaN")
+        ),
     ],
 )
 def test_bad_predictions_are_one_error_naming_the_line(lines, message, tmp_path, capsys):
@@ -127,6 +135,16 @@ def test_bad_predictions_are_one_error_naming_the_line(lines, message, tmp_path,
     assert capsys.readouterr().err.startswith("error: ") and not (tmp_path / "out.jsonl").exists()
     with pytest.raises(PredictionsError, match=message):
         read_predictions(source)
+
+
+@pytest.mark.parametrize("value", [0, -3, "0", ""])
+def test_every_id_predict_writes_is_kept_and_only_a_missing_one_is_named_by_the_line(value, tmp_path):
+    """predict takes integer ids and writes them back; 0 is an id like any other (not "no id")."""
+    source = tmp_path / "p.jsonl"
+    record = {"id": value, "tokens": ["x"], "spans": [], "tags": ["O"], "sentence_ends": [1]}
+    source.write_text(json.dumps(record) + "\n" + json.dumps(dict(record, id=None)) + "\n")
+    documents, _ = read_predictions(source)
+    assert [d.id for d in documents] == [str(value) if value != "" else "p-1", "p-2"]
 
 
 def test_an_unsafe_brat_id_is_refused_before_anything_is_written(tmp_path):

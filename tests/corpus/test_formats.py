@@ -441,3 +441,21 @@ def test_simulate_command_file_encoding(tmp_path, capsys):
     with pytest.raises(SystemExit):
         simulate.main(["gold", str(path), str(out), "--file-encoding", "utf-8"])
     assert "invalid UTF-8 byte 0xe9" in capsys.readouterr().err
+
+
+#: white space that is neither a space nor a tab, which Python's str.split() cuts columns at: a no-break space
+#: (French numbers, scraped text), U+0085 (a Windows-1252 ellipsis read as latin-1), figure, narrow no-break,
+#: ideographic and Ogham spaces
+UNICODE_SPACES = ["\u00a0", "\u0085", "\u2007", "\u202f", "\u3000", "\u1680"]
+
+
+@pytest.mark.parametrize("space", UNICODE_SPACES, ids=lambda c: f"U+{ord(c):04X}")
+@pytest.mark.parametrize("where", ["inside", "start"])
+def test_a_unicode_space_in_a_token_is_named_where_it_cuts_the_columns(space, where, tmp_path):
+    token = f"1{space}000" if where == "inside" else f"{space}x :"
+    path = write(tmp_path, "nbsp.txt", f"-DOCSTART- -X- -X- O\n\nJohn NNP B-NP B-PER\n{token} CD B-NP O\n")
+    with pytest.raises(FormatError) as error:
+        read_conll(path)
+    message = str(error.value)
+    assert f"{path}:4: expected 4 columns (as on line 3)" in message, message
+    assert f"U+{ord(space):04X}, white space that separates columns as a space does" in message, message

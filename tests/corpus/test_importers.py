@@ -363,6 +363,15 @@ def test_label_studio_errors(tmp_path):
     assert import_documents("label-studio", path, tokenize_text)[0][0].tokens == ["Paris", "."]
 
 
+@pytest.mark.parametrize("cancelled", ["false", "true", 0, 1, [], {}])
+def test_label_studio_was_cancelled_is_true_or_false_never_read_by_its_truth(cancelled, tmp_path):
+    """A hand-edited export's "was_cancelled": "false" is true to Python: it would drop a real annotation."""
+    annotation = {"id": 7, "was_cancelled": cancelled, "result": []}
+    path = write(tmp_path, "ls.json", json.dumps([{"id": 3, "data": {"text": "Paris."}, "annotations": [annotation]}]))
+    with pytest.raises(AnnotationImportError, match="task '3': annotation 7: 'was_cancelled' must be true or false"):
+        import_documents("label-studio", path, tokenize_text)
+
+
 def test_brat_errors(tmp_path):
     write(tmp_path, "b/x.ann", "T1\tPerson 0 4\tJimi\n")
     with pytest.raises(AnnotationImportError, match="no text file x.txt"):
@@ -377,6 +386,26 @@ def test_brat_errors(tmp_path):
         import_documents("brat", tmp_path / "empty", tokenize_text)
     with pytest.raises(AnnotationImportError, match="a brat directory"):
         import_documents("brat", tmp_path / "c" / "x.txt", tokenize_text)
+
+
+@pytest.mark.parametrize(
+    "offsets, message",
+    [
+        ("0 " + "9" * 5000, "an offset of more than 18 digits"),  # beyond what Python converts: no ValueError
+        ("0 " + "9" * 19, "an offset of more than 18 digits"),
+        ("0 4;" + "9" * 5000 + " 5", "an offset of more than 18 digits"),
+        ("0 400", "out of range"),
+        ("\u0660 \u0664", "expected a text-bound annotation"),  # digits of another script are no offsets
+        ("-1 4", "expected a text-bound annotation"),
+        ("0.0 4.0", "expected a text-bound annotation"),
+    ],
+)
+def test_brat_offsets_that_are_no_offsets_into_the_text_name_the_ann_line(offsets, message, tmp_path):
+    write(tmp_path, "b/x.txt", "Jimi Hendrix\n")
+    ann = write(tmp_path, "b/x.ann", f"T1\tPerson 0 4\tJimi\nT2\tPerson {offsets}\tHendrix\n")
+    with pytest.raises(AnnotationImportError, match=message) as info:
+        import_documents("brat", tmp_path / "b", tokenize_text)
+    assert info.value.path == str(ann) and (info.value.line == 2 or message == "out of range"), info.value
 
 
 def test_prodigy_errors(tmp_path):

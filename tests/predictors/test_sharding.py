@@ -48,6 +48,18 @@ def test_shards_are_contiguous_and_about_equal():
         shard_starts(2, 0)
 
 
+@pytest.mark.parametrize("content", ["", "\n \n\t\n", '{"id": "a", "text": "one"}\n'])
+def test_more_shards_than_documents_names_the_input_and_writes_nothing(content, tmp_path, capsys):
+    source = tmp_path / "docs.jsonl"
+    source.write_text(content)
+    with pytest.raises(SystemExit) as exit:
+        shard.split_main([str(source), str(tmp_path / "shards"), "--shards", "2"])
+    err = capsys.readouterr().err.strip()
+    assert exit.value.code == 1 and len(err.splitlines()) == 1 and "Traceback" not in err
+    assert f"{source}: --shards 2 is more than the" in err, err
+    assert not (tmp_path / "shards").exists() or not any((tmp_path / "shards").iterdir())
+
+
 def test_error_line_numbers_move_by_the_shard_offset():
     assert (
         shift_error_line('{"line": 3, "id": "d\\"1", "error": "x"}\n', 10)
@@ -119,6 +131,31 @@ def test_merge_refuses_incomplete_or_misordered_outputs(tmp_path, capsys):
     assert "not a shard manifest" in capsys.readouterr().err
     with pytest.raises(ShardError, match="missing.jsonl: no such file"):
         split_input(str(tmp_path / "missing.jsonl"), str(tmp_path), 2)
+
+
+def test_a_manifest_without_fingerprints_still_merges_and_a_part_line_not_json_is_named(tmp_path):
+    """Manifests of eer-shard before fingerprints have no "sha256": still read. A part's line that is no JSON (cut,
+    a number too long to read) names the part and its line."""
+    source = corpus(tmp_path / "docs.jsonl")
+    manifest = split_input(str(source), str(tmp_path), 2)["manifest"]
+    data = json.loads(Path(manifest).read_text())
+    for entry in data["shards"]:
+        del entry["sha256"]
+    Path(manifest).write_text(json.dumps(data))
+    # each shard's output as error records (the output predict gives a line it cannot read), one per document line
+    outputs = []
+    for entry in data["shards"]:
+        lines = (tmp_path / entry["file"]).read_text(encoding="utf-8", errors="replace").split("\n")
+        outputs.append([json.dumps({"line": n, "id": None, "error": "x"}) for n, t in enumerate(lines, 1) if t.strip()])
+    parts = [tmp_path / "a.jsonl", tmp_path / "b.jsonl"]
+    for part, records in zip(parts, outputs):
+        part.write_text("\n".join(records) + "\n")
+    merge_outputs(manifest, list(map(str, parts)), str(tmp_path / "out.jsonl"))  # no fingerprints: merged
+    for bad in ('{"line": 1, "err', '{"line": ' + "9" * 5000 + "}"):
+        parts[1].write_text(outputs[1][0] + "\n\n" + bad + "\n" + "\n".join(outputs[1][2:]) + "\n")
+        with pytest.raises(ShardError, match=r"b\.jsonl:3: not a JSON-lines output of eer-ner predict"):
+            merge_outputs(manifest, list(map(str, parts)), str(tmp_path / "again.jsonl"))
+    assert not (tmp_path / "again.jsonl").exists()
 
 
 @pytest.mark.parametrize("case", ["swapped", "repeated", "shard edited", "shard missing"])

@@ -113,7 +113,13 @@ def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDoc
             )
         word_spans.append((start, end))
         predicted.append(PredictedSpan(words[start][0], words[end - 1][1], label, probability))
-    return PredictedDocument(str(record.get("id") or ""), text, words, word_spans, predicted, str(path), line)
+    doc_id = record.get("id")
+    if doc_id is not None and (isinstance(doc_id, bool) or not isinstance(doc_id, (str, int))):
+        raise PredictionsError(
+            f'"id" must be a string, an integer or null (as eer-ner predict writes it), got {doc_id!r}', path, line
+        )
+    # an id of 0 is an id (predict's input takes integer ids); none, or "", is named by the file and line
+    return PredictedDocument("" if doc_id is None else str(doc_id), text, words, word_spans, predicted, str(path), line)
 
 
 #: the fix when a line is a document without predictions (predict's input, or annotations)

@@ -76,6 +76,19 @@ def _hint(looks_like: Optional[str], seen: str) -> str:
     return f"; {seen}. {RAW_TEXT_FIX}" if looks_like == "raw text" else ""
 
 
+def _space_hint(text: str) -> str:
+    """The fix when a line's columns were cut at a white-space character other than a space or a tab (a no-break
+    space in a token, U+0085 from a Windows-1252 ellipsis read as latin-1, an ideographic space), which Python
+    splits at as at a space: "" when the line has none."""
+    for position, char in enumerate(text):
+        if char.isspace() and char not in " \t\r\n":
+            return (
+                f"; character {position + 1} is U+{ord(char):04X}, white space that separates columns as a space "
+                "does (a token holds none): replace it in the file"
+            )
+    return ""
+
+
 def _column_name(column: int, count: int) -> str:
     """``--tag-column`` as a reader counts: ``column 4 of 4 (the last)``."""
     number = column + 1 if column >= 0 else count + column + 1
@@ -294,7 +307,10 @@ def _read_conll_documents(
             columns = (len(fields), number)
         elif len(fields) != columns[0]:
             raise FormatError(
-                f"expected {columns[0]} columns (as on line {columns[1]}), got {len(fields)}: {text!r}", path, number
+                f"expected {columns[0]} columns (as on line {columns[1]}), got {len(fields)}: {text!r}",
+                path,
+                number,
+                hint=_space_hint(text),
             )
         tag = fields[tag_column]
         if not _TAG_PATTERN.match(tag):

@@ -25,11 +25,12 @@ warnings).
 
 import dataclasses
 import importlib
+import math
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.wording import counted
-from eer_plugin.corpus.documents import Document, DocumentError
+from eer_plugin.corpus.documents import Document, DocumentError, json_repr
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
@@ -209,6 +210,13 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
                 f"{raw.source}: document {raw.id!r}: {counted(replaced, 'lone surrogate or control character', 'lone surrogates or control characters')} replaced by U+FFFD"
             )
     for span in raw.spans:
+        if not isinstance(span.label, str) and not (span.negative and span.label is None):
+            raise _error(
+                raw,
+                f"{'negative span' if span.negative else 'span'} {span.ref}: the type must be a string (the label's "
+                f"name), got {json_repr(span.label)}"
+                + (" (a label id? export the label names)" if isinstance(span.label, int) else ""),
+            )
         span.label = normalise_value(span.label)
     words, offsets, sentence_ends = tokenize(raw.text)
     if not words:
@@ -279,12 +287,13 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
         spans=list(unique),
         is_complete=raw.complete,
         negative_spans=list(unique_negatives),
-        source=raw.source,
     )
     try:
-        return document.validate()
-    except DocumentError as err:  # e.g. a tokenizer returning a word with white space
-        raise _error(raw, str(err)) from None
+        document.validate()  # without its source, which the error names once (_error)
+    except DocumentError as err:  # e.g. a tokenizer returning a word with white space, a type that is no name
+        raise AnnotationImportError(str(err), raw.path or raw.source, raw.line) from None
+    document.source = raw.source
+    return document
 
 
 # ------------------------------------------------------------------------------ one import
@@ -367,8 +376,15 @@ def import_documents(
 
 # ------------------------------------------------------------------------------ helpers for the formats
 def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
-    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or int(value) != value:
+    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it (also for ``NaN`` and
+    ``Infinity``, which Python's JSON parser reads as floats)."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or isinstance(value, float)
+        and not math.isfinite(value)
+        or int(value) != value
+    ):
         raise AnnotationImportError(
             f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line
         )

@@ -25,7 +25,9 @@ from typing import List
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 
-_T_LINE = re.compile(r"^(?P<id>T\S*)\t(?P<type>\S+) (?P<offsets>\d+ \d+(?:;\d+ \d+)*)(?:\t(?P<text>.*))?$")
+#: more digits than any character offset has (and beyond 4300 Python refuses to convert them)
+MAX_OFFSET_DIGITS = 18
+_T_LINE = re.compile(r"^(?P<id>T\S*)\t(?P<type>\S+) (?P<offsets>[0-9]+ [0-9]+(?:;[0-9]+ [0-9]+)*)(?:\t(?P<text>.*))?$")
 
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
@@ -57,6 +59,13 @@ def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) 
         if not match:
             raise AnnotationImportError(
                 f"document {doc_id!r}: expected a text-bound annotation 'T<id><TAB><type> <start> <end><TAB><text>', got {line!r}",
+                ann,
+                number,
+            )
+        if any(len(offset) > MAX_OFFSET_DIGITS for offset in re.split("[ ;]", match["offsets"])):
+            raise AnnotationImportError(
+                f"document {doc_id!r}: {match['id']} has an offset of more than {MAX_OFFSET_DIGITS} digits, beyond any "
+                "text; expected character offsets into the .txt file",
                 ann,
                 number,
             )

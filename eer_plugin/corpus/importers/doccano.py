@@ -58,7 +58,7 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                 start = check_offsets(entity["start_offset"], f"entities[{index}].start_offset", doc_id, path, number)
                 end = check_offsets(entity["end_offset"], f"entities[{index}].end_offset", doc_id, path, number)
                 ref = f"entities[{index}]" + (f" (id {entity['id']})" if "id" in entity else "")
-                raw.spans.append(RawSpan(start, end, str(entity["label"]), ref))
+                raw.spans.append(RawSpan(start, end, entity["label"], ref))
         else:
             key = "label" if "label" in data else "labels" if "labels" in data else None
             labels = data.get(key, []) if key else []
@@ -80,6 +80,6 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                     )
                 start = check_offsets(item[0], f"{key}[{index}] start", doc_id, path, number)
                 end = check_offsets(item[1], f"{key}[{index}] end", doc_id, path, number)
-                raw.spans.append(RawSpan(start, end, str(item[2]), f"{key}[{index}]"))
+                raw.spans.append(RawSpan(start, end, item[2], f"{key}[{index}]"))
         documents.append(raw)
     return documents

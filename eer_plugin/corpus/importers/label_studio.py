@@ -93,7 +93,14 @@ def read(
         for annotation in annotations:
             if not isinstance(annotation, dict):
                 raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path)
-            if annotation.get("was_cancelled"):
+            cancelled = annotation.get("was_cancelled", False)
+            if cancelled is not None and not isinstance(cancelled, bool):  # "false" is true: never read by truth
+                raise AnnotationImportError(
+                    f"task {doc_id!r}: annotation {annotation.get('id', '?')}: 'was_cancelled' must be true or false, "
+                    f"got {cancelled!r}",
+                    path,
+                )
+            if cancelled:
                 report.skip("cancelled annotations")
                 continue
             kept.append(annotation)
@@ -120,6 +127,6 @@ def read(
                 ref = f"result {result.get('id', position)!r} of {name}"
                 labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
                 for label in labels:
-                    raw.spans.append(RawSpan(start, end, str(label), ref))
+                    raw.spans.append(RawSpan(start, end, label, ref))
         documents.append(raw)
     return documents

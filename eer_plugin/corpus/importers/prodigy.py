@@ -51,12 +51,14 @@ def _char_offsets(span: dict, index: int, task: dict, doc_id: str, path: PathLik
                 path,
                 line,
             )
-        try:
-            return int(tokens[first]["start"]), int(tokens[last]["end"])
-        except (KeyError, TypeError, ValueError):
+        if not all(isinstance(tokens[t], dict) and {"start", "end"} <= set(tokens[t]) for t in (first, last)):
             raise AnnotationImportError(
                 f"document {doc_id!r}: tokens need 'start' and 'end' character offsets", path, line
-            ) from None
+            )
+        return (
+            check_offsets(tokens[first]["start"], f"tokens[{first}].start", doc_id, path, line),
+            check_offsets(tokens[last]["end"], f"tokens[{last}].end", doc_id, path, line),
+        )
     raise AnnotationImportError(
         f"document {doc_id!r}: spans[{index}] needs start/end (characters) or token_start/token_end (tokens, inclusive)",
         path,
@@ -101,6 +103,12 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
             report.skip("rejected manual tasks")
             continue
         key = task.get("_input_hash", task["text"])
+        if isinstance(key, bool) or not isinstance(key, (int, str)):  # Prodigy's hashes are integers
+            raise AnnotationImportError(
+                f"document {doc_id!r}: '_input_hash' must be an integer (Prodigy's hash of the input), got {key!r}",
+                path,
+                number,
+            )
         raw = documents.get(key)
         if raw is None:
             raw = documents[key] = RawDocument(
@@ -123,6 +131,6 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
             start, end = _char_offsets(span, index, task, doc_id, path, number)
             negative = binary and answer == "reject"
             raw.spans.append(
-                RawSpan(start, end, str(span["label"]), f"spans[{index}] (line {number}, {answer})", negative=negative)
+                RawSpan(start, end, span["label"], f"spans[{index}] (line {number}, {answer})", negative=negative)
             )
     return list(documents.values())
