@@ -511,6 +511,22 @@ def test_complete_ids_that_name_no_document_are_named_by_their_line(ids, line, n
     assert read_ids(path) == {i: n for n, i in enumerate(ids.lstrip("\ufeff").splitlines(), 1) if i and i[0] != "#"}
 
 
+@pytest.mark.parametrize("ids", ["", "\n\n", "# complete documents\n\n", "\ufeff\r\n  \r\n"])
+def test_complete_ids_that_name_no_id_at_all_are_an_error_and_nothing_is_written(ids, tmp_path, capsys):
+    path = tmp_path / "complete_ids.txt"
+    path.write_text(ids, encoding="utf-8")
+    out = tmp_path / "out.jsonl"
+    out.write_text("kept\n")
+    with pytest.raises(SystemExit):
+        run_cli("doccano", IMPORT / "doccano.jsonl", out, "--complete-ids", path)
+    err = capsys.readouterr().err.strip()
+    assert err == (
+        f"error: {path}: --complete-ids names no document id (the file is empty, or only blank lines and # "
+        "comments); list the ids of the complete documents, one per line, or leave out --complete-ids"
+    )
+    assert out.read_text() == "kept\n"
+
+
 @pytest.mark.integration
 def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, capsys):
     """README 'Train on your own data' (docs/data.md, 'Your own annotations'): a tool export -> partial

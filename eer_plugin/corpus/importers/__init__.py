@@ -299,12 +299,18 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
 # ------------------------------------------------------------------------------ one import
 def read_ids(path: PathLike) -> Dict[str, int]:
     """Document ids, one per line (blank lines and ``#`` comments skipped), for ``--complete-ids``; each with the
-    line that names it first."""
+    line that names it first. A file that names none is an :class:`AnnotationImportError`."""
     text = decode_file(path, fallback=False)  # a FormatError names the file, the line and the fix
     ids: Dict[str, int] = {}
     for number, line in enumerate(text.splitlines(), 1):
         if line.strip() and not line.lstrip().startswith("#"):
             ids.setdefault(line.strip(), number)
+    if not ids:  # an empty or all-comment file: the wrong file, or a list not written yet; never "no document complete"
+        raise AnnotationImportError(
+            "--complete-ids names no document id (the file is empty, or only blank lines and # comments); list the "
+            "ids of the complete documents, one per line, or leave out --complete-ids",
+            path,
+        )
     return ids
 
 
