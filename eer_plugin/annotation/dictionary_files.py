@@ -214,6 +214,13 @@ def _text_entries(path: str) -> Iterator[Tuple[int, str, str]]:
                 raise DictionaryError(f'expected "text" and "type" strings, e.g. {DICTIONARY_EXAMPLE}', path, number)
         elif as_csv:
             cells = _csv_cells(text, delimiter)
+            if cells is None and len(text) > csv.field_size_limit():  # the csv module's limit, not a quote
+                raise DictionaryError(
+                    f"a line of {len(text):,} characters, more than a CSV cell may hold ({csv.field_size_limit():,}): "
+                    f"expected 'surface form{delimiter}TYPE' per line (a list of names, not documents: those go to INPUT)",
+                    path,
+                    number,
+                )
             if cells is None:
                 raise DictionaryError(
                     f"a quoted cell does not end on this line in {text[:60]!r}: expected 'surface form{delimiter}TYPE' "

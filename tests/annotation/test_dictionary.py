@@ -482,6 +482,12 @@ BAD = [
     ),
     BadInput("four.csv", "Paris,LOC\na,b,c,PER\n", r"four\.csv:2: 4 cells in 'a,b,c,PER': expected two"),
     BadInput("open.csv", '"Paris,LOC\n', r"open\.csv:1: a quoted cell does not end on this line"),
+    BadInput(
+        "huge.csv",
+        "Paris,LOC\n" + "x" * 140_000 + ",LOC\n",
+        r"huge\.csv:2: a line of 140,004 characters, more than a CSV cell may hold \(131,072\): expected "
+        r"'surface form,TYPE' per line \(a list of names, not documents: those go to INPUT\)$",
+    ),
     BadInput("comma.tsv", "Paris,LOC\n", r"comma\.tsv:1: no TAB in 'Paris,LOC'.* \(a CSV file\? name it \.csv\)"),
     BadInput("notjson.jsonl", '{"text": "Paris", "type": "LOC"}\n{"text": \n', r"notjson\.jsonl:2: invalid JSON"),
     BadInput(
