@@ -563,6 +563,23 @@ def test_bad_input_is_one_line_naming_file_and_line(case, tmp_path, capsys):
     assert output.read_text() == "previous output\n"  # nothing already written is lost
 
 
+def test_a_dangling_link_in_a_text_folder_is_named_not_left_out(tmp_path, capsys):
+    """A .txt link whose file is gone is a document of the folder that cannot be read: one error line naming it
+    (before, it was left out unseen and the corpus lost a document)."""
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    _write(folder / "a.txt", "Paris is big .\n")
+    (folder / "b.txt").symlink_to(tmp_path / "moved-away.txt")
+    names = _write(tmp_path / "names.tsv", "Paris\tLOC\n")
+    output = _write(tmp_path / "out.jsonl", "previous output\n")
+    with pytest.raises(SystemExit) as exit:
+        command.main([str(folder), str(output), "--dictionary", str(names)])
+    err = capsys.readouterr().err.strip()
+    assert exit.value.code == 1 and err.startswith(f"eer-dictionary: error: {folder / 'b.txt'}: no such file")
+    assert len(err.splitlines()) == 1
+    assert output.read_text() == "previous output\n"
+
+
 def test_output_that_is_an_input_is_refused(tmp_path, capsys):
     names = _write(tmp_path / "names.tsv", "Paris\tLOC\n")
     docs = _write(tmp_path / "docs.jsonl", '{"text": "Paris"}\n')

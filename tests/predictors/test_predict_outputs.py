@@ -572,7 +572,7 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
 def test_predict_tags_a_folder_of_text_files_one_record_per_file(predictor, tmp_path, capsys):
     """The folder eer-dictionary labelled can be tagged as it is: one record per .txt file in path order, its id
     the path in the folder, its text exactly the file's (any marked encoding, compressed too); an empty or
-    undecodable file gets its error record and the others are tagged; --resume continues a killed run."""
+    undecodable file, or a link to a file no longer there, gets its error record and the others are tagged; --resume continues a killed run."""
     from allennlp.commands import predict
 
     folder = tmp_path / "docs"
@@ -584,16 +584,18 @@ def test_predict_tags_a_folder_of_text_files_one_record_per_file(predictor, tmp_
     (folder / "f.txt").write_text("  \n")
     (folder / "notes.pdf").write_bytes(b"%PDF")
     (folder / ".hidden.txt").write_text("Lima .")
-    assert run_manager(predictor, folder, tmp_path / "out.jsonl") == 1  # two files failed
+    (folder / "g.txt").symlink_to(tmp_path / "moved-away.txt")  # a dangling link: reported, never dropped unseen
+    assert run_manager(predictor, folder, tmp_path / "out.jsonl") == 1  # three files failed
     out = records(tmp_path / "out.jsonl")
-    assert [r["id"] for r in out] == ["a.txt", "b/c.txt", "b/d.txt.gz", "b/e.txt", "f.txt"]
+    assert [r["id"] for r in out] == ["a.txt", "b/c.txt", "b/d.txt.gz", "b/e.txt", "f.txt", "g.txt"]
     assert [r.get("text") for r in out[:3]] == ["Paris is big .\r\nRome too .", "Zürich .", "Berlin ."]
-    assert [r.get("line") for r in out] == [None, None, None, 4, 5]
+    assert [r.get("line") for r in out] == [None, None, None, 4, 5, 6]
     assert "looks like UTF-16 (LE) text without a byte-order mark" in out[3]["error"]
     assert "empty or only white space" in out[4]["error"]
+    assert "no such file" in out[5]["error"]
     err = capsys.readouterr().err
     assert f"folder {folder} document 4, id 'b/e.txt': " in err
-    assert f"2 of 5 input documents of {folder} failed (documents 4, 5); the other 3 were tagged" in err
+    assert f"3 of 6 input documents of {folder} failed (documents 4, 5, 6); the other 3 were tagged" in err
 
     kept = "".join(json.dumps(r) + "\n" for r in out[:2])  # a killed run that wrote two records
     (tmp_path / f".again.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)

@@ -163,7 +163,9 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
     files = sorted(
         p
         for p in base.rglob("*")
-        if p.is_file() and not any(part.startswith(".") for part in p.relative_to(base).parts)
+        # a dangling link is kept: the document it named is reported unreadable, never dropped unseen
+        if (p.is_file() or p.is_symlink() and not p.exists())
+        and not any(part.startswith(".") for part in p.relative_to(base).parts)
     )
     texts: List[Tuple[str, Path]] = []
     others: List[str] = []
