@@ -19,7 +19,6 @@ safe (status 130), a closed pipe (``eer-ner eer-inspect FILE | head -2``) ends q
 disk is one line (:func:`eer_plugin.common.errors.report`, the one printer).
 """
 
-import os
 import sys
 from typing import Optional, Sequence
 
@@ -28,14 +27,14 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from allennlp.commands import main as allennlp_main
 
     import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
-    from eer_plugin.common.errors import INPUT_ERROR, print_error, report
+    from eer_plugin.common.errors import INPUT_ERROR, print_error, relative_paths_hint, report
 
     if argv is not None:  # AllenNLP's parser reads sys.argv
         sys.argv = ["eer-ner", *argv]
     try:
         allennlp_main(prog="eer-ner")
     except FileNotFoundError as error:  # AllenNLP's cached_path: e.g. a predict input file that is not there
-        print_error(f"{error} (relative paths start in {os.getcwd()})")
+        print_error(f"{error}{relative_paths_hint(error.filename)}")
         return INPUT_ERROR
     except BaseException as error:  # noqa: BLE001  (the one printer decides; anything else keeps its traceback)
         if isinstance(error, SystemExit):

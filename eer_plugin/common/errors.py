@@ -34,6 +34,14 @@ class ArchiveError(UserError):
     """A model archive (or exported model directory) that is missing, is no archive, or is unsafe to extract."""
 
 
+def relative_paths_hint(path=None) -> str:
+    """`` (relative paths start in CWD)`` for a message about a path not found, unless ``path`` is absolute
+    (where the hint would say nothing)."""
+    if path is not None and os.path.isabs(os.fspath(path)):
+        return ""
+    return f" (relative paths start in {os.getcwd()})"
+
+
 def print_error(error: BaseException, command: Optional[str] = None) -> None:
     """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
     argparse writes it) on stderr."""

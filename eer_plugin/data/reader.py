@@ -12,6 +12,7 @@ from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, Toke
 from allennlp.nn import util
 
 from eer_plugin.annotation.simulators import variant as apply_variant
+from eer_plugin.common.errors import relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError, Document
 from eer_plugin.corpus.formats import FormatError, read_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
@@ -144,7 +145,7 @@ class PartialDocumentReader(DatasetReader):
     def read_documents(self, file_path: str) -> List[Document]:
         if not os.path.exists(file_path):
             raise DataFileError(
-                f"data file {file_path!r} not found (relative paths start in {os.getcwd()}); check the path, "
+                f"data file {file_path!r} not found{relative_paths_hint(file_path)}; check the path, "
                 "or the EER_TRAIN_DATA / EER_DEV_DATA / EER_TEST_DATA setting that names it"
             )
         try:

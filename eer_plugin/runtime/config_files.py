@@ -22,7 +22,7 @@ import os
 from pathlib import Path
 from typing import List, Union
 
-from eer_plugin.common.errors import UserError
+from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime.settings import environment_hyperparameters_error, unset_defaults
 
@@ -69,7 +69,7 @@ def check_data_paths(config: str, params: dict) -> None:
         path = params.get(key)
         if isinstance(path, str) and "://" not in path and not os.path.exists(path):
             raise DataFileError(
-                f"{config}: {key} {path!r} not found (relative paths start in {os.getcwd()}); "
+                f"{config}: {key} {path!r} not found{relative_paths_hint(path)}; "
                 f"check the path, or the setting that names it: {setting}"
             )
 

@@ -335,3 +335,21 @@ def test_a_regular_file_under_dev_shm_is_still_written_atomically():
         and outputs.is_stream("/dev/stdout")
         and outputs.is_stream("/dev/null")
     )
+
+
+def test_a_missing_file_names_where_relative_paths_start_only_for_a_relative_path(tmp_path, monkeypatch):
+    """The hint "(relative paths start in DIR)" helps with a relative path and says nothing for an absolute one."""
+    from eer_plugin.corpus.formats import FormatError
+    from eer_plugin.corpus.formats.files import check_input_file
+
+    monkeypatch.chdir(tmp_path)
+    for path, message in [
+        (tmp_path / "gone.jsonl", f"{tmp_path / 'gone.jsonl'}: no such file"),
+        ("gone.jsonl", f"gone.jsonl: no such file (relative paths start in {tmp_path})"),
+    ]:
+        try:
+            check_input_file(path)
+        except FormatError as error:
+            assert str(error) == message
+        else:
+            raise AssertionError(f"{path} was accepted")

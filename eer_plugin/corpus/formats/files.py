@@ -20,6 +20,7 @@ import zlib
 from pathlib import Path
 from typing import IO, Iterator, List, Optional, Tuple, Union
 
+from eer_plugin.common.errors import relative_paths_hint
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix, tar_member
@@ -231,7 +232,7 @@ def check_input_file(path: PathLike) -> None:
     try:
         mode = os.stat(path).st_mode
     except FileNotFoundError:
-        raise FormatError(f"no such file (relative paths start in {os.getcwd()})", path) from None
+        raise FormatError(f"no such file{relative_paths_hint(path)}", path) from None
     except OSError as err:
         raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
     if stat.S_ISDIR(mode):
