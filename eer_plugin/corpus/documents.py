@@ -12,6 +12,7 @@ import difflib
 from typing import List, Optional, Sequence, Tuple
 
 from eer_plugin.common.errors import UserError
+from eer_plugin.corpus.strict_json import is_integer
 
 Span = Tuple[int, int, str]  # (start, end exclusive, entity type), in words
 
@@ -108,10 +109,9 @@ class Document:
                 raise DocumentError(
                     f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)"
                 )
-            if len(negative) == 3 and type_problem(negative[2]):
-                raise DocumentError(
-                    f"{where}document {self.id!r}: negative span ({start}, {end}): {type_problem(negative[2])}"
-                )
+            problem = type_problem(negative[2]) if len(negative) == 3 else ""
+            if problem:
+                raise DocumentError(f"{where}document {self.id!r}: negative span ({start}, {end}): {problem}")
             if not 0 <= start < end <= n:
                 raise DocumentError(
                     f"{where}document {self.id!r}: negative span ({start}, {end}) is out of range [0, {n})"
@@ -193,16 +193,13 @@ class Document:
             if not ok:
                 raise DocumentError(f"{where}{key!r} must be {expected}, got {json_repr(data[key])}")
 
-        def is_int(value) -> bool:
-            return isinstance(value, int) and not isinstance(value, bool)
-
         check(isinstance(data["id"], str), "id", "a string")
         tokens = data["tokens"]
         check(isinstance(tokens, list) and all(isinstance(t, str) for t in tokens), "tokens", "a list of strings")
         sentence_ends = data.get("sentence_ends", [len(tokens)])
         if "sentence_ends" in data:
             check(
-                isinstance(sentence_ends, list) and all(map(is_int, sentence_ends)),
+                isinstance(sentence_ends, list) and all(map(is_integer, sentence_ends)),
                 "sentence_ends",
                 "a list of integers",
             )
@@ -211,7 +208,11 @@ class Document:
             check(
                 isinstance(spans, list)
                 and all(
-                    isinstance(s, list) and len(s) == 3 and is_int(s[0]) and is_int(s[1]) and isinstance(s[2], str)
+                    isinstance(s, list)
+                    and len(s) == 3
+                    and is_integer(s[0])
+                    and is_integer(s[1])
+                    and isinstance(s[2], str)
                     for s in spans
                 ),
                 "spans",
@@ -224,8 +225,8 @@ class Document:
                 and all(
                     isinstance(s, list)
                     and len(s) in (2, 3)
-                    and is_int(s[0])
-                    and is_int(s[1])
+                    and is_integer(s[0])
+                    and is_integer(s[1])
                     and (len(s) == 2 or isinstance(s[2], str))
                     for s in negative_spans
                 ),
@@ -298,7 +299,7 @@ def check_provenance(provenance, text: Optional[str], spans, where: str = "") ->
         if unknown:
             raise DocumentError(f"{name}: " + unknown_keys_message(unknown, PROVENANCE_KEYS))
         if not (
-            all(isinstance(item[k], int) and not isinstance(item[k], bool) for k in ("start", "end"))
+            all(is_integer(item[k]) for k in ("start", "end"))
             and all(isinstance(item[k], str) for k in ("type", "source"))
         ):
             raise DocumentError(
@@ -311,7 +312,7 @@ def check_provenance(provenance, text: Optional[str], spans, where: str = "") ->
             start, end = item.get("char_start"), item.get("char_end")
             if (
                 not isinstance(text, str)
-                or not all(isinstance(v, int) and not isinstance(v, bool) for v in (start, end))
+                or not all(is_integer(v) for v in (start, end))
                 or not 0 <= start < end <= len(text)
                 or item.get("text", text[start:end]) != text[start:end]
             ):

@@ -26,6 +26,12 @@ from typing import IO, Any, Iterator, List, Optional, Tuple
 _LONG_DIGITS = re.compile("[0-9]{%d,}" % (sys.get_int_max_str_digits() + 1))
 
 
+def is_integer(value: Any) -> bool:
+    """Whether a parsed JSON value is an integer: an ``int`` and never a ``bool`` (``true`` is an ``int`` in Python),
+    never a float such as ``1.0``."""
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class JsonError(ValueError):
     """Text that is not JSON, repeats a key in an object, or nests too deeply; ``line`` (1-based) is where,
     when known (for a file parsed whole)."""

@@ -22,6 +22,7 @@ from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_me
 from eer_plugin.corpus.formats.decoding import decode_file
 from eer_plugin.corpus.formats.files import FormatError, text_files
 from eer_plugin.corpus.importers.shapes import DESCRIPTIONS, IMPORTED_KINDS, kind_of
+from eer_plugin.corpus.strict_json import is_integer
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 
@@ -101,7 +102,7 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
                 f'"tokens"[{bad[0]}] is {describe(words[bad[0]])}: tokens must be non-empty, without white space'
             )
         ends = data.get("sentence_ends", [len(words)])
-        if not isinstance(ends, list) or not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
+        if not isinstance(ends, list) or not all(is_integer(e) for e in ends):
             raise InputError(f'"sentence_ends" must be a list of integers, got {describe(ends)}')
         if not ends or ends[-1] != len(words) or any(b <= a for a, b in zip([0] + ends, ends)):
             raise InputError(

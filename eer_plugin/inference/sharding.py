@@ -162,7 +162,7 @@ def read_manifest(path: str) -> Dict:
             isinstance(entry, dict)
             and isinstance(entry.get("file"), str)
             and isinstance(entry.get("sha256", ""), str)  # manifests of eer-shard before fingerprints have none
-            and all(_is_count(entry.get(key)) for key in ("first_line", "documents"))
+            and all(strict_json.is_integer(entry.get(key)) and entry[key] >= 0 for key in ("first_line", "documents"))
             and entry["first_line"] >= 1
         ):
             raise ShardError(
@@ -170,11 +170,6 @@ def read_manifest(path: str) -> Dict:
                 "and 'documents' counts and a 'sha256' string); give the .shards.json file eer-shard wrote"
             )
     return manifest
-
-
-def _is_count(value) -> bool:
-    """Whether ``value`` is an integer of at least 0 (never a float, a bool or a string of digits)."""
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
 
 
 def shift_error_line(line: str, offset: int) -> str:

@@ -21,6 +21,7 @@ import os
 from typing import Any, Dict, Iterator, List, Tuple
 
 from eer_plugin.common.errors import UserError
+from eer_plugin.corpus.strict_json import is_integer
 
 
 def _overrides(text: str) -> Dict[str, Any]:
@@ -44,15 +45,11 @@ def _overrides(text: str) -> Dict[str, Any]:
 
 
 def _is_count(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 1
+    return is_integer(value) and value >= 1
 
 
 def _is_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
-def _is_whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool)
 
 
 #: ``(config path, test, what is expected)`` of the numbers a run cannot use (absent or null: not checked)
@@ -65,8 +62,8 @@ NUMBER_RANGES = (
     ("model.price_penalty", lambda v: _is_number(v) and v > 0, "a number above 0"),
     ("model.o_cost", _is_number, "a finite number"),
     ("trainer.optimizer.lr", lambda v: _is_number(v) and v > 0, "a learning rate above 0"),
-    ("trainer.min_steps", lambda v: _is_whole(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
-    ("trainer.patience", lambda v: _is_whole(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
+    ("trainer.min_steps", lambda v: is_integer(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
+    ("trainer.patience", lambda v: is_integer(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
     ("trainer.grad_norm", lambda v: _is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
 )  # fmt: skip
 

@@ -27,6 +27,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 from eer_plugin.common.outputs import writing
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
+from eer_plugin.corpus.strict_json import is_integer
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
 FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}
@@ -80,7 +81,7 @@ def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDoc
         raise PredictionsError(
             '"tokens" must be non-empty strings without white space (as eer-ner predict writes them)', path, line
         )
-    if not all(isinstance(e, int) and not isinstance(e, bool) for e in ends):
+    if not all(is_integer(e) for e in ends):
         raise PredictionsError('"sentence_ends" must be a list of integers', path, line)
     text = record.get("text")
     if text is None:  # pre-split tokens: one space between words, a line break between sentences
@@ -95,11 +96,7 @@ def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDoc
             start, end, label, probability = span["start"], span["end"], span["type"], float(span["probability"])
         except (KeyError, TypeError, ValueError, OverflowError):
             raise PredictionsError(f"spans[{index}] needs start, end, type and probability", path, line) from None
-        if (
-            not all(isinstance(x, int) and not isinstance(x, bool) for x in (start, end))
-            or not isinstance(label, str)
-            or not label
-        ):
+        if not all(is_integer(x) for x in (start, end)) or not isinstance(label, str) or not label:
             raise PredictionsError(
                 f"spans[{index}]: start and end must be word indices, type a non-empty string", path, line
             )

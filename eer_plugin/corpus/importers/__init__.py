@@ -25,7 +25,6 @@ warnings).
 
 import dataclasses
 import importlib
-import math
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -378,27 +377,6 @@ def import_documents(
     if not documents:
         raise AnnotationImportError(f"no documents with text found in this {format} export", path)
     return documents, report
-
-
-# ------------------------------------------------------------------------------ helpers for the formats
-def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
-    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it (also for ``NaN`` and
-    ``Infinity``, which Python's JSON parser reads as floats)."""
-    if (
-        isinstance(value, bool)
-        or not isinstance(value, (int, float))
-        or isinstance(value, float)
-        and not math.isfinite(value)
-        or int(value) != value
-    ):
-        raise AnnotationImportError(
-            f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line
-        )
-    return int(value)
-
-
-def as_id(value, fallback: str) -> str:
-    return fallback if value is None or value == "" else str(value)
 
 
 __all__: Sequence[str] = (

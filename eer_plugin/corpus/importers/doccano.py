@@ -18,8 +18,9 @@ from pathlib import Path
 from typing import List
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
-from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS, written_by
+from eer_plugin.corpus.importers.values import as_id, check_offsets
 
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:

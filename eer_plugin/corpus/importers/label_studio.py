@@ -29,7 +29,8 @@ from typing import List, Optional
 
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
-from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
+from eer_plugin.corpus.importers.values import as_id, check_offsets
 
 ANNOTATORS = ("first", "union")
 #: the data key that holds a task's text unless told otherwise (else the data's only string)

@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Dict, List
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
-from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id, check_offsets
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, written_by
+from eer_plugin.corpus.importers.values import as_id, check_offsets
 
 BINARY_VIEW = "ner"
 

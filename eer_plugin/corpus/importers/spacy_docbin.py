@@ -22,7 +22,8 @@ from typing import List
 from eer_plugin.corpus.formats import FormatError, PathLike
 from eer_plugin.corpus.formats.files import check_input_file, tar_first_member
 from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix
-from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan, as_id
+from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
+from eer_plugin.corpus.importers.values import as_id
 
 #: the ``incorrect_spans_key`` looked up by default
 INCORRECT_SPANS_KEY = "incorrect_spans"

@@ -1,0 +1,22 @@
+"""Values of an export that the format modules read alike: character offsets and document ids."""
+
+from typing import Optional
+
+from eer_plugin.corpus.formats import PathLike
+from eer_plugin.corpus.importers import AnnotationImportError
+from eer_plugin.corpus.strict_json import is_integer
+
+
+def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
+    """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it (also for ``NaN`` and
+    ``Infinity``, which Python's JSON parser reads as floats, and for ``true``)."""
+    if not (is_integer(value) or isinstance(value, float) and value.is_integer()):  # NaN and inf are not
+        raise AnnotationImportError(
+            f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line
+        )
+    return int(value)
+
+
+def as_id(value, fallback: str) -> str:
+    """A document's id: the export's ``value`` as text, or ``fallback`` (file and line) when it has none."""
+    return fallback if value is None or value == "" else str(value)
