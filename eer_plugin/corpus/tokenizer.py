@@ -25,6 +25,11 @@ Thai vowels and tone marks ``ภาษาไทย``), so no token starts with a
 white space or starts the text (then the marks form a token of their own). Text is never
 normalised: ``text[start:end]`` of each token's offsets is exactly the token.
 
+**Bounded work on any text.** A run of more than :data:`LONGEST_RUN` characters without white space
+(no word or name is that long: an inlined image, a hex dump) is cut into pieces of at most that many
+characters, so time and memory grow linearly with the text (a single 10-million-character token took
+the pattern about 2 GB before). Text without such a run is tokenized exactly as if it were not cut.
+
 **Sentences** end after a ``!`` or ``?`` token, and after a ``.`` token, except that a ``.`` which is
 the end of an abbreviation (``U.S.``) or a ``.`` token written right after a decimal number
 (``3.5.``) ends a sentence only when white space and then an uppercase letter follow it, or only
@@ -35,9 +40,11 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import List, Pattern, Tuple
+from typing import Iterator, List, Pattern, Tuple
 
 SENTENCE_FINAL = {".", "!", "?"}
+#: the longest run of characters without white space that stays in one piece (see the module docstring)
+LONGEST_RUN = 1 << 16
 
 
 def _mark_ranges() -> str:
@@ -75,11 +82,24 @@ _SPACE = re.compile(r"\s+")
 def _ends_only_before_capital(text: str, end: int) -> bool:
     """For a ``.`` that may be an abbreviation's: does a sentence end at ``end`` (white space then an
     uppercase letter, or only white space to the end of the text)?"""
-    rest = text[end:]
-    if not rest.strip():
-        return True
-    gap = _SPACE.match(rest)
-    return bool(gap) and rest[gap.end()].isupper()
+    gap = _SPACE.match(text, end)  # never a copy of the rest: this runs once per abbreviation
+    after = gap.end() if gap else end
+    return after == len(text) or (gap is not None and text[after].isupper())
+
+
+def _pieces(text: str) -> Iterator[Tuple[int, int]]:
+    """``(start, end)`` of consecutive pieces of ``text`` of at most :data:`LONGEST_RUN` characters, each
+    cut at a white-space character where the window holds one (so no token crosses a cut), else after
+    exactly :data:`LONGEST_RUN` characters."""
+    start, size = 0, len(text)
+    while size - start > LONGEST_RUN:
+        end = cut = start + LONGEST_RUN
+        if _SPACE.search(text, start, end):  # cut after the window's last white-space character
+            while not text[cut - 1].isspace():
+                cut -= 1
+        yield start, cut
+        start = cut
+    yield start, size
 
 
 def tokenize_text(text: str) -> Tuple[List[str], List[Tuple[int, int]], List[int]]:
@@ -89,7 +109,8 @@ def tokenize_text(text: str) -> Tuple[List[str], List[Tuple[int, int]], List[int
     offsets: List[Tuple[int, int]] = []
     ends: List[int] = []
     abbreviation_end = -1  # end offset of the last abbreviation or decimal token
-    for match in token_pattern().finditer(text):
+    pattern = token_pattern()
+    for match in (found for start, end in _pieces(text) for found in pattern.finditer(text, start, end)):
         token = match.group()
         start, end = match.span()
         clitic = _CLITIC.search(token) if match.lastgroup == "word" else None
