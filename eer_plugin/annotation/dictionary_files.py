@@ -262,14 +262,20 @@ def _text_entries(path: str) -> Iterator[Tuple[int, str, str]]:
 def read_stop_list(path: str) -> List[List[str]]:
     """The forms of a stop list: one surface form per line (``#`` comments, blank lines skipped), or per row of an
     Excel workbook's first sheet, in its first column; a line with a TAB or a row with two cells (a dictionary given
-    as the stop list, whose lines would never match) is a :class:`DictionaryError`."""
+    as the stop list, whose lines would never match), and a stop list without any form, are a
+    :class:`DictionaryError`."""
     forms = []
     for number, text in _sheet_forms(path) if is_workbook(path) else text_lines(path):
         if "\t" in text.strip():
             raise DictionaryError(f"a TAB in {text[:60]!r}: a stop list holds one surface form per line", path, number)
         if text.strip() and not text.strip().startswith("#"):
             forms.append(tokenize_text(text.strip())[0])
-    return [form for form in forms if form]
+    forms = [form for form in forms if form]
+    if not forms:  # the wrong file, or one saved empty: a stop list that stops nothing is never what was meant
+        raise DictionaryError(
+            "empty stop list: no surface forms; expected one surface form per line (or leave out --stop-list)", path
+        )
+    return forms
 
 
 def _sheet_forms(path: str) -> Iterator[Tuple[int, str]]:

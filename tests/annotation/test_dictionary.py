@@ -533,6 +533,13 @@ BAD = [
         r"stop\.tsv:3: a TAB in 'Berlin\\tLOC': a stop list holds one surface form per line",
         "stop list",
     ),
+    BadInput("stop_empty.txt", "", r"stop_empty\.txt: empty stop list: no surface forms", "stop list"),
+    BadInput(
+        "stop_comments.txt",
+        "# forms never matched\n\n  \n# none yet\n",
+        r"stop_comments\.txt: empty stop list: no surface forms; .*leave out --stop-list",
+        "stop list",
+    ),
     BadInput(
         "docs_latin1.jsonl",
         '{"text": "Z\xfcrich"}\n'.encode("latin-1"),
