@@ -297,6 +297,14 @@ def test_doccano_structure_errors(tmp_path):
         [{"id": 1, "text": "x", "entities": [{"start_offset": 0, "label": "A"}]}],
         "start_offset, end_offset and label",
     )
+    # spans under two keys: one would be dropped unread (an empty list beside them is no annotation)
+    entity = {"start_offset": 0, "end_offset": 1, "label": "A"}
+    both = {"id": 1, "text": "x", "entities": [entity], "label": [[0, 1, "B"]]}
+    doccano_error(tmp_path, [both], "document '1': spans under both 'label' and 'entities'; doccano writes one of them")
+    both = {"id": 1, "text": "x", "labels": [[0, 1, "A"]], "label": [[0, 1, "B"]]}
+    doccano_error(tmp_path, [both], "spans under both 'label' and 'labels'")
+    path = jsonl(tmp_path, "one.jsonl", [{"id": 1, "text": "x y", "label": [], "entities": [entity]}])
+    assert import_documents("doccano", path, tokenize_text)[1].spans == 1
     path = write(tmp_path, "broken.jsonl", '{"id": 1, "text": "x"}\n{"id": 2,\n')
     with pytest.raises(AnnotationImportError, match="invalid JSON") as info:
         import_documents("doccano", path, tokenize_text)

@@ -7,7 +7,8 @@ Accepted line shapes (character offsets, end exclusive)::
      "relations": []}
 
 ``label`` (also spelled ``labels``) holds ``[start, end, type]`` triples; ``entities`` is the
-variant of projects with relations. Other keys (``Comments``, ``relations``, metadata) are ignored, but a
+variant of projects with relations. doccano writes one of them: spans under two of these keys are an error (one
+would be dropped unread); an empty list beside the one that holds spans is ignored. Other keys (``Comments``, ``relations``, metadata) are ignored, but a
 line with another tool's spans and no ``label`` (a Prodigy task, this package's own JSON lines) is an error
 naming the format that reads it (:mod:`eer_plugin.corpus.importers.shapes`), never an unannotated document.
 The document id is ``id`` when present, else ``<file stem>-<line>``. doccano exports no
@@ -45,7 +46,16 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                 f"document {doc_id!r}: no doccano 'label' or 'entities'; the line is {other}", path, number
             )
         raw = RawDocument(doc_id, data["text"], source=f"{path}:{number}", line=number, path=str(path))
-        if "entities" in data:
+        filled = [key for key in DOCCANO_SPAN_KEYS if key in data and data[key] != []]
+        if len(filled) > 1:  # doccano writes one of them; reading one would drop the other's spans unseen
+            raise AnnotationImportError(
+                f"document {doc_id!r}: spans under both {filled[0]!r} and {filled[1]!r}; doccano writes one of them: "
+                "keep the one that holds the annotation (or merge them into it)",
+                path,
+                number,
+            )
+        key = filled[0] if filled else None
+        if key == "entities":
             entities = data["entities"]
             if not isinstance(entities, list):
                 raise AnnotationImportError(f"document {doc_id!r}: 'entities' must be a list", path, number)
@@ -60,9 +70,8 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                 end = check_offsets(entity["end_offset"], f"entities[{index}].end_offset", doc_id, path, number)
                 ref = f"entities[{index}]" + (f" (id {entity['id']})" if "id" in entity else "")
                 raw.spans.append(RawSpan(start, end, entity["label"], ref))
-        else:
-            key = "label" if "label" in data else "labels" if "labels" in data else None
-            labels = data.get(key, []) if key else []
+        elif key:
+            labels = data[key]
             if not isinstance(labels, list):
                 raise AnnotationImportError(
                     f"document {doc_id!r}: {key!r} must be a list of [start, end, type]", path, number
