@@ -366,6 +366,14 @@ def test_label_studio_errors(tmp_path):
         "result 'a' of annotation 5 \\[0, 8\\) LOC 'New York' and span result 'b' of annotation 6",
         annotators="union",
     )
+    # annotations under both names: one would be dropped unread; an empty list beside the other is none
+    result = [{"id": "a", "type": "labels", "value": {"start": 0, "end": 3, "labels": ["LOC"]}}]
+    both = {"id": 1, "data": {"text": "New York"}, "annotations": [{"id": 5, "result": result}]}
+    ls_error([dict(both, completions=[{"id": 6, "result": []}])], "task '1': both 'annotations' and 'completions'")
+    path = write(
+        tmp_path, "old.json", json.dumps([dict(both, annotations=[], completions=[{"id": 6, "result": result}])])
+    )
+    assert import_documents("label-studio", path, tokenize_text)[1].spans == 1
     # the only string of data is the text; a single task object is accepted too
     path = write(tmp_path, "one.json", json.dumps({"id": 3, "data": {"body": "Paris."}, "annotations": []}))
     assert import_documents("label-studio", path, tokenize_text)[0][0].tokens == ["Paris", "."]

@@ -11,7 +11,8 @@ A task::
 * the text is ``data[text_key]``; by default ``data["text"]``, or the only string in ``data``;
 * results of ``type: "labels"`` are entity spans (``value.start``/``value.end``: characters, end
   exclusive; one span per label in ``value.labels``); other result types (choices, relations, ...)
-  and ``predictions`` are ignored; older exports' ``completions`` are read like ``annotations``;
+  and ``predictions`` are ignored; older exports' ``completions`` are read like ``annotations`` (a task with
+  both is an error: one would be dropped unread);
 * cancelled (skipped) annotations (``was_cancelled: true``) are skipped and counted; a task whose
   annotations are all cancelled, or that has none (also one holding only ``predictions``), is imported
   without spans and is *never complete*, whatever ``--complete`` / ``--complete-ids`` say (nobody
@@ -87,9 +88,17 @@ def read(
     for index, task in enumerate(tasks):
         doc_id = as_id(task.get("id"), f"task-{index}")
         raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
-        annotations = task.get("annotations", task.get("completions", []))
+        filled = [key for key in ("annotations", "completions") if task.get(key) not in (None, [])]
+        if len(filled) > 1:  # reading one would drop the other's annotations unseen
+            raise AnnotationImportError(
+                f"task {doc_id!r}: both 'annotations' and 'completions' (the older exports' name); keep the one that "
+                "holds the annotation (or merge them into it)",
+                path,
+            )
+        key = filled[0] if filled else "annotations"
+        annotations = task.get(key, [])
         if not isinstance(annotations, list):
-            raise AnnotationImportError(f"task {doc_id!r}: 'annotations' must be a list", path)
+            raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path)
         kept = []
         for annotation in annotations:
             if not isinstance(annotation, dict):
