@@ -30,7 +30,7 @@ from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.wording import counted
-from eer_plugin.corpus.documents import Document, DocumentError, json_repr
+from eer_plugin.corpus.documents import Document, DocumentError, clashing_span, json_repr
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
@@ -289,14 +289,15 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
     unique_negatives: Dict[Tuple, RawSpan] = {}
     for key, span in sorted(negatives, key=lambda x: (x[0][0], x[0][1], x[0][2:])):
         unique_negatives.setdefault(key, span)
+    keys = list(unique)  # sorted, not overlapping (checked above)
+    key_ends = [e for _, e, _ in keys]
     for key, negative in unique_negatives.items():
-        for (s, e, label), span in unique.items():
-            clash = (key[0] < e and s < key[1]) if len(key) == 2 else key == (s, e, label)
-            if clash:
-                raise _error(
-                    raw,
-                    f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, span)}",
-                )
+        clash = clashing_span(key, keys, key_ends)
+        if clash is not None:
+            raise _error(
+                raw,
+                f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, unique[keys[clash]])}",
+            )
     document = Document(
         id=raw.id,
         tokens=words,
