@@ -3,9 +3,9 @@ of every word per span), with the words of every span exactly those of the scan;
 entity too (the importers' and :meth:`Document.validate`'s check), with the entity of the scan."""
 
 import random
-import sys
 
 import pytest
+from work_counter import lines_run
 
 import eer_plugin.corpus.importers as importers
 from eer_plugin.corpus.documents import Document, DocumentError, clashing_span
@@ -104,23 +104,6 @@ def test_binary_search_finds_the_clash_of_the_scan():
             if rng.random() < 0.2 and spans:  # a rejected entity: the same span, the same or another type
                 negative = rng.choice(spans)[:2] + (rng.choice("AB"),)
             assert clashing_span(negative, spans, ends) == scanned_clash(negative, spans), (negative, spans)
-
-
-def lines_run(function):
-    """How many Python lines ``function()`` runs (line events of a tracer): its work, without a clock."""
-    count = 0
-
-    def tracer(frame, event, arg):
-        nonlocal count
-        count += event == "line"
-        return tracer
-
-    sys.settrace(tracer)
-    try:
-        function()
-    finally:
-        sys.settrace(None)
-    return count
 
 
 def annotated(n):
