@@ -52,6 +52,8 @@ CSV_HEADER_TYPES = (
 )
 #: a type listed on one line only is reported as a likely typo in dictionaries of at least this many entries
 TYPO_CHECK_ENTRIES = 20
+#: the most such types reported one by one (each compared with every type); the others are counted in one warning
+TYPO_WARNINGS = 10
 
 
 class DictionaryError(FormatError):
@@ -346,29 +348,42 @@ def load_dictionary(matcher: Matcher, name: str, path: str, progress: bool = Fal
 
 
 def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Sequence[str] = ()) -> List[str]:
-    """Warnings for types listed on one line only (likely typos; dictionaries of :data:`TYPO_CHECK_ENTRIES` or more), and
-    for dictionary types that the input's own annotation (``corpus_types``) does not use."""
+    """Warnings for types listed on one line only (likely typos; dictionaries of :data:`TYPO_CHECK_ENTRIES` or more:
+    the first :data:`TYPO_WARNINGS` one by one, with the closest other type, the rest counted in one warning, so
+    that a column of ids read as types costs linear time), and for dictionary types that the input's own annotation
+    (``corpus_types``) does not use."""
     import difflib
 
     totals: Counter = Counter()
     for d in dictionaries:
         totals.update(d["per_type"])  # type: ignore[arg-type]
-    warnings = []
+    check_typos = sum(totals.values()) >= TYPO_CHECK_ENTRIES
+    corpus, used = set(corpus_types), ", ".join(corpus_types)
+    warnings, typos, more = [], 0, []
     for d in dictionaries:
+        first_entry = min(d["first_line"].values(), default=0)  # type: ignore[union-attr]
         for label in d["per_type"]:  # type: ignore[union-attr]
             where = f"{d['path']}:{d['first_line'][label]}"  # type: ignore[index]
-            if totals[label] == 1 and sum(totals.values()) >= TYPO_CHECK_ENTRIES:
+            if totals[label] == 1 and check_typos and typos == TYPO_WARNINGS:
+                more.append(repr(label))
+            elif totals[label] == 1 and check_typos:
+                typos += 1
                 close = difflib.get_close_matches(label, [t for t in totals if t != label], n=1)
                 hint = f" (did you mean {close[0]!r}?)" if close else ""
-                if d["first_line"][label] == min(d["first_line"].values()):  # type: ignore[index,union-attr]
+                if d["first_line"][label] == first_entry:  # type: ignore[index]
                     hint += f" (a header row? name its type column {CSV_HEADER_TYPES[0]!r}, or remove the row)"
                 warnings.append(
                     f"{where}: type {label!r} is listed on this line only, the other types on many{hint}; "
                     "check it is not a typo"
                 )
-            if corpus_types and label not in corpus_types:
+            if corpus and label not in corpus:
                 warnings.append(
-                    f"{where}: type {label!r} is not used by the input's annotation ({', '.join(corpus_types)}); "
+                    f"{where}: type {label!r} is not used by the input's annotation ({used}); "
                     "the model will learn it as a new type"
                 )
+    if more:
+        warnings.append(
+            f"{counted(len(more), 'more type')} listed on one line only ({', '.join(more[:3])}"
+            f"{', ...' if len(more) > 3 else ''}): so many are rarely typos; is the second column the type?"
+        )
     return warnings

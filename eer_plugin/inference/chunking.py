@@ -110,6 +110,23 @@ def _cut_points(
     return chunks
 
 
+class _Sweep:
+    """The spans of a document (sorted by start) that reach into consecutive word ranges: ``reaching(start, end)``
+    gives, in order, those with ``span start < end`` and ``span end > start``; the ranges must advance (starts and
+    ends never decreasing). Each span is looked at while it reaches into a range, and once more."""
+
+    def __init__(self, spans: Sequence[Tuple]) -> None:
+        self.spans, self.taken, self.open = spans, 0, []
+
+    def reaching(self, start: int, end: int) -> List[Tuple]:
+        self.open = [span for span in self.open if span[1] > start]
+        while self.taken < len(self.spans) and self.spans[self.taken][0] < end:
+            if self.spans[self.taken][1] > start:
+                self.open.append(self.spans[self.taken])
+            self.taken += 1
+        return self.open
+
+
 def chunk_document(
     doc: Document,
     tokenize: Callable[[List[str]], List[List[int]]],
@@ -146,10 +163,17 @@ def chunk_document(
     for pieces in word_pieces:
         offsets.append(offsets[-1] + len(pieces))
     chunks = []
+    # the spans, negative spans and sentence ends that reach into each chunk, by one sweep over the document's
+    # (sorted) lists as the chunks advance: O(words + spans), not O(chunks x spans)
+    entities, negatives = _Sweep(doc.spans), _Sweep(doc.negative_spans)
+    ends, next_end = doc.sentence_ends, 0
     for index, (start, end) in enumerate(_cut_points(doc, [len(p) for p in word_pieces], budget, sentence_level)):
         chunk_labels = labels[offsets[start] : offsets[end]]
         spans = []
-        for s, e, label in doc.spans:
+        first_end = next_end
+        while next_end < len(ends) and ends[next_end] <= end:
+            next_end += 1
+        for s, e, label in entities.reaching(start, end):
             if start <= s and e <= end:
                 spans.append((s - start, e - start, label))
             elif s < end and start < e:  # an entity cut by the chunk boundary: unobserved here
@@ -179,12 +203,12 @@ def chunk_document(
                 labels=[OUTSIDE] + chunk_labels + [OUTSIDE],
                 spans=spans,
                 is_complete=doc.is_complete,
-                sentence_ends=[e - start for e in doc.sentence_ends if start < e <= end],
+                sentence_ends=[e - start for e in ends[first_end:next_end] if start < e],
                 o_weights=weights,
                 negative_spans=[
                     (max(n[0], start) - start, min(n[1], end) - start) + tuple(n[2:])
-                    for n in doc.negative_spans
-                    if ((n[0] < end and start < n[1]) if len(n) == 2 else (start <= n[0] and n[1] <= end))
+                    for n in negatives.reaching(start, end)
+                    if len(n) == 2 or (start <= n[0] and n[1] <= end)
                 ],
             )
         )

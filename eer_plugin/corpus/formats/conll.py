@@ -48,8 +48,10 @@ PROSE_WORDS = 5
 _SENTENCE_END = re.compile(r"\w[.!?]$")
 
 
-#: a first line ``surface form<TAB>TYPE`` (or ``,``/``;``: a spreadsheet's CSV): a dictionary of names, not CoNLL
-_DICTIONARY_ENTRY = re.compile(r"[^\t,;]*\S[^\t,;]*[\t,;][ \t]*[\w-]+[ \t]*")
+#: a first line ``surface form<TAB>TYPE`` (or ``,``/``;``: a spreadsheet's CSV): a dictionary of names, not CoNLL.
+#: The form: cells' text with a character that is no white space (the first one found where it is, never guessed at
+#: each place: a long line without a separator took quadratic time) or with one ``,``/``;`` in it
+_DICTIONARY_ENTRY = re.compile(r"(?:[^\S\t]*[^\s,;][^\t,;]*|[^\t,;]*[,;][^\t,;]*)[\t,;][ \t]*[\w-]+[ \t]*")
 DICTIONARY_FIX = (
     "if the file is a dictionary of names ('surface form<TAB>TYPE' per line), it labels documents, it is no "
     "training data: `eer-ner eer-dictionary DOCUMENTS labelled.jsonl --dictionary FILE`"

@@ -25,11 +25,12 @@ warnings).
 
 import dataclasses
 import importlib
+from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.wording import counted
-from eer_plugin.corpus.documents import Document, DocumentError, json_repr
+from eer_plugin.corpus.documents import Document, DocumentError, clashing_span, json_repr
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
@@ -194,6 +195,22 @@ def _snap(raw, span, words_in, start, end, starts, ends, action: str, empty: str
     return first, last + 1
 
 
+def _words_of(start: int, end: int, starts, ends, ordered: bool, whole: bool) -> Sequence[int]:
+    """The words (indices) that the character span ``[start, end)`` touches, or with ``whole`` those lying wholly
+    inside it; ``starts``/``ends`` are the words' character offsets. Words in text order (``ordered``, as
+    :func:`~eer_plugin.corpus.tokenizer.tokenize_text` gives them) are found by binary search, so a document's
+    spans cost O(spans log words), not O(spans x words); other words by a scan of every word."""
+    if not ordered:
+        return [
+            w
+            for w in range(len(starts))
+            if (starts[w] >= start and ends[w] <= end if whole else ends[w] > start and starts[w] < end)
+        ]
+    if whole:
+        return range(bisect_left(starts, start), bisect_right(ends, end))
+    return range(bisect_right(ends, start), bisect_left(starts, end))
+
+
 def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> Optional[Document]:
     """Tokenizes ``raw.text`` and maps its character spans to words (see the module docstring).
 
@@ -224,6 +241,7 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
         return None
     starts = [a for a, _ in offsets]
     ends = [b for _, b in offsets]
+    ordered = all(a <= b for a, b in zip(starts, starts[1:])) and all(a <= b for a, b in zip(ends, ends[1:]))
     entities: List[Tuple[int, int, str, RawSpan]] = []
     negatives: List[Tuple[Tuple, RawSpan]] = []
     for span in raw.spans:
@@ -241,13 +259,13 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
             report.skip("white-space spans")
             continue
         if span.negative:  # the words wholly inside (growing it could swallow an entity)
-            words_in = [w for w in range(len(words)) if starts[w] >= start and ends[w] <= end]
+            words_in = _words_of(start, end, starts, ends, ordered, whole=True)
             snapped = _snap(raw, span, words_in, start, end, starts, ends, "shrunk to", "holds no whole word", report)
             if snapped is not None:
                 negatives.append((snapped + ((span.label,) if span.label else ()), span))
             continue
         # the words it touches (a tokenizer that leaves characters out of every word may leave none)
-        words_in = [w for w in range(len(words)) if ends[w] > start and starts[w] < end]
+        words_in = _words_of(start, end, starts, ends, ordered, whole=False)
         snapped = _snap(raw, span, words_in, start, end, starts, ends, "snapped to", "covers no word", report)
         if snapped is None:
             continue
@@ -271,14 +289,15 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
     unique_negatives: Dict[Tuple, RawSpan] = {}
     for key, span in sorted(negatives, key=lambda x: (x[0][0], x[0][1], x[0][2:])):
         unique_negatives.setdefault(key, span)
+    keys = list(unique)  # sorted, not overlapping (checked above)
+    key_ends = [e for _, e, _ in keys]
     for key, negative in unique_negatives.items():
-        for (s, e, label), span in unique.items():
-            clash = (key[0] < e and s < key[1]) if len(key) == 2 else key == (s, e, label)
-            if clash:
-                raise _error(
-                    raw,
-                    f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, span)}",
-                )
+        clash = clashing_span(key, keys, key_ends)
+        if clash is not None:
+            raise _error(
+                raw,
+                f"{_describe(raw, negative)} {'overlaps' if len(key) == 2 else 'contradicts'} {_describe(raw, unique[keys[clash]])}",
+            )
     document = Document(
         id=raw.id,
         tokens=words,
