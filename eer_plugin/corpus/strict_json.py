@@ -23,7 +23,7 @@ import sys
 from typing import IO, Any, Iterator, List, Optional, Tuple
 
 #: a run of more digits than Python converts to an int (``sys.get_int_max_str_digits()``, 4300 by default)
-_LONG_DIGITS = re.compile("[0-9]{%d,}" % (sys.get_int_max_str_digits() + 1))
+_LONG_DIGITS = re.compile("(?<![0-9])[0-9]{%d,}" % (sys.get_int_max_str_digits() + 1))  # tried at a run's start only
 
 
 def is_integer(value: Any) -> bool:
