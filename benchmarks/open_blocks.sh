@@ -5,6 +5,8 @@
 # background, from a checkout that stays as it is while it runs (a second worktree), e.g.
 #   nohup setsid bash benchmarks/open_blocks.sh >> open_blocks.log 2>&1 < /dev/null &
 #   bash benchmarks/open_blocks.sh --dry-run      # the steps' runs and their state (done, missing, stale)
+# Run other work beside it in the idle scheduling class (`chrt -i 0 make test`): under `nice` alone a test process
+# slowed its training steps 3-5 times (docs/benchmark.md).
 # It first restores the finished runs' records from docs/results/ (a fresh clone goes on where the last session
 # stopped). After a step, from the checkout whose docs/ you commit:
 #   eer-ner eer-records save OUT docs/results/records.jsonl
