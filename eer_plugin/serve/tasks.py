@@ -24,6 +24,7 @@ import json
 import math
 from typing import Any, Dict, Iterable, List, Optional, Sequence
 
+from eer_plugin.corpus.importers.label_studio import annotation_key
 from eer_plugin.serve.label_config import LabelConfig
 
 #: the choice an annotator ticks to say that every entity of the task is marked (case-insensitive)
@@ -90,7 +91,11 @@ def prediction(result: List[Dict[str, Any]], uncertain_tags: float, model_versio
 
 def kept_annotation(task: Dict[str, Any]) -> Optional[Dict[str, Any]]:
     """The annotation the Label Studio importer keeps (``annotators="first"``): the first not cancelled."""
-    for annotation in task.get("annotations", task.get("completions", [])) or []:
+    try:
+        key = annotation_key(task)
+    except ValueError:  # both 'annotations' and 'completions': the task is kept, and the importer's error names it
+        key = "annotations"
+    for annotation in task.get(key) or []:
         if isinstance(annotation, dict) and not annotation.get("was_cancelled"):
             return annotation
     return None

@@ -135,8 +135,10 @@ def test_a_task_is_complete_only_when_its_kept_annotation_ticks_complete():
         {"id": 3, "annotations": [{"was_cancelled": True, "result": [ticked]}, {"result": [span]}]},
         {"id": 4, "annotations": [{"result": [span]}, {"result": [ticked]}]},  # the importer keeps the first
         {"id": 5, "annotations": []},
+        {"id": 6, "annotations": [], "completions": [{"result": [span, ticked]}]},  # an older export's name
+        {"id": 7, "annotations": [{"result": [span]}], "completions": [{"result": [span]}]},  # the importer's error
     ]
-    assert tasks.complete_ids(exported) == ["1"]
+    assert tasks.complete_ids(exported) == ["1", "6"]
     assert [t["id"] for t in tasks.unannotated(exported)] == [5]
 
 

@@ -26,7 +26,7 @@ The document id is the task ``id`` (else ``task-<index>``). Label Studio has no 
 use ``--complete`` or ``--complete-ids``.
 """
 
-from typing import List, Optional
+from typing import Any, Dict, List, Optional
 
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
@@ -59,6 +59,18 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> s
     )
 
 
+def annotation_key(task: Dict[str, Any]) -> str:
+    """The key of a task's annotations: ``annotations``, or the older exports' ``completions`` where only those hold
+    any. Both holding some is a ``ValueError`` (reading one would drop the other's annotations unseen)."""
+    filled = [key for key in ("annotations", "completions") if task.get(key) not in (None, [])]
+    if len(filled) > 1:
+        raise ValueError(
+            "both 'annotations' and 'completions' (the older exports' name); keep the one that holds the annotation "
+            "(or merge them into it)"
+        )
+    return filled[0] if filled else "annotations"
+
+
 def read(
     path: PathLike,
     report: ImportReport,
@@ -88,14 +100,10 @@ def read(
     for index, task in enumerate(tasks):
         doc_id = as_id(task.get("id"), f"task-{index}")
         raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
-        filled = [key for key in ("annotations", "completions") if task.get(key) not in (None, [])]
-        if len(filled) > 1:  # reading one would drop the other's annotations unseen
-            raise AnnotationImportError(
-                f"task {doc_id!r}: both 'annotations' and 'completions' (the older exports' name); keep the one that "
-                "holds the annotation (or merge them into it)",
-                path,
-            )
-        key = filled[0] if filled else "annotations"
+        try:
+            key = annotation_key(task)
+        except ValueError as error:
+            raise AnnotationImportError(f"task {doc_id!r}: {error}", path) from None
         annotations = task.get(key, [])
         if not isinstance(annotations, list):
             raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path)
