@@ -370,6 +370,7 @@ def test_label_studio_errors(tmp_path):
     result = [{"id": "a", "type": "labels", "value": {"start": 0, "end": 3, "labels": ["LOC"]}}]
     both = {"id": 1, "data": {"text": "New York"}, "annotations": [{"id": 5, "result": result}]}
     ls_error([dict(both, completions=[{"id": 6, "result": []}])], "task '1': both 'annotations' and 'completions'")
+    ls_error([{"id": 1, "data": {"text": "x"}, "completions": None}], "task '1': 'completions' must be a list")
     path = write(
         tmp_path, "old.json", json.dumps([dict(both, annotations=[], completions=[{"id": 6, "result": result}])])
     )

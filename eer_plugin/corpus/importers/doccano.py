@@ -21,7 +21,7 @@ from typing import List
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS, written_by
-from eer_plugin.corpus.importers.values import as_id, check_offsets
+from eer_plugin.corpus.importers.values import as_id, check_offsets, filled_keys
 
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
@@ -46,7 +46,7 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                 f"document {doc_id!r}: no doccano 'label' or 'entities'; the line is {other}", path, number
             )
         raw = RawDocument(doc_id, data["text"], source=f"{path}:{number}", line=number, path=str(path))
-        filled = [key for key in DOCCANO_SPAN_KEYS if key in data and data[key] != []]
+        filled = filled_keys(data, DOCCANO_SPAN_KEYS)
         if len(filled) > 1:  # doccano writes one of them; reading one would drop the other's spans unseen
             raise AnnotationImportError(
                 f"document {doc_id!r}: spans under both {filled[0]!r} and {filled[1]!r}; doccano writes one of them: "

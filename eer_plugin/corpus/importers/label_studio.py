@@ -31,7 +31,7 @@ from typing import Any, Dict, List, Optional
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
-from eer_plugin.corpus.importers.values import as_id, check_offsets
+from eer_plugin.corpus.importers.values import as_id, check_offsets, filled_keys
 
 ANNOTATORS = ("first", "union")
 #: the data key that holds a task's text unless told otherwise (else the data's only string)
@@ -60,9 +60,10 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> s
 
 
 def annotation_key(task: Dict[str, Any]) -> str:
-    """The key of a task's annotations: ``annotations``, or the older exports' ``completions`` where only those hold
-    any. Both holding some is a ``ValueError`` (reading one would drop the other's annotations unseen)."""
-    filled = [key for key in ("annotations", "completions") if task.get(key) not in (None, [])]
+    """The key of a task's annotations: ``annotations``, or the older exports' ``completions`` where only those are
+    given (:func:`~eer_plugin.corpus.importers.values.filled_keys`). Both is a ``ValueError`` (reading one would drop
+    the other's annotations unseen)."""
+    filled = filled_keys(task, ("annotations", "completions"))
     if len(filled) > 1:
         raise ValueError(
             "both 'annotations' and 'completions' (the older exports' name); keep the one that holds the annotation "

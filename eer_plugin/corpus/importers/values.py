@@ -1,6 +1,7 @@
-"""Values of an export that the format modules read alike: character offsets and document ids."""
+"""Values of an export that the format modules read alike: character offsets, document ids, and which of a tool's
+alternative keys holds the annotation."""
 
-from typing import Optional
+from typing import Dict, List, Optional, Sequence
 
 from eer_plugin.corpus.formats import PathLike
 from eer_plugin.corpus.importers import AnnotationImportError
@@ -20,3 +21,10 @@ def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[
 def as_id(value, fallback: str) -> str:
     """A document's id: the export's ``value`` as text, or ``fallback`` (file and line) when it has none."""
     return fallback if value is None or value == "" else str(value)
+
+
+def filled_keys(data: Dict, keys: Sequence[str]) -> List[str]:
+    """The keys among ``keys`` (a tool's names for the same annotation, of which it writes one) that ``data`` holds
+    with anything but an empty list (``null`` counts: the reader's type check names it). Two of them is an error of
+    the reader's own wording: reading one would drop the other's annotation unseen."""
+    return [key for key in keys if key in data and data[key] != []]
