@@ -195,7 +195,7 @@ def read_suggestion(path: str) -> Dict[str, float]:
     values = {
         key: suggested.get(key) if isinstance(suggested, dict) else None for key in ("entity_ratio", "ratio_margin")
     }
-    if not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in values.values()):
+    if not all(strict_json.is_number(v) for v in values.values()):
         raise ValueError(f"{path}: no 'suggested' entity_ratio and ratio_margin numbers in it ({fix})")
     if not (0 <= values["entity_ratio"] <= 1 and values["ratio_margin"] >= 0):
         raise ValueError(f"{path}: suggested entity_ratio must be in [0, 1] and ratio_margin >= 0, got {values}")

@@ -18,6 +18,7 @@ Callers add the file and line (``FILE:LINE: repeated key "spans" ...``). :class:
 """
 
 import json
+import math
 import re
 import sys
 from typing import IO, Any, Iterator, List, Optional, Tuple
@@ -30,6 +31,12 @@ def is_integer(value: Any) -> bool:
     """Whether a parsed JSON value is an integer: an ``int`` and never a ``bool`` (``true`` is an ``int`` in Python),
     never a float such as ``1.0``."""
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def is_number(value: Any) -> bool:
+    """Whether a parsed JSON value is a finite number: an ``int`` or ``float``, never a ``bool``, never ``NaN`` or
+    ``Infinity`` (which Python's parser reads as floats, as it reads ``1e999``)."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
 class JsonError(ValueError):

@@ -16,12 +16,11 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 
 import difflib
 import inspect
-import math
 import os
 from typing import Any, Dict, Iterator, List, Tuple
 
 from eer_plugin.common.errors import UserError
-from eer_plugin.corpus.strict_json import is_integer
+from eer_plugin.corpus.strict_json import is_integer, is_number
 
 
 def _overrides(text: str) -> Dict[str, Any]:
@@ -48,23 +47,19 @@ def _is_count(value: Any) -> bool:
     return is_integer(value) and value >= 1
 
 
-def _is_number(value: Any) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-
-
 #: ``(config path, test, what is expected)`` of the numbers a run cannot use (absent or null: not checked)
 NUMBER_RANGES = (
-    ("model.entity_ratio", lambda v: _is_number(v) and 0 < v < 1, "a number in (0, 1) (the expected share of entity subwords)"),
-    ("model.ratio_margin", lambda v: _is_number(v) and v >= 0, "a number of at least 0"),
-    ("model.ratio_loss_weight", lambda v: _is_number(v) and v >= 0, "a number of at least 0 (0: no ratio loss)"),
-    ("model.dropout", lambda v: _is_number(v) and 0 <= v < 1, "a probability in [0, 1)"),
-    ("model.price_rate", lambda v: _is_number(v) and v >= 0, "a number of at least 0"),
-    ("model.price_penalty", lambda v: _is_number(v) and v > 0, "a number above 0"),
-    ("model.o_cost", _is_number, "a finite number"),
-    ("trainer.optimizer.lr", lambda v: _is_number(v) and v > 0, "a learning rate above 0"),
+    ("model.entity_ratio", lambda v: is_number(v) and 0 < v < 1, "a number in (0, 1) (the expected share of entity subwords)"),
+    ("model.ratio_margin", lambda v: is_number(v) and v >= 0, "a number of at least 0"),
+    ("model.ratio_loss_weight", lambda v: is_number(v) and v >= 0, "a number of at least 0 (0: no ratio loss)"),
+    ("model.dropout", lambda v: is_number(v) and 0 <= v < 1, "a probability in [0, 1)"),
+    ("model.price_rate", lambda v: is_number(v) and v >= 0, "a number of at least 0"),
+    ("model.price_penalty", lambda v: is_number(v) and v > 0, "a number above 0"),
+    ("model.o_cost", is_number, "a finite number"),
+    ("trainer.optimizer.lr", lambda v: is_number(v) and v > 0, "a learning rate above 0"),
     ("trainer.min_steps", lambda v: is_integer(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
     ("trainer.patience", lambda v: is_integer(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
-    ("trainer.grad_norm", lambda v: _is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
+    ("trainer.grad_norm", lambda v: is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
 )  # fmt: skip
 
 
