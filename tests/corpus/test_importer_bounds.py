@@ -7,9 +7,9 @@ import random
 import pytest
 from work_counter import lines_run
 
-import eer_plugin.corpus.importers as importers
 from eer_plugin.corpus.documents import Document, DocumentError, clashing_span
 from eer_plugin.corpus.importers import ImportReport, RawDocument, RawSpan, to_document
+from eer_plugin.corpus.importers.offsets import words_of
 from eer_plugin.corpus.tokenizer import tokenize_text
 
 ALPHABET = list("ab1.,'- \n") + ["\u00a0"]
@@ -28,8 +28,8 @@ def test_binary_search_finds_the_words_of_the_scan():
             start = rng.randint(0, len(text))
             end = rng.randint(start, len(text))
             for whole in (True, False):
-                found = importers._words_of(start, end, starts, ends, True, whole)
-                assert list(found) == importers._words_of(start, end, starts, ends, False, whole), (text, start, end)
+                found = words_of(start, end, starts, ends, True, whole)
+                assert list(found) == words_of(start, end, starts, ends, False, whole), (text, start, end)
                 compared += 1
     assert compared == 20000
 

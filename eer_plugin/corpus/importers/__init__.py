@@ -25,13 +25,13 @@ warnings).
 
 import dataclasses
 import importlib
-from bisect import bisect_left, bisect_right
 from collections import Counter
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError, clashing_span, json_repr
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
+from eer_plugin.corpus.importers.offsets import words_of
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
@@ -195,22 +195,6 @@ def _snap(raw, span, words_in, start, end, starts, ends, action: str, empty: str
     return first, last + 1
 
 
-def _words_of(start: int, end: int, starts, ends, ordered: bool, whole: bool) -> Sequence[int]:
-    """The words (indices) that the character span ``[start, end)`` touches, or with ``whole`` those lying wholly
-    inside it; ``starts``/``ends`` are the words' character offsets. Words in text order (``ordered``, as
-    :func:`~eer_plugin.corpus.tokenizer.tokenize_text` gives them) are found by binary search, so a document's
-    spans cost O(spans log words), not O(spans x words); other words by a scan of every word."""
-    if not ordered:
-        return [
-            w
-            for w in range(len(starts))
-            if (starts[w] >= start and ends[w] <= end if whole else ends[w] > start and starts[w] < end)
-        ]
-    if whole:
-        return range(bisect_left(starts, start), bisect_right(ends, end))
-    return range(bisect_right(ends, start), bisect_left(starts, end))
-
-
 def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> Optional[Document]:
     """Tokenizes ``raw.text`` and maps its character spans to words (see the module docstring).
 
@@ -259,13 +243,13 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
             report.skip("white-space spans")
             continue
         if span.negative:  # the words wholly inside (growing it could swallow an entity)
-            words_in = _words_of(start, end, starts, ends, ordered, whole=True)
+            words_in = words_of(start, end, starts, ends, ordered, whole=True)
             snapped = _snap(raw, span, words_in, start, end, starts, ends, "shrunk to", "holds no whole word", report)
             if snapped is not None:
                 negatives.append((snapped + ((span.label,) if span.label else ()), span))
             continue
         # the words it touches (a tokenizer that leaves characters out of every word may leave none)
-        words_in = _words_of(start, end, starts, ends, ordered, whole=False)
+        words_in = words_of(start, end, starts, ends, ordered, whole=False)
         snapped = _snap(raw, span, words_in, start, end, starts, ends, "snapped to", "covers no word", report)
         if snapped is None:
             continue
