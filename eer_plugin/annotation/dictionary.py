@@ -59,13 +59,16 @@ exactly the matched text. Written through the output policy (checked first, atom
 **Memory.** The trie stores words as integer ids and its edges in one flat ``dict`` (parent node and word
 id packed in one integer), the per-node and per-entry data in ``array``s: memory grows linearly, about 320
 bytes per entry (``benchmarks/dictionary_speed.py``: one million entries, 318 MB at the peak of the build).
+The input is read and written one document at a time (:func:`label_stream`), so a corpus of any size is
+labelled in the memory of its largest document (a CoNLL input, the exception, is read whole).
 """
 
 import dataclasses
+import itertools
 import json
 import logging
 from collections import Counter
-from typing import Dict, Iterator, List, Optional, Sequence, Tuple
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from tqdm import tqdm
 
@@ -77,7 +80,7 @@ from eer_plugin.annotation.dictionary_files import (
     read_stop_list,
     type_warnings,
 )
-from eer_plugin.annotation.dictionary_input import read_input
+from eer_plugin.annotation.dictionary_input import Read, read_input
 from eer_plugin.annotation.dictionary_matcher import AMBIGUOUS_RULES, DEFAULT_AMBIGUOUS, Matcher  # noqa: F401
 from eer_plugin.common.outputs import check_outputs, writing
 from eer_plugin.common.wording import counted
@@ -154,7 +157,7 @@ class Summary:
         return lines
 
 
-def propagation_forms(documents: Sequence[Document]) -> Iterator[Tuple[List[str], str, int]]:
+def propagation_forms(documents: Iterable[Document]) -> Iterator[Tuple[List[str], str, int]]:
     """``(words, type, input line or 0)`` of every annotated span of ``documents`` (for ``propagate``)."""
     for document in documents:
         line = (document.source or "").rsplit(":", 1)[-1]
@@ -162,29 +165,32 @@ def propagation_forms(documents: Sequence[Document]) -> Iterator[Tuple[List[str]
             yield document.tokens[start:end], label, int(line) if line.isdigit() else 0
 
 
-def label_documents(
-    documents: Sequence[Document],
-    matcher: Matcher,
-    summary: Optional[Summary] = None,
-    offsets: Optional[Sequence[Optional[Sequence[Tuple[int, int]]]]] = None,
-    progress: bool = False,
-) -> Tuple[List[Document], Summary]:
-    """The documents with the matcher's matches added as spans (never over an annotated or negative span;
-    complete documents unchanged) and a ``provenance`` object per new span, with character offsets into
-    :attr:`Document.text` where ``offsets`` gives the words' ``(start, end)``; the counts go into ``summary``.
-    ``progress``: a progress bar on stderr when it is a terminal."""
-    summary = summary or Summary()
-    per_type: Counter = Counter()
-    per_source: Counter = Counter()
-    output = []
-    shown = tqdm(documents, desc="eer-dictionary: labelling", unit=" documents", disable=None if progress else True)
-    for index, document in enumerate(shown):
+def label_stream(
+    reads: Iterable[Read], matcher: Matcher, summary: Summary, progress: bool = False, total: Optional[int] = None
+) -> Iterator[Document]:
+    """Each ``(document, words' (start, end) or None)`` of ``reads`` with the matcher's matches added as spans
+    (never over an annotated or negative span; complete documents unchanged) and a ``provenance`` object per
+    new span, with character offsets into :attr:`Document.text` where the words' offsets are given; one
+    document at a time, the counts going into ``summary``. ``progress``: a progress bar on stderr when it is a
+    terminal, out of ``total`` documents at most where that is known."""
+    with tqdm(
+        total=total, desc="eer-dictionary: labelling", unit=" documents", disable=None if progress else True
+    ) as shown:
+        for labelled in _labelled(reads, matcher, summary):
+            shown.update()
+            yield labelled
+        shown.total = shown.n  # documents without words are not labelled: the bar ends full
+
+
+def _labelled(reads: Iterable[Read], matcher: Matcher, summary: Summary) -> Iterator[Document]:
+    """:func:`label_stream` without the progress bar."""
+    for document, words in reads:
         summary.documents += 1
         summary.words += len(document.tokens)
         if document.is_complete:
             summary.complete_documents_kept += 1
             summary.documents_without_match += 1
-            output.append(document)
+            yield document
             continue
         taken = [False] * len(document.tokens)
         for start, end, *_ in list(document.spans) + [n for n in document.negative_spans if len(n) == 2]:
@@ -193,7 +199,6 @@ def label_documents(
         rejected = {tuple(n) for n in document.negative_spans if len(n) == 3}
         spans = list(document.spans)
         provenance = list(document.provenance or [])
-        words = offsets[index] if offsets is not None else None
         added = 0
         for start, end, label, source in matcher.match(document.tokens, document.sentence_ends):
             if not any(taken[start:end]) and (start, end, label) not in rejected:
@@ -203,8 +208,8 @@ def label_documents(
                     char_start, char_end = words[start][0], words[end - 1][1]
                     item.update(char_start=char_start, char_end=char_end, text=document.text[char_start:char_end])
                 provenance.append(item)
-                per_type[label] += 1
-                per_source[source] += 1
+                summary.matches_per_type[label] = summary.matches_per_type.get(label, 0) + 1
+                summary.matches_per_dictionary[source] = summary.matches_per_dictionary.get(source, 0) + 1
                 added += 1
                 continue
             if annotated.get((start, end)) == label:
@@ -217,12 +222,21 @@ def label_documents(
                 )
         if added == 0:
             summary.documents_without_match += 1
-        output.append(dataclasses.replace(document, spans=spans, provenance=provenance or None))
-    for label, count in per_type.items():
-        summary.matches_per_type[label] = summary.matches_per_type.get(label, 0) + count
-    for source, count in per_source.items():
-        summary.matches_per_dictionary[source] = summary.matches_per_dictionary.get(source, 0) + count
-    return output, summary
+        yield dataclasses.replace(document, spans=spans, provenance=provenance or None)
+
+
+def label_documents(
+    documents: Sequence[Document],
+    matcher: Matcher,
+    summary: Optional[Summary] = None,
+    offsets: Optional[Sequence[Optional[Sequence[Tuple[int, int]]]]] = None,
+    progress: bool = False,
+) -> Tuple[List[Document], Summary]:
+    """:func:`label_stream` of a list: the labelled documents and the summary (``offsets``: each document's
+    words' ``(start, end)`` in its text, or None)."""
+    summary = summary or Summary()
+    reads = zip(documents, offsets if offsets is not None else [None] * len(documents))
+    return list(label_stream(reads, matcher, summary, progress)), summary
 
 
 def build_matcher(
@@ -230,20 +244,23 @@ def build_matcher(
     case_insensitive: bool = False,
     stop_list: Optional[str] = None,
     ambiguous: str = DEFAULT_AMBIGUOUS,
-    propagate_from: Sequence[Document] = (),
+    propagate_from: Optional[Tuple[str, Iterable[Document]]] = None,
     progress: bool = False,
 ) -> Tuple[Matcher, List[dict]]:
-    """A :class:`Matcher` of the ``(name, path)`` dictionaries (after the spans of ``propagate_from``, as
-    dictionary :data:`PROPAGATE_SOURCE`) and the per-dictionary counts (``progress``: a bar per dictionary)."""
+    """A :class:`Matcher` of the ``(name, path)`` dictionaries (after the spans of ``propagate_from``'s
+    ``(path, documents)``, read once, as dictionary :data:`PROPAGATE_SOURCE`) and the per-dictionary counts
+    (``progress``: a bar per dictionary)."""
     matcher = Matcher(case_insensitive, ambiguous, read_stop_list(stop_list) if stop_list else ())
     loaded = []
-    if propagate_from:
-        path = (propagate_from[0].source or "input").rsplit(":", 1)[0]
+    if propagate_from is not None:
+        path, documents = propagate_from
         source = matcher.add_source(PROPAGATE_SOURCE, path)
         per_type: Counter = Counter()
-        for words, label, line in propagation_forms(propagate_from):
+        for words, label, line in propagation_forms(documents):
             matcher.add(words, label, source, line)
             per_type[label] += 1
+        if not per_type:
+            raise DictionaryError("--propagate: no document of the input has an annotated span to propagate", path)
         loaded.append(
             {
                 "name": PROPAGATE_SOURCE,
@@ -271,9 +288,10 @@ def label_file(
 ) -> Summary:
     """``eer-dictionary``: labels INPUT with the ``--dictionary`` arguments (``FILE`` or ``NAME=FILE``) and
     writes OUTPUT (partial-annotation JSON lines) and, with ``report``, the summary as JSON; returns the
-    :class:`Summary`. Bad input raises
-    :class:`DictionaryError` (or :class:`~eer_plugin.corpus.formats.FormatError`) before anything is written;
-    an output that is an input raises :class:`~eer_plugin.common.outputs.OutputError`. ``progress``: progress bars
+    :class:`Summary`. INPUT is read one document at a time (twice with ``propagate``), so memory does not grow
+    with the corpus. Bad input raises :class:`DictionaryError` (or
+    :class:`~eer_plugin.corpus.formats.FormatError`): OUTPUT is written under a temporary name and renamed at
+    the end, so an error on any line leaves no OUTPUT, or the one there before; an output that is an input raises :class:`~eer_plugin.common.outputs.OutputError`. ``progress``: progress bars
     on stderr (reading each dictionary, labelling) when it is a terminal."""
     if ambiguous not in AMBIGUOUS_RULES:
         raise DictionaryError(f"--ambiguous must be one of {', '.join(AMBIGUOUS_RULES)}, got {ambiguous!r}", input)
@@ -285,35 +303,44 @@ def label_file(
     inputs = [("INPUT", input), ("--stop-list", stop_list)] + [(f"--dictionary {name}", path) for name, path in specs]
     check_outputs(inputs, [("OUTPUT", output), ("--report", report)])
     read = read_input(input)
-    documents, kind, offsets = read.documents, read.kind, read.offsets
-    annotated = [d for d in documents if d.spans]
-    if propagate and not annotated:
-        raise DictionaryError("--propagate: no document of the input has an annotated span to propagate", input)
-    matcher, loaded = build_matcher(
-        specs, case_insensitive, stop_list, ambiguous, annotated if propagate else (), progress=progress
-    )
-    corpus_types = sorted({t for d in documents for _, _, t in d.spans})
+    corpus_types: set = set()  # the types of the input's own spans
+
+    def typed(reads: Iterable[Read]) -> Iterator[Read]:
+        for document, words in reads:
+            corpus_types.update(label for _, _, label in document.spans)
+            yield document, words
+
+    if propagate:  # a first pass: the annotated spans become a dictionary
+        annotated = (document for document, _ in typed(read) if document.spans)
+        matcher, loaded = build_matcher(
+            specs, case_insensitive, stop_list, ambiguous, (str(input), annotated), progress=progress
+        )
+        reads: Iterator[Read] = iter(read)
+    else:
+        reads = iter(read)
+        first = next(reads)  # the input's first document: a bad input fails before the dictionaries load
+        matcher, loaded = build_matcher(specs, case_insensitive, stop_list, ambiguous, progress=progress)
+        reads = typed(itertools.chain([first], reads))
     summary = Summary(
-        input_kind=kind,
         dictionaries=[{k: v for k, v in d.items() if k not in ("first_line", "notes")} for d in loaded],
         entries=len(matcher),
         duplicates=matcher.duplicates,
         stopped=matcher.stopped,
         ambiguous_rule=ambiguous,
         ambiguous=matcher.ambiguous_forms(),
-        skipped_without_words=read.without_words,
         output=str(output),
     )
+    write_jsonl(label_stream(reads, matcher, summary, progress, read.documents_at_most()), output)
+    summary.input_kind = read.kind
+    summary.skipped_without_words = read.without_words
     summary.warnings = read.warnings + [note for d in loaded for note in d.get("notes", ())]
-    summary.warnings += type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], corpus_types)
+    summary.warnings += type_warnings([d for d in loaded if d["name"] != PROPAGATE_SOURCE], sorted(corpus_types))
     if ambiguous == "first":
         summary.warnings += [
             f"{a['listings'][1]['where']}: {a['form']!r} is listed as {a['listings'][0]['type']} ({a['listings'][0]['where']}) "
             f"and as {a['listings'][1]['type']}; kept {a['kept']} (--ambiguous first)"
             for a in summary.ambiguous
         ]
-    labelled, summary = label_documents(documents, matcher, summary, offsets, progress)
-    write_jsonl(labelled, output)
     if report:
         with writing(report) as handle:
             handle.write(json.dumps(summary.to_json(), indent=1, ensure_ascii=False) + "\n")

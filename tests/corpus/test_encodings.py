@@ -43,7 +43,8 @@ def _imported(format):
 
 def _raw_input(path):
     read = read_input(str(path))
-    return [(d.tokens, d.text) for d in read.documents], read.kind, read.offsets, read.without_words
+    documents = list(read)
+    return [(d.tokens, d.text) for d, _ in documents], read.kind, [o for _, o in documents], read.without_words
 
 
 #: reader name -> (fixture, what the reader makes of a path); every reader of a user's text file

@@ -54,7 +54,7 @@ def _readers(tmp_path):
         ("training data", lambda p: read_documents(p)),
         ("dictionary", lambda p: list(dictionary_lines(p))),
         ("stop list", lambda p: read_stop_list(p)),
-        ("eer-dictionary INPUT", lambda p: read_input(p)),
+        ("eer-dictionary INPUT", lambda p: list(read_input(p))),
         ("predict input", lambda p: open_text(p, whole_file=False)),
     ]
 

@@ -148,7 +148,7 @@ def _dictionary(path: Path) -> None:
 def _dictionary_input(path: Path) -> None:
     from eer_plugin.annotation.dictionary_input import read_input
 
-    read_input(str(path))
+    list(read_input(str(path)))
 
 
 def _predict_document(path: Path) -> None:
