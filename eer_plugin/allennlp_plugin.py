@@ -14,7 +14,7 @@ import warnings
 from importlib.metadata import entry_points
 
 from eer_plugin import patches
-from eer_plugin.commands import (  # noqa: F401  # noqa: F401
+from eer_plugin.commands import (  # noqa: F401
     cbl,
     dictionary,
     eer_export,
@@ -27,6 +27,7 @@ from eer_plugin.commands import (  # noqa: F401  # noqa: F401
     shard,
     simulate,
     split,
+    subcommand,
     train,
     tune_o_cost,
 )
@@ -50,3 +51,4 @@ for _point in entry_points(group=PLUGIN_GROUP):
     except ModuleNotFoundError as error:  # installed without that package (a wheel of eer_plugin alone)
         if error.name is None or error.name.split(".")[0] != _point.value.split(".")[0]:
             raise
+subcommand.register_all()  # every command module imported above (and any imported later)

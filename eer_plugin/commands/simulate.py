@@ -139,7 +139,6 @@ run_or_exit, _main = subcommand.define(
     named_errors=True,
     register=__name__ != "__main__",
 )
-Simulate = run_or_exit.subcommand  # the registered AllenNLP subcommand (None without AllenNLP)
 
 
 def main(argv: Optional[Sequence[str]] = None, prog: str = NAME) -> int:

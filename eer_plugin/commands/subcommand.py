@@ -1,6 +1,11 @@
 """The one way eer-ner defines a subcommand: an argparse definition and a ``run(args)`` become an
-AllenNLP subcommand (``allennlp NAME`` / ``eer-ner NAME``) and a ``main(argv)`` for tests and
-``python -m``. The command modules parse arguments and call the library; nothing else.
+AllenNLP subcommand (``allennlp NAME`` / ``eer-ner NAME``) and a ``main(argv)`` for tests, ``python -m`` and
+``eer-ner``'s commands that need no AllenNLP (:data:`eer_plugin.cli.LIGHT_COMMANDS`). The command modules
+parse arguments and call the library; nothing else.
+
+Importing a command module imports no AllenNLP: :func:`define` only lists the command, and
+:func:`register_all` (called by :mod:`eer_plugin.allennlp_plugin`, the one module that registers with
+AllenNLP) makes the listed commands AllenNLP subcommands; a command defined after that is registered at once.
 
 Errors, one convention for every command: the exceptions a command expects (bad input files, bad
 options, a bad plan) are printed by :func:`print_error` (the one printer, from
@@ -9,13 +14,19 @@ options, a bad plan) are printed by :func:`print_error` (the one printer, from
 the plugin's excepthook (status 1). A command line argparse cannot parse is argparse's usage error (2)."""
 
 import argparse
-import importlib.util
 import sys
-from typing import Callable, List, Optional, Tuple, Type
+from typing import Callable, Dict, List, Optional, Tuple, Type
 
 from eer_plugin.common.errors import INPUT_ERROR, print_error, report
 
-__all__ = ["INPUT_ERROR", "define", "print_error"]
+__all__ = ["INPUT_ERROR", "define", "print_error", "register_all"]
+
+#: ``(name, description, add_subparser)`` of each command defined and not registered with AllenNLP yet
+_UNREGISTERED: List[Tuple[str, str, Callable]] = []
+#: whether :func:`register_all` has run (a command defined later is registered at once)
+_REGISTERING = [False]
+#: name -> ``main`` of every command defined (:func:`main_of`)
+_MAINS: Dict[str, Callable[..., int]] = {}
 
 
 def define(
@@ -28,12 +39,13 @@ def define(
     returns_status: bool = False,
     register: bool = True,
 ):
-    """Registers subcommand ``name`` and returns ``(run_or_exit, main)``.
+    """Defines subcommand ``name`` (registered with AllenNLP by :func:`register_all`) and returns
+    ``(run_or_exit, main)``.
 
     ``errors``: the expected exceptions, printed by :func:`print_error` (with the command's name when
     ``named_errors``), then exit status 1 (:data:`INPUT_ERROR`). ``returns_status``: ``run`` returns the exit
     status (``main`` returns it too). ``register=False`` (a module run as ``__main__``, which the
-    plugin import has registered already) only builds ``main``. Without AllenNLP nothing is registered.
+    plugin import registers under its own name) only builds ``main``.
     """
 
     def status_of(args: argparse.Namespace) -> int:
@@ -68,11 +80,27 @@ def define(
         """The command on ``argv`` without the ``allennlp`` front end (run it as ``allennlp NAME``)."""
         return status_of(add_arguments(argparse.ArgumentParser(prog=prog, description=description)).parse_args(argv))
 
-    run_or_exit.subcommand = None  # type: ignore[attr-defined]  (the registered AllenNLP class)
-    if register and importlib.util.find_spec("allennlp") is not None:
-        from allennlp.commands.subcommand import Subcommand
+    _MAINS[name] = main
+    if register:
+        _UNREGISTERED.append((name, description, add_subparser))
+        if _REGISTERING[0]:
+            register_all()
+    return run_or_exit, main
 
+
+def main_of(name: str) -> Callable[..., int]:
+    """The ``main(argv, prog)`` of command ``name`` (its module imported)."""
+    return _MAINS[name]
+
+
+def register_all() -> None:
+    """Registers every command :func:`define` has listed as an AllenNLP ``Subcommand`` (``allennlp NAME``,
+    ``eer-ner NAME``), and every command defined from now on."""
+    from allennlp.commands.subcommand import Subcommand
+
+    _REGISTERING[0] = True
+    while _UNREGISTERED:
+        name, description, add_subparser = _UNREGISTERED.pop(0)
         class_name = "".join(part.title() for part in name.split("-"))
         subcommand = type(class_name, (Subcommand,), {"add_subparser": add_subparser, "__doc__": description})
-        run_or_exit.subcommand = Subcommand.register(name)(subcommand)  # type: ignore[attr-defined]
-    return run_or_exit, main
+        Subcommand.register(name)(subcommand)

@@ -12,15 +12,15 @@ import os
 import shutil
 from typing import Any
 
-import torch
-
 from eer_plugin.common.outputs import TEMPORARY_MARK, PathLike, replacing, writing
 
 logger = logging.getLogger(__name__)
 
 
 def atomic_torch_save(obj: Any, path: PathLike) -> None:
-    """``torch.save(obj, path)``, atomically."""
+    """``torch.save(obj, path)``, atomically (torch is imported here: the module's other writers need none)."""
+    import torch
+
     with replacing(path) as temporary, open(temporary, "wb") as handle:
         torch.save(obj, handle)
 

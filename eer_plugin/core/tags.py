@@ -7,11 +7,16 @@ Spans are ``(start, end, type)`` with ``end`` exclusive, over whatever unit the 
 The BILUO grammar has no start/end states (paper, "Tagging Model"): the transformer's bookend
 tokens ([CLS]/[SEP], <s>/</s>) are always ``O``, so besides the transition rules a valid sequence
 may not *start* with ``I-``/``L-`` nor *end* with ``B-``/``I-``.
+
+The tag conversions are plain Python, so the corpus readers that use them (and the commands built on those
+alone, ``eer-ner eer-dictionary`` among them) import no torch; :class:`BiluoScheme`'s tensors import it when
+they are made.
 """
 
-from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import TYPE_CHECKING, Dict, Iterable, List, Optional, Sequence, Tuple
 
-import torch
+if TYPE_CHECKING:
+    import torch
 
 Span = Tuple[int, int, str]
 
@@ -192,8 +197,10 @@ class BiluoScheme:
     def __repr__(self) -> str:
         return f"BiluoScheme({self.entity_types!r})"
 
-    def allowed_transitions(self) -> torch.Tensor:
+    def allowed_transitions(self) -> "torch.Tensor":
         """``(K, K)`` bool matrix: ``[i, j]`` is True when tag ``j`` may follow tag ``i``."""
+        import torch
+
         allowed = torch.zeros(self.num_tags, self.num_tags, dtype=torch.bool)
         for i, a in enumerate(self.labels):
             for j, b in enumerate(self.labels):
@@ -208,16 +215,22 @@ class BiluoScheme:
             return b_prefix in (OUTSIDE, "B", "U")
         return b_prefix in ("I", "L") and a_type == b_type  # inside an entity: continue or close it
 
-    def allowed_start(self) -> torch.Tensor:
+    def allowed_start(self) -> "torch.Tensor":
         """``(K,)`` bool: tags a sequence may start with (``O``, ``B-``, ``U-``)."""
+        import torch
+
         return torch.tensor([label == OUTSIDE or label[0] in "BU" for label in self.labels])
 
-    def allowed_end(self) -> torch.Tensor:
+    def allowed_end(self) -> "torch.Tensor":
         """``(K,)`` bool: tags a sequence may end with (``O``, ``L-``, ``U-``)."""
+        import torch
+
         return torch.tensor([label == OUTSIDE or label[0] in "LU" for label in self.labels])
 
-    def entity_mask(self) -> torch.Tensor:
+    def entity_mask(self) -> "torch.Tensor":
         """``(K,)`` bool: True for every non-``O`` tag."""
+        import torch
+
         mask = torch.ones(self.num_tags, dtype=torch.bool)
         mask[self.outside_index] = False
         return mask

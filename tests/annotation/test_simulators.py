@@ -383,9 +383,10 @@ def test_allennlp_subcommand(tmp_path, capsys):
 
     from allennlp.commands.subcommand import Subcommand
 
-    from eer_plugin.commands.simulate import Simulate
+    import eer_plugin.allennlp_plugin  # noqa: F401  (registers the plugin's subcommands)
 
-    assert Subcommand.by_name("eer-simulate") is Simulate
+    Simulate = Subcommand.by_name("eer-simulate")
+    assert Simulate.__doc__.startswith("Simulate partial annotation")
     parser = argparse.ArgumentParser()
     Simulate().add_subparser(parser.add_subparsers())
     out = tmp_path / "gold.jsonl"
