@@ -89,6 +89,9 @@ from eer_plugin.corpus.formats import write_jsonl
 
 logger = logging.getLogger(__name__)
 
+#: how many of the most matched forms the summary keeps (:attr:`Summary.most_matched`)
+MOST_MATCHED = 10
+
 
 @dataclasses.dataclass
 class Summary:
@@ -105,6 +108,9 @@ class Summary:
     ambiguous: List[dict] = dataclasses.field(default_factory=list)
     matches_per_type: Dict[str, int] = dataclasses.field(default_factory=dict)
     matches_per_dictionary: Dict[str, int] = dataclasses.field(default_factory=dict)
+    #: the forms that labelled the most spans (at most :data:`MOST_MATCHED`): ``{"form", "type", "source",
+    #: "matches"}``, most first; a common word among them labels it everywhere (a stop-list candidate)
+    most_matched: List[dict] = dataclasses.field(default_factory=list)
     documents_without_match: int = 0
     skipped_without_words: List[str] = dataclasses.field(default_factory=list)
     complete_documents_kept: int = 0
@@ -132,6 +138,13 @@ class Summary:
             f"({', '.join(d['name'] for d in self.dictionaries)})",
             f"matches: {self.matches} (per type: {counts(self.matches_per_type)}; per dictionary: {counts(self.matches_per_dictionary)})",
             f"documents with no match: {self.documents_without_match} of {self.documents} ({self.share_without_match:.1%})",
+            "most matched forms: "
+            + (
+                ", ".join(f"{m['form']!r} {m['type']} {m['matches']}" for m in self.most_matched[:shown])
+                + " (a common word among them? list it in a --stop-list file)"
+                if self.most_matched
+                else "none"
+            ),
             f"ambiguous forms (listed under two or more types, rule '{self.ambiguous_rule}'): {len(self.ambiguous)}"
             + "".join(
                 f"; {a['form']!r} " + "/".join(listing["type"] for listing in a["listings"])
@@ -184,6 +197,15 @@ def label_stream(
 
 def _labelled(reads: Iterable[Read], matcher: Matcher, summary: Summary) -> Iterator[Document]:
     """:func:`label_stream` without the progress bar."""
+    forms: Counter = Counter()  # (matched text, type, source) -> spans it labelled
+    yield from _labelled_counting(reads, matcher, summary, forms)
+    summary.most_matched = [
+        {"form": form, "type": label, "source": source, "matches": count}
+        for (form, label, source), count in sorted(forms.items(), key=lambda item: (-item[1], item[0]))[:MOST_MATCHED]
+    ]
+
+
+def _labelled_counting(reads: Iterable[Read], matcher: Matcher, summary: Summary, forms: Counter) -> Iterator[Document]:
     for document, words in reads:
         summary.documents += 1
         summary.words += len(document.tokens)
@@ -207,6 +229,7 @@ def _labelled(reads: Iterable[Read], matcher: Matcher, summary: Summary) -> Iter
                 if words is not None and document.text is not None:
                     char_start, char_end = words[start][0], words[end - 1][1]
                     item.update(char_start=char_start, char_end=char_end, text=document.text[char_start:char_end])
+                forms[item.get("text") or " ".join(document.tokens[start:end]), label, source] += 1
                 provenance.append(item)
                 summary.matches_per_type[label] = summary.matches_per_type.get(label, 0) + 1
                 summary.matches_per_dictionary[source] = summary.matches_per_dictionary.get(source, 0) + 1

@@ -4,6 +4,7 @@ command end to end from an empty directory."""
 
 import json
 import os
+import random
 import subprocess
 import sys
 from pathlib import Path
@@ -688,3 +689,36 @@ def test_progress_bars_show_on_a_terminal_only(tmp_path, monkeypatch):
     (shown, first), (piped, second) = outputs
     assert "eer-dictionary: reading names" in shown and "eer-dictionary: labelling" in shown and "5/5" in shown
     assert piped == "" and first == second
+
+
+def test_the_summary_names_the_most_matched_forms(tmp_path):
+    """The forms that labelled the most spans, counted over the output's provenance, most first (ties by form),
+    at most MOST_MATCHED of them: where a common word in a dictionary shows (``The`` as a place labels every
+    sentence start), with the stop list as the fix."""
+    from collections import Counter
+
+    from eer_plugin.annotation.dictionary import MOST_MATCHED
+
+    forms = [f"Name{i}" for i in range(MOST_MATCHED + 3)]
+    names = _write(tmp_path / "names.tsv", "The\tLOC\n" + "".join(f"{form}\tPER\n" for form in forms))
+    rng = random.Random(3)
+    texts = [" ".join(rng.choice(forms + ["The", "the", "cat", "sat"]) for _ in range(30)) + " ." for _ in range(40)]
+    docs = _write(tmp_path / "docs.jsonl", "".join(json.dumps({"text": text}) + "\n" for text in texts))
+    out = tmp_path / "out.jsonl"
+    summary = label_file(str(docs), str(out), [str(names)])
+    counted = Counter(
+        (item["text"], item["type"], item["source"])
+        for line in out.read_text(encoding="utf-8").splitlines()
+        for item in json.loads(line)["provenance"]
+    )
+    expected = sorted(counted.items(), key=lambda item: (-item[1], item[0]))[:MOST_MATCHED]
+    assert [(m["form"], m["type"], m["source"], m["matches"]) for m in summary.most_matched] == [
+        (form, label, source, count) for (form, label, source), count in expected
+    ]
+    top = summary.most_matched[0]
+    line = next(line for line in summary.lines() if line.startswith("most matched forms: "))
+    assert (
+        line.startswith(f"most matched forms: {top['form']!r} {top['type']} {top['matches']}, ")
+        and "--stop-list" in line
+    )
+    assert summary.to_json()["most_matched"] == summary.most_matched
