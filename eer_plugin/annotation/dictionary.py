@@ -186,26 +186,22 @@ def label_stream(
     new span, with character offsets into :attr:`Document.text` where the words' offsets are given; one
     document at a time, the counts going into ``summary``. ``progress``: a progress bar on stderr when it is a
     terminal, out of ``total`` documents at most where that is known."""
+    forms: Counter = Counter()  # (matched text, type, source) -> spans it labelled
     with tqdm(
         total=total, desc="eer-dictionary: labelling", unit=" documents", disable=None if progress else True
     ) as shown:
-        for labelled in _labelled(reads, matcher, summary):
+        for labelled in _labelled(reads, matcher, summary, forms):
             shown.update()
             yield labelled
         shown.total = shown.n  # documents without words are not labelled: the bar ends full
-
-
-def _labelled(reads: Iterable[Read], matcher: Matcher, summary: Summary) -> Iterator[Document]:
-    """:func:`label_stream` without the progress bar."""
-    forms: Counter = Counter()  # (matched text, type, source) -> spans it labelled
-    yield from _labelled_counting(reads, matcher, summary, forms)
     summary.most_matched = [
         {"form": form, "type": label, "source": source, "matches": count}
         for (form, label, source), count in sorted(forms.items(), key=lambda item: (-item[1], item[0]))[:MOST_MATCHED]
     ]
 
 
-def _labelled_counting(reads: Iterable[Read], matcher: Matcher, summary: Summary, forms: Counter) -> Iterator[Document]:
+def _labelled(reads: Iterable[Read], matcher: Matcher, summary: Summary, forms: Counter) -> Iterator[Document]:
+    """:func:`label_stream` without the progress bar; ``forms`` counts the spans of each matched form."""
     for document, words in reads:
         summary.documents += 1
         summary.words += len(document.tokens)
