@@ -337,9 +337,9 @@ def label_file(
         reads: Iterator[Read] = iter(read)
     else:
         reads = iter(read)
-        first = next(reads)  # the input's first document: a bad input fails before the dictionaries load
+        first = next(reads, None)  # the input's first document: a bad input fails before the dictionaries load
         matcher, loaded = build_matcher(specs, case_insensitive, stop_list, ambiguous, progress=progress)
-        reads = typed(itertools.chain([first], reads))
+        reads = typed(itertools.chain([first] if first is not None else [], reads))
     summary = Summary(
         dictionaries=[{k: v for k, v in d.items() if k not in ("first_line", "notes")} for d in loaded],
         entries=len(matcher),
