@@ -6,7 +6,8 @@ unit of one layer): no import runs back up a layer and the units import each oth
 whole repository (both packages, tests, benchmarks/ and scripts/): no two modules import each other, directly or
 through others; the product never imports the benchmark. Inside the product, ``core`` imports neither AllenNLP
 nor anything outside itself (and holds only the maths), the layers below the AllenNLP roles import no AllenNLP,
-and ``import eer_plugin`` imports no AllenNLP and changes no global state (a subprocess runs the issue's command).
+and ``import eer_plugin`` imports no AllenNLP and changes no global state (a subprocess runs the issue's command);
+the modules ``eer-ner``'s light commands import when they start import no torch, transformers or AllenNLP.
 ``tests/test_install.py`` imports ``eer_plugin.core`` with AllenNLP blocked."""
 
 import ast
@@ -14,7 +15,7 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Dict, List, Set, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Set, Tuple
 
 import pytest
 from conftest import REPO
@@ -96,14 +97,34 @@ def module_name(path: Path) -> str:
     return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
 
 
-def imports_of(root: Path) -> List[Tuple[str, str, int, str]]:
-    """(importing module, its file, line, imported module) for every import under ``root``; ``from a import b``
-    yields ``a.b`` where that is one of the repository's modules, else ``a``."""
+def run_at_import(tree: ast.Module) -> Iterator[ast.AST]:
+    """The statements of a module that run when it is imported: its body and the bodies of its classes and
+    ``if``/``try``/``with``/loop blocks, not the functions' bodies nor an ``if TYPE_CHECKING:`` block."""
+    pending = list(tree.body)
+    while pending:
+        node = pending.pop()
+        yield node
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name) and node.test.id == "TYPE_CHECKING":
+            pending += node.orelse
+            continue
+        if isinstance(node, (ast.If, ast.Try, ast.With, ast.ClassDef, ast.For, ast.While)):
+            for field in ("body", "orelse", "finalbody"):
+                pending += getattr(node, field, [])
+            for handler in getattr(node, "handlers", []):
+                pending += handler.body
+
+
+def imports_of(
+    root: Path, nodes_of: Callable[[ast.Module], Iterable[ast.AST]] = ast.walk
+) -> List[Tuple[str, str, int, str]]:
+    """(importing module, its file, line, imported module) for every import under ``root`` (``nodes_of``
+    :func:`run_at_import`: only those that run when the module is imported); ``from a import b`` yields ``a.b``
+    where that is one of the repository's modules, else ``a``."""
     found = []
     for path in sorted(root.rglob("*.py")):
         module = module_name(path)
         package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
-        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        for node in nodes_of(ast.parse(path.read_text(), str(path))):
             if isinstance(node, ast.Import):
                 targets = [alias.name for alias in node.names]
             elif isinstance(node, ast.ImportFrom):
@@ -254,6 +275,43 @@ def test_no_two_modules_of_the_repository_import_each_other():
     found = cycle(graph)
     assert not found, f"import loop: {' -> '.join(found)}"
     assert len(graph) > 100  # the graph was read
+
+
+#: what ``eer-ner`` does not load for a command of ``eer_plugin.cli.LIGHT_COMMANDS``
+MODEL_STACK = ("torch", "transformers", "allennlp", "allennlp_models")
+
+
+def test_the_light_commands_import_no_model_stack():
+    """The modules a light command imports when it starts (the imports that run at import time, followed through
+    the package's modules and the packages above them) import no torch, transformers or AllenNLP: ``eer-ner``
+    runs these commands without them (``tests/commands/test_light_commands.py`` runs them in a fresh
+    interpreter). A heavy import belongs inside the function that needs it."""
+    from eer_plugin.cli import LIGHT_COMMANDS
+
+    at_import: Dict[str, List[Tuple[str, int, str]]] = {}
+    for module, path, line, target in imports_of(PACKAGE, run_at_import):
+        at_import.setdefault(module, []).append((path, line, target))
+    found = []
+    for command, start in sorted(LIGHT_COMMANDS.items()):
+        parents = {start: None}
+        pending = [start]
+        while pending:
+            module = pending.pop()
+            for path, line, target in at_import.get(module, []):
+                if target.split(".")[0] in MODEL_STACK:
+                    chain, step = [], module
+                    while step is not None:
+                        chain.append(step)
+                        step = parents[step]
+                    found.append(f"{command}: {path}:{line} imports {target} ({' <- '.join(chain)})")
+                parts = target.split(".")
+                for end in range(1, len(parts) + 1):  # importing a.b.c runs a/__init__ and a/b/__init__ too
+                    name = ".".join(parts[:end])
+                    if name in MODULES and name.startswith("eer_plugin") and name not in parents:
+                        parents[name] = module
+                        pending.append(name)
+        assert len(parents) > 5, (command, sorted(parents))  # the imports were followed
+    assert not found, "\n".join(found)
 
 
 #: the command of issue 49's "done when": the package and the layers below the AllenNLP roles import no AllenNLP
