@@ -31,34 +31,29 @@ class InputDocuments:
     are complete after a whole iteration."""
 
     path: str
+    #: how INPUT is read, decided once by :func:`read_input`: ``text folder``, ``conll`` or ``jsonl``
+    form: str
     kind: str = ""
     without_words: List[str] = dataclasses.field(default_factory=list)
     warnings: List[str] = dataclasses.field(default_factory=list)
 
     def __iter__(self) -> Iterator[Read]:
         self.without_words, self.warnings = [], []
-        if self._is_text_folder():
-            return self._text_folder()
-        if detect_format(self.path) != "jsonl":
-            return self._conll()
-        return self._json_lines()
+        readers = {"text folder": self._text_folder, "conll": self._conll, "jsonl": self._json_lines}
+        return readers[self.form]()
 
     def documents_at_most(self) -> Optional[int]:
         """An upper bound on the documents (for a progress bar) where one is cheap: a folder's ``.txt`` files, a
         JSON-lines file's lines; None for CoNLL input, or a file that cannot be read (iterating says why)."""
         try:
-            if self._is_text_folder():
+            if self.form == "text folder":
                 return len(text_files(self.path)[0])
-            if detect_format(self.path) != "jsonl":
+            if self.form == "conll":
                 return None
             with open_text(self.path, whole_file=False) as handle:
                 return sum(1 for _ in handle)
         except (FormatError, UnicodeError, ValueError) + STREAM_ERRORS:
             return None
-
-    def _is_text_folder(self) -> bool:
-        path = Path(self.path)
-        return path.is_dir() and not any(p.is_file() and is_ontonotes_file(p) for p in path.rglob("*"))
 
     def _text_folder(self) -> Iterator[Read]:
         """Every ``.txt`` file below the folder (:func:`~eer_plugin.corpus.formats.files.text_files`) is one
@@ -192,7 +187,9 @@ def read_input(path: str) -> InputDocuments:
     Kinds: ``text`` (JSON lines with raw text; :attr:`Document.text` set), ``text folder`` (a folder of
     ``.txt`` files), ``tokens`` (JSON lines with words, partial annotation kept) or ``conll`` (a
     CoNLL/OntoNotes file or folder, tags ignored). Every line of a JSON-lines file must be of one kind. A path
-    that does not exist is a :class:`DictionaryError` here."""
+    that does not exist, or a file of another program, is an error here."""
     if not Path(path).exists():
         raise DictionaryError("input file not found; check the path", path)
-    return InputDocuments(path)
+    if Path(path).is_dir() and not any(p.is_file() and is_ontonotes_file(p) for p in Path(path).rglob("*")):
+        return InputDocuments(path, "text folder")
+    return InputDocuments(path, "jsonl" if detect_format(path) == "jsonl" else "conll")
