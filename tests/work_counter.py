@@ -1,7 +1,10 @@
 """Test-only: the work a call does, counted without a clock, for the tests that bound it (a count at n and at 4n
-grows about four times where the work is linear, sixteen times where it is quadratic)."""
+grows about four times where the work is linear, sixteen times where it is quadratic): the Python lines it runs,
+and the peak of the memory it allocates."""
 
 import sys
+import tracemalloc
+from typing import Any, Callable, Tuple
 
 
 def lines_run(function) -> int:
@@ -20,3 +23,14 @@ def lines_run(function) -> int:
     finally:
         sys.settrace(None)
     return count
+
+
+def peak_memory(function: Callable[..., Any], *args, **kwargs) -> Tuple[Any, int]:
+    """``function(*args, **kwargs)``'s result and the peak of the memory Python allocated while it ran (bytes,
+    tracemalloc)."""
+    tracemalloc.start()
+    try:
+        result = function(*args, **kwargs)
+        return result, tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()

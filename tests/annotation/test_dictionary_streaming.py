@@ -3,9 +3,9 @@ raw-text file took 2.8 GB when the input was read whole), for every streamed kin
 --propagate's second pass; a bad line late in a long input still leaves no output, or the one there before."""
 
 import json
-import tracemalloc
 
 import pytest
+from work_counter import peak_memory
 
 from eer_plugin.annotation.dictionary import label_file
 from eer_plugin.annotation.dictionary_files import DictionaryError
@@ -21,16 +21,6 @@ def _text_line(i, repeats):
 def _tokens_line(i, repeats):
     tokens = (SENTENCE * repeats).split()
     return json.dumps({"id": f"d{i}", "tokens": tokens, "spans": [[0, 2, "PER"]]}) + "\n"
-
-
-def _peak(call, *args, **kwargs):
-    """``call``'s result and the peak of the memory Python allocated while it ran."""
-    tracemalloc.start()
-    try:
-        result = call(*args, **kwargs)
-        return result, tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
 
 
 def _write_input(kind, path, documents, repeats=20):
@@ -52,7 +42,7 @@ def test_memory_does_not_grow_with_the_number_of_documents(tmp_path, kind, propa
     for documents in (100, 400):
         source = _write_input(kind, tmp_path / f"in{documents}{'.jsonl' if kind != 'folder' else ''}", documents)
         out = tmp_path / f"out{documents}.jsonl"
-        summary, peaks[documents] = _peak(label_file, str(source), str(out), [str(names)], propagate=propagate)
+        summary, peaks[documents] = peak_memory(label_file, str(source), str(out), [str(names)], propagate=propagate)
         assert summary.documents == documents
         labelled = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
         assert len(labelled) == documents and all(len(d["spans"]) == 20 * 3 for d in labelled)

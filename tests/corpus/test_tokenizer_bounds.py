@@ -3,9 +3,9 @@
 
 import random
 import re
-import tracemalloc
 
 import pytest
+from work_counter import peak_memory
 
 import eer_plugin.corpus.tokenizer as tokenizer
 from eer_plugin.corpus.tokenizer import tokenize_text
@@ -61,12 +61,7 @@ def test_one_huge_token():
 
 def peak_bytes(text):
     tokenizer.token_pattern()  # built outside the measurement
-    tracemalloc.start()
-    try:
-        tokenize_text(text)
-        return tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    return peak_memory(tokenize_text, text)[1]
 
 
 def test_memory_does_not_grow_with_the_length_of_a_token():

@@ -4,7 +4,8 @@ line can carry one): the pattern reads the id possessively, and matches exactly 
 import json
 import random
 import re
-import tracemalloc
+
+from work_counter import peak_memory
 
 from eer_plugin.inference.sharding import _ERROR_LINE, shift_error_line
 
@@ -30,11 +31,6 @@ def test_the_pattern_matches_the_lines_it_matched():
 def test_memory_does_not_grow_with_the_length_of_an_id():
     """An id of one million characters took 180 MB to match (four million, 690 MB); now a few kilobytes."""
     line = json.dumps({"line": 3, "id": "x" * 1_000_000, "error": "bad"}) + "\n"
-    tracemalloc.start()
-    try:
-        shifted = shift_error_line(line, 10)
-        peak = tracemalloc.get_traced_memory()[1]
-    finally:
-        tracemalloc.stop()
+    shifted, peak = peak_memory(shift_error_line, line, 10)
     assert shifted.startswith('{"line": 13, "id": "xxx')
     assert peak < 3 * len(line) + 2**20  # the shifted copy of the line, not 180 bytes per character
