@@ -330,7 +330,7 @@ def label_file(
             yield document, words
 
     if propagate:  # a first pass: the annotated spans become a dictionary
-        annotated = (document for document, _ in typed(read) if document.spans)
+        annotated = (document for document, _ in typed(read.documents(offsets=False)) if document.spans)
         matcher, loaded = build_matcher(
             specs, case_insensitive, stop_list, ambiguous, (str(input), annotated), progress=progress
         )

@@ -38,9 +38,16 @@ class InputDocuments:
     warnings: List[str] = dataclasses.field(default_factory=list)
 
     def __iter__(self) -> Iterator[Read]:
+        return self.documents()
+
+    def documents(self, offsets: bool = True) -> Iterator[Read]:
+        """The documents read from the start (iterating is ``documents()``). ``offsets=False`` (the annotated
+        spans' pass of ``--propagate``) leaves a words document's offsets out, so its text is not tokenized again
+        to find them; raw text is tokenized either way (its words are its offsets)."""
         self.without_words, self.warnings = [], []
-        readers = {"text folder": self._text_folder, "conll": self._conll, "jsonl": self._json_lines}
-        return readers[self.form]()
+        if self.form == "jsonl":
+            return self._json_lines(offsets)
+        return self._text_folder() if self.form == "text folder" else self._conll()
 
     def documents_at_most(self) -> Optional[int]:
         """An upper bound on the documents (for a progress bar) where one is cheap: a folder's ``.txt`` files, a
@@ -106,7 +113,7 @@ class InputDocuments:
         for document in gold:
             yield dataclasses.replace(document, spans=[], is_complete=False, negative_spans=[]), None
 
-    def _json_lines(self) -> Iterator[Read]:
+    def _json_lines(self, offsets: bool) -> Iterator[Read]:
         """JSON lines, every line of one kind: ``text`` (raw text; :attr:`Document.text` set) or ``tokens``
         (words, partial annotation kept)."""
         path = self.path
@@ -139,7 +146,7 @@ class InputDocuments:
                 raise DictionaryError(f"'id' must be a string or an integer, got {data['id']!r}", path, number)
             doc_id = str(data.get("id", f"{stem}-{number}"))
             try:
-                read = _json_document(data, doc_id)
+                read = _json_document(data, doc_id, offsets)
             except DocumentError as err:
                 raise DictionaryError(str(err), path, number) from None
             if read is None:  # an empty document of a real folder: nothing to label, nothing to learn
@@ -159,9 +166,9 @@ class InputDocuments:
             )
 
 
-def _json_document(data: dict, doc_id: str) -> Optional[Read]:
-    """The document of one JSON line (``"text"`` or ``"tokens"``), None without words; bad values raise
-    :class:`DocumentError`."""
+def _json_document(data: dict, doc_id: str, offsets: bool = True) -> Optional[Read]:
+    """The document of one JSON line (``"text"`` or ``"tokens"``; ``offsets``: a words document's offsets into its
+    text), None without words; bad values raise :class:`DocumentError`."""
     if "tokens" not in data:
         unknown = sorted(set(data) - set(TEXT_JSON_KEYS))
         if unknown:
@@ -174,7 +181,7 @@ def _json_document(data: dict, doc_id: str) -> Optional[Read]:
         return None
     document = Document.from_json(dict(data, id=doc_id))
     word_offsets = None  # with "text" (this command's output): the words' offsets when the text gives these words
-    if document.text is not None:
+    if offsets and document.text is not None:
         words, word_offsets, _ = tokenize_text(document.text)
         word_offsets = word_offsets if words == document.tokens else None
     return document, word_offsets
