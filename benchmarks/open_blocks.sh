@@ -17,19 +17,26 @@
 #      bind" seed by seed (EER-short and SNS-shortest have their 3 seeds)
 #   2. the NNS rows on seeds 1 and 2 (issue 48): EER-short and EER-shortest, fixed and bound; SNS-shortest;
 #      Raw+CD-shortest; CBL-BERT-shortest
-#   3. the learning curve at 500 and 1,000 on 3 seeds (MiniLM, issue 53), seed by seed
+#   3. seed by seed (issue 53): CoNLL-2002 Spanish (benchmarks/plans/conll_es_minilm.jsonnet, 12 runs a seed, into
+#      ES_OUT, default runs/bench-esp), then the learning curve at 500 and 1,000 (MiniLM)
 #   4. the learning curve at 1,000 on all-mpnet-base-v2 (issue 53)
 #   5. mpnet EE EER-short with another dropout stream, seeds 1 and 2 (issue 53's CPU check of the GPU gap)
-# CoNLL-2002 Spanish (issue 53) is not a step: a lent GPU started it (18 of 30 runs on 2026-11-28), so a lent GPU
-# finishes it, every run of one block on one kind of machine (benchmarks/gpu/README.md).
+# CoNLL-2002 Spanish runs here, all 36 runs on this kind of machine: a lent GPU started it on 2026-11-28 (18 runs),
+# no GPU has been lent since, and a block is not split between machines. Those 18 runs are kept as device checks
+# (docs/results/device_checks.jsonl), set beside their CPU twins in docs/results.md. Its records:
+#   eer-ner eer-records save ES_OUT docs/results/records-conll_es_minilm.jsonl
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$ROOT"
 export PATH="$ROOT/.venv/bin:$PATH" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false
 EN=benchmarks/plans/conll_en_minilm.jsonnet
 EN_OUT="${EN_OUT:-runs/bench-conll}"
+ES=benchmarks/plans/conll_es_minilm.jsonnet
+ES_OUT="${ES_OUT:-runs/bench-esp}"
+ES_RECORDS=docs/results/records-conll_es_minilm.jsonl
 EXTRA=("$@")
 eer-ner eer-records restore docs/results/records.jsonl "$EN_OUT" || exit
+if [ -f "$ES_RECORDS" ]; then eer-ner eer-records restore "$ES_RECORDS" "$ES_OUT" || exit; fi
 step() {  # PLAN OUT RUN_PATTERN...
   local plan="$1" out="$2"
   shift 2
@@ -52,6 +59,7 @@ for s in 1 2; do
 done
 MINILM=all-MiniLM-L6-v2
 for s in 0 1 2; do
+  step "$ES" "$ES_OUT" "esp/*/seed$s"
   step "$EN" "$EN_OUT" "eng-c/EE-500/*/$MINILM/seed$s" "eng-c/EE-1000/*/$MINILM/seed$s" \
     "eng-c/Exh-500/*/$MINILM/seed$s" "eng-c/Exh-1000/*/$MINILM/seed$s" \
     "$BIND/EE-500/*/$MINILM/seed$s" "$BIND/EE-1000/*/$MINILM/seed$s" \

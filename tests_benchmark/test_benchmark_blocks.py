@@ -396,7 +396,8 @@ def test_the_verdict_holds_gpu_checks_against_the_dropout_stream_runs_too():
             {"setting": {"name": "estimate, then bind", "env": {"EER_RATIO_CONTROL": "bind", "EER_DROPOUT_SEED": "1"}}},
         ]
     }
-    assert [s["name"] for s in _dropout_settings(block)] == ["another dropout stream"]
+    settings = [item["setting"] for item in block["settings"]]
+    assert [s["name"] for s in _dropout_settings(settings + settings)] == ["another dropout stream"]
     plain = _verdict("EE, EER-short", "GPU X", [84.1, 86.5, 81.8], [85.1, 85.8, 86.3])
     assert plain.endswith(
         "0 of 3 inside the block's range, so the check does not reproduce the block within its seeds."

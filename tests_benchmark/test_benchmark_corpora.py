@@ -187,10 +187,13 @@ def test_the_dictionary_block_shows_the_labels_quality_the_f1_and_the_bootstrap(
 
 
 # ----------------------------------------------------------------------------------- a second corpus
-def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path):
-    ee = [{"name": "EE", "type": "ee", "budget": 15}]
+EE_15 = [{"name": "EE", "type": "ee", "budget": 15}]
+
+
+def two_corpora(seeds=(0,)):
+    """(the English plan, the Spanish plan on ``seeds`` with its binding-control ablation), both expanded."""
     main = parse_plan(
-        plan_data(scenarios=ee, approaches=["raw_shortest", "eer_short"], reference="raw_shortest")
+        plan_data(scenarios=EE_15, approaches=["raw_shortest", "eer_short"], reference="raw_shortest")
     ).expand()
     spanish = plan_data(
         datasets=[
@@ -203,9 +206,10 @@ def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path
                 "sentences_per_document": 15,
             }
         ],
-        scenarios=ee,
+        scenarios=EE_15,
         approaches=["raw_shortest", "eer_short"],
         reference="raw_shortest",
+        seeds=list(seeds),
     )
     spanish["ablations"] = {
         "approach": "eer_short",
@@ -213,11 +217,16 @@ def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path
         "seeds": [0],
         "settings": [{"name": "binding ratio control", "env": {"EER_RATIO_CONTROL": "bind"}}],
     }
-    other = parse_plan(spanish).expand()
+    return main, parse_plan(spanish).expand()
+
+
+def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path):
+    main, other = two_corpora()
     runners = [Runner(main, str(tmp_path / "bench")), Runner(other, str(tmp_path / "bench-esp"))]
     for run in main.runs:
         fabricate(runners[0], run, [quality_of(run)] * DOCS)
     fabricate(runners[1], next(r for r in other.runs if r.approach == "eer_short"), [(6, 6, 0)] * DOCS)
+    assert "runs trained on another machine" not in render_corpus(tmp_path, main, runners, "plain")
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / GUIDE_PAGE).write_text(f"# x\n\n{START}\nold\n{END}\n")
@@ -249,3 +258,55 @@ def test_a_second_corpus_is_a_section_of_the_page_and_rows_of_the_guide(tmp_path
     ee = [line for line in guide.splitlines() if line.startswith("| EE: ")]
     assert [line.split(" | ")[1] for line in ee] == ["fx", "CoNLL-2002 Spanish"]
     assert "| CoNLL-2002 Spanish | EER-short (ranked on MiniLM) |" in ee[1]
+
+
+def render_corpus(tmp_path, main, runners, name, checks=None) -> str:
+    """The Spanish section of the page rendered into ``tmp_path/name`` (the English plan's runs: none)."""
+    docs = tmp_path / name
+    docs.mkdir()
+    report, spanish = Report(main, runners[0]), Report(runners[1].plan, runners[1])
+    page = render_docs(
+        report, report.write(), ["x"], str(DEFAULT_PAPER), str(docs), {"fx": "eng-c"}, (), checks, corpora=[spanish]
+    ).read_text()
+    return page.split("## A second corpus: CoNLL-2002 Spanish")[1].split("\n## ")[0]
+
+
+def test_a_second_corpus_sets_its_runs_trained_on_a_gpu_beside_its_own(tmp_path, monkeypatch):
+    """The Spanish block runs on the CPU; runs of the same names trained on a GPU are kept as checks beside them
+    (one records file for every plan), each against the CPU seeds of its approach and setting."""
+    from eer_benchmark.run.records import save
+
+    main, other = two_corpora(seeds=(0, 1, 2))
+    runners = [Runner(main, str(tmp_path / "bench")), Runner(other, str(tmp_path / "bench-esp"))]
+    eer_short = [r for r in other.runs if r.approach == "eer_short" and not r.ablation]
+    bound = next(r for r in other.runs if r.ablation)
+    for run, correct in zip(eer_short, (4, 5, 6)):  # the CPU seeds: EER-short 4, 5 and 6 of 6 right
+        fabricate(runners[1], run, [(6, correct, 0)] * DOCS)
+    gpu = Runner(other, str(tmp_path / "gpu"))
+    machine = {"cpu": "x", "cores": 16, "torch": "2.11.0", "cuda": "13.0", "gpu": "NVIDIA H200"}
+    for run, correct in [*zip(eer_short, (6, 3, 5)), (bound, 5)]:
+        fabricate(gpu, run, [(6, correct, 0)] * DOCS, seconds=60.0)
+        result = gpu.run_dir(run) / "result.json"
+        result.write_text(json.dumps({**json.loads(result.read_text()), "machine": machine}))
+    save(tmp_path / "gpu", tmp_path / "checks.jsonl")
+    monkeypatch.chdir(tmp_path)  # the repository root: the page names the records file from there
+    section = render_corpus(tmp_path, main, runners, "docs", "checks.jsonl")
+    again = section.split("### CoNLL-2002 Spanish: runs trained on another machine")[1]
+    assert "(their records: `checks.jsonl`;" in again
+    rows = [line for line in again.splitlines() if line.startswith("| EE")]
+    f1 = {correct: 100 * 2 * correct / (2 * correct + 6 - correct) for correct in range(7)}
+    seeds = f"{f1[4]:.1f}–{f1[6]:.1f} (3 seeds)"
+    gpu_text = "GPU NVIDIA H200 (torch 2.11.0, CUDA 13.0)"
+    assert rows[0] == (
+        f"| EE | EER-short | 0 | not recorded | {f1[4]:.1f} | 1.7 | {gpu_text} | {f1[6]:.1f} | 1.0 "
+        f"| {f1[6] - f1[4]:+.1f} | {seeds} | yes |"
+    )
+    assert rows[1].endswith(f"| {seeds} | no |")  # seed 1: 3 of 6 right, below every CPU seed
+    # the bound run has no CPU twin yet: "not run yet", and no seeds of its own setting to be held against
+    assert (
+        rows[3]
+        == f"| EE, binding ratio control | EER-short | 0 | not run yet | – | – | {gpu_text} | {f1[5]:.1f} | 1.0 | – | – | – |"
+    )
+    assert len(rows) == 4
+    verdict = f"- EE, EER-short: 3 seeds on {gpu_text} {f1[3]:.1f}–{f1[6]:.1f} (mean"
+    assert verdict in again and "2 of 3 inside the block's range, so the check does not reproduce" in again

@@ -6,7 +6,7 @@
 # emptied at the next: a later call waits for DEST/finished and copies DEST to its $OUT (README.md).
 # PLAN (default the English plan) names the plan; an encoder is rebuilt where its pieces came (all-mpnet-base-v2
 # from piece-00 and c01 ..., all-MiniLM-L6-v2 from m01 m02), and a plan needing a missing one fails its runs.
-# RECORDS (a records file of the tree, e.g. docs/results/records-conll_es_minilm.jsonl) is restored into every
+# RECORDS (a records file of the tree, e.g. docs/results/device_checks.jsonl) is restored into every
 # lane's directory first, so that runs finished in an earlier session are not run again.
 #   [PLAN=benchmarks/plans/conll_es_minilm.jsonnet] [RECORDS=FILE] bash /tmp/pieces/device_run.sh LIMIT OUTNAME 'PATTERNS OF LANE 1' ['PATTERNS OF LANE 2' ...]
 T0=$SECONDS; LIMIT=$1; NAME=$2; shift 2

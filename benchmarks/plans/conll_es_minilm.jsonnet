@@ -11,9 +11,10 @@
 //     absolute F1 on Spanish will sit well below the paper's; the ordering of approaches is what is tested;
 //   - EE-1000 on seeds 0, 1, 2 (the paper's EE block: Raw, Raw+CD, CBL, SNS shortest; EER all/short/shortest),
 //     Gold and Gold-SNS on the same seeds; no NNS block, ratio grid or learning curve; one ablation (below);
-//   - cost on the 2-core CPU: about 10 min per EE run and 15 per Gold run on eng-c; 36 runs, about 7 hours.
-//     Ours run on a lent GPU instead, every run of the block on one kind of machine (benchmarks/gpu/README.md,
-//     "A MiniLM plan on the device": 1.2-4.8 min per run with 8 side by side on an H200).
+//   - cost on the 2-core CPU: about 10 min per EE run and 15 per Gold run on eng-c; 36 runs, about 7-12 hours.
+//     Every run of the block on one kind of machine: the CPU (benchmarks/open_blocks.sh). A lent GPU ran 18 of
+//     them on 2026-11-28 (1.2-4.8 min per run, 8 side by side on an H200) and none since: those are device checks
+//     (docs/results/device_checks.jsonl), set beside their CPU twins in docs/results.md.
 //   allennlp eer-benchmark benchmarks/plans/conll_es_minilm.jsonnet -o runs/bench-esp [--dry-run]
 // Run from the repository root: the data paths are relative to the current directory.
 local data = '../shared/data/conll2002-es/';

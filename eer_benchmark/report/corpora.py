@@ -6,11 +6,12 @@ from that plan's run records."""
 
 import os
 from pathlib import Path
-from typing import Callable, Dict, List
+from typing import Callable, Dict, List, Optional
 
 from eer_benchmark.report.blocks import machines_text
 from eer_benchmark.report.claims import claims_paragraph, differences
 from eer_benchmark.report.guide import CORPORA, CORPUS_CSV
+from eer_benchmark.report.reproduction import reproduction_table, reproduction_verdicts
 from eer_benchmark.report.sections import ablations
 from eer_plugin.common.atomic import atomic_write_text
 
@@ -48,10 +49,14 @@ def corpus_section(
     assets: Path,
     comparison: Callable,
     relative: Callable[[str], str] = str,
+    checks: Optional[Dict[str, dict]] = None,
+    checks_file: Optional[str] = None,
 ) -> List[str]:
     """The lines of one further corpus's section; copies its ``results.csv`` into ``assets`` for the guide
     (through ``relative``, which makes its paths relative to the repository, as the main one's).
-    ``comparison``: :func:`eer_benchmark.report.docs.comparison` (ours beside the paper's column), handed in by it."""
+    ``comparison``: :func:`eer_benchmark.report.docs.comparison` (ours beside the paper's column), handed in by it;
+    ``checks``: runs trained again on another machine (:func:`~eer_benchmark.report.reproduction.read_checks` of
+    ``checks_file``), set beside this corpus's runs of the same name."""
     plan = report.plan
     first = plan.datasets[0].name
     atomic_write_text(str(assets / CORPUS_CSV.format(dataset=first)), relative(Path(written["csv"]).read_text()))
@@ -90,4 +95,17 @@ def corpus_section(
     ablation = ablations(report)  # the plan's settings on this corpus, as the English plan's section shows its own
     if ablation:
         parts += [f"### Ablations on {corpora}", *ablation[1:]]
+    again = reproduction_table(report, None, checks or {})
+    if again:
+        parts += [
+            f"### {corpora}: runs trained on another machine",
+            "",
+            f"Runs of this plan trained on another machine, set beside this block's run of the same name (their "
+            f"records: `{checks_file}`; the block's seeds: its finished runs of the same approach, data and setting):",
+            "",
+            again,
+            "",
+            *(f"- {verdict}" for verdict in reproduction_verdicts(report, None, checks or {})),
+        ]
+        parts += [""] if parts[-1] != "" else []
     return parts

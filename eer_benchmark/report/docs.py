@@ -24,6 +24,7 @@ from eer_benchmark.report.corpora import corpus_section
 from eer_benchmark.report.dictionary import dictionary_section
 from eer_benchmark.report.guide import CURVE_CLAIMS_CSV, GUIDE_PAGE, write_guide
 from eer_benchmark.report.report import Report
+from eer_benchmark.report.reproduction import read_checks
 from eer_benchmark.report.sections import DEFAULT_HEAD_LEARNING_RATE
 from eer_benchmark.run.runner import Runner
 from eer_benchmark.tables import markdown_table, mean, mean_sd_cell
@@ -182,7 +183,8 @@ def render_docs(
     """``DOCS/results.md`` from a written report (``written``: what :meth:`Report.write` returned); ``corpora``: the
     reports of further corpora's plans (:func:`corpus_report`), a section each;
     ``paper``: the paper's numbers (``paper_numbers.json``) or its LaTeX source; ``checks``: a records
-    file of block runs trained again on another machine (:mod:`~eer_benchmark.report.reproduction`)."""
+    file of runs trained again on another machine (:mod:`~eer_benchmark.report.reproduction`), a block's or a
+    further corpus's."""
 
     plan, runner = report.plan, report.runner
     numbers = read_paper(Path(paper))
@@ -219,6 +221,8 @@ def render_docs(
             assets,
             comparison,
             lambda text, other=other: repository_relative(text, other.runner.outdir, docs_dir),
+            read_checks(checks),
+            checks,
         )
     ]
     write_guide(docs_dir / GUIDE_PAGE, assets / "results.csv", numbers.rows)  # "Which approach should I use?"

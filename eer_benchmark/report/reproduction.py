@@ -1,9 +1,9 @@
-"""Runs of a block trained again on another machine (a lent GPU, say) to check that it reproduces
-them. Their records are kept in a file of the layout of ``docs/results/records.jsonl``
-(``docs/results/device_checks.jsonl``: ``eer-ner eer-records save CHECK_OUTDIR FILE``); the block's
-section of ``docs/results.md`` sets each beside the block's own run of the same name, with the
-spread of the block's finished seeds of that approach on the same data, which says what "within the
-noise" means."""
+"""Runs trained again on another machine (a lent GPU, say) to check that it reproduces them: a block's
+runs, or a plan's own (a further corpus's, ``block`` None). Their records are kept in a file of the layout of
+``docs/results/records.jsonl`` (``docs/results/device_checks.jsonl``: ``eer-ner eer-records save CHECK_OUTDIR
+FILE``; run names differ between corpora, so one file serves every plan); the block's (or corpus's) section of
+``docs/results.md`` sets each beside the run of the same name, with the spread of the finished seeds of that
+approach on the same data, which says what "within the noise" means."""
 
 import json
 import statistics
@@ -12,7 +12,7 @@ from typing import Dict, Optional
 
 from eer_benchmark.machine import machine_text
 from eer_benchmark.plan.approaches import approach_label
-from eer_benchmark.report.cells import cell, runs_of
+from eer_benchmark.report.cells import cell
 from eer_benchmark.run.records import DONE, read_records
 from eer_benchmark.tables import markdown_table
 
@@ -42,13 +42,14 @@ def _seeds_text(seeds: list) -> str:
     return f"{min(seeds):.1f}–{max(seeds):.1f} ({len(seeds)} seeds)"
 
 
-def reproduction_table(report, block, checks: Dict[str, dict]) -> str:
-    """One row per run of ``block`` that ``checks`` trained again elsewhere: both machines, F1 and
-    minutes, the difference, and the range of the block's finished seeds of the same approach and data."""
+def reproduction_table(report, block: Optional[dict], checks: Dict[str, dict]) -> str:
+    """One row per run of ``block`` (None: of the plan outside its blocks) that ``checks`` trained again
+    elsewhere: both machines, F1 and minutes, the difference, and the range of the finished seeds of the same
+    approach, data and setting."""
     return _reproduction(report, block, checks)[0]
 
 
-def reproduction_verdicts(report, block, checks: Dict[str, dict]) -> list:
+def reproduction_verdicts(report, block: Optional[dict], checks: Dict[str, dict]) -> list:
     """One sentence per approach and data with checks of at least two seeds: the checks' seeds against
     the block's (range and mean) and how many checks fall inside the block's range."""
     return _reproduction(report, block, checks)[1]
@@ -86,33 +87,50 @@ def _inside(values: list, reference: list) -> int:
     return sum(min(reference) <= value <= max(reference) for value in values)
 
 
-def _dropout_spread(report, block, run) -> Optional[tuple]:
-    """(name, F1s) of the finished runs of ``run``'s approach and data under the block's setting that changes
-    only the dropout stream (:func:`_dropout_settings`, the first); None where the block has none."""
-    other = next(iter(_dropout_settings(block)), None)
+def entries(plan, block: Optional[dict]) -> list:
+    """(setting, run) of ``block``'s runs, or (``block`` None) of the plan's runs outside its blocks, an ablation
+    run with its setting, every other run with None."""
+    if block is not None:
+        return [(setting, run) for b, setting, run in plan.block_entries if b is block]
+    in_blocks = {run.key for _, _, run in plan.block_entries}
+    settings = {run.key: setting for setting, run in plan.ablation_entries}
+    return [(settings.get(run.key), run) for run in plan.runs if run.key not in in_blocks]
+
+
+def _same_setting(entries: list, setting: Optional[dict], run) -> list:
+    """The runs of ``entries`` under ``setting`` (None: none) with ``run``'s ratio: the seeds a check is held against."""
+    slug = (setting or {}).get("slug")
+    return [other for s, other in entries if (s or {}).get("slug") == slug and other.ratio == run.ratio]
+
+
+def _dropout_spread(report, entries: list, run) -> Optional[tuple]:
+    """(name, F1s) of the finished runs of ``run``'s approach and data under the first setting of ``entries`` that
+    changes only the dropout stream (:func:`_dropout_settings`); None where there is none."""
+    other = next(iter(_dropout_settings([s for s, _ in entries if s])), None)
     if other is None:
         return None
-    again, _ = cell(report, runs_of(report.plan, block, other), run.approach, run.scenario_name)
+    again, _ = cell(report, _same_setting(entries, other, run), run.approach, run.scenario_name)
     return other["name"], [100 * record["f1"] for record in again.values()]
 
 
-def _dropout_settings(block) -> list:
-    """The block's settings that change the dropout stream and nothing else (``EER_DROPOUT_SEED`` alone)."""
-    return [
-        item["setting"]
-        for item in block.get("settings", [])
-        if set(item["setting"].get("env") or {}) == {"EER_DROPOUT_SEED"}
-    ]
+def _dropout_settings(settings: list) -> list:
+    """The ``settings`` that change the dropout stream and nothing else (``EER_DROPOUT_SEED`` alone), each once."""
+    found = {}
+    for setting in settings:
+        if set(setting.get("env") or {}) == {"EER_DROPOUT_SEED"}:
+            found.setdefault(setting["name"], setting)
+    return list(found.values())
 
 
-def _reproduction(report, block, checks: Dict[str, dict]):
+def _reproduction(report, block: Optional[dict], checks: Dict[str, dict]):
     lines, groups = [], {}
-    for b, setting, run in report.plan.block_entries:
-        check = checks.get(f"runs/{run.rel}") if b is block else None
+    mine = entries(report.plan, block)
+    for setting, run in mine:
+        check = checks.get(f"runs/{run.rel}")
         if check is None:
             continue
         here = report.records[run.key]
-        finished, _ = cell(report, runs_of(report.plan, block, setting), run.approach, run.scenario_name)
+        finished, _ = cell(report, _same_setting(mine, setting, run), run.approach, run.scenario_name)
         seeds = [100 * record["f1"] for record in finished.values()]
         done = here.get("status") == "done"
         inside = "–" if len(seeds) < 2 else ("yes" if min(seeds) <= 100 * check["f1"] <= max(seeds) else "no")
@@ -122,7 +140,7 @@ def _reproduction(report, block, checks: Dict[str, dict]):
             groups[key] = {
                 "checked": [],
                 "seeds": seeds,
-                "dropout": None if setting else _dropout_spread(report, block, run),
+                "dropout": None if setting else _dropout_spread(report, mine, run),
             }
         group = groups[key]
         group["checked"].append(100 * check["f1"])
