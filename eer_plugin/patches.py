@@ -59,6 +59,11 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.training.checkpointer:install",
     ),
     Patch(
+        ("allennlp.training.util.get_metrics",),
+        "a run resumed inside an epoch reports that epoch's training loss and metrics over all its batches",
+        "eer_plugin.training.epoch_state:install",
+    ),
+    Patch(
         ("allennlp.commands.train._train_worker", "allennlp.commands.train.TrainModel.finish"),
         "each worker of distributed training destroys its process group when it has trained (no SIGABRT at "
         "exit), worker 0 before its test evaluation (evaluate_on_test no longer waits forever)",
@@ -96,7 +101,7 @@ def install() -> None:
     """Installs every patch of :data:`PATCHES`, in order (idempotent: each installer checks its own mark)."""
     from eer_plugin.commands import eer_settings, evaluate_checks, predict, train  # noqa: F401  (train: registered on import)
     from eer_plugin.runtime import archive, config_files, errors
-    from eer_plugin.training import checkpointer, distributed
+    from eer_plugin.training import checkpointer, distributed, epoch_state
 
     installers = {
         "eer_plugin.runtime.config_files:install": config_files.install,
@@ -104,6 +109,7 @@ def install() -> None:
         "eer_plugin.runtime.errors:install_excepthook": errors.install_excepthook,
         "eer_plugin.runtime.errors:install_unknown_type_check": errors.install_unknown_type_check,
         "eer_plugin.training.checkpointer:install": checkpointer.install,
+        "eer_plugin.training.epoch_state:install": epoch_state.install,
         "eer_plugin.training.distributed:install": distributed.install,
         "eer_plugin.commands.predict:install_predict_manager": predict.install_predict_manager,
         "eer_plugin.commands.evaluate_checks:install": evaluate_checks.install,

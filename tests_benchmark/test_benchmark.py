@@ -868,3 +868,26 @@ def _cmdline(pid: str) -> str:
             return handle.read().replace(b"\0", b" ").decode(errors="replace")
     except OSError:
         return ""
+
+
+def test_the_benchmark_passes_the_interval_from_the_shell_and_records_no_such_setting(monkeypatch, tmp_path):
+    from eer_plugin.runtime.settings import RESULT_NEUTRAL
+
+    assert RESULT_NEUTRAL == ("EER_CHECKPOINT_SECONDS",)
+    plan = parse_plan(
+        {
+            "name": "p",
+            "datasets": [{"name": "d", "train": "t.txt", "dev": "d.txt", "test": "d.txt"}],
+            "scenarios": [{"name": "EE", "type": "ee", "budget": 5}],
+            "approaches": ["eer_short"],
+            "encoders": ["e"],
+            "seeds": [0],
+        },
+        check_files=False,
+    ).expand()
+    runner = Runner(plan, str(tmp_path))
+    monkeypatch.setenv("EER_CHECKPOINT_SECONDS", "600")
+    monkeypatch.setenv("EER_ENCODER", "stray")  # a setting the plan owns: never from the shell
+    environment = runner.environment(plan.runs[0])
+    assert environment["EER_CHECKPOINT_SECONDS"] == "600" and environment["EER_ENCODER"] == "e"
+    assert "EER_CHECKPOINT_SECONDS" not in runner.settings(plan.runs[0])

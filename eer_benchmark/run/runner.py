@@ -26,7 +26,7 @@ from eer_benchmark.run.simulated import SimulatedData
 from eer_benchmark.tables import read_json
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.common.wording import counted
-from eer_plugin.runtime.settings import BY_NAME, config_approach, overrides
+from eer_plugin.runtime.settings import BY_NAME, RESULT_NEUTRAL, config_approach, overrides
 
 #: settings compared between a finished run and the current plan (a mismatch is an error)
 COMPARED_SETTINGS = (
@@ -242,12 +242,13 @@ class Runner:
 
     def environment(self, run: Run) -> Dict[str, str]:
         """The subprocess environment: the caller's without the settings a plan owns (a stray ``EER_ENCODER``
-        in the shell must not change a run; ``settings.MACHINE_VARIABLES`` pass), then the run's environment
+        in the shell must not change a run; ``settings.MACHINE_VARIABLES`` and ``settings.RESULT_NEUTRAL`` pass), then the run's environment
         settings (:meth:`run_settings`); its hyperparameters reach the training as ``-o`` (:meth:`overrides`)."""
         env = {k: v for k, v in os.environ.items() if k not in BY_NAME}
         env.update(
             {k: v for k, v in self.run_settings(run).items() if k not in BY_NAME or not BY_NAME[k].is_hyperparameter}
         )
+        env.update({k: os.environ[k] for k in RESULT_NEUTRAL if os.environ.get(k)})  # the shell's, over defaults
         for key in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             if key not in self.plan.env:
                 env[key] = str(self.threads)

@@ -285,6 +285,12 @@ SETTINGS: Tuple[Setting, ...] = (
     ),
     Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING),
     Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING),
+    Setting(
+        "EER_CHECKPOINT_SECONDS",
+        "",
+        "also checkpoint inside an epoch, at most this many seconds apart (empty: at each epoch's end only)",
+        TRAINING,
+    ),
     _H(
         "EER_CBL_ROUND_EPOCHS",
         "5",
@@ -308,6 +314,9 @@ assert len(BY_NAME) == len(SETTINGS), "a setting is listed twice"
 #: the EER_* variables that are not settings: where things are on this machine and how errors show; they
 #: never change how a run trains (eer-benchmark passes them from the shell to its runs)
 MACHINE_VARIABLES: Tuple[str, ...] = ("EER_MODEL_CACHE", "EER_TRACEBACK")
+#: the settings that change no result, only how a run can be stopped and resumed (a resumed run is the
+#: uninterrupted run): eer-benchmark passes them from the shell to its runs, and never records them
+RESULT_NEUTRAL: Tuple[str, ...] = ("EER_CHECKPOINT_SECONDS",)
 ENVIRONMENT: Tuple[Setting, ...] = tuple(s for s in SETTINGS if not s.is_hyperparameter)
 HYPERPARAMETERS: Tuple[Setting, ...] = tuple(s for s in SETTINGS if s.is_hyperparameter)
 

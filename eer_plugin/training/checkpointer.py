@@ -30,10 +30,12 @@ every argument is AllenNLP's ``default`` checkpointer's). Compared with that one
   checkpoint inside an epoch: that epoch starts from its saved start-of-epoch states, so its
   batches come in the same order, and the saved states are restored before the first batch
   that is trained again). An interrupted and recovered run then has the metrics and weights of
-  the uninterrupted run, bit for bit (``tests/runtime/test_reliability.py``). One limit, AllenNLP's: it
-  keeps no training metrics of a partial epoch, so after a checkpoint *inside* an epoch (not
-  what the configs do: they checkpoint at the end of epochs) the ``training_*`` metrics of that
-  one epoch cover the batches after the resume only; weights, validation and later epochs match.
+  the uninterrupted run, bit for bit (``tests/runtime/test_reliability.py``).
+* **A checkpoint inside an epoch** (``save_every_num_seconds`` / ``save_every_num_batches``; the
+  configs' ``EER_CHECKPOINT_SECONDS``) also holds what the epoch has summed so far, the training
+  loss sums and the model's metric objects (:mod:`eer_plugin.training.epoch_state`), put back
+  with the generators: the resumed epoch's ``training_*`` metrics are the uninterrupted run's
+  too (AllenNLP alone would report them over the batches after the resume only).
 
 AllenNLP's ``Checkpointer.load_checkpoint()`` receives no trainer; the trainer that calls it
 (``GradientDescentTrainer._maybe_restore_checkpoint``, at the start of ``train()``) is found as the
@@ -54,6 +56,7 @@ from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from eer_plugin.common import atomic
+from eer_plugin.training import epoch_state
 
 logger = logging.getLogger(__name__)
 
@@ -201,6 +204,8 @@ class _ResumingLoader:
         while True:
             if position == skip and skip > 0:
                 set_rng_states(pending["now"], trainer)
+                if pending.get("epoch") is not None:  # the epoch's loss sums and metrics so far
+                    epoch_state.resume_epoch(trainer.model, pending["epoch"])
             try:
                 batch = next(batches)
             except StopIteration:
@@ -276,6 +281,9 @@ class AtomicCheckpointer(Checkpointer):
                 "epochs_completed": epochs,
                 "batches_in_epoch_completed": batches,
             }
+            running = epoch_state.epoch_state(trainer) if batches > 0 else None
+            if running is not None:  # inside an epoch: what the epoch has summed so far
+                training_state[epoch_state.EPOCH_KEY] = running
             # the training state first: a model_state file marks a complete checkpoint
             training_path = self._training_state_path(epochs, batches)
             model_path = self._model_state_path(epochs, batches)
@@ -307,6 +315,7 @@ class AtomicCheckpointer(Checkpointer):
         except Exception as error:
             raise RuntimeError(f"checkpoint {model_path} / {training_path} cannot be read: {error}") from error
         self._restore_best_weights(training_state, model_path)
+        running = training_state.pop(epoch_state.EPOCH_KEY, None)
         rng = training_state.pop(RNG_KEY, None)
         if rng is None:
             logger.warning(
@@ -317,7 +326,7 @@ class AtomicCheckpointer(Checkpointer):
         elif trainer is None:
             set_rng_states(rng["now"])
         else:
-            self.pending_rng = rng
+            self.pending_rng = {**rng, "epoch": running}
         return TrainerCheckpoint(model_state, training_state)
 
     def _restore_best_weights(self, training_state: Dict[str, Any], model_path: str) -> None:

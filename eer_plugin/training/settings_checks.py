@@ -60,6 +60,7 @@ NUMBER_RANGES = (
     ("trainer.min_steps", lambda v: is_integer(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
     ("trainer.patience", lambda v: is_integer(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
     ("trainer.grad_norm", lambda v: is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
+    ("trainer.checkpointer.save_every_num_seconds", lambda v: is_number(v) and v > 0, "a number of seconds above 0, or null"),
 )  # fmt: skip
 
 
@@ -158,6 +159,21 @@ def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
         raise UserError(f"-s {directory}: cannot write in {parent}; choose a directory you can write to")
 
 
+def check_environment() -> None:
+    """The environment settings the configs parse as numbers (a bad value would be a jsonnet error)."""
+    seconds = os.environ.get("EER_CHECKPOINT_SECONDS", "").strip()
+    if seconds:
+        try:
+            value = float(seconds)
+        except ValueError:
+            value = float("nan")
+        if not value > 0 or value == float("inf"):
+            raise UserError(
+                f"EER_CHECKPOINT_SECONDS must be a number of seconds above 0 (how often to checkpoint inside an "
+                f"epoch), got {seconds!r}; unset it to checkpoint at each epoch's end only"
+            )
+
+
 def check_training_arguments(
     param_path: str, overrides: str, serialization_dir: str, recover: bool = False, force: bool = False
 ) -> None:
@@ -167,6 +183,7 @@ def check_training_arguments(
     from allennlp.models import Model
 
     _overrides(overrides)
+    check_environment()
     check_serialization_dir(serialization_dir, recover, force)
     try:
         config = Params.from_file(param_path, overrides).as_dict(quiet=True)

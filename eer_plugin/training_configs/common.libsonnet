@@ -14,6 +14,7 @@
 //   EER_PRECISION      auto | fp32 | bf16: the encoder's precision on this machine (the CRF and the losses stay
 //                      float32); auto (default): bf16 on CPUs with AMX / AVX-512 BF16 and bf16-capable GPUs, else fp32
 //   EER_SEED, EER_CUDA_DEVICE  seeds; GPU index (-1: CPU)
+//   EER_CHECKPOINT_SECONDS  also checkpoint inside an epoch, at most this many seconds apart; empty: at epochs' ends
 //   EER_WORD_VECTORS, EER_WORD_DIM  CBL-LSTM's word vectors file and its size
 // * hyperparameters: the literals below (rho, gamma, lambda_u, the ratio control and start, the ablation flags,
 //   epochs, batch size, learning rates, min_steps, validation metric, CBL's round epochs), each at the config key
@@ -146,7 +147,12 @@ local sns = {
         parameter_groups: if lstm then [] else [[head_parameters[if sentences then 'sns' else 'crf'], { lr: head_lr }]],
       },
       learning_rate_scheduler: { type: 'slanted_triangular', cut_frac: 0.1, ratio: 16 },
-      checkpointer: { type: 'eer_atomic', keep_most_recent_by_count: 1 },  // atomic files + RNG states (eer_plugin/training/checkpointer.py)
+      // atomic files + RNG states (eer_plugin/training/checkpointer.py); EER_CHECKPOINT_SECONDS: also inside epochs
+      checkpointer: {
+        type: 'eer_atomic',
+        keep_most_recent_by_count: 1,
+        [if optional('EER_CHECKPOINT_SECONDS') != null then 'save_every_num_seconds']: std.parseJson(env('EER_CHECKPOINT_SECONDS')),
+      },
       // the ratio-calibrated start of the EER taggers (EER_RATIO_INIT: -o '{"trainer.callbacks": []}' turns it off)
       callbacks: if partial then [{ type: 'eer_ratio_init' }] else [],
     },

@@ -365,7 +365,11 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
     )
     config = Params.from_file("eer_short.jsonnet", '{"model.ratio_control": "bind"}').as_dict(quiet=True)
     for path, test, expected in NUMBER_RANGES:
-        assert _value_at(config, path) is not None or path.rsplit(".", 1)[1] in ("patience", "o_cost"), path
+        assert _value_at(config, path) is not None or path.rsplit(".", 1)[1] in (
+            "patience",
+            "o_cost",
+            "save_every_num_seconds",
+        ), path
         taken = refused = 0
         for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1]):
             overrides = json.dumps({path: value})
