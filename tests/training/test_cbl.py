@@ -189,3 +189,61 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     metrics = [json.loads((tmp_path / d / "final" / "metrics.json").read_text()) for d in ("whole", "resumed")]
     assert metrics[0]["best_validation_f1-measure-overall"] == metrics[1]["best_validation_f1-measure-overall"]
+
+
+@pytest.mark.integration
+def test_a_cbl_run_stopped_inside_an_epoch_of_a_round_recovers_to_the_uninterrupted_run(
+    tiny_env, monkeypatch, tmp_path
+):
+    """Checkpoints inside epochs (EER_CHECKPOINT_SECONDS in the benchmark, here every 2 batches): stopped right after
+    one inside round 0's epoch and recovered, a CBL run ends with the uninterrupted run's relabelling, final weights
+    and the round's metrics, its training loss included (training/epoch_state.py)."""
+    import torch
+    from allennlp.common import Params
+    from conftest import REPO, hyper
+
+    from eer_plugin.training import cbl_rounds
+    from eer_plugin.training.checkpointer import AtomicCheckpointer
+
+    config = str(REPO / "training_configs" / "cbl_bert_all.jsonnet")
+    overrides = json.dumps(
+        {
+            **json.loads(hyper("cbl_bert_all", EER_EPOCHS=1, EER_CBL_ROUND_EPOCHS=1)),
+            "cbl.step": 0.06,
+            "trainer.checkpointer.save_every_num_batches": 2,
+        }
+    )
+
+    def run(directory, **options):
+        return cbl_rounds.run_cbl(
+            Params.from_file(config, overrides), str(tmp_path / directory), ["eer_plugin"], **options
+        )
+
+    whole = run("whole")
+    save = AtomicCheckpointer.save_checkpoint
+
+    def stops_inside_round_0(self, trainer):
+        save(self, trainer)
+        if Path(self._serialization_dir).name == "round_0" and trainer._batches_in_epoch_completed == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", stops_inside_round_0)
+    with pytest.raises(KeyboardInterrupt):
+        run("resumed")
+    assert (tmp_path / "resumed" / "round_0" / "model_state_e0_b2.th").is_file()
+    monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", save)
+    resumed = run("resumed", recover=True)
+    assert [r["relabelled_entity_words"] for r in resumed["rounds"]] == [
+        r["relabelled_entity_words"] for r in whole["rounds"]
+    ]
+    weights = [torch.load(tmp_path / d / "final" / "best.th", weights_only=True) for d in ("whole", "resumed")]
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+    def training_metrics(directory):
+        metrics = json.loads((tmp_path / directory / "round_0" / "metrics.json").read_text())
+        return {
+            k: v for k, v in metrics.items() if k.startswith("training_") and "duration" not in k and "memory" not in k
+        }
+
+    assert training_metrics("whole")["training_loss"] > 0
+    assert training_metrics("resumed") == training_metrics("whole")
