@@ -40,7 +40,7 @@ def main(argv=None) -> dict:
 
     reader = PartialDocumentReader(model_name=args.encoder, max_length=args.max_length)
     docs = [d for d in reader.read_documents(args.data) if d.is_complete]
-    counts = document_counts(reader, docs, count_bookends=False, latent_is_entity=True)
+    counts = [document_counts(reader, doc, count_bookends=False, latent_is_entity=True) for doc in docs]
     truth = ratio_estimate.ratio(counts)
     print(f"{args.data}: {len(docs)} complete documents, corpus entity subword ratio {truth:.3f} ({args.encoder})")
     rng = np.random.default_rng(args.seed)

@@ -60,7 +60,8 @@ exactly the matched text. Written through the output policy (checked first, atom
 id packed in one integer), the per-node and per-entry data in ``array``s: memory grows linearly, about 320
 bytes per entry (``benchmarks/dictionary_speed.py``: one million entries, 318 MB at the peak of the build).
 The input is read and written one document at a time (:func:`label_stream`), so a corpus of any size is
-labelled in the memory of its largest document (a CoNLL input, the exception, is read whole).
+labelled in the memory of its largest document (a CoNLL input too: its reader makes a first pass that keeps no
+token).
 """
 
 import dataclasses

@@ -1,7 +1,7 @@
 """The documents that dictionary labelling reads (``eer-ner eer-dictionary INPUT``; no AllenNLP): JSON lines with raw
 ``"text"`` or with ``"tokens"`` (partial annotation kept), a folder of ``.txt`` files, or a CoNLL/OntoNotes file
-whose tags are ignored. JSON lines and folders are read one document at a time (memory bounded by the largest
-document, not the corpus). A file that cannot be used is a :class:`DictionaryError` naming the file and line,
+whose tags are ignored. Every kind is read one document at a time (memory bounded by the largest document, not the
+corpus). A file that cannot be used is a :class:`DictionaryError` naming the file and line,
 with this command's fix (a dictionary given as INPUT, plain text in one file)."""
 
 import dataclasses
@@ -11,7 +11,7 @@ from typing import Dict, Iterator, List, Optional, Tuple
 from eer_plugin.annotation.dictionary_files import DictionaryError, json_value, text_lines
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
-from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, read_documents
+from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, iter_documents
 from eer_plugin.corpus.formats.files import STREAM_ERRORS, open_text, text_files, uncompressed_name
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -90,10 +90,13 @@ class InputDocuments:
             raise DictionaryError(f"no words in any of the {len(texts)} .txt files below this folder", root)
 
     def _conll(self) -> Iterator[Read]:
-        """A CoNLL/OntoNotes file or folder (read whole), its tags ignored."""
+        """A CoNLL/OntoNotes file or folder, its tags ignored, read one document at a time
+        (:func:`~eer_plugin.corpus.formats.iter_documents`)."""
         path = self.path
         try:
-            gold = read_documents(path)
+            for document in iter_documents(path):
+                self.kind = "conll"
+                yield dataclasses.replace(document, spans=[], is_complete=False, negative_spans=[]), None
         except FormatError as err:
             if Path(path).is_dir():
                 raise
@@ -109,9 +112,6 @@ class InputDocuments:
                     'lines with "text"'
                 )
             raise DictionaryError(err.problem + hint, err.path, err.line) from None
-        self.kind = "conll"
-        for document in gold:
-            yield dataclasses.replace(document, spans=[], is_complete=False, negative_spans=[]), None
 
     def _json_lines(self, offsets: bool) -> Iterator[Read]:
         """JSON lines, every line of one kind: ``text`` (raw text; :attr:`Document.text` set) or ``tokens``

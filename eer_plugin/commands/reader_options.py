@@ -38,7 +38,7 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
         group,
         "--format",
         choices=FORMATS,
-        default_from=(formats.read_documents, "format"),
+        default_from=(formats.iter_documents, "format"),
         help="format of the files (default %(default)s: from name and content)",
     )
     add_option(
@@ -47,7 +47,7 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
         "--encoding",
         dest="tag_scheme",
         type=tag_scheme,
-        default_from=(formats.read_documents, "encoding"),
+        default_from=(formats.iter_documents, "encoding"),
         metavar="SCHEME",
         help="tag scheme of CoNLL files (default %(default)s: BIOUL if L-/U- occur, IOB1 if a chunk starts with I- "
         "after O or another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
@@ -65,14 +65,14 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
         group,
         "--tag-column",
         type=int,
-        default_from=(formats.read_documents, "tag_column"),
+        default_from=(formats.iter_documents, "tag_column"),
         metavar="N",
         help="CoNLL files: column of the tag, 0-based (default %(default)s: the last)",
     )
     add_option(
         group,
         "--file-encoding",
-        default_from=(formats.read_documents, "file_encoding"),
+        default_from=(formats.iter_documents, "file_encoding"),
         metavar="CODEC",
         help=f"character encoding of {what} (default %(default)s: UTF-8; a column file that is not valid UTF-8 is "
         "read as latin-1, with a warning) or a codec name such as latin-1",

@@ -51,21 +51,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> dict:
-    count, train, dev = dev_split.split_file(
+    split = dev_split.split_file(
         args.data, args.train_output, args.dev_output, args.dev_fraction, args.seed, args.complete_only
     )
-    complete = sum(d.is_complete for d in dev)
     print(
-        f"{NAME}: {counted(count, 'document')} -> {len(train)} train ({args.train_output}), {len(dev)} dev ({args.dev_output}, "
-        f"{complete} complete); fraction {args.dev_fraction}, seed {args.seed}"
+        f"{NAME}: {counted(split.documents, 'document')} -> {split.train} train ({args.train_output}), {split.dev} dev "
+        f"({args.dev_output}, {split.dev_complete} complete); fraction {args.dev_fraction}, seed {args.seed}"
     )
-    if complete < len(dev):
+    if split.dev_complete < split.dev:
         print(
-            f"{len(dev) - complete} dev documents are partial: select checkpoints with "
+            f"{split.dev - split.dev_complete} dev documents are partial: select checkpoints with "
             + """-o '{"trainer.validation_metric": "+partial-f1"}'"""
         )
     print(f"EER_TRAIN_DATA={args.train_output} EER_DEV_DATA={args.dev_output}")
-    return {"train": len(train), "dev": len(dev), "dev_complete": complete}
+    return {"train": split.train, "dev": split.dev, "dev_complete": split.dev_complete}
 
 
 run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError))

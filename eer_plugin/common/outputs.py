@@ -26,6 +26,7 @@ import glob
 import os
 import re
 import stat
+import tempfile
 import uuid
 from contextlib import contextmanager
 from typing import IO, Callable, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
@@ -254,6 +255,16 @@ def replacing(path: PathLike, publisher: Optional[Callable[[str, PathLike], None
 
 
 @contextmanager
+def spooling(path: PathLike) -> Iterator[IO[bytes]]:
+    """An anonymous temporary file (binary, read and written) for a command that must see all its input before
+    it writes ``path``: on the disk ``path`` is written to (its nearest existing directory; the system's
+    temporary directory for a stream), never in memory, and gone when the block ends, or the process with it."""
+    directory = None if is_stream(path) else _existing_parent(os.path.dirname(os.path.abspath(target_of(path))))
+    with tempfile.TemporaryFile(dir=directory) as spool:
+        yield spool
+
+
+@contextmanager
 def writing(path: PathLike, mode: str = "w") -> Iterator[IO]:
     """An open file whose content replaces ``path`` when the block ends without an error (the
     parent directories are created; stale temporary files of ``path`` are removed). A stream
@@ -263,10 +274,30 @@ def writing(path: PathLike, mode: str = "w") -> Iterator[IO]:
             yield handle
         return
     path = target_of(path)
+    with _directories_of(path):
+        remove_stale_temporaries(path)
+        with replacing(path) as temporary:
+            with open(temporary, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
+                yield handle
+
+
+@contextmanager
+def _directories_of(path: str) -> Iterator[None]:
+    """``path``'s missing parent directories, made for the block; removed again if the block fails (a write that
+    streams its input leaves no trace of an input that turns out bad, as one that read it first)."""
+    made = []
     directory = os.path.dirname(path)
-    if directory:
+    while directory and not os.path.exists(directory):
+        made.append(directory)
+        directory = os.path.dirname(directory)
+    for directory in reversed(made):
         os.makedirs(directory, exist_ok=True)
-    remove_stale_temporaries(path)
-    with replacing(path) as temporary:
-        with open(temporary, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as handle:
-            yield handle
+    try:
+        yield
+    except BaseException:
+        for directory in made:  # the deepest first
+            try:
+                os.rmdir(directory)
+            except OSError:  # not empty (another writer's file), or gone
+                break
+        raise

@@ -7,27 +7,21 @@ documents, sentences, tokens and entity spans per type, chunks that start with `
 or another type (line numbers), the longest sentence and document in words, and for partial JSON
 lines the annotated and negative spans and the complete documents. Entity spans are counted on the
 documents as read: for IOB1 and IOB2/BIO files that is conlleval's rule (a chunk starts at ``B-``, or
-at ``I-`` after ``O`` or after another type). :func:`subword_statistics` adds the longest sentence
-and document in subword tokens, given a tokenizer, beside the chunk size.
+at ``I-`` after ``O`` or after another type). :class:`SubwordCounts` adds the longest sentence
+and document in subword tokens, given a tokenizer, beside the chunk size. Both count one document at a time:
+memory does not grow with the file.
 """
 
 from collections import Counter
 from pathlib import Path
-from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Callable, Dict, Iterator, List, Optional, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document
-from eer_plugin.corpus.formats import (
-    AUTO_FILE_ENCODING,
-    detect_format,
-    read_ontonotes,
-)
-from eer_plugin.corpus.formats.conll import read_conll_reading
-from eer_plugin.corpus.formats.decoding import decode_file_as
-from eer_plugin.corpus.formats.jsonl import read_jsonl_reading
-
-#: line numbers shown of the chunks that start with ``I-``
-SHOWN_LINES = 5
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, detect_format, ontonotes_documents
+from eer_plugin.corpus.formats.conll import conll_documents
+from eer_plugin.corpus.formats.decoding import decoding_of
+from eer_plugin.corpus.formats.jsonl import jsonl_documents
 
 
 def inspect_file(
@@ -37,14 +31,31 @@ def inspect_file(
     sentences_per_document: Optional[int] = None,
     tag_column: int = -1,
     file_encoding: str = AUTO_FILE_ENCODING,
-) -> Tuple[Dict[str, Any], List[Document]]:
-    """``(report, documents)`` of one file read with the options of
-    :func:`~eer_plugin.corpus.formats.read_documents`; raises its :class:`FormatError` on a broken file."""
+    each: Optional[Callable[[Document], None]] = None,
+) -> Dict[str, Any]:
+    """The report of one file read with the options of :func:`~eer_plugin.corpus.formats.read_documents`, one
+    document at a time (memory does not grow with the file); ``each`` gets every document as it is read. Raises
+    the reader's :class:`FormatError` on a broken file."""
+    report, docs = _reading(path, format, encoding, sentences_per_document, tag_column, file_encoding)
+    counts = Counts()
+    for doc in docs:
+        counts.add(doc)
+        if each is not None:
+            each(doc)
+    report.update(counts.result())
+    report["warnings"] = warnings(report)
+    return report
+
+
+def _reading(
+    path: str, format: str, encoding: str, sentences_per_document: Optional[int], tag_column: int, file_encoding: str
+) -> Tuple[Dict[str, Any], Iterator[Document]]:
+    """What the reader decided about the file (the report's first keys) and its documents, read as iterated."""
     if format == "auto":
         format = detect_format(path, file_encoding)
     report: Dict[str, Any] = {"file": str(path), "format": format}
     if format == "conll":
-        docs, reading = read_conll_reading(path, encoding, sentences_per_document, tag_column, file_encoding)
+        docs, reading = conll_documents(path, encoding, sentences_per_document, tag_column, file_encoding)
         report.update(
             file_encoding=reading.file_encoding,
             file_encoding_reason=reading.file_encoding_reason,
@@ -52,14 +63,14 @@ def inspect_file(
             tag_scheme_reason=reading.tag_scheme_reason,
             documents_from=reading.documents_from,
             group_size=reading.group_size,
-            i_starts=len(reading.i_starts),
+            i_starts=reading.i_starts,
             i_start_lines=[
                 {"line": line, "tag": tag, "after": previous or "sentence start"}
-                for line, tag, previous in reading.i_starts[:SHOWN_LINES]
+                for line, tag, previous in reading.first_i_starts
             ],
         )
     elif format == "jsonl":
-        docs, (codec, why) = read_jsonl_reading(path, file_encoding)
+        docs, (codec, why) = jsonl_documents(path, file_encoding)
         report.update(
             file_encoding=codec,
             file_encoding_reason=why,
@@ -69,14 +80,15 @@ def inspect_file(
             group_size=None,
         )
     elif format == "ontonotes":
-        docs = read_ontonotes(path, file_encoding)
+        docs = ontonotes_documents(path, file_encoding)
         if Path(path).is_dir():
             codec, why = (
                 ("utf-8" if file_encoding == AUTO_FILE_ENCODING else file_encoding),
                 "every *_conll file below the directory",
             )
         else:
-            codec, why = decode_file_as(path, file_encoding)[1:]
+            decoding = decoding_of(path, file_encoding)
+            codec, why = decoding.codec, decoding.why
         report.update(
             file_encoding=codec,
             file_encoding_reason=why,
@@ -87,39 +99,47 @@ def inspect_file(
         )
     else:
         raise ValueError(f"unknown format {format!r}")
-    report.update(counts(docs))
-    report["warnings"] = warnings(report)
     return report, docs
 
 
-def counts(docs: Sequence[Document]) -> Dict[str, Any]:
-    """Documents, sentences, tokens, spans per type (sorted by type) and the longest sentence and
-    document in words; with partial documents also negative spans and complete documents."""
-    spans = Counter(label for doc in docs for _, _, label in doc.spans)
-    sentence_words = [(end - start, doc) for doc in docs for start, end in doc.sentences()]
-    longest_sentence = max(sentence_words, key=lambda item: item[0])
-    longest_document = max(docs, key=lambda doc: len(doc.tokens))
-    result: Dict[str, Any] = {
-        "documents": len(docs),
-        "sentences": sum(len(doc.sentence_ends) for doc in docs),
-        "tokens": sum(len(doc.tokens) for doc in docs),
-        "spans": dict(sorted(spans.items())),
-        "spans_total": sum(spans.values()),
-        "complete_documents": sum(doc.is_complete for doc in docs),
-        "longest_sentence_words": {
-            "words": longest_sentence[0],
-            "document": longest_sentence[1].id,
-            "source": longest_sentence[1].source,
-        },
-        "longest_document_words": {
-            "words": len(longest_document.tokens),
-            "document": longest_document.id,
-            "source": longest_document.source,
-        },
-    }
-    if result["complete_documents"] < len(docs):
-        result["negative_spans"] = sum(len(doc.negative_spans) for doc in docs)
-    return result
+class Counts:
+    """What the report counts, one document at a time (:meth:`add`; :meth:`result`): documents, sentences,
+    tokens, spans per type (sorted by type) and the longest sentence and document in words (the first of the
+    longest); with partial documents also negative spans and complete documents."""
+
+    def __init__(self) -> None:
+        self.documents = self.sentences = self.tokens = self.complete = self.negative_spans = 0
+        self.spans: Counter = Counter()
+        self.longest_sentence: Dict[str, Any] = {}
+        self.longest_document: Dict[str, Any] = {}
+
+    def add(self, doc: Document) -> None:
+        self.documents += 1
+        self.sentences += len(doc.sentence_ends)
+        self.tokens += len(doc.tokens)
+        self.complete += doc.is_complete
+        self.negative_spans += len(doc.negative_spans)
+        self.spans.update(label for _, _, label in doc.spans)
+        for start, end in doc.sentences():
+            if end - start > self.longest_sentence.get("words", -1):
+                self.longest_sentence = {"words": end - start, "document": doc.id, "source": doc.source}
+        if len(doc.tokens) > self.longest_document.get("words", -1):
+            self.longest_document = {"words": len(doc.tokens), "document": doc.id, "source": doc.source}
+
+    def result(self) -> Dict[str, Any]:
+        result: Dict[str, Any] = {
+            "documents": self.documents,
+            "sentences": self.sentences,
+            "tokens": self.tokens,
+            "spans": dict(sorted(self.spans.items())),
+            "spans_total": sum(self.spans.values()),
+            "complete_documents": self.complete,
+            "longest_sentence_words": self.longest_sentence,
+            "longest_document_words": self.longest_document,
+        }
+        if self.complete < self.documents:
+            result["negative_spans"] = self.negative_spans
+        return result
 
 
 def warnings(report: Dict[str, Any]) -> List[str]:
@@ -150,28 +170,31 @@ def warnings(report: Dict[str, Any]) -> List[str]:
     return messages
 
 
-def subword_statistics(
-    docs: Sequence[Document], tokenize_words: Callable[[List[str]], List[List[int]]], max_length: int = 512
-) -> Dict[str, Any]:
-    """The longest sentence and document in subword tokens (without the two bookends) beside a
-    chunk's ``max_length - 2`` content positions, and how many sentences do not fit in one chunk
-    (the reader cuts those at word boundaries)."""
-    budget = max_length - 2
-    longest_sentence = {"subwords": 0, "document": None}
-    longest_document = {"subwords": 0, "document": None}
-    too_long = 0
-    for doc in docs:
-        pieces = [len(p) for p in tokenize_words(doc.tokens)]
+class SubwordCounts:
+    """The longest sentence and document in subword tokens (without the two bookends) beside a chunk's
+    ``max_length - 2`` content positions, and how many sentences do not fit in one chunk (the reader cuts those
+    at word boundaries), one document at a time (:meth:`add`; :meth:`result`)."""
+
+    def __init__(self, tokenize_words: Callable[[List[str]], List[List[int]]], max_length: int = 512) -> None:
+        self.tokenize_words, self.budget = tokenize_words, max_length - 2
+        self.longest_sentence: Dict[str, Any] = {"subwords": 0, "document": None}
+        self.longest_document: Dict[str, Any] = {"subwords": 0, "document": None}
+        self.too_long = 0
+
+    def add(self, doc: Document) -> None:
+        pieces = [len(p) for p in self.tokenize_words(doc.tokens)]
         for start, end in doc.sentences():
             length = sum(pieces[start:end])
-            too_long += length > budget
-            if length > longest_sentence["subwords"]:
-                longest_sentence = {"subwords": length, "document": doc.id, "source": doc.source}
-        if sum(pieces) > longest_document["subwords"]:
-            longest_document = {"subwords": sum(pieces), "document": doc.id, "source": doc.source}
-    return {
-        "chunk_subwords": budget,
-        "longest_sentence_subwords": longest_sentence,
-        "longest_document_subwords": longest_document,
-        "sentences_over_chunk": too_long,
-    }
+            self.too_long += length > self.budget
+            if length > self.longest_sentence["subwords"]:
+                self.longest_sentence = {"subwords": length, "document": doc.id, "source": doc.source}
+        if sum(pieces) > self.longest_document["subwords"]:
+            self.longest_document = {"subwords": sum(pieces), "document": doc.id, "source": doc.source}
+
+    def result(self) -> Dict[str, Any]:
+        return {
+            "chunk_subwords": self.budget,
+            "longest_sentence_subwords": self.longest_sentence,
+            "longest_document_subwords": self.longest_document,
+            "sentences_over_chunk": self.too_long,
+        }

@@ -12,19 +12,34 @@ from eer_plugin.common.atomic import write_json
 from eer_plugin.common.outputs import check_outputs
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import FormatError
-from eer_plugin.corpus.inspection import inspect_file, subword_statistics
+from eer_plugin.corpus.inspection import SubwordCounts, inspect_file
 from eer_plugin.data.reader import PartialDocumentReader
 from eer_plugin.runtime.encoders import default_encoder
 
 
-def document_counts(
-    reader, docs: List[Document], count_bookends: bool, latent_is_entity: bool
-) -> List[ratio_estimate.RatioCounts]:
-    """Each document's subword and entity positions on the training reader's chunks, as the ratio loss counts them."""
-    return [
-        ratio_estimate.chunk_counts(doc.id, (c.labels for c in reader.chunk(doc)), count_bookends, latent_is_entity)
-        for doc in docs
-    ]
+def document_counts(reader, doc: Document, count_bookends: bool, latent_is_entity: bool) -> ratio_estimate.RatioCounts:
+    """A document's subword and entity positions on the training reader's chunks, as the ratio loss counts them."""
+    return ratio_estimate.chunk_counts(doc.id, (c.labels for c in reader.chunk(doc)), count_bookends, latent_is_entity)
+
+
+def _add(total: ratio_estimate.RatioCounts, counts: ratio_estimate.RatioCounts) -> None:
+    """Adds a document's positions to ``total`` (their ratio is that of the documents' summed counts)."""
+    total.subwords += counts.subwords
+    total.entities.update(counts.entities)
+
+
+class _Annotated:
+    """The annotated positions of partial documents in a training-data variant, summed one document at a time
+    (their ratio is that of the summed counts)."""
+
+    def __init__(self, reader, variant_name: str, count_bookends: bool) -> None:
+        self.reader, self.variant, self.count_bookends = reader, variant_name, count_bookends
+        self.total, self.documents = ratio_estimate.RatioCounts("partial documents"), 0
+
+    def add(self, doc: Document) -> None:
+        for kept in variant([doc], self.variant):  # the variant keeps or cuts each document alone
+            _add(self.total, document_counts(self.reader, kept, self.count_bookends, False))
+            self.documents += 1
 
 
 def _reader(encoder: str, max_length: Optional[int], **options: Any) -> PartialDocumentReader:
@@ -60,31 +75,32 @@ def estimate_ratio(
         encoder, source = default_encoder()
         announce(f"encoder: {encoder} ({source}; choose another with --encoder)")
     reader = _reader(encoder, max_length, **(reader_parameters or {}))
-    docs = reader.read_documents(data)
-    complete = [d for d in docs if d.is_complete]
-    partial_docs = [d for d in docs if not d.is_complete]
+    complete: List[ratio_estimate.RatioCounts] = []  # each complete document's: the bootstrap draws documents
+    annotated = _Annotated(reader, partial_variant, count_bookends)
+    for doc in reader.iter_documents(data):  # one document at a time: what stays is its counts
+        if doc.is_complete:
+            complete.append(document_counts(reader, doc, count_bookends, True))
+        else:
+            annotated.add(doc)
     for path in partial:
-        partial_docs.extend(d for d in reader.read_documents(path) if not d.is_complete)
+        for doc in reader.iter_documents(path):
+            if not doc.is_complete:
+                annotated.add(doc)
     if not complete:
         raise DocumentError(
             f"{data}: no complete document (is_complete: true) to count; mark checked documents with "
             "eer-import --complete-ids, or pass a gold corpus"
         )
-    result = ratio_estimate.estimate(
-        document_counts(reader, complete, count_bookends, True), resamples, confidence, seed
-    )
+    result = ratio_estimate.estimate(complete, resamples, confidence, seed)
     suggestion = ratio_estimate.suggest(result["low"], result["high"], min_margin)
-    partial_docs = variant(partial_docs, partial_variant)
-    partial_ratio = (
-        ratio_estimate.ratio(document_counts(reader, partial_docs, count_bookends, False)) if partial_docs else None
-    )
-    messages = ratio_estimate.warnings(result, suggestion, partial_ratio, len(partial_docs))
+    partial_ratio = ratio_estimate.ratio([annotated.total]) if annotated.documents else None
+    messages = ratio_estimate.warnings(result, suggestion, partial_ratio, annotated.documents)
     result.update(
         data=str(data),
         encoder=encoder,
         count_bookends=count_bookends,
         suggested=suggestion,
-        partial_documents=len(partial_docs),
+        partial_documents=annotated.documents,
         partial_variant=partial_variant,
         partial_annotated_ratio=partial_ratio,
         warnings=messages,
@@ -110,8 +126,9 @@ def inspect_files(
         encoder, source = (encoder, "--encoder") if encoder else default_encoder()
         reader = _reader(encoder, max_length)
     for path in files:
+        counting = _SubwordReport(reader, encoder, source) if reader is not None else None
         try:
-            report, docs = inspect_file(path, **(reader_options or {}))
+            report = inspect_file(path, **(reader_options or {}), each=counting.add if counting else None)
         except (FormatError, DocumentError) as err:
             error = {
                 "file": str(getattr(err, "path", path)),
@@ -120,10 +137,26 @@ def inspect_files(
             }
             yield path, error, err
             continue
-        if reader is not None:
-            report["encoder"] = {"name": encoder, "from": source}
-            report.update(subword_statistics(docs, reader.tokenize_words, reader.max_length))
-            complete = [d for d in docs if d.is_complete]
-            counts = document_counts(reader, complete, False, True)
-            report["subword_entity_ratio"] = ratio_estimate.ratio(counts) if complete else None
+        if counting is not None:
+            report.update(counting.result(report["complete_documents"]))
         yield path, report, None
+
+
+class _SubwordReport:
+    """What ``eer-inspect`` reports of a file on the reader's chunks, counted one document at a time
+    (:meth:`add`): the longest sentence and document in subwords (:class:`SubwordCounts`) and the subword
+    entity ratio of the complete documents (their positions summed)."""
+
+    def __init__(self, reader: PartialDocumentReader, encoder: str, source: str) -> None:
+        self.reader, self.encoder = reader, {"name": encoder, "from": source}
+        self.subwords = SubwordCounts(reader.tokenize_words, reader.max_length)
+        self.complete = ratio_estimate.RatioCounts("complete documents")
+
+    def add(self, doc: Document) -> None:
+        self.subwords.add(doc)
+        if doc.is_complete:
+            _add(self.complete, document_counts(self.reader, doc, False, True))
+
+    def result(self, complete_documents: int) -> Dict[str, Any]:
+        ratio = ratio_estimate.ratio([self.complete]) if complete_documents else None
+        return {"encoder": self.encoder, **self.subwords.result(), "subword_entity_ratio": ratio}

@@ -2,7 +2,7 @@
 
 import logging
 import os
-from typing import Dict, Iterable, List, Optional
+from typing import Dict, Iterable, Iterator, List, Optional
 
 import torch
 from allennlp.data import Batch, DatasetReader, Instance, Token
@@ -14,7 +14,7 @@ from allennlp.nn import util
 from eer_plugin.annotation.simulators import variant as apply_variant
 from eer_plugin.common.errors import relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError, Document
-from eer_plugin.corpus.formats import FormatError, read_documents
+from eer_plugin.corpus.formats import FormatError, iter_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.encoders import resolve_model_name
@@ -143,22 +143,25 @@ class PartialDocumentReader(DatasetReader):
         )
 
     def read_documents(self, file_path: str) -> List[Document]:
+        return list(self.iter_documents(file_path))
+
+    def iter_documents(self, file_path: str) -> Iterator[Document]:
+        """The documents of :meth:`read_documents`, read one at a time
+        (:func:`~eer_plugin.corpus.formats.iter_documents`), each in the reader's variant."""
         if not os.path.exists(file_path):
             raise DataFileError(
                 f"data file {file_path!r} not found{relative_paths_hint(file_path)}; check the path, "
                 "or the EER_TRAIN_DATA / EER_DEV_DATA / EER_TEST_DATA setting that names it"
             )
         try:
-            documents = list(read_documents(file_path, **self.format_options()))
+            for document in iter_documents(file_path, **self.format_options()):
+                # the variant first, from the annotation as given: marked complete before it, every document of a
+                # Raw run would count as annotated and its short/shortest data would be the whole corpus
+                for doc in apply_variant([document], self.variant):
+                    doc.is_complete = doc.is_complete or self.assume_complete
+                    yield doc
         except FormatError as error:  # names the file, the line and what was expected
             raise DataFileError(str(error)) from None
-        # the variant first, from the annotation as given: marked complete before it, every document of a
-        # Raw run would count as annotated and its short/shortest data would be the whole corpus
-        docs = apply_variant(documents, self.variant)
-        if self.assume_complete:
-            for doc in docs:
-                doc.is_complete = True
-        return docs
 
     def tokenize_words(self, words: List[str]) -> List[List[int]]:
         if self.subwords is None:

@@ -1,10 +1,11 @@
 """eer-dictionary reads and writes one document at a time: its memory does not grow with the corpus (a 50 MB
-raw-text file took 2.8 GB when the input was read whole), for every streamed kind of input and with
+raw-text file took 2.8 GB when the input was read whole), for every kind of input (CoNLL too) and with
 --propagate's second pass; a bad line late in a long input still leaves no output, or the one there before."""
 
 import json
 
 import pytest
+from generated_corpora import conll_text
 from work_counter import peak_memory
 
 from eer_plugin.annotation.dictionary import label_file
@@ -12,6 +13,9 @@ from eer_plugin.annotation.dictionary_files import DictionaryError
 
 NAMES = "Angela Merkel\tPER\nNew York\tLOC\nSiemens\tORG\n"
 SENTENCE = "Angela Merkel met the board of Siemens in New York on Monday and said little . "
+SUFFIXES = {"folder": "", "conll": ".conll"}
+#: sentences per document: a CoNLL file holds a line per word, 5 of its sentences take what 20 take in the others
+REPEATS = {"conll": 5}
 
 
 def _text_line(i, repeats):
@@ -24,6 +28,9 @@ def _tokens_line(i, repeats):
 
 
 def _write_input(kind, path, documents, repeats=20):
+    if kind == "conll":  # the same sentence, its tags ignored
+        path.write_text(conll_text(documents, sentences=repeats), encoding="utf-8")
+        return path
     if kind == "folder":
         path.mkdir()
         for i in range(documents):
@@ -34,18 +41,21 @@ def _write_input(kind, path, documents, repeats=20):
     return path
 
 
-@pytest.mark.parametrize("kind, propagate", [("text", False), ("tokens", False), ("tokens", True), ("folder", False)])
+@pytest.mark.parametrize(
+    "kind, propagate", [("text", False), ("tokens", False), ("tokens", True), ("folder", False), ("conll", False)]
+)
 def test_memory_does_not_grow_with_the_number_of_documents(tmp_path, kind, propagate):
     names = tmp_path / "names.tsv"
     names.write_text(NAMES, encoding="utf-8")
     peaks = {}
     for documents in (100, 400):
-        source = _write_input(kind, tmp_path / f"in{documents}{'.jsonl' if kind != 'folder' else ''}", documents)
+        repeats = REPEATS.get(kind, 20)
+        source = _write_input(kind, tmp_path / f"in{documents}{SUFFIXES.get(kind, '.jsonl')}", documents, repeats)
         out = tmp_path / f"out{documents}.jsonl"
         summary, peaks[documents] = peak_memory(label_file, str(source), str(out), [str(names)], propagate=propagate)
         assert summary.documents == documents
         labelled = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines()]
-        assert len(labelled) == documents and all(len(d["spans"]) == 20 * 3 for d in labelled)
+        assert len(labelled) == documents and all(len(d["spans"]) == repeats * 3 for d in labelled)
     # read whole, each document stayed in memory: 36-82 KB per document of 1.6 KB of text here; streamed, what
     # stays is its id (the ids checked for repeats, a folder's list of files): under 2 KB
     per_document = (peaks[400] - peaks[100]) / 300

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from eer_plugin.corpus.formats import FormatError, read_conll
-from eer_plugin.corpus.formats.conll import _DICTIONARY_ENTRY
+from eer_plugin.corpus.formats.columns import _DICTIONARY_ENTRY
 
 #: the pattern before: the form's one non-space character was tried at every place of the line (quadratic)
 OLD_DICTIONARY_ENTRY = re.compile(r"[^\t,;]*\S[^\t,;]*[\t,;][ \t]*[\w-]+[ \t]*")

@@ -50,7 +50,7 @@ def test_utf8_json_lines_read_as_utf8_under_a_given_single_byte_encoding(tmp_pat
         assert [value["tokens"] for _, value in json_lines(path, codec)] == [d.tokens for d in docs]
     if any(not t.isascii() for d in docs for t in d.tokens + [d.id]):
         assert f"{path}: read as UTF-8, not as the given latin-1: the file is valid UTF-8" in caplog.text
-        report = inspect_file(path, file_encoding="latin-1")[0]
+        report = inspect_file(path, file_encoding="latin-1")
         assert (report["file_encoding"], report["file_encoding_reason"]) == (
             "utf-8",
             "valid UTF-8 JSON, not the given latin-1",

@@ -49,7 +49,8 @@ def conlleval_chunks(path, codec="utf-8", column=-1):
     ],
 )
 def test_span_counts_equal_conllevals(name, codec, scheme, by_hand):
-    report, docs = inspect_file(str(INSPECT / name))
+    report = inspect_file(str(INSPECT / name))
+    docs = read_documents(str(INSPECT / name))
     assert report["spans"] == conlleval_chunks(INSPECT / name, codec) == by_hand
     assert report["spans_total"] == sum(by_hand.values()) and report["tag_scheme"] == scheme
     assert report["tag_scheme_reason"].startswith("auto: ")
@@ -59,20 +60,21 @@ def test_span_counts_equal_conllevals(name, codec, scheme, by_hand):
 
 
 def test_scheme_reasons_and_i_starts():
-    iob1, _ = inspect_file(str(INSPECT / "iob1.txt"))
+    iob1 = inspect_file(str(INSPECT / "iob1.txt"))
     # chunks starting with I-: EU (3), German (5), Peter (9), BRUSSELS (14), Germany (17), Britain (20)
     assert iob1["i_starts"] == 6 and [s["line"] for s in iob1["i_start_lines"]] == [3, 5, 9, 14, 17]
     assert iob1["i_start_lines"][1] == {"line": 5, "tag": "I-MISC", "after": "O"}
     assert iob1["tag_scheme_reason"] == "auto: 6 chunks start with I- after O or another type, first on line 3"
     assert iob1["warnings"] == []  # IOB1 proper: nearly every chunk starts with I-
-    assert inspect_file(str(INSPECT / "bioul.txt"))[0]["tag_scheme_reason"] == "auto: L-/U- tags, first on line 4"
-    assert inspect_file(str(INSPECT / "iob2.txt"))[0]["tag_scheme_reason"] == "auto: every chunk starts with B-"
-    given, _ = inspect_file(str(INSPECT / "iob1.txt"), encoding="IOB1")
+    assert inspect_file(str(INSPECT / "bioul.txt"))["tag_scheme_reason"] == "auto: L-/U- tags, first on line 4"
+    assert inspect_file(str(INSPECT / "iob2.txt"))["tag_scheme_reason"] == "auto: every chunk starts with B-"
+    given = inspect_file(str(INSPECT / "iob1.txt"), encoding="IOB1")
     assert (given["tag_scheme"], given["tag_scheme_reason"]) == ("IOB1", "given")
 
 
 def test_file_without_docstart_is_grouped_and_stray_i_is_reported():
-    report, docs = inspect_file(str(INSPECT / "no_docstart.txt"))
+    report = inspect_file(str(INSPECT / "no_docstart.txt"))
+    docs = read_documents(str(INSPECT / "no_docstart.txt"))
     assert (report["documents_from"], report["group_size"], report["documents"], report["sentences"]) == (
         "grouped",
         10,
@@ -88,35 +90,36 @@ def test_file_without_docstart_is_grouped_and_stray_i_is_reported():
     assert report["warnings"][1].startswith(
         "only 1 of 9 chunks start with I- after O or another type: the file looks like IOB2"
     )
-    four, _ = inspect_file(str(INSPECT / "no_docstart.txt"), sentences_per_document=4)
+    four = inspect_file(str(INSPECT / "no_docstart.txt"), sentences_per_document=4)
     assert (four["documents"], four["group_size"]) == (3, 4)
     with pytest.raises(FormatError, match=r"no_docstart.txt:8: .*'I-ORG'.*read the file as IOB1") as err:
         inspect_file(str(INSPECT / "no_docstart.txt"), encoding="IOB2")
     assert err.value.line == 8
-    docstart, _ = inspect_file(str(INSPECT / "iob2.txt"))
+    docstart = inspect_file(str(INSPECT / "iob2.txt"))
     assert (docstart["documents_from"], docstart["group_size"], docstart["documents"]) == ("docstart", None, 2)
 
 
 def test_latin1_file_encoding_reported():
-    report, docs = inspect_file(str(INSPECT / "latin1.txt"))
+    report = inspect_file(str(INSPECT / "latin1.txt"))
+    docs = read_documents(str(INSPECT / "latin1.txt"))
     assert (report["file_encoding"], report["file_encoding_reason"]) == (
         "latin-1",
         "auto: not valid UTF-8 (byte 0xe9 on line 3)",
     )
     assert docs[0].tokens[:2] == ["Jos\u00e9", "P\u00e9rez"]
-    given, _ = inspect_file(str(INSPECT / "latin1.txt"), file_encoding="cp1252")
+    given = inspect_file(str(INSPECT / "latin1.txt"), file_encoding="cp1252")
     assert (given["file_encoding"], given["file_encoding_reason"]) == ("cp1252", "given")
-    assert inspect_file(str(INSPECT / "iob2.txt"))[0]["file_encoding_reason"] == "auto: valid UTF-8"
+    assert inspect_file(str(INSPECT / "iob2.txt"))["file_encoding_reason"] == "auto: valid UTF-8"
 
 
 def test_tag_column_option():
     # the chunk column: EU | German call | Peter Blackburn | BRUSSELS 1996-08-22 | Germany France | Britain Spain; rejects | met
-    report, _ = inspect_file(str(INSPECT / "iob1.txt"), tag_column=2)
+    report = inspect_file(str(INSPECT / "iob1.txt"), tag_column=2)
     assert report["spans"] == conlleval_chunks(INSPECT / "iob1.txt", column=2) == {"NP": 6, "VP": 2}
 
 
 def test_partial_json_lines():
-    report, _ = inspect_file(str(INSPECT / "partial.jsonl"))
+    report = inspect_file(str(INSPECT / "partial.jsonl"))
     records = [json.loads(line) for line in (INSPECT / "partial.jsonl").read_text().splitlines()]
     assert report["spans_total"] == sum(len(r["spans"]) for r in records) == 4
     assert report["spans"] == dict(Counter(s[2] for r in records for s in r["spans"]))

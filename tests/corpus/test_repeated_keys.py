@@ -104,7 +104,7 @@ def _import(format: str) -> Callable[[Path], None]:
     def read(path: Path) -> None:
         from eer_plugin.corpus.importers import ImportReport, read_raw_documents
 
-        read_raw_documents(format, path, ImportReport(format))
+        list(read_raw_documents(format, path, ImportReport(format)))
 
     return read
 

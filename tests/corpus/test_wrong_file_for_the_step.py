@@ -11,7 +11,7 @@ from eer_plugin.commands import dictionary as eer_dictionary
 from eer_plugin.commands import split
 from eer_plugin.corpus.documents import PREDICTIONS_FIX
 from eer_plugin.corpus.formats import FormatError, read_documents
-from eer_plugin.corpus.formats.conll import DICTIONARY_FIX
+from eer_plugin.corpus.formats.columns import DICTIONARY_FIX
 
 DICTIONARIES = {
     "names.tsv": "Loyola de Palacio\tPER\nBrussels\tLOC\n",

@@ -22,7 +22,7 @@ import dataclasses
 import importlib
 import json
 from pathlib import Path
-from typing import Any, Dict, List, Optional, Sequence, Tuple
+from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.outputs import writing
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
@@ -165,17 +165,34 @@ def _json_lines(path: PathLike, file_encoding: str):
         ) from None
 
 
+@dataclasses.dataclass
+class Exported:
+    """What an export read: the predicted documents, their spans and the error records of predict skipped."""
+
+    documents: int = 0
+    spans: int = 0
+    errors: int = 0
+
+
 def read_predictions(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> Tuple[List[PredictedDocument], int]:
-    """The predicted documents of a predictions file and the number of error records skipped."""
-    documents: List[PredictedDocument] = []
-    errors = 0
+    """The predicted documents of a predictions file (:func:`predicted_documents`, as a list) and the number of
+    error records skipped."""
+    exported = Exported()
+    return list(predicted_documents(path, exported, file_encoding)), exported.errors
+
+
+def predicted_documents(
+    path: PathLike, exported: Exported, file_encoding: str = AUTO_FILE_ENCODING
+) -> Iterator[PredictedDocument]:
+    """The predicted documents of a predictions file, one line at a time (what stays is each id's line, to refuse
+    an id twice), counted in ``exported``."""
     seen: Dict[str, int] = {}
     stem = Path(path).name.split(".")[0] or "predictions"
     for line, record in _json_lines(path, file_encoding):
         if not isinstance(record, dict):
             raise PredictionsError("expected a JSON object (a line of eer-ner predict output)", path, line)
         if "error" in record:
-            errors += 1
+            exported.errors += 1
             continue
         try:
             document = _document(record, path, line)
@@ -193,23 +210,26 @@ def read_predictions(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) ->
                 line,
             )
         seen[document.id] = line
-        documents.append(document)
-    if not documents:
+        exported.documents += 1
+        exported.spans += len(document.spans)
+        yield document
+    if not exported.documents:
         raise PredictionsError(
-            "no predicted documents in this file" + (f" ({errors} error records)" if errors else ""), path
+            "no predicted documents in this file" + (f" ({exported.errors} error records)" if exported.errors else ""),
+            path,
         )
-    return documents, errors
 
 
 def export(format: str, predictions: PathLike, output: PathLike, **options) -> Tuple[int, int, int]:
-    """Writes ``predictions`` as ``format`` to ``output``; returns (documents, spans, error records skipped).
-    ``options`` go to the format module (``model_version``, ``from_name``, ``to_name`` for Label Studio)."""
+    """Writes ``predictions`` as ``format`` to ``output``, one document at a time (the output appears whole when
+    the last one is written); returns (documents, spans, error records skipped). ``options`` go to the format
+    module (``model_version``, ``from_name``, ``to_name`` for Label Studio)."""
     if format not in FORMAT_MODULES:
         raise PredictionsError(f"unknown export format {format!r}; expected one of {', '.join(EXPORT_FORMATS)}", output)
-    documents, errors = read_predictions(predictions)
     module = importlib.import_module(f"{__name__}.{FORMAT_MODULES[format]}")
-    module.write(documents, output, **options)
-    return len(documents), sum(len(d.spans) for d in documents), errors
+    exported = Exported()
+    module.write(predicted_documents(predictions, exported), output, **options)
+    return exported.documents, exported.spans, exported.errors
 
 
 def rounded(probability: float) -> float:

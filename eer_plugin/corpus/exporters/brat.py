@@ -18,7 +18,7 @@ It must not exist yet (or be empty), so no earlier annotation is ever overwritte
 import os
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import List
+from typing import Iterable
 
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
@@ -62,21 +62,24 @@ def annotation_file(document: PredictedDocument) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def write(documents: List[PredictedDocument], path: PathLike) -> None:
+def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
+    """Writes each document's ``.txt`` and ``.ann`` as it comes, into a directory that appears whole (renamed
+    from a temporary name beside ``path``) when the last one is written."""
     check_output_directory(path)
-    stems = [file_stem(d) for d in documents]
     temporary = temporary_name(os.path.abspath(path))
     try:
         root = Path(temporary)
-        for document, stem in zip(documents, stems):
+        types = set()
+        for document in documents:
+            stem = file_stem(document)
             (root / stem).parent.mkdir(parents=True, exist_ok=True)
             with open(root / f"{stem}.txt", "w", encoding="utf-8", newline="") as out:
                 out.write(document.text)
             with open(root / f"{stem}.ann", "w", encoding="utf-8", newline="") as out:
                 out.write(annotation_file(document))
-        types = sorted({s.type for d in documents for s in d.spans})
+            types.update(s.type for s in document.spans)
         (root / "annotation.conf").write_text(
-            "[entities]\n" + "".join(t + "\n" for t in types) + "[relations]\n[events]\n[attributes]\n"
+            "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n"
         )
         if os.path.isdir(path):
             os.rmdir(path)  # the empty directory the check allowed

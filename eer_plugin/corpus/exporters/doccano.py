@@ -7,13 +7,13 @@ the probabilities are not written (the other tools' exports carry them). doccano
 than ``text`` and ``label`` (here ``id``) as the example's metadata.
 """
 
-from typing import List
+from typing import Iterable
 
 from eer_plugin.corpus.exporters import PredictedDocument, write_json_lines
 from eer_plugin.corpus.formats import PathLike
 
 
-def write(documents: List[PredictedDocument], path: PathLike) -> None:
+def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
     write_json_lines(
         ({"id": d.id, "text": d.text, "label": [[s.start, s.end, s.type] for s in d.spans]} for d in documents), path
     )

@@ -16,7 +16,7 @@ names a document by its task id).
 """
 
 import json
-from typing import List
+from typing import Iterable
 
 from eer_plugin.common.outputs import writing
 from eer_plugin.corpus.exporters import PredictedDocument, lowest_probability, rounded
@@ -43,12 +43,15 @@ def task(number: int, document: PredictedDocument, model_version: str, from_name
 
 
 def write(
-    documents: List[PredictedDocument],
+    documents: Iterable[PredictedDocument],
     path: PathLike,
     model_version: str = "eer-ner",
     from_name: str = "label",
     to_name: str = "text",
 ) -> None:
-    tasks = [task(number, d, model_version, from_name, to_name) for number, d in enumerate(documents, start=1)]
-    with writing(path) as out:  # a JSON list, one task per line
-        out.write("[\n" + ",\n".join(json.dumps(t, ensure_ascii=False) for t in tasks) + "\n]\n")
+    with writing(path) as out:  # a JSON list, one task per line, written as the documents come
+        out.write("[\n")
+        for number, document in enumerate(documents, start=1):
+            line = json.dumps(task(number, document, model_version, from_name, to_name), ensure_ascii=False)
+            out.write(line if number == 1 else ",\n" + line)
+        out.write("\n]\n")

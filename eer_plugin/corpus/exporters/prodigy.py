@@ -12,7 +12,7 @@ Prodigy shows ``meta`` on the card and keeps it in ``db-out``, where the importe
 (:mod:`eer_plugin.corpus.importers.prodigy`) reads it back as the document id.
 """
 
-from typing import List
+from typing import Iterable
 
 from eer_plugin.corpus.exporters import PredictedDocument, rounded, write_json_lines
 from eer_plugin.corpus.formats import PathLike
@@ -38,5 +38,5 @@ def task(document: PredictedDocument) -> dict:
     return {"text": document.text, "meta": {"id": document.id}, "tokens": tokens, "spans": spans}
 
 
-def write(documents: List[PredictedDocument], path: PathLike) -> None:
+def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
     write_json_lines((task(d) for d in documents), path)

@@ -11,25 +11,28 @@ Formats:
 * **Partial-annotation JSON lines** (:func:`read_jsonl` / :func:`write_jsonl`): the format
   simulators write and the training reader consumes (see :meth:`Document.from_json`).
 
-One module per format (``conll``, ``ontonotes``, ``jsonl``) and ``files`` for what they share
-(character encodings, line breaks, :class:`FormatError`); this package re-exports their API.
+One module per format (``conll`` with ``columns``, ``ontonotes``, ``jsonl``), ``files`` and ``decoding`` for what
+they share (the bytes in blocks, character encodings, line breaks, :class:`FormatError`); this package re-exports
+their API.
 
-Every reader reads the whole input before returning, and any problem raises :class:`FormatError`
-naming the file, the line and what was expected, so a corpus is never half-read silently. Every
+Every reader reads a file in blocks and one document at a time (:func:`iter_documents`; memory holds one
+document, not the corpus); :func:`read_documents` is their list. Any problem raises :class:`FormatError`
+naming the file, the line and what was expected, so a corpus is never half-read silently (a command writes
+its output whole or not at all, :mod:`eer_plugin.common.outputs`). Every
 reader logs, once per file at INFO, what it settled on (tag scheme, character encoding, documents),
 and the CoNLL reader warns when it grouped sentences into documents; ``eer-inspect``
 (:mod:`eer_plugin.corpus.inspection`) shows all of it with counts.
 """
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Iterator, List, Optional
 
 from eer_plugin.corpus.documents import Document
-from eer_plugin.corpus.formats.conll import DEFAULT_SENTENCES_PER_DOCUMENT, DOCSTART, read_conll
-from eer_plugin.corpus.formats.decoding import LINE_BREAKS, decode_file, read_lines
-from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike, read_input_bytes, text_codec
-from eer_plugin.corpus.formats.jsonl import AUTHORS_JSON_KEYS, json_lines, read_jsonl, write_jsonl
-from eer_plugin.corpus.formats.ontonotes import ONTONOTES_TYPES, is_ontonotes_file, read_ontonotes
+from eer_plugin.corpus.formats.conll import DEFAULT_SENTENCES_PER_DOCUMENT, DOCSTART, iter_conll, read_conll
+from eer_plugin.corpus.formats.decoding import codec_of, decode_file, read_lines, text_start
+from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
+from eer_plugin.corpus.formats.jsonl import AUTHORS_JSON_KEYS, json_lines, jsonl_documents, read_jsonl, write_jsonl
+from eer_plugin.corpus.formats.ontonotes import ONTONOTES_TYPES, is_ontonotes_file, ontonotes_documents, read_ontonotes
 
 __all__ = [
     "AUTHORS_JSON_KEYS",
@@ -43,6 +46,7 @@ __all__ = [
     "decode_file",
     "detect_format",
     "is_ontonotes_file",
+    "iter_documents",
     "json_lines",
     "read_conll",
     "read_documents",
@@ -53,6 +57,8 @@ __all__ = [
 ]
 
 FORMATS = ("auto", "conll", "ontonotes", "jsonl")
+#: how the first line of an OntoNotes file starts
+ONTONOTES_START = "#begin document"
 
 
 def detect_format(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> str:
@@ -64,38 +70,35 @@ def detect_format(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> st
         return "ontonotes"
     if p.suffix in (".jsonl", ".json"):
         return "jsonl"
-    data = read_input_bytes(p)
-    codec = text_codec(data, p) if file_encoding == AUTO_FILE_ENCODING else file_encoding
-    try:
-        text = data.decode(codec, errors="replace")  # only sniffed here; the reader reports bad bytes
-    except LookupError:
-        raise FormatError(
-            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", p
-        ) from None
-    for line in LINE_BREAKS.split(text.lstrip("\ufeff")):
-        stripped = line.strip()
-        if stripped:
-            if stripped.startswith("{"):
-                return "jsonl"
-            if stripped.startswith("#begin document"):
-                return "ontonotes"
-            break
-    return "conll"
+    start = text_start(
+        p, codec_of(p, file_encoding), len(ONTONOTES_START)
+    )  # only sniffed here; the reader reports bad bytes
+    if start.startswith("{"):
+        return "jsonl"
+    return "ontonotes" if start.startswith(ONTONOTES_START) else "conll"
 
 
-def read_documents(
+def read_documents(path: PathLike, **options) -> List[Document]:
+    """Reads ``path`` (:func:`iter_documents`, its ``options``), as a list."""
+    return list(iter_documents(path, **options))
+
+
+def iter_documents(
     path: PathLike,
     format: str = "auto",
     encoding: str = "auto",
     sentences_per_document: Optional[int] = None,
     tag_column: int = -1,
     file_encoding: str = AUTO_FILE_ENCODING,
-) -> List[Document]:
-    """Reads ``path`` in ``format`` (``auto`` uses :func:`detect_format`).
+) -> Iterator[Document]:
+    """The documents of ``path`` in ``format`` (``auto`` uses :func:`detect_format`), read one at a time as they
+    are iterated: memory holds one document (and each id, to refuse one twice), not the corpus. A bad line
+    raises when the reading reaches it (a CoNLL file's structure and character encoding are checked before the
+    first document).
 
     ``encoding``, ``sentences_per_document`` and ``tag_column`` are the options of
-    :func:`read_conll`; the other formats carry their own annotation and ignore them, so one
-    reader configuration can read a JSON-lines training file and a CoNLL dev file.
+    :func:`~eer_plugin.corpus.formats.conll.conll_documents`; the other formats carry their own annotation and
+    ignore them, so one reader configuration can read a JSON-lines training file and a CoNLL dev file.
     ``file_encoding`` is the character encoding of every format (see :func:`decode_file`).
     """
     if format not in FORMATS:
@@ -103,13 +106,14 @@ def read_documents(
     if format == "auto":
         format = detect_format(path, file_encoding)
     if format == "jsonl":
-        return read_jsonl(path, file_encoding)
-    if format == "ontonotes":
-        return read_ontonotes(path, file_encoding)
-    return read_conll(
-        path,
-        encoding=encoding,
-        sentences_per_document=sentences_per_document,
-        tag_column=tag_column,
-        file_encoding=file_encoding,
-    )
+        yield from jsonl_documents(path, file_encoding)[0]
+    elif format == "ontonotes":
+        yield from ontonotes_documents(path, file_encoding)
+    else:
+        yield from iter_conll(
+            path,
+            encoding=encoding,
+            sentences_per_document=sentences_per_document,
+            tag_column=tag_column,
+            file_encoding=file_encoding,
+        )

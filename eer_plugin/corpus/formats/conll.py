@@ -4,13 +4,13 @@ lines between sentences, optional ``-DOCSTART-`` lines between documents. Covers
 
 import dataclasses
 import logging
-import re
 from pathlib import Path
-from typing import List, Optional, Tuple
+from typing import Iterable, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.common.wording import counted
 from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
-from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
+from eer_plugin.corpus.documents import Document, Span
+from eer_plugin.corpus.formats.columns import DOCSTART, Sentence, column_parts
 from eer_plugin.corpus.formats.decoding import decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 
@@ -18,83 +18,16 @@ logger = logging.getLogger(__name__)
 
 #: sentences grouped into one document when a CoNLL file has no ``-DOCSTART-`` line
 DEFAULT_SENTENCES_PER_DOCUMENT = 10
-DOCSTART = "-DOCSTART-"
-
-
-class _Sentence:
-    """Tokens, tags and source line numbers of one sentence of a column file."""
-
-    __slots__ = ("tokens", "tags", "lines")
-
-    def __init__(self) -> None:
-        self.tokens: List[str] = []
-        self.tags: List[str] = []
-        self.lines: List[int] = []
+#: the chunks that start with ``I-`` whose lines a reading keeps (``eer-inspect`` shows them)
+FIRST_I_STARTS = 5
 
 
 class _ConllDocument:
     """Sentences of one document of a column file and the line it starts on."""
 
-    def __init__(self, line: int, starts_with_docstart: bool) -> None:
+    def __init__(self, line: int) -> None:
         self.line = line
-        self.starts_with_docstart = starts_with_docstart
-        self.sentences: List[_Sentence] = []
-
-
-_TAG_PATTERN = re.compile(r"^(O|[BILU]-\S+)$")
-#: a first token line of at least this many columns whose last is no tag reads as a line of plain text
-PROSE_WORDS = 5
-#: ... as does a shorter one whose "tag" is a word that ends a sentence ("Angela Merkel visited Paris.")
-_SENTENCE_END = re.compile(r"\w[.!?]$")
-
-
-#: a first line ``surface form<TAB>TYPE`` (or ``,``/``;``: a spreadsheet's CSV): a dictionary of names, not CoNLL.
-#: The form: cells' text with a character that is no white space (the first one found where it is, never guessed at
-#: each place: a long line without a separator took quadratic time) or with one ``,``/``;`` in it
-_DICTIONARY_ENTRY = re.compile(r"(?:[^\S\t]*[^\s,;][^\t,;]*|[^\t,;]*[,;][^\t,;]*)[\t,;][ \t]*[\w-]+[ \t]*")
-DICTIONARY_FIX = (
-    "if the file is a dictionary of names ('surface form<TAB>TYPE' per line), it labels documents, it is no "
-    "training data: `eer-ner eer-dictionary DOCUMENTS labelled.jsonl --dictionary FILE`"
-)
-
-
-def _looks_like(text: str, fields: List[str], prose: str, tag: Optional[str] = None) -> Tuple[Optional[str], str]:
-    """What a file's first token line that is no CoNLL line seems to be (a :data:`LOOKS_LIKE` kind, or None), and
-    what was seen (``prose`` for plain text): a dictionary entry, a line of plain text (a tag column that ends a
-    sentence or a line of :data:`PROSE_WORDS` words or more; with no ``tag``: a line that ends a sentence)."""
-    if _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")):
-        return "dictionary", ""
-    if tag is None and _SENTENCE_END.search(text):
-        return "raw text", prose
-    if tag is not None and (len(fields) >= PROSE_WORDS or _SENTENCE_END.search(tag)):
-        return "raw text", prose
-    return None, ""
-
-
-def _hint(looks_like: Optional[str], seen: str) -> str:
-    """The fix that ``read_conll`` gives for what a file looks like (training data expected)."""
-    if looks_like == "dictionary":
-        return f"; {DICTIONARY_FIX}"
-    return f"; {seen}. {RAW_TEXT_FIX}" if looks_like == "raw text" else ""
-
-
-def _space_hint(text: str) -> str:
-    """The fix when a line's columns were cut at a white-space character other than a space or a tab (a no-break
-    space in a token, U+0085 from a Windows-1252 ellipsis read as latin-1, an ideographic space), which Python
-    splits at as at a space: "" when the line has none."""
-    for position, char in enumerate(text):
-        if char.isspace() and char not in " \t\r\n":
-            return (
-                f"; character {position + 1} is U+{ord(char):04X}, white space that separates columns as a space "
-                "does (a token holds none): replace it in the file"
-            )
-    return ""
-
-
-def _column_name(column: int, count: int) -> str:
-    """``--tag-column`` as a reader counts: ``column 4 of 4 (the last)``."""
-    number = column + 1 if column >= 0 else count + column + 1
-    return f"column {number} of {count}" + (" (the last)" if number == count else "")
+        self.sentences: List[Sentence] = []
 
 
 @dataclasses.dataclass
@@ -112,9 +45,10 @@ class ConllReading:
     group_size: Optional[int]
     documents: int
     sentences: int
-    #: ``(line, tag, previous tag or None at a sentence start)`` of every chunk that starts with ``I-``
-    #: after ``O``, another type or at a sentence start (conlleval's rule)
-    i_starts: List[Tuple[int, str, Optional[str]]]
+    #: how many chunks start with ``I-`` after ``O``, another type or at a sentence start (conlleval's rule),
+    #: and ``(line, tag, previous tag or None at a sentence start)`` of the first :data:`FIRST_I_STARTS`
+    i_starts: int
+    first_i_starts: List[Tuple[int, str, Optional[str]]]
     #: line of the first ``L-``/``U-`` tag (None: none)
     first_biluo_line: Optional[int] = None
 
@@ -153,14 +87,32 @@ class ConllReading:
         return lines
 
 
-def read_conll(
+def read_conll(path: PathLike, **options) -> List[Document]:
+    """Reads a CoNLL column file into complete (gold) documents (:func:`iter_conll`, as a list); ``options`` and
+    the rules of the file: :func:`conll_documents`."""
+    return list(iter_conll(path, **options))
+
+
+def iter_conll(path: PathLike, **options) -> Iterator[Document]:
+    """The documents of :func:`conll_documents` (``options``: its own), one at a time; its log lines
+    (:meth:`ConllReading.log_lines`) come when the first pass has decided them, before the first document."""
+    documents, reading = conll_documents(path, **options)
+    for level, message in reading.log_lines(path):
+        logger.log(level, message)
+    yield from documents
+
+
+def conll_documents(
     path: PathLike,
     encoding: str = "auto",
     sentences_per_document: Optional[int] = None,
     tag_column: int = -1,
     file_encoding: str = AUTO_FILE_ENCODING,
-) -> List[Document]:
-    """Reads a CoNLL column file into complete (gold) documents.
+) -> Tuple[Iterator[Document], ConllReading]:
+    """The complete (gold) documents of a CoNLL column file, read one at a time as they are iterated, and the
+    :class:`ConllReading`, decided first: a first pass over the file checks every line and counts what decides
+    the tag scheme, the documents and their ids (nothing of the file is kept); the second pass reads one
+    document at a time (a tag sequence the scheme does not allow is an error there).
 
     Parameters
     ----------
@@ -191,70 +143,21 @@ def read_conll(
     are exempt: CoNLL-2002 Dutch writes ``-DOCSTART- -DOCSTART- O``). Documents get ids
     ``<file stem>-<index>`` (zero-padded) and sources ``<file>:<line of their first line>``.
 
-    Logs, once per file, the tag scheme, the character encoding and the documents it settled on (one
-    line each at INFO, with what ``auto`` saw), and a warning when sentences were grouped into
-    documents (:meth:`ConllReading.log_lines`); :func:`read_conll_reading` returns that instead.
+    :func:`iter_conll` and :func:`read_conll` log, once per file, the tag scheme, the character encoding and the
+    documents it settled on (one line each at INFO, with what ``auto`` saw), and a warning when sentences were
+    grouped into documents (:meth:`ConllReading.log_lines`); here the :class:`ConllReading` says it instead.
     """
-    documents, reading = read_conll_reading(path, encoding, sentences_per_document, tag_column, file_encoding)
-    for level, message in reading.log_lines(path):
-        logger.log(level, message)
-    return documents
-
-
-def read_conll_reading(
-    path: PathLike,
-    encoding: str = "auto",
-    sentences_per_document: Optional[int] = None,
-    tag_column: int = -1,
-    file_encoding: str = AUTO_FILE_ENCODING,
-) -> Tuple[List[Document], ConllReading]:
-    """:func:`read_conll` without its log lines: the documents and the :class:`ConllReading`."""
     try:
         encoding = "auto" if encoding == "auto" else normalize_encoding(encoding)
     except ValueError as err:
         raise FormatError(str(err), path) from None
     if sentences_per_document is not None and sentences_per_document < 1:
         raise FormatError(f"sentences_per_document must be at least 1, got {sentences_per_document}", path)
-
-    documents, (codec, codec_reason) = _read_conll_documents(path, tag_column, file_encoding)
-    if documents and documents[-1].starts_with_docstart and not documents[-1].sentences:
-        logger.warning(
-            "%s:%d: %s at the end of the file is followed by no tokens; dropping that empty document",
-            path,
-            documents[-1].line,
-            DOCSTART,
-        )
-        documents.pop()
-    if not documents:
-        raise FormatError("no tokens found; expected CoNLL column lines 'token ... tag'", path)
-    for document in documents:
-        if document.starts_with_docstart and not document.sentences:
-            raise FormatError(f"empty document: {DOCSTART} is followed by no tokens", path, document.line)
-    group_size = None
-    if not any(d.starts_with_docstart for d in documents):
-        group_size = sentences_per_document or DEFAULT_SENTENCES_PER_DOCUMENT
-        documents = _group_sentences(documents[0].sentences, group_size)
-
-    sentences = [s for d in documents for s in d.sentences]
-    i_starts = [
-        (s.lines[i], s.tags[i], s.tags[i - 1] if i else None) for s in sentences for i in i_chunk_starts(s.tags)
-    ]
-    first_biluo = next((line for s in sentences for line, tag in zip(s.lines, s.tags) if tag[:2] in ("L-", "U-")), None)
-    if encoding != "auto":
-        reason = "given"
-    elif first_biluo is not None:
-        encoding, reason = "BIOUL", f"auto: L-/U- tags, first on line {first_biluo}"
-    elif i_starts:
-        encoding = "IOB1"
-        starts = "1 chunk starts" if len(i_starts) == 1 else f"{len(i_starts)} chunks start"
-        reason = f"auto: {starts} with I- after O or another type, first on line {i_starts[0][0]}"
-    else:
-        encoding, reason = (
-            "BIO",
-            "auto: every chunk starts with B-"
-            if any(t != "O" for s in sentences for t in s.tags)
-            else "auto: no entity tags",
-        )
+    lines, (codec, codec_reason) = decoded_lines(path, file_encoding)
+    survey = _survey(column_parts(lines, path, tag_column), path)
+    group_size = None if survey.docstart else sentences_per_document or DEFAULT_SENTENCES_PER_DOCUMENT
+    documents = survey.documents if survey.docstart else -(-survey.sentences // group_size)
+    encoding, reason = _scheme(encoding, survey)
     reading = ConllReading(
         codec,
         codec_reason,
@@ -262,87 +165,123 @@ def read_conll_reading(
         reason,
         "grouped" if group_size else "docstart",
         group_size,
-        len(documents),
-        len(sentences),
-        i_starts,
-        first_biluo,
+        documents,
+        survey.sentences,
+        survey.i_starts,
+        survey.first_i_starts,
+        survey.first_biluo,
     )
+    return _documents(lines, path, tag_column, reading), reading
+
+
+@dataclasses.dataclass
+class _Survey:
+    """What the first pass over a column file counts (:func:`_survey`)."""
+
+    #: the documents (one per ``-DOCSTART-`` line, and one for tokens before the first) and whether a
+    #: ``-DOCSTART-`` line delimits them
+    documents: int = 0
+    docstart: bool = False
+    sentences: int = 0
+    #: chunks that start with ``I-`` (conlleval's rule), the first :data:`FIRST_I_STARTS` of them (line, tag,
+    #: previous tag or None at a sentence start), the line of the first ``L-``/``U-`` tag, any entity tag at all
+    i_starts: int = 0
+    first_i_starts: List[Tuple[int, str, Optional[str]]] = dataclasses.field(default_factory=list)
+    first_biluo: Optional[int] = None
+    tagged: bool = False
+
+    def count(self, sentence: Sentence) -> None:
+        self.sentences += 1
+        starts = i_chunk_starts(sentence.tags)
+        self.i_starts += len(starts)
+        for i in starts[: FIRST_I_STARTS - len(self.first_i_starts)]:
+            self.first_i_starts.append((sentence.lines[i], sentence.tags[i], sentence.tags[i - 1] if i else None))
+        if self.first_biluo is None:
+            self.first_biluo = next(
+                (line for line, tag in zip(sentence.lines, sentence.tags) if tag[:2] in ("L-", "U-")), None
+            )
+        self.tagged = self.tagged or any(tag != "O" for tag in sentence.tags)
+
+
+def _survey(parts: Iterable[Union[int, Sentence]], path: PathLike) -> _Survey:
+    """The first pass: :class:`_Survey` of the file's parts (:func:`_parts`). A ``-DOCSTART-`` followed by no
+    token is an error, but at the end of the file, where it is dropped with a warning."""
+    survey = _Survey()
+    empty: Optional[int] = None  # the line of the last -DOCSTART- while no token follows it
+    first_empty: Optional[int] = None  # ... of the first -DOCSTART- that another one follows before any token
+    for part in parts:
+        if isinstance(part, int):  # a -DOCSTART- line
+            first_empty = first_empty or empty
+            survey.documents, survey.docstart, empty = survey.documents + 1, True, part
+            continue
+        survey.documents = survey.documents or 1  # tokens before the first -DOCSTART-
+        empty = None
+        survey.count(part)
+    if empty is not None:
+        logger.warning(
+            "%s:%d: %s at the end of the file is followed by no tokens; dropping that empty document",
+            path,
+            empty,
+            DOCSTART,
+        )
+        survey.documents -= 1
+    if not survey.documents:
+        raise FormatError("no tokens found; expected CoNLL column lines 'token ... tag'", path)
+    if first_empty is not None:
+        raise FormatError(f"empty document: {DOCSTART} is followed by no tokens", path, first_empty)
+    return survey
+
+
+def _scheme(encoding: str, survey: _Survey) -> Tuple[str, str]:
+    """The tag scheme (``encoding`` as given, or what ``auto`` makes of the survey) and why."""
+    if encoding != "auto":
+        return encoding, "given"
+    if survey.first_biluo is not None:
+        return "BIOUL", f"auto: L-/U- tags, first on line {survey.first_biluo}"
+    if survey.i_starts:
+        starts = "1 chunk starts" if survey.i_starts == 1 else f"{survey.i_starts} chunks start"
+        return "IOB1", f"auto: {starts} with I- after O or another type, first on line {survey.first_i_starts[0][0]}"
+    return "BIO", "auto: every chunk starts with B-" if survey.tagged else "auto: no entity tags"
+
+
+def _documents(
+    lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: int, reading: ConllReading
+) -> Iterator[Document]:
+    """The second pass: the documents, one at a time, ids ``<file stem>-<index>`` zero-padded to the count."""
+    parts = column_parts(lines, path, tag_column)
+    grouped = _grouped(parts, reading.group_size) if reading.group_size else _delimited(parts)
     stem = Path(path).name.split(".")[0] or "document"
-    width = len(str(len(documents) - 1))
-    return [
-        _to_document(d, f"{stem}-{index:0{width}d}", path, encoding).validate() for index, d in enumerate(documents)
-    ], reading
+    width = len(str(reading.documents - 1))
+    for index, document in enumerate(grouped):
+        yield _to_document(document, f"{stem}-{index:0{width}d}", path, reading.tag_scheme).validate()
 
 
-def _read_conll_documents(
-    path: PathLike, tag_column: int, file_encoding: str = AUTO_FILE_ENCODING
-) -> Tuple[List[_ConllDocument], Tuple[str, str]]:
-    """Splits a column file into documents (at ``-DOCSTART-``) and sentences, checking columns
-    and tag shapes; also returns the codec used and why."""
-    documents: List[_ConllDocument] = []
-    sentence: Optional[_Sentence] = None
-    columns: Optional[Tuple[int, int]] = None  # (column count, line that set it)
-    lines, codec = decoded_lines(path, file_encoding)
-    for number, text in lines:
-        fields = text.split()
-        if not fields:
-            sentence = None
+def _delimited(parts: Iterable[Union[int, Sentence]]) -> Iterator[_ConllDocument]:
+    """The documents that ``-DOCSTART-`` lines delimit (tokens before the first one make one too)."""
+    document: Optional[_ConllDocument] = None
+    for part in parts:
+        if isinstance(part, int):
+            if document is not None and document.sentences:
+                yield document
+            document = _ConllDocument(part)
             continue
-        if fields[0] == DOCSTART:
-            documents.append(_ConllDocument(number, starts_with_docstart=True))
-            sentence = None
-            continue
-        if columns is None:
-            if len(fields) < 2:
-                looks_like, seen = _looks_like(text, fields, "a sentence is plain text, not CoNLL")
-                raise FormatError(
-                    f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}",
-                    path,
-                    number,
-                    hint=_hint(looks_like, seen),
-                    looks_like=looks_like,
-                )
-            if not -len(fields) <= tag_column < len(fields):
-                raise FormatError(
-                    f"tag column {tag_column} does not exist in a line of {len(fields)} columns", path, number
-                )
-            columns = (len(fields), number)
-        elif len(fields) != columns[0]:
-            raise FormatError(
-                f"expected {columns[0]} columns (as on line {columns[1]}), got {len(fields)}: {text!r}",
-                path,
-                number,
-                hint=_space_hint(text),
-            )
-        tag = fields[tag_column]
-        if not _TAG_PATTERN.match(tag):
-            seen = f"a line of {len(fields)} words is plain text, not CoNLL (one word per line)"
-            looks_like, seen = _looks_like(text, fields, seen, tag) if number == columns[1] else (None, "")
-            raise FormatError(
-                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}",
-                path,
-                number,
-                hint=_hint(looks_like, seen),
-                looks_like=looks_like,
-            )
-        if not documents:
-            documents.append(_ConllDocument(number, starts_with_docstart=False))
-        if sentence is None:
-            sentence = _Sentence()
-            documents[-1].sentences.append(sentence)
-        sentence.tokens.append(fields[0])
-        sentence.tags.append(tag)
-        sentence.lines.append(number)
-    return documents, codec
+        document = document or _ConllDocument(part.lines[0])
+        document.sentences.append(part)
+    if document is not None and document.sentences:  # not the empty one at the end (dropped)
+        yield document
 
 
-def _group_sentences(sentences: List[_Sentence], size: int) -> List[_ConllDocument]:
-    groups = []
-    for start in range(0, len(sentences), size):
-        group = _ConllDocument(sentences[start].lines[0], starts_with_docstart=False)
-        group.sentences = sentences[start : start + size]
-        groups.append(group)
-    return groups
+def _grouped(sentences: Iterable[Sentence], size: int) -> Iterator[_ConllDocument]:
+    """A file without ``-DOCSTART-``: documents of ``size`` consecutive sentences."""
+    group: Optional[_ConllDocument] = None
+    for sentence in sentences:
+        group = group or _ConllDocument(sentence.lines[0])
+        group.sentences.append(sentence)
+        if len(group.sentences) == size:
+            yield group
+            group = None
+    if group is not None:
+        yield group
 
 
 def _to_document(document: _ConllDocument, doc_id: str, path: PathLike, encoding: str) -> Document:

@@ -1,23 +1,30 @@
-"""Decoding a whole corpus file into text and lines: the file encoding given or detected (UTF-8, a byte-order
+"""Decoding a corpus file into text and lines: the file encoding given or detected (UTF-8, a byte-order
 mark's UTF-16/32, latin-1 for a column file that is not valid UTF-8), control characters replaced, and the line
 breaks of column files and of JSON lines. The bytes come from
-:func:`~eer_plugin.corpus.formats.files.read_input_bytes`."""
+:func:`~eer_plugin.corpus.formats.files.input_blocks`, a block at a time: :func:`decoding_of` reads the file once
+to decide the codec (an undecodable byte is an error, or the latin-1 fallback, before any line is read), then
+:func:`read_lines` decodes it again line by line, so memory does not grow with the file; :func:`decode_file`
+is the whole text, for the readers of one document per file."""
 
 import codecs
+import dataclasses
 import logging
 import re
-from typing import Iterator, List, Tuple
+import sys
+from typing import Iterable, Iterator, List, Optional, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.formats.files import (
     AUTO_FILE_ENCODING,
+    SNIFF_BYTES,
     FormatError,
     PathLike,
+    compression,
+    input_blocks,
     marked_codec,
-    read_input_bytes,
     text_codec,
 )
-from eer_plugin.corpus.text import normalise_text
+from eer_plugin.corpus.text import BAD_CHARACTERS, normalise
 
 logger = logging.getLogger(__name__)
 
@@ -25,13 +32,236 @@ logger = logging.getLogger(__name__)
 LINE_BREAKS = re.compile("\r\n|\r|\n|\u2028|\u2029")
 #: line breaks of JSON lines files (U+2028 may stand unescaped inside a JSON string, a raw CR may not)
 _JSONLINE_BREAKS = re.compile("\r\n|\r|\n")
+_BYTE_LINE_BREAKS = re.compile(rb"\r\n|\r|\n")
 
 
-def _line_of_byte(data: bytes, offset: int) -> Tuple[int, int]:
-    """(1-based line number, byte offset within that line) of a byte offset, lines split at LF/CR."""
-    line_start = max(data.rfind(b"\n", 0, offset), data.rfind(b"\r", 0, offset)) + 1
-    line = 1 + len(re.findall(rb"\r\n|\r|\n", data[:line_start]))
+@dataclasses.dataclass
+class Decoding:
+    """How a file is decoded, as :func:`decoding_of` decided it: the codec and why (``("utf-8", "auto: valid
+    UTF-8")``), and whether its text starts with a byte-order mark (dropped)."""
+
+    codec: str
+    why: str
+    marked: bool = False
+
+
+class _Undecodable(Exception):
+    """A byte that ``codec`` cannot decode: its offset in the (decompressed) file and its value."""
+
+    def __init__(self, offset: int, value: int) -> None:
+        self.offset, self.value = offset, value
+
+
+def _decoded_blocks(path: PathLike, codec: str, errors: str = "strict") -> Iterator[str]:
+    """The text of ``path`` decoded with ``codec``, a block at a time (a character cut by a block's end comes
+    with the next block); with ``errors="strict"`` the first byte that ``codec`` cannot decode raises
+    :class:`_Undecodable`."""
+    decoder = codecs.getincrementaldecoder(_unmarked_codec(path, codec))(errors)
+    read = 0  # the bytes given to the decoder so far
+    for block in _with_end(input_blocks(path)):
+        pending = _pending_bytes(decoder)
+        try:
+            text = decoder.decode(block, final=block == b"")
+        except UnicodeDecodeError as err:  # err.object: the bytes held back from the block before, then this one
+            raise _Undecodable(read - pending + err.start, err.object[err.start]) from None
+        read += len(block)
+        yield text
+
+
+def _unmarked_codec(path: PathLike, codec: str) -> str:
+    """``codec``, or for UTF-16/32 text without a byte-order mark its twin of the machine's byte order: what
+    ``bytes.decode`` reads such text as (the incremental decoder of ``utf-16`` refuses it)."""
+    name = codecs.lookup(codec).name
+    marks = {"utf-16": (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE), "utf-32": (codecs.BOM_UTF32_LE, codecs.BOM_UTF32_BE)}
+    if name not in marks or _first_block(path).startswith(marks[name]):
+        return codec
+    return f"{name}-{'le' if sys.byteorder == 'little' else 'be'}"
+
+
+def _with_end(blocks: Iterable[bytes]) -> Iterator[bytes]:
+    """``blocks`` and then an empty block, which ends the decoding (a character cut short is an error there)."""
+    yield from blocks
+    yield b""
+
+
+def _pending_bytes(decoder: codecs.IncrementalDecoder) -> int:
+    """How many bytes ``decoder`` holds back (the start of a character cut by a block's end)."""
+    try:
+        return len(decoder.getstate()[0])
+    except (AttributeError, TypeError, ValueError):  # pragma: no cover - a codec without that state
+        return 0
+
+
+def _scan(path: PathLike, codec: str, kept: Optional[List[str]]) -> Tuple[int, bool]:
+    """``(control characters to replace, whether the text starts with a byte-order mark)`` of ``path`` decoded
+    with ``codec``, read once; an undecodable byte raises :class:`_Undecodable`. ``kept``: a list that gets the
+    decoded blocks (the whole text, for the readers of one document per file), or None."""
+    replaced, first = 0, None
+    for text in _decoded_blocks(path, codec):
+        if first is None and text:
+            first = text[0]
+        replaced += sum(1 for _ in BAD_CHARACTERS.finditer(text))
+        if kept is not None:
+            kept.append(text)
+    return replaced, first == "\ufeff"
+
+
+def _place_of_byte(path: PathLike, offset: int) -> Tuple[int, int]:
+    """(1-based line number, byte offset within that line) of a byte offset of the (decompressed) file, lines
+    split at LF/CR."""
+    line, line_start, read, cr_before = 1, 0, 0, False
+    for block in input_blocks(path):
+        head = block[: offset - read]
+        line += len(_BYTE_LINE_BREAKS.findall(head)) - (cr_before and head[:1] == b"\n")
+        last = max(head.rfind(b"\n"), head.rfind(b"\r"))
+        if last >= 0:
+            line_start = read + last + 1
+        cr_before = head[-1:] == b"\r"
+        read += len(block)
+        if read >= offset:
+            break
     return line, offset - line_start
+
+
+def _is_utf8_beyond_ascii(path: PathLike) -> bool:
+    """Whether ``path`` is valid UTF-8 holding a byte beyond ASCII (text that a codec that is not a Unicode one
+    would misread)."""
+    beyond_ascii = False
+    try:
+        for text in _decoded_blocks(path, "utf-8"):
+            beyond_ascii = beyond_ascii or not text.isascii()
+    except _Undecodable:
+        return False
+    return beyond_ascii
+
+
+def codec_of(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> str:
+    """The codec that reads ``path``: the given ``file_encoding``, or for ``auto`` the one its first bytes name
+    (:func:`~eer_plugin.corpus.formats.files.text_codec`); an unknown codec is a :class:`FormatError`."""
+    codec = text_codec(_first_block(path), path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
+    try:
+        codecs.lookup(codec)
+    except LookupError:
+        raise FormatError(
+            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
+        ) from None
+    return codec
+
+
+def _first_block(path: PathLike) -> bytes:
+    """The file's first :data:`~eer_plugin.corpus.formats.files.SNIFF_BYTES` (or all of a shorter file): what names
+    its codec."""
+    head = b""
+    for block in input_blocks(path):
+        head += block
+        if len(head) >= SNIFF_BYTES:
+            break
+    return head
+
+
+def decoding_of(
+    path: PathLike,
+    file_encoding: str = AUTO_FILE_ENCODING,
+    fallback: bool = True,
+    json: bool = False,
+    kept: Optional[List[str]] = None,
+) -> Decoding:
+    """How :func:`decode_file` decodes ``path`` (its rules there), decided by reading the file once, a block at a
+    time: an undecodable byte is a :class:`FormatError` naming its line (or, with the fallback, the latin-1
+    reading, with a warning), and the control characters to replace are counted (a warning), before any line is
+    read. ``kept``: a list that gets the decoded text's blocks as they were read (:func:`decode_file_as`)."""
+    fallback = fallback and not json
+    kind = compression(path)
+    if kind:
+        logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, kind)
+    codec = codec_of(path, file_encoding)
+    overridden = None  # the encoding given for a JSON file that is read as UTF-8 instead
+    if file_encoding != AUTO_FILE_ENCODING and _reads_utf8_wrongly(path, codec):
+        if json:
+            logger.info(
+                "%s: read as UTF-8, not as the given %s: the file is valid UTF-8, and JSON text is UTF-8 "
+                "(the given encoding applies to the files that are not)",
+                path,
+                file_encoding,
+            )
+            overridden, codec = file_encoding, "utf-8"
+        else:
+            logger.warning(
+                "%s is valid UTF-8 but is read as the given %s, so its non-ASCII characters become others "
+                "('é' reads as 'Ã©'); if the file is UTF-8, leave the file encoding at auto",
+                path,
+                file_encoding,
+            )
+    try:
+        replaced, marked = _scan(path, codec, kept)
+    except _Undecodable as err:
+        line, column = _place_of_byte(path, err.offset)
+        if file_encoding == AUTO_FILE_ENCODING and fallback and codec == "utf-8":
+            logger.warning(
+                "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
+                "(set file_encoding / --file-encoding to choose another encoding)",
+                path,
+                err.value,
+                line,
+            )
+            if kept is not None:
+                kept.clear()
+            replaced, _ = _scan(path, "latin-1", kept)
+            _log_replaced(replaced, path)
+            return Decoding("latin-1", f"auto: not valid UTF-8 (byte 0x{err.value:02x} on line {line})")
+        raise _undecodable_error(err, line, column, codec, file_encoding, fallback, path) from None
+    if overridden:
+        why = f"valid UTF-8 JSON, not the given {overridden}"
+    elif file_encoding != AUTO_FILE_ENCODING:
+        why = "given"
+    elif codec != "utf-8":
+        why = f"auto: {codec.upper()} (byte-order mark)"
+        logger.info("%s: %s text (by its byte-order mark)", path, codec.upper())
+    else:
+        why = "auto: valid UTF-8"
+    _log_replaced(replaced, path)
+    return Decoding(codec, why + " (byte-order mark dropped)" if marked else why, marked)
+
+
+def _undecodable_error(
+    err: _Undecodable, line: int, column: int, codec: str, file_encoding: str, fallback: bool, path: PathLike
+) -> FormatError:
+    """The :class:`FormatError` of a byte that ``codec`` cannot decode, with the fix."""
+    name = {"utf-8": "UTF-8", "utf-16": "UTF-16", "utf-32": "UTF-32"}.get(codecs.lookup(codec).name, codec)
+    marked = marked_codec(_first_block(path))
+    if marked and codecs.lookup(codec).name != marked:
+        hint = f" (the file starts with a {marked.upper()} byte-order mark: leave --file-encoding at auto, or give {marked})"
+    elif file_encoding == AUTO_FILE_ENCODING and (fallback or codec != "utf-8"):
+        hint = ""
+    else:
+        hint = " (set file_encoding / --file-encoding, e.g. latin-1)"
+    return FormatError(
+        f"invalid {name} byte 0x{err.value:02x} at byte {column} of the line "
+        f"(byte {err.offset} of the file); expected {name} text{hint}",
+        path,
+        line,
+    )
+
+
+def _reads_utf8_wrongly(path: PathLike, codec: str) -> bool:
+    """Whether ``codec`` (not a Unicode codec) would misread ``path``, valid UTF-8 with non-ASCII bytes."""
+    return not codecs.lookup(codec).name.startswith("utf") and _is_utf8_beyond_ascii(path)
+
+
+def _log_replaced(replaced: int, path: PathLike) -> None:
+    if replaced:
+        logger.warning("%s: %s replaced by U+FFFD", path, counted(replaced, "control character"))
+
+
+def text_blocks(path: PathLike, decoding: Decoding, decoded: Optional[Iterable[str]] = None) -> Iterator[str]:
+    """The text of ``path`` as ``decoding`` reads it, a block at a time: control characters replaced
+    (:mod:`eer_plugin.corpus.text`), a leading byte-order mark dropped. ``decoded``: its blocks as
+    :func:`decoding_of` kept them (None: the file is decoded again)."""
+    mark = decoding.marked
+    for text in _decoded_blocks(path, decoding.codec) if decoded is None else decoded:
+        if mark and text:
+            text, mark = text[1:], False
+        yield normalise(text)
 
 
 def decode_file(
@@ -61,112 +291,76 @@ def decode_file_as(
     """``(text, codec used, why)`` of :func:`decode_file`: ``("...", "utf-8", "auto: valid UTF-8")``,
     ``("...", "latin-1", "auto: not valid UTF-8 (byte 0xe9 on line 3)")``, ``(..., codec, "given")`` or
     ``(..., "utf-8", "valid UTF-8 JSON, not the given latin-1")``."""
-    fallback = fallback and not json
-    data = read_input_bytes(path)
-    codec = text_codec(data, path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
-    try:
-        codecs.lookup(codec)
-    except LookupError:
-        raise FormatError(
-            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
-        ) from None
-    overridden = None  # the encoding given for a JSON file that is read as UTF-8 instead
-    if file_encoding != AUTO_FILE_ENCODING and _reads_utf8_wrongly(data, codec):
-        if json:
-            logger.info(
-                "%s: read as UTF-8, not as the given %s: the file is valid UTF-8, and JSON text is UTF-8 "
-                "(the given encoding applies to the files that are not)",
-                path,
-                file_encoding,
-            )
-            overridden, codec = file_encoding, "utf-8"
-        else:
-            logger.warning(
-                "%s is valid UTF-8 but is read as the given %s, so its non-ASCII characters become others "
-                "('é' reads as 'Ã©'); if the file is UTF-8, leave the file encoding at auto",
-                path,
-                file_encoding,
-            )
-    try:
-        text = data.decode(codec)
-    except UnicodeDecodeError as err:
-        line, column = _line_of_byte(data, err.start)
-        if file_encoding == AUTO_FILE_ENCODING and fallback and codec == "utf-8":
-            logger.warning(
-                "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
-                "(set file_encoding / --file-encoding to choose another encoding)",
-                path,
-                data[err.start],
-                line,
-            )
-            return (
-                _normalised(data.decode("latin-1"), path),
-                "latin-1",
-                f"auto: not valid UTF-8 (byte 0x{data[err.start]:02x} on line {line})",
-            )
-        name = {"utf-8": "UTF-8", "utf-16": "UTF-16", "utf-32": "UTF-32"}.get(codecs.lookup(codec).name, codec)
-        marked = marked_codec(data)
-        if marked and codecs.lookup(codec).name != marked:
-            hint = f" (the file starts with a {marked.upper()} byte-order mark: leave --file-encoding at auto, or give {marked})"
-        elif file_encoding == AUTO_FILE_ENCODING and (fallback or codec != "utf-8"):
-            hint = ""
-        else:
-            hint = " (set file_encoding / --file-encoding, e.g. latin-1)"
-        raise FormatError(
-            f"invalid {name} byte 0x{data[err.start]:02x} at byte {column} of the line "
-            f"(byte {err.start} of the file); expected {name} text{hint}",
-            path,
-            line,
-        ) from None
-    if overridden:
-        why = f"valid UTF-8 JSON, not the given {overridden}"
-    elif file_encoding != AUTO_FILE_ENCODING:
-        why = "given"
-    elif codec != "utf-8":
-        why = f"auto: {codec.upper()} (byte-order mark)"
-        logger.info("%s: %s text (by its byte-order mark)", path, codec.upper())
-    else:
-        why = "auto: valid UTF-8"
-    if text.startswith("\ufeff"):
-        return _normalised(text[1:], path), codec, why + " (byte-order mark dropped)"
-    return _normalised(text, path), codec, why
+    decoded: List[str] = []
+    decoding = decoding_of(path, file_encoding, fallback, json, decoded)
+    return "".join(text_blocks(path, decoding, decoded)), decoding.codec, decoding.why
 
 
-def _reads_utf8_wrongly(data: bytes, codec: str) -> bool:
-    """Whether ``codec`` (not a Unicode codec) would misread ``data``, valid UTF-8 with non-ASCII bytes."""
-    if codecs.lookup(codec).name.startswith("utf") or data.isascii():
-        return False
-    try:
-        data.decode("utf-8")
-    except UnicodeDecodeError:
-        return False
-    return True
-
-
-def _normalised(text: str, path: PathLike) -> str:
-    text, replaced = normalise_text(text)
-    if replaced:
-        logger.warning("%s: %s replaced by U+FFFD", path, counted(replaced, "control character"))
-    return text
+def split_lines(blocks: Iterable[str], breaks: "re.Pattern[str]" = LINE_BREAKS) -> Iterator[str]:
+    """The lines of the text that ``blocks`` make, without their line breaks (``breaks``), as ``breaks.split`` of
+    the whole text gives them but for a last empty one (the text's final line break); a CR at a block's end waits
+    for the next block, which may start with its LF. Memory holds a block and the line that runs past it."""
+    held: List[str] = []  # the text after the last line break so far
+    for text in blocks:
+        if breaks.search(text, 0, len(text) - text.endswith("\r")) is None:
+            held.append(text)
+            continue
+        text = "".join(held) + text
+        start = 0
+        for found in breaks.finditer(text, 0, len(text) - text.endswith("\r")):
+            yield text[start : found.start()]
+            start = found.end()
+        held = [text[start:]]
+    pieces = breaks.split("".join(held))
+    if pieces[-1] == "":
+        pieces.pop()
+    yield from pieces
 
 
 def read_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
 ) -> Iterator[Tuple[int, str]]:
-    """Yields ``(line number, text without the line break)`` of the whole decoded file (see
-    :func:`decode_file`; JSON lines files are UTF-8, or UTF-16/32 by a byte-order mark, and get no latin-1
-    fallback; a given ``file_encoding`` applies to one that is not valid UTF-8). Lines end at LF, CRLF, a lone CR,
-    and in column files also at U+2028 / U+2029."""
+    """Yields ``(line number, text without the line break)`` of the decoded file (see :func:`decode_file`; JSON
+    lines files are UTF-8, or UTF-16/32 by a byte-order mark, and get no latin-1 fallback; a given
+    ``file_encoding`` applies to one that is not valid UTF-8), one line at a time. Lines end at LF, CRLF, a lone
+    CR, and in column files also at U+2028 / U+2029."""
     yield from decoded_lines(path, file_encoding, json_lines)[0]
+
+
+@dataclasses.dataclass
+class DecodedLines:
+    """The lines of a file as :func:`read_lines` gives them, read from the file's start each time they are
+    iterated (a reader's second pass decodes the file again, as :func:`decoding_of` decided once)."""
+
+    path: PathLike
+    decoding: Decoding
+    breaks: "re.Pattern[str]" = LINE_BREAKS
+
+    def __iter__(self) -> Iterator[Tuple[int, str]]:
+        return enumerate(split_lines(text_blocks(self.path, self.decoding), self.breaks), start=1)
 
 
 def decoded_lines(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING, json_lines: bool = False
-) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
-    """The lines of :func:`read_lines` and ``(codec used, why)`` (see :func:`decode_file_as`)."""
-    text, codec, why = decode_file_as(path, file_encoding, json=json_lines)
-    breaks = _JSONLINE_BREAKS if json_lines else LINE_BREAKS
-    lines = breaks.split(text)
-    if lines and lines[-1] == "":
-        lines.pop()
-    return list(enumerate(lines, start=1)), (codec, why)
+) -> Tuple[DecodedLines, Tuple[str, str]]:
+    """The lines of :func:`read_lines`, read as they are iterated (:class:`DecodedLines`), and ``(codec used,
+    why)``, decided first (:func:`decoding_of`: an undecodable byte raises here)."""
+    decoding = decoding_of(path, file_encoding, json=json_lines)
+    lines = DecodedLines(path, decoding, _JSONLINE_BREAKS if json_lines else LINE_BREAKS)
+    return lines, (decoding.codec, decoding.why)
+
+
+def text_start(path: PathLike, codec: str, length: int) -> str:
+    """The first ``length`` characters of ``path``'s first line that is not blank, from its first character that
+    is no white space (byte-order marks at the text's start dropped first), decoded with ``codec`` and undecodable
+    bytes replaced (a sniff: the reader reports them); read only as far as they go."""
+    start = ""
+    at_mark = True  # still at the text's start, where byte-order marks are dropped
+    for text in _decoded_blocks(path, codec, errors="replace"):
+        if at_mark:
+            text = text.lstrip("\ufeff")
+            at_mark = not text
+        start = (start + text).lstrip()
+        if len(start) >= length:
+            break
+    return start[:length]

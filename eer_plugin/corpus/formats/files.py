@@ -1,12 +1,12 @@
 """Reading corpus files: what kind of file an input is, its bytes (decompressed), the codec its first bytes name,
 and :class:`FormatError`, the error every reader raises (it names the file, the line and what was expected);
-decoding a whole file and splitting it into lines is :mod:`eer_plugin.corpus.formats.decoding`.
+decoding a file and splitting it into lines is :mod:`eer_plugin.corpus.formats.decoding`.
 
-Every reader gets its bytes from :func:`read_input_bytes`: an input must be a regular file (a FIFO, a
-device such as ``/dev/zero``, a socket is refused with one line before it is opened: a corpus is read
-whole and such a file may never end or never be written), and a compressed file is recognised by its
-first bytes, whatever its name: gzip, bzip2 and xz are decompressed, zstd and zip are named (decompress
-them first)."""
+Every reader gets its bytes from :func:`input_blocks`, a block at a time (memory does not grow with the file): an
+input must be a regular file (a FIFO, a device such as ``/dev/zero``, a socket is refused with one line before
+it is opened: a corpus is read to its end, some of it twice, and such a file may never end or never be
+written), and a compressed file is recognised by its first bytes, whatever its name: gzip, bzip2 and xz are
+decompressed, zstd and zip are named (decompress them first)."""
 
 import bz2
 import codecs
@@ -18,7 +18,7 @@ import re
 import stat
 import zlib
 from pathlib import Path
-from typing import IO, Iterator, List, Optional, Tuple, Union
+from typing import IO, Callable, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.common.errors import relative_paths_hint
 from eer_plugin.common.wording import counted
@@ -63,14 +63,13 @@ LOOKS_LIKE = ("dictionary", "raw text")
 AUTO_FILE_ENCODING = "auto"
 
 
-#: the first bytes of compressed files, what decompresses their bytes and what opens them as a stream
-#: (None: named, not read)
+#: the first bytes of compressed files and what opens them as a stream (None: named, not read)
 COMPRESSIONS = (
-    (b"\x1f\x8b", "gzip", gzip.decompress, gzip.open),
-    (b"BZh", "bzip2", bz2.decompress, bz2.open),
-    (b"\xfd7zXZ\x00", "xz", lzma.decompress, lzma.open),
-    (b"\x28\xb5\x2f\xfd", "zstd", None, None),
-    (b"PK\x03\x04", "zip", None, None),
+    (b"\x1f\x8b", "gzip", gzip.open),
+    (b"BZh", "bzip2", bz2.open),
+    (b"\xfd7zXZ\x00", "xz", lzma.open),
+    (b"\x28\xb5\x2f\xfd", "zstd", None),
+    (b"PK\x03\x04", "zip", None),
 )
 
 
@@ -197,7 +196,7 @@ def tar_first_member(path: PathLike) -> Optional[str]:
     try:
         with open(path, "rb") as handle:
             row = compression_of(handle.read(8))
-        opener = row[3] if row else open
+        opener = row[2] if row else open
         if opener is None:
             return None
         with opener(path, "rb") as handle:
@@ -239,7 +238,7 @@ def check_input_file(path: PathLike) -> None:
         raise FormatError("is a directory; give a data file", path)
     if not stat.S_ISREG(mode):
         raise FormatError(
-            f"{file_kind(mode)}, not a regular file: corpus files are read whole, and this may never end or never be "
+            f"{file_kind(mode)}, not a regular file: corpus files are read to their end (some twice), and this may never end or never be "
             "written; save the data to a file first",
             path,
         )
@@ -263,40 +262,50 @@ def _stream_error(err: Exception, path: PathLike, compression: Optional[str], li
     return FormatError(f"cannot read file: {getattr(err, 'strerror', None) or err}", path, line)
 
 
-def read_input_bytes(path: PathLike) -> bytes:
-    """The bytes of the input file ``path`` (:func:`check_input_file`), decompressed when its first bytes say
-    gzip, bzip2 or xz; a zstd or zip file is a :class:`FormatError` naming the compression."""
-    check_input_file(path)
-    try:
-        data = Path(path).read_bytes()
-    except OSError as err:
-        raise FormatError(f"cannot read file: {err.strerror or err}", path) from None
-    _refuse_other_programs(data[:8], data, path)
-    row = compression_of(data)
-    if row is None:
-        return data
-    _, name, decompress, _ = row
-    if decompress is None:
-        raise _unread_compression(name, path)
-    try:
-        data = decompress(data)
-    except (ValueError,) + STREAM_ERRORS as err:
-        raise _stream_error(err, path, name) from None
-    logger.info("%s: %s-compressed (recognised by its first bytes), decompressed", path, name)
-    return data
+#: the bytes read at a time from an input file (a corpus is read in blocks: memory does not grow with the file)
+BLOCK_BYTES = 1 << 16
 
 
-def _open_text(path: PathLike, whole_file: bool = True) -> Tuple[IO[str], Optional[str]]:
+def _input_opener(path: PathLike) -> Tuple[Callable[..., IO], Optional[str]]:
+    """What opens the input file ``path`` (:func:`check_input_file`): ``open``, or the decompressing ``open`` of
+    gzip, bzip2 or xz when its first bytes say so, and that compression's name (None: not compressed). A file of
+    another program (:func:`_refuse_other_programs`), zstd or zip is a :class:`FormatError`."""
     check_input_file(path)
-    kind = None
     try:
         with open(path, "rb") as handle:
             first = handle.read(8)
             _refuse_other_programs(first, handle, path)
-        row = compression_of(first)
-        kind, opener = (row[1], row[3]) if row else (None, open)
-        if opener is None:
-            raise _unread_compression(kind, path)
+    except STREAM_ERRORS as err:
+        raise _stream_error(err, path, None) from None
+    row = compression_of(first)
+    kind, opener = (row[1], row[2]) if row else (None, open)
+    if opener is None:
+        raise _unread_compression(kind, path)
+    return opener, kind
+
+
+def compression(path: PathLike) -> Optional[str]:
+    """The compression of the input file ``path`` that the readers undo (``gzip``, ``bzip2``, ``xz``), recognised
+    by its first bytes, or None (:func:`_input_opener`: a file that cannot be read is a :class:`FormatError`)."""
+    return _input_opener(path)[1]
+
+
+def input_blocks(path: PathLike) -> Iterator[bytes]:
+    """The bytes of the input file ``path`` (:func:`_input_opener`: decompressed when its first bytes say gzip,
+    bzip2 or xz) in blocks of :data:`BLOCK_BYTES` (the last one shorter), so that a reader's memory does not grow
+    with the file; a file that cannot be read, or a damaged compressed stream, is a :class:`FormatError`."""
+    opener, kind = _input_opener(path)
+    try:
+        with opener(path, "rb") as handle:
+            for block in iter(lambda: handle.read(BLOCK_BYTES), b""):
+                yield block
+    except (ValueError,) + STREAM_ERRORS as err:
+        raise _stream_error(err, path, kind) from None
+
+
+def _open_text(path: PathLike, whole_file: bool = True) -> Tuple[IO[str], Optional[str]]:
+    opener, kind = _input_opener(path)
+    try:
         with opener(path, "rb") as handle:
             head = handle.read(SNIFF_BYTES)
     except STREAM_ERRORS as err:

@@ -9,7 +9,7 @@ from eer_plugin.common.outputs import writing
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
-from eer_plugin.corpus.formats.decoding import decoded_lines
+from eer_plugin.corpus.formats.decoding import DecodedLines, decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 from eer_plugin.corpus.text import normalise_value
 
@@ -37,14 +37,14 @@ def json_lines(
     yield from _values(_decoded(path, file_encoding)[0], path, error)
 
 
-def _decoded(path: PathLike, file_encoding: str) -> Tuple[List[Tuple[int, str]], Tuple[str, str]]:
-    """The lines of a JSON lines file and ``(codec used, why)``, logged."""
+def _decoded(path: PathLike, file_encoding: str) -> Tuple[DecodedLines, Tuple[str, str]]:
+    """The lines of a JSON lines file (read as iterated) and ``(codec used, why)``, logged."""
     lines, (codec, why) = decoded_lines(path, file_encoding, json_lines=True)
     logger.info("%s: character encoding %s (%s)", path, codec, why)
     return lines, (codec, why)
 
 
-def _values(lines: List[Tuple[int, str]], path: PathLike, error) -> Iterator[Tuple[int, object]]:
+def _values(lines: Iterable[Tuple[int, str]], path: PathLike, error) -> Iterator[Tuple[int, object]]:
     """The parsed values of :func:`json_lines` from its decoded ``lines``."""
     replaced: List[int] = []  # the lines whose strings held lone surrogates or control characters
     for number, text in lines:
@@ -87,16 +87,21 @@ def read_jsonl(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> List[
     annotations of type ``O`` become negative spans. Every document is validated; errors name the
     file and line.
     """
-    return read_jsonl_reading(path, file_encoding)[0]
+    return list(jsonl_documents(path, file_encoding)[0])
 
 
-def read_jsonl_reading(
+def jsonl_documents(
     path: PathLike, file_encoding: str = AUTO_FILE_ENCODING
-) -> Tuple[List[Document], Tuple[str, str]]:
-    """The documents of :func:`read_jsonl` and ``(codec used, why)`` (what ``eer-inspect`` reports), from one read."""
+) -> Tuple[Iterator[Document], Tuple[str, str]]:
+    """The documents of :func:`read_jsonl`, read one line at a time as they are iterated (what stays is each
+    id's line, to refuse an id twice), and ``(codec used, why)``, decided first."""
     lines, codec = _decoded(path, file_encoding)
-    documents: List[Document] = []
+    return _documents(lines, path), codec
+
+
+def _documents(lines: Iterable[Tuple[int, str]], path: PathLike) -> Iterator[Document]:
     first_line: Dict[str, int] = {}
+    complete = 0
     for number, data in _values(lines, path, FormatError):
         try:
             if isinstance(data, dict) and ("gold_annotations" in data or "uid" in data):
@@ -110,17 +115,16 @@ def read_jsonl_reading(
             )
         first_line[document.id] = number
         document.source = f"{path}:{number}"
-        documents.append(document)
-    if not documents:
+        complete += document.is_complete
+        yield document
+    if not first_line:
         raise FormatError("no documents; expected one JSON object per line", path)
-    complete = sum(d.is_complete for d in documents)
     logger.info(
         "%s: %d documents, one per JSON line (%d complete); spans as word offsets, no tag scheme",
         path,
-        len(documents),
+        len(first_line),
         complete,
     )
-    return documents, codec
 
 
 def _from_authors_format(data: dict) -> dict:
@@ -161,6 +165,11 @@ def write_jsonl(documents: Iterable[Document], path: PathLike) -> int:
     count = 0
     with writing(path) as out:
         for document in documents:
-            out.write(json.dumps(document.validate().to_json(), ensure_ascii=False) + "\n")
+            out.write(jsonl_line(document))
             count += 1
     return count
+
+
+def jsonl_line(document: Document) -> str:
+    """The line of :func:`write_jsonl` for ``document``, validated (UTF-8 JSON, its line break included)."""
+    return json.dumps(document.validate().to_json(), ensure_ascii=False) + "\n"

@@ -54,6 +54,12 @@ def read_ontonotes(path_or_dir: PathLike, file_encoding: str = AUTO_FILE_ENCODIN
     in bracket notation (``(PERSON*``, ``*``, ``*)``, ``(GPE)``) over the 18 OntoNotes types.
     Document ids are ``<document path>-<part>`` (``nw/wsj/00/wsj_0001-000``).
     """
+    return list(ontonotes_documents(path_or_dir, file_encoding))
+
+
+def ontonotes_documents(path_or_dir: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[Document]:
+    """The documents of :func:`read_ontonotes`, read one at a time (what stays is each id's source, to refuse
+    a document twice)."""
     root = Path(path_or_dir)
     if root.is_dir():
         files = sorted(p for p in root.rglob("*") if p.is_file() and is_ontonotes_file(p))
@@ -63,15 +69,13 @@ def read_ontonotes(path_or_dir: PathLike, file_encoding: str = AUTO_FILE_ENCODIN
             raise FormatError(f"no *_conll or *.gold_conll files below this directory{raw}", root)
     else:
         files = [root]
-    documents: List[Document] = []
     seen: Dict[str, str] = {}
     for file in files:
         for document in _read_ontonotes_file(file, file_encoding):
             if document.id in seen:
                 raise FormatError(f"document {document.id!r} appears twice (first at {seen[document.id]})", file)
             seen[document.id] = str(document.source)
-            documents.append(document)
-    return documents
+            yield document
 
 
 def _read_ontonotes_file(path: Path, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[Document]:

@@ -18,20 +18,22 @@ Formats (module, what it reads): ``doccano`` (sequence-labelling JSONL), ``label
 export), ``brat`` (standoff ``.txt`` + ``.ann``), ``prodigy`` (JSONL), ``spacy`` (``.spacy`` DocBin;
 needs spaCy, imported only there). See each module's docstring for the exact rules.
 
-:func:`import_documents` runs one format end to end and returns the documents and an
+:func:`imported_documents` runs one format end to end, one document at a time, and fills an
 :class:`ImportReport` (documents, spans, complete documents, negative spans, skipped items,
-warnings).
+warnings); :func:`import_documents` returns them as a list. Each format is read in parts where it has
+them (doccano's and Prodigy's lines, brat's file pairs, a DocBin's docs); a Label Studio export is one
+JSON list, parsed whole.
 """
 
 import dataclasses
 import importlib
-from collections import Counter
-from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
+from typing import Callable, Dict, Iterable, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError, clashing_span, json_repr
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.importers.offsets import words_of
+from eer_plugin.corpus.importers.report import ImportReport
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
@@ -46,6 +48,8 @@ FORMAT_MODULES = {
     "spacy": "spacy_docbin",
 }
 IMPORT_FORMATS = tuple(FORMAT_MODULES)
+#: ids named in a message about many documents
+SHOWN_IDS = 5
 
 
 class AnnotationImportError(FormatError):
@@ -91,66 +95,6 @@ class RawDocument:
     #: nobody annotated it (a Label Studio task without a non-cancelled annotation): never complete,
     #: whatever ``--complete`` / ``--complete-ids`` say (its entities would all be taught as ``O``)
     unannotated: bool = False
-
-
-@dataclasses.dataclass
-class ImportReport:
-    """What an import did: counts, skipped items and warnings (each warning also logged by the command)."""
-
-    format: str
-    documents: int = 0
-    spans: int = 0
-    complete_documents: int = 0
-    negative_spans: int = 0
-    types: Counter = dataclasses.field(default_factory=Counter)
-    #: reason -> count of items not imported (cancelled annotations, ignored answers, discontinuous spans, ...)
-    skipped: Counter = dataclasses.field(default_factory=Counter)
-    warnings: List[str] = dataclasses.field(default_factory=list)
-    snapped_spans: int = 0
-    #: documents without any human annotation (imported without spans, never complete)
-    unannotated_documents: int = 0
-
-    def warn(self, message: str) -> None:
-        self.warnings.append(message)
-
-    def skip(self, reason: str, count: int = 1) -> None:
-        self.skipped[reason] += count
-
-    def add(self, document: Document) -> None:
-        self.documents += 1
-        self.spans += len(document.spans)
-        self.complete_documents += int(document.is_complete)
-        self.negative_spans += len(document.negative_spans)
-        self.types.update(label for _, _, label in document.spans)
-
-    def to_json(self) -> dict:
-        return {
-            "format": self.format,
-            "documents": self.documents,
-            "spans": self.spans,
-            "complete_documents": self.complete_documents,
-            "negative_spans": self.negative_spans,
-            "types": dict(sorted(self.types.items())),
-            "snapped_spans": self.snapped_spans,
-            "unannotated_documents": self.unannotated_documents,
-            "skipped": dict(sorted(self.skipped.items())),
-            "warnings": len(self.warnings),
-        }
-
-    def summary(self) -> str:
-        """One line: ``3 documents, 7 spans (LOC 2, ORG 2, PER 3), 1 complete, 1 negative span, 2 warnings``."""
-        types = ", ".join(f"{t} {n}" for t, n in sorted(self.types.items()))
-        parts = [
-            f"{self.documents} document{'s' * (self.documents != 1)}",
-            f"{self.spans} span{'s' * (self.spans != 1)}" + (f" ({types})" if types else ""),
-            f"{self.complete_documents} complete",
-            *([f"{self.unannotated_documents} unannotated (never complete)"] if self.unannotated_documents else []),
-            f"{self.negative_spans} negative span{'s' * (self.negative_spans != 1)}",
-            f"{len(self.warnings)} warning{'s' * (len(self.warnings) != 1)}",
-        ]
-        if self.skipped:
-            parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())))
-        return ", ".join(parts)
 
 
 # ------------------------------------------------------------------------------ characters -> words
@@ -316,8 +260,9 @@ def read_ids(path: PathLike) -> Dict[str, int]:
     return ids
 
 
-def read_raw_documents(format: str, path: PathLike, report: ImportReport, **options) -> List[RawDocument]:
-    """The :class:`RawDocument` objects of an export (the format module's ``read``)."""
+def read_raw_documents(format: str, path: PathLike, report: ImportReport, **options) -> Iterable[RawDocument]:
+    """The :class:`RawDocument` objects of an export (the format module's ``read``; read one at a time where the
+    format allows it)."""
     if format not in FORMAT_MODULES:
         raise AnnotationImportError(
             f"unknown import format {format!r}; expected one of {', '.join(IMPORT_FORMATS)}", path
@@ -334,52 +279,80 @@ def import_documents(
     complete_ids: Optional[Iterable[str]] = None,
     **options,
 ) -> Tuple[List[Document], ImportReport]:
-    """Reads an export of ``format`` and returns its documents (validated) and the import report.
+    """Reads an export of ``format`` and returns its documents (validated) and the import report
+    (:func:`imported_documents`, as a list)."""
+    report = ImportReport(format)
+    documents = list(imported_documents(format, path, tokenize, report, complete, complete_ids, **options))
+    return documents, report
+
+
+def imported_documents(
+    format: str,
+    path: PathLike,
+    tokenize: Tokenizer,
+    report: ImportReport,
+    complete: bool = False,
+    complete_ids: Optional[Iterable[str]] = None,
+    **options,
+) -> Iterator[Document]:
+    """The documents (validated) of an export of ``format``, one at a time as they are read; ``report`` is the
+    import report, complete when the documents are.
 
     ``complete`` marks every document complete (the annotators marked every entity);
-    ``complete_ids`` only the documents with these ids (an id not in the export is an error, so a
-    typo does not silently leave a document partial). Other ``options`` go to the format module
-    (``file_encoding`` for every format; ``annotators`` for Label Studio; ``text_key`` for Label
-    Studio; ``incorrect_spans_key`` for spaCy). Document ids must be unique.
+    ``complete_ids`` only the documents with these ids (an id not in the export is an error, raised after the
+    last document, so a typo does not silently leave a document partial). Other ``options`` go to the format
+    module (``file_encoding`` for every format; ``annotators`` for Label Studio; ``text_key`` for Label
+    Studio; ``incorrect_spans_key`` for spaCy). Document ids must be unique: what stays in memory is each id's
+    source, to refuse one twice.
     """
-    report = ImportReport(format)
-    raws = read_raw_documents(format, path, report, **options)
     wanted = set(complete_ids) if complete_ids is not None else set()
-    missing = sorted(wanted - {raw.id for raw in raws})
-    if missing:
-        shown = ", ".join(repr(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
-        raise UnknownIdsError(
-            f"--complete-ids names {counted(len(missing), 'document')} not in the export: {shown}", path, missing
-        )
-    documents: List[Document] = []
     seen: Dict[str, str] = {}
-    not_complete: List[str] = []  # unannotated documents that --complete / --complete-ids would have made complete
-    for raw in raws:
+    not_complete = _Ids()  # unannotated documents that --complete / --complete-ids would have made complete
+    for raw in read_raw_documents(format, path, report, **options):
         if raw.id in seen:
             raise AnnotationImportError(
                 f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}", path, raw.line
             )
         seen[raw.id] = raw.source
         if (complete or raw.id in wanted) and raw.unannotated:
-            not_complete.append(raw.id)
+            not_complete.add(raw.id)
         elif complete or raw.id in wanted:
             raw.complete = True
         document = to_document(raw, tokenize, report)
         if document is not None:
             report.add(document)
             report.unannotated_documents += int(raw.unannotated)
-            documents.append(document)
-    if not_complete:
-        shown = ", ".join(repr(i) for i in not_complete[:5]) + (
-            f" and {len(not_complete) - 5} more" if len(not_complete) > 5 else ""
+            yield document
+    missing = sorted(wanted - set(seen))
+    if missing:
+        shown = ", ".join(repr(m) for m in missing[:5]) + (f" and {len(missing) - 5} more" if len(missing) > 5 else "")
+        raise UnknownIdsError(
+            f"--complete-ids names {counted(len(missing), 'document')} not in the export: {shown}", path, missing
         )
+    if not_complete.count:
         report.warn(
-            f"{path}: {counted(len(not_complete), 'document')} without any human annotation ({shown}) imported as unannotated, "
-            f"not complete, although {'--complete' if complete else '--complete-ids'} says so (predictions are no annotation)"
+            f"{path}: {counted(not_complete.count, 'document')} without any human annotation ({not_complete}) imported "
+            f"as unannotated, not complete, although {'--complete' if complete else '--complete-ids'} says so "
+            "(predictions are no annotation)"
         )
-    if not documents:
+    if not report.documents:
         raise AnnotationImportError(f"no documents with text found in this {format} export", path)
-    return documents, report
+
+
+class _Ids:
+    """How many ids, and the first :data:`SHOWN_IDS` of them, shown as ``'a', 'b' and 3 more``."""
+
+    def __init__(self) -> None:
+        self.count, self.first = 0, []
+
+    def add(self, doc_id: str) -> None:
+        self.count += 1
+        if len(self.first) < SHOWN_IDS:
+            self.first.append(doc_id)
+
+    def __str__(self) -> str:
+        more = self.count - len(self.first)
+        return ", ".join(repr(i) for i in self.first) + (f" and {more} more" if more else "")
 
 
 __all__: Sequence[str] = (
@@ -391,6 +364,7 @@ __all__: Sequence[str] = (
     "Tokenizer",
     "UnknownIdsError",
     "import_documents",
+    "imported_documents",
     "read_ids",
     "to_document",
 )

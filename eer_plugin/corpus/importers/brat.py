@@ -20,7 +20,7 @@ The document id is the ``.ann`` path relative to the directory, without the suff
 
 import re
 from pathlib import Path
-from typing import List
+from typing import Iterator
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
@@ -30,7 +30,8 @@ MAX_OFFSET_DIGITS = 18
 _T_LINE = re.compile(r"^(?P<id>T\S*)\t(?P<type>\S+) (?P<offsets>[0-9]+ [0-9]+(?:;[0-9]+ [0-9]+)*)(?:\t(?P<text>.*))?$")
 
 
-def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
+def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[RawDocument]:
+    """The documents of the export, one ``.txt`` + ``.ann`` pair at a time."""
     root = Path(path)
     if root.is_dir():
         files = sorted(root.rglob("*.ann"))
@@ -40,7 +41,8 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         files, root = [root], root.parent
     else:
         raise AnnotationImportError("expected a brat directory (X.txt + X.ann files) or an .ann file", root)
-    return [_read_pair(ann, root, report, file_encoding) for ann in files]
+    for ann in files:
+        yield _read_pair(ann, root, report, file_encoding)
 
 
 def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) -> RawDocument:

@@ -16,7 +16,7 @@ completeness flag: use ``--complete`` or ``--complete-ids``.
 """
 
 from pathlib import Path
-from typing import List
+from typing import Iterator
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
@@ -24,12 +24,12 @@ from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS, written_by
 from eer_plugin.corpus.importers.values import as_id, check_offsets, filled_keys
 
 
-def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
+def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[RawDocument]:
+    """The documents of the export, one line at a time."""
     if Path(path).suffix == ".zip":
         raise AnnotationImportError(
             "this is the export zip; unzip it and import the .jsonl inside (all.jsonl or <user>.jsonl)", path
         )
-    documents: List[RawDocument] = []
     stem = Path(path).name.split(".")[0] or "doccano"
     for number, data in json_lines(path, file_encoding, AnnotationImportError):
         other = written_by(data)
@@ -91,5 +91,4 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                 start = check_offsets(item[0], f"{key}[{index}] start", doc_id, path, number)
                 end = check_offsets(item[1], f"{key}[{index}] end", doc_id, path, number)
                 raw.spans.append(RawSpan(start, end, item[2], f"{key}[{index}]"))
-        documents.append(raw)
-    return documents
+        yield raw

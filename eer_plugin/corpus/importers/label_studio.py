@@ -26,7 +26,7 @@ The document id is the task ``id`` (else ``task-<index>``). Label Studio has no 
 use ``--complete`` or ``--complete-ids``.
 """
 
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, Iterator, Optional
 
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
@@ -78,7 +78,8 @@ def read(
     file_encoding: str = AUTO_FILE_ENCODING,
     annotators: str = "first",
     text_key: Optional[str] = None,
-) -> List[RawDocument]:
+) -> Iterator[RawDocument]:
+    """The documents of the export, one task at a time (the export is one JSON list, parsed whole first)."""
     if annotators not in ANNOTATORS:
         raise AnnotationImportError(f"annotators must be one of {', '.join(ANNOTATORS)}, got {annotators!r}", path)
     try:
@@ -97,7 +98,6 @@ def read(
         tasks = [tasks]
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
         raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path)
-    documents: List[RawDocument] = []
     for index, task in enumerate(tasks):
         doc_id = as_id(task.get("id"), f"task-{index}")
         raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
@@ -147,5 +147,4 @@ def read(
                 labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
                 for label in labels:
                     raw.spans.append(RawSpan(start, end, label, ref))
-        documents.append(raw)
-    return documents
+        yield raw

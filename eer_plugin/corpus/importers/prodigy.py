@@ -24,8 +24,10 @@ Tasks of the same input (same ``_input_hash``, else the same text) are merged in
 ``meta.id`` or ``id`` when present, else ``_input_hash``, else ``<file stem>-<line>``.
 """
 
+import dataclasses
+import hashlib
 from pathlib import Path
-from typing import Dict, List
+from typing import Dict, Iterator, List, Optional
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
@@ -67,71 +69,131 @@ def _char_offsets(span: dict, index: int, task: dict, doc_id: str, path: PathLik
     )
 
 
-def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> List[RawDocument]:
-    documents: Dict[object, RawDocument] = {}
-    stem = Path(path).name.split(".")[0] or "prodigy"
-    for number, task in json_lines(path, file_encoding, AnnotationImportError):
-        other = written_by(task)
-        prodigy = kind_of(task) == "prodigy"
-        if not isinstance(task, dict) or not isinstance(task.get("text"), str):
-            raise AnnotationImportError(
-                'expected a Prodigy task: a JSON object with a "text" string'
-                + (f"; the line looks like {other}" if other and not prodigy else ""),
-                path,
-                number,
-            )
-        if not prodigy:  # read as a manual accept, another tool's line would be a complete document without entities
-            raise AnnotationImportError(
-                f"not a Prodigy task: the line is {other}"
-                if other
-                else f"not a Prodigy task: none of {', '.join(PRODIGY_KEYS)} or spans (prodigy db-out writes an "
-                "'answer' on every task)",
-                path,
-                number,
-            )
-        meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
-        doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}")
-        answer = task.get("answer", "accept")
-        if answer not in ("accept", "reject", "ignore"):
-            raise AnnotationImportError(
-                f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number
-            )
-        binary = task.get("_view_id") == BINARY_VIEW
-        if answer == "ignore":
-            report.skip("ignored tasks")
-            continue
-        if answer == "reject" and not binary:
-            report.skip("rejected manual tasks")
-            continue
-        key = task.get("_input_hash", task["text"])
-        if isinstance(key, bool) or not isinstance(key, (int, str)):  # Prodigy's hashes are integers
-            raise AnnotationImportError(
-                f"document {doc_id!r}: '_input_hash' must be an integer (Prodigy's hash of the input), got {key!r}",
-                path,
-                number,
-            )
-        raw = documents.get(key)
-        if raw is None:
-            raw = documents[key] = RawDocument(
-                doc_id, task["text"], source=f"{path}:{number}", line=number, path=str(path)
-            )
-        elif raw.text != task["text"]:
-            raise AnnotationImportError(
-                f"document {doc_id!r}: same _input_hash as line {raw.line} but another text", path, number
-            )
-        if not binary:
-            raw.complete = True  # a manual accept: every entity is marked
-        spans = task.get("spans", [])
+@dataclasses.dataclass
+class _Task:
+    """One line's task, checked: its document (key, id, text), its answer and view, where it stands."""
+
+    task: dict
+    key: object
+    doc_id: str
+    answer: str
+    binary: bool
+    number: int
+
+    @property
+    def skipped(self) -> Optional[str]:
+        """Why the task adds nothing (counted in the report), or None."""
+        if self.answer == "ignore":
+            return "ignored tasks"
+        return "rejected manual tasks" if self.answer == "reject" and not self.binary else None
+
+    def spans(self, path: PathLike) -> List[RawSpan]:
+        spans = self.task.get("spans", [])
         if not isinstance(spans, list):
-            raise AnnotationImportError(f"document {doc_id!r}: 'spans' must be a list", path, number)
+            raise AnnotationImportError(f"document {self.doc_id!r}: 'spans' must be a list", path, self.number)
+        raws = []
         for index, span in enumerate(spans):
             if not isinstance(span, dict) or "label" not in span:
                 raise AnnotationImportError(
-                    f"document {doc_id!r}: spans[{index}] must be an object with a label", path, number
+                    f"document {self.doc_id!r}: spans[{index}] must be an object with a label", path, self.number
                 )
-            start, end = _char_offsets(span, index, task, doc_id, path, number)
-            negative = binary and answer == "reject"
-            raw.spans.append(
-                RawSpan(start, end, span["label"], f"spans[{index}] (line {number}, {answer})", negative=negative)
+            start, end = _char_offsets(span, index, self.task, self.doc_id, path, self.number)
+            negative = self.binary and self.answer == "reject"
+            ref = f"spans[{index}] (line {self.number}, {self.answer})"
+            raws.append(RawSpan(start, end, span["label"], ref, negative=negative))
+        return raws
+
+
+def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
+    """The line's task, its Prodigy keys and answer checked (an error names the line)."""
+    other = written_by(task)
+    prodigy = kind_of(task) == "prodigy"
+    if not isinstance(task, dict) or not isinstance(task.get("text"), str):
+        raise AnnotationImportError(
+            'expected a Prodigy task: a JSON object with a "text" string'
+            + (f"; the line looks like {other}" if other and not prodigy else ""),
+            path,
+            number,
+        )
+    if not prodigy:  # read as a manual accept, another tool's line would be a complete document without entities
+        raise AnnotationImportError(
+            f"not a Prodigy task: the line is {other}"
+            if other
+            else f"not a Prodigy task: none of {', '.join(PRODIGY_KEYS)} or spans (prodigy db-out writes an "
+            "'answer' on every task)",
+            path,
+            number,
+        )
+    meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
+    doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}")
+    answer = task.get("answer", "accept")
+    if answer not in ("accept", "reject", "ignore"):
+        raise AnnotationImportError(
+            f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number
+        )
+    key = task.get("_input_hash", task["text"])
+    checked = _Task(task, key, doc_id, answer, task.get("_view_id") == BINARY_VIEW, number)
+    if checked.skipped is None and (isinstance(key, bool) or not isinstance(key, (int, str))):
+        raise AnnotationImportError(  # Prodigy's hashes are integers
+            f"document {doc_id!r}: '_input_hash' must be an integer (Prodigy's hash of the input), got {key!r}",
+            path,
+            number,
+        )
+    return checked
+
+
+@dataclasses.dataclass
+class _Merged:
+    """What the tasks of one document make of it beside its first task: the first task's line and a digest of its
+    text, whether a manual accept makes it complete, the spans of its later tasks."""
+
+    line: int
+    text: bytes
+    complete: bool
+    later: List[RawSpan] = dataclasses.field(default_factory=list)
+
+
+def _digest(value: str) -> bytes:
+    return hashlib.blake2b(value.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+def _merge(path: PathLike, report: ImportReport, file_encoding: str, stem: str) -> Dict[object, _Merged]:
+    """The first pass: every task checked (and the skipped ones counted), and of each document (keyed by its
+    ``_input_hash``, or a digest of its text), what its tasks make of it (:class:`_Merged`): no text is kept."""
+    merged: Dict[object, _Merged] = {}
+    for number, line in json_lines(path, file_encoding, AnnotationImportError):
+        task = _task(number, line, path, stem)
+        if task.skipped:
+            report.skip(task.skipped)
+            continue
+        key = _digest(task.key) if isinstance(task.key, str) else task.key
+        first = merged.get(key)
+        if first is None:
+            first = merged[key] = _Merged(number, _digest(task.task["text"]), False)
+        elif first.text != _digest(task.task["text"]):
+            raise AnnotationImportError(
+                f"document {task.doc_id!r}: same _input_hash as line {first.line} but another text", path, number
             )
-    return list(documents.values())
+        first.complete = first.complete or not task.binary  # a manual accept: every entity is marked
+        spans = task.spans(path)
+        if first.line != number:
+            first.later.extend(spans)
+    return merged
+
+
+def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[RawDocument]:
+    """The documents of the export, one at a time, each where its first task stands: a first pass checks every
+    task and gathers what a document's later tasks add (their spans, a manual accept; no text), the second
+    reads each document's first task again."""
+    stem = Path(path).name.split(".")[0] or "prodigy"
+    merged = _merge(path, report, file_encoding, stem)
+    for number, line in json_lines(path, file_encoding, AnnotationImportError):
+        task = _task(number, line, path, stem)
+        first = None if task.skipped else merged[_digest(task.key) if isinstance(task.key, str) else task.key]
+        if first is None or first.line != number:  # skipped, or merged into the document of its first task
+            continue
+        text = task.task["text"]
+        raw = RawDocument(task.doc_id, text, source=f"{path}:{number}", line=number, path=str(path))
+        raw.complete = first.complete
+        raw.spans = task.spans(path) + first.later
+        yield raw

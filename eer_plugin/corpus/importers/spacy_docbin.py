@@ -17,7 +17,7 @@ entity of this type here). Document ids: ``doc.user_data["id"]`` when set, else
 """
 
 from pathlib import Path
-from typing import List
+from typing import Callable, Iterable, Iterator
 
 from eer_plugin.corpus.formats import FormatError, PathLike
 from eer_plugin.corpus.formats.files import check_input_file, tar_first_member
@@ -33,7 +33,9 @@ MISSING, INSIDE, OUTSIDE, BEGIN = 0, 1, 2, 3
 
 def read(
     path: PathLike, report: ImportReport, file_encoding: str = "auto", incorrect_spans_key: str = INCORRECT_SPANS_KEY
-) -> List[RawDocument]:
+) -> Iterator[RawDocument]:
+    """The documents of the DocBin, one ``Doc`` at a time (the file's bytes are read whole: a DocBin is one
+    msgpack value)."""
     try:
         from spacy.tokens import DocBin
         from spacy.vocab import Vocab
@@ -53,13 +55,9 @@ def read(
     member = tar_first_member(path)  # a model.tar.gz (a DocBin is gzip-compressed too)
     if member is not None:
         raise AnnotationImportError(tar_fix(member), path)
-    try:
-        docs = list(DocBin().from_bytes(data).get_docs(Vocab()))
-    except Exception as err:  # msgpack / zlib errors of a file that is not a DocBin
-        raise AnnotationImportError(f"not a spaCy DocBin (.spacy) file: {type(err).__name__}: {err}", path) from None
     stem = Path(path).name.split(".")[0] or "spacy"
-    documents: List[RawDocument] = []
-    for index, doc in enumerate(docs):
+    index = -1
+    for index, doc in enumerate(_docs(lambda: DocBin().from_bytes(data).get_docs(Vocab()), path)):
         doc_id = as_id(doc.user_data.get("id") if isinstance(doc.user_data, dict) else None, f"{stem}-{index}")
         missing = [token.ent_iob == MISSING for token in doc]
         raw = RawDocument(
@@ -100,7 +98,15 @@ def read(
                         negative=True,
                     )
                 )
-        documents.append(raw)
-    if not documents:
+        yield raw
+    if index < 0:
         raise AnnotationImportError("the DocBin holds no documents", path)
-    return documents
+
+
+def _docs(docs: Callable[[], Iterable], path: PathLike) -> Iterator:
+    """The ``Doc`` objects that ``docs()`` gives one at a time; an error of a file that is not a DocBin (msgpack,
+    zlib) is an :class:`AnnotationImportError`."""
+    try:
+        yield from docs()
+    except Exception as err:
+        raise AnnotationImportError(f"not a spaCy DocBin (.spacy) file: {type(err).__name__}: {err}", path) from None

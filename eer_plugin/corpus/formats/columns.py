@@ -1,0 +1,137 @@
+"""The lines of a CoNLL column file (:mod:`eer_plugin.corpus.formats.conll`): its sentences and ``-DOCSTART-``
+lines in file order, each token line checked (the same number of columns as the first, a tag in the tag column),
+and what a first line that is no CoNLL line seems to be (a dictionary of names, plain text), with the fix."""
+
+import re
+from typing import Iterable, Iterator, List, Optional, Tuple, Union
+
+from eer_plugin.corpus.documents import RAW_TEXT_FIX
+from eer_plugin.corpus.formats.files import FormatError, PathLike
+
+DOCSTART = "-DOCSTART-"
+
+
+class Sentence:
+    """Tokens, tags and source line numbers of one sentence of a column file."""
+
+    __slots__ = ("tokens", "tags", "lines")
+
+    def __init__(self) -> None:
+        self.tokens: List[str] = []
+        self.tags: List[str] = []
+        self.lines: List[int] = []
+
+
+_TAG_PATTERN = re.compile(r"^(O|[BILU]-\S+)$")
+#: a first token line of at least this many columns whose last is no tag reads as a line of plain text
+PROSE_WORDS = 5
+#: ... as does a shorter one whose "tag" is a word that ends a sentence ("Angela Merkel visited Paris.")
+_SENTENCE_END = re.compile(r"\w[.!?]$")
+
+
+#: a first line ``surface form<TAB>TYPE`` (or ``,``/``;``: a spreadsheet's CSV): a dictionary of names, not CoNLL.
+#: The form: cells' text with a character that is no white space (the first one found where it is, never guessed at
+#: each place: a long line without a separator took quadratic time) or with one ``,``/``;`` in it
+_DICTIONARY_ENTRY = re.compile(r"(?:[^\S\t]*[^\s,;][^\t,;]*|[^\t,;]*[,;][^\t,;]*)[\t,;][ \t]*[\w-]+[ \t]*")
+DICTIONARY_FIX = (
+    "if the file is a dictionary of names ('surface form<TAB>TYPE' per line), it labels documents, it is no "
+    "training data: `eer-ner eer-dictionary DOCUMENTS labelled.jsonl --dictionary FILE`"
+)
+
+
+def _looks_like(text: str, fields: List[str], prose: str, tag: Optional[str] = None) -> Tuple[Optional[str], str]:
+    """What a file's first token line that is no CoNLL line seems to be (a :data:`LOOKS_LIKE` kind, or None), and
+    what was seen (``prose`` for plain text): a dictionary entry, a line of plain text (a tag column that ends a
+    sentence or a line of :data:`PROSE_WORDS` words or more; with no ``tag``: a line that ends a sentence)."""
+    if _DICTIONARY_ENTRY.fullmatch(text.strip("\r\n")):
+        return "dictionary", ""
+    if tag is None and _SENTENCE_END.search(text):
+        return "raw text", prose
+    if tag is not None and (len(fields) >= PROSE_WORDS or _SENTENCE_END.search(tag)):
+        return "raw text", prose
+    return None, ""
+
+
+def _hint(looks_like: Optional[str], seen: str) -> str:
+    """The fix that ``read_conll`` gives for what a file looks like (training data expected)."""
+    if looks_like == "dictionary":
+        return f"; {DICTIONARY_FIX}"
+    return f"; {seen}. {RAW_TEXT_FIX}" if looks_like == "raw text" else ""
+
+
+def _space_hint(text: str) -> str:
+    """The fix when a line's columns were cut at a white-space character other than a space or a tab (a no-break
+    space in a token, U+0085 from a Windows-1252 ellipsis read as latin-1, an ideographic space), which Python
+    splits at as at a space: "" when the line has none."""
+    for position, char in enumerate(text):
+        if char.isspace() and char not in " \t\r\n":
+            return (
+                f"; character {position + 1} is U+{ord(char):04X}, white space that separates columns as a space "
+                "does (a token holds none): replace it in the file"
+            )
+    return ""
+
+
+def _column_name(column: int, count: int) -> str:
+    """``--tag-column`` as a reader counts: ``column 4 of 4 (the last)``."""
+    number = column + 1 if column >= 0 else count + column + 1
+    return f"column {number} of {count}" + (" (the last)" if number == count else "")
+
+
+def column_parts(lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: int) -> Iterator[Union[int, Sentence]]:
+    """The ``-DOCSTART-`` lines (their numbers) and the sentences of a column file, in file order, checking
+    columns and tag shapes."""
+    sentence: Optional[Sentence] = None
+    columns: Optional[Tuple[int, int]] = None  # (column count, line that set it)
+    for number, text in lines:
+        fields = text.split()
+        if not fields or fields[0] == DOCSTART:
+            if sentence is not None:
+                yield sentence
+            sentence = None
+            if fields:
+                yield number
+            continue
+        if columns is None:
+            columns = _first_columns(text, fields, tag_column, path, number)
+        elif len(fields) != columns[0]:
+            raise FormatError(
+                f"expected {columns[0]} columns (as on line {columns[1]}), got {len(fields)}: {text!r}",
+                path,
+                number,
+                hint=_space_hint(text),
+            )
+        tag = fields[tag_column]
+        if not _TAG_PATTERN.match(tag):
+            seen = f"a line of {len(fields)} words is plain text, not CoNLL (one word per line)"
+            looks_like, seen = _looks_like(text, fields, seen, tag) if number == columns[1] else (None, "")
+            raise FormatError(
+                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}",
+                path,
+                number,
+                hint=_hint(looks_like, seen),
+                looks_like=looks_like,
+            )
+        if sentence is None:
+            sentence = Sentence()
+        sentence.tokens.append(fields[0])
+        sentence.tags.append(tag)
+        sentence.lines.append(number)
+    if sentence is not None:
+        yield sentence
+
+
+def _first_columns(text: str, fields: List[str], tag_column: int, path: PathLike, number: int) -> Tuple[int, int]:
+    """``(column count, line)`` of the first token line, which sets the columns of every other."""
+    if len(fields) < 2:
+        looks_like, seen = _looks_like(text, fields, "a sentence is plain text, not CoNLL")
+        raise FormatError(
+            f"expected at least 2 columns (token and tag), got {len(fields)}: {text!r}",
+            path,
+            number,
+            hint=_hint(looks_like, seen),
+            looks_like=looks_like,
+        )
+    if not -len(fields) <= tag_column < len(fields):
+        raise FormatError(f"tag column {tag_column} does not exist in a line of {len(fields)} columns", path, number)
+    return len(fields), number

@@ -1,0 +1,68 @@
+"""What an import did (:class:`ImportReport`): counts, skipped items and warnings; ``eer-import`` prints it and
+writes it as JSON (no AllenNLP import)."""
+
+import dataclasses
+from collections import Counter
+from typing import List
+
+from eer_plugin.corpus.documents import Document
+
+
+@dataclasses.dataclass
+class ImportReport:
+    """What an import did: counts, skipped items and warnings (each warning also logged by the command)."""
+
+    format: str
+    documents: int = 0
+    spans: int = 0
+    complete_documents: int = 0
+    negative_spans: int = 0
+    types: Counter = dataclasses.field(default_factory=Counter)
+    #: reason -> count of items not imported (cancelled annotations, ignored answers, discontinuous spans, ...)
+    skipped: Counter = dataclasses.field(default_factory=Counter)
+    warnings: List[str] = dataclasses.field(default_factory=list)
+    snapped_spans: int = 0
+    #: documents without any human annotation (imported without spans, never complete)
+    unannotated_documents: int = 0
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+    def skip(self, reason: str, count: int = 1) -> None:
+        self.skipped[reason] += count
+
+    def add(self, document: Document) -> None:
+        self.documents += 1
+        self.spans += len(document.spans)
+        self.complete_documents += int(document.is_complete)
+        self.negative_spans += len(document.negative_spans)
+        self.types.update(label for _, _, label in document.spans)
+
+    def to_json(self) -> dict:
+        return {
+            "format": self.format,
+            "documents": self.documents,
+            "spans": self.spans,
+            "complete_documents": self.complete_documents,
+            "negative_spans": self.negative_spans,
+            "types": dict(sorted(self.types.items())),
+            "snapped_spans": self.snapped_spans,
+            "unannotated_documents": self.unannotated_documents,
+            "skipped": dict(sorted(self.skipped.items())),
+            "warnings": len(self.warnings),
+        }
+
+    def summary(self) -> str:
+        """One line: ``3 documents, 7 spans (LOC 2, ORG 2, PER 3), 1 complete, 1 negative span, 2 warnings``."""
+        types = ", ".join(f"{t} {n}" for t, n in sorted(self.types.items()))
+        parts = [
+            f"{self.documents} document{'s' * (self.documents != 1)}",
+            f"{self.spans} span{'s' * (self.spans != 1)}" + (f" ({types})" if types else ""),
+            f"{self.complete_documents} complete",
+            *([f"{self.unannotated_documents} unannotated (never complete)"] if self.unannotated_documents else []),
+            f"{self.negative_spans} negative span{'s' * (self.negative_spans != 1)}",
+            f"{len(self.warnings)} warning{'s' * (len(self.warnings) != 1)}",
+        ]
+        if self.skipped:
+            parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())))
+        return ", ".join(parts)
