@@ -40,7 +40,7 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
                 path,
                 number,
             )
-        doc_id = as_id(data.get("id"), f"{stem}-{number}")
+        doc_id = as_id(data.get("id"), f"{stem}-{number}", path, number)
         if other and not any(key in data for key in DOCCANO_SPAN_KEYS):  # its spans would be lost unread
             raise AnnotationImportError(
                 f"document {doc_id!r}: no doccano 'label' or 'entities'; the line is {other}", path, number

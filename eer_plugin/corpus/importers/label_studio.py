@@ -99,7 +99,7 @@ def read(
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
         raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path)
     for index, task in enumerate(tasks):
-        doc_id = as_id(task.get("id"), f"task-{index}")
+        doc_id = as_id(task.get("id"), f"task-{index}", path)
         raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
         try:
             key = annotation_key(task)

@@ -125,7 +125,7 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
             number,
         )
     meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
-    doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}")
+    doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}", path, number)
     answer = task.get("answer", "accept")
     if answer not in ("accept", "reject", "ignore"):
         raise AnnotationImportError(

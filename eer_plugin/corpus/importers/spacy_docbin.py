@@ -58,7 +58,7 @@ def read(
     stem = Path(path).name.split(".")[0] or "spacy"
     index = -1
     for index, doc in enumerate(_docs(lambda: DocBin().from_bytes(data).get_docs(Vocab()), path)):
-        doc_id = as_id(doc.user_data.get("id") if isinstance(doc.user_data, dict) else None, f"{stem}-{index}")
+        doc_id = as_id(doc.user_data.get("id") if isinstance(doc.user_data, dict) else None, f"{stem}-{index}", path)
         missing = [token.ent_iob == MISSING for token in doc]
         raw = RawDocument(
             doc_id,

@@ -1,6 +1,7 @@
 """Values of an export that the format modules read alike: character offsets, document ids, and which of a tool's
 alternative keys holds the annotation."""
 
+import json
 from typing import Dict, List, Optional, Sequence
 
 from eer_plugin.corpus.formats import PathLike
@@ -18,9 +19,23 @@ def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[
     return int(value)
 
 
-def as_id(value, fallback: str) -> str:
-    """A document's id: the export's ``value`` as text, or ``fallback`` (file and line) when it has none."""
-    return fallback if value is None or value == "" else str(value)
+def as_id(value, fallback: str, path: PathLike, line: Optional[int] = None) -> str:
+    """A document's id: the export's ``value`` as text (a string, or an integer: ``3.0`` is ``3``), or ``fallback``
+    (file and line) when it has none. Any other value (``true``, a list, an object, ``1.5``) is an error naming the
+    document: written as text it would be an id no tool shows (``True``, ``[1]``), and ``--complete-ids`` could not
+    name it."""
+    if value is None or value == "":
+        return fallback
+    if isinstance(value, str) or is_integer(value):
+        return str(value)
+    if isinstance(value, float) and value.is_integer():
+        return str(int(value))
+    raise AnnotationImportError(
+        f"document {fallback}: its id must be a string or an integer, got {json.dumps(value)[:60]}; give it one of those "
+        "or leave it out (the document is then named by its file and line)",
+        path,
+        line,
+    )
 
 
 def filled_keys(data: Dict, keys: Sequence[str]) -> List[str]:
