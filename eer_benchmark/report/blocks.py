@@ -15,7 +15,7 @@ from eer_benchmark.plan.approaches import approach_label
 from eer_benchmark.plan.plan import GOLD_SCENARIO
 from eer_benchmark.report.cells import cell, runs_of
 from eer_benchmark.report.claims import claims_paragraph, differences, pooled
-from eer_benchmark.report.reproduction import read_checks, reproduction_table, reproduction_verdicts
+from eer_benchmark.report.reproduction import read_checks, reproduction_lines
 from eer_benchmark.tables import markdown_table, mean_sd_cell
 
 
@@ -205,17 +205,13 @@ def block_sections(report, paper, dataset_column: Dict[str, str], checks_file: O
                 band,
                 "",
             ]
-        again = reproduction_table(report, block, checks)
-        if again:
-            parts += [
-                "Runs trained again on another machine, to check that it reproduces them (their records: "
-                f"`{checks_file}`; the block's seeds: its finished runs of the same approach and data):",
-                "",
-                again,
-                "",
-                *(f"- {verdict}" for verdict in reproduction_verdicts(report, block, checks)),
-            ]
-            parts += [""] if parts[-1] != "" else []
+        parts += reproduction_lines(
+            report,
+            block,
+            checks,
+            "Runs trained again on another machine, to check that it reproduces them (their records: "
+            f"`{checks_file}`; the block's seeds: its finished runs of the same approach and data):",
+        )
         missing = missing_runs(report, block)
         if missing:
             parts += [f"Runs not finished ({len(missing)}):", "", *missing, ""]

@@ -11,7 +11,7 @@ from typing import Callable, Dict, List, Optional
 from eer_benchmark.report.blocks import machines_text
 from eer_benchmark.report.claims import claims_paragraph, differences
 from eer_benchmark.report.guide import CORPORA, CORPUS_CSV
-from eer_benchmark.report.reproduction import reproduction_table, reproduction_verdicts
+from eer_benchmark.report.reproduction import reproduction_lines
 from eer_benchmark.report.sections import ablations
 from eer_plugin.common.atomic import atomic_write_text
 
@@ -95,17 +95,12 @@ def corpus_section(
     ablation = ablations(report)  # the plan's settings on this corpus, as the English plan's section shows its own
     if ablation:
         parts += [f"### Ablations on {corpora}", *ablation[1:]]
-    again = reproduction_table(report, None, checks or {})
-    if again:
-        parts += [
-            f"### {corpora}: runs trained on another machine",
-            "",
-            f"Runs of this plan trained on another machine, set beside this block's run of the same name (their "
-            f"records: `{checks_file}`; the block's seeds: its finished runs of the same approach, data and setting):",
-            "",
-            again,
-            "",
-            *(f"- {verdict}" for verdict in reproduction_verdicts(report, None, checks or {})),
-        ]
-        parts += [""] if parts[-1] != "" else []
+    again = reproduction_lines(
+        report,
+        None,
+        checks or {},
+        f"Runs of this plan trained on another machine, set beside this block's run of the same name (their "
+        f"records: `{checks_file}`; the block's seeds: its finished runs of the same approach, data and setting):",
+    )
+    parts += [f"### {corpora}: runs trained on another machine", "", *again] if again else []
     return parts

@@ -8,7 +8,7 @@ approach on the same data, which says what "within the noise" means."""
 import json
 import statistics
 from pathlib import Path
-from typing import Dict, Optional
+from typing import Dict, List, Optional
 
 from eer_benchmark.machine import machine_text
 from eer_benchmark.plan.approaches import approach_label
@@ -42,17 +42,15 @@ def _seeds_text(seeds: list) -> str:
     return f"{min(seeds):.1f}–{max(seeds):.1f} ({len(seeds)} seeds)"
 
 
-def reproduction_table(report, block: Optional[dict], checks: Dict[str, dict]) -> str:
-    """One row per run of ``block`` (None: of the plan outside its blocks) that ``checks`` trained again
-    elsewhere: both machines, F1 and minutes, the difference, and the range of the finished seeds of the same
-    approach, data and setting."""
-    return _reproduction(report, block, checks)[0]
-
-
-def reproduction_verdicts(report, block: Optional[dict], checks: Dict[str, dict]) -> list:
-    """One sentence per approach and data with checks of at least two seeds: the checks' seeds against
-    the block's (range and mean) and how many checks fall inside the block's range."""
-    return _reproduction(report, block, checks)[1]
+def reproduction_lines(report, block: Optional[dict], checks: Dict[str, dict], lead: str) -> List[str]:
+    """The lines of the runs of ``block`` (None: of the plan outside its blocks) that ``checks`` trained again
+    elsewhere, under the paragraph ``lead``: one table row per run (both machines, F1 and minutes, the difference,
+    the range of the finished seeds of the same approach, data and setting), then one sentence per approach and
+    data with checks of at least two seeds (against the seeds' range and mean); none without such runs."""
+    table, verdicts = _reproduction(report, block, checks)
+    if not table:
+        return []
+    return [lead, "", table, "", *(f"- {verdict}" for verdict in verdicts), *([""] if verdicts else [])]
 
 
 def _spread(values: list) -> str:
