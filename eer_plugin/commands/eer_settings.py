@@ -12,7 +12,7 @@ import textwrap
 
 from eer_plugin.commands import subcommand
 from eer_plugin.runtime.config_files import packaged_configs
-from eer_plugin.runtime.settings import settings_help
+from eer_plugin.runtime.settings_help import settings_help
 
 NAME = "eer-settings"
 DESCRIPTION = (

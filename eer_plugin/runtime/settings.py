@@ -16,7 +16,7 @@ data, overrides for the hyperparameters):
   hyperparameter is refused with the ``-o`` that replaces it (:func:`environment_hyperparameters_error`).
 
 Generated from the table: the ext-var defaults (:func:`unset_defaults`), the overrides of a benchmark
-run, the listing of ``eer-ner train --help`` and ``eer-ner eer-settings`` (:func:`settings_help`) and
+run, the listing of ``eer-ner train --help`` and ``eer-ner eer-settings`` (:func:`eer_plugin.runtime.settings_help.settings_help`) and
 the table of ``docs/configs.md`` (checked by ``tests/test_docs.py``). A test evaluates every packaged
 config and checks that each hyperparameter's literal sits at its path with the table's default, and
 that the configs read no ``std.extVar`` but the environment settings. To add a hyperparameter, add a
@@ -30,9 +30,8 @@ bundled fixtures are never used unless you name them (``scripts/demo.sh`` and th
 import dataclasses
 import json
 import os
-import textwrap
 from pathlib import Path
-from typing import Any, Dict, List, Mapping, Optional, Tuple
+from typing import Any, Dict, Mapping, Optional, Tuple
 
 from eer_plugin.corpus import strict_json
 
@@ -379,35 +378,3 @@ def environment_hyperparameters_error(config: str, environ: Optional[Mapping[str
         + (f" ({', '.join(unheld)}: no key in this config)" if unheld else "")
         + " (eer-ner eer-settings lists every setting)"
     )
-
-
-def _default_text(setting: Setting) -> str:
-    return repr(setting.default) if setting.default == "" else setting.default
-
-
-def settings_help(environ: Optional[Mapping[str, str]] = None, width: int = 100) -> str:
-    """Every setting with its default and meaning, by kind and group (a hyperparameter with its ``-o``
-    key; the value set here, where ``environ`` sets one), as shown by ``eer-ner train --help`` and
-    ``eer-ner eer-settings``."""
-    lines: List[str] = []
-    for title, rows in (
-        ("environment settings (NAME=value before the command sets one):", ENVIRONMENT),
-        (
-            "hyperparameters (literals of the packaged configs; -o '{\"KEY\": value}' sets one for a run):",
-            HYPERPARAMETERS,
-        ),
-    ):
-        lines.append(title)
-        for group in dict.fromkeys(s.group for s in rows):
-            lines.append(f"  {group}:")
-            for s in (s for s in rows if s.group == group):
-                set_here = environ is not None and s.name in environ
-                if s.is_hyperparameter:
-                    where = s.path + "".join(f" ({a}: {p})" for a, p in s.other_paths)
-                    current = f"; {s.name} IS SET HERE, which no config reads: give -o instead" if set_here else ""
-                    head = f"    {where} (default {_default_text(s)}; plans: {s.name}{current}): "
-                else:
-                    current = f"; set here: {environ[s.name]}" if set_here else ""
-                    head = f"    {s.name} (default {_default_text(s)}{current}): "
-                lines.extend(textwrap.wrap(head + s.meaning, width, subsequent_indent=" " * 6))
-    return "\n".join(lines)

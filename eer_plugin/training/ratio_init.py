@@ -21,7 +21,7 @@ from allennlp.training.callbacks import TrainerCallback
 
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.core.calibration import Calibration, RatioBatch, calibrate_outside_shift
-from eer_plugin.training.checkpointer import rng_states, set_rng_states
+from eer_plugin.training.rng_states import rng_states, set_rng_states
 
 logger = logging.getLogger(__name__)
 
