@@ -10,7 +10,7 @@ setup:
 	bash scripts/setup_env.sh
 
 # scripts/test.sh re-checks the setup (a no-op when up to date), then runs the fast tests (no training, no
-# subprocess) with $(VENV)/bin/python -m pytest -q -m "not slow and not integration", offline
+# subprocess) with $(VENV)/bin/python -m pytest -q -m "not slow and not integration" -n auto (every core), offline
 # (HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 TOKENIZERS_PARALLELISM=false)
 test: setup
 	bash scripts/test.sh $(PYTEST_ARGS)

@@ -20,6 +20,10 @@ if importlib.util.find_spec("triton") is not None and not torch.cuda.is_availabl
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
 os.environ.setdefault("EER_PRECISION", "fp32")
+# under pytest-xdist (scripts/test.sh runs the fast set on every core) the workers share the cores: each
+# worker's torch takes its share of them, not all of them each
+if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
 import eer_plugin.allennlp_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
 
 REPO = Path(__file__).resolve().parent.parent
