@@ -20,9 +20,8 @@ needs spaCy, imported only there). See each module's docstring for the exact rul
 
 :func:`imported_documents` runs one format end to end, one document at a time, and fills an
 :class:`ImportReport` (documents, spans, complete documents, negative spans, skipped items,
-warnings); :func:`import_documents` returns them as a list. Each format is read in parts where it has
-them (doccano's and Prodigy's lines, brat's file pairs, a DocBin's docs); a Label Studio export is one
-JSON list, parsed whole.
+warnings); :func:`import_documents` returns them as a list. Each format is read in parts (doccano's and
+Prodigy's lines, a Label Studio export's tasks, brat's file pairs, a DocBin's docs).
 """
 
 import dataclasses

@@ -29,7 +29,8 @@ use ``--complete`` or ``--complete-ids``.
 from typing import Any, Dict, Iterator, Optional
 
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
+from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike
+from eer_plugin.corpus.formats.decoding import decoding_of, text_blocks
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 from eer_plugin.corpus.importers.values import as_id, check_offsets, filled_keys
 
@@ -79,11 +80,25 @@ def read(
     annotators: str = "first",
     text_key: Optional[str] = None,
 ) -> Iterator[RawDocument]:
-    """The documents of the export, one task at a time (the export is one JSON list, parsed whole first)."""
+    """The documents of the export, one task at a time: the JSON list is read in blocks and each task parsed alone
+    (:func:`~eer_plugin.corpus.strict_json.list_elements`), so memory holds one task, not the export. A file that
+    is not JSON is an error naming its line, as the file parsed whole would name it, once the tasks before it
+    are read (the import writes its outputs whole or not at all)."""
     if annotators not in ANNOTATORS:
         raise AnnotationImportError(f"annotators must be one of {', '.join(ANNOTATORS)}, got {annotators!r}", path)
+    for index, task in enumerate(_tasks(path, file_encoding)):
+        yield task_document(task, index, report, path, annotators, text_key)
+
+
+def _tasks(path: PathLike, file_encoding: str) -> Iterator[dict]:
+    """The task objects of the export (a list of them, or a single task object), one at a time."""
+    blocks = text_blocks(path, decoding_of(path, file_encoding, json=True))
     try:
-        tasks = strict_json.loads(decode_file(path, file_encoding, json=True))
+        is_list, values = strict_json.list_elements(blocks)
+        for _, task in values:
+            if not isinstance(task, dict) or not is_list and "annotations" not in task:
+                raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path)
+            yield task
     except strict_json.JsonError as err:
         lines = (
             "; the file is JSON lines (a value per line), not Label Studio's JSON export (one list of tasks): a doccano "
@@ -94,57 +109,59 @@ def read(
             path,
             err.line,
         ) from None
-    if isinstance(tasks, dict) and "annotations" in tasks:
-        tasks = [tasks]
-    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
-        raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path)
-    for index, task in enumerate(tasks):
-        doc_id = as_id(task.get("id"), f"task-{index}", path)
-        raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
-        try:
-            key = annotation_key(task)
-        except ValueError as error:
-            raise AnnotationImportError(f"task {doc_id!r}: {error}", path) from None
-        annotations = task.get(key, [])
-        if not isinstance(annotations, list):
-            raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path)
-        kept = []
-        for annotation in annotations:
-            if not isinstance(annotation, dict):
-                raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path)
-            cancelled = annotation.get("was_cancelled", False)
-            if cancelled is not None and not isinstance(cancelled, bool):  # "false" is true: never read by truth
+
+
+def task_document(
+    task: dict, index: int, report: ImportReport, path: PathLike, annotators: str, text_key: Optional[str]
+) -> RawDocument:
+    """The document of the export's task number ``index`` (from 0): its text and the spans of its annotations
+    (``annotators``: the first or all of them); cancelled annotations are skipped and counted in ``report``."""
+    doc_id = as_id(task.get("id"), f"task-{index}", path)
+    raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
+    try:
+        key = annotation_key(task)
+    except ValueError as error:
+        raise AnnotationImportError(f"task {doc_id!r}: {error}", path) from None
+    annotations = task.get(key, [])
+    if not isinstance(annotations, list):
+        raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path)
+    kept = []
+    for annotation in annotations:
+        if not isinstance(annotation, dict):
+            raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path)
+        cancelled = annotation.get("was_cancelled", False)
+        if cancelled is not None and not isinstance(cancelled, bool):  # "false" is true: never read by truth
+            raise AnnotationImportError(
+                f"task {doc_id!r}: annotation {annotation.get('id', '?')}: 'was_cancelled' must be true or false, "
+                f"got {cancelled!r}",
+                path,
+            )
+        if cancelled:
+            report.skip("cancelled annotations")
+            continue
+        kept.append(annotation)
+    raw.unannotated = not kept
+    if annotators == "first" and len(kept) > 1:
+        report.skip("annotations of other annotators (--annotators first)", len(kept) - 1)
+        kept = kept[:1]
+    for annotation in kept:
+        name = f"annotation {annotation.get('id', '?')}"
+        results = annotation.get("result", [])
+        if not isinstance(results, list):
+            raise AnnotationImportError(f"task {doc_id!r}: {name}: 'result' must be a list", path)
+        for position, result in enumerate(results):
+            if not isinstance(result, dict) or result.get("type") != "labels":
+                continue
+            value = result.get("value")
+            if not isinstance(value, dict) or not {"start", "end", "labels"} <= set(value):
                 raise AnnotationImportError(
-                    f"task {doc_id!r}: annotation {annotation.get('id', '?')}: 'was_cancelled' must be true or false, "
-                    f"got {cancelled!r}",
+                    f"task {doc_id!r}: {name}: result {position} of type 'labels' needs value.start, value.end and value.labels",
                     path,
                 )
-            if cancelled:
-                report.skip("cancelled annotations")
-                continue
-            kept.append(annotation)
-        raw.unannotated = not kept
-        if annotators == "first" and len(kept) > 1:
-            report.skip("annotations of other annotators (--annotators first)", len(kept) - 1)
-            kept = kept[:1]
-        for annotation in kept:
-            name = f"annotation {annotation.get('id', '?')}"
-            results = annotation.get("result", [])
-            if not isinstance(results, list):
-                raise AnnotationImportError(f"task {doc_id!r}: {name}: 'result' must be a list", path)
-            for position, result in enumerate(results):
-                if not isinstance(result, dict) or result.get("type") != "labels":
-                    continue
-                value = result.get("value")
-                if not isinstance(value, dict) or not {"start", "end", "labels"} <= set(value):
-                    raise AnnotationImportError(
-                        f"task {doc_id!r}: {name}: result {position} of type 'labels' needs value.start, value.end and value.labels",
-                        path,
-                    )
-                start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, None)
-                end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, None)
-                ref = f"result {result.get('id', position)!r} of {name}"
-                labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
-                for label in labels:
-                    raw.spans.append(RawSpan(start, end, label, ref))
-        yield raw
+            start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, None)
+            end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, None)
+            ref = f"result {result.get('id', position)!r} of {name}"
+            labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
+            for label in labels:
+                raw.spans.append(RawSpan(start, end, label, ref))
+    return raw
