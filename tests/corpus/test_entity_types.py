@@ -113,8 +113,8 @@ def test_an_importer_refuses_a_type_that_is_no_name_naming_file_and_line(format,
         assert status == 1 and len(errors) == 1 and "Traceback" not in err, (format, bad, err)
         if format == "prodigy binary reject" and expected == "no entity type":
             expected = "must be (start, end) or (start, end, type)"
-        # a Label Studio export is one JSON document: its task (document '2') is named instead of a line
-        where = f"{path}: document '2'" if format == "label-studio" else f"{path}:2:"
+        # a Label Studio export is one JSON list: the line its task starts on, and the task (document '2')
+        where = f"{path}:2: document '2'" if format == "label-studio" else f"{path}:2:"
         assert expected in errors[0] and where in errors[0], (format, bad, errors[0])
         assert errors[0].count(str(path)) == 1, errors[0]  # the location once, not repeated in the reason
         assert out.read_text() == "previous\n", (format, bad)  # the previous output is untouched

@@ -22,7 +22,7 @@ def export(format, tmp_path, ids):
             if value is not None:
                 task["id"] = value
         path = tmp_path / "export.json"
-        path.write_text(json.dumps(tasks))
+        path.write_text("[\n" + ",\n".join(json.dumps(task) for task in tasks) + "\n]\n")  # task i on line i + 2
         return path
     rows = []
     for value, text in zip(ids, texts):
@@ -50,8 +50,8 @@ def test_any_other_id_is_one_error_naming_file_line_and_document(format, bad, tm
     with pytest.raises(AnnotationImportError, match=r"its id must be a string or an integer, got ") as info:
         import_documents(format, path, tokenize_text)
     assert info.value.path == str(path)
-    if format == "label-studio":  # one JSON list: the task's index names it
-        assert "document task-2:" in str(info.value) and info.value.line is None
+    if format == "label-studio":  # one JSON list: the line its task starts on, and the task's index
+        assert info.value.line == 4 and "document task-2:" in str(info.value)
     else:
         assert info.value.line == 3 and "document export-3:" in str(info.value)
     assert json.dumps(bad)[:20] in str(info.value)

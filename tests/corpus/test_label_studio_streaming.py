@@ -6,6 +6,7 @@ The reference is the reader before the change, kept here: the export parsed whol
 each task converted as the importer converts it."""
 
 import codecs
+import dataclasses
 import json
 import os
 import random
@@ -42,10 +43,13 @@ def _whole_parse_read(path, report, file_encoding="auto", annotators="first", te
 
 
 def _outcome(read, path, **options):
-    """(documents, what the report counted) of a reader, or (the error's class, message, line)."""
+    """(documents, what the report counted) of a reader, or (the error's class, message, line). The documents
+    without the line their task starts on, which the reader before the change did not know (see
+    test_every_task_names_the_line_it_starts_on)."""
     report = ImportReport("label-studio")
     try:
-        return list(read(path, report, **options)), dict(report.skipped)
+        documents = [dataclasses.replace(d, line=None) for d in read(path, report, **options)]
+        return documents, dict(report.skipped)
     except FormatError as error:
         return type(error), str(error), error.line
 
@@ -144,11 +148,12 @@ def test_an_undecodable_byte_is_an_error_before_any_document(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- bad exports
 def _bad_exports(rng, good: str):
-    """(what is wrong, the export's text) of every kind of mistake, at random places of ``good``."""
+    """(what is wrong, the export's text) of every kind of mistake, at random places of ``good``; the mistakes
+    of one task's content are put at the start of the task at :data:`_BAD_TASK` (set here)."""
     starts = _task_starts(good)
     for cut in sorted(rng.sample(range(len(good)), 25)):
         yield f"truncated at {cut}", good[:cut]
-    task = rng.choice(starts[1:])
+    task = _BAD_TASK[0] = rng.choice(starts[1:])
     yield "repeated key", good[:task] + '{"data": {"text": "a", "text": "b"}, ' + good[task + 1 :]
     inner = good.index('"value"', rng.choice(starts[1:]))
     yield "repeated key inside", good[:inner] + '"value": 1, ' + good[inner:]
@@ -177,7 +182,42 @@ def test_bad_exports_are_the_errors_of_the_export_parsed_whole(tmp_path, seed):
     assert len(good.encode("utf-8")) > BLOCK
     for mistake, content in _bad_exports(rng, good):
         path = _write(tmp_path, "bad.json", content)
-        assert _outcome(label_studio.read, path) == _outcome(_whole_parse_read, path), mistake
+        streamed, whole = _outcome(label_studio.read, path), _outcome(_whole_parse_read, path)
+        if len(whole) == 3 and whole[2] is None and streamed[2] is not None:
+            # an error in a task's content: the reader before did not know the task's line, this one names it
+            line = content.count("\n", 0, _BAD_TASK[0]) + 1
+            whole = whole[0], whole[1].replace(f"{path}: ", f"{path}:{line}: ", 1), line
+        assert streamed == whole, mistake
+
+
+#: where :func:`_bad_exports` puts a bad task
+_BAD_TASK = [0]
+
+
+def _pretty_export(tasks):
+    """An export of ``tasks`` as Label Studio writes it (indented), and the line each task starts on."""
+    lines, starts = ["["], []
+    for index, task in enumerate(tasks):
+        starts.append(len(lines) + 1)
+        lines.extend(("  " + json.dumps(task, indent=2) + ("," if index < len(tasks) - 1 else "")).split("\n"))
+    return "\n".join(lines + ["]"]) + "\n", starts
+
+
+def test_every_task_names_the_line_it_starts_on(tmp_path):
+    """The documents carry their task's first line, and an error in a task's content names it (file:line)."""
+    rng = random.Random(5)
+    tasks = [_task(rng, i) for i in range(120)]
+    content, starts = _pretty_export(tasks)
+    assert len(content.encode("utf-8")) > 2 * BLOCK
+    documents = list(label_studio.read(_write(tmp_path, "export.json", content), ImportReport("label-studio")))
+    assert [d.line for d in documents] == starts
+    for index, broken in ((0, {"annotations": {"result": []}}), (77, {"data": {"a": "x", "b": "y"}})):
+        bad = [dict(t, **broken) if i == index else t for i, t in enumerate(tasks)]
+        content, starts = _pretty_export(bad)
+        path = _write(tmp_path, "bad.json", content)
+        with pytest.raises(AnnotationImportError) as raised:
+            list(label_studio.read(path, ImportReport("label-studio")))
+        assert raised.value.line == starts[index] and str(raised.value).startswith(f"{path}:{starts[index]}: task ")
 
 
 # ------------------------------------------------------------------------------ the list reader, any block size

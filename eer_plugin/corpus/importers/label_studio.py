@@ -26,7 +26,7 @@ The document id is the task ``id`` (else ``task-<index>``). Label Studio has no 
 use ``--complete`` or ``--complete-ids``.
 """
 
-from typing import Any, Dict, Iterator, Optional
+from typing import Any, Dict, Iterator, Optional, Tuple
 
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike
@@ -39,15 +39,15 @@ ANNOTATORS = ("first", "union")
 TEXT_KEY = "text"
 
 
-def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> str:
+def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike, line: Optional[int]) -> str:
     data = task.get("data")
     if not isinstance(data, dict):
         hint = " (this looks like the JSON_MIN export; export 'JSON' instead)" if "text" in task else ""
-        raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text{hint}", path)
+        raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text{hint}", path, line)
     if text_key is not None:
         if not isinstance(data.get(text_key), str):
             raise AnnotationImportError(
-                f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path
+                f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path, line
             )
         return data[text_key]
     if isinstance(data.get(TEXT_KEY), str):
@@ -56,7 +56,7 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike) -> s
     if len(strings) == 1:
         return data[strings[0]]
     raise AnnotationImportError(
-        f"task {doc_id!r}: cannot tell which of data's keys {sorted(data)} holds the text; pass --text-key", path
+        f"task {doc_id!r}: cannot tell which of data's keys {sorted(data)} holds the text; pass --text-key", path, line
     )
 
 
@@ -86,19 +86,20 @@ def read(
     are read (the import writes its outputs whole or not at all)."""
     if annotators not in ANNOTATORS:
         raise AnnotationImportError(f"annotators must be one of {', '.join(ANNOTATORS)}, got {annotators!r}", path)
-    for index, task in enumerate(_tasks(path, file_encoding)):
-        yield task_document(task, index, report, path, annotators, text_key)
+    for index, (line, task) in enumerate(_tasks(path, file_encoding)):
+        yield task_document(task, index, report, path, annotators, text_key, line)
 
 
-def _tasks(path: PathLike, file_encoding: str) -> Iterator[dict]:
-    """The task objects of the export (a list of them, or a single task object), one at a time."""
+def _tasks(path: PathLike, file_encoding: str) -> Iterator[Tuple[int, dict]]:
+    """The task objects of the export (a list of them, or a single task object), one at a time, each with the
+    line it starts on."""
     blocks = text_blocks(path, decoding_of(path, file_encoding, json=True))
     try:
         is_list, values = strict_json.list_elements(blocks)
-        for _, task in values:
+        for line, task in values:
             if not isinstance(task, dict) or not is_list and "annotations" not in task:
-                raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path)
-            yield task
+                raise AnnotationImportError("expected the Label Studio JSON export: a list of task objects", path, line)
+            yield line, task
     except strict_json.JsonError as err:
         lines = (
             "; the file is JSON lines (a value per line), not Label Studio's JSON export (one list of tasks): a doccano "
@@ -112,29 +113,38 @@ def _tasks(path: PathLike, file_encoding: str) -> Iterator[dict]:
 
 
 def task_document(
-    task: dict, index: int, report: ImportReport, path: PathLike, annotators: str, text_key: Optional[str]
+    task: dict,
+    index: int,
+    report: ImportReport,
+    path: PathLike,
+    annotators: str,
+    text_key: Optional[str],
+    line: Optional[int] = None,
 ) -> RawDocument:
-    """The document of the export's task number ``index`` (from 0): its text and the spans of its annotations
-    (``annotators``: the first or all of them); cancelled annotations are skipped and counted in ``report``."""
-    doc_id = as_id(task.get("id"), f"task-{index}", path)
-    raw = RawDocument(doc_id, _text(task, text_key, doc_id, path), source=f"{path}: task {doc_id}", path=str(path))
+    """The document of the export's task number ``index`` (from 0), which starts on ``line``: its text and the
+    spans of its annotations (``annotators``: the first or all of them); cancelled annotations are skipped and
+    counted in ``report``. Its errors name the file and that line."""
+    doc_id = as_id(task.get("id"), f"task-{index}", path, line)
+    text = _text(task, text_key, doc_id, path, line)
+    raw = RawDocument(doc_id, text, source=f"{path}: task {doc_id}", line=line, path=str(path))
     try:
         key = annotation_key(task)
     except ValueError as error:
-        raise AnnotationImportError(f"task {doc_id!r}: {error}", path) from None
+        raise AnnotationImportError(f"task {doc_id!r}: {error}", path, line) from None
     annotations = task.get(key, [])
     if not isinstance(annotations, list):
-        raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path)
+        raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path, line)
     kept = []
     for annotation in annotations:
         if not isinstance(annotation, dict):
-            raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path)
+            raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path, line)
         cancelled = annotation.get("was_cancelled", False)
         if cancelled is not None and not isinstance(cancelled, bool):  # "false" is true: never read by truth
             raise AnnotationImportError(
                 f"task {doc_id!r}: annotation {annotation.get('id', '?')}: 'was_cancelled' must be true or false, "
                 f"got {cancelled!r}",
                 path,
+                line,
             )
         if cancelled:
             report.skip("cancelled annotations")
@@ -148,7 +158,7 @@ def task_document(
         name = f"annotation {annotation.get('id', '?')}"
         results = annotation.get("result", [])
         if not isinstance(results, list):
-            raise AnnotationImportError(f"task {doc_id!r}: {name}: 'result' must be a list", path)
+            raise AnnotationImportError(f"task {doc_id!r}: {name}: 'result' must be a list", path, line)
         for position, result in enumerate(results):
             if not isinstance(result, dict) or result.get("type") != "labels":
                 continue
@@ -157,9 +167,10 @@ def task_document(
                 raise AnnotationImportError(
                     f"task {doc_id!r}: {name}: result {position} of type 'labels' needs value.start, value.end and value.labels",
                     path,
+                    line,
                 )
-            start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, None)
-            end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, None)
+            start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, line)
+            end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, line)
             ref = f"result {result.get('id', position)!r} of {name}"
             labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
             for label in labels:
