@@ -206,11 +206,13 @@ def load(handle: IO[str]) -> Any:
 # ------------------------------------------------------------------------------- a list, one element at a time
 #: JSON's white space
 _WHITESPACE = re.compile(r"[ \t\n\r]*")
-#: a JSON string, whole (no match: its closing quote is not in the text); possessive: no backtracking
-_STRING = re.compile(r'"[^"\\]*+(?:\\.[^"\\]*+)*+"', re.DOTALL)
+#: a JSON string, whole; possessive: no backtracking
+_STRING_TEXT = r'"[^"\\]*+(?:\\.[^"\\]*+)*+"'
+#: a JSON string, whole (no match: its closing quote is not in the text)
+_STRING = re.compile(_STRING_TEXT, re.DOTALL)
 #: other characters and whole strings up to the next bracket outside strings; group 1: that bracket, or the quote of
 #: a string whose closing quote is not in the text, or "" where the text ends
-_TO_BRACKET = re.compile(r'[^"\[\]{}]*+(?:"[^"\\]*+(?:\\.[^"\\]*+)*+"[^"\[\]{}]*+)*+([\[\]{}"]|\Z)', re.DOTALL)
+_TO_BRACKET = re.compile(r'[^"\[\]{}]*+(?:' + _STRING_TEXT + r'[^"\[\]{}]*+)*+([\[\]{}"]|\Z)', re.DOTALL)
 #: a number or a named constant, as far as Python's parser reads it (it takes NaN and Infinity)
 _SCALAR = re.compile(r"null|true|false|NaN|Infinity|-Infinity|-?(?:0|[1-9][0-9]*)(?:\.[0-9]+)?(?:[eE][-+]?[0-9]+)?")
 

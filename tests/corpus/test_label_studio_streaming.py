@@ -148,31 +148,31 @@ def test_an_undecodable_byte_is_an_error_before_any_document(tmp_path):
 
 # ---------------------------------------------------------------------------------------------- bad exports
 def _bad_exports(rng, good: str):
-    """(what is wrong, the export's text) of every kind of mistake, at random places of ``good``; the mistakes
-    of one task's content are put at the start of the task at :data:`_BAD_TASK` (set here)."""
+    """(what is wrong, the export's text, and where the bad task starts when what is wrong is one task's content,
+    else None) of every kind of mistake, at random places of ``good``."""
     starts = _task_starts(good)
     for cut in sorted(rng.sample(range(len(good)), 25)):
-        yield f"truncated at {cut}", good[:cut]
-    task = _BAD_TASK[0] = rng.choice(starts[1:])
-    yield "repeated key", good[:task] + '{"data": {"text": "a", "text": "b"}, ' + good[task + 1 :]
+        yield f"truncated at {cut}", good[:cut], None
+    task = rng.choice(starts[1:])
+    yield "repeated key", good[:task] + '{"data": {"text": "a", "text": "b"}, ' + good[task + 1 :], None
     inner = good.index('"value"', rng.choice(starts[1:]))
-    yield "repeated key inside", good[:inner] + '"value": 1, ' + good[inner:]
-    yield "not an object", good[:task] + '"task", ' + good[task:]
-    yield "a number", good[:task] + "12e3 , " + good[task:]
-    yield "a list", good[:task] + "[1, 2] , " + good[task:]
-    yield "garbage after the list", good.rstrip() + "\n  ]"
-    yield "text after the list", good.rstrip() + ' {"id": 1}'
-    yield "missing comma", good[:task].rstrip().rstrip(",") + "\n " + good[task:]
-    yield "trailing comma", good.rstrip()[:-1].rstrip() + ",\n]"
-    yield "two commas", good[:task] + ", " + good[task:]
-    yield "a long number", good[:task] + '{"id": ' + "7" * 5000 + ", " + good[task + 1 :]
-    yield "too deep", good[:task] + "[" * 3000 + "]" * 3000 + ", " + good[task:]
-    yield "NaN id", good[:task] + '{"id": NaN, "data": {"text": "a"}}, ' + good[task:]
-    yield "JSON lines", "\n".join(json.dumps(_task(rng, i)) for i in range(30)) + "\n"
-    yield "empty", " \n "
-    yield "empty list", "[ \n ]"
-    yield "an object, not a task", '{"data": {"text": "a"}}'
-    yield "a byte-order mark twice", "\ufeff\ufeff" + good
+    yield "repeated key inside", good[:inner] + '"value": 1, ' + good[inner:], None
+    yield "not an object", good[:task] + '"task", ' + good[task:], task
+    yield "a number", good[:task] + "12e3 , " + good[task:], task
+    yield "a list", good[:task] + "[1, 2] , " + good[task:], task
+    yield "garbage after the list", good.rstrip() + "\n  ]", None
+    yield "text after the list", good.rstrip() + ' {"id": 1}', None
+    yield "missing comma", good[:task].rstrip().rstrip(",") + "\n " + good[task:], None
+    yield "trailing comma", good.rstrip()[:-1].rstrip() + ",\n]", None
+    yield "two commas", good[:task] + ", " + good[task:], None
+    yield "a long number", good[:task] + '{"id": ' + "7" * 5000 + ", " + good[task + 1 :], None
+    yield "too deep", good[:task] + "[" * 3000 + "]" * 3000 + ", " + good[task:], None
+    yield "NaN id", good[:task] + '{"id": NaN, "data": {"text": "a"}}, ' + good[task:], task
+    yield "JSON lines", "\n".join(json.dumps(_task(rng, i)) for i in range(30)) + "\n", None
+    yield "empty", " \n ", None
+    yield "empty list", "[ \n ]", None
+    yield "an object, not a task", '{"data": {"text": "a"}}', 0
+    yield "a byte-order mark twice", "\ufeff\ufeff" + good, None
 
 
 @pytest.mark.parametrize("seed", range(3))
@@ -180,18 +180,15 @@ def test_bad_exports_are_the_errors_of_the_export_parsed_whole(tmp_path, seed):
     rng = random.Random(seed)
     good = _export(rng, 80)
     assert len(good.encode("utf-8")) > BLOCK
-    for mistake, content in _bad_exports(rng, good):
+    for mistake, content, task in _bad_exports(rng, good):
         path = _write(tmp_path, "bad.json", content)
         streamed, whole = _outcome(label_studio.read, path), _outcome(_whole_parse_read, path)
         if len(whole) == 3 and whole[2] is None and streamed[2] is not None:
             # an error in a task's content: the reader before did not know the task's line, this one names it
-            line = content.count("\n", 0, _BAD_TASK[0]) + 1
+            assert task is not None, mistake
+            line = content.count("\n", 0, task) + 1
             whole = whole[0], whole[1].replace(f"{path}: ", f"{path}:{line}: ", 1), line
         assert streamed == whole, mistake
-
-
-#: where :func:`_bad_exports` puts a bad task
-_BAD_TASK = [0]
 
 
 def _pretty_export(tasks):

@@ -9,10 +9,16 @@ from eer_plugin.corpus.importers import AnnotationImportError
 from eer_plugin.corpus.strict_json import is_integer
 
 
+def _integral(value) -> bool:
+    """Whether a parsed JSON value is a whole number: an integer, or a float such as ``3.0`` (never ``true``, ``NaN``
+    or ``Infinity``)."""
+    return is_integer(value) or isinstance(value, float) and value.is_integer()  # NaN and inf are not
+
+
 def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[int]) -> int:
     """An integer offset (JSON numbers such as ``3.0`` accepted), or an error naming it (also for ``NaN`` and
     ``Infinity``, which Python's JSON parser reads as floats, and for ``true``)."""
-    if not (is_integer(value) or isinstance(value, float) and value.is_integer()):  # NaN and inf are not
+    if not _integral(value):
         raise AnnotationImportError(
             f"document {raw_id!r}: {what} must be an integer character offset, got {value!r}", path, line
         )
@@ -26,9 +32,9 @@ def as_id(value, fallback: str, path: PathLike, line: Optional[int] = None) -> s
     name it."""
     if value is None or value == "":
         return fallback
-    if isinstance(value, str) or is_integer(value):
-        return str(value)
-    if isinstance(value, float) and value.is_integer():
+    if isinstance(value, str):
+        return value
+    if _integral(value):
         return str(int(value))
     raise AnnotationImportError(
         f"document {fallback}: its id must be a string or an integer, got {json.dumps(value)[:60]}; give it one of those "
