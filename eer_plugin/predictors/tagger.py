@@ -104,10 +104,11 @@ def check_predictor_args(
 
 
 def _reason(error: Exception) -> str:
-    """The message of an error record: the text of an expected error, else its class too."""
+    """The message of an error record, one line (a CoNLL ``# error:`` line stays one comment line): the text of an
+    expected error, else its class too."""
     if isinstance(error, InputError):
         return str(error)
-    return f"{type(error).__name__}: {str(error)[:200]}"
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
 
 
 @Predictor.register("eer_tagger")
