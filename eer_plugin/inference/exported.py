@@ -133,19 +133,24 @@ def read_settings(directory: Path) -> Dict[str, Any]:
             raise ArchiveError(
                 f"{path}: {key!r} is missing or not a {getattr(kind, '__name__', 'number')}; the export is damaged; {FIX}"
             )
-    scheme = BiluoScheme(settings["entity_types"])
+    types = settings["entity_types"]
+    try:
+        if not all(isinstance(name, str) for name in types):
+            raise ValueError(f"entity types must be strings: {types}")
+        scheme = BiluoScheme(types)
+    except ValueError as error:
+        raise ArchiveError(f"{path}: 'entity_types': {error}; the export is damaged; {FIX}") from None
     if settings["tags"] != list(scheme.labels):
         raise ArchiveError(
             f"{path}: 'tags' {settings['tags']} are not the BILUO tags of {settings['entity_types']}; {FIX}"
         )
     size = len(scheme.labels)
     grammar = (settings["allowed_transitions"], settings["allowed_start"], settings["allowed_end"])
-    if [len(row) if isinstance(row, list) else -1 for row in grammar[0]] != [size] * size or [
-        len(grammar[1]),
-        len(grammar[2]),
-    ] != [size, size]:
+    biluo = [scheme.allowed_transitions().tolist(), scheme.allowed_start().tolist(), scheme.allowed_end().tolist()]
+    if repr(list(grammar)) != repr(biluo):  # another grammar decodes tag sequences that are no spans
         raise ArchiveError(
-            f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not {size} x {size} and {size}, {size}; {FIX}"
+            f"{path}: the CRF grammar (allowed_transitions, allowed_start, allowed_end) is not the BILUO grammar of "
+            f"its {size} tags (true and false values, {size} x {size} and {size}, {size}); {FIX}"
         )
     numbers = [("o_cost", settings["o_cost"])] + [
         (key, settings.get(key)) for key in ("entity_ratio", "ratio_margin") if key in settings
@@ -158,7 +163,10 @@ def read_settings(directory: Path) -> Dict[str, Any]:
             f"{path}: 'max_length' is {settings['max_length']}, a chunk needs at least 3 subwords (two bookends and a "
             f"word): the export is damaged; {FIX}"
         )
-    check_precision(settings["precision"])
+    try:
+        check_precision(settings["precision"])
+    except ValueError as error:
+        raise ArchiveError(f"{path}: 'precision': {error}; the export is damaged; {FIX}") from None
     return settings
 
 
@@ -272,6 +280,9 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                 f"{weights_path}: the weights do not fit the encoder of {encoder_directory} "
                 f"(missing {sorted(missing)[:3]}, unexpected {sorted(unexpected)[:3]}); {FIX}"
             )
+        problem = subwords.mismatch(model.encoder)
+        if problem is not None:
+            raise ArchiveError(f"{encoder_directory}: {problem}: the files do not go together (edited or mixed); {FIX}")
         model = model.to(device).eval()
         if precision is not None:
             set_tagging_precision(model, model.encoder, precision, model.device)

@@ -11,7 +11,7 @@ what AllenNLP's ``pretrained_transformer`` indexer builds for such chunks: ``tok
 the tokenizer's pad id and a boolean ``mask``.
 """
 
-from typing import Dict, List, Sequence
+from typing import Dict, List, Optional, Sequence
 
 import torch
 
@@ -32,13 +32,34 @@ class SubwordTokenizer:
         if not self.tokenizer.is_fast:
             raise ValueError(f"{name}: a fast tokenizer is needed (word alignment)")
         bookends = self.tokenizer.build_inputs_with_special_tokens([])
-        if len(bookends) != 2:
+        if len(bookends) != 2 or not all(isinstance(i, int) for i in bookends):
             raise ValueError(f"{name}: expected one start and one end special token, got {bookends}")
         self.bookends = (bookends[0], bookends[1])
         self.max_length = min(max_length, self.tokenizer.model_max_length)
+        if self.max_length < 3:  # two bookends and a word; else every document fails when it is chunked
+            raise ValueError(
+                f"{name}: chunks of at most {self.max_length} subwords (max_length {max_length}, the tokenizer's "
+                f"model_max_length {self.tokenizer.model_max_length}); a chunk needs at least 3"
+            )
         pad = self.tokenizer.pad_token_id
         #: the padding id of :meth:`tensorize` (0 for a tokenizer without a padding token, as in AllenNLP)
         self.pad_id = 0 if pad is None else pad
+        try:  # a tokenizer that cannot split pre-split words fails here, not on every document
+            self.tokenize_words(["a"])
+        except Exception as error:  # noqa: BLE001  (transformers' errors of tokenizers set up otherwise)
+            raise ValueError(f"{name}: the tokenizer cannot split words ({type(error).__name__}: {error})") from None
+
+    def mismatch(self, encoder: torch.nn.Module) -> Optional[str]:
+        """Why this tokenizer's subwords cannot go through the transformer ``encoder`` (its ids beyond the encoder's
+        embeddings, chunks longer than its positions: the tokenizer of another encoder), or None when they can."""
+        embeddings = encoder.get_input_embeddings()
+        rows = getattr(embeddings, "num_embeddings", None)
+        if rows is not None and len(self.tokenizer) > rows:
+            return f"its tokenizer has {len(self.tokenizer)} subwords, its encoder embeds {rows}"
+        positions = getattr(getattr(encoder, "config", None), "max_position_embeddings", None)
+        if isinstance(positions, int) and self.max_length > positions:
+            return f"its chunks have up to {self.max_length} subwords, its encoder has {positions} positions"
+        return None
 
     def tokenize_words(self, words: List[str]) -> List[List[int]]:
         """The subword ids of every word (none empty)."""

@@ -10,6 +10,7 @@ Registered as ``eer_tagger``. One model serves every CRF approach of the paper:
 """
 
 import logging
+import math
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -76,6 +77,19 @@ class WordSpanF1(Metric):
 
     def reset(self) -> None:
         self.counts = SpanCounts()
+
+
+def _finite_float(value: Any, name: str) -> float:
+    """``value`` as a float, or ValueError unless it is a finite number (jsonnet writes a whole number such as 1e308
+    as an int of 309 digits, which decoding could not subtract from float scores)."""
+    try:
+        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
+    except OverflowError:
+        number = math.nan
+    if not math.isfinite(number):
+        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
+        raise ValueError(f"{name} must be a finite number, got {shown}")
+    return number
 
 
 @Model.register("eer_tagger")
@@ -159,7 +173,7 @@ class EERTagger(Model, SpanDecoder):
             raise ValueError(f"no entity types: the vocabulary namespace {label_namespace!r} has no entity tags")
         self.scheme = BiluoScheme(entity_types)
         # vocabulary index -> scheme index, or LATENT for "_"
-        codes = torch.full((max(len(labels), 1),), LATENT, dtype=torch.long)
+        codes = torch.full((max(labels.values(), default=0) + 1,), LATENT, dtype=torch.long)  # a file may skip indices
         for label, index in labels.items():
             if label == LATENT_LABEL:
                 continue
@@ -195,7 +209,7 @@ class EERTagger(Model, SpanDecoder):
         self.ratio_counts_bookends = ratio_counts_bookends
         self.train_constraints = train_constraints
         self.precision = check_precision(precision)
-        self.o_cost = o_cost
+        self.o_cost = _finite_float(o_cost, "o_cost")
         #: False skips the marginals behind the ``rho_hat`` metric when no tags are given (prediction)
         self.track_rho_hat = True
         self.span_f1 = WordSpanF1(entity_types)

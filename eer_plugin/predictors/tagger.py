@@ -103,11 +103,25 @@ def check_predictor_args(
         )
 
 
+def check_encoder_fits(model: Model, dataset_reader: DatasetReader) -> None:
+    """:class:`UserError` when the reader's subwords cannot go through the model's transformer (a ``config.json``
+    whose reader names another encoder than the model's): refused at load, not as an ``IndexError`` per document."""
+    subwords = getattr(dataset_reader, "subwords", None)
+    transformer = next((m.transformer_model for m in model.modules() if hasattr(m, "transformer_model")), None)
+    problem = subwords.mismatch(transformer) if subwords is not None and transformer is not None else None
+    if problem is not None:
+        raise UserError(
+            f"the model's dataset reader tokenizes for another encoder ({dataset_reader.model_name!r}; {problem}): "
+            "an archive whose config.json was edited; use the model.tar.gz that eer-ner train wrote"
+        )
+
+
 def _reason(error: Exception) -> str:
-    """The message of an error record: the text of an expected error, else its class too."""
+    """The message of an error record, one line (a CoNLL ``# error:`` line stays one comment line): the text of an
+    expected error, else its class too."""
     if isinstance(error, InputError):
         return str(error)
-    return f"{type(error).__name__}: {str(error)[:200]}"
+    return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
 
 
 @Predictor.register("eer_tagger")
@@ -137,6 +151,7 @@ class DocumentTaggerPredictor(Predictor):
                 f"archive holds a {type(model).__name__} with a {type(dataset_reader).__name__}: use that model's own "
                 "predictor, or an archive eer-ner trained"
             )
+        check_encoder_fits(model, dataset_reader)
         super().__init__(model, dataset_reader)
         if precision is not None:  # e.g. --predictor-args '{"precision": "int8"}'
             set_tagging_precision(model, model.text_field_embedder, precision, next(model.parameters()).device)

@@ -333,6 +333,13 @@ def _checked_load(original, part: str):
             return original(config, *args)
         except ArchiveError:
             raise
+        except OSError as error:  # transformers' "Incorrect path_or_model_id", "couldn't connect to huggingface.co"
+            raise ArchiveError(
+                f"{_EXTRACTED_FROM.get(str(serialization_dir), str(serialization_dir))}: the encoder its {CONFIG_NAME} "
+                f"names cannot be loaded ({type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:160]}): "
+                "the encoder it was trained with (EER_ENCODER) must be where it was; or tag with an export of the model "
+                "(eer-ner eer-export-model, run where the encoder is), which holds it"
+            ) from None
         except (ConfigurationError, TypeError, KeyError, ValueError, RuntimeError, AttributeError) as error:
             where = _EXTRACTED_FROM.get(str(serialization_dir), str(serialization_dir))
             reason = str(getattr(error, "message", error)).strip().splitlines()

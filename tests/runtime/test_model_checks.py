@@ -125,13 +125,13 @@ def _entity_types(directory: Path, types) -> None:
 
     path = directory / "eer_tagger.json"
     settings = json.loads(path.read_text())
-    size = len(BiluoScheme(types).labels)
+    scheme = BiluoScheme(types)
     settings.update(
         entity_types=list(types),
-        tags=list(BiluoScheme(types).labels),
-        allowed_transitions=[[True] * size for _ in range(size)],
-        allowed_start=[True] * size,
-        allowed_end=[True] * size,
+        tags=list(scheme.labels),
+        allowed_transitions=scheme.allowed_transitions().tolist(),
+        allowed_start=scheme.allowed_start().tolist(),
+        allowed_end=scheme.allowed_end().tolist(),
     )
     path.write_text(json.dumps(settings))
 
