@@ -42,10 +42,25 @@ def relative_paths_hint(path=None) -> str:
     return f" (relative paths start in {os.getcwd()})"
 
 
+#: the longest message :func:`shortened` leaves whole (a few lines of a terminal)
+MESSAGE_LIMIT = 1000
+
+
+def shortened(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` whole, or if longer than ``limit`` its start and end around a note of what was left out: an
+    error quoting a value from the input (a 50 MB line without a line break, a 1 MB key or type) stays a line
+    that names the file, the line and the fix, not the whole value."""
+    if len(message) <= limit:
+        return message
+    head, tail = limit * 2 // 3, limit // 3
+    left_out = len(message) - head - tail
+    return f"{message[:head]} ... ({counted(left_out, 'character')} left out) ... {message[-tail:]}"
+
+
 def print_error(error: BaseException, command: Optional[str] = None) -> None:
     """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
-    argparse writes it) on stderr."""
-    print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
+    argparse writes it) on stderr, :func:`shortened`."""
+    print(f"{command + ': ' if command else ''}error: {shortened(str(error))}", file=sys.stderr)
 
 
 def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
