@@ -31,7 +31,7 @@ from typing import Dict, Iterator, List, Optional
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
-from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, written_by
+from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, text_problem, written_by
 from eer_plugin.corpus.importers.values import as_id, check_offsets
 
 BINARY_VIEW = "ner"
@@ -111,7 +111,7 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
     if not isinstance(task, dict) or not isinstance(task.get("text"), str):
         raise AnnotationImportError(
             'expected a Prodigy task: a JSON object with a "text" string'
-            + (f"; the line looks like {other}" if other and not prodigy else ""),
+            + (f"; the line looks like {other}" if other and not prodigy else text_problem(task)),
             path,
             number,
         )
