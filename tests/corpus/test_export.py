@@ -155,6 +155,25 @@ def test_an_unsafe_brat_id_is_refused_before_anything_is_written(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]
 
 
+def test_prodigy_tasks_no_annotator_answered_are_refused_not_imported_complete(predictions, tmp_path):
+    """eer-export prodigy's tasks (a model's spans, no 'answer') given to eer-import before anyone annotated them,
+    or any task of a db-out export whose 'answer' is gone: read as manual accepts, the model's guesses would be
+    complete documents (every other word an observed O). Each is an error naming its line."""
+    from eer_plugin.corpus.importers import AnnotationImportError
+
+    exported = tmp_path / "tasks.jsonl"
+    assert eer_export.main(["prodigy", str(predictions), str(exported)]) == 0
+    with pytest.raises(AnnotationImportError, match=r"tasks\.jsonl:1: .*no 'answer', so no annotator saw this task"):
+        import_documents("prodigy", exported, tokenize_text)
+    tasks = FIXTURES.joinpath("import", "prodigy.jsonl").read_text().splitlines()
+    for number in range(1, len(tasks) + 1):
+        lines = [json.loads(t) for t in tasks]
+        del lines[number - 1]["answer"]
+        (tmp_path / "db-out.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+        with pytest.raises(AnnotationImportError, match=rf"db-out\.jsonl:{number}: .*no 'answer'"):
+            import_documents("prodigy", tmp_path / "db-out.jsonl", tokenize_text)
+
+
 @pytest.mark.parametrize("case", ["output is the input", "brat directory not empty", "option of another format"])
 def test_bad_outputs_and_options_touch_nothing(case, predictions, tmp_path, capsys):
     argv = {
