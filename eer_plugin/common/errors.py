@@ -102,6 +102,33 @@ INTERRUPTED_MESSAGE = (
 )
 
 
+TERMINATED_MESSAGE = (
+    "terminated (SIGTERM): every output is written whole or not at all, so the files this run was writing are as "
+    "they were before it"
+)
+#: the exit status after SIGTERM (128 + SIGTERM, as the shell reports a command ``kill`` ended)
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a job scheduler's cancel) as an exception (:func:`terminate_as_interrupt`):
+    the command stops as after Ctrl-C, its temporary files removed and its outputs as they were."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+def terminate_as_interrupt() -> None:
+    """Makes SIGTERM raise :class:`Terminated` in this process (from its main thread; elsewhere nothing changes),
+    so that a killed command removes what it was writing instead of leaving a hidden temporary file."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def _silence_stdout() -> None:
     """Points stdout at /dev/null, so that the interpreter's last flush of a closed pipe raises nothing more."""
     try:
@@ -123,7 +150,8 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
 
     * :class:`UserError` (the output policy's ``OutputError`` is one) and AllenNLP's ``ConfigurationError``:
       ``error: <message>`` on one line, status 1;
-    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130;
+    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130; SIGTERM in a command that
+      :func:`terminate_as_interrupt` set up (:class:`Terminated`): the same, status 143;
     * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
     * a full disk or quota (``OSError`` ENOSPC / EDQUOT): the file and the reason, status 1;
     * ``RecursionError`` (input nested too deeply) and ``MemoryError`` (input too large to hold): one line, status 1.
@@ -138,6 +166,9 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
     if _is_allennlp_configuration_error(error):  # AllenNLP's own error of a config or argument: one line
         print_error(" ".join(str(getattr(error, "message", error)).split()), command)
         return INPUT_ERROR
+    if isinstance(error, Terminated):
+        print(f"{command + ': ' if command else ''}{TERMINATED_MESSAGE}", file=sys.stderr)
+        return TERMINATED
     if isinstance(error, KeyboardInterrupt):
         print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
         return INTERRUPTED
