@@ -111,3 +111,16 @@ def test_a_line_of_the_right_format_without_its_text_says_what_it_holds(format, 
     assert f"eer-import {format}" not in err, err
     expected = {"missing": "its keys are ", "misspelt": "(did you mean 'txet'?)"}.get(problem, ", got ")
     assert expected in err and not (tmp_path / "out.jsonl").exists(), err
+
+
+@pytest.mark.parametrize("problem", ["a number", "a list", "null"])
+def test_a_label_studio_task_whose_text_is_no_string_says_so(problem, tmp_path, capsys):
+    """Not "cannot tell which of data's keys ['text'] holds the text; pass --text-key": the key is there."""
+    task = {"id": 7, "data": NO_TEXT[problem]({"text": "EU rejects it."}), "annotations": []}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps([task]))
+    with pytest.raises(SystemExit):
+        eer_import.main(["label-studio", str(path), str(tmp_path / "out.jsonl")])
+    err = capsys.readouterr().err.strip()
+    assert "export.json:1: task '7': data['text'] must be the task's text, a string, got " in err, err
+    assert "--text-key" not in err and len(err.splitlines()) == 1 and not (tmp_path / "out.jsonl").exists()
