@@ -17,6 +17,7 @@ import sys
 from typing import Any, Dict
 
 from eer_plugin.commands import reader_options, subcommand
+from eer_plugin.common.errors import shortened
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.data import corpus_counts
 from eer_plugin.runtime.encoders import DEFAULT_ENCODER
@@ -58,7 +59,7 @@ def run(args: argparse.Namespace) -> list:
         if error is not None:
             failed += 1
             print(
-                json.dumps(report) if args.json else f"== {path} ==\nerror: {error}",
+                json.dumps(report) if args.json else f"== {path} ==\nerror: {shortened(str(error))}",
                 file=sys.stdout if args.json else sys.stderr,
             )
         else:

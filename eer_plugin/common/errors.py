@@ -42,10 +42,25 @@ def relative_paths_hint(path=None) -> str:
     return f" (relative paths start in {os.getcwd()})"
 
 
+#: the longest message :func:`shortened` leaves whole (a few lines of a terminal)
+MESSAGE_LIMIT = 1000
+
+
+def shortened(message: str, limit: int = MESSAGE_LIMIT) -> str:
+    """``message`` whole, or if longer than ``limit`` its start and end around a note of what was left out: an
+    error quoting a value from the input (a 50 MB line without a line break, a 1 MB key or type) stays a line
+    that names the file, the line and the fix, not the whole value."""
+    if len(message) <= limit:
+        return message
+    head, tail = limit * 2 // 3, limit // 3
+    left_out = len(message) - head - tail
+    return f"{message[:head]} ... ({counted(left_out, 'character')} left out) ... {message[-tail:]}"
+
+
 def print_error(error: BaseException, command: Optional[str] = None) -> None:
     """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
-    argparse writes it) on stderr."""
-    print(f"{command + ': ' if command else ''}error: {error}", file=sys.stderr)
+    argparse writes it) on stderr, :func:`shortened`."""
+    print(f"{command + ': ' if command else ''}error: {shortened(str(error))}", file=sys.stderr)
 
 
 def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
@@ -87,6 +102,33 @@ INTERRUPTED_MESSAGE = (
 )
 
 
+TERMINATED_MESSAGE = (
+    "terminated (SIGTERM): every output is written whole or not at all, so the files this run was writing are as "
+    "they were before it"
+)
+#: the exit status after SIGTERM (128 + SIGTERM, as the shell reports a command ``kill`` ended)
+TERMINATED = 143
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, ``timeout``, a job scheduler's cancel) as an exception (:func:`terminate_as_interrupt`):
+    the command stops as after Ctrl-C, its temporary files removed and its outputs as they were."""
+
+
+def _raise_terminated(signum, frame) -> None:
+    raise Terminated()
+
+
+def terminate_as_interrupt() -> None:
+    """Makes SIGTERM raise :class:`Terminated` in this process (from its main thread; elsewhere nothing changes),
+    so that a killed command removes what it was writing instead of leaving a hidden temporary file."""
+    import signal
+    import threading
+
+    if threading.current_thread() is threading.main_thread():
+        signal.signal(signal.SIGTERM, _raise_terminated)
+
+
 def _silence_stdout() -> None:
     """Points stdout at /dev/null, so that the interpreter's last flush of a closed pipe raises nothing more."""
     try:
@@ -108,7 +150,8 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
 
     * :class:`UserError` (the output policy's ``OutputError`` is one) and AllenNLP's ``ConfigurationError``:
       ``error: <message>`` on one line, status 1;
-    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130;
+    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130; SIGTERM in a command that
+      :func:`terminate_as_interrupt` set up (:class:`Terminated`): the same, status 143;
     * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
     * a full disk or quota (``OSError`` ENOSPC / EDQUOT): the file and the reason, status 1;
     * ``RecursionError`` (input nested too deeply) and ``MemoryError`` (input too large to hold): one line, status 1.
@@ -123,6 +166,9 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
     if _is_allennlp_configuration_error(error):  # AllenNLP's own error of a config or argument: one line
         print_error(" ".join(str(getattr(error, "message", error)).split()), command)
         return INPUT_ERROR
+    if isinstance(error, Terminated):
+        print(f"{command + ': ' if command else ''}{TERMINATED_MESSAGE}", file=sys.stderr)
+        return TERMINATED
     if isinstance(error, KeyboardInterrupt):
         print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
         return INTERRUPTED

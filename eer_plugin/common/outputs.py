@@ -4,7 +4,8 @@ same-path check and the one atomic write.
 1. **Check first.** :func:`check_outputs` runs before anything is opened for writing: an output
    that is the same file as any input (paths resolved and inodes compared, so ``./a`` and ``a``,
    symbolic and hard links all count; for an input directory, any file in it), two outputs that
-   are the same file, or an output that is a directory is an :class:`OutputError` naming both
+   are the same file, an output that is a directory, or an existing output this process may not write (read-only,
+   ``chmod a-w``: a rename would replace it all the same) is an :class:`OutputError` naming both
    paths and the fix, and nothing is touched.
 2. **Write whole or not at all.** :func:`replacing` / :func:`writing` write to a temporary file in
    the target directory (``.<name>.eer-tmp-<pid>-<process mark><random>``) and rename it over the output when
@@ -135,6 +136,11 @@ def check_outputs(
             continue
         if os.path.isdir(path):
             raise OutputError(f"{what} {path} is a directory; give a file name for the output")
+        if os.path.isfile(target_of(path)) and not os.access(target_of(path), os.W_OK):  # replacing it would work
+            raise OutputError(
+                f"{what} {path} is read-only (no write permission), so it is left as it is: make it writable "
+                f"(chmod u+w) to replace it, or choose another output file"
+            )
         parent = _existing_parent(os.path.dirname(os.path.abspath(target_of(path))))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
             raise OutputError(f"{what} {path}: cannot write in {parent}; choose a directory you can write to")

@@ -9,6 +9,7 @@ from typing import Any, Callable, Dict, Iterator, List, Optional, Sequence, Tupl
 from eer_plugin.annotation import ratio_estimate
 from eer_plugin.annotation.simulators import DEFAULT_VARIANT, variant
 from eer_plugin.common.atomic import write_json
+from eer_plugin.common.errors import shortened
 from eer_plugin.common.outputs import check_outputs
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import FormatError
@@ -133,7 +134,7 @@ def inspect_files(
             error = {
                 "file": str(getattr(err, "path", path)),
                 "line": getattr(err, "line", None),
-                "error": getattr(err, "reason", str(err)),
+                "error": shortened(getattr(err, "reason", str(err))),
             }
             yield path, error, err
             continue

@@ -29,7 +29,7 @@ from typing import IO, Dict, Iterator, List, Sequence
 
 from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats.files import SNIFF_BYTES, FormatError, text_codec
+from eer_plugin.corpus.formats.files import SNIFF_BYTES, FormatError, check_input_file, text_codec
 from eer_plugin.inference.documents import output_mismatch
 
 MANIFEST_SUFFIX = ".shards.json"
@@ -89,12 +89,14 @@ def shard_starts(documents: int, shards: int) -> List[int]:
 def split_input(path: str, directory: str, shards: int) -> Dict:
     """Writes ``directory/<stem>.shard-KK-of-NN.jsonl`` and the manifest ``directory/<stem>.shards.json``
     (two passes over the input, nothing held in memory); returns the manifest."""
-    if not os.path.isfile(path):
-        raise ShardError(
-            f"{path}: no such file; give the JSON lines to tag (the input of eer-ner predict, uncompressed)"
-        )
-    with open(path, "rb") as handle:
-        head = handle.read(SNIFF_BYTES)
+    try:
+        check_input_file(path)  # no such file, a directory, a device or FIFO (/dev/null): named as every reader does
+        with open(path, "rb") as handle:
+            head = handle.read(SNIFF_BYTES)
+    except OSError as err:  # unreadable (permissions)
+        raise ShardError(f"{path}: cannot read file: {err.strerror or err}") from None
+    except FormatError as err:
+        raise ShardError(str(err)) from None
     try:
         codec = text_codec(head, path, whole_file=False)  # predict's input: a stray NUL is its line's error
     except FormatError as err:

@@ -54,7 +54,7 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.common.errors import UserError
+from eer_plugin.common.errors import UserError, shortened
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
@@ -188,6 +188,7 @@ class DocumentTaggerPredictor(Predictor):
         if isinstance(doc_id, bool) or not isinstance(doc_id, (str, int)):
             doc_id = None
         self.failed_lines.append(line)
+        reason = shortened(reason)  # a message quoting a 1 MB key or word stays one readable line, in both places
         where = f"{self.line_label} {line}" if line is not None else "input"
         print(f"eer_tagger: {where}, id {doc_id!r}: {reason}", file=sys.stderr, flush=True)
         return {"line": line, "id": doc_id, "error": reason}

@@ -107,3 +107,78 @@ def test_an_output_under_a_file_is_refused(tmp_path):
     with pytest.raises(OutputError, match=r"a.txt/out.jsonl: cannot write in .*a.txt; choose a directory"):
         check_outputs([], [("OUTPUT", tmp_path / "a.txt" / "out.jsonl")])
     check_outputs([], [("OUTPUT", tmp_path / "new" / "deeper" / "out.jsonl")])  # directories are made
+
+
+# ------------------------------------------------------------------------------------ read-only outputs, SIGTERM
+EER_NER = os.path.join(os.path.dirname(sys.executable), "eer-ner")
+#: root without its right to read and write any file (what the tests check is a user's view of permissions)
+AS_A_USER = ["setpriv", "--inh-caps=-dac_override,-dac_read_search", "--bounding-set=-dac_override,-dac_read_search"]
+GOLD_LINE = '{"id": "d%d", "tokens": ["Kohl", "met", "Yeltsin", "."], "spans": [[0, 1, "PER"]], "is_complete": true}\n'
+#: data commands and their arguments (IN: partial JSON lines, OUT: the output checked)
+WRITERS = {
+    "eer-simulate": ["eer-simulate", "gold", "IN", "OUT"],
+    "eer-split": ["eer-split", "IN", "OUT", "dev.jsonl"],
+    "eer-dictionary": ["eer-dictionary", "IN", "OUT", "--dictionary", "names.tsv"],
+    "eer-import": ["eer-import", "doccano", "IN", "OUT"],
+}
+
+
+def _eer_ner(argv, tmp_path, documents=4, user=False, wait=True):
+    (tmp_path / "names.tsv").write_text("Kohl\tPER\n")
+    data = "".join(GOLD_LINE % i for i in range(documents))
+    if "doccano" in argv:
+        data = "".join(
+            '{"id": %d, "text": "Kohl met Yeltsin.", "label": [[0, 4, "PER"]]}\n' % i for i in range(documents)
+        )
+    (tmp_path / "in.jsonl").write_text(data)
+    command = [EER_NER] + [{"IN": "in.jsonl", "OUT": "out.jsonl"}.get(a, a) for a in argv]
+    if user and os.geteuid() == 0:
+        if subprocess.run(AS_A_USER + ["true"]).returncode != 0:
+            pytest.skip("root, and setpriv cannot drop the right to write any file")
+        command = AS_A_USER + command
+    start = subprocess.run if wait else subprocess.Popen
+    return start(command, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("mode", [0o444, 0o400, 0o555])
+@pytest.mark.parametrize("command", WRITERS)
+def test_a_read_only_output_is_left_as_it_is(command, mode, tmp_path):
+    """An existing output without write permission (``chmod a-w``: kept on purpose) is an error naming it, not
+    replaced: the rename that writes outputs whole would replace it all the same. Made writable, it is replaced;
+    root, who may write any file, replaces it as ``cp`` would."""
+    (tmp_path / "out.jsonl").write_text("kept on purpose\n")
+    (tmp_path / "out.jsonl").chmod(mode)
+    shown = _eer_ner(WRITERS[command], tmp_path, user=True)
+    errors = [line for line in shown.stderr.splitlines() if "error:" in line]
+    assert shown.returncode == 1 and len(errors) == 1 and "out.jsonl is read-only" in errors[0], shown.stderr
+    assert (tmp_path / "out.jsonl").read_text() == "kept on purpose\n" and "Traceback" not in shown.stderr
+    assert not [p for p in os.listdir(tmp_path) if outputs.TEMPORARY_MARK in p]
+    (tmp_path / "out.jsonl").chmod(0o644)
+    assert _eer_ner(WRITERS[command], tmp_path, user=True).returncode == 0
+    assert (tmp_path / "out.jsonl").read_text() != "kept on purpose\n"
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("command", ["eer-simulate", "eer-dictionary", "eer-import"])
+def test_sigterm_mid_write_leaves_the_old_output_and_no_temporary_file(command, tmp_path):
+    """``kill``, ``timeout`` or a job scheduler's cancel (SIGTERM) while a data command writes: one line, status
+    143, the previous output as it was, and no hidden temporary file left beside it (before, the partial file
+    stayed until the next run of the same output)."""
+    import signal
+    import time
+
+    (tmp_path / "out.jsonl").write_text("the earlier output\n")
+    process = _eer_ner(WRITERS[command], tmp_path, documents=300_000, wait=False)
+    deadline = time.time() + 240
+    while not [p for p in os.listdir(tmp_path) if outputs.TEMPORARY_MARK in p] and time.time() < deadline:
+        assert process.poll() is None, process.communicate()
+        time.sleep(0.05)
+    process.send_signal(signal.SIGTERM)
+    _, err = process.communicate(timeout=120)
+    assert process.returncode == 143 and err.strip().endswith(
+        "terminated (SIGTERM): every output is written whole "
+        "or not at all, so the files this run was writing are as they were before it"
+    ), err[-2000:]
+    assert "Traceback" not in err and (tmp_path / "out.jsonl").read_text() == "the earlier output\n"
+    assert sorted(os.listdir(tmp_path)) == ["in.jsonl", "names.tsv", "out.jsonl"]

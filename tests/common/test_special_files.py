@@ -24,7 +24,7 @@ import pytest
 from conftest import FIXTURES, eer_ner
 
 from eer_plugin.common import outputs
-from eer_plugin.common.errors import BROKEN_PIPE, INTERRUPTED, UserError, report
+from eer_plugin.common.errors import BROKEN_PIPE, INTERRUPTED, TERMINATED, Terminated, UserError, report
 from eer_plugin.common.outputs import OutputError, check_outputs, writing
 from eer_plugin.corpus.formats import FormatError, read_conll, read_documents
 
@@ -232,6 +232,7 @@ def test_a_damaged_gzip_input_is_one_error(tmp_path):
     "error,status,shown",
     [
         (KeyboardInterrupt(), INTERRUPTED, "interrupted (Ctrl-C): every output is written whole or not at all"),
+        (Terminated(), TERMINATED, "terminated (SIGTERM): every output is written whole or not at all"),
         (
             OSError(errno.ENOSPC, "No space left on device", "out.jsonl"),
             1,

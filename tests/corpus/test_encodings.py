@@ -228,3 +228,53 @@ def test_a_binary_file_is_no_text_to_any_reader(reader, tmp_path):
     with pytest.raises(FormatError, match="holds NUL bytes") as error:
         read(path)
     assert str(error.value).startswith(str(path))
+
+
+#: bytes that no UTF-8 text holds alone: cp1252's right quote and en dash, latin-1's é, a lone continuation byte,
+#: the start of a 3-byte character cut short
+STRAY_BYTES = [b"\x92", b"\x96", b"\xe9", b"\x80", b"\xe2\x82"]
+WORDS = st.lists(
+    st.sampled_from(["Zürich", "café", "東京", "Ærø", "naïve", "Paris", "the", "🙂"]), min_size=2, max_size=12
+)
+
+
+def _mixed(words, stray, at, column_file):
+    """UTF-8 ``words``, one a line (a CoNLL ``word O`` line, or the text of a .txt file), with ``stray`` pasted
+    after the first character of the word on line ``at``."""
+    lines = [f"{w} O" if column_file else w for w in words]
+    data = [line.encode("utf-8") for line in lines]
+    data[at] = lines[at][0].encode("utf-8") + stray + lines[at][1:].encode("utf-8")
+    return b"\n".join(data) + b"\n"
+
+
+@given(WORDS.filter(lambda w: not "".join(w).isascii()), st.sampled_from(STRAY_BYTES), st.data())
+@settings(max_examples=40, deadline=None)
+def test_a_utf8_file_with_stray_bytes_is_an_error_not_latin1_garbage(words, stray, data):
+    """A UTF-8 file with a byte pasted from a latin-1 or Windows text (a file of mixed encodings): reading it as
+    latin-1 would turn every UTF-8 character into others ('ü' as 'Ã¼') with no error, so every reader with the
+    latin-1 fallback (column files, eer-dictionary's folder of .txt files) names the file, the stray byte's line
+    and the fix; the file all in latin-1 still reads as latin-1."""
+    import tempfile
+
+    at = data.draw(st.integers(0, len(words) - 1))
+    with tempfile.TemporaryDirectory() as tmp:
+        conll, folder = Path(tmp) / "mixed.txt", Path(tmp) / "docs"
+        conll.write_bytes(_mixed(words, stray, at, column_file=True))
+        folder.mkdir()
+        (folder / "a.txt").write_bytes(_mixed(words, stray, at, column_file=False))
+        for path, read in ((conll, _documents), (folder, _raw_input)):
+            with pytest.raises(FormatError, match="a file of mixed encodings") as error:
+                read(path)
+            assert error.value.line == at + 1 and error.value.path.endswith(("mixed.txt", "a.txt")), error.value
+            assert "--file-encoding latin-1" in str(error.value)
+        latin = [w for w in words if all(ord(c) < 256 for c in w)] or ["café"]
+        conll.write_bytes("".join(f"{w} O\n" for w in latin).encode("latin-1"))
+        assert _documents(conll)[0][0] == latin
+
+
+def test_a_latin1_file_with_a_chance_utf8_pair_still_reads_as_latin1(tmp_path):
+    """'Ñ' (0xd1) before 'º' (0xba) is a valid UTF-8 character by chance; among a latin-1 file's other accented
+    letters it is no sign of mixed encodings."""
+    words = ["Ñº"] + ["acción", "años", "Perú", "José"] * 10
+    (tmp_path / "es.txt").write_bytes("".join(f"{w} O\n" for w in words).encode("latin-1"))
+    assert _documents(tmp_path / "es.txt")[0][0] == words

@@ -12,6 +12,7 @@ from untrained_tagger import TEXT
 
 from eer_plugin.commands import eer_export
 from eer_plugin.corpus.exporters import EXPORT_FORMATS, TAG_FIRST, PredictionsError, export, read_predictions
+from eer_plugin.corpus.exporters.brat import NAME_MAX
 from eer_plugin.corpus.importers import import_documents
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -153,6 +154,48 @@ def test_an_unsafe_brat_id_is_refused_before_anything_is_written(tmp_path):
     with pytest.raises(PredictionsError, match="'../escape' is no safe relative file name"):
         export("brat", source, tmp_path / "brat")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]
+
+
+@pytest.mark.parametrize("parts", [["x"], ["news", "x"], ["x", "news"]])
+@pytest.mark.parametrize("letter", ["a", "é", "東"])
+def test_a_brat_id_too_long_for_a_file_name_is_refused_naming_its_line(parts, letter, tmp_path):
+    """brat writes ``<id>.txt`` and ``<id>.ann``: an id part longer than a file name may be (255 bytes with the
+    suffix; a CJK character takes 3) is one error naming the line and the fix, not the temporary directory's
+    path that the system refused; a part one byte shorter is written."""
+    source = tmp_path / "p.jsonl"
+    fits = (NAME_MAX - len(".ann")) // len(letter.encode("utf-8"))
+    for length, refused in ((fits, False), (fits + 1, True)):
+        ident = "/".join(letter * length if part == "x" else part for part in parts)
+        record = {"id": ident, "tokens": ["x"], "spans": [], "tags": ["O"], "sentence_ends": [1]}
+        source.write_text(json.dumps({"id": "first", **{k: v for k, v in record.items() if k != "id"}}) + "\n")
+        source.write_text(source.read_text() + json.dumps(record) + "\n")
+        if refused:
+            with pytest.raises(PredictionsError, match=r"p\.jsonl:2: .* more than the 255 a file name may have"):
+                export("brat", source, tmp_path / "brat")
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]
+        else:
+            export("brat", source, tmp_path / "brat")
+            assert (tmp_path / "brat" / f"{ident}.ann").is_file()
+            __import__("shutil").rmtree(tmp_path / "brat")
+
+
+def test_prodigy_tasks_no_annotator_answered_are_refused_not_imported_complete(predictions, tmp_path):
+    """eer-export prodigy's tasks (a model's spans, no 'answer') given to eer-import before anyone annotated them,
+    or any task of a db-out export whose 'answer' is gone: read as manual accepts, the model's guesses would be
+    complete documents (every other word an observed O). Each is an error naming its line."""
+    from eer_plugin.corpus.importers import AnnotationImportError
+
+    exported = tmp_path / "tasks.jsonl"
+    assert eer_export.main(["prodigy", str(predictions), str(exported)]) == 0
+    with pytest.raises(AnnotationImportError, match=r"tasks\.jsonl:1: .*no 'answer', so no annotator saw this task"):
+        import_documents("prodigy", exported, tokenize_text)
+    tasks = FIXTURES.joinpath("import", "prodigy.jsonl").read_text().splitlines()
+    for number in range(1, len(tasks) + 1):
+        lines = [json.loads(t) for t in tasks]
+        del lines[number - 1]["answer"]
+        (tmp_path / "db-out.jsonl").write_text("".join(json.dumps(t) + "\n" for t in lines))
+        with pytest.raises(AnnotationImportError, match=rf"db-out\.jsonl:{number}: .*no 'answer'"):
+            import_documents("prodigy", tmp_path / "db-out.jsonl", tokenize_text)
 
 
 @pytest.mark.parametrize("case", ["output is the input", "brat directory not empty", "option of another format"])

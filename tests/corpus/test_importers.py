@@ -433,13 +433,15 @@ def test_prodigy_errors(tmp_path):
 
     prodigy_error([{"text": "a", "answer": "maybe"}], "answer must be accept, reject or ignore")
     prodigy_error(
-        [{"text": "a b", "spans": [{"token_start": 0, "token_end": 1, "label": "X"}]}],
+        [{"text": "a b", "answer": "accept", "spans": [{"token_start": 0, "token_end": 1, "label": "X"}]}],
         "has no tokens|the task has no tokens",
     )
-    prodigy_error([{"text": "a b", "spans": [{"label": "X"}]}], "needs start/end")
-    prodigy_error([{"text": "a", "spans": [{"start": 0, "end": 1}]}], "must be an object with a label")
+    prodigy_error([{"text": "a b", "answer": "accept", "spans": [{"label": "X"}]}], "needs start/end")
     prodigy_error(
-        [{"text": "a", "_input_hash": 1}, {"text": "b", "_input_hash": 1}],
+        [{"text": "a", "answer": "accept", "spans": [{"start": 0, "end": 1}]}], "must be an object with a label"
+    )
+    prodigy_error(
+        [{"text": "a", "_input_hash": 1, "answer": "accept"}, {"text": "b", "_input_hash": 1, "answer": "accept"}],
         "same _input_hash as line 1 but another text",
     )
     prodigy_error([{"answer": "accept"}], 'a "text" string')

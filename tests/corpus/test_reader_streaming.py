@@ -111,6 +111,11 @@ def test_an_undecodable_byte_is_named_by_its_line_wherever_the_blocks_end(tmp_pa
     assert error.value.line == 4 and "invalid UTF-8 byte 0xed at byte 4 of the line (byte 32 of the file)" in str(
         error.value
     )
+    with pytest.raises(FormatError, match="a file of mixed encodings") as error:  # auto: UTF-8 beside a latin-1 byte
+        decode_file_as(path)
+    assert error.value.line == 4 and "byte 0xed (byte 4 of the line)" in str(error.value)
+    assert "2 UTF-8 characters beyond ASCII (the first, 'é', on line 1)" in str(error.value)
+    path.write_bytes(b"Jose B-PER\r\n\r\nPerez I-PER\nGarc\xeda O\n")  # latin-1 alone
     _, codec, why = decode_file_as(path)  # auto: the latin-1 fallback names the same byte
     assert (codec, why) == ("latin-1", "auto: not valid UTF-8 (byte 0xed on line 4)")
     assert codecs.decode(path.read_bytes(), "latin-1") == decode_file_as(path)[0]

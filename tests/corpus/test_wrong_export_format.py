@@ -81,3 +81,46 @@ def test_the_right_formats_and_unannotated_doccano_lines_still_import(tmp_path, 
         ("d1", [], False),
         ("2", [], False),
     ]
+
+
+#: a line of the tool's own shape whose "text" is missing, misspelt or not a string
+NO_TEXT = {
+    "missing": lambda row: {k: v for k, v in row.items() if k != "text"},
+    "misspelt": lambda row: {("txet" if k == "text" else k): v for k, v in row.items()},
+    "a number": lambda row: dict(row, text=12345),
+    "a list": lambda row: dict(row, text=["EU", "rejects"]),
+    "null": lambda row: dict(row, text=None),
+}
+OWN_LINES = {
+    "doccano": {"id": 1, "text": "EU rejects it.", "label": [[0, 2, "ORG"]]},
+    "prodigy": {"text": "EU rejects it.", "spans": [{"start": 0, "end": 2, "label": "ORG"}], "answer": "accept"},
+}
+
+
+@pytest.mark.parametrize("problem", NO_TEXT)
+@pytest.mark.parametrize("format", OWN_LINES)
+def test_a_line_of_the_right_format_without_its_text_says_what_it_holds(format, problem, tmp_path, capsys):
+    """The line is the tool's own (it has the tool's keys), so the error says what is wrong with its "text"
+    (what it holds, or the keys it has and the closest one), never "looks like a <format> line: import it with
+    `eer-ner eer-import <format>`", the command that was just run."""
+    path = lines(tmp_path, "export.jsonl", NO_TEXT[problem](OWN_LINES[format]))
+    with pytest.raises(SystemExit) as exit:
+        eer_import.main([format, str(path), str(tmp_path / "out.jsonl")])
+    err = capsys.readouterr().err.strip()
+    assert exit.value.code == 1 and len(err.splitlines()) == 1 and "export.jsonl:1: " in err, err
+    assert f"eer-import {format}" not in err, err
+    expected = {"missing": "its keys are ", "misspelt": "(did you mean 'txet'?)"}.get(problem, ", got ")
+    assert expected in err and not (tmp_path / "out.jsonl").exists(), err
+
+
+@pytest.mark.parametrize("problem", ["a number", "a list", "null"])
+def test_a_label_studio_task_whose_text_is_no_string_says_so(problem, tmp_path, capsys):
+    """Not "cannot tell which of data's keys ['text'] holds the text; pass --text-key": the key is there."""
+    task = {"id": 7, "data": NO_TEXT[problem]({"text": "EU rejects it."}), "annotations": []}
+    path = tmp_path / "export.json"
+    path.write_text(json.dumps([task]))
+    with pytest.raises(SystemExit):
+        eer_import.main(["label-studio", str(path), str(tmp_path / "out.jsonl")])
+    err = capsys.readouterr().err.strip()
+    assert "export.json:1: task '7': data['text'] must be the task's text, a string, got " in err, err
+    assert "--text-key" not in err and len(err.splitlines()) == 1 and not (tmp_path / "out.jsonl").exists()

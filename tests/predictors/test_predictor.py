@@ -141,6 +141,31 @@ def test_a_bad_line_gives_an_error_record(predictor, capsys, line, doc_id, reaso
     assert conll.dump_line(record).startswith(f"# error: line 3, id {doc_id!r}: ")
 
 
+LONG = 400_000
+#: lines whose error record quotes a long value: a key, a word, an id of another type, a text of another type
+LONG_LINES = [
+    json.dumps({"text": "Paris .", "k" * LONG: 1}),
+    json.dumps({"tokens": ["a b" * LONG]}),
+    json.dumps({"id": ["x" * LONG], "text": "Paris ."}),
+    json.dumps({"text": {"x" * LONG: 1}}),
+    json.dumps({"tokens": ["Paris"], "sentence_ends": list(range(1, LONG // 8))}),
+]
+
+
+@pytest.mark.parametrize("line", LONG_LINES, ids=["key", "word", "id", "text", "sentence_ends"])
+def test_an_error_record_quoting_a_long_value_stays_one_short_line(predictor, capsys, line):
+    """The error record and its stderr line, whatever the input line quotes (before: a 1 MB key twice, in the
+    output and on stderr)."""
+    from eer_plugin.common.errors import MESSAGE_LIMIT
+
+    data = predictor.load_line(line)
+    data["_eer_line"] = 4
+    (record,) = predictor.predict_batch_json([data])
+    assert record["line"] == 4 and 20 < len(record["error"]) <= MESSAGE_LIMIT + 40, record["error"][:2000]
+    err = capsys.readouterr().err
+    assert len(err.splitlines()) == 1 and len(err) < MESSAGE_LIMIT + 100 and record["error"] in err, err[:2000]
+
+
 def test_inputs_that_are_not_objects_and_null_ids(predictor):
     ok, not_object = predictor.predict_batch_json([{"id": None, "tokens": ["Paris"]}, ["Paris"]])
     assert ok["id"] == "" and ok["tokens"] == ["Paris"]

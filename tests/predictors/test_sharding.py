@@ -4,6 +4,7 @@ the encoder's rounding on some CPUs: seen on an AVX2-only EPYC), so CoNLL output
 JSON output record by record with the probabilities to 1e-5."""
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -131,6 +132,27 @@ def test_merge_refuses_incomplete_or_misordered_outputs(tmp_path, capsys):
     assert "not a shard manifest" in capsys.readouterr().err
     with pytest.raises(ShardError, match="missing.jsonl: no such file"):
         split_input(str(tmp_path / "missing.jsonl"), str(tmp_path), 2)
+
+
+@pytest.mark.parametrize(
+    "given, message",
+    [
+        ("/dev/null", "/dev/null: a character device, not a regular file"),
+        ("a folder", "a folder: is a directory; give a data file"),
+        ("no-read.jsonl", "no-read.jsonl: cannot read file: Permission denied"),
+    ],
+)
+def test_an_input_that_is_no_readable_file_is_named_as_every_reader_names_it(given, message, tmp_path, monkeypatch):
+    """Before, a device or a folder was "no such file" and an unreadable file an OSError's own words."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "a folder").mkdir()
+    (tmp_path / "no-read.jsonl").write_text('{"text": "Paris ."}\n')
+    (tmp_path / "no-read.jsonl").chmod(0)
+    if given == "no-read.jsonl" and os.access(tmp_path / "no-read.jsonl", os.R_OK):
+        pytest.skip("root reads any file")
+    with pytest.raises(ShardError, match=f"^{message}"):
+        split_input(given, "shards", 2)
+    assert not (tmp_path / "shards").exists()
 
 
 def test_a_manifest_without_fingerprints_still_merges_and_a_part_line_not_json_is_named(tmp_path):

@@ -7,7 +7,8 @@
 brat has no score field; each span's probability is its ``AnnotatorNotes`` note (shown when the
 mouse is over the span; the importer, :mod:`eer_plugin.corpus.importers.brat`, ignores notes). A
 document id with ``/`` becomes subdirectories (``news/d1`` -> ``news/d1.txt``), the way the importer
-names documents; an id that is no safe relative path (absolute, ``..``, empty parts) is an error.
+names documents; an id that is no safe relative path (absolute, ``..``, empty parts) or that makes a file name
+longer than file systems take (:data:`NAME_MAX` bytes) is an error.
 A span whose text holds a line break is written as one fragment and its covered text with the
 line breaks as spaces (brat draws it across the lines).
 
@@ -23,6 +24,9 @@ from typing import Iterable
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
+
+#: the most bytes of one file name (each part of a path) that Linux, macOS and Windows file systems take
+NAME_MAX = 255
 
 
 def check_output_directory(path: PathLike) -> None:
@@ -47,6 +51,14 @@ def file_stem(document: PredictedDocument) -> str:
         raise PredictionsError(
             f"document id {document.id!r} is no safe relative file name for brat (absolute, '..', '\\' or empty parts); "
             'give the document another "id" in the predict input',
+            document.path,
+            document.line,
+        )
+    longest = max(len(part.encode("utf-8")) for part in name.parts) + len(".ann")
+    if longest > NAME_MAX:
+        raise PredictionsError(
+            f"document id {document.id!r} makes a file name of {longest} bytes (<id>.ann), more than the {NAME_MAX} "
+            'a file name may have; give the document a shorter "id" in the predict input',
             document.path,
             document.line,
         )

@@ -197,6 +197,7 @@ def decoding_of(
     except _Undecodable as err:
         line, column = _place_of_byte(path, err.offset)
         if file_encoding == AUTO_FILE_ENCODING and fallback and codec == "utf-8":
+            _refuse_mixed_utf8(path, err, line, column)
             logger.warning(
                 "%s is not valid UTF-8 (byte 0x%02x on line %d); reading it as latin-1 "
                 "(set file_encoding / --file-encoding to choose another encoding)",
@@ -221,6 +222,33 @@ def decoding_of(
         why = "auto: valid UTF-8"
     _log_replaced(replaced, path)
     return Decoding(codec, why + " (byte-order mark dropped)" if marked else why, marked)
+
+
+def _refuse_mixed_utf8(path: PathLike, err: _Undecodable, line: int, column: int) -> None:
+    """A :class:`FormatError` if ``path``, not valid UTF-8 (``err`` at ``line``), still holds valid UTF-8 characters
+    beyond ASCII, at least one for every 20 bytes that are not (fewer: pairs that latin-1 text makes by chance, as
+    ``Ó`` before a no-break space): a file of mixed encodings, which the latin-1 fallback would read garbling every
+    UTF-8 character (``é`` as ``Ã©``) with no error."""
+    valid = invalid = read = 0
+    first = None  # (byte offset, character) of the first valid UTF-8 character beyond ASCII
+    for text in _decoded_blocks(path, "utf-8", errors="surrogateescape"):
+        wide = [c for c in text if c > "\x7f"]
+        bad = sum(1 for c in wide if "\udc80" <= c <= "\udcff")
+        valid, invalid = valid + len(wide) - bad, invalid + bad
+        if first is None and len(wide) > bad:
+            index = next(i for i, c in enumerate(text) if c > "\x7f" and not "\udc80" <= c <= "\udcff")
+            first = (read + len(text[:index].encode("utf-8", "surrogateescape")), text[index])
+        read += len(text.encode("utf-8", "surrogateescape"))
+    if first is None or valid * 20 < invalid:
+        return
+    raise FormatError(
+        f"byte 0x{err.value:02x} (byte {column} of the line) is not UTF-8, but the file holds "
+        f"{counted(valid, 'UTF-8 character')} beyond ASCII (the first, {first[1]!r}, on line "
+        f"{_place_of_byte(path, first[0])[0]}): a file of mixed encodings, which no one encoding reads (as latin-1 every UTF-8 character would become others, 'é' "
+        f"as 'Ã©'); save line {line} as UTF-8, or set file_encoding / --file-encoding latin-1 to read it all as latin-1",
+        path,
+        line,
+    )
 
 
 def _undecodable_error(

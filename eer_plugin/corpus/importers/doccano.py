@@ -20,7 +20,7 @@ from typing import Iterator
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
-from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS, written_by
+from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS, kind_of, text_problem, written_by
 from eer_plugin.corpus.importers.values import as_id, check_offsets, filled_keys
 
 
@@ -36,7 +36,7 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         if not isinstance(data, dict) or not isinstance(data.get("text"), str):
             raise AnnotationImportError(
                 'expected a JSON object with a "text" string (doccano sequence labelling)'
-                + (f"; the line looks like {other}" if other else ""),
+                + (f"; the line looks like {other}" if other and kind_of(data) != "doccano" else text_problem(data)),
                 path,
                 number,
             )

@@ -29,6 +29,7 @@ use ``--complete`` or ``--complete-ids``.
 from typing import Any, Dict, Iterator, Optional, Tuple
 
 from eer_plugin.corpus import strict_json
+from eer_plugin.corpus.documents import json_repr
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike
 from eer_plugin.corpus.formats.decoding import decoding_of, text_blocks
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
@@ -55,6 +56,12 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike, line
     strings = [k for k, v in data.items() if isinstance(v, str)]
     if len(strings) == 1:
         return data[strings[0]]
+    if TEXT_KEY in data and not strings:  # not "which key?": the text is there, of another type
+        raise AnnotationImportError(
+            f"task {doc_id!r}: data['text'] must be the task's text, a string, got {json_repr(data[TEXT_KEY])}",
+            path,
+            line,
+        )
     raise AnnotationImportError(
         f"task {doc_id!r}: cannot tell which of data's keys {sorted(data)} holds the text; pass --text-key", path, line
     )

@@ -17,7 +17,8 @@
 
 A line with none of Prodigy's keys (``answer``, ``_view_id``, ``_input_hash``, ``_task_hash``, ``spans``) is
 an error naming what it looks like (a doccano line, this package's JSON lines), never a complete document
-(:mod:`eer_plugin.corpus.importers.shapes`).
+(:mod:`eer_plugin.corpus.importers.shapes`); so is a task without ``answer`` (no annotator saw it: Prodigy's input,
+such as ``eer-ner eer-export prodigy``'s pre-annotations, whose spans are a model's guesses).
 
 Tasks of the same input (same ``_input_hash``, else the same text) are merged into one document
 (binary decisions on one sentence, or a manual pass and binary ones). The document id is
@@ -31,7 +32,7 @@ from typing import Dict, Iterator, List, Optional
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
-from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, written_by
+from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, text_problem, written_by
 from eer_plugin.corpus.importers.values import as_id, check_offsets
 
 BINARY_VIEW = "ner"
@@ -111,7 +112,7 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
     if not isinstance(task, dict) or not isinstance(task.get("text"), str):
         raise AnnotationImportError(
             'expected a Prodigy task: a JSON object with a "text" string'
-            + (f"; the line looks like {other}" if other and not prodigy else ""),
+            + (f"; the line looks like {other}" if other and not prodigy else text_problem(task)),
             path,
             number,
         )
@@ -126,7 +127,15 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
         )
     meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
     doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}", path, number)
-    answer = task.get("answer", "accept")
+    if "answer" not in task:  # read as a manual accept, unchecked pre-annotations would be a complete document
+        raise AnnotationImportError(
+            f"document {doc_id!r}: no 'answer', so no annotator saw this task: Prodigy's input (with a model's "
+            "'spans', such as `eer-ner eer-export prodigy` writes), not its annotations; annotate it in Prodigy and "
+            "import `prodigy db-out DATASET`, which writes an 'answer' on every task",
+            path,
+            number,
+        )
+    answer = task["answer"]
     if answer not in ("accept", "reject", "ignore"):
         raise AnnotationImportError(
             f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number

@@ -59,3 +59,19 @@ def written_by(data: Any) -> str:
     """What ``data`` looks like, with the command that reads it (``a Prodigy task: import it with
     `eer-ner eer-import prodigy```), or ``""`` when it looks like nothing known (:func:`kind_of`)."""
     return DESCRIPTIONS.get(kind_of(data), "")
+
+
+def text_problem(data: Any) -> str:
+    """What a record lacks that has no ``"text"`` string, for an importer's error: ``, got 12``, or its keys and the
+    closest one (``; its keys are 'id', 'txt', 'label' (did you mean 'text'?)``), or what else it is."""
+    import difflib
+
+    from eer_plugin.corpus.documents import json_repr
+
+    if not isinstance(data, dict):
+        return f", got {json_repr(data)}"
+    if "text" in data:
+        return f", got {json_repr(data['text'])}"
+    keys = [json_repr(key, 40) for key in list(data)[:8]] + (["..."] if len(data) > 8 else [])
+    close = difflib.get_close_matches("text", [key for key in data if len(key) < 40], n=1, cutoff=0.5)
+    return f"; its keys are {', '.join(keys) or 'none'}" + (f" (did you mean {close[0]!r}?)" if close else "")
