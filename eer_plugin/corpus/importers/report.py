@@ -7,6 +7,9 @@ from typing import List
 
 from eer_plugin.corpus.documents import Document
 
+#: ids named in a message about many documents
+SHOWN_IDS = 5
+
 
 @dataclasses.dataclass
 class ImportReport:
@@ -66,3 +69,19 @@ class ImportReport:
         if self.skipped:
             parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())))
         return ", ".join(parts)
+
+
+class ShownIds:
+    """How many ids, and the first :data:`SHOWN_IDS` of them, shown as ``'a', 'b' and 3 more``."""
+
+    def __init__(self) -> None:
+        self.count, self.first = 0, []
+
+    def add(self, doc_id: str) -> None:
+        self.count += 1
+        if len(self.first) < SHOWN_IDS:
+            self.first.append(doc_id)
+
+    def __str__(self) -> str:
+        more = self.count - len(self.first)
+        return ", ".join(repr(i) for i in self.first) + (f" and {more} more" if more else "")
