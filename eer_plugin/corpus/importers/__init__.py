@@ -194,6 +194,8 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
                 f"name), got {json_repr(span.label)}{hint}",
             )
         span.label = normalise_value(span.label)
+        where = f"{_place(raw, span)}: document {raw.id!r}: {'negative span' if span.negative else 'span'} {span.ref}"
+        report.warn_once(report.tag_like.check(span.label, where) if span.label else None)
     _unlabelled(raw, report)
     words, offsets, sentence_ends = tokenize(raw.text)
     if not words:

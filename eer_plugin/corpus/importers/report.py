@@ -3,9 +3,10 @@ writes it as JSON (no AllenNLP import)."""
 
 import dataclasses
 from collections import Counter
-from typing import List
+from typing import List, Optional
 
 from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.tag_like import TagLikeTypes
 
 #: ids named in a message about many documents
 SHOWN_IDS = 5
@@ -27,9 +28,16 @@ class ImportReport:
     snapped_spans: int = 0
     #: documents without any human annotation (imported without spans, never complete)
     unannotated_documents: int = 0
+    #: the types named like tags met so far, each warned about once (:mod:`eer_plugin.corpus.tag_like`)
+    tag_like: TagLikeTypes = dataclasses.field(default_factory=TagLikeTypes, compare=False, repr=False)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
+
+    def warn_once(self, message: Optional[str]) -> None:
+        """:meth:`warn`, unless ``message`` is None (a check that warned before)."""
+        if message is not None:
+            self.warn(message)
 
     def skip(self, reason: str, count: int = 1) -> None:
         self.skipped[reason] += count
