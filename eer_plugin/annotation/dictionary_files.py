@@ -22,6 +22,7 @@ from eer_plugin.corpus.documents import unknown_keys_message
 from eer_plugin.corpus.formats import FormatError
 from eer_plugin.corpus.formats.files import stream_lines, uncompressed_name
 from eer_plugin.corpus.formats.spreadsheet import is_workbook, workbook_rows
+from eer_plugin.corpus.tag_like import TagLikeTypes
 from eer_plugin.corpus.text import normalise_text, normalise_value
 from eer_plugin.corpus.tokenizer import tokenize_text
 
@@ -348,9 +349,10 @@ def load_dictionary(matcher: Matcher, name: str, path: str, progress: bool = Fal
 
 
 def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Sequence[str] = ()) -> List[str]:
-    """Warnings for types listed on one line only (likely typos; dictionaries of :data:`TYPO_CHECK_ENTRIES` or more:
-    the first :data:`TYPO_WARNINGS` one by one, with the closest other type, the rest counted in one warning, so
-    that a column of ids read as types costs linear time), and for dictionary types that the input's own annotation
+    """Warnings for types named like tags (``B-PER``, once each: :mod:`eer_plugin.corpus.tag_like`), for types listed
+    on one line only (likely typos; dictionaries of :data:`TYPO_CHECK_ENTRIES` or more: the first
+    :data:`TYPO_WARNINGS` one by one, with the closest other type, the rest counted in one warning, so that a column
+    of ids read as types costs linear time), and for dictionary types that the input's own annotation
     (``corpus_types``) does not use."""
     import difflib
 
@@ -359,11 +361,12 @@ def type_warnings(dictionaries: Sequence[Dict[str, object]], corpus_types: Seque
         totals.update(d["per_type"])  # type: ignore[arg-type]
     check_typos = sum(totals.values()) >= TYPO_CHECK_ENTRIES
     corpus, used = set(corpus_types), ", ".join(corpus_types)
-    warnings, typos, more = [], 0, []
+    warnings, typos, more, tag_like = [], 0, [], TagLikeTypes()
     for d in dictionaries:
         first_entry = min(d["first_line"].values(), default=0)  # type: ignore[union-attr]
         for label in d["per_type"]:  # type: ignore[union-attr]
             where = f"{d['path']}:{d['first_line'][label]}"  # type: ignore[index]
+            warnings += filter(None, [tag_like.check(label, where)])  # B-PER: a tag pasted as a type?
             if totals[label] == 1 and check_typos and typos == TYPO_WARNINGS:
                 more.append(repr(label))
             elif totals[label] == 1 and check_typos:

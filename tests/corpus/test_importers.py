@@ -241,9 +241,11 @@ def test_overlapping_spans_error_names_both(tmp_path):
         "document '7': overlapping spans: span label[0] [0, 8) LOC 'New York' and span label[1] [4, 13) LOC 'York City'"
         in str(error)
     )
-    # the same range with two types is an overlap too; the same span twice is not
+    # the same range with two types is an error naming both (a span takes one type); the same span twice is not
     doccano_error(
-        tmp_path, [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [0, 8, "ORG"]]}], "label\\[0\\].*label\\[1\\]"
+        tmp_path,
+        [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [0, 8, "ORG"]]}],
+        "label\\[0\\].*label\\[1\\].* two types \\(LOC, ORG\\); a span takes one type",
     )
     path = jsonl(tmp_path, "twice.jsonl", [{"id": 7, "text": text, "label": [[0, 8, "LOC"], [0, 8, "LOC"]]}])
     assert import_documents("doccano", path, tokenize_text)[1].spans == 1

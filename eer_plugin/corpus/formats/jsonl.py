@@ -11,6 +11,7 @@ from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.decoding import DecodedLines, decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
+from eer_plugin.corpus.tag_like import TagLikeTypes
 from eer_plugin.corpus.text import normalise_value
 
 logger = logging.getLogger(__name__)
@@ -102,6 +103,7 @@ def jsonl_documents(
 def _documents(lines: Iterable[Tuple[int, str]], path: PathLike) -> Iterator[Document]:
     first_line: Dict[str, int] = {}
     complete = 0
+    tag_like = TagLikeTypes()  # types named like tags, warned about once per file
     for number, data in _values(lines, path, FormatError):
         try:
             if isinstance(data, dict) and ("gold_annotations" in data or "uid" in data):
@@ -114,6 +116,7 @@ def _documents(lines: Iterable[Tuple[int, str]], path: PathLike) -> Iterator[Doc
                 f"document id {document.id!r} already used on line {first_line[document.id]}", path, number
             )
         first_line[document.id] = number
+        _warn_tag_like(document, f"{path}:{number}", tag_like)
         document.source = f"{path}:{number}"
         complete += document.is_complete
         yield document
@@ -125,6 +128,15 @@ def _documents(lines: Iterable[Tuple[int, str]], path: PathLike) -> Iterator[Doc
         len(first_line),
         complete,
     )
+
+
+def _warn_tag_like(document: Document, where: str, tag_like: TagLikeTypes) -> None:
+    """A warning (logged) for each type of ``document`` named like a tag that the file had not shown before."""
+    labels = [label for _, _, label in document.spans] + [n[2] for n in document.negative_spans if len(n) == 3]
+    for label in labels:
+        warning = tag_like.check(label, f"{where}: document {document.id!r}")
+        if warning:
+            logger.warning("%s", warning)
 
 
 def _from_authors_format(data: dict) -> dict:

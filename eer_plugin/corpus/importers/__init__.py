@@ -32,7 +32,7 @@ from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError, clashing_span, json_repr
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.importers.offsets import words_of
-from eer_plugin.corpus.importers.report import ImportReport
+from eer_plugin.corpus.importers.report import ImportReport, ShownIds
 from eer_plugin.corpus.text import normalise_text, normalise_value
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
@@ -47,8 +47,6 @@ FORMAT_MODULES = {
     "spacy": "spacy_docbin",
 }
 IMPORT_FORMATS = tuple(FORMAT_MODULES)
-#: ids named in a message about many documents
-SHOWN_IDS = 5
 
 
 class AnnotationImportError(FormatError):
@@ -75,6 +73,8 @@ class RawSpan:
     #: how the export names it, for messages (``T3``, ``label[1]``, ``result 'x1' of annotation 7``)
     ref: str
     negative: bool = False
+    #: the export's line of the span, when it has one of its own (a brat ``T`` line, a merged Prodigy task)
+    line: Optional[int] = None
 
 
 @dataclasses.dataclass
@@ -94,6 +94,9 @@ class RawDocument:
     #: nobody annotated it (a Label Studio task without a non-cancelled annotation): never complete,
     #: whatever ``--complete`` / ``--complete-ids`` say (its entities would all be taught as ``O``)
     unannotated: bool = False
+    #: regions that an annotator marked without giving them a label (a Label Studio result whose ``value.labels``
+    #: is empty): skipped with a warning, an error in a complete document (:func:`to_document`)
+    unlabelled: List[RawSpan] = dataclasses.field(default_factory=list)
 
 
 # ------------------------------------------------------------------------------ characters -> words
@@ -106,6 +109,30 @@ def _describe(raw: RawDocument, span: RawSpan) -> str:
     kind = "negative span" if span.negative else "span"
     label = f" {span.label}" if span.label else ""
     return f"{kind} {span.ref} [{span.start}, {span.end}){label} {_quote(raw.text[span.start : span.end])}"
+
+
+def _place(raw: RawDocument, span: RawSpan) -> str:
+    """``file:line`` of a span (the span's own line, else its document's), or the document's source, for a warning."""
+    line = span.line or raw.line
+    return f"{raw.path}:{line}" if raw.path and line else raw.source
+
+
+def _unlabelled(raw: RawDocument, report: ImportReport) -> None:
+    """Skips the regions of ``raw`` without a label, each with a warning (counted): their words stay unannotated.
+    In a complete document, where every unannotated word is taught as ``O``, such a region is an error."""
+    for span in raw.unlabelled:
+        region = f"region {span.ref} [{span.start}, {span.end}) {_quote(raw.text[span.start : span.end])} has no label"
+        if raw.complete:
+            raise _error(
+                raw,
+                f"{region}, and the document is complete: its words would be taught as O (no entity); "
+                "label the region or delete it",
+            )
+        report.warn(
+            f"{_place(raw, span)}: document {raw.id!r}: {region}; skipped (its words stay unannotated): "
+            "label the region or delete it"
+        )
+        report.skip("regions without a label")
 
 
 def _error(raw: RawDocument, message: str) -> AnnotationImportError:
@@ -154,13 +181,22 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
             )
     for span in raw.spans:
         if not isinstance(span.label, str) and not (span.negative and span.label is None):
+            hint = (
+                " (a label id? export the label names)"
+                if isinstance(span.label, int)
+                else " (a list of labels? a span takes one type: give one label's name)"
+                if isinstance(span.label, list)
+                else ""
+            )
             raise _error(
                 raw,
                 f"{'negative span' if span.negative else 'span'} {span.ref}: the type must be a string (the label's "
-                f"name), got {json_repr(span.label)}"
-                + (" (a label id? export the label names)" if isinstance(span.label, int) else ""),
+                f"name), got {json_repr(span.label)}{hint}",
             )
         span.label = normalise_value(span.label)
+        where = f"{_place(raw, span)}: document {raw.id!r}: {'negative span' if span.negative else 'span'} {span.ref}"
+        report.warn_once(report.tag_like.check(span.label, where) if span.label else None)
+    _unlabelled(raw, report)
     words, offsets, sentence_ends = tokenize(raw.text)
     if not words:
         report.warn(f"{raw.source}: document {raw.id!r} has no words; skipped")
@@ -205,6 +241,12 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
         unique.setdefault((s, e, label), span)
     previous: Optional[Tuple[Tuple[int, int, str], RawSpan]] = None
     for key, span in unique.items():
+        if previous is not None and key[:2] == previous[0][:2]:  # one span, two types: no overlap to look for
+            raise _error(
+                raw,
+                f"{_describe(raw, previous[1])} and {_describe(raw, span)} give words {key[0]}-{key[1]} two types "
+                f"({previous[0][2]}, {key[2]}); a span takes one type: keep one of them",
+            )
         if previous is not None and key[0] < previous[0][1]:
             raise _error(
                 raw,
@@ -306,7 +348,7 @@ def imported_documents(
     """
     wanted = set(complete_ids) if complete_ids is not None else set()
     seen: Dict[str, str] = {}
-    not_complete = _Ids()  # unannotated documents that --complete / --complete-ids would have made complete
+    not_complete = ShownIds()  # unannotated documents that --complete / --complete-ids would have made complete
     for raw in read_raw_documents(format, path, report, **options):
         if raw.id in seen:
             raise AnnotationImportError(
@@ -336,22 +378,6 @@ def imported_documents(
         )
     if not report.documents:
         raise AnnotationImportError(f"no documents with text found in this {format} export", path)
-
-
-class _Ids:
-    """How many ids, and the first :data:`SHOWN_IDS` of them, shown as ``'a', 'b' and 3 more``."""
-
-    def __init__(self) -> None:
-        self.count, self.first = 0, []
-
-    def add(self, doc_id: str) -> None:
-        self.count += 1
-        if len(self.first) < SHOWN_IDS:
-            self.first.append(doc_id)
-
-    def __str__(self) -> str:
-        more = self.count - len(self.first)
-        return ", ".join(repr(i) for i in self.first) + (f" and {more} more" if more else "")
 
 
 __all__: Sequence[str] = (

@@ -85,5 +85,5 @@ def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) 
                 f"{ann}:{number}: document {doc_id!r}: {match['id']} text {match['text']!r} differs from the .txt "
                 f"characters [{start}, {end}) {text[start:end]!r} (offsets counted in another encoding or newline convention?)"
             )
-        raw.spans.append(RawSpan(start, end, match["type"], f"{match['id']} (line {number})"))
+        raw.spans.append(RawSpan(start, end, match["type"], f"{match['id']} (line {number})", line=number))
     return raw

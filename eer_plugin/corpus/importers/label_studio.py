@@ -10,7 +10,10 @@ A task::
 
 * the text is ``data[text_key]``; by default ``data["text"]``, or the only string in ``data``;
 * results of ``type: "labels"`` are entity spans (``value.start``/``value.end``: characters, end
-  exclusive; one span per label in ``value.labels``); other result types (choices, relations, ...)
+  exclusive; ``value.labels``: a list of one label, as Label Studio writes the labels selected on a region); a
+  region without a label (``[]``) is skipped with a warning and counted, an error in a complete document (its words
+  would be taught as ``O``); a region with several labels (``choice="multiple"``) or labels that are no list are
+  errors, as a span takes one type; other result types (choices, relations, ...)
   and ``predictions`` are ignored; older exports' ``completions`` are read like ``annotations`` (a task with
   both is an error: one would be dropped unread);
 * cancelled (skipped) annotations (``was_cancelled: true``) are skipped and counted; a task whose
@@ -179,7 +182,31 @@ def task_document(
             start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, line)
             end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, line)
             ref = f"result {result.get('id', position)!r} of {name}"
-            labels = value["labels"] if isinstance(value["labels"], list) else [value["labels"]]
-            for label in labels:
-                raw.spans.append(RawSpan(start, end, label, ref))
+            region = _region(value["labels"], RawSpan(start, end, None, ref), doc_id, path, line)
+            (raw.spans if value["labels"] else raw.unlabelled).append(region)
     return raw
+
+
+def _region(labels: Any, region: RawSpan, doc_id: str, path: PathLike, line: Optional[int]) -> RawSpan:
+    """``region`` with its one label from ``labels`` (a result's ``value.labels``), or without one when the list is
+    empty (an annotator's region left without a label: skipped with a warning, :func:`to_document`). Label Studio
+    writes a list (the labels selected on the region); a string, another value or several labels is an error."""
+    where = f"document {doc_id!r}: {region.ref}"
+    if not isinstance(labels, list):
+        example = json_repr([labels if isinstance(labels, str) else "PER"])
+        raise AnnotationImportError(
+            f"{where}: value.labels must be a list of one label, such as {example}, got {json_repr(labels)} (Label "
+            "Studio writes a list; another value comes from a task written by hand or by a script)",
+            path,
+            line,
+        )
+    if len(labels) > 1:
+        shown = ", ".join(json_repr(label, 30) for label in labels[:5]) + (", ..." if len(labels) > 5 else "")
+        raise AnnotationImportError(
+            f"{where} carries {len(labels)} labels ({shown}) on one region; a span takes one type: keep one label on "
+            'the region (the labelling config\'s choice="multiple" allows several)',
+            path,
+            line,
+        )
+    region.label = labels[0] if labels else None
+    return region

@@ -101,7 +101,7 @@ class _Task:
             start, end = _char_offsets(span, index, self.task, self.doc_id, path, self.number)
             negative = self.binary and self.answer == "reject"
             ref = f"spans[{index}] (line {self.number}, {self.answer})"
-            raws.append(RawSpan(start, end, span["label"], ref, negative=negative))
+            raws.append(RawSpan(start, end, span["label"], ref, negative=negative, line=self.number))
         return raws
 
 

@@ -3,9 +3,13 @@ writes it as JSON (no AllenNLP import)."""
 
 import dataclasses
 from collections import Counter
-from typing import List
+from typing import List, Optional
 
 from eer_plugin.corpus.documents import Document
+from eer_plugin.corpus.tag_like import TagLikeTypes
+
+#: ids named in a message about many documents
+SHOWN_IDS = 5
 
 
 @dataclasses.dataclass
@@ -24,9 +28,16 @@ class ImportReport:
     snapped_spans: int = 0
     #: documents without any human annotation (imported without spans, never complete)
     unannotated_documents: int = 0
+    #: the types named like tags met so far, each warned about once (:mod:`eer_plugin.corpus.tag_like`)
+    tag_like: TagLikeTypes = dataclasses.field(default_factory=TagLikeTypes, compare=False, repr=False)
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
+
+    def warn_once(self, message: Optional[str]) -> None:
+        """:meth:`warn`, unless ``message`` is None (a check that warned before)."""
+        if message is not None:
+            self.warn(message)
 
     def skip(self, reason: str, count: int = 1) -> None:
         self.skipped[reason] += count
@@ -66,3 +77,19 @@ class ImportReport:
         if self.skipped:
             parts.append("skipped: " + ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())))
         return ", ".join(parts)
+
+
+class ShownIds:
+    """How many ids, and the first :data:`SHOWN_IDS` of them, shown as ``'a', 'b' and 3 more``."""
+
+    def __init__(self) -> None:
+        self.count, self.first = 0, []
+
+    def add(self, doc_id: str) -> None:
+        self.count += 1
+        if len(self.first) < SHOWN_IDS:
+            self.first.append(doc_id)
+
+    def __str__(self) -> str:
+        more = self.count - len(self.first)
+        return ", ".join(repr(i) for i in self.first) + (f" and {more} more" if more else "")
