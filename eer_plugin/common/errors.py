@@ -57,6 +57,12 @@ def shortened(message: str, limit: int = MESSAGE_LIMIT) -> str:
     return f"{message[:head]} ... ({counted(left_out, 'character')} left out) ... {message[-tail:]}"
 
 
+def one_line(text) -> str:
+    """``text`` (another library's error message: a C++ trace, a JSON excerpt) as one line, its runs of white space
+    one space each, so that an error quoting it stays one line of stderr or of an error record."""
+    return " ".join(str(text).split())
+
+
 def print_error(error: BaseException, command: Optional[str] = None) -> None:
     """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
     argparse writes it) on stderr, :func:`shortened`."""
@@ -164,7 +170,7 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
         print_error(error, command)
         return INPUT_ERROR
     if _is_allennlp_configuration_error(error):  # AllenNLP's own error of a config or argument: one line
-        print_error(" ".join(str(getattr(error, "message", error)).split()), command)
+        print_error(one_line(getattr(error, "message", error)), command)
         return INPUT_ERROR
     if isinstance(error, Terminated):
         print(f"{command + ': ' if command else ''}{TERMINATED_MESSAGE}", file=sys.stderr)

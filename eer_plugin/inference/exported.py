@@ -26,7 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from eer_plugin.common.errors import ArchiveError, check_cuda_device
+from eer_plugin.common.errors import ArchiveError, check_cuda_device, one_line
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
@@ -235,7 +235,7 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         try:
             weights = load_file(str(weights_path))
         except (SafetensorError, OSError, ValueError) as error:
-            raise ArchiveError(f"{weights_path}: not a safetensors file ({error}); {FIX}") from None
+            raise ArchiveError(f"{weights_path}: not a safetensors file ({one_line(error)}); {FIX}") from None
         try:
             subwords = SubwordTokenizer(str(encoder_directory), settings["encoder"], settings["max_length"])
         except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files)
@@ -245,13 +245,15 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                     f"cannot rebuild it from the other files ({type(error).__name__}); {FIX}"
                 ) from None
             raise ArchiveError(
-                f"{encoder_directory}: the encoder's tokenizer cannot be read ({error}); {FIX}"
+                f"{encoder_directory}: the encoder's tokenizer cannot be read ({one_line(error)}); {FIX}"
             ) from None
         try:
             config = AutoConfig.from_pretrained(str(encoder_directory), trust_remote_code=False)
             encoder = AutoModel.from_config(config, trust_remote_code=False)
         except Exception as error:  # noqa: BLE001  (transformers' errors of missing or edited files: OSError, ValueError, TypeError, ...)
-            raise ArchiveError(f"{encoder_directory}: the encoder's config cannot be read ({error}); {FIX}") from None
+            raise ArchiveError(
+                f"{encoder_directory}: the encoder's config cannot be read ({one_line(error)}); {FIX}"
+            ) from None
         if getattr(encoder, "pooler", None) is not None and not any(k.startswith("encoder.pooler.") for k in weights):
             encoder.pooler = None  # dropped when the model was built (eer_plugin.models.encoder_pooler)
         for name, tensor in weights.items():

@@ -54,7 +54,7 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.common.errors import UserError, shortened
+from eer_plugin.common.errors import UserError, one_line, shortened
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
@@ -121,7 +121,7 @@ def _reason(error: Exception) -> str:
     expected error, else its class too."""
     if isinstance(error, InputError):
         return str(error)
-    return f"{type(error).__name__}: {' '.join(str(error).split())[:200]}"
+    return f"{type(error).__name__}: {one_line(error)[:200]}"
 
 
 @Predictor.register("eer_tagger")

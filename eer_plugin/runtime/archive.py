@@ -39,7 +39,7 @@ from typing import Any, Dict, Iterator, List, Optional, Union
 
 import torch
 
-from eer_plugin.common.errors import ArchiveError, check_cuda_device
+from eer_plugin.common.errors import ArchiveError, check_cuda_device, one_line
 from eer_plugin.common.outputs import replacing
 from eer_plugin.common.wording import counted
 
@@ -132,7 +132,7 @@ def safe_extract(archive_path: PathLike, destination: PathLike) -> None:
             raise ArchiveError(f"{archive_path}: unsafe model archive, refusing to extract it: {error}") from None
         except (tarfile.TarError, EOFError, OSError, ValueError) as error:
             raise ArchiveError(
-                f"{archive_path}: damaged model archive ({error}): truncated or corrupted in copying? copy it again, "
+                f"{archive_path}: damaged model archive ({one_line(error)}): truncated or corrupted in copying? copy it again, "
                 "or use the model.tar.gz that eer-ner train wrote"
             ) from None
 

@@ -127,6 +127,13 @@ def test_an_export_whose_files_do_not_go_together_is_refused_at_load(name, key, 
         Tagger.load(copy)
 
 
+@pytest.mark.parametrize("key", ["max_position_embeddings", "vocab_size", "type_vocab_size"])
+@pytest.mark.parametrize("value", [2**63, 2**40, -1])
+def test_an_encoder_config_torch_cannot_build_is_one_archive_error_line(key, value, exported, tmp_path):
+    """Sizes torch refuses with a multi-line C++ trace (found by the generated test above): one line still."""
+    assert loads_and_tags_or_refuses(edited_copy(exported, tmp_path, "encoder/config.json", key, value)) == "refused"
+
+
 def test_an_export_whose_chunks_are_longer_than_its_encoders_positions_is_refused(exported, tmp_path):
     from eer_plugin.api import Tagger
 
