@@ -77,7 +77,7 @@ def same_document(one: dict, other: dict) -> bool:
 
 
 @given(lines=st.lists(st.tuples(st.booleans(), GOOD_LINES, BAD_LINES), min_size=1, max_size=6))
-@settings(max_examples=25, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 def test_a_generated_batch_tags_its_good_lines_as_alone_and_names_its_bad_lines(lines, predictor):
     chosen = [(good, line if good else bad) for good, line, bad in lines]
     loaded = []
@@ -98,7 +98,7 @@ def test_a_generated_batch_tags_its_good_lines_as_alone_and_names_its_bad_lines(
 
 
 @given(texts=st.lists(TEXTS.filter(lambda t: t.strip()), min_size=1, max_size=4))
-@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_api_tags_generated_texts_exactly_one_by_one_and_batched(texts, tagger):
     batched = list(tagger.pipe(texts, batch_size=3))
     for text, output in zip(texts, batched):

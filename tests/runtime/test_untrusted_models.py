@@ -81,7 +81,7 @@ def loads_and_tags_or_refuses(copy) -> str:
 
 
 @given(key=st.sampled_from(SETTING_KEYS), value=VALUES)
-@settings(max_examples=40, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=20, deadline=None, suppress_health_check=list(HealthCheck))
 def test_any_value_of_any_export_setting_loads_and_tags_or_is_one_archive_error(key, value, exported, tmp_path_factory):
     copy = edited_copy(exported, tmp_path_factory.mktemp("edited"), "eer_tagger.json", key, value)
     loads_and_tags_or_refuses(copy)
@@ -89,7 +89,7 @@ def test_any_value_of_any_export_setting_loads_and_tags_or_is_one_archive_error(
 
 
 @given(file_key=st.sampled_from(ENCODER_KEYS), value=VALUES, tokenizer_class=TOKENIZER_CLASSES)
-@settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck))
+@settings(max_examples=15, deadline=None, suppress_health_check=list(HealthCheck))
 def test_any_value_of_the_encoders_subword_settings_loads_and_tags_or_is_one_archive_error(
     file_key, value, tokenizer_class, exported, tmp_path_factory
 ):
