@@ -9,22 +9,30 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
 
-# Triton (the fused CRF kernels, eer_plugin/core/fused.py) decides between its interpreter and its compiler
-# for the whole process when it is first imported, and torch may import it along the way: where no GPU is,
-# the suite runs the kernels in the interpreter from the start (on a GPU machine, compiled)
-if importlib.util.find_spec("triton") is not None and not torch.cuda.is_available():
-    os.environ.setdefault("TRITON_INTERPRET", "1")
+
+def pytest_configure(config):
+    """Torch's settings and the AllenNLP registrations, in every process that runs tests; not in pytest-xdist's
+    controller (``make test``'s ``-n auto``), which only hands tests out: importing torch and AllenNLP there
+    would delay every worker's start by its cost (about 10 s on 2 cores)."""
+    if getattr(config.option, "numprocesses", None) and not hasattr(config, "workerinput"):
+        return
+    import torch
+
+    # Triton (the fused CRF kernels, eer_plugin/core/fused.py) decides between its interpreter and its compiler
+    # for the whole process when it is first imported, and torch may import it along the way: where no GPU is,
+    # the suite runs the kernels in the interpreter from the start (on a GPU machine, compiled)
+    if importlib.util.find_spec("triton") is not None and not torch.cuda.is_available():
+        os.environ.setdefault("TRITON_INTERPRET", "1")
+    # under pytest-xdist the workers share the cores: each worker's torch takes its share of them
+    if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
+        torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    import eer_plugin.allennlp_plugin  # noqa: F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
+
 
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
 os.environ.setdefault("EER_PRECISION", "fp32")
-# under pytest-xdist (scripts/test.sh runs the fast set on every core) the workers share the cores: each
-# worker's torch takes its share of them, not all of them each
-if os.environ.get("PYTEST_XDIST_WORKER_COUNT"):
-    torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
-import eer_plugin.allennlp_plugin  # noqa: E402,F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
