@@ -38,8 +38,12 @@ def is_integer(value: Any) -> bool:
 
 def is_number(value: Any) -> bool:
     """Whether a parsed JSON value is a finite number: an ``int`` or ``float``, never a ``bool``, never ``NaN`` or
-    ``Infinity`` (which Python's parser reads as floats, as it reads ``1e999``)."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    ``Infinity`` (which Python's parser reads as floats, as it reads ``1e999``), never a whole number too large for a
+    float (``1`` and 400 zeros: as ``1e400``, no computation can use it)."""
+    try:
+        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 class JsonError(ValueError):

@@ -20,7 +20,6 @@ decoding (:class:`~eer_plugin.inference.decoding.SpanDecoder`). A directory that
 export of this format raises :class:`~eer_plugin.common.errors.ArchiveError` naming the file and the fix.
 """
 
-import math
 from pathlib import Path
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -156,7 +155,7 @@ def read_settings(directory: Path) -> Dict[str, Any]:
         (key, settings.get(key)) for key in ("entity_ratio", "ratio_margin") if key in settings
     ]
     for key, value in numbers:
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+        if not strict_json.is_number(value):
             raise ArchiveError(f"{path}: {key!r} is {value!r}, not a finite number: the export is damaged; {FIX}")
     if settings["max_length"] < 3:
         raise ArchiveError(

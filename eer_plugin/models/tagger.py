@@ -10,7 +10,6 @@ Registered as ``eer_tagger``. One model serves every CRF approach of the paper:
 """
 
 import logging
-import math
 from typing import Any, Dict, List, Optional
 
 import torch
@@ -39,6 +38,7 @@ from eer_plugin.core.ratio_control import (
 )
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme
+from eer_plugin.corpus.strict_json import is_number
 from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast
@@ -82,14 +82,10 @@ class WordSpanF1(Metric):
 def _finite_float(value: Any, name: str) -> float:
     """``value`` as a float, or ValueError unless it is a finite number (jsonnet writes a whole number such as 1e308
     as an int of 309 digits, which decoding could not subtract from float scores)."""
-    try:
-        number = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else math.nan
-    except OverflowError:
-        number = math.nan
-    if not math.isfinite(number):
+    if not is_number(value):
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
         raise ValueError(f"{name} must be a finite number, got {shown}")
-    return number
+    return float(value)
 
 
 @Model.register("eer_tagger")

@@ -371,7 +371,7 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
             "save_every_num_seconds",
         ), path
         taken = refused = 0
-        for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1]):
+        for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1], 10**400):  # 10**400: no float holds it
             overrides = json.dumps({path: value})
             if test(value):
                 check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))

@@ -127,6 +127,16 @@ def test_an_export_whose_files_do_not_go_together_is_refused_at_load(name, key, 
         Tagger.load(copy)
 
 
+@pytest.mark.parametrize("key", ["o_cost", "entity_ratio", "ratio_margin"])
+def test_a_number_too_large_for_a_float_in_the_export_settings_is_one_archive_error(key, exported, tmp_path):
+    """A whole number of 400 digits is finite, but no float holds it: refused as a number that is not finite."""
+    from eer_plugin.api import Tagger
+
+    copy = edited_copy(exported, tmp_path, "eer_tagger.json", key, 10**400)
+    with pytest.raises(ArchiveError, match=f"'{key}' is 1000.*, not a finite number"):
+        Tagger.load(copy)
+
+
 @pytest.mark.parametrize("key", ["max_position_embeddings", "vocab_size", "type_vocab_size"])
 @pytest.mark.parametrize("value", [2**63, 2**40, -1])
 def test_an_encoder_config_torch_cannot_build_is_one_archive_error_line(key, value, exported, tmp_path):
