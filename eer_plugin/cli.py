@@ -18,8 +18,9 @@ torch: ``eer-ner`` runs them through their own ``main`` without importing either
 ``python -m eer_plugin.cli`` does the same. An error caused by the input
 (:class:`eer_plugin.common.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
 is one line on stderr and exit status 1, and so is a missing input file; Ctrl-C is one line saying the data is
-safe (status 130), and so is SIGTERM in a data command of :data:`LIGHT_COMMANDS` (status 143), a closed pipe (``eer-ner eer-inspect FILE | head -2``) ends quietly (status 141), a full
-disk is one line (:func:`eer_plugin.common.errors.report`, the one printer).
+safe (status 130), and so is SIGTERM in a data command of :data:`LIGHT_COMMANDS` (status 143), a closed pipe
+(``eer-ner eer-inspect FILE | head -2``) ends quietly (status 141), a full disk is one line
+(:func:`eer_plugin.common.errors.report`, the one printer).
 """
 
 import importlib

@@ -136,12 +136,13 @@ def check_outputs(
             continue
         if os.path.isdir(path):
             raise OutputError(f"{what} {path} is a directory; give a file name for the output")
-        if os.path.isfile(target_of(path)) and not os.access(target_of(path), os.W_OK):  # replacing it would work
+        target = target_of(path)
+        if os.path.isfile(target) and not os.access(target, os.W_OK):  # replacing it would work all the same
             raise OutputError(
                 f"{what} {path} is read-only (no write permission), so it is left as it is: make it writable "
                 f"(chmod u+w) to replace it, or choose another output file"
             )
-        parent = _existing_parent(os.path.dirname(os.path.abspath(target_of(path))))
+        parent = _existing_parent(os.path.dirname(os.path.abspath(target)))
         if not os.path.isdir(parent) or not os.access(parent, os.W_OK | os.X_OK):
             raise OutputError(f"{what} {path}: cannot write in {parent}; choose a directory you can write to")
         for input_what, input_path in inputs:

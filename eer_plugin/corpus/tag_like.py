@@ -25,10 +25,11 @@ def tag_like(label: str) -> Optional[str]:
 
 def tag_like_warning(label: str, where: str) -> str:
     """The warning for ``label``, a type named like a tag, first seen at ``where`` (``file:line``, and what there)."""
+    type_name = tag_like(label)
     return (
         f"{where}: entity type {label!r} is named like a tag: probably a tag pasted as a type, whose type would be "
-        f"{tag_like(label)!r} (as a type of its own it is tagged 'B-{label}', 'U-{label}', ...); use "
-        f"{tag_like(label)!r} unless {label!r} is the type's real name"
+        f"{type_name!r} (as a type of its own it is tagged 'B-{label}', 'U-{label}', ...); use "
+        f"{type_name!r} unless {label!r} is the type's real name"
     )
 
 
@@ -36,16 +37,12 @@ class TagLikeTypes:
     """The types named like tags that one read has met: :meth:`check` gives the warning once per type."""
 
     def __init__(self) -> None:
-        #: every type checked (each is looked at once), and those named like a tag
+        #: every type checked (each is looked at once)
         self.checked: Set[str] = set()
-        self.found: Set[str] = set()
 
     def check(self, label: str, where: str) -> Optional[str]:
         """The warning for ``label`` at ``where`` the first time that a type named like a tag is met, else None."""
         if label in self.checked:
             return None
         self.checked.add(label)
-        if tag_like(label) is None:
-            return None
-        self.found.add(label)
-        return tag_like_warning(label, where)
+        return None if tag_like(label) is None else tag_like_warning(label, where)

@@ -7,6 +7,7 @@ error one readable line naming the file, the line and the fix, whatever the comm
 import json
 
 import pytest
+from test_bad_inputs import one_line_error, run
 
 from eer_plugin.commands import dictionary, eer_export, eer_import, simulate, split
 from eer_plugin.common.errors import MESSAGE_LIMIT, shortened
@@ -38,18 +39,9 @@ COMMANDS = {
 
 
 def _one_short_error(err: str, name: str) -> None:
-    errors = [line for line in err.splitlines() if "error:" in line]
-    assert "Traceback" not in err and len(errors) == 1, err[:2000]
-    assert name in errors[0] and len(errors[0]) < MESSAGE_LIMIT + 100, errors[0][:2000]
+    """:func:`one_line_error` naming ``name``, and no line of stderr longer than a shortened message."""
+    one_line_error(err, name)
     assert all(len(line) < MESSAGE_LIMIT + 100 for line in err.splitlines()), max(map(len, err.splitlines()))
-
-
-def _run(main, argv, capsys) -> tuple:
-    try:
-        status = main([str(a) for a in argv])
-    except SystemExit as exited:
-        status = exited.code
-    return status, capsys.readouterr().err
 
 
 @pytest.mark.parametrize("character", ["a", "é", "東"])
@@ -62,7 +54,7 @@ def test_an_error_quoting_a_long_value_is_one_short_line(command, what, characte
     (tmp_path / "names.tsv").write_text("Kohl\tPER\n")
     (tmp_path / "out.jsonl").write_text("the earlier output\n")
     paths = {"IN": name, "OUT": "out.jsonl", "dev.jsonl": "dev.jsonl", "names.tsv": "names.tsv"}
-    status, err = _run(main, [tmp_path / paths[a] if a in paths else a for a in argv], capsys)
+    status, err = run(main, [tmp_path / paths[a] if a in paths else a for a in argv], capsys)
     assert status == 1
     _one_short_error(err, name)
     assert (tmp_path / "out.jsonl").read_text() == "the earlier output\n"
@@ -88,7 +80,7 @@ def test_every_reader_of_names_and_exports_keeps_its_errors_short(command, argv,
     (tmp_path / name).write_text(content, encoding="utf-8")
     (tmp_path / "docs.jsonl").write_text(_jsonl({"id": "1", "text": "Kohl met Yeltsin."}))
     paths = {"IN": tmp_path / name, "docs.jsonl": tmp_path / "docs.jsonl", "out.jsonl": tmp_path / "out.jsonl"}
-    status, err = _run(main, [paths.get(a, a) for a in argv], capsys)
+    status, err = run(main, [paths.get(a, a) for a in argv], capsys)
     assert status == 1 and not (tmp_path / "out.jsonl").exists()
     _one_short_error(err, name)
 

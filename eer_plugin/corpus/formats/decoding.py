@@ -244,8 +244,9 @@ def _refuse_mixed_utf8(path: PathLike, err: _Undecodable, line: int, column: int
     raise FormatError(
         f"byte 0x{err.value:02x} (byte {column} of the line) is not UTF-8, but the file holds "
         f"{counted(valid, 'UTF-8 character')} beyond ASCII (the first, {first[1]!r}, on line "
-        f"{_place_of_byte(path, first[0])[0]}): a file of mixed encodings, which no one encoding reads (as latin-1 every UTF-8 character would become others, 'é' "
-        f"as 'Ã©'); save line {line} as UTF-8, or set file_encoding / --file-encoding latin-1 to read it all as latin-1",
+        f"{_place_of_byte(path, first[0])[0]}): a file of mixed encodings, which no one encoding reads (as latin-1 "
+        f"every UTF-8 character would become others, 'é' as 'Ã©'); save line {line} as UTF-8, or set file_encoding / "
+        "--file-encoding latin-1 to read it all as latin-1",
         path,
         line,
     )

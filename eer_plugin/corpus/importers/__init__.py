@@ -195,7 +195,9 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
             )
         span.label = normalise_value(span.label)
         where = f"{_place(raw, span)}: document {raw.id!r}: {'negative span' if span.negative else 'span'} {span.ref}"
-        report.warn_once(report.tag_like.check(span.label, where) if span.label else None)
+        warning = report.tag_like.check(span.label, where)  # once per type named like a tag (B-PER)
+        if warning:
+            report.warn(warning)
     _unlabelled(raw, report)
     words, offsets, sentence_ends = tokenize(raw.text)
     if not words:

@@ -3,7 +3,7 @@ writes it as JSON (no AllenNLP import)."""
 
 import dataclasses
 from collections import Counter
-from typing import List, Optional
+from typing import List
 
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.tag_like import TagLikeTypes
@@ -33,11 +33,6 @@ class ImportReport:
 
     def warn(self, message: str) -> None:
         self.warnings.append(message)
-
-    def warn_once(self, message: Optional[str]) -> None:
-        """:meth:`warn`, unless ``message`` is None (a check that warned before)."""
-        if message is not None:
-            self.warn(message)
 
     def skip(self, reason: str, count: int = 1) -> None:
         self.skipped[reason] += count
