@@ -29,7 +29,7 @@ from eer_plugin.core.spans import SpanCounts
 from eer_plugin.corpus import strict_json
 from eer_plugin.inference.decoding import batches
 from eer_plugin.runtime.archive import CONFIG_NAME, check_members, load_model_archive
-from eer_plugin.runtime.errors import check_entity_types
+from eer_plugin.runtime.errors import check_entity_types, check_unannotated_tag
 
 logger = logging.getLogger(__name__)
 
@@ -39,7 +39,9 @@ class CachedDecoder:
 
     def __init__(self, model, reader, path: str, batch_size: int = 8, cuda_device: int = -1):
         self.model = model
-        check_entity_types(model, reader.read_documents(path), path)
+        documents = reader.read_documents(path)
+        check_entity_types(model, documents, path)
+        check_unannotated_tag(model, documents, path)
         instances = list(reader.read(path))
         self.batches: List[Tuple[torch.Tensor, torch.Tensor, List[dict]]] = []
         model.eval()
