@@ -31,10 +31,14 @@ PATCHES: Tuple[Patch, ...] = (
             "allennlp.commands.train.archive_model",
             "allennlp.models.archival.extracted_archive",
             "allennlp.models.archival.cached_path",
+            "allennlp.models.archival._load_model",
+            "allennlp.models.archival._load_dataset_readers",
             "allennlp.nn.util.read_state_dict",
             "allennlp.modules.transformer.transformer_module.read_state_dict (if loaded)",
+            "allennlp.modules.token_embedders.PretrainedTransformerEmbedder.authorized_missing_keys",
         ),
-        "model.tar.gz written atomically; checked extraction (no ../, links or devices); weights-only torch.load",
+        "model.tar.gz written atomically; checked extraction (no ../, links or devices); weights-only torch.load; "
+        "one-line errors of a model that does not build; every missing weight reported",
         "eer_plugin.runtime.archive:install",
     ),
     Patch(

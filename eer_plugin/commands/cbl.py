@@ -10,6 +10,7 @@ import argparse
 
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
+from eer_plugin.commands.overrides import check_overrides
 from eer_plugin.training.cbl_rounds import run_cbl_file
 
 NAME = "cbl"
@@ -37,6 +38,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def cbl_from_args(args: argparse.Namespace) -> dict:
+    check_overrides(args.overrides)
     return run_cbl_file(
         args.param_path,
         args.serialization_dir,

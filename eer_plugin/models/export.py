@@ -6,7 +6,8 @@ cost, precision, chunking, encoder name, format version), the weights as safeten
 the tag scorer, the CRF transitions) and the transformer's config and tokenizer files, so the export
 needs no network and no encoder package. The directory appears whole or not at all: it is built in a
 temporary directory beside it and renamed into place; an existing non-empty directory is replaced
-only with ``force``. The models it exports are ``eer_tagger`` archives on a pretrained transformer
+only with ``force``, and never when it holds the model (its archive, a part of its serialization directory, the
+encoder directory its config names). The models it exports are ``eer_tagger`` archives on a pretrained transformer
 with nothing between the transformer and the tag scorer (EER, Raw, Gold, Raw+CD, CBL); others
 (``sns_tagger``, CBL-LSTM's BiLSTM, word embeddings) raise :class:`ExportError` saying so.
 """
@@ -103,6 +104,11 @@ def check_target(directory: Path, force: bool, archive_path: Union[str, Path, No
                 f"{directory}: holds the model being exported ({archive_path}); the export would replace it and "
                 "delete the model; choose a new directory for the export"
             )
+        if source.is_dir() and source in target.parents and target.is_dir() and any(target.iterdir()):
+            raise ExportError(
+                f"{directory}: part of the serialization directory being exported ({archive_path}): replacing it "
+                "would damage the model; choose a directory outside it for the export"
+            )
     if directory.exists() and not directory.is_dir():
         raise ExportError(f"{directory}: exists and is not a directory; choose a new directory for the export")
     above = next((parent for parent in directory.absolute().parents if parent.exists()), None)
@@ -125,6 +131,14 @@ def export_model(archive_path: Union[str, Path], directory: Union[str, Path], fo
     model, reader = archive.model, archive.validation_dataset_reader
     settings = export_settings(model, reader, str(archive_path))
     embedder = _transformer_embedder(model, str(archive_path))
+    encoder = Path(settings["encoder"])
+    if encoder.is_dir() and (
+        encoder.resolve() == directory.resolve() or directory.resolve() in encoder.resolve().parents
+    ):
+        raise ExportError(
+            f"{directory}: holds the encoder the model was trained with ({settings['encoder']}), which the model "
+            "needs to load; choose a new directory for the export"
+        )
     directory.parent.mkdir(parents=True, exist_ok=True)
     temporary = Path(temporary_name(directory))  # PID, process mark and randomness: never another run's
     shutil.rmtree(temporary, ignore_errors=True)

@@ -42,13 +42,18 @@ import torch
 from eer_plugin.common.errors import ArchiveError, check_cuda_device, one_line
 from eer_plugin.common.outputs import replacing
 from eer_plugin.common.wording import counted
+from eer_plugin.runtime.archive_contents import (  # noqa: F401  (CONFIG_NAME, _EXTRACTED_FROM: this module's names too)
+    _EXTRACTED_FROM,
+    CONFIG_NAME,
+    check_extracted,
+    checked_cached_path,
+    checked_load,
+    report_missing_weights,
+)
 
 logger = logging.getLogger(__name__)
 
 PathLike = Union[str, os.PathLike]
-CONFIG_NAME = "config.json"  # allennlp.models.archival.CONFIG_NAME
-#: the settings file of an exported model (eer_plugin.inference.exported.SETTINGS_FILE, a layer above)
-EXPORT_SETTINGS = "eer_tagger.json"
 
 
 def path_problem(name: str) -> Optional[str]:
@@ -147,8 +152,7 @@ def extracted_archive(resolved_archive_file: PathLike, cleanup: bool = True) -> 
         logger.info("extracting archive file %s to temp dir %s (checked)", resolved_archive_file, tempdir)
         try:
             safe_extract(resolved_archive_file, tempdir)
-            if not os.path.isfile(os.path.join(tempdir, CONFIG_NAME)):
-                raise ArchiveError(f"{resolved_archive_file}: not a model archive (no {CONFIG_NAME} in it)")
+            check_extracted(tempdir, resolved_archive_file)
         except BaseException:
             shutil.rmtree(tempdir, ignore_errors=True)  # load_archive calls us with cleanup=False
             raise
@@ -156,10 +160,6 @@ def extracted_archive(resolved_archive_file: PathLike, cleanup: bool = True) -> 
     finally:
         if cleanup:
             shutil.rmtree(tempdir, ignore_errors=True)
-
-
-#: temporary extraction directory -> the model archive it came from (for error messages)
-_EXTRACTED_FROM: Dict[str, str] = {}
 
 
 class MissingWeightsError(ArchiveError, FileNotFoundError):
@@ -177,13 +177,24 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
     except FileNotFoundError:
         raise MissingWeightsError(_missing_weights(str(path))) from None
     except Exception as error:  # pickle.UnpicklingError for objects beyond the weights-only allowlist
+        reason = one_line(error)[:300] or type(error).__name__
         raise ArchiveError(
-            f"{path}: not a plain weights file (refused by torch.load(weights_only=True)): {error}"
+            f"{_weights_named(path)}: not a plain weights file (refused by torch.load(weights_only=True): {reason}): "
+            "damaged, or not saved by eer-ner train; use the model.tar.gz that eer-ner train wrote"
         ) from None
     if not isinstance(state, dict):
-        raise ArchiveError(f"{path}: not a state dict (found {type(state).__name__})")
+        raise ArchiveError(
+            f"{_weights_named(path)}: not a state dict (found {type(state).__name__}); use the model.tar.gz that "
+            "eer-ner train wrote"
+        )
     check_finite(state, _EXTRACTED_FROM.get(os.path.dirname(str(path)), str(path)))
     return state
+
+
+def _weights_named(path: PathLike) -> str:
+    """A weights file as the user knows it: ``ARCHIVE: its weights.th`` inside an extracted archive, else its path."""
+    directory, name = os.path.split(str(path))
+    return f"{_EXTRACTED_FROM[directory]}: its {name}" if directory in _EXTRACTED_FROM else str(path)
 
 
 def _missing_weights(path: str) -> str:
@@ -254,46 +265,6 @@ def read_state_dict(
     return out
 
 
-def _check_model_directory(path: str) -> None:
-    """:class:`ArchiveError` for a directory given as the model that is no serialization directory: a folder that
-    holds model archives (named, to give one of them), any other folder, or a run directory without its
-    ``vocabulary/`` (copied in part)."""
-    if not os.path.isfile(os.path.join(path, CONFIG_NAME)):
-        archives = sorted(
-            glob.glob(os.path.join(path, "model.tar.gz")) + glob.glob(os.path.join(path, "*", "model.tar.gz"))
-        )
-        if archives:
-            shown = ", ".join(archives[:3]) + (", ..." if len(archives) > 3 else "")
-            raise ArchiveError(f"{path}: a folder that holds model archives, not one model: give one of them ({shown})")
-        raise ArchiveError(
-            f"{path}: is a directory, not a model archive (model.tar.gz) nor a serialization directory (no "
-            f"{CONFIG_NAME}) nor an exported model (no {EXPORT_SETTINGS}); give the model.tar.gz that eer-ner train wrote"
-        )
-    if not os.path.isdir(os.path.join(path, "vocabulary")):
-        raise ArchiveError(
-            f"{path}: a serialization directory without its vocabulary/ folder (copied in part?): copy the whole "
-            "directory, or give its model.tar.gz"
-        )
-
-
-def _checked_cached_path(original):
-    def cached_path(url_or_filename, *args, **kwargs):
-        text = str(url_or_filename)
-        if "://" not in text and not os.path.exists(text):
-            raise ArchiveError(f"{text}: no such file (expected a model archive, model.tar.gz)")
-        if os.path.isdir(text) and os.path.isfile(os.path.join(text, EXPORT_SETTINGS)):
-            raise ArchiveError(
-                f"{text}: an exported model (eer-ner eer-export-model), which tags from Python only: "
-                f"Tagger.load({text!r}) or the spaCy component; this command needs the model.tar.gz it was exported from"
-            )
-        if "://" not in text and os.path.isdir(text):
-            _check_model_directory(text)
-        return original(url_or_filename, *args, **kwargs)
-
-    cached_path.eer_checked = True  # type: ignore[attr-defined]
-    return cached_path
-
-
 def training_finished(serialization_dir: PathLike) -> bool:
     """Whether ``allennlp train`` finished in ``serialization_dir``: its ``metrics.json`` is there and a
     ``model.tar.gz`` written after it. AllenNLP writes the metrics, then the archive; an interrupted training
@@ -315,42 +286,6 @@ def load_model_archive(
     return archival.load_archive(
         str(archive_path), cuda_device=cuda_device, overrides=overrides, weights_file=weights_file
     )
-
-
-def _checked_load(original, part: str):
-    """``archival._load_model`` / ``_load_dataset_readers`` (which every ``load_archive`` calls) turning the errors
-    of a config that does not build its ``part`` (an archive of another model type, a relabelled or edited
-    ``config.json``, weights of another shape) into one :class:`ArchiveError` naming the archive."""
-    from allennlp.common.checks import ConfigurationError
-
-    def load(config, *args):
-        serialization_dir = args[1] if part == "model" else args[0]
-        try:
-            declared = config.as_dict(quiet=True).get(part, {}).get("type", "?")
-        except Exception:  # noqa: BLE001  (only for the message)
-            declared = "?"
-        try:
-            return original(config, *args)
-        except ArchiveError:
-            raise
-        except OSError as error:  # transformers' "Incorrect path_or_model_id", "couldn't connect to huggingface.co"
-            raise ArchiveError(
-                f"{_EXTRACTED_FROM.get(str(serialization_dir), str(serialization_dir))}: the encoder its {CONFIG_NAME} "
-                f"names cannot be loaded ({type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:160]}): "
-                "the encoder it was trained with (EER_ENCODER) must be where it was; or tag with an export of the model "
-                "(eer-ner eer-export-model, run where the encoder is), which holds it"
-            ) from None
-        except (ConfigurationError, TypeError, KeyError, ValueError, RuntimeError, AttributeError) as error:
-            where = _EXTRACTED_FROM.get(str(serialization_dir), str(serialization_dir))
-            reason = str(getattr(error, "message", error)).strip().splitlines()
-            raise ArchiveError(
-                f"{where}: its {CONFIG_NAME} does not build its {part.replace('_', ' ')} (type {declared!r}; "
-                f"{type(error).__name__}: {(reason[-1] if reason else '')[:160]}): an archive of another model type, or one "
-                "whose config was edited; use the model.tar.gz that eer-ner train wrote"
-            ) from None
-
-    load.eer_checked = True  # type: ignore[attr-defined]
-    return load
 
 
 def _atomic_archive_model(original):
@@ -384,13 +319,14 @@ def install() -> None:
         module.archive_model = archival.archive_model
 
     if not getattr(archival._load_model, "eer_checked", False):
-        archival._load_model = _checked_load(archival._load_model, "model")
+        archival._load_model = checked_load(archival._load_model, "model")
     if not getattr(archival._load_dataset_readers, "eer_checked", False):
-        archival._load_dataset_readers = _checked_load(archival._load_dataset_readers, "dataset_reader")
+        archival._load_dataset_readers = checked_load(archival._load_dataset_readers, "dataset_reader")
+    report_missing_weights()
     if archival.extracted_archive is not extracted_archive:
         archival.extracted_archive = extracted_archive
     if not getattr(archival.cached_path, "eer_checked", False):
-        archival.cached_path = _checked_cached_path(archival.cached_path)
+        archival.cached_path = checked_cached_path(archival.cached_path)
     if nn_util.read_state_dict is not read_state_dict:
         nn_util.read_state_dict = read_state_dict
     import sys

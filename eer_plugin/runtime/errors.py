@@ -9,6 +9,7 @@ full disk, input nested too deeply, memory exhausted); every other exception kee
 ``EER_TRACEBACK=1`` to see the traceback of these too.
 """
 
+import logging
 import re
 import sys
 from typing import Iterable, List, Optional
@@ -52,8 +53,18 @@ def known_entity_types(vocab, namespace: str = "labels") -> list:
     return sorted({entity_type_of(t) for t in tags if t != "O" and entity_type_of(t) != t})
 
 
+#: the tag of a word a partial document leaves unannotated (``inference.chunking.LATENT_LABEL``, a layer above)
+UNANNOTATED = "_"
+
+
 def unknown_type_message(tag: str, data_path: Optional[str], known: Iterable[str]) -> str:
     where = f"{data_path}: " if data_path else ""
+    if tag == UNANNOTATED:
+        return (
+            f"{where}a partially annotated document (not marked is_complete: its unannotated words are tagged "
+            f"{UNANNOTATED!r}), and this model was trained on complete data only, so it has no such tag: evaluate it "
+            'on complete documents (gold CoNLL or OntoNotes, or JSON lines with "is_complete": true)'
+        )
     known = ", ".join(known) or "none"
     return (
         f"{where}entity type {entity_type_of(tag)!r} (tag {tag!r}) is not known to the model: it was "
@@ -61,14 +72,40 @@ def unknown_type_message(tag: str, data_path: Optional[str], known: Iterable[str
     )
 
 
-def translate_label_error(error: KeyError, vocab, data_path: Optional[str]) -> Optional[UnknownEntityTypeError]:
-    """The clear error for AllenNLP's ``'B-X' not found in vocab namespace 'labels'`` KeyError, or None."""
+def first_source(reader, data_path: Optional[str], entity_type: str) -> Optional[str]:
+    """``file:line`` of the first document of ``data_path`` (read with ``reader``'s ``iter_documents``) with an
+    entity of ``entity_type``; None when the reader cannot tell."""
+    documents = getattr(reader, "iter_documents", None)
+    if documents is None or not data_path:
+        return None
+    try:
+        for doc in documents(data_path):
+            if entity_type == UNANNOTATED and not doc.is_complete or any(span[2] == entity_type for span in doc.spans):
+                return getattr(doc, "source", None)
+    except Exception:  # noqa: BLE001  (only for the message: the file was read once already)
+        return None
+    return None
+
+
+def translate_label_error(
+    error: KeyError, vocab, data_path: Optional[str], reader=None
+) -> Optional[UnknownEntityTypeError]:
+    """The clear error for AllenNLP's ``'B-X' not found in vocab namespace 'labels'`` KeyError (naming the line
+    of the first document with that type when ``reader`` reads ``data_path`` again), or None."""
     match = _LABEL_MISS.search(str(error))
     if match is None or not match.group("namespace").endswith("labels"):
         return None
-    return UnknownEntityTypeError(
-        unknown_type_message(match.group("label"), data_path, known_entity_types(vocab, match.group("namespace")))
-    )
+    tag = match.group("label")
+    where = first_source(reader, data_path, entity_type_of(tag)) or data_path
+    return UnknownEntityTypeError(unknown_type_message(tag, where, known_entity_types(vocab, match.group("namespace"))))
+
+
+class _LabelMissLines(logging.Filter):
+    """Drops the two lines AllenNLP's vocabulary logs before the ``KeyError`` of a label it lacks (``Namespace:
+    labels``, ``Token: U-ORG``): the error itself is one line naming the type, the file and its line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.msg not in ("Namespace: %s", "Token: %s")
 
 
 def install_unknown_type_check() -> None:
@@ -83,13 +120,17 @@ def install_unknown_type_check() -> None:
         return
 
     def index_with(self, vocab) -> None:
+        quiet, logger = _LabelMissLines(), logging.getLogger("allennlp.data.vocabulary")
+        logger.addFilter(quiet)
         try:
             original(self, vocab)
         except KeyError as error:
-            clear = translate_label_error(error, vocab, getattr(self, "data_path", None))
+            clear = translate_label_error(error, vocab, getattr(self, "data_path", None), getattr(self, "reader", None))
             if clear is None:
                 raise
             raise clear from None
+        finally:
+            logger.removeFilter(quiet)
 
     index_with.eer_checked = True  # type: ignore[attr-defined]
     index_with.__doc__ = original.__doc__
@@ -118,3 +159,16 @@ def check_entity_types(model, docs, data_path: str) -> None:
                     f"{where}: entity type {span[2]!r} is not known to the model: it was trained on the types "
                     f"{', '.join(known)}. Evaluate on data with the model's types, or train a model on this one."
                 )
+
+
+def check_unannotated_tag(model, docs, data_path: str) -> None:
+    """:class:`UnknownEntityTypeError` naming the first partially annotated document of ``data_path`` (file and
+    line) when the model has no tag for an unannotated word (trained on complete data only): the data loader
+    would fail on it with a ``KeyError``."""
+    labels = model.vocab.get_token_to_index_vocabulary(getattr(model, "label_namespace", "labels"))
+    if UNANNOTATED in labels:
+        return
+    for doc in docs:
+        if not doc.is_complete:
+            where = doc.source or f"{data_path} (document {doc.id!r})"
+            raise UnknownEntityTypeError(unknown_type_message(UNANNOTATED, where, []))
