@@ -11,9 +11,11 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 * ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``); one that holds
   only the start of a run that failed before its first checkpoint (bad data: ``config.json``, ``out.log``) is
   named as such, with ``--force`` as the fix (``--recover`` would find nothing to continue);
-* every ``model_name`` (the encoder) is a local directory, or a model in the Hugging Face cache when offline.
+* every ``model_name`` (the encoder) is a local directory, or a model in the Hugging Face cache when offline;
+* the training data holds at least one annotated entity as the reader reads it (:func:`check_training_data`).
 """
 
+import copy
 import difflib
 import inspect
 import os
@@ -21,6 +23,8 @@ import typing
 from typing import Any, Dict, Iterator, Tuple
 
 from eer_plugin.common.errors import UserError, check_cuda_device
+from eer_plugin.common.wording import counted
+from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.corpus.strict_json import is_integer, is_number
 
 
@@ -236,6 +240,43 @@ def check_environment() -> None:
             )
 
 
+def check_training_data(config: Dict[str, Any]) -> None:
+    """:class:`DataFileError` naming the training file when it holds no annotated entity as the config's reader reads
+    it (every document without one, or none left by the short/shortest variant): a tagger would have no entity type
+    to learn. Read up to its first entity only; a bad line of the file is its own one-line error here, before ``-s``
+    is created."""
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+
+    path, settings = config.get("train_data_path"), config.get("dataset_reader")
+    if not isinstance(path, str) or "://" in path or not isinstance(settings, dict):
+        return
+    try:
+        reader = DatasetReader.from_params(Params(copy.deepcopy(settings)))
+    except UserError:
+        raise
+    except Exception:  # noqa: BLE001  (AllenNLP reports a reader it cannot build itself, in one line)
+        return
+    if not hasattr(reader, "iter_documents"):
+        return
+    documents = 0
+    for document in reader.iter_documents(path):
+        if document.spans:
+            return
+        documents += 1
+    variant = getattr(reader, "variant", "all")
+    kept = (
+        f"of the documents the {variant!r} variant keeps (it drops those without annotation)"
+        if variant != "all"
+        else ""
+    )
+    raise DataFileError(
+        f"{path}: no annotated entity in {counted(documents, 'document')}{' ' + kept if kept else ''}: a tagger learns "
+        "its entity types from the annotated entities; annotate some, or label the text with a list of names "
+        "(eer-ner eer-dictionary), and check that EER_TRAIN_DATA names the file you meant"
+    )
+
+
 def check_training_arguments(
     param_path: str, overrides: str, serialization_dir: str, recover: bool = False, force: bool = False
 ) -> None:
@@ -280,3 +321,4 @@ def check_training_arguments(
                 raise UserError(f"{part}.{key} must be {expected}, got {value!r}")
     for where, name in _model_names(config):
         _check_encoder(where, name)
+    check_training_data(config)

@@ -72,8 +72,10 @@ def test_every_model_and_reader_setting_of_the_wrong_type_is_one_line(tiny_env, 
     ``from_params`` raised a ``TypeError`` traceback: ``Expected price_rate to be numeric.``)."""
     from allennlp.common import Params, params
 
+    from eer_plugin.training import settings_checks
     from eer_plugin.training.settings_checks import check_training_arguments
 
+    monkeypatch.setattr(settings_checks, "check_training_data", lambda config: None)  # the data is not the point
     evaluated = {}
     evaluate_file = params.evaluate_file
 
@@ -97,6 +99,22 @@ def test_every_model_and_reader_setting_of_the_wrong_type_is_one_line(tiny_env, 
                 assert repr(wrong) in str(raised.value)
                 checked += 1
     assert checked > 50 and not (tmp_path / "run").exists()
+
+
+def test_training_data_without_an_entity_is_a_setting_error_in_every_model(tiny_env, tmp_path):
+    """A vocabulary with no entity tag: the CRF tagger has no tags to learn, the span model a loss of 0 (it trained
+    silently before, to a model that finds nothing): both refuse it in one line."""
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader, Vocabulary
+    from allennlp.models import Model
+
+    data = tmp_path / "none.jsonl"
+    data.write_text(json.dumps({"id": "a", "tokens": ["no", "names", "here"], "is_complete": True}) + "\n")
+    for config in ("eer_all.jsonnet", "raw_all.jsonnet", "sns_all.jsonnet"):
+        params = Params.from_file(str(REPO / "training_configs" / config))
+        vocab = Vocabulary.from_instances(DatasetReader.from_params(params.pop("dataset_reader")).read(str(data)))
+        with pytest.raises(SettingError, match="no entity types: .* holds no annotated entity"):
+            Model.from_params(vocab=vocab, params=params.pop("model"))
 
 
 #: ``(environment, -o overrides, what the one line of eer-ner train starts with or holds)``
@@ -149,6 +167,34 @@ def test_a_config_that_is_a_directory_is_one_line_or_the_packaged_config(tmp_pat
             resolve_config(name)
     (tmp_path / "eer_short").mkdir()
     assert resolve_config("eer_short") == str(CONFIG_DIR / "eer_short.jsonnet")
+
+
+#: JSON lines without an annotated entity, as the EER config's short variant reads them (it keeps no document)
+NO_ENTITY = [
+    [{"id": "a", "tokens": ["no", "names", "here"]}],
+    [{"id": "a", "tokens": ["no", "names"]}, {"id": "b", "tokens": ["x"], "negative_spans": [[0, 1]]}],
+    [{"id": "a", "tokens": ["complete", "without", "names"], "is_complete": True}],
+]
+
+
+@pytest.mark.integration
+@pytest.mark.parametrize("documents", NO_ENTITY, ids=range(len(NO_ENTITY)))
+def test_training_data_without_an_entity_is_one_line_naming_the_file(
+    documents, tiny_env, tmp_path, monkeypatch, capsys
+):
+    from eer_plugin import cli
+
+    data = tmp_path / "train.jsonl"
+    data.write_text("".join(json.dumps(d) + "\n" for d in documents))
+    monkeypatch.setenv("EER_TRAIN_DATA", str(data))
+    monkeypatch.delenv("EER_DEV_DATA", raising=False)
+    monkeypatch.delenv("EER_TEST_DATA", raising=False)
+    for config in ("eer_short.jsonnet", "raw_all.jsonnet", "sns_all.jsonnet"):
+        assert cli.main(["train", config, "-s", str(tmp_path / "run")]) == 1
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if line.startswith("error: ")]
+        assert len(lines) == 1 and lines[0].startswith(f"error: {data}: no annotated entity in "), err[-2000:]
+        assert "Traceback" not in err and not (tmp_path / "run").exists()  # stopped before -s was created
 
 
 def test_overrides_that_replace_an_object_and_set_a_key_under_it_are_one_line(monkeypatch):
