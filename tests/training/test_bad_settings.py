@@ -125,6 +125,9 @@ BAD_RUNS = [
     ({"EER_CUDA_DEVICE": "7"}, {}, "trainer.cuda_device (EER_CUDA_DEVICE) 7: "),
     ({}, {"model.entity_ratio": None}, "model.entity_ratio must be"),
     ({}, {"model.ratio_control": "foo"}, "model.ratio_control must be one of fixed, bind, got 'foo'"),
+    # in range, but the loss overflows to inf: the run stopped at its first batch (it trained on to NaN weights)
+    ({}, {"model.ratio_loss_weight": 1e308}, "epoch 1, batch 1: the training loss is inf: the run diverged"),
+    ({}, {"trainer.optimizer.lr": 1e30, "trainer.num_epochs": 3}, "the run diverged"),
     ({}, {"dataset_reader.variant": "longest"}, "dataset_reader.variant must be"),
     ({}, {"trainer.optimizer.parameter_groups.0.1.lr": -1}, "trainer.optimizer.parameter_groups.0.1.lr must be"),
     ({}, {"trainer.checkpointer.keep_most_recent_by_count": 0}, "trainer.checkpointer.keep_most_recent_by_count"),
