@@ -210,3 +210,29 @@ def test_overrides_that_replace_an_object_and_set_a_key_under_it_are_one_line(mo
         overrides = json.dumps({parent: {}, f"{parent}.{child}": 1})
         with pytest.raises(UserError, match=rf"^-o/--overrides: \['{parent}\.{child}'\] are not applied.*dotted keys"):
             Params.from_file(EER, overrides)
+
+
+@pytest.mark.parametrize("loss", [float("inf"), float("-inf"), float("nan")])
+def test_a_training_loss_that_is_not_finite_stops_the_run_before_its_step(loss, monkeypatch):
+    """The eer trainer's check of every training batch (no training here: AllenNLP's batch_outputs stubbed): a loss
+    that is not finite is one line naming the epoch, the batch, the rates and the ratio weight; a finite one and a
+    validation batch's pass through."""
+    import torch
+    from allennlp.training import GradientDescentTrainer
+
+    from eer_plugin.training.trainer import EERTrainer
+
+    outputs = {"loss": torch.tensor(loss)}
+    monkeypatch.setattr(GradientDescentTrainer, "batch_outputs", lambda self, batch, for_training: outputs)
+    trainer = EERTrainer.__new__(EERTrainer)
+    trainer._epochs_completed, trainer._batches_in_epoch_completed = 2, 6
+    trainer.model = type("Model", (), {"ratio_loss_weight": 10.0})()
+    trainer.optimizer = type("Optimizer", (), {"param_groups": [{"lr": 1e-3}, {"lr": 2e-5}]})()
+    with pytest.raises(UserError) as raised:
+        trainer.batch_outputs({}, for_training=True)
+    message = str(raised.value)
+    assert message.startswith(f"epoch 3, batch 7: the training loss is {loss}: the run diverged")
+    assert "now 2e-05, 0.001" in message and "model.ratio_loss_weight (now 10)" in message and "--force" in message
+    assert trainer.batch_outputs({}, for_training=False) is outputs  # validation: reported, not stopped
+    outputs["loss"] = torch.tensor(3.5)
+    assert trainer.batch_outputs({}, for_training=True) is outputs
