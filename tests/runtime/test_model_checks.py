@@ -311,20 +311,27 @@ def test_a_serialization_directory_that_holds_files_is_one_line(tmp_path):
 
 @pytest.mark.integration
 def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, tmp_path, monkeypatch, capsys):
-    """The first try with the wrong file (a dictionary) stops before training and leaves config.json, meta.json and
-    out.log in -s; the second try with the right file says that run has no checkpoint and that --force restarts it,
-    not "add --recover" (which would compare the configs and find the old data path)."""
+    """A wrong training file (a dictionary) stops before -s is created (its first bad line, checked before training);
+    a wrong dev file stops once AllenNLP has created -s, leaving config.json, meta.json and out.log; the second try
+    with the right file says that run has no checkpoint and that --force restarts it, not "add --recover" (which
+    would compare the configs and find the old data path)."""
     from conftest import FIXTURES
 
     from eer_plugin import cli
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EER_TEST_DATA", raising=False)
     (tmp_path / "names.tsv").write_text("Loyola de Palacio\tPER\nBrussels\tLOC\n")
     monkeypatch.setenv("EER_TRAIN_DATA", "names.tsv")
     assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
     assert "names.tsv:1: " in capsys.readouterr().err
-    assert not [name for name in os.listdir("model") if name.endswith(".th") or name == "model.tar.gz"]
+    assert not os.path.exists("model")
     monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
+    monkeypatch.setenv("EER_DEV_DATA", "names.tsv")
+    assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
+    assert "names.tsv:1: " in capsys.readouterr().err
+    assert not [name for name in os.listdir("model") if name.endswith(".th") or name == "model.tar.gz"]
+    monkeypatch.delenv("EER_DEV_DATA")
     assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: -s model holds a run without a checkpoint (") and "Add --force" in err, err
