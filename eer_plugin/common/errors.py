@@ -1,7 +1,7 @@
 """The root of eer-ner's user errors and how one is shown (no AllenNLP, no other eer-ner module).
 
 Every check that fails because of what the user gave it raises a :class:`UserError` (or a kind of it:
-:class:`ArchiveError` here, the corpus's ``DataFileError``, the output policy's ``OutputError``, the
+:class:`ArchiveError` and :class:`SettingError` here, the corpus's ``DataFileError``, the output policy's ``OutputError``, the
 runtime's ``UnknownEntityTypeError``). One exit convention for every command: an error in the user's input
 is one line written by :func:`print_error` and exit status 1 (:data:`INPUT_ERROR`); a command line that
 argparse cannot parse is argparse's own usage message and status 2. Uncaught, a :class:`UserError` is
@@ -28,6 +28,13 @@ class UserError(Exception):
 
     def __str__(self) -> str:
         return str(self.message)
+
+
+class SettingError(UserError, ValueError):
+    """A setting that cannot work: a constructor argument that a config, an ``-o`` override or an ``EER_*`` variable
+    gives (``model.ratio_control: 'foo'``, ``EER_MAX_LENGTH=2``), refused by the class that takes it. Printed as one
+    line like every :class:`UserError` (not a traceback from inside AllenNLP's ``from_params``); still a
+    ``ValueError`` for the code that calls the class directly."""
 
 
 class ArchiveError(UserError):

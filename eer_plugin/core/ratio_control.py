@@ -39,6 +39,7 @@ from typing import Optional
 
 import torch
 
+from eer_plugin.common.errors import SettingError
 from eer_plugin.core.losses import BandConstraint, band_sides, expected_entity_counts, next_running_ratio
 
 #: eta: the multipliers' step per unit of ratio outside the band, per training batch (nats per entity tag)
@@ -51,20 +52,34 @@ DEFAULT_MOMENTUM = 0.9
 RATIO_CONTROLS = ("fixed", "bind")
 
 
+def _finite(value) -> bool:
+    """Whether ``value`` is a finite ``int`` or ``float`` (not a bool, None or string, not NaN or infinite; not a whole
+    number too large for a float, as jsonnet writes ``1e999``)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
+
+
 def check_ratio_loss(entity_ratio: float, ratio_margin: float, ratio_loss_weight: float) -> None:
-    """``ValueError`` for a band or weight the EER loss cannot use: ``rho`` outside (0, 1), ``gamma`` or
-    ``lambda_u`` below 0 (a negative weight maximises the ratio loss), or any of them not finite."""
-    if not (math.isfinite(entity_ratio) and 0 < entity_ratio < 1):
-        raise ValueError(f"entity_ratio (rho) must be in (0, 1), got {entity_ratio}")
-    if not (math.isfinite(ratio_margin) and ratio_margin >= 0):
-        raise ValueError(f"ratio_margin (gamma) must be at least 0, got {ratio_margin}")
-    if not (math.isfinite(ratio_loss_weight) and ratio_loss_weight >= 0):
-        raise ValueError(f"ratio_loss_weight (lambda_u) must be at least 0, got {ratio_loss_weight}")
+    """:class:`SettingError` (a ``ValueError``) for a band or weight the EER loss cannot use: ``rho`` outside (0, 1),
+    ``gamma`` or ``lambda_u`` below 0 (a negative weight maximises the ratio loss), or any of them not a finite
+    number (null, a string)."""
+    if not (_finite(entity_ratio) and 0 < entity_ratio < 1):
+        raise SettingError(f"model.entity_ratio (rho) must be a number in (0, 1), got {entity_ratio!r}")
+    if not (_finite(ratio_margin) and ratio_margin >= 0):
+        raise SettingError(f"model.ratio_margin (gamma) must be a number of at least 0, got {ratio_margin!r}")
+    if not (_finite(ratio_loss_weight) and ratio_loss_weight >= 0):
+        raise SettingError(
+            f"model.ratio_loss_weight (lambda_u) must be a number of at least 0, got {ratio_loss_weight!r}"
+        )
 
 
 def check_ratio_control(control: str) -> str:
     if control not in RATIO_CONTROLS:
-        raise ValueError(f"ratio_control must be one of {', '.join(RATIO_CONTROLS)}, got {control!r}")
+        raise SettingError(f"model.ratio_control must be one of {', '.join(RATIO_CONTROLS)}, got {control!r}")
     return control
 
 
@@ -95,16 +110,16 @@ class EntityPrice(torch.nn.Module):
         momentum: float = DEFAULT_MOMENTUM,
     ) -> None:
         super().__init__()
-        if not 0.0 <= entity_ratio <= 1.0:
-            raise ValueError(f"entity_ratio (rho) must be in [0, 1], got {entity_ratio}")
-        if ratio_margin < 0:
-            raise ValueError(f"ratio_margin (gamma) must be >= 0, got {ratio_margin}")
-        if not price_rate >= 0:
-            raise ValueError(f"price_rate (eta) must be >= 0, got {price_rate}")
-        if not price_penalty > 0:
-            raise ValueError(f"price_penalty (c) must be > 0, got {price_penalty}")
-        if not 0.0 <= momentum < 1.0:
-            raise ValueError(f"momentum must be in [0, 1), got {momentum}")
+        if not (_finite(entity_ratio) and 0.0 <= entity_ratio <= 1.0):
+            raise SettingError(f"model.entity_ratio (rho) must be in [0, 1], got {entity_ratio!r}")
+        if not (_finite(ratio_margin) and ratio_margin >= 0):
+            raise SettingError(f"model.ratio_margin (gamma) must be >= 0, got {ratio_margin!r}")
+        if not (_finite(price_rate) and price_rate >= 0):
+            raise SettingError(f"model.price_rate (eta) must be a finite number >= 0, got {price_rate!r}")
+        if not (_finite(price_penalty) and price_penalty > 0):
+            raise SettingError(f"model.price_penalty (c) must be a finite number > 0, got {price_penalty!r}")
+        if not (_finite(momentum) and 0.0 <= momentum < 1.0):
+            raise SettingError(f"momentum must be in [0, 1), got {momentum!r}")
         self.low = entity_ratio - ratio_margin
         self.high = entity_ratio + ratio_margin
         self.price_rate = price_rate

@@ -12,7 +12,7 @@ from allennlp.modules.token_embedders import PretrainedTransformerEmbedder, Toke
 from allennlp.nn import util
 
 from eer_plugin.annotation.simulators import variant as apply_variant
-from eer_plugin.common.errors import relative_paths_hint
+from eer_plugin.common.errors import SettingError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError, Document
 from eer_plugin.corpus.formats import FormatError, iter_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
@@ -102,10 +102,10 @@ class PartialDocumentReader(DatasetReader):
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
         if variant not in ("all", "short", "shortest"):
-            raise ValueError(f"variant must be 'all', 'short' or 'shortest', got {variant!r}")
+            raise SettingError(f"dataset_reader.variant must be 'all', 'short' or 'shortest', got {variant!r}")
         self.model_name = model_name
         if "auto" not in (encoding, tag_scheme) and encoding != tag_scheme:
-            raise ValueError(
+            raise SettingError(
                 f"tag_scheme {tag_scheme!r} and its old name encoding {encoding!r} disagree; give tag_scheme only"
             )
         self.format = format
@@ -120,7 +120,7 @@ class PartialDocumentReader(DatasetReader):
         self.word_level = model_name == WORDS
         if self.word_level:
             if token_indexers is None:
-                raise ValueError("model_name 'words' needs token_indexers (e.g. a single_id indexer)")
+                raise SettingError("model_name 'words' needs token_indexers (e.g. a single_id indexer)")
             self.subwords = None
             self.tokenizer = None
             self.bookends = (0, 0)

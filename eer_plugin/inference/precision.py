@@ -27,6 +27,8 @@ from typing import ContextManager, Optional
 import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
+from eer_plugin.common.errors import SettingError
+
 PRECISIONS = ("fp32", "bf16", "auto")
 #: what a model loaded for tagging may run its encoder in: :data:`PRECISIONS` and ``int8`` (CPU only)
 TAGGING_PRECISIONS = PRECISIONS + ("int8",)
@@ -90,7 +92,7 @@ def resolve_precision(precision: str, device: torch.device) -> str:
 
 def check_precision(precision: str) -> str:
     if precision not in PRECISIONS:
-        raise ValueError(f"precision must be one of {PRECISIONS} (EER_PRECISION), got {precision!r}")
+        raise SettingError(f"precision must be one of {PRECISIONS} (EER_PRECISION), got {precision!r}")
     return precision
 
 
@@ -149,7 +151,7 @@ def set_tagging_precision(
     tags in: one of :data:`TAGGING_PRECISIONS`. ``int8`` quantizes ``encoder`` (:func:`quantize_encoder`)
     and runs it without autocast; it needs the CPU (``ValueError`` otherwise)."""
     if precision not in TAGGING_PRECISIONS:
-        raise ValueError(f"precision must be one of {TAGGING_PRECISIONS}, got {precision!r}")
+        raise SettingError(f"precision must be one of {TAGGING_PRECISIONS}, got {precision!r}")
     if precision != "int8":
         model.precision = precision
         return

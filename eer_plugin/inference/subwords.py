@@ -15,6 +15,7 @@ from typing import Dict, List, Optional, Sequence
 
 import torch
 
+from eer_plugin.common.errors import SettingError
 from eer_plugin.corpus.documents import Document
 from eer_plugin.inference.chunking import Chunk, chunk_document
 
@@ -30,16 +31,17 @@ class SubwordTokenizer:
         name = name or path
         self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
         if not self.tokenizer.is_fast:
-            raise ValueError(f"{name}: a fast tokenizer is needed (word alignment)")
+            raise SettingError(f"{name}: a fast tokenizer is needed (word alignment); give an encoder that has one")
         bookends = self.tokenizer.build_inputs_with_special_tokens([])
         if len(bookends) != 2 or not all(isinstance(i, int) for i in bookends):
-            raise ValueError(f"{name}: expected one start and one end special token, got {bookends}")
+            raise SettingError(f"{name}: expected one start and one end special token, got {bookends}")
         self.bookends = (bookends[0], bookends[1])
         self.max_length = min(max_length, self.tokenizer.model_max_length)
         if self.max_length < 3:  # two bookends and a word; else every document fails when it is chunked
-            raise ValueError(
+            raise SettingError(
                 f"{name}: chunks of at most {self.max_length} subwords (max_length {max_length}, the tokenizer's "
-                f"model_max_length {self.tokenizer.model_max_length}); a chunk needs at least 3"
+                f"model_max_length {self.tokenizer.model_max_length}); a chunk needs at least 3: set EER_MAX_LENGTH "
+                "(subwords per chunk, bookends included) to 3 or more, 512 for BERT-sized encoders"
             )
         pad = self.tokenizer.pad_token_id
         #: the padding id of :meth:`tensorize` (0 for a tokenizer without a padding token, as in AllenNLP)
@@ -47,7 +49,7 @@ class SubwordTokenizer:
         try:  # a tokenizer that cannot split pre-split words fails here, not on every document
             self.tokenize_words(["a"])
         except Exception as error:  # noqa: BLE001  (transformers' errors of tokenizers set up otherwise)
-            raise ValueError(f"{name}: the tokenizer cannot split words ({type(error).__name__}: {error})") from None
+            raise SettingError(f"{name}: the tokenizer cannot split words ({type(error).__name__}: {error})") from None
 
     def mismatch(self, encoder: torch.nn.Module) -> Optional[str]:
         """Why this tokenizer's subwords cannot go through the transformer ``encoder`` (its ids beyond the encoder's

@@ -20,13 +20,14 @@ from allennlp.models import Model
 from allennlp.modules import TextFieldEmbedder
 from allennlp.training.metrics import Average
 
+from eer_plugin.common.errors import SettingError
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
 from eer_plugin.core.tags import OUTSIDE
 from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
-from eer_plugin.models.tagger import WordSpanF1
+from eer_plugin.models.tagger import NO_ENTITY_TYPES, WordSpanF1
 
 
 @Model.register("sns_tagger")
@@ -76,6 +77,8 @@ class SpanNegativeSampling(Model):
         if entity_types is None:
             labels = vocab.get_token_to_index_vocabulary(label_namespace)
             entity_types = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
+        if not entity_types:  # a span classifier of O alone: a loss of 0 and a model that finds nothing
+            raise SettingError(NO_ENTITY_TYPES.format(what=f"the vocabulary namespace {label_namespace!r}"))
         self.entity_types = list(entity_types)
         self.label_index = {label: i + 1 for i, label in enumerate(self.entity_types)}  # 0 is O
         self.text_field_embedder = text_field_embedder

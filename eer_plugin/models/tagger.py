@@ -20,6 +20,7 @@ from allennlp.modules import Seq2SeqEncoder, TextFieldEmbedder
 from allennlp.nn import util
 from allennlp.training.metrics import Average, Metric
 
+from eer_plugin.common.errors import SettingError
 from eer_plugin.core.crf import LATENT, ConstrainedCRF
 from eer_plugin.core.losses import (
     DEFAULT_ENTITY_RATIO,
@@ -46,6 +47,13 @@ from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 
 logger = logging.getLogger(__name__)
+
+#: no entity tag in the training data's labels (``what``): the tagger would have nothing to learn
+NO_ENTITY_TYPES = (
+    "no entity types: {what} has no entity tag, so the training data holds no annotated entity (every document "
+    "without one, or dropped by the short/shortest variant); annotate some entities, or label the text with a list "
+    "of names (eer-ner eer-dictionary)"
+)
 
 
 class WordSpanF1(Metric):
@@ -80,11 +88,11 @@ class WordSpanF1(Metric):
 
 
 def _finite_float(value: Any, name: str) -> float:
-    """``value`` as a float, or ValueError unless it is a finite number (jsonnet writes a whole number such as 1e308
+    """``value`` as a float, or :class:`SettingError` unless it is a finite number (jsonnet writes a whole number such as 1e308
     as an int of 309 digits, which decoding could not subtract from float scores)."""
     if not is_number(value):
         shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise ValueError(f"{name} must be a finite number, got {shown}")
+        raise SettingError(f"model.{name} must be a finite number, got {shown}")
     return float(value)
 
 
@@ -166,7 +174,7 @@ class EERTagger(Model, SpanDecoder):
         if entity_types is None:
             entity_types = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
         if not entity_types:
-            raise ValueError(f"no entity types: the vocabulary namespace {label_namespace!r} has no entity tags")
+            raise SettingError(NO_ENTITY_TYPES.format(what=f"the vocabulary namespace {label_namespace!r}"))
         self.scheme = BiluoScheme(entity_types)
         # vocabulary index -> scheme index, or LATENT for "_"
         codes = torch.full((max(labels.values(), default=0) + 1,), LATENT, dtype=torch.long)  # a file may skip indices
@@ -189,12 +197,12 @@ class EERTagger(Model, SpanDecoder):
             self.scheme.allowed_transitions(), self.scheme.allowed_start(), self.scheme.allowed_end()
         )
         check_ratio_loss(entity_ratio, ratio_margin, ratio_loss_weight)
-        self.entity_ratio = entity_ratio
-        self.ratio_margin = ratio_margin
-        self.ratio_loss_weight = ratio_loss_weight
+        self.entity_ratio = float(entity_ratio)
+        self.ratio_margin = float(ratio_margin)
+        self.ratio_loss_weight = float(ratio_loss_weight)  # jsonnet writes 1e30 as an int of 31 digits
         self.ratio_control = check_ratio_control(ratio_control)
         if ratio_control == "bind" and not ratio_loss_weight:
-            raise ValueError(
+            raise SettingError(
                 "ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold"
             )
         #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight

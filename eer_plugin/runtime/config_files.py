@@ -38,9 +38,10 @@ def packaged_configs() -> List[str]:
 
 def resolve_config(name: Union[str, "os.PathLike[str]"]) -> str:
     """The path of config ``name``: the file itself when it exists (or is a URL), else the packaged
-    config of that name (``.jsonnet`` may be left out); a :class:`UserError` when neither exists."""
+    config of that name (``.jsonnet`` may be left out); a :class:`UserError` when neither exists, or when ``name``
+    is a directory."""
     text = str(name)
-    if "://" in text or os.path.exists(text):
+    if "://" in text or os.path.exists(text) and not os.path.isdir(text):
         return text
     path = Path(text)
     if path.parent in _PACKAGED_PREFIXES:
@@ -48,6 +49,10 @@ def resolve_config(name: Union[str, "os.PathLike[str]"]) -> str:
             if (CONFIG_DIR / candidate).is_file():
                 return str(CONFIG_DIR / candidate)
     packaged = ", ".join(packaged_configs())
+    if os.path.isdir(text):  # jsonnet would abort the process (SIGABRT) reading it
+        raise UserError(
+            f"config {text!r} is a directory, not a config file: give a .jsonnet file, or a packaged config by name (packaged: {packaged})"
+        )
     raise UserError(
         f"config {text!r} not found: no such file in {os.getcwd()}, and no packaged config of that name "
         f"(packaged: {packaged}; give one by name, e.g. eer_short.jsonnet)"
@@ -154,6 +159,14 @@ def install() -> None:
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
         try:
             params = original(cls, config, params_overrides, ext_vars)
+        except ValueError as error:  # AllenNLP's with_overrides: a dotted key under an object the -o also replaces
+            if not str(error).startswith("overrides dict contains unused keys"):
+                raise
+            raise UserError(
+                f"-o/--overrides: {str(error).split(': ', 1)[1]} are not applied, because the same -o replaces an object "
+                'above them (e.g. "trainer": {...} with "trainer.num_epochs"); give dotted keys only, such as '
+                '\'{"trainer.num_epochs": 5, "trainer.optimizer.lr": 1e-4}\''
+            ) from None
         except RuntimeError as error:
             if str(error).startswith(("RUNTIME ERROR", "STATIC ERROR")):
                 if not training_config and _is_model_config(config):

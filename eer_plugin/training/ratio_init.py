@@ -20,6 +20,7 @@ from allennlp.nn import util as nn_util
 from allennlp.training.callbacks import TrainerCallback
 
 from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.errors import SettingError
 from eer_plugin.core.calibration import Calibration, RatioBatch, calibrate_outside_shift
 from eer_plugin.training.rng_states import rng_states, set_rng_states
 
@@ -73,7 +74,10 @@ class RatioInitCallback(TrainerCallback):
             return
         model = trainer.model
         if not hasattr(model, "tag_scorer") or not hasattr(model, "entity_ratio"):
-            raise ValueError(f"ratio_init needs a CRF tagger (eer_tagger); the model is {type(model).__name__}")
+            raise SettingError(
+                f"trainer.callbacks: eer_ratio_init needs a CRF tagger (eer_tagger), the model is {type(model).__name__}; "
+                "remove it with -o '{\"trainer.callbacks\": []}'"
+            )
         state = rng_states(trainer)  # every generator the run draws from, the loader's own included
         batches, chunks = [], 0
         for batch in trainer.data_loader:

@@ -11,15 +11,20 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 * ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``); one that holds
   only the start of a run that failed before its first checkpoint (bad data: ``config.json``, ``out.log``) is
   named as such, with ``--force`` as the fix (``--recover`` would find nothing to continue);
-* every ``model_name`` (the encoder) is a local directory, or a model in the Hugging Face cache when offline.
+* every ``model_name`` (the encoder) is a local directory, or a model in the Hugging Face cache when offline;
+* the training data holds at least one annotated entity as the reader reads it (:func:`check_training_data`).
 """
 
+import copy
 import difflib
 import inspect
 import os
-from typing import Any, Dict, Iterator, List, Tuple
+import typing
+from typing import Any, Dict, Iterator, Tuple
 
-from eer_plugin.common.errors import UserError
+from eer_plugin.common.errors import UserError, check_cuda_device
+from eer_plugin.common.wording import counted
+from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.corpus.strict_json import is_integer, is_number
 
 
@@ -47,7 +52,13 @@ def _is_count(value: Any) -> bool:
     return is_integer(value) and value >= 1
 
 
-#: ``(config path, test, what is expected)`` of the numbers a run cannot use (absent or null: not checked)
+def _is_seed(value: Any) -> bool:
+    """A seed NumPy takes (``numpy.random.seed``: 0 to 2**32 - 1; -1 is a traceback from inside AllenNLP)."""
+    return is_integer(value) and 0 <= value < 2**32
+
+
+#: ``(config path, test, what is expected)`` of the numbers a run cannot use (absent: not checked; null: refused
+#: unless the setting's :data:`NULLABLE`)
 NUMBER_RANGES = (
     ("model.entity_ratio", lambda v: is_number(v) and 0 < v < 1, "a number in (0, 1) (the expected share of entity subwords)"),
     ("model.ratio_margin", lambda v: is_number(v) and v >= 0, "a number of at least 0"),
@@ -60,40 +71,95 @@ NUMBER_RANGES = (
     ("trainer.min_steps", lambda v: is_integer(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
     ("trainer.patience", lambda v: is_integer(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
     ("trainer.grad_norm", lambda v: is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
+    ("trainer.num_gradient_accumulation_steps", _is_count, "an integer of at least 1 (batches per optimizer step)"),
     ("trainer.checkpointer.save_every_num_seconds", lambda v: is_number(v) and v > 0, "a number of seconds above 0, or null"),
+    ("trainer.checkpointer.save_every_num_batches", _is_count, "an integer of at least 1, or null"),
+    ("trainer.checkpointer.keep_most_recent_by_count", _is_count, "an integer of at least 1 (the run resumes from and ends with its last checkpoint), or null (keep every checkpoint)"),
+    ("trainer.checkpointer.keep_most_recent_by_age", lambda v: is_number(v) and v > 0, "a number of seconds above 0, or null"),
+    *((seed, _is_seed, "an integer in [0, 2**32 - 1] (EER_SEED), or null") for seed in ("random_seed", "numpy_seed", "pytorch_seed")),
 )  # fmt: skip
+#: the settings of :data:`NUMBER_RANGES` whose null means something (never stop early, no clipping, keep all, ...)
+NULLABLE = {
+    "trainer.patience",
+    "trainer.grad_norm",
+    "trainer.checkpointer.save_every_num_seconds",
+    "trainer.checkpointer.save_every_num_batches",
+    "trainer.checkpointer.keep_most_recent_by_count",
+    "trainer.checkpointer.keep_most_recent_by_age",
+    "random_seed",
+    "numpy_seed",
+    "pytorch_seed",
+}
+_ABSENT = object()
 
 
 def _value_at(config: Dict[str, Any], path: str) -> Any:
+    """The value at the dotted ``path`` (a list's items by their index), or :data:`_ABSENT`."""
+    value: Any = config
     for key in path.split("."):
-        config = config.get(key) if isinstance(config, dict) else None  # type: ignore[assignment]
-    return config
+        if isinstance(value, dict) and key in value:
+            value = value[key]
+        elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
+            value = value[int(key)]
+        else:
+            return _ABSENT
+    return value
 
 
-def _arguments(registrable, config: Dict[str, Any]) -> Tuple[str, List[str]]:
-    """``(class name, its constructor's argument names)`` of the registered class ``config`` names; no
-    names when it takes ``**kwargs`` or is not known."""
+def _number_problems(config: Dict[str, Any]) -> Iterator[str]:
+    """One line for each number of :data:`NUMBER_RANGES` out of range, and for each learning rate of the
+    optimizer's parameter groups (``trainer.optimizer.parameter_groups.0.1.lr``: the heads' rate) that is not above 0."""
+    for path, test, expected in NUMBER_RANGES:
+        value = _value_at(config, path)
+        if value is _ABSENT or value is None and path in NULLABLE:
+            continue
+        if not test(value):
+            yield f"{path} must be {expected}, got {value!r}"
+    groups = _value_at(config, "trainer.optimizer.parameter_groups")
+    for index, group in enumerate(groups if isinstance(groups, list) else []):
+        lr = _value_at(group, "1.lr") if isinstance(group, list) else _ABSENT
+        if lr is not _ABSENT and not (is_number(lr) and lr > 0):
+            yield f"trainer.optimizer.parameter_groups.{index}.1.lr must be a learning rate above 0, got {lr!r}"
+
+
+def _arguments(registrable, config: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
+    """``(class name, {argument name: its annotation})`` of the constructor of the registered class ``config``
+    names; no names when it takes ``**kwargs`` or is not known."""
     name = config.get("type")
     if not isinstance(name, str):
-        return "", []
+        return "", {}
     try:
         cls = registrable.resolve_class_name(name)[0]
     except Exception:  # noqa: BLE001  (AllenNLP reports an unknown type itself, in one line)
-        return name, []
-    names: List[str] = []
+        return name, {}
+    names: Dict[str, Any] = {}
     for klass in cls.__mro__:
         if "__init__" not in vars(klass):
             continue
         parameters = inspect.signature(klass.__init__).parameters
-        names += [
-            p
-            for p in parameters
-            if p != "self"
-            and parameters[p].kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD)
-        ]
+        for p, parameter in parameters.items():
+            if p != "self" and parameter.kind not in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+                names.setdefault(p, parameter.annotation)
         if not any(p.kind == inspect.Parameter.VAR_KEYWORD for p in parameters.values()):
             break
     return name, names
+
+
+#: what a value of each plain annotation must be (AllenNLP's ``from_params`` raises a ``TypeError`` otherwise)
+_EXPECTED = {float: ("a number", is_number), int: ("an integer", is_integer), bool: ("true or false", None), str: ("a string", None)}  # fmt: skip
+
+
+def _type_problem(value: Any, annotation: Any) -> str:
+    """What ``value`` must be to be taken for an argument annotated ``annotation`` (``float``, ``int``, ``bool``,
+    ``str`` or ``Optional`` of one), or ``""`` when it is (or the annotation is another)."""
+    arms = typing.get_args(annotation) if typing.get_origin(annotation) is typing.Union else (annotation,)
+    optional = type(None) in arms
+    arms = tuple(a for a in arms if a is not type(None))
+    if len(arms) != 1 or arms[0] not in _EXPECTED or value is None and optional:
+        return ""
+    expected, test = _EXPECTED[arms[0]]
+    ok = value is not None and (test(value) if test else type(value) is arms[0])
+    return "" if ok else expected + (", or null" if optional else "")
 
 
 def _model_names(value: Any, path: str = "") -> Iterator[Tuple[str, str]]:
@@ -174,6 +240,43 @@ def check_environment() -> None:
             )
 
 
+def check_training_data(config: Dict[str, Any]) -> None:
+    """:class:`DataFileError` naming the training file when it holds no annotated entity as the config's reader reads
+    it (every document without one, or none left by the short/shortest variant): a tagger would have no entity type
+    to learn. Read up to its first entity only; a bad line of the file is its own one-line error here, before ``-s``
+    is created."""
+    from allennlp.common import Params
+    from allennlp.data import DatasetReader
+
+    path, settings = config.get("train_data_path"), config.get("dataset_reader")
+    if not isinstance(path, str) or "://" in path or not isinstance(settings, dict):
+        return
+    try:
+        reader = DatasetReader.from_params(Params(copy.deepcopy(settings)))
+    except UserError:
+        raise
+    except Exception:  # noqa: BLE001  (AllenNLP reports a reader it cannot build itself, in one line)
+        return
+    if not hasattr(reader, "iter_documents"):
+        return
+    documents = 0
+    for document in reader.iter_documents(path):
+        if document.spans:
+            return
+        documents += 1
+    variant = getattr(reader, "variant", "all")
+    kept = (
+        f"of the documents the {variant!r} variant keeps (it drops those without annotation)"
+        if variant != "all"
+        else ""
+    )
+    raise DataFileError(
+        f"{path}: no annotated entity in {counted(documents, 'document')}{' ' + kept if kept else ''}: a tagger learns "
+        "its entity types from the annotated entities; annotate some, or label the text with a list of names "
+        "(eer-ner eer-dictionary), and check that EER_TRAIN_DATA names the file you meant"
+    )
+
+
 def check_training_arguments(
     param_path: str, overrides: str, serialization_dir: str, recover: bool = False, force: bool = False
 ) -> None:
@@ -197,13 +300,13 @@ def check_training_arguments(
         for where, holder in ((loader, settings), (f"{loader}.batch_sampler", settings.get("batch_sampler") or {})):
             if isinstance(holder, dict) and "batch_size" in holder and not _is_count(holder["batch_size"]):
                 raise UserError(f"{where}.batch_size must be an integer of at least 1, got {holder['batch_size']!r}")
-    for path, test, expected in NUMBER_RANGES:
-        value = _value_at(config, path)
-        if value is not None and not test(value):
-            raise UserError(f"{path} must be {expected}, got {value!r}")
+    for problem in _number_problems(config):
+        raise UserError(problem)
+    if "cuda_device" in trainer:
+        check_cuda_device(trainer["cuda_device"], "trainer.cuda_device (EER_CUDA_DEVICE)")
     for part, registrable in (("model", Model), ("dataset_reader", DatasetReader)):
         settings = config.get(part) or {}
-        kind, known = _arguments(registrable, settings) if isinstance(settings, dict) else ("", [])
+        kind, known = _arguments(registrable, settings) if isinstance(settings, dict) else ("", {})
         unknown = sorted(k for k in settings if k != "type" and known and k not in known)
         if unknown:
             close = difflib.get_close_matches(unknown[0], known, n=1)
@@ -212,5 +315,10 @@ def check_training_arguments(
                 + (f" (did you mean {part}.{close[0]}?)" if close else "")
                 + f"; its settings are {', '.join(sorted(known))}"
             )
+        for key, value in settings.items():
+            expected = _type_problem(value, known.get(key)) if key != "type" else ""
+            if expected:
+                raise UserError(f"{part}.{key} must be {expected}, got {value!r}")
     for where, name in _model_names(config):
         _check_encoder(where, name)
+    check_training_data(config)

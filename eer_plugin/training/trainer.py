@@ -12,6 +12,10 @@ its next epoch at a fresh pass through the data, where the uninterrupted run wou
 pass it was in.) A data loader without
 ``batches_per_epoch`` gets more epochs instead (``max(num_epochs, ceil(min_steps / steps per epoch))``).
 
+A training loss that is not finite (NaN, or infinite: a learning rate or ratio weight far too large) stops the run
+with one line naming the epoch, the batch and the settings to lower (:func:`diverged_message`), before its step
+makes every weight NaN.
+
 Every run is checked before it starts (:func:`warn_about_run`): a run without a dev set says so once
 (it keeps its last epoch), and a run of fewer than :data:`FEW_STEPS` optimizer steps gets a warning
 with the settings that fix it.
@@ -36,6 +40,8 @@ from typing import List, Optional
 
 import torch
 from allennlp.training import GradientDescentTrainer, Trainer
+
+from eer_plugin.common.errors import UserError
 
 logger = logging.getLogger(__name__)
 
@@ -161,8 +167,41 @@ def reseed_dropout(seed: int) -> None:
     logger.info("dropout drawn from a generator reseeded with %d once the model was built (trainer.dropout_seed)", seed)
 
 
+def diverged_message(loss: float, epoch: int, batch: int, model, optimizer) -> str:
+    """The one line for a training loss that is not finite (NaN or infinite) at ``batch`` of ``epoch`` (both from
+    1): the settings that make a run diverge, their values in this run, and what to do with ``-s``."""
+    rates = sorted({group["lr"] for group in getattr(optimizer, "param_groups", [])})
+    weight = getattr(model, "ratio_loss_weight", None)
+    return (
+        f"epoch {epoch}, batch {batch}: the training loss is {loss}: the run diverged (its weights are no longer "
+        f"numbers). Lower the learning rates (trainer.optimizer.lr and trainer.optimizer.parameter_groups.0.1.lr; "
+        f"now {', '.join(f'{r:g}' for r in rates) or 'unknown'})"
+        + (f" or model.ratio_loss_weight (now {weight:g})" if isinstance(weight, float) and weight > 0 else "")
+        + ", then train again with --force or into a new directory (the checkpoints of the epochs before are kept; "
+        "--recover would take the same steps again)"
+    )
+
+
 @Trainer.register("eer", constructor="from_partial_objects")
 class EERTrainer(GradientDescentTrainer):
+    def batch_outputs(self, batch, for_training: bool):
+        """AllenNLP's, and a :class:`UserError` (:func:`diverged_message`) for a training loss that is not finite:
+        AllenNLP stops on NaN with a traceback and trains on through an infinite loss, whose step makes every
+        weight NaN (a model of NaN written as if trained)."""
+        output = super().batch_outputs(batch, for_training)
+        loss = output.get("loss")
+        if for_training and isinstance(loss, torch.Tensor) and not bool(torch.isfinite(loss.detach()).all()):
+            raise UserError(
+                diverged_message(
+                    float(loss.detach().float().sum()),
+                    self._epochs_completed + 1,
+                    self._batches_in_epoch_completed + 1,
+                    self.model,
+                    self.optimizer,
+                )
+            )
+        return output
+
     @classmethod
     def from_partial_objects(  # type: ignore[override]
         cls, min_steps: int = 0, deterministic: bool = False, dropout_seed: Optional[int] = None, **kwargs

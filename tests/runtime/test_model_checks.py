@@ -311,20 +311,27 @@ def test_a_serialization_directory_that_holds_files_is_one_line(tmp_path):
 
 @pytest.mark.integration
 def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, tmp_path, monkeypatch, capsys):
-    """The first try with the wrong file (a dictionary) stops before training and leaves config.json, meta.json and
-    out.log in -s; the second try with the right file says that run has no checkpoint and that --force restarts it,
-    not "add --recover" (which would compare the configs and find the old data path)."""
+    """A wrong training file (a dictionary) stops before -s is created (its first bad line, checked before training);
+    a wrong dev file stops once AllenNLP has created -s, leaving config.json, meta.json and out.log; the second try
+    with the right file says that run has no checkpoint and that --force restarts it, not "add --recover" (which
+    would compare the configs and find the old data path)."""
     from conftest import FIXTURES
 
     from eer_plugin import cli
 
     monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("EER_TEST_DATA", raising=False)
     (tmp_path / "names.tsv").write_text("Loyola de Palacio\tPER\nBrussels\tLOC\n")
     monkeypatch.setenv("EER_TRAIN_DATA", "names.tsv")
     assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
     assert "names.tsv:1: " in capsys.readouterr().err
-    assert not [name for name in os.listdir("model") if name.endswith(".th") or name == "model.tar.gz"]
+    assert not os.path.exists("model")
     monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
+    monkeypatch.setenv("EER_DEV_DATA", "names.tsv")
+    assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
+    assert "names.tsv:1: " in capsys.readouterr().err
+    assert not [name for name in os.listdir("model") if name.endswith(".th") or name == "model.tar.gz"]
+    monkeypatch.delenv("EER_DEV_DATA")
     assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
     err = capsys.readouterr().err.strip()
     assert err.startswith("error: -s model holds a run without a checkpoint (") and "Add --force" in err, err
@@ -333,14 +340,21 @@ def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, t
 
 def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tiny_env, tmp_path, monkeypatch):
     """Each number a run reads (:data:`NUMBER_RANGES`) against generated values: a value out of range (or of the
-    wrong type) is one line naming the setting, what is expected and the value; one in range passes. Every path
-    is a real setting of the EER config (a misspelt path would check nothing)."""
+    wrong type, or null where null means nothing) is one line naming the setting, what is expected and the value;
+    one in range passes. Every path is a real setting of the EER config (a misspelt path would check nothing), but
+    for the few the configs leave at AllenNLP's default."""
     import json
 
     from allennlp.common import Params
     from conftest import FIXTURES
 
-    from eer_plugin.training.settings_checks import NUMBER_RANGES, _value_at, check_training_arguments
+    from eer_plugin.training.settings_checks import (
+        _ABSENT,
+        NULLABLE,
+        NUMBER_RANGES,
+        _value_at,
+        check_training_arguments,
+    )
 
     monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -365,15 +379,17 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
     )
     config = Params.from_file("eer_short.jsonnet", '{"model.ratio_control": "bind"}').as_dict(quiet=True)
     for path, test, expected in NUMBER_RANGES:
-        assert _value_at(config, path) is not None or path.rsplit(".", 1)[1] in (
-            "patience",
+        assert _value_at(config, path) is not _ABSENT or path.rsplit(".", 1)[1] in (
             "o_cost",
+            "num_gradient_accumulation_steps",
             "save_every_num_seconds",
+            "save_every_num_batches",
+            "keep_most_recent_by_age",
         ), path
         taken = refused = 0
-        for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1], 10**400):  # 10**400: no float holds it
+        for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1], 10**400, None):  # 10**400: no float holds it
             overrides = json.dumps({path: value})
-            if test(value):
+            if test(value) or value is None and path in NULLABLE:
                 check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
                 taken += 1
                 continue
@@ -382,4 +398,13 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
             assert str(raised.value) == f"{path} must be {expected}, got {value!r}"
             refused += 1
         assert taken and refused >= 3, path  # "0.1", True and [1] at least
+    for group_lr in (-1, 0, "fast", None):  # the heads' rate, in the optimizer's parameter groups
+        overrides = json.dumps({"trainer.optimizer.parameter_groups.0.1.lr": group_lr})
+        with pytest.raises(UserError, match=r"^trainer\.optimizer\.parameter_groups\.0\.1\.lr must be a learning rate"):
+            check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
+    check_training_arguments(
+        "eer_short.jsonnet", '{"trainer.optimizer.parameter_groups.0.1.lr": 0.01}', str(tmp_path / "run")
+    )
+    with pytest.raises(UserError, match=r"^trainer\.cuda_device \(EER_CUDA_DEVICE\) 7: "):
+        check_training_arguments("eer_short.jsonnet", '{"trainer.cuda_device": 7}', str(tmp_path / "run"))
     assert not (tmp_path / "run").exists()
