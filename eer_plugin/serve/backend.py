@@ -25,6 +25,7 @@ import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from eer_plugin.api import TaggerInputError
+from eer_plugin.common.errors import one_line, shortened
 from eer_plugin.corpus import strict_json
 from eer_plugin.inference.documents import describe
 from eer_plugin.serve import label_config, tasks
@@ -49,6 +50,9 @@ EXPECTED_BODIES = {
 
 
 def _error(status: int, message: str) -> Answer:
+    """An error answer: ``message`` as one line (:func:`~eer_plugin.common.errors.one_line`), a long one
+    :func:`~eer_plugin.common.errors.shortened` (an error quoting a 3 MB label value), also in the log."""
+    message = shortened(one_line(message))
     logger.error("%s", message)
     return status, {"error": message}
 

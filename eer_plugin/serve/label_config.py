@@ -74,6 +74,11 @@ def parse(config: str) -> LabelConfig:
         root = ElementTree.fromstring(config)
     except ElementTree.ParseError as error:
         raise LabelConfigError(f"label config is no XML: {error}") from None
+    except UnicodeEncodeError as error:  # a lone surrogate (a \ud800 escape in the request's JSON): no character
+        raise LabelConfigError(
+            f"label config is no XML: character {error.start} is a lone surrogate "
+            f"({config[error.start]!r}, half of a UTF-16 pair), which no XML text holds"
+        ) from None
     texts = {}
     for element in root.iter():
         if _local(element.tag) in ("Text", "HyperText") and element.get("name"):

@@ -1,0 +1,128 @@
+"""Generated bad input for the Label Studio ML backend, in process (Starlette's test client): label configs that do
+not fit the model (what /setup says, and that /predict keeps the same promise), error answers that stay one line. The real Label Studio round trip is
+tests/serve/test_label_studio.py."""
+
+import itertools
+import json
+import random
+
+import pytest
+
+from eer_plugin.api import Tagger
+from eer_plugin.common.errors import MESSAGE_LIMIT
+from eer_plugin.serve import label_config
+from eer_plugin.serve.backend import Backend
+from eer_plugin.serve.models import ModelStore, Trainer
+
+pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+
+CONFIG = (
+    '<View><Text name="text" value="$text"/><Labels name="label" toName="text"><Label value="PER"/>'
+    '<Label value="LOC"/></Labels><Choices name="complete" toName="text"><Choice value="complete"/></Choices></View>'
+)
+OBJECTS = {
+    "Text": '<Text name="t" value="$text"/>',
+    "HyperText": '<HyperText name="t" value="$text"/>',
+    "Image": '<Image name="t" value="$text"/>',
+    "no $": '<Text name="t" value="text"/>',
+    "no name": '<Text value="$text"/>',
+}
+#: labels as "value" or "value|predicted_values"
+LABEL_SETS = [
+    ["PER", "LOC"],
+    ["PER"],
+    ["PER", "LOC", "ORG"],
+    ["ORG"],
+    [],
+    ["per"],
+    ["PER", "PER"],
+    ["Person|PER"],
+    ["Place|LOC", "PER"],
+    ["Place|LOC,PER"],
+    ["X|ORG"],
+    ["Place|LOC", "LOC"],
+    ["\u00e9|PER"],
+]
+
+
+def _labels(name: str, to: str, values) -> str:
+    inner = "".join(
+        f'<Label value="{v.split("|")[0]}" predicted_values="{v.split("|")[1]}"/>'
+        if "|" in v
+        else f'<Label value="{v}"/>'
+        for v in values
+    )
+    return f'<Labels name="{name}" toName="{to}">{inner}</Labels>'
+
+
+def generated_configs():
+    """Label configs: objects x label sets x 0-2 <Labels> controls x where they point, the truncations of a good
+    config, random character flips (lone surrogates among them), a huge label value."""
+    configs = []
+    for obj, labels, controls, target in itertools.product(OBJECTS, LABEL_SETS, (0, 1, 2), ("t", "t2", "nowhere")):
+        parts = [OBJECTS[obj], '<Text name="t2" value="$other"/>']
+        parts += [_labels(f"l{i}", target if i == 0 else "t", labels) for i in range(controls)]
+        configs.append("<View>" + "".join(parts) + "</View>")
+    configs += [CONFIG[:cut] for cut in range(0, len(CONFIG), 9)]
+    rng = random.Random(0)
+    for _ in range(30):
+        chars = list(CONFIG)
+        for _ in range(rng.randrange(1, 4)):
+            chars[rng.randrange(len(chars))] = rng.choice('<>/"=$ &;\x00\udc80\ud800\u00e9')
+        configs.append("".join(chars))
+    configs.append(CONFIG.replace('value="PER"', f'value="{"P" * 200_000}"'))
+    return configs
+
+
+#: the generated configs a run sends (a seeded sample: each 200 is a model call)
+SAMPLE = 150
+
+
+@pytest.fixture(scope="module")
+def store(archive, tmp_path_factory):
+    return ModelStore(str(archive), str(tmp_path_factory.mktemp("work")), Tagger.load)
+
+
+@pytest.fixture(scope="module")
+def client(store):
+    pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
+    from fastapi.testclient import TestClient
+
+    from eer_plugin.serve.app import create_app
+
+    return TestClient(create_app(Backend(store, Trainer(store))), raise_server_exceptions=False)
+
+
+def _one_line(answer) -> str:
+    error = answer.json()["error"]
+    assert "\n" not in error and len(error) <= MESSAGE_LIMIT + 40, error[:300]
+    return error
+
+
+def test_generated_label_configs_are_200_or_one_422_line_at_setup_and_predict_alike(client):
+    tasks = [{"id": 1, "data": {"text": "John Smith visited London.", "other": "Paris"}}]
+    answered = set()
+    configs = generated_configs()
+    for xml in random.Random(1).sample(configs, SAMPLE) + configs[-31:]:  # the flips and the huge value always
+        # as Label Studio sends them: JSON with \ud800 escapes for a lone surrogate
+        setup = client.post("/setup", content=json.dumps({"schema": xml, "project": "1.17"}).encode())
+        predict = client.post("/predict", content=json.dumps({"tasks": tasks, "label_config": xml}).encode())
+        assert setup.status_code in (200, 422) and setup.status_code == predict.status_code, (xml[:200], setup.text)
+        answered.add(setup.status_code)
+        if setup.status_code == 422:
+            assert _one_line(setup) == _one_line(predict)  # the promise at setup is the one kept at predict
+            continue
+        config = label_config.parse(xml)
+        for result in predict.json()["results"][0]["result"]:
+            assert (result["from_name"], result["to_name"]) == (config.from_name, config.to_name)
+            assert result["value"]["labels"][0] in config.labels
+    assert answered == {200, 422}
+    assert client.get("/health").json()["status"] == "UP"
+
+
+def test_a_lone_surrogate_in_a_label_config_is_named_not_a_500(client):
+    xml = CONFIG.replace('value="LOC"', 'value="L\udc80C"')
+    for route, body in (("/setup", {"schema": xml}), ("/predict", {"tasks": [], "label_config": xml})):
+        answer = client.post(route, content=json.dumps(body).encode())
+        assert answer.status_code == 422, answer.text
+        assert _one_line(answer).startswith("label config is no XML: character ") and "lone surrogate" in answer.text
