@@ -126,3 +126,28 @@ def test_a_lone_surrogate_in_a_label_config_is_named_not_a_500(client):
         answer = client.post(route, content=json.dumps(body).encode())
         assert answer.status_code == 422, answer.text
         assert _one_line(answer).startswith("label config is no XML: character ") and "lone surrogate" in answer.text
+
+
+@pytest.mark.parametrize(
+    "values, model_types, expected",
+    [
+        (["Place|LOC", "PER"], ["LOC", "PER"], {"LOC": "Place", "PER": "PER"}),  # the model given
+        (["Place|LOC", "PER"], ["PER", "Place"], {"Place": "Place", "PER": "PER"}),  # one trained on the project
+        (["Place|LOC,GPE", "PER"], ["GPE", "PER"], {"GPE": "Place", "PER": "PER"}),
+        (["Organisation|ORG"], ["Organisation"], {"Organisation": "Organisation"}),
+    ],
+)
+def test_a_label_with_predicted_values_is_filled_by_a_model_trained_on_its_project(values, model_types, expected):
+    """A training on the project teaches the labels' values as types: its model must fill the same config."""
+    xml = f'<View><Text name="t" value="$text"/>{_labels("l", "t", values)}</View>'
+    assert label_config.parse(xml).type_to_label(model_types) == expected
+
+
+def test_every_generated_config_fits_a_model_that_knows_its_label_values():
+    for labels in LABEL_SETS:
+        values = [v.split("|")[0] for v in labels]
+        if not values or len(set(values)) < len(values):
+            continue
+        xml = f'<View><Text name="t" value="$text"/>{_labels("l", "t", labels)}</View>'
+        mapping = label_config.parse(xml).type_to_label(sorted(set(values)))
+        assert set(mapping.values()) == set(values), labels
