@@ -29,7 +29,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from eer_plugin.annotation.ratio_estimate import MIN_COMPLETE_DOCUMENTS
 from eer_plugin.common.atomic import atomic_write_text
-from eer_plugin.common.errors import ArchiveError, UserError
+from eer_plugin.common.errors import ArchiveError, UserError, one_line, shortened
 
 logger = logging.getLogger(__name__)
 
@@ -86,6 +86,19 @@ def encoder_settings(path: str) -> Dict[str, str]:
     if reader.get("max_length") is not None:
         found["EER_MAX_LENGTH"] = str(reader["max_length"])
     return found
+
+
+def failure_reason(log: Path, tail: int = 65536) -> str:
+    """Why a training process failed, as one line from the end of its ``log``: the last ``error: ...`` line the
+    one error printer wrote (a user error), else the last line (a traceback's exception), else "no output"."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - tail))
+            lines = [line.strip() for line in handle.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    except OSError as error:
+        return f"its log cannot be read ({error.strerror or error})"
+    errors = [line for line in lines if re.match(r"^([\w.-]+: )?error: ", line)]
+    return errors[-1] if errors else lines[-1] if lines else "no output"
 
 
 def _number(version: str) -> int:
@@ -272,7 +285,11 @@ class Trainer:
                     )
                     code = self._process.wait()
                     if code != 0:
-                        raise RuntimeError(f"{command[3]} exited with status {code}; see {run / 'train.log'}")
+                        log.flush()
+                        raise RuntimeError(
+                            f"{command[3]} exited with status {code}: {failure_reason(run / 'train.log')} "
+                            f"(log {run / 'train.log'})"
+                        )
             archive = run / "model" / "model.tar.gz"
             if not archive.is_file():
                 raise RuntimeError(f"training ended without {archive}; see {run / 'train.log'}")
@@ -282,8 +299,10 @@ class Trainer:
             )
             logger.info("now serving %s (%s)", version, archive)
         except Exception as error:  # noqa: BLE001  (reported in /health and the log; the old model stays)
-            self.status = dict(self.status, state="failed", error=str(error))
-            logger.error("training %s failed, still serving %s: %s", version, self.store.current.version, error)
+            self.status = dict(self.status, state="failed", error=shortened(one_line(error)))
+            logger.error(
+                "training %s failed, still serving %s: %s", version, self.store.current.version, self.status["error"]
+            )
         finally:
             self._process = None
 

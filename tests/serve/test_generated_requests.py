@@ -1,5 +1,6 @@
 """Generated bad input for the Label Studio ML backend, in process (Starlette's test client): label configs that do
-not fit the model (what /setup says, and that /predict keeps the same promise), error answers that stay one line. The real Label Studio round trip is
+not fit the model (what /setup says, and that /predict keeps the same promise), error answers that stay one
+line, why a training failed. The real Label Studio round trip is
 tests/serve/test_label_studio.py."""
 
 import itertools
@@ -12,7 +13,7 @@ from eer_plugin.api import Tagger
 from eer_plugin.common.errors import MESSAGE_LIMIT
 from eer_plugin.serve import label_config
 from eer_plugin.serve.backend import Backend
-from eer_plugin.serve.models import ModelStore, Trainer
+from eer_plugin.serve.models import ModelStore, Trainer, failure_reason
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -151,3 +152,27 @@ def test_every_generated_config_fits_a_model_that_knows_its_label_values():
         xml = f'<View><Text name="t" value="$text"/>{_labels("l", "t", labels)}</View>'
         mapping = label_config.parse(xml).type_to_label(sorted(set(values)))
         assert set(mapping.values()) == set(values), labels
+
+
+@pytest.mark.parametrize(
+    "log, reason",
+    [
+        ("$ eer-ner train ...\nloading\nerror: trainer.num_epochs: expected an integer\n", "error: trainer.num_epochs"),
+        (
+            "$ x\nTraceback (most recent call last):\n  File ...\nRuntimeError: CUDA out of memory\n",
+            "RuntimeError: CUDA",
+        ),
+        ("$ x\ntrain: error: argument -o: invalid\n\n\n", "train: error: argument -o"),
+        ("error: first\nmore output\nerror: second\nlast line\n", "error: second"),
+        ("", "no output"),
+        ("\n \n", "no output"),
+        ("x" * 100_000 + "\nKilled\n", "Killed"),
+        (b"\xff\xfe junk\nerror: caf\xc3\xa9\n", "error: caf\u00e9"),
+    ],
+)
+def test_a_failed_training_says_why_in_one_line(tmp_path, log, reason):
+    path = tmp_path / "train.log"
+    path.write_bytes(log if isinstance(log, bytes) else log.encode())
+    found = failure_reason(path)
+    assert found.startswith(reason) and "\n" not in found
+    assert failure_reason(tmp_path / "missing.log").startswith("its log cannot be read (")
