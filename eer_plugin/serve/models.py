@@ -3,6 +3,7 @@
 Work directory (``--work-dir``)::
 
     state.json              {"version": "eer-v2", "model": ".../runs/eer-v2/model.tar.gz"}: the last finished model
+    serve.lock              the pid of the eer-ner serve using the directory (locked while it runs: one at a time)
     runs/eer-vN/            one training: train.jsonl (the imported annotations), ratio.json (when estimated),
                             train.log, and AllenNLP's serialization directory model/ (model.tar.gz at its end)
 
@@ -48,6 +49,8 @@ MIN_COMPLETE_TASKS = MIN_COMPLETE_DOCUMENTS
 WORK_DIR = "eer-serve"
 FIRST_VERSION = "eer-v0"
 STATE_FILE = "state.json"
+#: held by the one ``eer-ner serve`` of a work directory (:func:`hold`)
+LOCK_FILE = "serve.lock"
 _VERSION = re.compile(r"^eer-v(\d+)$")
 
 
@@ -123,11 +126,38 @@ def _read_state(state: Path) -> Dict[str, str]:
     return saved
 
 
+def hold(work_dir: Path) -> Any:
+    """Locks ``work_dir`` for this process (``WORK_DIR/serve.lock``, an advisory lock the system releases when the
+    process ends, killed or not) and returns the open lock file; :class:`UserError` when another ``eer-ner serve``
+    holds it: two servers would number their trainings alike and replace each other's ``state.json``."""
+    import fcntl
+
+    path = work_dir / LOCK_FILE
+    try:
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"{path}: cannot open the work directory's lock ({error.strerror or error})") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        raise UserError(
+            f"{work_dir}: the work directory is in use by another eer-ner serve (pid {holder}); give each server "
+            "its own --work-dir, or stop that one"
+        ) from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
 class ModelStore:
     """The model being served (:attr:`current`), loaded from ``work_dir``'s ``state.json`` when there is one (the
     last finished training), else from ``initial_model``; ``load`` is :meth:`eer_plugin.Tagger.load`."""
 
-    def __init__(self, initial_model: str, work_dir: str, load: Callable[[str], Any]) -> None:
+    def __init__(self, initial_model: str, work_dir: str, load: Callable[[str], Any], exclusive: bool = False) -> None:
         self.work_dir = Path(work_dir).resolve()
         try:
             self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -136,6 +166,8 @@ class ModelStore:
                 f"{work_dir}: the work directory (--work-dir) cannot be made there ({error.strerror or error}: "
                 f"{error.filename}); choose a directory you can write to"
             ) from None
+        if exclusive:  # eer-ner serve: one server per work directory, held until the process ends
+            self._held = hold(self.work_dir)
         self.initial_model = str(initial_model)
         self._load = load
         #: one model call at a time (2 requests' forward passes would only share the same cores)

@@ -1,6 +1,6 @@
 """Generated bad input for the Label Studio ML backend, in process (Starlette's test client): label configs that do
 not fit the model (what /setup says, and that /predict keeps the same promise), error answers that stay one
-line, why a training failed. The real Label Studio round trip is
+line, why a training failed, one server per work directory. The real Label Studio round trip is
 tests/serve/test_label_studio.py."""
 
 import itertools
@@ -10,10 +10,10 @@ import random
 import pytest
 
 from eer_plugin.api import Tagger
-from eer_plugin.common.errors import MESSAGE_LIMIT
+from eer_plugin.common.errors import MESSAGE_LIMIT, UserError
 from eer_plugin.serve import label_config
 from eer_plugin.serve.backend import Backend
-from eer_plugin.serve.models import ModelStore, Trainer, failure_reason
+from eer_plugin.serve.models import LOCK_FILE, ModelStore, Trainer, failure_reason
 
 pytestmark = pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
 
@@ -176,3 +176,19 @@ def test_a_failed_training_says_why_in_one_line(tmp_path, log, reason):
     found = failure_reason(path)
     assert found.startswith(reason) and "\n" not in found
     assert failure_reason(tmp_path / "missing.log").startswith("its log cannot be read (")
+
+
+def test_a_work_dir_serves_one_server_at_a_time(archive, tmp_path):
+    import os
+
+    first = ModelStore(str(archive), str(tmp_path), Tagger.load, exclusive=True)
+    with pytest.raises(UserError) as raised:
+        ModelStore(str(archive), str(tmp_path), Tagger.load, exclusive=True)
+    assert str(raised.value) == (
+        f"{tmp_path}: the work directory is in use by another eer-ner serve (pid {os.getpid()}); give each server "
+        "its own --work-dir, or stop that one"
+    )
+    first._held.close()  # the process ended: the system releases the lock
+    again = ModelStore(str(archive), str(tmp_path), Tagger.load, exclusive=True)
+    assert (tmp_path / LOCK_FILE).read_text() == f"{os.getpid()}\n"
+    again._held.close()
