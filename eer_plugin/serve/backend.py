@@ -21,10 +21,11 @@ already running, 422 a request body that is no JSON object or a label config or 
 
 import json
 import logging
-import tempfile
 from typing import Any, Callable, Dict, List, Optional, Tuple
 
 from eer_plugin.api import TaggerInputError
+from eer_plugin.common.atomic import atomic_write_text
+from eer_plugin.common.errors import one_line, shortened
 from eer_plugin.corpus import strict_json
 from eer_plugin.inference.documents import describe
 from eer_plugin.serve import label_config, tasks
@@ -36,6 +37,8 @@ logger = logging.getLogger(__name__)
 Answer = Tuple[int, Dict[str, Any]]
 #: documents per model call
 BATCH_SIZE = 8
+#: the import warnings a training's answer quotes (all of them: its log and the backend's console)
+WARNINGS_SHOWN = 5
 #: the routes that answer GET
 GET_ROUTES = ("/", "/health", "/versions")
 #: the body each POST route expects (for the answer to one that is not a JSON object)
@@ -49,6 +52,9 @@ EXPECTED_BODIES = {
 
 
 def _error(status: int, message: str) -> Answer:
+    """An error answer: ``message`` as one line (:func:`~eer_plugin.common.errors.one_line`), a long one
+    :func:`~eer_plugin.common.errors.shortened` (an error quoting a 3 MB label value), also in the log."""
+    message = shortened(one_line(message))
     logger.error("%s", message)
     return status, {"error": message}
 
@@ -241,21 +247,37 @@ class Backend:
             return _error(
                 422, f"project {project} has no annotated task yet: annotate some (partially is fine), then train"
             )
-        with tempfile.TemporaryDirectory() as directory:
-            path = f"{directory}/export.json"
-            with open(path, "w", encoding="utf-8") as handle:
-                json.dump(annotated, handle)
-            try:
-                documents, report = import_documents(
-                    "label-studio",
-                    path,
-                    tokenize_text,
-                    complete_ids=tasks.complete_ids(annotated),
-                    annotators="first",
-                    text_key=config.data_key,
+        # the export the import reads, kept in the work directory: the errors name its lines
+        path = self.store.work_dir / f"export-project-{project}.json"
+        atomic_write_text(str(path), json.dumps(annotated, indent=1))
+        try:
+            documents, report = import_documents(
+                "label-studio",
+                path,
+                tokenize_text,
+                complete_ids=tasks.complete_ids(annotated),
+                annotators="first",
+                text_key=config.data_key,
+            )
+        except AnnotationImportError as error:
+            return _error(422, f"project {project}: {error}")
+        if not (report.spans or report.complete_documents or report.negative_spans):
+            return _error(
+                422,
+                f"project {project}: the annotations hold no entity span and no task is ticked complete, so a "
+                f"training would learn nothing ({report.summary()}); mark some entities (partially is fine), then train",
+            )
+        for task in annotated:
+            for region in tasks.moved_regions(task, config.data_key):
+                report.warn(
+                    f"task {task.get('id')}: the region {region}: the task's text changed after it was annotated"
                 )
-            except AnnotationImportError as error:
-                return _error(422, f"project {project}: {error}")
+        unknown = sorted(set(report.types) - set(config.labels))
+        if unknown:
+            report.warn(
+                f"the labels {', '.join(unknown)} of the annotations are no <Label> of project {project}'s config "
+                "(renamed or removed?): the model learns them as types of their own, which the project does not show"
+            )
         try:
             job = self.trainer.start(
                 documents, report.complete_documents, sorted(set(config.labels) | set(report.types)), project
@@ -263,7 +285,12 @@ class Backend:
         except TrainingRunning as error:
             return _error(409, str(error))
         logger.info("training %s on project %s: %s", job["version"], project, report.summary())
-        return 201, dict(job, job=job["version"], imported=report.summary())
+        warnings = [shortened(one_line(warning)) for warning in report.warnings]
+        for warning in warnings:
+            logger.warning("training %s: %s", job["version"], warning)
+        with open(job["log"], "a", encoding="utf-8") as log:  # the training's log starts with what the import saw
+            log.writelines(f"warning: {warning}\n" for warning in warnings)
+        return 201, dict(job, job=job["version"], imported=report.summary(), warnings=warnings[:WARNINGS_SHOWN])
 
     def rank(self, body: Dict[str, Any]) -> Answer:
         """Ranks the project's unannotated tasks and writes their predictions (replacing this version's)."""

@@ -4,9 +4,10 @@ which entity type of the model each label shows.
 The config is Label Studio's XML (``<View>`` with controls and objects). The backend fills exactly one
 ``<Labels>`` control whose ``toName`` is a ``<Text>`` object; the text of a task is ``data[KEY]`` where the
 ``<Text>`` has ``value="$KEY"``. Each ``<Label value="X">`` shows the model's type ``X``, or, with
-``predicted_values="A,B"`` (Label Studio's attribute for this), the types named there. A label no type of the
-model maps to is a :class:`LabelConfigError` (never a silently missing label); a type of the model without a
-label is not predicted in this project (the project chooses its labels).
+``predicted_values="A,B"`` (Label Studio's attribute for this), the types named there; a model that knows ``X``
+itself (one the backend trained on the project knows its labels by their values) fills the label with ``X``. A
+label no type of the model maps to is a :class:`LabelConfigError` (never a silently missing label); a type of the
+model without a label is not predicted in this project (the project chooses its labels).
 """
 
 import dataclasses
@@ -36,13 +37,16 @@ class LabelConfig:
     predicted_values: Dict[str, List[str]]
 
     def type_to_label(self, model_types: Sequence[str]) -> Dict[str, str]:
-        """Model type -> the label that shows it; :class:`LabelConfigError` when a label shows no type of the
-        model, or two labels show one type."""
+        """Model type -> the label that shows it (its own value where the model knows it, else the types of its
+        ``predicted_values`` the model knows); :class:`LabelConfigError` when a label shows no type of the model, or
+        two labels show one type."""
         known = set(model_types)
         mapping: Dict[str, str] = {}
         for label in self.labels:
             wanted = self.predicted_values[label]
-            found = [t for t in wanted if t in known]
+            # the label's own value where the model knows it (a model trained on this project knows its labels by
+            # their values), else the types of its predicted_values: both models fill the same config
+            found = [label] if label in known else [t for t in wanted if t in known]
             if not found:
                 how = f"predicted_values {','.join(wanted)}" if wanted != [label] else "its value"
                 raise LabelConfigError(
@@ -74,6 +78,11 @@ def parse(config: str) -> LabelConfig:
         root = ElementTree.fromstring(config)
     except ElementTree.ParseError as error:
         raise LabelConfigError(f"label config is no XML: {error}") from None
+    except UnicodeEncodeError as error:  # a lone surrogate (a \ud800 escape in the request's JSON): no character
+        raise LabelConfigError(
+            f"label config is no XML: character {error.start} is a lone surrogate "
+            f"({config[error.start]!r}, half of a UTF-16 pair), which no XML text holds"
+        ) from None
     texts = {}
     for element in root.iter():
         if _local(element.tag) in ("Text", "HyperText") and element.get("name"):

@@ -69,7 +69,7 @@ def launch(
         raise UserError(f"--train-overrides is no JSON object: {train_overrides!r}") from None
     from eer_plugin.api import Tagger
 
-    store = ModelStore(model, work_dir, Tagger.load)
+    store = ModelStore(model, work_dir, Tagger.load, exclusive=True)
     backend = Backend(
         store,
         Trainer(store, train_config, overrides, encoder),

@@ -3,6 +3,7 @@
 Work directory (``--work-dir``)::
 
     state.json              {"version": "eer-v2", "model": ".../runs/eer-v2/model.tar.gz"}: the last finished model
+    serve.lock              the pid of the eer-ner serve using the directory (locked while it runs: one at a time)
     runs/eer-vN/            one training: train.jsonl (the imported annotations), ratio.json (when estimated),
                             train.log, and AllenNLP's serialization directory model/ (model.tar.gz at its end)
 
@@ -29,7 +30,7 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 
 from eer_plugin.annotation.ratio_estimate import MIN_COMPLETE_DOCUMENTS
 from eer_plugin.common.atomic import atomic_write_text
-from eer_plugin.common.errors import ArchiveError, UserError
+from eer_plugin.common.errors import ArchiveError, UserError, one_line, shortened
 
 logger = logging.getLogger(__name__)
 
@@ -48,6 +49,8 @@ MIN_COMPLETE_TASKS = MIN_COMPLETE_DOCUMENTS
 WORK_DIR = "eer-serve"
 FIRST_VERSION = "eer-v0"
 STATE_FILE = "state.json"
+#: held by the one ``eer-ner serve`` of a work directory (:func:`hold`)
+LOCK_FILE = "serve.lock"
 _VERSION = re.compile(r"^eer-v(\d+)$")
 
 
@@ -88,6 +91,19 @@ def encoder_settings(path: str) -> Dict[str, str]:
     return found
 
 
+def failure_reason(log: Path, tail: int = 65536) -> str:
+    """Why a training process failed, as one line from the end of its ``log``: the last ``error: ...`` line the
+    one error printer wrote (a user error), else the last line (a traceback's exception), else "no output"."""
+    try:
+        with open(log, "rb") as handle:
+            handle.seek(max(0, handle.seek(0, os.SEEK_END) - tail))
+            lines = [line.strip() for line in handle.read().decode("utf-8", "replace").splitlines() if line.strip()]
+    except OSError as error:
+        return f"its log cannot be read ({error.strerror or error})"
+    errors = [line for line in lines if re.match(r"^([\w.-]+: )?error: ", line)]
+    return errors[-1] if errors else lines[-1] if lines else "no output"
+
+
 def _number(version: str) -> int:
     match = _VERSION.match(version or "")
     return int(match.group(1)) if match else 0
@@ -110,11 +126,38 @@ def _read_state(state: Path) -> Dict[str, str]:
     return saved
 
 
+def hold(work_dir: Path) -> Any:
+    """Locks ``work_dir`` for this process (``WORK_DIR/serve.lock``, an advisory lock the system releases when the
+    process ends, killed or not) and returns the open lock file; :class:`UserError` when another ``eer-ner serve``
+    holds it: two servers would number their trainings alike and replace each other's ``state.json``."""
+    import fcntl
+
+    path = work_dir / LOCK_FILE
+    try:
+        handle = open(path, "a+", encoding="utf-8")
+    except OSError as error:
+        raise UserError(f"{path}: cannot open the work directory's lock ({error.strerror or error})") from None
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.seek(0)
+        holder = handle.read().strip() or "?"
+        handle.close()
+        raise UserError(
+            f"{work_dir}: the work directory is in use by another eer-ner serve (pid {holder}); give each server "
+            "its own --work-dir, or stop that one"
+        ) from None
+    handle.truncate(0)
+    handle.write(f"{os.getpid()}\n")
+    handle.flush()
+    return handle
+
+
 class ModelStore:
     """The model being served (:attr:`current`), loaded from ``work_dir``'s ``state.json`` when there is one (the
     last finished training), else from ``initial_model``; ``load`` is :meth:`eer_plugin.Tagger.load`."""
 
-    def __init__(self, initial_model: str, work_dir: str, load: Callable[[str], Any]) -> None:
+    def __init__(self, initial_model: str, work_dir: str, load: Callable[[str], Any], exclusive: bool = False) -> None:
         self.work_dir = Path(work_dir).resolve()
         try:
             self.work_dir.mkdir(parents=True, exist_ok=True)
@@ -123,6 +166,8 @@ class ModelStore:
                 f"{work_dir}: the work directory (--work-dir) cannot be made there ({error.strerror or error}: "
                 f"{error.filename}); choose a directory you can write to"
             ) from None
+        if exclusive:  # eer-ner serve: one server per work directory, held until the process ends
+            self._held = hold(self.work_dir)
         self.initial_model = str(initial_model)
         self._load = load
         #: one model call at a time (2 requests' forward passes would only share the same cores)
@@ -272,7 +317,11 @@ class Trainer:
                     )
                     code = self._process.wait()
                     if code != 0:
-                        raise RuntimeError(f"{command[3]} exited with status {code}; see {run / 'train.log'}")
+                        log.flush()
+                        raise RuntimeError(
+                            f"{command[3]} exited with status {code}: {failure_reason(run / 'train.log')} "
+                            f"(log {run / 'train.log'})"
+                        )
             archive = run / "model" / "model.tar.gz"
             if not archive.is_file():
                 raise RuntimeError(f"training ended without {archive}; see {run / 'train.log'}")
@@ -282,8 +331,10 @@ class Trainer:
             )
             logger.info("now serving %s (%s)", version, archive)
         except Exception as error:  # noqa: BLE001  (reported in /health and the log; the old model stays)
-            self.status = dict(self.status, state="failed", error=str(error))
-            logger.error("training %s failed, still serving %s: %s", version, self.store.current.version, error)
+            self.status = dict(self.status, state="failed", error=shortened(one_line(error)))
+            logger.error(
+                "training %s failed, still serving %s: %s", version, self.store.current.version, self.status["error"]
+            )
         finally:
             self._process = None
 

@@ -165,15 +165,23 @@ def check_offsets(predictions, texts_by_task, version):
             assert value["labels"][0] in ("PER", "LOC") and 0 <= result["score"] <= 1
 
 
+def api(label_studio: str):
+    """``ls(method, path, **kwargs)``: Label Studio's REST API with the test token; its JSON answer."""
+
+    def ls(method, path, **kwargs):
+        answer = requests.request(
+            method, label_studio + path, headers={"Authorization": f"Token {TOKEN}"}, timeout=120, **kwargs
+        )
+        assert answer.status_code < 300, f"{method} {path}: {answer.status_code} {answer.text[:500]}"
+        return answer.json() if answer.content else None
+
+    return ls
+
+
 def test_predict_annotate_train_rank_restart_inside_label_studio(label_studio, archive, tmp_path):
     from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
 
-    headers = {"Authorization": f"Token {TOKEN}"}
-
-    def ls(method, path, **kwargs):
-        answer = requests.request(method, label_studio + path, headers=headers, timeout=120, **kwargs)
-        assert answer.status_code < 300, f"{method} {path}: {answer.status_code} {answer.text[:500]}"
-        return answer.json() if answer.content else None
+    ls = api(label_studio)
 
     def predictions(project, version):
         return [p for p in ls("GET", "/api/predictions/", params={"project": project}) if p["model_version"] == version]
@@ -281,3 +289,60 @@ def test_twenty_concurrent_predict_requests_of_ten_tasks(archive, tmp_path):
         assert all(len(r) == 10 for r in results) and all(r == results[0] for r in results)
     finally:
         stop(backend.process)
+
+
+def _region(start, end, labels=("PER",), text=None):
+    value = {"start": start, "end": end, "text": TEXTS[0][start:end] if text is None else text, "labels": list(labels)}
+    return {"from_name": "label", "to_name": "text", "type": "labels", "value": value}
+
+
+COMPLETE = {"from_name": "complete", "to_name": "text", "type": "choices", "value": {"choices": ["complete"]}}
+#: generated annotation shapes of one task (TEXTS[0]): what Label Studio stores, then what /train answers and says
+ANNOTATIONS = {
+    "partial": ([[_region(0, 10)]], 201, None),
+    "a label the config lacks": ([[_region(0, 10, ["ORG"])]], 201, "the labels ORG of the annotations are no <Label>"),
+    "text changed after": ([[_region(0, 10)], "retext"], 201, "the task's text changed after it was annotated"),
+    "complete, no span": ([[COMPLETE]], 201, None),
+    "cancelled, then partial": (["cancel", [_region(0, 10)]], 201, None),
+    "end past the text": ([[_region(50, 90)]], 422, "is out of range"),
+    "start after end": ([[_region(10, 0)]], 422, "is out of range"),
+    "overlapping": ([[_region(0, 10), _region(5, 18, ["LOC"])]], 422, "overlapping spans"),
+    "two labels on a region": ([[_region(0, 10, ["PER", "LOC"])]], 422, "carries 2 labels"),
+    "a region without a label": ([[_region(0, 10, [])]], 422, "a training would learn nothing"),
+    "white space only": ([[_region(10, 11)]], 422, "a training would learn nothing"),
+    "no labels result": ([[]], 422, "a training would learn nothing"),
+    "cancelled only": (["cancel"], 422, "has no annotated task yet"),
+    "a draft only": (["draft"], 422, "has no annotated task yet"),
+}
+
+
+@pytest.mark.filterwarnings("ignore:Using `httpx` with `starlette.testclient`")
+def test_generated_annotations_train_or_are_refused_in_one_line(label_studio, archive, tmp_path):
+    from eer_plugin.api import Tagger
+    from eer_plugin.serve.backend import Backend as InProcess
+    from eer_plugin.serve.models import ModelStore, Trainer
+
+    ls = api(label_studio)
+    store = ModelStore(str(archive), str(tmp_path / "work"), Tagger.load)
+    backend = InProcess(store, Trainer(store), label_studio, TOKEN)
+    for name, (annotations, status, says) in ANNOTATIONS.items():
+        project = ls("POST", "/api/projects", json={"title": name, "label_config": CONFIG})["id"]
+        ls("POST", f"/api/projects/{project}/import", json=[{"text": TEXTS[0]}])
+        task = ls("GET", "/api/tasks", params={"project": project})["tasks"][0]["id"]
+        for annotation in annotations:
+            if annotation == "cancel":
+                ls("POST", f"/api/tasks/{task}/annotations", json={"result": [_region(0, 10)], "was_cancelled": True})
+            elif annotation == "draft":
+                ls("POST", f"/api/tasks/{task}/drafts", json={"result": [_region(0, 10)]})
+            elif annotation == "retext":
+                ls("PATCH", f"/api/tasks/{task}", json={"data": {"text": TEXTS[1]}})
+            else:
+                ls("POST", f"/api/tasks/{task}/annotations", json={"result": annotation})
+        answered, body = backend.train({"project": project})
+        while backend.trainer.running:  # only what /train answers is tested here: the training is stopped
+            backend.trainer.stop()
+            backend.trainer.wait(2)
+        assert answered == status, (name, body)
+        said = body["error"] if status == 422 else " ".join(body["warnings"])
+        assert "\n" not in said and (says in said if says else said == ""), (name, said)
+    assert not (store.work_dir / "state.json").exists() and store.current.version == "eer-v0"

@@ -45,3 +45,16 @@ def test_enough_complete_tasks_estimate_then_bind_and_switch(archive, tmp_path):
         "version": "eer-v1",
         "model": str(run / "model" / "model.tar.gz"),
     }
+
+
+def test_a_failed_training_says_why_in_health_and_the_old_model_stays(archive, tmp_path):
+    store = ModelStore(str(archive), str(tmp_path / "work"), Tagger.load)
+    trainer = Trainer(store, overrides={"trainer.num_epochs": "many", "trainer.min_steps": 0})
+    documents = read_jsonl(FIXTURES / "conll2003_tiny_partial.jsonl")
+    trainer.start(documents, 0, ["LOC", "PER"], project=1)
+    trainer.wait(600)
+    error = trainer.status["error"]
+    assert trainer.status["state"] == "failed" and error.startswith("train exited with status 1: "), error
+    reason = error[len("train exited with status 1: ") : error.index(" (log ")]
+    assert reason not in ("no output", "") and "\n" not in error and error.endswith("train.log)"), error
+    assert store.current.version == "eer-v0" and not (store.work_dir / "state.json").exists()
