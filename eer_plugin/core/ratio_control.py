@@ -39,7 +39,6 @@ from typing import Optional
 
 import torch
 
-from eer_plugin.common.errors import SettingError
 from eer_plugin.core.losses import BandConstraint, band_sides, expected_entity_counts, next_running_ratio
 
 #: eta: the multipliers' step per unit of ratio outside the band, per training batch (nats per entity tag)
@@ -64,22 +63,22 @@ def _finite(value) -> bool:
 
 
 def check_ratio_loss(entity_ratio: float, ratio_margin: float, ratio_loss_weight: float) -> None:
-    """:class:`SettingError` (a ``ValueError``) for a band or weight the EER loss cannot use: ``rho`` outside (0, 1),
+    """``ValueError`` for a band or weight the EER loss cannot use: ``rho`` outside (0, 1),
     ``gamma`` or ``lambda_u`` below 0 (a negative weight maximises the ratio loss), or any of them not a finite
     number (null, a string)."""
     if not (_finite(entity_ratio) and 0 < entity_ratio < 1):
-        raise SettingError(f"model.entity_ratio (rho) must be a number in (0, 1), got {entity_ratio!r}")
+        raise ValueError(f"entity_ratio (rho) must be a number in (0, 1), got {entity_ratio!r}")
     if not (_finite(ratio_margin) and ratio_margin >= 0):
-        raise SettingError(f"model.ratio_margin (gamma) must be a number of at least 0, got {ratio_margin!r}")
+        raise ValueError(f"ratio_margin (gamma) must be a number of at least 0, got {ratio_margin!r}")
     if not (_finite(ratio_loss_weight) and ratio_loss_weight >= 0):
-        raise SettingError(
-            f"model.ratio_loss_weight (lambda_u) must be a number of at least 0, got {ratio_loss_weight!r}"
+        raise ValueError(
+            f"ratio_loss_weight (lambda_u) must be a number of at least 0, got {ratio_loss_weight!r}"
         )
 
 
 def check_ratio_control(control: str) -> str:
     if control not in RATIO_CONTROLS:
-        raise SettingError(f"model.ratio_control must be one of {', '.join(RATIO_CONTROLS)}, got {control!r}")
+        raise ValueError(f"ratio_control must be one of {', '.join(RATIO_CONTROLS)}, got {control!r}")
     return control
 
 
@@ -111,15 +110,15 @@ class EntityPrice(torch.nn.Module):
     ) -> None:
         super().__init__()
         if not (_finite(entity_ratio) and 0.0 <= entity_ratio <= 1.0):
-            raise SettingError(f"model.entity_ratio (rho) must be in [0, 1], got {entity_ratio!r}")
+            raise ValueError(f"entity_ratio (rho) must be in [0, 1], got {entity_ratio!r}")
         if not (_finite(ratio_margin) and ratio_margin >= 0):
-            raise SettingError(f"model.ratio_margin (gamma) must be >= 0, got {ratio_margin!r}")
+            raise ValueError(f"ratio_margin (gamma) must be >= 0, got {ratio_margin!r}")
         if not (_finite(price_rate) and price_rate >= 0):
-            raise SettingError(f"model.price_rate (eta) must be a finite number >= 0, got {price_rate!r}")
+            raise ValueError(f"price_rate (eta) must be a finite number >= 0, got {price_rate!r}")
         if not (_finite(price_penalty) and price_penalty > 0):
-            raise SettingError(f"model.price_penalty (c) must be a finite number > 0, got {price_penalty!r}")
+            raise ValueError(f"price_penalty (c) must be a finite number > 0, got {price_penalty!r}")
         if not (_finite(momentum) and 0.0 <= momentum < 1.0):
-            raise SettingError(f"momentum must be in [0, 1), got {momentum!r}")
+            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
         self.low = entity_ratio - ratio_margin
         self.high = entity_ratio + ratio_margin
         self.price_rate = price_rate

@@ -196,19 +196,22 @@ class EERTagger(Model, SpanDecoder):
         self.crf = ConstrainedCRF(
             self.scheme.allowed_transitions(), self.scheme.allowed_start(), self.scheme.allowed_end()
         )
-        check_ratio_loss(entity_ratio, ratio_margin, ratio_loss_weight)
+        try:  # the maths' checks name the setting; a config's mistake is one line (SettingError), not a traceback
+            check_ratio_loss(entity_ratio, ratio_margin, ratio_loss_weight)
+            self.ratio_control = check_ratio_control(ratio_control)
+            if ratio_control == "bind" and not ratio_loss_weight:
+                raise ValueError(
+                    "ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold"
+                )
+            #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight
+            self.entity_price = (
+                EntityPrice(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
+            )
+        except ValueError as error:
+            raise SettingError(f"model.{error}") from None
         self.entity_ratio = float(entity_ratio)
         self.ratio_margin = float(ratio_margin)
         self.ratio_loss_weight = float(ratio_loss_weight)  # jsonnet writes 1e30 as an int of 31 digits
-        self.ratio_control = check_ratio_control(ratio_control)
-        if ratio_control == "bind" and not ratio_loss_weight:
-            raise SettingError(
-                "ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold"
-            )
-        #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight
-        self.entity_price = (
-            EntityPrice(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
-        )
         self.per_sequence_ratio = per_sequence_ratio
         self.ratio_counts_bookends = ratio_counts_bookends
         self.train_constraints = train_constraints
