@@ -71,9 +71,7 @@ def check_ratio_loss(entity_ratio: float, ratio_margin: float, ratio_loss_weight
     if not (_finite(ratio_margin) and ratio_margin >= 0):
         raise ValueError(f"ratio_margin (gamma) must be a number of at least 0, got {ratio_margin!r}")
     if not (_finite(ratio_loss_weight) and ratio_loss_weight >= 0):
-        raise ValueError(
-            f"ratio_loss_weight (lambda_u) must be a number of at least 0, got {ratio_loss_weight!r}"
-        )
+        raise ValueError(f"ratio_loss_weight (lambda_u) must be a number of at least 0, got {ratio_loss_weight!r}")
 
 
 def check_ratio_control(control: str) -> str:
