@@ -267,11 +267,6 @@ class Backend:
                 f"project {project}: the annotations hold no entity span and no task is ticked complete, so a "
                 f"training would learn nothing ({report.summary()}); mark some entities (partially is fine), then train",
             )
-        for task in annotated:
-            for region in tasks.moved_regions(task, config.data_key):
-                report.warn(
-                    f"task {task.get('id')}: the region {region}: the task's text changed after it was annotated"
-                )
         unknown = sorted(set(report.types) - set(config.labels))
         if unknown:
             report.warn(

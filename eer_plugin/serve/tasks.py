@@ -122,21 +122,3 @@ def complete_ids(tasks: Iterable[Dict[str, Any]]) -> List[str]:
 def unannotated(tasks: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:
     """The tasks nobody annotated (no annotation that is not cancelled): what :meth:`Tagger.rank` orders."""
     return [task for task in tasks if kept_annotation(task) is None]
-
-
-def moved_regions(task: Dict[str, Any], data_key: str) -> List[str]:
-    """The labelled regions of the kept annotation whose ``value.text`` is not the task's text at their offsets (white
-    space aside), as ``'John Smith' [0, 10) reads 'Angela Mer'``: the task's text was changed after it was annotated
-    (Label Studio keeps the regions' offsets), so they would teach the wrong words."""
-    annotation = kept_annotation(task) or {}
-    text = (task.get("data") or {}).get(data_key)
-    moved = []
-    for result in annotation.get("result") or []:
-        value = result.get("value") if isinstance(result, dict) and result.get("type") == "labels" else None
-        if not isinstance(text, str) or not isinstance(value, dict) or not isinstance(value.get("text"), str):
-            continue
-        start, end = value.get("start"), value.get("end")
-        if isinstance(start, int) and isinstance(end, int) and 0 <= start < end <= len(text):
-            if value["text"].split() != text[start:end].split():
-                moved.append(f"{value['text'][:40]!r} [{start}, {end}) reads {text[start:end][:40]!r}")
-    return moved

@@ -227,3 +227,35 @@ def test_brat_takes_one_type_per_span_by_its_shape(tmp_path, capsys):
         ann = write(tmp_path, "b/e.ann", line + "\n")
         error = _one_line_error("brat", ann, capsys)
         assert error.startswith(f"error: {ann}:1: document 'e': expected a text-bound annotation"), error
+
+
+# ------------------------------------------------------------ 2. a region whose words are not the task's text there
+#: name -> (value.text the annotator marked, whether the import warns): the task's text at [0, 4) is 'Anna'
+MARKED = {
+    "the same words": ("Anna", False),
+    "other white space": (" Anna\n", False),
+    "no value.text (a task written by a script)": (None, False),
+    "other words (the task's text was edited)": ("Bert", True),
+    "a shorter name": ("Ann", True),
+}
+
+
+@pytest.mark.parametrize("marked, warns", list(MARKED.values()), ids=list(MARKED))
+def test_a_region_whose_text_is_not_the_tasks_there_is_a_warning_naming_the_line(marked, warns, tmp_path):
+    """The check lives in the importer, so ``eer-import label-studio`` and the Label Studio backend's training both
+    warn; the span is kept at its offsets (the export's own)."""
+    region = _result(["PER"])
+    if marked is None:
+        del region["value"]["text"]
+    else:
+        region["value"]["text"] = marked
+    path = _label_studio(tmp_path, [region])
+    [document], report = import_documents("label-studio", path, tokenize_text)
+    assert [(document.tokens[s], t) for s, _, t in document.spans] == [("Anna", "PER")]
+    moved = [w for w in report.warnings if "changed after it was annotated" in w]
+    assert moved == (
+        [f"{path}:2: task '2': result 'r1' of annotation 1: the region {marked!r} [0, 4) reads 'Anna': the task's text "
+         "changed after it was annotated"]
+        if warns
+        else []
+    )  # fmt: skip

@@ -182,9 +182,27 @@ def task_document(
             start = check_offsets(value["start"], f"{name} result {position} value.start", doc_id, path, line)
             end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, line)
             ref = f"result {result.get('id', position)!r} of {name}"
+            _warn_if_moved(
+                value,
+                text,
+                f"{path}:{line}: task {doc_id!r}: {ref}" if line else f"{path}: task {doc_id!r}: {ref}",
+                report,
+            )
             region = _region(value["labels"], RawSpan(start, end, None, ref), doc_id, path, line)
             (raw.spans if value["labels"] else raw.unlabelled).append(region)
     return raw
+
+
+def _warn_if_moved(value: Dict[str, Any], text: str, where: str, report: ImportReport) -> None:
+    """A warning when a region's ``value.text`` (what the annotator marked) is not the task's text at its offsets,
+    white space aside: the task's text was changed after it was annotated (Label Studio keeps the offsets), so the
+    region would teach other words."""
+    start, end, marked = value["start"], value["end"], value.get("text")
+    if isinstance(marked, str) and 0 <= start < end <= len(text) and marked.split() != text[start:end].split():
+        report.warn(
+            f"{where}: the region {marked[:40]!r} [{start}, {end}) reads {text[start:end][:40]!r}: the task's text "
+            "changed after it was annotated"
+        )
 
 
 def _region(labels: Any, region: RawSpan, doc_id: str, path: PathLike, line: Optional[int]) -> RawSpan:
