@@ -183,8 +183,10 @@ def task_document(
             end = check_offsets(value["end"], f"{name} result {position} value.end", doc_id, path, line)
             ref = f"result {result.get('id', position)!r} of {name}"
             _warn_if_moved(
-                value,
+                value.get("text"),
                 text,
+                start,
+                end,
                 f"{path}:{line}: task {doc_id!r}: {ref}" if line else f"{path}: task {doc_id!r}: {ref}",
                 report,
             )
@@ -193,11 +195,10 @@ def task_document(
     return raw
 
 
-def _warn_if_moved(value: Dict[str, Any], text: str, where: str, report: ImportReport) -> None:
-    """A warning when a region's ``value.text`` (what the annotator marked) is not the task's text at its offsets,
-    white space aside: the task's text was changed after it was annotated (Label Studio keeps the offsets), so the
-    region would teach other words."""
-    start, end, marked = value["start"], value["end"], value.get("text")
+def _warn_if_moved(marked: Any, text: str, start: int, end: int, where: str, report: ImportReport) -> None:
+    """A warning when a region's ``value.text`` (``marked``: what the annotator marked) is not the task's text at its
+    checked offsets ``[start, end)``, white space aside: the task's text was changed after it was annotated (Label
+    Studio keeps the offsets), so the region would teach other words."""
     if isinstance(marked, str) and 0 <= start < end <= len(text) and marked.split() != text[start:end].split():
         report.warn(
             f"{where}: the region {marked[:40]!r} [{start}, {end}) reads {text[start:end][:40]!r}: the task's text "
