@@ -47,6 +47,11 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.runtime.errors:install_excepthook",
     ),
     Patch(
+        ("allennlp.commands.import_module_and_submodules",),
+        "--include-package of a package that is not there, or that raises while imported: one line, not a traceback",
+        "eer_plugin.runtime.errors:install_include_package_check",
+    ),
+    Patch(
         ("allennlp.data.data_loaders.multiprocess_data_loader.MultiProcessDataLoader.index_with",),
         "evaluation data with an entity type the model never saw: a clear error instead of a KeyError",
         "eer_plugin.runtime.errors:install_unknown_type_check",
@@ -111,6 +116,7 @@ def install() -> None:
         "eer_plugin.runtime.config_files:install": config_files.install,
         "eer_plugin.runtime.archive:install": archive.install,
         "eer_plugin.runtime.errors:install_excepthook": errors.install_excepthook,
+        "eer_plugin.runtime.errors:install_include_package_check": errors.install_include_package_check,
         "eer_plugin.runtime.errors:install_unknown_type_check": errors.install_unknown_type_check,
         "eer_plugin.training.checkpointer:install": checkpointer.install,
         "eer_plugin.training.epoch_state:install": epoch_state.install,
