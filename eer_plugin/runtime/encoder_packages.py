@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import List, Optional, Sequence
 
 from eer_plugin.common.errors import UserError
-from eer_plugin.runtime.archive import path_problem
+from eer_plugin.common.member_paths import path_problem
 
 logger = logging.getLogger(__name__)
 
