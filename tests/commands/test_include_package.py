@@ -57,6 +57,7 @@ def _cli(argv, capsys):
     return status, [line for line in err.splitlines() if line.strip()], err
 
 
+@pytest.mark.integration  # loads every command or model once per case
 def test_a_package_that_is_not_there_is_one_line_for_every_command(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)  # AllenNLP also searches the working directory
     for command in COMMANDS:
@@ -69,6 +70,7 @@ def test_a_package_that_is_not_there_is_one_line_for_every_command(tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
+@pytest.mark.integration  # loads every command or model once per case
 def test_a_package_that_raises_while_imported_is_one_line_naming_where(tmp_path, monkeypatch, capsys):
     monkeypatch.chdir(tmp_path)
     monkeypatch.syspath_prepend(str(tmp_path))

@@ -73,6 +73,7 @@ def _refused_naming_the_override(error: BaseException, override: dict, archive) 
     return message
 
 
+@pytest.mark.integration  # loads every command or model once per case
 def test_every_wrong_override_loads_or_is_one_line_naming_it(archive):
     """Through the loader every model command and the Python API share (load_model_archive: AllenNLP's
     load_archive with the plugin's checks)."""
@@ -95,6 +96,7 @@ def test_every_wrong_override_loads_or_is_one_line_naming_it(archive):
     assert refused > 20
 
 
+@pytest.mark.integration  # evaluate and predict load the model once per case
 @pytest.mark.parametrize(
     "override, says",
     [

@@ -131,6 +131,7 @@ def _cli(argv, capsys):
     return status, [line for line in err.splitlines() if line.startswith("error:") or "Traceback" in line], err
 
 
+@pytest.mark.integration  # loads every command or model once per case
 def test_train_refuses_a_broken_encoder_before_making_its_directory(broken, tmp_path, monkeypatch, capsys):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     for name, path, defects in broken:
@@ -142,6 +143,7 @@ def test_train_refuses_a_broken_encoder_before_making_its_directory(broken, tmp_
         assert lines[0].startswith(f"error: EER_ENCODER {path}: ") and not run.exists(), (name, lines)
 
 
+@pytest.mark.integration  # loads every command or model once per case
 def test_estimate_ratio_with_a_broken_encoder_is_one_line(broken, monkeypatch, capsys):
     data = Path(__file__).resolve().parents[2] / "fixtures" / "conll2003_tiny_dev.txt"
     for name, path, defects in broken:
@@ -162,6 +164,7 @@ def _encoder_at(path: Path):
     return edit
 
 
+@pytest.mark.integration  # loads every command or model once per case
 def test_an_archive_whose_encoder_is_broken_names_the_archive_the_directory_and_what_it_lacks(
     broken, archive, tmp_path, capsys
 ):
