@@ -299,7 +299,11 @@ class AtomicCheckpointer(Checkpointer):
             logger.info("best.th <- %s (the checkpoint of the best epoch)", source)
             atomic.atomic_link_or_copy(source, best)
         saved = training_state.get("best_model_filename")
-        if source is not None or saved and os.path.basename(saved) == "best.th":
+        # the checkpoint of the first best epoch is saved before the trainer names best.th: it holds None there, and
+        # a run resumed from it must still end with best.th's weights, as the trainer would have named it
+        has_best = (training_state.get("metric_tracker") or {}).get("best_epoch") is not None
+        named = saved and os.path.basename(saved) == "best.th"
+        if source is not None or named or has_best and "moving_average" not in training_state:
             training_state["best_model_filename"] = best
 
 

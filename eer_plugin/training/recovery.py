@@ -13,7 +13,9 @@ fix) when
 * ``-s`` does not exist, is empty, or holds no ``config.json`` (only metrics, say: not a training's directory);
 * ``config.json`` may not be read, is not JSON, or differs from this command's configuration (named: the first
   settings that differ, with both values);
-* the run has finished (``model.tar.gz`` written after ``metrics.json``): nothing to recover, nothing changed;
+* the run has finished (``model.tar.gz`` written after ``metrics.json``) and its checkpoints were removed: nothing to
+  recover, nothing changed (with its last checkpoint, a finished run recovers to the same metrics and weights: a
+  command repeated with ``--recover`` after it succeeded succeeds again);
 * no checkpoint can be used: every one is damaged
   (:meth:`~eer_plugin.training.checkpointer.AtomicCheckpointer.newest_usable`; a damaged newer one is passed over,
   with a warning, for the newest that can be used), or there is none while the directory holds what trained epochs
@@ -163,16 +165,16 @@ def check_recovery(params, serialization_dir) -> None:
             f"directory, or the run's {CONFIG_NAME} was removed; give the run's directory, or {START_AGAIN}"
         )
     saved = _saved_config(config_path)
-    if training_finished(directory):
-        raise CheckpointError(
-            f"{directory}: the run has finished ({os.path.join(directory, 'model.tar.gz')} is its model): there is "
-            "nothing to recover, and nothing was changed; to train it again, add --force instead of --recover (it "
-            "replaces the directory) or train into a new directory"
-        )
     _check_same_settings(params, saved, config_path)
     from eer_plugin.training.checkpointer import AtomicCheckpointer
 
     found = AtomicCheckpointer(directory).newest_usable(mmap=True, quiet=True)  # the load says what it passes over
+    if found is None and training_finished(directory):  # with its last checkpoint, it ends again as it ended
+        raise CheckpointError(
+            f"{directory}: the run has finished ({os.path.join(directory, 'model.tar.gz')} is its model) and its "
+            "checkpoints were removed: there is nothing to recover, and nothing was changed; to train it again, add "
+            "--force instead of --recover (it replaces the directory) or train into a new directory"
+        )
     if found is None:
         _check_nothing_trained(directory, names)
     else:

@@ -296,6 +296,13 @@ def _comparable(directory: Path, leave_out: Optional[str] = None) -> dict:
     }
 
 
+def _assert_same(a: dict, b: dict) -> None:
+    """Two :func:`_comparable` results are the same run: metrics equal, weights and ``best.th`` equal."""
+    assert a["epochs"] == b["epochs"] and a["final"] == b["final"]
+    for name in ("weights", "best"):
+        assert a[name].keys() == b[name].keys() and all(torch.equal(a[name][k], b[name][k]) for k in a[name])
+
+
 def checkpoint_point(name: str):
     epochs, batches = name.split("_e")[1].removesuffix(".th").split("_b")
     return int(epochs), int(batches)
@@ -399,6 +406,11 @@ def test_recover_on_a_missing_directory_or_a_finished_run_changes_nothing(sweep_
         train_model_from_file(CONFIG, str(tmp_path / "none"), overrides=_overrides(), recover=True)
     assert not (tmp_path / "none").exists()
     finished = _copy(sweep_env["straight"], tmp_path / "finished")
+    before = _comparable(finished)
+    train_model_from_file(CONFIG, str(finished), overrides=_overrides(), recover=True)  # the same command again
+    _assert_same(_comparable(finished), before)
+    for path in finished.glob("*_state_e*.th"):  # a finished run whose checkpoints were cleaned up
+        path.unlink()
     before = _contents(finished)
     with pytest.raises(UserError, match="the run has finished .*model.tar.gz is its model.*nothing was changed"):
         train_model_from_file(CONFIG, str(finished), overrides=_overrides(), recover=True)
