@@ -202,15 +202,12 @@ def test_recover_checks_the_directory_before_anything_is_written(tmp_path, caplo
     recovery.check_recovery(_params(), run)
     (run / "metrics.json").write_text("{}")
     (run / "model.tar.gz").write_bytes(b"")
-    with pytest.raises(CheckpointError, match="the run has finished .*nothing was changed"):
+    recovery.check_recovery(_params(), run)  # finished, with its last checkpoint: it ends again as it ended
+    for name in ("model_state_e1_b0.th", "training_state_e1_b0.th"):  # finished, its checkpoints cleaned up
+        (run / name).unlink()
+    with pytest.raises(CheckpointError, match="the run has finished .*checkpoints were removed.*nothing was changed"):
         recovery.check_recovery(_params(), run)
-    assert sorted(p.name for p in run.iterdir()) == [
-        "config.json",
-        "metrics.json",
-        "model.tar.gz",
-        "model_state_e1_b0.th",
-        "training_state_e1_b0.th",
-    ]
+    assert sorted(p.name for p in run.iterdir()) == ["config.json", "metrics.json", "model.tar.gz"]
 
 
 def _vocabulary(*labels):
