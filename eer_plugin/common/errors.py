@@ -147,13 +147,15 @@ def terminate_as_interrupt() -> None:
     """Makes SIGTERM and SIGHUP raise :class:`Terminated` in this process (from its main thread; elsewhere nothing
     changes), so that a stopped command removes what it was writing instead of leaving a hidden temporary file and
     says so in one line; the one way every command (``eer-ner``, a subcommand's ``main``) is set up for them. A
-    signal this process was started ignoring (``nohup`` ignores SIGHUP) stays ignored."""
+    signal this process was started ignoring (``nohup`` ignores SIGHUP) stays ignored, and one that already has a
+    handler keeps it (a training tied to ``eer-ner serve``, :mod:`eer_plugin.serve.tether`, must be killed, never
+    interrupted into a half-trained ``model.tar.gz``)."""
     import threading
 
     if threading.current_thread() is not threading.main_thread():
         return
     for signum in STOPPING_SIGNALS:
-        if signal.getsignal(signum) is not signal.SIG_IGN:
+        if signal.getsignal(signum) is signal.SIG_DFL:  # ignored (nohup) or handled already: theirs to decide
             signal.signal(signum, _raise_terminated)
 
 

@@ -49,6 +49,14 @@ def test_a_signal_the_process_was_started_ignoring_stays_ignored():
         errors.terminate_as_interrupt()
         assert signal.getsignal(signal.SIGHUP) is signal.SIG_IGN
         assert signal.getsignal(signal.SIGTERM) is errors._raise_terminated
+
+        def own(*_):  # a handler set before (serve's tethered training): it stays
+            pass
+
+        signal.signal(signal.SIGHUP, own)
+        signal.signal(signal.SIGTERM, own)
+        errors.terminate_as_interrupt()
+        assert signal.getsignal(signal.SIGHUP) is own and signal.getsignal(signal.SIGTERM) is own
     finally:
         for signum, handler in saved.items():
             signal.signal(signum, handler)
