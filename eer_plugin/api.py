@@ -118,6 +118,29 @@ def _batches(stream: Iterator[DocumentInput], batch_size: int) -> Iterator[Tuple
         first += len(batch)
 
 
+class _TakingTurns:
+    """The tagger of chunks ``model`` with each model call (:data:`MODEL_CALLS`) holding ``lock`` for that call
+    only (:meth:`Tagger.taking_turns`); everything else is ``model``'s."""
+
+    #: the methods that run the tokenizer or the model
+    MODEL_CALLS = ("chunk", "tag_chunks", "entity_probabilities")
+
+    def __init__(self, model: Any, lock: Any) -> None:
+        self._inner = model
+        self._lock = lock
+
+    def __getattr__(self, name: str) -> Any:
+        found = getattr(self._inner, name)
+        if name not in self.MODEL_CALLS:
+            return found
+
+        def holding(*args: Any) -> Any:
+            with self._lock:
+                return found(*args)
+
+        return holding
+
+
 class Tagger:
     """A loaded model; see the module docstring. Build it with :meth:`Tagger.load`."""
 
@@ -177,6 +200,13 @@ class Tagger:
         return cls(
             DocumentTaggerPredictor(archive.model, archive.validation_dataset_reader, precision=precision), str(path)
         )
+
+    def taking_turns(self, lock: Any) -> "Tagger":
+        """This model, as a tagger whose every model call (chunking one document, tagging one batch of chunks,
+        their marginals) holds ``lock`` (a context manager) for that call only: threads that share the model take
+        turns call by call, so a long :meth:`pipe` lets the others in between its calls (with a first-come,
+        first-served lock such as :class:`eer_plugin.serve.turns.TurnLock`). The outputs are this tagger's."""
+        return Tagger(_TakingTurns(self._model, lock), self.path)
 
     @property
     def entity_types(self) -> List[str]:

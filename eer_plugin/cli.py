@@ -18,7 +18,8 @@ torch: ``eer-ner`` runs them through their own ``main`` without importing either
 ``python -m eer_plugin.cli`` does the same. An error caused by the input
 (:class:`eer_plugin.common.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
 is one line on stderr and exit status 1, and so is a missing input file; Ctrl-C is one line saying the data is
-safe (status 130), and so is SIGTERM in a data command of :data:`LIGHT_COMMANDS` (status 143), a closed pipe
+safe (status 130), and so is SIGTERM (status 143) or SIGHUP (129) in any command (the model commands, ``train``, the
+data commands alike: :func:`eer_plugin.common.errors.terminate_as_interrupt`), a closed pipe
 (``eer-ner eer-inspect FILE | head -2``) ends quietly (status 141), a full disk is one line
 (:func:`eer_plugin.common.errors.report`, the one printer).
 """
@@ -46,11 +47,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     from eer_plugin.common.errors import INPUT_ERROR, print_error, relative_paths_hint, report, terminate_as_interrupt
 
     arguments = list(sys.argv[1:] if argv is None else argv)
+    terminate_as_interrupt()  # a command stopped by SIGTERM or SIGHUP removes its temporary files, as after Ctrl-C
     try:
         if arguments and arguments[0] in LIGHT_COMMANDS and "--include-package" not in arguments:
             from eer_plugin.commands import subcommand
 
-            terminate_as_interrupt()  # a data command killed with SIGTERM removes its temporary files, as after Ctrl-C
             importlib.import_module(LIGHT_COMMANDS[arguments[0]])
             return subcommand.main_of(arguments[0])(arguments[1:], prog=f"eer-ner {arguments[0]}")
         from allennlp.commands import main as allennlp_main

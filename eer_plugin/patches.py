@@ -47,6 +47,11 @@ PATCHES: Tuple[Patch, ...] = (
         "eer_plugin.runtime.errors:install_excepthook",
     ),
     Patch(
+        ("allennlp.commands.import_module_and_submodules",),
+        "--include-package of a package that is not there, or that raises while imported: one line, not a traceback",
+        "eer_plugin.runtime.errors:install_include_package_check",
+    ),
+    Patch(
         ("allennlp.data.data_loaders.multiprocess_data_loader.MultiProcessDataLoader.index_with",),
         "evaluation data with an entity type the model never saw: a clear error instead of a KeyError",
         "eer_plugin.runtime.errors:install_unknown_type_check",
@@ -54,13 +59,22 @@ PATCHES: Tuple[Patch, ...] = (
     Patch(
         (
             "allennlp.training.gradient_descent_trainer.GradientDescentTrainer._save_model_state",
+            "allennlp.training.gradient_descent_trainer.GradientDescentTrainer._load_model_state",
+            "allennlp.training.checkpointer.Checkpointer.load_checkpoint",
             "allennlp.training.gradient_descent_trainer.GradientDescentTrainer._try_train",
             "allennlp.training.gradient_descent_trainer.hardlink_or_copy",
             "allennlp.common.util.dump_metrics",
             "allennlp.training.util.dump_metrics",
         ),
-        "atomic best.th and metrics*.json; a recovered run with no epoch left keeps its last epoch's metrics",
+        "atomic best.th and metrics*.json; best.th and the default checkpointer's files read weights-only; a "
+        "recovered run with no epoch left keeps its last epoch's metrics",
         "eer_plugin.training.checkpointer:install",
+    ),
+    Patch(
+        ("allennlp.training.util.create_serialization_dir", "allennlp.data.Vocabulary.save_to_files"),
+        "--recover checks the directory before anything is written (a damaged or missing checkpoint, config, "
+        "vocabulary or best.th, a finished run: one line); a saved vocabulary is never overwritten with another",
+        "eer_plugin.training.recovery:install",
     ),
     Patch(
         ("allennlp.training.util.get_metrics",),
@@ -105,14 +119,16 @@ def install() -> None:
     """Installs every patch of :data:`PATCHES`, in order (idempotent: each installer checks its own mark)."""
     from eer_plugin.commands import eer_settings, evaluate_checks, predict, train  # noqa: F401  (train: registered on import)
     from eer_plugin.runtime import archive, config_files, errors
-    from eer_plugin.training import checkpointer, distributed, epoch_state
+    from eer_plugin.training import checkpointer, distributed, epoch_state, recovery
 
     installers = {
         "eer_plugin.runtime.config_files:install": config_files.install,
         "eer_plugin.runtime.archive:install": archive.install,
         "eer_plugin.runtime.errors:install_excepthook": errors.install_excepthook,
+        "eer_plugin.runtime.errors:install_include_package_check": errors.install_include_package_check,
         "eer_plugin.runtime.errors:install_unknown_type_check": errors.install_unknown_type_check,
         "eer_plugin.training.checkpointer:install": checkpointer.install,
+        "eer_plugin.training.recovery:install": recovery.install,
         "eer_plugin.training.epoch_state:install": epoch_state.install,
         "eer_plugin.training.distributed:install": distributed.install,
         "eer_plugin.commands.predict:install_predict_manager": predict.install_predict_manager,

@@ -49,8 +49,8 @@ for _name, _path in FIXTURE_DATA.items():
 CONLL_EN = REPO.parent / "shared" / "data" / "conll2003-en"
 
 
-def build_tiny_encoder(directory: Path) -> Path:
-    """A 2-layer, 32-dim BERT with a character-level WordPiece vocabulary (any text tokenizes)."""
+def build_tiny_encoder(directory: Path, hidden_size: int = 32) -> Path:
+    """A 2-layer, 32-dim (``hidden_size``) BERT with a character-level WordPiece vocabulary (any text tokenizes)."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizerFast
 
@@ -64,7 +64,7 @@ def build_tiny_encoder(directory: Path) -> Path:
     torch.manual_seed(0)
     config = BertConfig(
         vocab_size=len(vocab),
-        hidden_size=32,
+        hidden_size=hidden_size,
         num_hidden_layers=2,
         num_attention_heads=2,
         intermediate_size=64,
@@ -136,9 +136,9 @@ def predictor(archive):
     return Predictor.from_archive(load_archive(str(archive)), "eer_tagger")
 
 
-def eer_ner(*argv, **kwargs) -> subprocess.CompletedProcess:
-    """Runs the installed ``eer-ner`` command offline, one thread, with a 5-minute limit."""
+def eer_ner(*argv, timeout: float = 300, **kwargs) -> subprocess.CompletedProcess:
+    """Runs the installed ``eer-ner`` command offline, one thread, with a limit of ``timeout`` seconds."""
     env = {**os.environ, "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "OMP_NUM_THREADS": "1"}
     return subprocess.run(
-        [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)], env=env, timeout=300, **kwargs
+        [str(Path(sys.executable).parent / "eer-ner"), *map(str, argv)], env=env, timeout=timeout, **kwargs
     )

@@ -8,6 +8,7 @@ from typing import Optional
 from allennlp.commands import predict as allennlp_predict
 from allennlp.common import logging as common_logging
 
+from eer_plugin.commands.overrides import check_overrides
 from eer_plugin.common.errors import UserError, check_cuda_device
 from eer_plugin.corpus import strict_json
 from eer_plugin.predictors.predict_manager import LineReportingPredictManager, check_arguments
@@ -53,6 +54,7 @@ def _checked(original):
         check_arguments(args.input_file, args.output_file, args.batch_size, args.archive_file, args.weights_file)
         check_predictor_name(args.predictor)
         check_cuda_device(getattr(args, "cuda_device", -1))
+        check_overrides(getattr(args, "overrides", None))
         check = getattr(_predictor_class(args.predictor), "check_predictor_args", None)
         if check is not None and args.predictor_args.strip():
             try:

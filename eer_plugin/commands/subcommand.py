@@ -17,7 +17,7 @@ import argparse
 import sys
 from typing import Callable, Dict, List, Optional, Tuple, Type
 
-from eer_plugin.common.errors import INPUT_ERROR, print_error, report
+from eer_plugin.common.errors import INPUT_ERROR, print_error, report, terminate_as_interrupt
 
 __all__ = ["INPUT_ERROR", "define", "print_error", "register_all"]
 
@@ -50,6 +50,7 @@ def define(
 
     def status_of(args: argparse.Namespace) -> int:
         named = name if named_errors else None
+        terminate_as_interrupt()  # SIGTERM / SIGHUP stop it as Ctrl-C does, however it was started
         try:
             result = run(args)
         except (KeyboardInterrupt, BrokenPipeError) as err:  # before ``errors``: a closed pipe is an OSError too

@@ -10,6 +10,7 @@ printed the same way by the excepthook that the AllenNLP plugin installs
 """
 
 import os
+import signal
 import sys
 from typing import Optional
 
@@ -109,37 +110,59 @@ def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
 INTERRUPTED = 130
 #: the exit status when stdout's reader went away (128 + SIGPIPE, as ``yes | head -1`` ends ``yes``)
 BROKEN_PIPE = 141
-INTERRUPTED_MESSAGE = (
-    "interrupted (Ctrl-C): every output is written whole or not at all, so the files this run was writing are as "
-    "they were before it (predict --output-file: run it again with --resume to continue; training: --recover)"
+#: what every stopped command says after how it was stopped: nothing of what it was writing is left half-written
+SAFE_OUTPUTS = (
+    "every output is written whole or not at all, so the files this run was writing are as they were before it "
+    "(predict --output-file: run it again with --resume to continue; training: --recover)"
 )
-
-
-TERMINATED_MESSAGE = (
-    "terminated (SIGTERM): every output is written whole or not at all, so the files this run was writing are as "
-    "they were before it"
-)
+INTERRUPTED_MESSAGE = f"interrupted (Ctrl-C): {SAFE_OUTPUTS}"
 #: the exit status after SIGTERM (128 + SIGTERM, as the shell reports a command ``kill`` ended)
 TERMINATED = 143
+#: the signals that stop a command as Ctrl-C does (:func:`terminate_as_interrupt`), by number: their name and
+#: what stopped it (SIGTERM: ``kill``, ``timeout``, a job scheduler's cancel; SIGHUP: the terminal or the ssh
+#: session closed)
+STOPPING_SIGNALS = {signal.SIGTERM: ("SIGTERM", "terminated"), signal.SIGHUP: ("SIGHUP", "hung up")}
 
 
 class Terminated(KeyboardInterrupt):
-    """SIGTERM (``kill``, ``timeout``, a job scheduler's cancel) as an exception (:func:`terminate_as_interrupt`):
-    the command stops as after Ctrl-C, its temporary files removed and its outputs as they were."""
+    """A signal of :data:`STOPPING_SIGNALS` (SIGTERM by default) as an exception (:func:`terminate_as_interrupt`):
+    the command stops as after Ctrl-C, its temporary files removed and its outputs as they were; exit status
+    128 + the signal's number."""
+
+    def __init__(self, signum: int = signal.SIGTERM) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+    @property
+    def message(self) -> str:
+        name, what = STOPPING_SIGNALS.get(self.signum, (f"signal {self.signum}", "stopped"))
+        return f"{what} ({name}): {SAFE_OUTPUTS}"
 
 
 def _raise_terminated(signum, frame) -> None:
-    raise Terminated()
+    raise Terminated(signum)
 
 
 def terminate_as_interrupt() -> None:
-    """Makes SIGTERM raise :class:`Terminated` in this process (from its main thread; elsewhere nothing changes),
-    so that a killed command removes what it was writing instead of leaving a hidden temporary file."""
-    import signal
+    """Makes SIGTERM and SIGHUP raise :class:`Terminated` in this process (from its main thread; elsewhere nothing
+    changes), so that a stopped command removes what it was writing instead of leaving a hidden temporary file and
+    says so in one line; the one way every command (``eer-ner``, a subcommand's ``main``) is set up for them. A
+    signal this process was started ignoring (``nohup`` ignores SIGHUP) stays ignored, and one that already has a
+    handler keeps it (a training tied to ``eer-ner serve``, :mod:`eer_plugin.serve.tether`, must be killed, never
+    interrupted into a half-trained ``model.tar.gz``)."""
     import threading
 
-    if threading.current_thread() is threading.main_thread():
-        signal.signal(signal.SIGTERM, _raise_terminated)
+    if threading.current_thread() is not threading.main_thread():
+        return
+    for signum in STOPPING_SIGNALS:
+        if signal.getsignal(signum) is signal.SIG_DFL:  # ignored (nohup) or handled already: theirs to decide
+            signal.signal(signum, _raise_terminated)
+
+
+def _is_allennlp_sigterm(error: BaseException) -> bool:
+    """AllenNLP's ``SigTermReceived``, raised by the SIGTERM handler of the ``allennlp`` command (by name: this
+    layer imports no AllenNLP)."""
+    return type(error).__name__ == "SigTermReceived" and type(error).__module__.startswith("allennlp")
 
 
 def _silence_stdout() -> None:
@@ -163,8 +186,9 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
 
     * :class:`UserError` (the output policy's ``OutputError`` is one) and AllenNLP's ``ConfigurationError``:
       ``error: <message>`` on one line, status 1;
-    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130; SIGTERM in a command that
-      :func:`terminate_as_interrupt` set up (:class:`Terminated`): the same, status 143;
+    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130; SIGTERM or SIGHUP in a command
+      that :func:`terminate_as_interrupt` set up (:class:`Terminated`, or AllenNLP's ``SigTermReceived`` of the
+      ``allennlp`` command): the same, status 143 (129 after SIGHUP);
     * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
     * a full disk or quota (``OSError`` ENOSPC / EDQUOT): the file and the reason, status 1;
     * ``RecursionError`` (input nested too deeply) and ``MemoryError`` (input too large to hold): one line, status 1.
@@ -179,9 +203,10 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
     if _is_allennlp_configuration_error(error):  # AllenNLP's own error of a config or argument: one line
         print_error(one_line(getattr(error, "message", error)), command)
         return INPUT_ERROR
-    if isinstance(error, Terminated):
-        print(f"{command + ': ' if command else ''}{TERMINATED_MESSAGE}", file=sys.stderr)
-        return TERMINATED
+    if isinstance(error, Terminated) or _is_allennlp_sigterm(error):
+        signum = getattr(error, "signum", signal.SIGTERM)
+        print(f"{command + ': ' if command else ''}{Terminated(signum).message}", file=sys.stderr)
+        return 128 + signum
     if isinstance(error, KeyboardInterrupt):
         print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
         return INTERRUPTED

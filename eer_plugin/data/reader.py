@@ -17,7 +17,7 @@ from eer_plugin.corpus.documents import DataFileError, Document
 from eer_plugin.corpus.formats import FormatError, iter_documents
 from eer_plugin.inference.chunking import Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
-from eer_plugin.runtime.encoders import resolve_model_name
+from eer_plugin.runtime.encoders import check_encoder, loading_error
 
 logger = logging.getLogger(__name__)
 
@@ -33,15 +33,25 @@ class EncoderIndexer(PretrainedTransformerIndexer):
     (``all-MiniLM-L6-v2``), so configs and archives name the encoder, not a site-packages path."""
 
     def __init__(self, model_name: str, **kwargs) -> None:
-        super().__init__(resolve_model_name(model_name), **kwargs)
+        path = check_encoder(model_name, ())
+        try:
+            super().__init__(path, **kwargs)
+        except (OSError, ValueError) as error:  # transformers' refusal of the tokenizer's files
+            raise loading_error(model_name, path, error, "tokenizer") from None
 
 
 @TokenEmbedder.register("eer_transformer")
 class EncoderEmbedder(PretrainedTransformerEmbedder):
-    """``pretrained_transformer`` embedder with the same aliases as :class:`EncoderIndexer`."""
+    """``pretrained_transformer`` embedder with the same aliases as :class:`EncoderIndexer`; an encoder directory
+    without its config or weights is one :class:`~eer_plugin.runtime.encoders.EncoderError` line."""
 
     def __init__(self, model_name: str, **kwargs) -> None:
-        super().__init__(resolve_model_name(model_name), **kwargs)
+        parts = ("config", "weights") if kwargs.get("load_weights", True) else ("config",)
+        path = check_encoder(model_name, parts)
+        try:
+            super().__init__(path, **kwargs)
+        except (OSError, ValueError) as error:  # transformers' refusal of the files (damaged weights, ...)
+            raise loading_error(model_name, path, error, "model") from None
 
 
 @DatasetReader.register("eer_documents")
@@ -125,7 +135,7 @@ class PartialDocumentReader(DatasetReader):
             self.tokenizer = None
             self.bookends = (0, 0)
         else:  # the one subword tokenization, shared with the exported model (eer_plugin.inference)
-            self.subwords = SubwordTokenizer(resolve_model_name(model_name), model_name, max_length)
+            self.subwords = SubwordTokenizer(check_encoder(model_name, ()), model_name, max_length)
             self.tokenizer = self.subwords.tokenizer
             self.bookends = self.subwords.bookends
             self.max_length = self.subwords.max_length

@@ -36,6 +36,7 @@ from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast, set_tagging_precision
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.custom_code import ENCODER_CODE_FILES, asks_for_custom_code
+from eer_plugin.runtime.encoders import EncoderError
 
 FORMAT = "eer-ner exported tagger"
 FORMAT_VERSION = 1
@@ -243,8 +244,9 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
                     f"{encoder_directory / TOKENIZER_FILE}: missing: the export has no tokenizer, and transformers "
                     f"cannot rebuild it from the other files ({type(error).__name__}); {FIX}"
                 ) from None
+            reason = error.problem if isinstance(error, EncoderError) else one_line(error)
             raise ArchiveError(
-                f"{encoder_directory}: the encoder's tokenizer cannot be read ({one_line(error)}); {FIX}"
+                f"{encoder_directory}: the encoder's tokenizer cannot be read ({reason}); {FIX}"
             ) from None
         try:
             config = AutoConfig.from_pretrained(str(encoder_directory), trust_remote_code=False)

@@ -18,6 +18,7 @@ import torch
 from eer_plugin.common.errors import SettingError
 from eer_plugin.corpus.documents import Document
 from eer_plugin.inference.chunking import Chunk, chunk_document
+from eer_plugin.runtime.encoders import loading_error
 
 
 class SubwordTokenizer:
@@ -29,7 +30,10 @@ class SubwordTokenizer:
         from transformers import AutoTokenizer
 
         name = name or path
-        self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+        try:
+            self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+        except Exception as error:  # noqa: BLE001  (transformers' OSError, ValueError, ... of files that are not there or not read)
+            raise loading_error(name, path, error, "tokenizer") from None
         if not self.tokenizer.is_fast:
             raise SettingError(f"{name}: a fast tokenizer is needed (word alignment); give an encoder that has one")
         bookends = self.tokenizer.build_inputs_with_special_tokens([])

@@ -34,12 +34,13 @@ import tarfile
 import tempfile
 from collections import OrderedDict
 from contextlib import contextmanager
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 import torch
 
 from eer_plugin.common.errors import ArchiveError, check_cuda_device, one_line
+from eer_plugin.common.member_paths import path_problem
 from eer_plugin.common.outputs import replacing
 from eer_plugin.common.wording import counted
 from eer_plugin.runtime.archive_contents import (  # noqa: F401  (CONFIG_NAME, _EXTRACTED_FROM: this module's names too)
@@ -54,21 +55,6 @@ from eer_plugin.runtime.archive_contents import (  # noqa: F401  (CONFIG_NAME, _
 logger = logging.getLogger(__name__)
 
 PathLike = Union[str, os.PathLike]
-
-
-def path_problem(name: str) -> Optional[str]:
-    """Why an archive member's path is unsafe to extract (absolute, or with ``..``), or None; shared by
-    model archives (tar) and split encoder archives (zip, :mod:`eer_plugin.runtime.encoder_packages`)."""
-    if (
-        not name
-        or name.startswith(("/", "\\"))
-        or PurePosixPath(name).is_absolute()
-        or (len(name) > 1 and name[1] == ":")
-    ):
-        return "its path is absolute"
-    if ".." in PurePosixPath(name.replace("\\", "/")).parts:
-        return "its path contains '..'"
-    return None
 
 
 def _problem(member: tarfile.TarInfo, destination: Optional[Path]) -> Optional[str]:

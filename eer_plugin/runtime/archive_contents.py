@@ -19,6 +19,8 @@ import re
 from typing import Dict, Optional
 
 from eer_plugin.common.errors import ArchiveError, one_line
+from eer_plugin.runtime.config_overrides import override_error
+from eer_plugin.runtime.encoders import EncoderError
 
 CONFIG_NAME = "config.json"  # allennlp.models.archival.CONFIG_NAME
 #: the settings file of an exported model (eer_plugin.inference.exported.SETTINGS_FILE, a layer above)
@@ -26,6 +28,11 @@ EXPORT_SETTINGS = "eer_tagger.json"
 #: temporary extraction directory -> the model archive it came from (for error messages)
 _EXTRACTED_FROM: Dict[str, str] = {}
 USE_THE_TRAINED_ARCHIVE = "use the model.tar.gz that eer-ner train wrote"
+#: the fix for a model whose encoder cannot be loaded from where its config names it
+ENCODER_FIX = (
+    "the encoder it was trained with (EER_ENCODER) must be where it was; or tag with an export of the model "
+    "(eer-ner eer-export-model, run where the encoder is), which holds it"
+)
 
 
 def archive_named(directory: str) -> str:
@@ -99,14 +106,47 @@ def _weights_misfit(error: BaseException) -> bool:
     return isinstance(error, RuntimeError) and ("Error loading state dict" in text or "size mismatch" in text)
 
 
+def _archive_error(error: BaseException, part: str, serialization_dir: str, declared: str) -> ArchiveError:
+    """The :class:`ArchiveError` naming the archive for ``error``, raised while its config built its ``part``."""
+    where = archive_named(serialization_dir)
+    if isinstance(error, EncoderError):  # the encoder directory it names is gone, or no longer a transformers model
+        return ArchiveError(
+            f"{where}: the encoder its {CONFIG_NAME} names, {error.name}: {error.problem}: {ENCODER_FIX}"
+        )
+    if isinstance(error, OSError):  # transformers' "couldn't connect to huggingface.co", AllenNLP's vocabulary files
+        lacking = _member_lacking(error, serialization_dir)
+        if lacking:
+            return ArchiveError(
+                f"{where}: a model archive (or serialization directory) without its {lacking}: packed by hand, or "
+                f"copied in part? {USE_THE_TRAINED_ARCHIVE}"
+            )
+        return ArchiveError(
+            f"{where}: the encoder its {CONFIG_NAME} names cannot be loaded ({type(error).__name__}: "
+            f"{(str(error).strip().splitlines() or [''])[0][:160]}): {ENCODER_FIX}"
+        )
+    if _weights_misfit(error):
+        return ArchiveError(
+            f"{where}: its weights do not fit the model its {CONFIG_NAME} builds ({one_line(error)[:300]}): "
+            f"the weights or the vocabulary of another model, or damaged; {USE_THE_TRAINED_ARCHIVE}"
+        )
+    reason = str(getattr(error, "message", error)).strip().splitlines()
+    return ArchiveError(
+        f"{where}: its {CONFIG_NAME} does not build its {part.replace('_', ' ')} (type {declared!r}; "
+        f"{type(error).__name__}: {(reason[-1] if reason else '')[:160]}): an archive of another model type, or one "
+        f"whose config was edited; {USE_THE_TRAINED_ARCHIVE}"
+    )
+
+
 def checked_load(original, part: str):
     """``archival._load_model`` / ``_load_dataset_readers`` (which every ``load_archive`` calls) turning the errors
     of a config that does not build its ``part`` (an archive of another model type, a relabelled or edited
-    ``config.json``, weights of another shape) into one :class:`ArchiveError` naming the archive."""
+    ``config.json``, weights of another shape, an encoder no longer where it names it) into one
+    :class:`ArchiveError` naming the archive; a ``part`` that ``-o/--overrides`` changed is the overrides' error
+    (:func:`eer_plugin.runtime.config_overrides.override_error`), never the archive's."""
     from allennlp.common.checks import ConfigurationError
 
     def load(config, *args):
-        serialization_dir = args[1] if part == "model" else args[0]
+        serialization_dir = str(args[1] if part == "model" else args[0])
         try:
             declared = config.as_dict(quiet=True).get(part, {}).get("type", "?")
         except Exception:  # noqa: BLE001  (only for the message)
@@ -115,32 +155,15 @@ def checked_load(original, part: str):
             return original(config, *args)
         except ArchiveError:
             raise
-        except OSError as error:  # transformers' "Incorrect path_or_model_id", "couldn't connect to huggingface.co"
-            lacking = _member_lacking(error, str(serialization_dir))
-            if lacking:
-                raise ArchiveError(
-                    f"{archive_named(serialization_dir)}: a model archive (or serialization directory) without its "
-                    f"{lacking}: packed by hand, or copied in part? {USE_THE_TRAINED_ARCHIVE}"
-                ) from None
-            raise ArchiveError(
-                f"{archive_named(serialization_dir)}: the encoder its {CONFIG_NAME} "
-                f"names cannot be loaded ({type(error).__name__}: {(str(error).strip().splitlines() or [''])[0][:160]}): "
-                "the encoder it was trained with (EER_ENCODER) must be where it was; or tag with an export of the model "
-                "(eer-ner eer-export-model, run where the encoder is), which holds it"
-            ) from None
-        except (ConfigurationError, TypeError, KeyError, ValueError, RuntimeError, AttributeError) as error:
-            where = archive_named(serialization_dir)
-            if _weights_misfit(error):
-                raise ArchiveError(
-                    f"{where}: its weights do not fit the model its {CONFIG_NAME} builds ({one_line(error)[:300]}): "
-                    f"the weights or the vocabulary of another model, or damaged; {USE_THE_TRAINED_ARCHIVE}"
-                ) from None
-            reason = str(getattr(error, "message", error)).strip().splitlines()
-            raise ArchiveError(
-                f"{where}: its {CONFIG_NAME} does not build its {part.replace('_', ' ')} (type {declared!r}; "
-                f"{type(error).__name__}: {(reason[-1] if reason else '')[:160]}): an archive of another model type, or one "
-                f"whose config was edited; {USE_THE_TRAINED_ARCHIVE}"
-            ) from None
+        except Exception as error:  # noqa: BLE001  (an override's value may fail anywhere the part is built)
+            blamed = override_error(config, part, error, archive_named(serialization_dir))
+            if blamed is not None:
+                raise blamed from None
+            if not isinstance(
+                error, (OSError, ConfigurationError, TypeError, KeyError, ValueError, RuntimeError, AttributeError)
+            ):
+                raise
+            raise _archive_error(error, part, serialization_dir, declared) from None
 
     load.eer_checked = True  # type: ignore[attr-defined]
     return load

@@ -24,6 +24,7 @@ from typing import List, Union
 
 from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
+from eer_plugin.runtime import config_overrides
 from eer_plugin.runtime.settings import environment_hyperparameters_error, unset_defaults
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
@@ -67,16 +68,41 @@ DATA_KEYS = {
 }
 
 
+#: config key (at any depth) of another file a training config reads -> the setting that names it
+FILE_KEYS = {"pretrained_file": "EER_WORD_VECTORS"}
+
+
+def _values_of(value, key: str):
+    """Every value of ``key`` in the config ``value``, at any depth."""
+    if isinstance(value, dict):
+        for name, item in value.items():
+            if name == key:
+                yield item
+            else:
+                yield from _values_of(item, key)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _values_of(item, key)
+
+
 def check_data_paths(config: str, params: dict) -> None:
-    """A :class:`DataFileError` for the first data path of a training config that is no file, before
-    ``train`` creates its serialization directory (a rerun after the fix then needs no clean-up)."""
-    for key, setting in DATA_KEYS.items():
-        path = params.get(key)
-        if isinstance(path, str) and "://" not in path and not os.path.exists(path):
-            raise DataFileError(
-                f"{config}: {key} {path!r} not found{relative_paths_hint(path)}; "
-                f"check the path, or the setting that names it: {setting}"
-            )
+    """A :class:`DataFileError` for the first data path of a training config that is no file (and the first file of
+    :data:`FILE_KEYS`, CBL-LSTM's word vectors, that is no regular file), before ``train`` creates its serialization
+    directory (a rerun after the fix then needs no clean-up)."""
+    named = [(key, params.get(key), setting) for key, setting in DATA_KEYS.items()]
+    named += [(key, path, setting) for key, setting in FILE_KEYS.items() for path in _values_of(params, key)]
+    for key, path, setting in named:
+        if not isinstance(path, str) or "://" in path or path.startswith("("):  # a URL, AllenNLP's "(archive)#member"
+            continue
+        if not os.path.exists(path):
+            problem = f"not found{relative_paths_hint(path)}"
+        elif key in FILE_KEYS and os.path.isdir(path):
+            problem = "is a directory, not a file"
+        else:
+            continue
+        raise DataFileError(
+            f"{config}: {key} {path!r} {problem}; check the path, or the setting that names it: {setting}"
+        )
 
 
 def _jsonnet_error(config: str, error: RuntimeError) -> UserError:
@@ -138,7 +164,7 @@ def _refuse_custom_code(config: str, values: dict) -> None:
 def install() -> None:
     """Wraps ``Params.from_file`` and jsonnet's ``evaluate_file`` in AllenNLP (idempotent)."""
     from allennlp.common import params as params_module
-    from allennlp.common.params import Params
+    from allennlp.common.params import Params, parse_overrides
 
     if getattr(Params.from_file, "eer_configs", False):
         return
@@ -157,27 +183,33 @@ def install() -> None:
         if refused:
             raise UserError(f"{params_file}: {refused}")
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
+        values = config_overrides.parsed(params_overrides, lambda text: parse_overrides(text, ext_vars))
+        model_config = not training_config and _is_model_config(config)
         try:
-            params = original(cls, config, params_overrides, ext_vars)
-        except ValueError as error:  # AllenNLP's with_overrides: a dotted key under an object the -o also replaces
-            if not str(error).startswith("overrides dict contains unused keys"):
+            params = original(cls, config, values, ext_vars)
+        except ValueError as error:  # AllenNLP's with_overrides: a key the config lacks, or under a replaced object
+            named = _model_config_name(config) if model_config else str(params_file)
+            unapplied = config_overrides.unapplied_error(error, params_overrides, values, _read(config), named)
+            if unapplied is None:
                 raise
-            raise UserError(
-                f"-o/--overrides: {str(error).split(': ', 1)[1]} are not applied, because the same -o replaces an object "
-                'above them (e.g. "trainer": {...} with "trainer.num_epochs"); give dotted keys only, such as '
-                '\'{"trainer.num_epochs": 5, "trainer.optimizer.lr": 1e-4}\''
-            ) from None
+            raise unapplied from None
         except RuntimeError as error:
             if str(error).startswith(("RUNTIME ERROR", "STATIC ERROR")):
-                if not training_config and _is_model_config(config):
+                if model_config:
                     raise _model_config_error(config, error) from None
                 raise _jsonnet_error(str(params_file), error) from None
             raise
         if training_config:
             check_data_paths(str(params_file), params.as_dict(quiet=True))
-        elif _is_model_config(config):
+        elif model_config:
             _refuse_custom_code(config, params.as_dict(quiet=True))
+            if values:  # a part that does not build with them names them, not the archive (archive_contents)
+                config_overrides.record(params, params_overrides, values, _read(config))
         return params
+
+    def _read(config: str) -> dict:
+        """The config file as it is, without overrides (for the messages about them)."""
+        return original(Params, config, "", unset_defaults()).as_dict(quiet=True)
 
     from_file.eer_configs = True  # type: ignore[attr-defined]
     from_file.__doc__ = original.__doc__

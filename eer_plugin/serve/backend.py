@@ -15,8 +15,11 @@
 Training: the project's JSON export is fetched (:mod:`eer_plugin.serve.client`), imported with the Label Studio
 importer (``annotators="first"``; the complete tasks: :func:`eer_plugin.serve.tasks.is_complete`) and trained
 in the background (:class:`eer_plugin.serve.models.Trainer`). Errors are ``{"error": one line}``: 409 training
-already running, 422 a request body that is no JSON object or a label config or task the backend cannot fill,
-502 Label Studio unreachable or refusing the API key.
+already running, 413 a /predict request of more words than ``--max-words``, 422 a request body that is no JSON
+object or a label config or task the backend cannot fill, 502 Label Studio unreachable or refusing the API key.
+
+Requests run side by side; their model calls take turns one call at a time (:mod:`eer_plugin.serve.turns`), so
+a long /predict or /rank delays a short request by a few model calls, not by its own length.
 """
 
 import json
@@ -31,12 +34,18 @@ from eer_plugin.inference.documents import describe
 from eer_plugin.serve import label_config, tasks
 from eer_plugin.serve.client import LabelStudioClient, LabelStudioError
 from eer_plugin.serve.models import ModelStore, Trainer, TrainingRunning
+from eer_plugin.serve.turns import Stopping
 
 logger = logging.getLogger(__name__)
 
 Answer = Tuple[int, Dict[str, Any]]
 #: documents per model call
 BATCH_SIZE = 8
+#: the most words (separated by white space, all tasks together) one /predict request may hold
+#: (``--max-words``): about 80 s of a 2-core CPU with MiniLM (docs/speed.md), within Label Studio's 100 s
+#: ``ML_TIMEOUT_PREDICT``; a larger request is a 413 naming the limit, not a prediction Label Studio stopped
+#: waiting for
+MAX_WORDS = 20_000
 #: the import warnings a training's answer quotes (all of them: its log and the backend's console)
 WARNINGS_SHOWN = 5
 #: the routes that answer GET
@@ -79,7 +88,8 @@ def project_id(value: Any) -> int:
 
 
 class Backend:
-    """The ML backend of one :class:`ModelStore`; ``client`` builds a :class:`LabelStudioClient` from a URL and key."""
+    """The ML backend of one :class:`ModelStore`; ``client`` builds a :class:`LabelStudioClient` from a URL and key;
+    a /predict request of more than ``max_words`` words is a 413."""
 
     def __init__(
         self,
@@ -88,8 +98,10 @@ class Backend:
         url: Optional[str] = None,
         api_key: Optional[str] = None,
         client: Callable[[str, str], LabelStudioClient] = LabelStudioClient,
+        max_words: int = MAX_WORDS,
     ) -> None:
         self.store = store
+        self.max_words = max_words
         self.trainer = trainer
         self.url = url
         self.api_key = api_key
@@ -120,7 +132,16 @@ class Backend:
             return _error(422, f"{expected}; the request body is not JSON ({error})")
         if not isinstance(body, dict):
             return _error(422, f"{expected}; the request body is {_json_kind(body, bool(raw.strip()))}")
-        return method(body)
+        try:
+            return method(body)
+        except Stopping as stopping:
+            return _error(503, f"POST {route}: {stopping}")
+
+    def stopping(self) -> None:
+        """The server is stopping (Ctrl-C, SIGTERM): the requests that wait for the model, or are between two model
+        calls, end with a 503, so that the server stops after the model call under way, not after the longest
+        request."""
+        self.store.lock.close("the backend is stopping (Ctrl-C or SIGTERM); send the request again once it runs")
 
     def no_route(self, method: str, path: str) -> str:
         """What a request to a route the backend does not answer (or with another method) gets, as one line."""
@@ -173,15 +194,14 @@ class Backend:
             self.api_key = body["access_token"]
         return 200, {"model_version": served.version}
 
-    def predictions(self, task_list: List[Dict[str, Any]], config: label_config.LabelConfig) -> List[Dict[str, Any]]:
-        """One prediction per task (see :mod:`eer_plugin.serve.tasks`), tagged by the model served now."""
+    def predictions(self, texts: List[str], config: label_config.LabelConfig) -> List[Dict[str, Any]]:
+        """One prediction per task text (see :mod:`eer_plugin.serve.tasks`), tagged by the model served now; each
+        model call takes its turn at the model (:mod:`eer_plugin.serve.turns`), so other requests go on meanwhile."""
         served = self.store.current
         mapping = config.type_to_label(served.entity_types)
-        texts = [tasks.task_text(task, config) for task in task_list]
         wanted = [i for i, text in enumerate(texts) if text.strip()]
-        with self.store.lock:
-            tagged = list(served.tagger.pipe([texts[i] for i in wanted], batch_size=BATCH_SIZE))
-            ranked = served.tagger.rank([texts[i] for i in wanted], batch_size=BATCH_SIZE)
+        tagged = list(served.tagger.pipe([texts[i] for i in wanted], batch_size=BATCH_SIZE))
+        ranked = served.tagger.rank([texts[i] for i in wanted], batch_size=BATCH_SIZE)
         uncertain = {wanted[row["index"]]: row["uncertain_tags"] for row in ranked}
         found = dict(zip(wanted, tagged))
         return [
@@ -199,8 +219,20 @@ class Backend:
             return _error(422, 'predict: expected {"tasks": [...], "label_config": ...}')
         try:
             config = self.config(body.get("label_config"))
-            return 200, {"results": self.predictions(task_list, config), "model_version": self.store.current.version}
-        except (label_config.LabelConfigError, tasks.TaskError, TaggerInputError) as error:
+            texts = [tasks.task_text(task, config) for task in task_list]
+        except (label_config.LabelConfigError, tasks.TaskError) as error:
+            return _error(422, str(error))
+        words = sum(len(text.split()) for text in texts)
+        if words > self.max_words:
+            return _error(
+                413,
+                f"POST /predict: the {len(texts)} tasks hold {words:,} words, more than the {self.max_words:,} one "
+                "request may (eer-ner serve --max-words); send fewer or shorter tasks per request, or start the "
+                "backend with a higher --max-words (and raise Label Studio's ML_TIMEOUT_PREDICT to match)",
+            )
+        try:
+            return 200, {"results": self.predictions(texts, config), "model_version": self.store.current.version}
+        except (label_config.LabelConfigError, TaggerInputError) as error:
             return _error(422, str(error))
 
     def webhook(self, body: Dict[str, Any]) -> Answer:
@@ -296,7 +328,7 @@ class Backend:
         todo = tasks.unannotated(client.export(project, all_tasks=True))
         if not todo:
             return 200, {"project": project, "ranked": [], "model_version": self.store.current.version}
-        predictions = self.predictions(todo, config)
+        predictions = self.predictions([tasks.task_text(task, config) for task in todo], config)
         version = predictions[0]["model_version"]
         ids = {task["id"] for task in todo}
         for old in client.predictions(project):

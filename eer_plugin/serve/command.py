@@ -79,6 +79,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         default_from=(launch, "max_body_mb"),
         help="the largest request body read, in MB; a larger one is answered 413 (default %(default)s)",
     )
+    add_option(
+        parser,
+        "--max-words",
+        type=int,
+        default_from=(launch, "max_words"),
+        help="the most words (separated by white space) of one /predict request, all its tasks together; a "
+        "larger one is answered 413 naming the limit (default %(default)s: about 80 s of a 2-core CPU with "
+        "MiniLM, within Label Studio's 100 s ML_TIMEOUT_PREDICT)",
+    )
     return parser
 
 
@@ -95,6 +104,7 @@ def run(args: argparse.Namespace) -> None:
         args.encoder,
         announce=lambda line: print(line, flush=True),
         max_body_mb=args.max_body_mb,
+        max_words=args.max_words,
     )
 
 

@@ -9,6 +9,7 @@ from typing import Callable, Optional
 
 from eer_plugin.common.errors import UserError
 from eer_plugin.serve.app import HOST, MAX_BODY_MB, PORT
+from eer_plugin.serve.backend import MAX_WORDS
 from eer_plugin.serve.models import TRAIN_CONFIG, WORK_DIR
 
 #: the environment variable that holds the Label Studio API key when none is given
@@ -48,12 +49,13 @@ def launch(
     encoder: Optional[str] = None,
     announce: Callable[[str], None] = lambda line: None,
     max_body_mb: float = MAX_BODY_MB,
+    max_words: int = MAX_WORDS,
 ) -> None:
     """Serves ``model`` at ``http://host:port`` until stopped: a Label Studio ML backend whose trainings use
     ``train_config`` with the ``-o`` overrides ``train_overrides`` (JSON object text) and ``encoder`` (None: the
     served model's) in ``work_dir``. ``api_key`` None: ``$LABEL_STUDIO_API_KEY``, else the token Label Studio sends
     at setup. ``announce`` gets the lines that say what is served where. Request bodies over ``max_body_mb`` MB
-    are answered 413 unread."""
+    are answered 413 unread, /predict requests of more than ``max_words`` words 413."""
     from eer_plugin.serve import app
     from eer_plugin.serve.backend import Backend
     from eer_plugin.serve.models import ModelStore, Trainer
@@ -62,6 +64,8 @@ def launch(
     check_address(host, port)
     if isinstance(max_body_mb, bool) or not isinstance(max_body_mb, (int, float)) or not 0 < max_body_mb < math.inf:
         raise UserError(f"--max-body-mb must be a number of megabytes above 0, got {max_body_mb!r}")
+    if isinstance(max_words, bool) or not isinstance(max_words, int) or max_words < 1:
+        raise UserError(f"--max-words must be a number of words of at least 1, got {max_words!r}")
     try:
         overrides = json.loads(train_overrides)
         assert isinstance(overrides, dict)
@@ -75,6 +79,7 @@ def launch(
         Trainer(store, train_config, overrides, encoder),
         label_studio_url,
         api_key or os.environ.get(API_KEY_VARIABLE),
+        max_words=max_words,
     )
     served = store.current
     announce(f"serving {served.version} ({served.path}, {store.source}): types {', '.join(served.entity_types)}")

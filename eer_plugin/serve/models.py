@@ -8,10 +8,12 @@ Work directory (``--work-dir``)::
                             train.log, and AllenNLP's serialization directory model/ (model.tar.gz at its end)
 
 The model given on the command line is version ``eer-v0``; each training makes ``eer-v<N+1>``. A training runs as
-its own process (``eer-ner train``, the same path as on the command line); the backend switches to the new model
-only after that process ended well, its ``model.tar.gz`` (written atomically by the plugin) loaded, and then
-``state.json`` is replaced atomically: predictions are never served from a half-written model, and a restart
-serves the last finished model. A second training while one runs is :class:`TrainingRunning`.
+its own process (``eer-ner train``, the same path as on the command line), tied to the server: it ends when the
+server ends, killed or not (:mod:`eer_plugin.serve.tether`). The backend switches to the new model only after
+that process ended well with its ``metrics.json`` and then its ``model.tar.gz`` (written atomically by the plugin),
+the model loaded, and then ``state.json`` is replaced atomically: predictions are never served from a half-written
+model, and a restart serves the last finished model. A second training while one runs is :class:`TrainingRunning`.
+The served model's calls take turns (:mod:`eer_plugin.serve.turns`).
 """
 
 import dataclasses
@@ -31,6 +33,8 @@ from typing import Any, Callable, Dict, List, Optional, Sequence
 from eer_plugin.annotation.ratio_estimate import MIN_COMPLETE_DOCUMENTS
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.common.errors import ArchiveError, UserError, one_line, shortened
+from eer_plugin.serve.tether import tethered
+from eer_plugin.serve.turns import TurnLock
 
 logger = logging.getLogger(__name__)
 
@@ -170,8 +174,8 @@ class ModelStore:
             self._held = hold(self.work_dir)
         self.initial_model = str(initial_model)
         self._load = load
-        #: one model call at a time (2 requests' forward passes would only share the same cores)
-        self.lock = threading.Lock()
+        #: one model call at a time (2 requests' forward passes would only share the same cores), in turns
+        self.lock = TurnLock()
         state = self.work_dir / STATE_FILE
         if state.is_file():
             saved = _read_state(state)
@@ -188,7 +192,7 @@ class ModelStore:
             self.source = "the model given"
 
     def _loaded(self, version: str, path: str) -> ServedModel:
-        tagger = self._load(path)
+        tagger = self._load(path).taking_turns(self.lock)
         return ServedModel(version, str(path), tagger, list(tagger.entity_types))
 
     def next_version(self) -> str:
@@ -266,8 +270,8 @@ class Trainer:
             return dict(self.status)
 
     def _commands(self, run: Path, entity_types: List[str], estimate: bool, env: Dict[str, str]) -> List[List[str]]:
-        """The processes of one training: ``eer-estimate-ratio`` (with ``estimate``), then ``train``."""
-        cli = [sys.executable, "-m", "eer_plugin.cli"]
+        """The ``eer-ner`` arguments of one training's processes: ``eer-estimate-ratio`` (with ``estimate``), then
+        ``train``."""
         overrides = dict(self.overrides)
         overrides.setdefault("model.entity_types", sorted(entity_types))
         data = str(run / "train.jsonl")
@@ -277,7 +281,6 @@ class Trainer:
             length = ["--max-length", env["EER_MAX_LENGTH"]] if env.get("EER_MAX_LENGTH") else []
             commands.append(
                 [
-                    *cli,
                     "eer-estimate-ratio",
                     data,
                     "--encoder",
@@ -288,7 +291,7 @@ class Trainer:
                 ]
             )
             ratio = ["--ratio-estimate", str(run / "ratio.json")]
-        commands.append([*cli, "train", self.config, "-s", str(run / "model"), "-o", json.dumps(overrides), *ratio])
+        commands.append(["train", self.config, "-s", str(run / "model"), "-o", json.dumps(overrides), *ratio])
         return commands
 
     def environment(self) -> Dict[str, str]:
@@ -304,27 +307,25 @@ class Trainer:
             env = self.environment()
             env["EER_TRAIN_DATA"] = str(run / "train.jsonl")
             with open(run / "train.log", "a", encoding="utf-8") as log:
-                for command in self._commands(run, entity_types, estimate, env):
-                    log.write("$ " + " ".join(command) + "\n")
+                for arguments in self._commands(run, entity_types, estimate, env):
+                    log.write(f"$ {sys.executable} -m eer_plugin.cli {' '.join(arguments)}\n")
                     log.flush()
-                    self._process = subprocess.Popen(
-                        command,
-                        env=env,
-                        stdout=log,
-                        stderr=subprocess.STDOUT,
-                        stdin=subprocess.DEVNULL,
-                        start_new_session=True,
-                    )
-                    code = self._process.wait()
+                    # tied to this server: it ends when the server ends, killed or not (this thread waits for it)
+                    with tethered(
+                        arguments, env=env, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+                    ) as self._process:
+                        code = self._process.wait()
                     if code != 0:
                         log.flush()
                         raise RuntimeError(
-                            f"{command[3]} exited with status {code}: {failure_reason(run / 'train.log')} "
+                            f"{arguments[0]} exited with status {code}: {failure_reason(run / 'train.log')} "
                             f"(log {run / 'train.log'})"
                         )
+            from eer_plugin.runtime.archive import training_finished
+
             archive = run / "model" / "model.tar.gz"
-            if not archive.is_file():
-                raise RuntimeError(f"training ended without {archive}; see {run / 'train.log'}")
+            if not training_finished(run / "model"):  # its metrics.json, then model.tar.gz: not an interrupted run's
+                raise RuntimeError(f"training ended without its metrics.json and {archive}; see {run / 'train.log'}")
             self.store.switch(version, str(archive))
             self.status = dict(
                 self.status, state="finished", finished=time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())

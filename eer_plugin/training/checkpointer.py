@@ -31,6 +31,13 @@ every argument is AllenNLP's ``default`` checkpointer's). Compared with that one
   batches come in the same order, and the saved states are restored before the first batch
   that is trained again). An interrupted and recovered run then has the metrics and weights of
   the uninterrupted run, bit for bit (``tests/runtime/test_reliability.py``).
+* **A checked resume.** Every checkpoint also records the fingerprint of its model state and the vocabulary of its
+  model. A run resumes from the newest checkpoint that can be used (:meth:`AtomicCheckpointer.newest_usable`):
+  both files read with ``weights_only=True`` and checked (:mod:`eer_plugin.training.checkpoint_files`: damaged,
+  empty, not a pair, another object, code, another model or vocabulary), a newer one that cannot be used named in
+  a warning (it is written again when the run reaches it); none usable is one line. ``--recover`` checks the
+  directory before anything is written (:mod:`eer_plugin.training.recovery`). ``best.th`` is re-linked from the
+  best epoch's checkpoint when it is missing or damaged, and always read from the run's own directory.
 * **A checkpoint inside an epoch** (``save_every_num_seconds`` / ``save_every_num_batches``; the
   configs' ``EER_CHECKPOINT_SECONDS``) also holds what the epoch has summed so far, the training
   loss sums and the model's metric objects (:mod:`eer_plugin.training.epoch_state`), put back
@@ -48,18 +55,23 @@ import os
 import sys
 from typing import Any, Dict, Iterator, Optional, Set, Tuple, Union
 
-import torch
-from allennlp.nn import util as nn_util
 from allennlp.training.checkpointer import Checkpointer
 from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from eer_plugin.common import atomic
-from eer_plugin.training import epoch_state
+from eer_plugin.common.wording import counted
+from eer_plugin.training import checkpoint_files, epoch_state
+from eer_plugin.training.checkpoint_files import (
+    FINGERPRINT_KEY,
+    RNG_KEY,
+    START_AGAIN,
+    VOCABULARY_KEY,
+    CheckpointError,
+    UnusableCheckpoint,
+)
 from eer_plugin.training.rng_states import rng_states, set_rng_states
 
 logger = logging.getLogger(__name__)
-
-RNG_KEY = "eer_rng"
 
 
 class _ResumingLoader:
@@ -179,13 +191,13 @@ class AtomicCheckpointer(Checkpointer):
             running = epoch_state.epoch_state(trainer) if batches > 0 else None
             if running is not None:  # inside an epoch: what the epoch has summed so far
                 training_state[epoch_state.EPOCH_KEY] = running
-            # the training state first: a model_state file marks a complete checkpoint
-            training_path = self._training_state_path(epochs, batches)
-            model_path = self._model_state_path(epochs, batches)
-            if not os.path.isfile(training_path):
-                atomic.atomic_torch_save(training_state, training_path)
-            if not os.path.isfile(model_path):
-                atomic.atomic_torch_save(checkpoint.model_state, model_path)
+            # what a resume checks: these weights belong to this training state, and to this vocabulary
+            training_state[FINGERPRINT_KEY] = checkpoint_files.fingerprint(checkpoint.model_state)
+            training_state[VOCABULARY_KEY] = checkpoint_files.vocabulary_record(trainer.model.vocab)
+            # the training state first: a model_state file marks a complete checkpoint. Both are written even when
+            # files of that name exist: they may be the unusable ones a recovered run went back past
+            atomic.atomic_torch_save(training_state, self._training_state_path(epochs, batches))
+            atomic.atomic_torch_save(checkpoint.model_state, self._model_state_path(epochs, batches))
         # both files exist now: AllenNLP's method only does its bookkeeping and removes old checkpoints
         # (model_state before training_state, so a kill there leaves no half checkpoint either)
         super().save_checkpoint(trainer)
@@ -195,20 +207,71 @@ class AtomicCheckpointer(Checkpointer):
         return {c for c in super()._find_all_checkpoints() if os.path.isfile(self._training_state_path(*c))}
 
     # ---- loading
+    def newest_usable(
+        self, trainer=None, mmap: bool = False, quiet: bool = False
+    ) -> Optional[Tuple[str, Dict[str, Any], Dict[str, Any]]]:
+        """``(model path, model state, training state)`` of the newest checkpoint that can be used (read and checked
+        by :mod:`eer_plugin.training.checkpoint_files`; with ``trainer``: that fits its model), None when there is no
+        checkpoint. Newer ones that cannot be used are named in a warning (unless ``quiet``); a
+        :class:`CheckpointError` when none can."""
+        skipped = []
+        for epochs, batches in sorted(self._find_all_checkpoints(), reverse=True):
+            model_path, training_path = (
+                self._model_state_path(epochs, batches),
+                self._training_state_path(epochs, batches),
+            )
+            try:
+                model_state, training_state = checkpoint_files.read_checkpoint(
+                    model_path, training_path, epochs, batches, mmap=mmap
+                )
+                problem = checkpoint_files.fit_problem(model_state, training_state, trainer) if trainer else None
+                if problem:
+                    raise UnusableCheckpoint(model_path, problem, foreign=True)
+            except UnusableCheckpoint as unusable:
+                skipped.append(unusable)
+                continue
+            if skipped and not quiet:
+                logger.warning(
+                    "resuming from %s, the newest checkpoint that can be used: %s cannot (%s); the run replaces "
+                    "%s when it reaches %s again",
+                    model_path,
+                    counted(len(skipped), "newer checkpoint"),
+                    "; ".join(str(s) for s in skipped),
+                    "it" if len(skipped) == 1 else "them",
+                    "that point" if len(skipped) == 1 else "those points",
+                )
+            return model_path, model_state, training_state
+        if not skipped:
+            return None
+        newest = skipped[0]
+        others = (
+            f"; the {counted(len(skipped) - 1, 'older checkpoint')} cannot be used either" if len(skipped) > 1 else ""
+        )
+        fix = (
+            "the configuration, the encoder or the training data are not those the run began with: recover with "
+            f"those, or {START_AGAIN}"
+            if newest.foreign
+            else f"there is no checkpoint to continue from: {START_AGAIN}"
+        )
+        raise CheckpointError(f"{newest}{others}: {fix}")
+
     def load_checkpoint(self) -> Optional[TrainerCheckpoint]:
         trainer = self._calling_trainer()
         if self._serialization_dir is not None and os.path.isdir(self._serialization_dir):
             atomic.remove_temporary_files(self._serialization_dir)
         self._attach(trainer)
-        latest = self.find_latest_checkpoint()
-        if latest is None:
+        found = self.newest_usable(trainer)
+        if found is None:
             return None
-        model_path, training_path = latest
-        try:
-            model_state = torch.load(model_path, map_location=nn_util.device_mapping(-1), weights_only=True)
-            training_state = torch.load(training_path, map_location=nn_util.device_mapping(-1), weights_only=True)
-        except Exception as error:
-            raise RuntimeError(f"checkpoint {model_path} / {training_path} cannot be read: {error}") from error
+        model_path, model_state, training_state = found
+        logger.info(
+            "resuming from the checkpoint %s (%s and %s done)",
+            model_path,
+            counted(training_state["epochs_completed"], "epoch"),
+            counted(training_state["batches_in_epoch_completed"], "batch"),
+        )
+        for key in (FINGERPRINT_KEY, VOCABULARY_KEY):
+            training_state.pop(key, None)
         self._restore_best_weights(training_state, model_path)
         running = training_state.pop(epoch_state.EPOCH_KEY, None)
         rng = training_state.pop(RNG_KEY, None)
@@ -216,7 +279,7 @@ class AtomicCheckpointer(Checkpointer):
             logger.warning(
                 "%s has no random number generator states (written by another checkpointer): "
                 "the resumed run will not repeat the interrupted one exactly",
-                training_path,
+                model_path,
             )
         elif trainer is None:
             set_rng_states(rng["now"])
@@ -225,25 +288,23 @@ class AtomicCheckpointer(Checkpointer):
         return TrainerCheckpoint(model_state, training_state)
 
     def _restore_best_weights(self, training_state: Dict[str, Any], model_path: str) -> None:
-        """Right after saving a checkpoint at the end of an epoch, the trainer replaces best.th if
-        that epoch is the best so far (removes it, links the checkpoint's weights). A kill between
-        the two leaves best.th missing or stale: if the checkpoint is the best epoch's, best.th is
-        (re-)linked to its weights here, as the trainer would have done."""
-        tracker = training_state.get("metric_tracker") or {}
-        at_best_epoch = (
-            training_state.get("batches_in_epoch_completed") == 0
-            and tracker.get("best_epoch") is not None
-            and tracker.get("best_epoch") == training_state.get("epochs_completed", 0) - 1
-            and "moving_average" not in training_state  # best.th then holds averaged weights
-        )
+        """``best.th`` as the trainer left it at the checkpoint's point (re-linked from the best epoch's checkpoint
+        when a kill fell between the trainer's removal and its new link, or it is damaged:
+        :func:`~eer_plugin.training.checkpoint_files.best_weights_source`), and the training state pointing at this
+        directory's ``best.th`` (it names the path the run had when it was saved: a moved or copied directory would
+        end with the weights of another directory's ``best.th``)."""
         best = os.path.join(self._serialization_dir, "best.th")
-        if at_best_epoch:
-            if not (os.path.exists(best) and os.path.samefile(best, model_path)):
-                logger.info("best.th <- %s (the checkpoint of the best epoch)", model_path)
-                atomic.atomic_link_or_copy(model_path, best)
+        source = checkpoint_files.best_weights_source(self._serialization_dir, training_state, model_path)
+        if source is not None:
+            logger.info("best.th <- %s (the checkpoint of the best epoch)", source)
+            atomic.atomic_link_or_copy(source, best)
+        saved = training_state.get("best_model_filename")
+        # the checkpoint of the first best epoch is saved before the trainer names best.th: it holds None there, and
+        # a run resumed from it must still end with best.th's weights, as the trainer would have named it
+        has_best = (training_state.get("metric_tracker") or {}).get("best_epoch") is not None
+        named = saved and os.path.basename(saved) == "best.th"
+        if source is not None or named or has_best and "moving_average" not in training_state:
             training_state["best_model_filename"] = best
-        elif training_state.get("best_model_filename") and not os.path.exists(training_state["best_model_filename"]):
-            logger.warning("%s (the best weights so far) is missing", training_state["best_model_filename"])
 
 
 # ----------------------------------------------------------------------------------------- install
@@ -279,9 +340,15 @@ def _with_last_epoch_metrics(try_train):
             if os.path.isfile(path):
                 from eer_plugin.corpus import strict_json
 
-                with open(path, encoding="utf-8") as handle:
-                    for key, value in strict_json.load(handle).items():
-                        metrics.setdefault(key, value)
+                try:
+                    with open(path, encoding="utf-8") as handle:
+                        last = strict_json.load(handle)
+                    last = dict(last)
+                except (OSError, ValueError, TypeError) as error:  # damaged: the model is whole all the same
+                    logger.warning("%s cannot be read (%s): metrics.json lacks the last epoch's metrics", path, error)
+                    last = {}
+                for key, value in last.items():
+                    metrics.setdefault(key, value)
         return metrics, epoch
 
     _try_train.eer_completed = True  # type: ignore[attr-defined]
@@ -289,14 +356,17 @@ def _with_last_epoch_metrics(try_train):
 
 
 def install() -> None:
-    """Atomic ``best.th`` and ``metrics*.json`` in AllenNLP's trainer, and the whole metrics of a
-    recovered run that had nothing left to train (idempotent; see the module docstring)."""
+    """Atomic ``best.th`` and ``metrics*.json`` in AllenNLP's trainer, weights-only loads of ``best.th`` and of the
+    ``default`` checkpointer's files, and the whole metrics of a recovered run that had nothing left to train
+    (idempotent; see the module docstring)."""
     from allennlp.common import util as common_util
     from allennlp.training import gradient_descent_trainer
     from allennlp.training import util as training_util
 
     trainer_class = gradient_descent_trainer.GradientDescentTrainer
     trainer_class._save_model_state = _atomic_save_model_state
+    trainer_class._load_model_state = checkpoint_files.load_model_state
+    Checkpointer.load_checkpoint = checkpoint_files.load_default_checkpoint
     if not getattr(trainer_class._try_train, "eer_completed", False):
         trainer_class._try_train = _with_last_epoch_metrics(trainer_class._try_train)
     gradient_descent_trainer.hardlink_or_copy = atomic.atomic_link_or_copy

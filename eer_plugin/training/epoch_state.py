@@ -23,11 +23,14 @@ sums instead. Under distributed training the sums are per worker and reduced at 
 carried there (a warning says so): that epoch's training loss covers the batches after the resume, as in AllenNLP.
 """
 
+import copy
 import inspect
 import logging
 import weakref
 from collections import Counter
 from typing import Any, Dict, Optional
+
+from eer_plugin.corpus.strict_json import is_number
 
 logger = logging.getLogger(__name__)
 
@@ -110,6 +113,28 @@ def epoch_state(trainer) -> Optional[Dict[str, Any]]:
         logger.warning("the running epoch's metrics are not kept in the checkpoint (%s)", error)
         return None
     return {"loss": sums.loss, "reg_loss": sums.reg_loss, "metrics": metrics}
+
+
+def saved_state_problem(state: Any) -> Optional[str]:
+    """Why ``state`` is not an :func:`epoch_state` as the checkpointer saves it, or None."""
+    if not isinstance(state, dict) or not isinstance(state.get("metrics"), dict):
+        return "no metrics"
+    if not is_number(state.get("loss")) or not (state.get("reg_loss") is None or is_number(state["reg_loss"])):
+        return f"the loss sums are {state.get('loss')!r} and {state.get('reg_loss')!r}, not numbers"
+    return None
+
+
+def resume_problem(model, state: Dict[str, Any]) -> Optional[str]:
+    """Why :func:`resume_epoch` could not put ``state`` back into ``model``'s metric objects (tried on copies of
+    them), or None."""
+    metrics = metric_objects(model)
+    try:
+        for name, saved in state["metrics"].items():
+            if name in metrics:
+                _restored(saved, copy.deepcopy(metrics[name]))
+    except (TypeError, KeyError, ValueError, AttributeError) as error:
+        return f"{type(error).__name__}: {str(error)[:200]}"
+    return None
 
 
 def resume_epoch(model, state: Dict[str, Any]) -> None:

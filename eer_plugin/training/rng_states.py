@@ -5,7 +5,7 @@ every checkpoint, and what the ratio-calibrated start saves and restores around 
 
 import logging
 import random
-from typing import Any, Dict
+from typing import Any, Dict, Optional
 
 import numpy
 import torch
@@ -112,3 +112,35 @@ def set_rng_states(states: Dict[str, Any], trainer=None) -> None:
                 _set_generator_state(generators[name], state)
             else:
                 logger.warning("checkpoint has the state of generator %s, which this run does not have", name)
+
+
+def _fresh_like(generator) -> Any:
+    """A new generator of ``generator``'s kind (to try a state on without touching ``generator``)."""
+    if isinstance(generator, random.Random):
+        return random.Random()
+    if isinstance(generator, numpy.random.RandomState):
+        return numpy.random.RandomState()
+    if isinstance(generator, numpy.random.Generator):
+        return numpy.random.Generator(type(generator.bit_generator)())
+    return torch.Generator(device=generator.device)
+
+
+def rng_states_problem(states: Any, trainer=None) -> Optional[str]:
+    """Why ``states`` (a checkpoint's :func:`rng_states`) cannot be set, found by setting them on new generators of
+    the same kinds (with ``trainer``: its private generators' too), or None."""
+    if not isinstance(states, dict):
+        return f"a {type(states).__name__}, not generator states"
+    try:
+        random.Random().setstate(_tuples(states["python"]))
+        numpy.random.RandomState().set_state(_numpy(states["numpy"]))
+        torch.Generator().set_state(states["torch"])
+        private = states.get("private", {})
+        if not isinstance(private, dict):
+            return "the private generators' states are not a dict"
+        generators = private_generators(trainer) if trainer is not None else {}
+        for name, state in private.items():
+            if name in generators:
+                _set_generator_state(_fresh_like(generators[name]), state)
+    except (KeyError, TypeError, ValueError, RuntimeError, IndexError, AttributeError) as error:
+        return f"{type(error).__name__}: {str(error)[:200]}"
+    return None

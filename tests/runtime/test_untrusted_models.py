@@ -191,7 +191,11 @@ def _both_encoders(name):
             UserError,
             r"the model's dataset reader tokenizes for another encoder \('all-MiniLM-L6-v2'; its tokenizer has 30522",
         ),
-        (_both_encoders("/no/such/encoder"), ArchiveError, "the encoder its config.json names cannot be loaded"),
+        (
+            _both_encoders("/no/such/encoder"),
+            ArchiveError,
+            "the encoder its config.json names, /no/such/encoder: no such directory",
+        ),
         (lambda c: c["dataset_reader"].update(max_length=2), ArchiveError, "chunks of at most 2 subwords"),
         (lambda c: c["dataset_reader"].update(max_length=-5), ArchiveError, "chunks of at most -5 subwords"),
     ],

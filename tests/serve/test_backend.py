@@ -202,10 +202,10 @@ def test_training_uses_the_served_models_encoder_and_the_small_data_recipe(store
         "trainer.optimizer.lr": 1e-4,
         "model.entity_types": ["LOC", "PER"],
     }
-    assert train[3:5] == ["train", "eer_short.jsonnet"] and "--ratio-estimate" not in train
+    assert train[0:2] == ["train", "eer_short.jsonnet"] and "--ratio-estimate" not in train
     estimate, train = trainer._commands(store.work_dir, ["PER"], estimate=True, env=env)
-    assert estimate[3:5] == ["eer-estimate-ratio", str(store.work_dir / "train.jsonl")]
-    assert estimate[5:9] == ["--encoder", tiny_encoder, "--max-length", "24"]
+    assert estimate[0:2] == ["eer-estimate-ratio", str(store.work_dir / "train.jsonl")]
+    assert estimate[2:6] == ["--encoder", tiny_encoder, "--max-length", "24"]
     assert train[-2:] == ["--ratio-estimate", estimate[-1]]
 
 
@@ -360,7 +360,7 @@ def test_a_body_over_the_limit_is_a_413_line_before_it_is_read(backend):
     assert client.post("/predict", content=small.encode()).status_code == 200  # and it answers on
 
 
-def test_the_body_limit_is_a_number_of_megabytes_above_0():
+def test_the_body_limit_is_a_number_of_megabytes_above_0_and_the_word_limit_a_count():
     pytest.importorskip("fastapi", reason="the serve extra is not installed (bash scripts/setup_label_studio.sh)")
     from eer_plugin.common.errors import UserError
     from eer_plugin.serve.launch import launch
@@ -368,6 +368,26 @@ def test_the_body_limit_is_a_number_of_megabytes_above_0():
     for bad in (0, -1.0, float("nan"), float("inf"), "20", True):
         with pytest.raises(UserError, match="--max-body-mb must be a number of megabytes above 0"):
             launch("unused.tar.gz", max_body_mb=bad)
+    for bad in (0, -5, 2.5, "20", True):
+        with pytest.raises(UserError, match="--max-words must be a number of words of at least 1"):
+            launch("unused.tar.gz", max_words=bad)
+
+
+def test_a_predict_request_of_more_words_than_the_limit_is_a_413_naming_it(store):
+    limited = Backend(store, Trainer(store), max_words=20)
+    ten = "John Smith met Angela Merkel in Paris, Berlin and Rome."
+    fits = {"tasks": [{"id": 1, "data": {"body": ten}}, {"id": 2, "data": {"body": ten}}], "label_config": CONFIG}
+    status, body = limited.predict(fits)
+    assert status == 200 and len(body["results"]) == 2
+    status, body = limited.predict(dict(fits, tasks=fits["tasks"] + [{"id": 3, "data": {"body": "Rome."}}]))
+    assert (status, body) == (
+        413,
+        {
+            "error": "POST /predict: the 3 tasks hold 21 words, more than the 20 one request may (eer-ner serve "
+            "--max-words); send fewer or shorter tasks per request, or start the backend with a higher --max-words "
+            "(and raise Label Studio's ML_TIMEOUT_PREDICT to match)"
+        },
+    )
 
 
 def test_an_address_the_backend_cannot_listen_at_is_one_line_before_the_model_loads(tmp_path):

@@ -1,7 +1,8 @@
 """The backend inside a real Label Studio (its default SQLite database in a temporary data directory, a free
 localhost port, a user and legacy API token created on the command line): a project with an NER label config,
 tasks imported, the backend connected, predictions, partial annotations, training, the new version's
-predictions, ranking, a restart; and the stated load (20 concurrent predict requests of 10 tasks). Needs
+predictions, ranking, a restart; a server killed (``kill -9``) mid-training, which takes its training with it;
+and the stated load (20 concurrent predict requests of 10 tasks). Needs
 ``bash scripts/setup_label_studio.sh`` (the serve extra and Label Studio in .venv-ls); skips without them.
 Every process started here is ended in a ``finally``; every wait is bounded."""
 
@@ -9,62 +10,18 @@ import concurrent.futures
 import json
 import os
 import signal
-import socket
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import pytest
 from conftest import REPO
+from serve_processes import CONFIG, TEXTS, TOKEN, Backend, free_port, processes_naming, stop, wait_for
 
 pytestmark = pytest.mark.integration
 requests = pytest.importorskip("requests")
 pytest.importorskip("fastapi", reason="the serve extra is not installed: bash scripts/setup_label_studio.sh")
 LABEL_STUDIO = Path(os.environ.get("EER_LABEL_STUDIO", REPO / ".venv-ls" / "bin" / "label-studio"))
-TOKEN = "eer-test-token-0123456789"
-CONFIG = (
-    '<View><Text name="text" value="$text"/><Labels name="label" toName="text"><Label value="PER"/><Label value="LOC"/>'
-    '</Labels><Choices name="complete" toName="text"><Choice value="complete"/></Choices></View>'
-)
-TEXTS = [
-    "John Smith visited New York. He met the mayor of London!",
-    "Angela Merkel and Emmanuel Macron met in Paris, Berlin and Rome.",
-    "  Café owners in Zürich said prices rose 3.5 percent.\nThen John left for London.  ",
-    "The mayor of New York met John Smith in Berlin.",
-    "Macron left Paris for Rome on Monday.",
-]
-TRAIN_OVERRIDES = {"trainer.num_epochs": 1, "trainer.min_steps": 0}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-def wait_for(url: str, process: subprocess.Popen, seconds: float, log: Path) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        if process.poll() is not None:
-            raise AssertionError(f"{url}: the process ended ({process.returncode}):\n{log.read_text()[-3000:]}")
-        try:
-            if requests.get(url, timeout=2).status_code == 200:
-                return
-        except requests.exceptions.RequestException:
-            pass
-        time.sleep(1)
-    raise AssertionError(f"{url} not up after {seconds} s:\n{log.read_text()[-3000:]}")
-
-
-def stop(process: subprocess.Popen) -> None:
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGTERM)
-        try:
-            process.wait(20)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait(20)
 
 
 @pytest.fixture(scope="module")
@@ -108,50 +65,6 @@ def label_studio(tmp_path_factory):
         yield f"http://127.0.0.1:{port}"
     finally:
         stop(process)
-
-
-class Backend:
-    """``eer-ner serve`` as a process."""
-
-    def __init__(self, model: str, work: Path, label_studio: str = "") -> None:
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}"
-        self.log = work.parent / f"{work.name}-serve-{self.port}.log"
-        command = [
-            sys.executable,
-            "-m",
-            "eer_plugin.cli",
-            "serve",
-            model,
-            "--port",
-            str(self.port),
-            "--work-dir",
-            str(work),
-            "--train-overrides",
-            json.dumps(TRAIN_OVERRIDES),
-        ] + (["--label-studio-url", label_studio, "--api-key", TOKEN] if label_studio else [])
-        env = dict(
-            os.environ,
-            HF_HUB_OFFLINE="1",
-            TRANSFORMERS_OFFLINE="1",
-            TOKENIZERS_PARALLELISM="false",
-            EER_PRECISION="fp32",
-        )
-        with open(self.log, "w") as out:
-            self.process = subprocess.Popen(
-                command, env=env, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
-            )
-        try:
-            wait_for(self.url + "/health", self.process, 180, self.log)
-        except BaseException:
-            stop(self.process)
-            raise
-
-    def get(self, path: str) -> dict:
-        return requests.get(self.url + path, timeout=30).json()
-
-    def post(self, path: str, body: dict):
-        return requests.post(self.url + path, json=body, timeout=300)
 
 
 def check_offsets(predictions, texts_by_task, version):
@@ -346,3 +259,56 @@ def test_generated_annotations_train_or_are_refused_in_one_line(label_studio, ar
         said = body["error"] if status == 422 else " ".join(body["warnings"])
         assert "\n" not in said and (says in said if says else said == ""), (name, said)
     assert not (store.work_dir / "state.json").exists() and store.current.version == "eer-v0"
+
+
+def test_a_killed_server_takes_its_training_with_it_and_a_new_one_takes_over(label_studio, archive, tmp_path):
+    ls = api(label_studio)
+    project = ls("POST", "/api/projects", json={"title": "kill -9", "label_config": CONFIG})["id"]
+    ls("POST", f"/api/projects/{project}/import", json=[{"text": text} for text in TEXTS])
+    task = ls("GET", "/api/tasks", params={"project": project})["tasks"][0]
+    words = task["data"]["text"].split()[0]
+    ls("POST", f"/api/tasks/{task['id']}/annotations", json={"result": [_region(0, len(words), text=words)]})
+    work, endless = tmp_path / "work", {"trainer.num_epochs": 100_000, "trainer.min_steps": 0}
+    run = work / "runs" / "eer-v1"
+    backend = Backend(str(archive), work, label_studio, overrides=endless)
+    try:
+        answer = backend.post("/train", {"project": project})
+        assert answer.status_code == 201 and answer.json()["version"] == "eer-v1", answer.text
+        deadline = time.monotonic() + 300
+        while not (run / "model" / "config.json").is_file():  # AllenNLP's train is under way
+            assert time.monotonic() < deadline, (run / "train.log").read_text()[-3000:]
+            assert backend.get("/health")["training"]["state"] == "running", (run / "train.log").read_text()[-3000:]
+            time.sleep(1)
+        assert processes_naming(str(run))
+        os.kill(backend.process.pid, signal.SIGKILL)  # as kill -9 or the out-of-memory killer: no clean-up
+        backend.process.wait(30)
+        killed = time.monotonic()
+        while processes_naming(str(run)) and time.monotonic() - killed < 30:
+            time.sleep(0.2)
+        assert processes_naming(str(run)) == [], (
+            f"the training outlived its server by {time.monotonic() - killed:.0f} s"
+        )
+    finally:
+        stop(backend.process)
+        for pid in processes_naming(str(run)):  # an orphan of a failed test
+            os.kill(pid, signal.SIGKILL)
+    said = (run / "train.log").read_text().splitlines()[-1]
+    assert said == (
+        f"error: the eer-ner serve that started this training (pid {backend.process.pid}) ended; it stops "
+        "unfinished, without a model.tar.gz"
+    )
+    assert not (run / "model" / "model.tar.gz").exists() and not (work / "state.json").exists()
+
+    restarted = Backend(str(archive), work, label_studio)  # the same work directory, the recipe's short training
+    try:
+        assert restarted.get("/health")["model_version"] == "eer-v0"
+        answer = restarted.post("/train", {"project": project})
+        assert answer.status_code == 201 and answer.json()["version"] == "eer-v2", answer.text
+        deadline = time.monotonic() + 300
+        while restarted.get("/health")["model_version"] != "eer-v2":
+            status = restarted.get("/health")["training"]
+            assert time.monotonic() < deadline and status["state"] != "failed", status
+            time.sleep(2)
+    finally:
+        stop(restarted.process)
+    assert json.loads((work / "state.json").read_text())["version"] == "eer-v2"
