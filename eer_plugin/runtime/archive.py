@@ -11,8 +11,8 @@ device node would be written wherever the user can write, before any weights are
   names the member and the reason;
 * :func:`safe_extract` extracts the checked members with Python's ``data`` filter on top (which
   also drops set-user-id bits and the archive's owners);
-* :func:`load_weights` reads a state dict with ``torch.load(..., weights_only=True)`` (tensors and
-  plain containers only: no pickled code runs);
+* :func:`load_weights` reads a state dict with the package's one weights-only reader
+  (:mod:`eer_plugin.runtime.weights_files`: tensors and plain containers only, no pickled code runs);
 * :func:`load_model_archive` is the one way this package opens an archive (evaluation,
   ``tune-o-cost``, the benchmark's evaluation subprocess): a missing path or a file that is not a
   model archive is one clear :class:`ArchiveError`.
@@ -51,6 +51,7 @@ from eer_plugin.runtime.archive_contents import (  # noqa: F401  (CONFIG_NAME, _
     checked_load,
     report_missing_weights,
 )
+from eer_plugin.runtime.weights_files import UnloadableFile, read_file
 
 logger = logging.getLogger(__name__)
 
@@ -159,14 +160,18 @@ def load_weights(path: PathLike, cuda_device: int = -1) -> Dict[str, torch.Tenso
 
     check_cuda_device(cuda_device)
     try:
-        state = torch.load(path, map_location=device_mapping(cuda_device), weights_only=True)
+        state = read_file(str(path), map_location=device_mapping(cuda_device))
     except FileNotFoundError:
         raise MissingWeightsError(_missing_weights(str(path))) from None
-    except Exception as error:  # pickle.UnpicklingError for objects beyond the weights-only allowlist
-        reason = one_line(error)[:300] or type(error).__name__
+    except OSError as error:
         raise ArchiveError(
-            f"{_weights_named(path)}: not a plain weights file (refused by torch.load(weights_only=True): {reason}): "
-            "damaged, or not saved by eer-ner train; use the model.tar.gz that eer-ner train wrote"
+            f"{_weights_named(path)}: cannot be read ({error.strerror or error}): make it a file you may read, or use "
+            "the model.tar.gz that eer-ner train wrote"
+        ) from None
+    except UnloadableFile as unloadable:
+        raise ArchiveError(
+            f"{_weights_named(path)}: not a weights file this package can load: {unloadable.reason}; damaged, or "
+            "not saved by eer-ner train: use the model.tar.gz that eer-ner train wrote"
         ) from None
     if not isinstance(state, dict):
         raise ArchiveError(

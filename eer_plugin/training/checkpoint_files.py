@@ -2,11 +2,11 @@
 (:mod:`eer_plugin.training.recovery`) and the ``eer_atomic`` checkpointer's load
 (:mod:`eer_plugin.training.checkpointer`).
 
-* :func:`load_file` reads a ``.th`` file with ``torch.load(..., weights_only=True)`` (tensors and plain values: no
-  code from the file runs, even with ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD`` set) and turns each way it fails into a
-  reason in words: empty, incomplete (truncated), not a torch file, objects beyond plain values. A file the process
-  may not read is a :class:`CheckpointError` at once (the user can fix it: ``chmod``); any other failure is an
-  :class:`UnusableCheckpoint`, so the run may continue from an older checkpoint.
+* :func:`load_file` reads a ``.th`` file with the package's one weights-only reader
+  (:func:`eer_plugin.runtime.weights_files.read_file`: no code from the file runs), whose reasons say in words why a
+  file cannot be used: empty, incomplete (truncated), not a torch file, objects beyond plain values. A file the
+  process may not read is a :class:`CheckpointError` at once (the user can fix it: ``chmod``); any other failure is
+  an :class:`UnusableCheckpoint`, so the run may continue from an older checkpoint.
 * :func:`read_checkpoint` reads both files of a checkpoint and checks what they hold: a model state of named
   tensors, a training state of AllenNLP's version 1 whose counters are those of its name, generator and epoch
   states of the checkpointer's format, and, for a checkpoint that records it (:data:`FINGERPRINT_KEY`), that the
@@ -23,13 +23,13 @@
 
 import hashlib
 import os
-import zipfile
 from typing import Any, Dict, Optional, Tuple
 
 import torch
 
-from eer_plugin.common.errors import UserError, one_line
+from eer_plugin.common.errors import UserError
 from eer_plugin.common.wording import counted
+from eer_plugin.runtime.weights_files import UnloadableFile, read_file
 from eer_plugin.training import epoch_state
 from eer_plugin.training.rng_states import rng_states_problem
 
@@ -67,43 +67,16 @@ def unreadable(path: str, error: OSError) -> CheckpointError:
     )
 
 
-#: how a zip archive (what ``torch.save`` writes) begins
-_ZIP_START = b"PK\x03\x04"
-
-
-def _why_not_loaded(path: str, error: Exception) -> str:
-    if os.path.getsize(path) == 0:
-        return "empty (0 bytes)"
-    if not zipfile.is_zipfile(path):
-        with open(path, "rb") as handle:
-            cut = handle.read(len(_ZIP_START)) == _ZIP_START
-        if cut:
-            return "incomplete (a torch file cut short: truncated, or damaged)"
-        return "not a torch file (damaged, or another file saved under this name)"
-    text = one_line(error)
-    if "weights only load failed" in text.lower():
-        return (
-            "holds objects other than tensors and plain values, which torch.load(weights_only=True) refuses "
-            "(loading them would run code from the file)"
-        )
-    if "central directory" in text or "zip archive" in text or isinstance(error, (EOFError, zipfile.BadZipFile)):
-        return "incomplete (its zip archive is damaged or truncated)"
-    return f"cannot be loaded ({text[:200]})"
-
-
 def load_file(path: str, mmap: bool = False) -> Any:
-    """What the ``.th`` file ``path`` holds, read with ``weights_only=True`` (``mmap``: its tensors mapped, not
-    read, for checks); :class:`CheckpointError` when it may not be read, :class:`UnusableCheckpoint` otherwise."""
+    """What the ``.th`` file ``path`` holds (:func:`~eer_plugin.runtime.weights_files.read_file`: weights-only;
+    ``mmap``: its tensors mapped, not read, for checks); :class:`CheckpointError` when it may not be read,
+    :class:`UnusableCheckpoint` otherwise."""
     try:
-        with open(path, "rb"):
-            pass
-        zipped = zipfile.is_zipfile(path)
+        return read_file(path, mmap=mmap)
     except OSError as error:
         raise unreadable(path, error) from None
-    try:
-        return torch.load(path, map_location="cpu", weights_only=True, mmap=mmap and zipped)
-    except Exception as error:  # noqa: BLE001  (every way a file is not a checkpoint becomes its reason)
-        raise UnusableCheckpoint(path, _why_not_loaded(path, error)) from None
+    except UnloadableFile as unloadable:
+        raise UnusableCheckpoint(path, unloadable.reason) from None
 
 
 def _tensors(state: Any) -> bool:
@@ -257,7 +230,7 @@ def fit_problem(model_state: Dict[str, torch.Tensor], training_state: Dict[str, 
 # ----------------------------------------------------------------------------------------- best.th
 
 
-def load_weights(path: str, mmap: bool = False) -> Dict[str, torch.Tensor]:
+def read_model_weights(path: str, mmap: bool = False) -> Dict[str, torch.Tensor]:
     """The weights file ``path`` (``best.th``) read with :func:`load_file`; :class:`UnusableCheckpoint` when it holds
     no model weights."""
     state = load_file(path, mmap=mmap)
@@ -271,7 +244,7 @@ def weights_file_problem(path: str) -> Optional[str]:
     """Why the weights file ``path`` cannot be loaded into a model, or None (:class:`CheckpointError` when it may not
     be read)."""
     try:
-        load_weights(path, mmap=True)
+        read_model_weights(path, mmap=True)
     except UnusableCheckpoint as problem:
         return problem.reason
     return None
@@ -318,7 +291,7 @@ def load_model_state(self, path: str) -> None:  # a GradientDescentTrainer metho
     ``weights_only=True`` (AllenNLP's ``torch.load`` without it unpickles anything under
     ``TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD``), a damaged file one line."""
     try:
-        state = load_weights(path)
+        state = read_model_weights(path)
     except UnusableCheckpoint as unusable:
         raise CheckpointError(f"{unusable}: the weights of the run's best epoch are lost; {START_AGAIN}") from None
     model = self._ddp_wrapped_model if self._ddp_wrapped_model is not None else self._pytorch_model

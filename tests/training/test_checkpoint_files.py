@@ -11,6 +11,7 @@ import pytest
 import torch
 
 from eer_plugin.common.errors import UserError
+from eer_plugin.runtime import weights_files
 from eer_plugin.training import checkpoint_files, recovery
 from eer_plugin.training.checkpoint_files import CheckpointError, UnusableCheckpoint
 
@@ -98,7 +99,7 @@ def _lock(monkeypatch, path: Path) -> None:
                 raise PermissionError(13, "Permission denied", str(name))
             return open(name, *args, **kwargs)
 
-        for module in (checkpoint_files, recovery):
+        for module in (checkpoint_files, recovery, weights_files):
             monkeypatch.setattr(module, "open", guarded_open, raising=False)
 
 

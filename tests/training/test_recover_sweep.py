@@ -23,6 +23,7 @@ import torch
 from conftest import FIXTURE_DATA, REPO, build_tiny_encoder, eer_ner, hyper
 
 from eer_plugin.common.errors import UserError, report
+from eer_plugin.runtime import weights_files
 from eer_plugin.training import checkpoint_files, recovery
 
 pytestmark = pytest.mark.integration
@@ -320,7 +321,7 @@ def _unreadable_as_root(monkeypatch, directory: Path) -> None:
             raise PermissionError(13, "Permission denied", str(path))
         return open(path, *args, **kwargs)
 
-    for module in (checkpoint_files, recovery):
+    for module in (checkpoint_files, recovery, weights_files):
         monkeypatch.setattr(module, "open", guarded_open, raising=False)
 
 
