@@ -29,6 +29,27 @@ def pytest_configure(config):
         torch.set_num_threads(max(1, (os.cpu_count() or 1) // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
     import eer_plugin.allennlp_plugin  # noqa: F401  (registers the AllenNLP components; the configs' defaults come from eer_plugin/runtime/settings.py)
 
+    _walk_each_package_once()
+
+
+def _walk_each_package_once() -> None:
+    """AllenNLP's ``main`` imports every submodule of allennlp and of allennlp_models (``import_plugins``) on each
+    call: 1.5-3 s (513 ``importlib.invalidate_caches``) even when all are imported, which the suite's hundreds of
+    in-process ``cli.main`` calls paid again and again. In a test process nothing is installed between two calls,
+    so the second walk of a package imports nothing new: it is skipped (the rest of ``import_plugins``, the
+    ``.allennlp_plugins`` file of the working directory, runs every time; ``--include-package`` walks as before)."""
+    from allennlp.common import plugins
+
+    walk, walked = plugins.import_module_and_submodules, set()
+
+    def walk_once(package_name: str, exclude=None) -> None:
+        key = (package_name, frozenset(exclude or ()))
+        if key not in walked:
+            walk(package_name, exclude=exclude)
+            walked.add(key)
+
+    plugins.import_module_and_submodules = walk_once
+
 
 # the encoder in float32 whatever the CPU (the default `auto` would pick bf16 on AMX / AVX-512 BF16 machines),
 # so the suite computes the same numbers everywhere; tests of bf16 and `auto` ask for them explicitly
