@@ -42,6 +42,7 @@ def _write_input(kind, path, documents, repeats=10):
     return path
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 @pytest.mark.parametrize(
     "kind, propagate", [("text", False), ("tokens", False), ("tokens", True), ("folder", False), ("conll", False)]
 )

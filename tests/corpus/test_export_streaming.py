@@ -25,6 +25,7 @@ def _same(first, second) -> bool:
     return first.read_bytes() == second.read_bytes()
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 @pytest.mark.parametrize("format", EXPORT_FORMATS)
 def test_memory_does_not_grow_with_the_number_of_documents(tmp_path, format):
     peaks = {}

@@ -37,6 +37,7 @@ def _prodigy(path, documents):
 EXPORTS = {"doccano": ("in.jsonl", _doccano), "brat": ("in", _brat), "prodigy": ("in.jsonl", _prodigy)}
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 @pytest.mark.parametrize("format", EXPORTS)
 def test_memory_does_not_grow_with_the_number_of_documents(tmp_path, format):
     name, write = EXPORTS[format]

@@ -279,6 +279,7 @@ def _label_studio(path, tasks):
     return path
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 def test_memory_does_not_grow_with_the_number_of_tasks(tmp_path):
     import_file("label-studio", _label_studio(tmp_path / "first.json", 2), tmp_path / "out.jsonl")  # imports done
     peaks = {}

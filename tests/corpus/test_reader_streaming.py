@@ -40,6 +40,7 @@ def _per_document(peaks, sizes=SIZES):
     return (peaks[sizes[1]] - peaks[sizes[0]]) / (sizes[1] - sizes[0])
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 @pytest.mark.parametrize("kind", INPUTS)
 def test_reading_memory_does_not_grow_with_the_number_of_documents(tmp_path, kind):
     peaks = {}
@@ -52,6 +53,7 @@ def test_reading_memory_does_not_grow_with_the_number_of_documents(tmp_path, kin
     assert per_document < 1000, (peaks, per_document)
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 @pytest.mark.parametrize("kind", INPUTS)
 def test_inspect_counts_one_document_at_a_time_what_the_whole_corpus_has(tmp_path, kind):
     peaks = {}
@@ -138,6 +140,7 @@ def _ratio_and_inspection(path, encoder):
     return estimate_ratio(path, encoder, partial=[path], resamples=20), report
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 def test_estimate_ratio_and_inspect_count_subwords_one_document_at_a_time(tmp_path, tiny_encoder):
     from eer_plugin.annotation import ratio_estimate
     from eer_plugin.data.reader import PartialDocumentReader

@@ -23,6 +23,7 @@ def _write(tmp_path, kind, documents, name=None):
     return str(path)
 
 
+@pytest.mark.integration  # memory measured over generated corpora: seconds each, not a unit test
 @pytest.mark.parametrize("kind", INPUTS)
 def test_memory_does_not_grow_with_the_number_of_documents(tmp_path, kind):
     peaks = {}

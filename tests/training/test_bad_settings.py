@@ -66,6 +66,7 @@ def _wrong_types(value):
     return [v for v in samples if v is not None and (type(v) if isinstance(v, (bool, str)) else float) is not kind]
 
 
+@pytest.mark.integration  # a sweep of every model and reader setting, each given every other JSON type (14 s)
 def test_every_model_and_reader_setting_of_the_wrong_type_is_one_line(tiny_env, tmp_path, monkeypatch):
     """Generated from the EER config itself: each scalar setting of ``model`` and ``dataset_reader`` given a value
     of another JSON type is one line naming the setting and what it must be, before anything is built (AllenNLP's

@@ -140,6 +140,7 @@ def test_train_calibrates_once_and_logs_the_bias(tiny_env, monkeypatch, tmp_path
     assert not (tmp_path / "plain" / "ratio_init.json").exists()
 
 
+@pytest.mark.integration  # every config evaluated 3 times: a jsonnet evaluation costs 0.15 s at least
 @pytest.mark.parametrize(
     "setting, calibrated", [("eer", {"eer"}), ("all", {"eer", "raw", "gold", "cbl_bert", "cbl_lstm"}), ("none", set())]
 )
