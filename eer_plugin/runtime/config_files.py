@@ -25,6 +25,7 @@ from typing import List, Union
 from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime import config_overrides
+from eer_plugin.runtime.custom_code import config_items
 from eer_plugin.runtime.settings import environment_hyperparameters_error, unset_defaults
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
@@ -72,25 +73,12 @@ DATA_KEYS = {
 FILE_KEYS = {"pretrained_file": "EER_WORD_VECTORS"}
 
 
-def _values_of(value, key: str):
-    """Every value of ``key`` in the config ``value``, at any depth."""
-    if isinstance(value, dict):
-        for name, item in value.items():
-            if name == key:
-                yield item
-            else:
-                yield from _values_of(item, key)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _values_of(item, key)
-
-
 def check_data_paths(config: str, params: dict) -> None:
     """A :class:`DataFileError` for the first data path of a training config that is no file (and the first file of
     :data:`FILE_KEYS`, CBL-LSTM's word vectors, that is no regular file), before ``train`` creates its serialization
     directory (a rerun after the fix then needs no clean-up)."""
     named = [(key, params.get(key), setting) for key, setting in DATA_KEYS.items()]
-    named += [(key, path, setting) for key, setting in FILE_KEYS.items() for path in _values_of(params, key)]
+    named += [(key, path, FILE_KEYS[key]) for _, key, path in config_items(params) if key in FILE_KEYS]
     for key, path, setting in named:
         if not isinstance(path, str) or "://" in path or path.startswith("("):  # a URL, AllenNLP's "(archive)#member"
             continue

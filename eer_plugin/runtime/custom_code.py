@@ -23,16 +23,18 @@ def asks_for_custom_code(data: Any) -> bool:
     return isinstance(data, dict) and "auto_map" in data
 
 
-def _items(value: Any, path: str = "") -> Iterator[Tuple[str, str, Any]]:
-    """``(dotted path, key, value)`` of every key in nested dicts and lists."""
+def config_items(value: Any, path: str = "") -> Iterator[Tuple[str, str, Any]]:
+    """``(dotted path, key, value)`` of every key in nested dicts and lists (a config as a dict): the one walk of a
+    whole config, also for the data files (:mod:`eer_plugin.runtime.config_files`) and the encoders
+    (:mod:`eer_plugin.training.settings_checks`) a training config names."""
     if isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else str(key)
             yield where, str(key), item
-            yield from _items(item, where)
+            yield from config_items(item, where)
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            yield from _items(item, f"{path}.{index}")
+            yield from config_items(item, f"{path}.{index}")
 
 
 def _directory_asks(directory: str) -> Optional[str]:
@@ -51,7 +53,7 @@ def _directory_asks(directory: str) -> Optional[str]:
 def model_config_problem(config: Any) -> Optional[str]:
     """Why a model's AllenNLP config (as a dict) would run code from outside eer-ner, or None: a
     ``trust_remote_code`` that is set, or a ``model_name`` that is a local directory whose files have ``auto_map``."""
-    for where, key, value in _items(config):
+    for where, key, value in config_items(config):
         if key == "trust_remote_code" and value:
             return f"sets {where} to {json.dumps(value)}: it would run code shipped with the encoder"
         if key == "model_name" and isinstance(value, str) and os.path.isdir(value):

@@ -26,6 +26,7 @@ from eer_plugin.common.errors import UserError, check_cuda_device
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.corpus.strict_json import is_integer, is_number
+from eer_plugin.runtime.custom_code import config_items
 
 
 def _overrides(text: str) -> Dict[str, Any]:
@@ -160,19 +161,6 @@ def _type_problem(value: Any, annotation: Any) -> str:
     expected, test = _EXPECTED[arms[0]]
     ok = value is not None and (test(value) if test else type(value) is arms[0])
     return "" if ok else expected + (", or null" if optional else "")
-
-
-def _model_names(value: Any, path: str = "") -> Iterator[Tuple[str, str]]:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            where = f"{path}.{key}" if path else key
-            if key == "model_name" and isinstance(item, str):
-                yield where, item
-            else:
-                yield from _model_names(item, where)
-    elif isinstance(value, list):
-        for index, item in enumerate(value):
-            yield from _model_names(item, f"{path}.{index}")
 
 
 def _check_encoder(where: str, name: str) -> None:
@@ -326,6 +314,7 @@ def check_training_arguments(
             expected = _type_problem(value, known.get(key)) if key != "type" else ""
             if expected:
                 raise UserError(f"{part}.{key} must be {expected}, got {value!r}")
-    for where, name in _model_names(config):
-        _check_encoder(where, name)
+    for where, key, name in config_items(config):
+        if key == "model_name" and isinstance(name, str):
+            _check_encoder(where, name)
     check_training_data(config)
