@@ -185,6 +185,11 @@ def check_encoder(name: str, parts: Sequence[str] = ALL_PARTS, where: Optional[s
     return resolved
 
 
+def is_offline() -> bool:
+    """Whether transformers may not download (``HF_HUB_OFFLINE`` or ``TRANSFORMERS_OFFLINE`` set, and not to 0)."""
+    return any(os.environ.get(v, "") not in ("", "0") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
+
+
 def loading_error(name: str, path: str, error: BaseException, part: str, where: Optional[str] = None) -> EncoderError:
     """The :class:`EncoderError` for transformers' refusal (``error``) to load ``part`` (``tokenizer``, ``model``) of
     the encoder ``name`` from ``path``: what the directory lacks when that explains it, else the refusal in one line
@@ -195,8 +200,7 @@ def loading_error(name: str, path: str, error: BaseException, part: str, where: 
         else:  # a tokenizer is read from its own files, and its config.json when they do not name its class
             problem = encoder_problem(path, ("tokenizer",)) or encoder_problem(path, ("config",))
         return EncoderError(name, problem or f"its {part} cannot be loaded ({one_line(error)[:300]})", where)
-    offline = any(os.environ.get(v, "") not in ("", "0") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    where_from = "in the Hugging Face cache (offline)" if offline else "on the Hugging Face hub"
+    where_from = "in the Hugging Face cache (offline)" if is_offline() else "on the Hugging Face hub"
     return EncoderError(
         name,
         f"no such directory{relative_paths_hint(path)}, and its {part} could not be loaded {where_from} "

@@ -169,7 +169,7 @@ def _check_encoder(where: str, name: str) -> None:
     the tokenizer, which is loaded here), a name that is not in the Hugging Face cache when offline."""
     from eer_plugin.data.reader import WORDS
     from eer_plugin.inference.subwords import SubwordTokenizer
-    from eer_plugin.runtime.encoders import check_encoder, encoder_source, is_local_path
+    from eer_plugin.runtime.encoders import check_encoder, encoder_source, is_local_path, is_offline
 
     if name == WORDS:
         return
@@ -179,8 +179,7 @@ def _check_encoder(where: str, name: str) -> None:
     if is_local_path(resolved):
         SubwordTokenizer(resolved, name)  # the reader and the embedder load it: its EncoderError now, before -s
         return
-    offline = any(os.environ.get(v, "") not in ("", "0") for v in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"))
-    if not offline:
+    if not is_offline():
         return  # transformers may download it
     from huggingface_hub import try_to_load_from_cache
 
