@@ -109,6 +109,7 @@ BAD_DOCUMENTS = [
     (b"bytes", "got bytes"),
     ("", '"text" is empty or only white space'),
     ("  \n ", '"text" is empty or only white space'),
+    ("\u200b \u00ad\ufeff", '"text" holds no word: only white space and invisible format characters'),
     ([], '"tokens" is empty'),
     (["New York"], "tokens must be non-empty, without white space"),
     (["New", "\u00a0", "York"], '"tokens"[1] is "\\u00a0": tokens must be non-empty'),  # a no-break space, shown

@@ -4,6 +4,9 @@ AllenNLP): dictionary forms as word lists, matched leftmost-longest.
 **Matching** (:class:`Matcher`): in each sentence, left to right, the longest dictionary form that starts at a
 word and ends at a word (never inside one, never across a sentence end) is a span; the scan goes on after it.
 ``case_insensitive`` compares ``str.casefold`` forms; a form on the stop list (same folding) is never matched.
+Words are compared without their invisible format characters (soft hyphens, zero-width joiners, bidi marks:
+:func:`~eer_plugin.corpus.tokenizer.without_format_characters`), in the forms and in the text, so a name copied
+from a web page matches the plain text and the other way round; the span's offsets still index the text as it is.
 
 **One form, two types** (the same folded form listed under different types, in one dictionary or across them):
 ``ambiguous="skip"`` (the default) matches it under no type, ``"first"`` keeps the first listing with a
@@ -17,6 +20,8 @@ bytes per entry (``benchmarks/dictionary_speed.py``: one million entries, 318 MB
 
 from array import array
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
+
+from eer_plugin.corpus.tokenizer import without_format_characters
 
 #: the rules for a form listed under two types
 AMBIGUOUS_RULES = ("skip", "first")
@@ -43,6 +48,10 @@ class Matcher:
         self.case_insensitive = case_insensitive
         self.rule = ambiguous
         self.fold = str.casefold if case_insensitive else None
+        #: a word as it is compared: without format characters, case-folded under ``case_insensitive``
+        self.key = (
+            (lambda word: without_format_characters(word).casefold()) if case_insensitive else without_format_characters
+        )
         self.stop = {tuple(self._folded(form)) for form in stop_list}
         self.vocab: Dict[str, int] = {}
         self.edges: Dict[int, int] = {}
@@ -61,7 +70,13 @@ class Matcher:
         self._forms: Dict[int, Tuple[str, ...]] = {}  # the form of each ambiguous node, for reports
 
     def _folded(self, tokens: Sequence[str]) -> List[str]:
-        return [self.fold(t) for t in tokens] if self.fold else list(tokens)
+        return [self.key(t) for t in tokens]
+
+    def _keys(self, tokens: Sequence[str]) -> Iterable[str]:
+        """The words of ``tokens`` as they are compared (all-ASCII text, the common case, needs one call)."""
+        if "".join(tokens).isascii():
+            return map(self.fold, tokens) if self.fold else tokens
+        return map(self.key, tokens)
 
     def add_source(self, name: str, path: str = "") -> int:
         self.sources.append((name, path))
@@ -126,7 +141,7 @@ class Matcher:
     ) -> List[Tuple[int, int, int]]:
         """``(start, end, entry index)`` of every match (the fast path of :meth:`match`)."""
         get, edges, value = self.vocab.get, self.edges.get, self.value
-        ids = [get(t, -1) for t in (map(self.fold, tokens) if self.fold else tokens)]
+        ids = [get(t, -1) for t in self._keys(tokens)]
         found = []
         start = 0
         for end in sentence_ends if sentence_ends is not None else (len(ids),):

@@ -25,6 +25,16 @@ Thai vowels and tone marks ``ภาษาไทย``), so no token starts with a
 white space or starts the text (then the marks form a token of their own). Text is never
 normalised: ``text[start:end]`` of each token's offsets is exactly the token.
 
+**Invisible format characters** (Unicode category ``Cf``: the soft hyphen, the word joiner, the zero-width
+joiner and non-joiner, a byte-order mark inside the text, the bidirectional marks and controls, ...; text copied
+from web pages and PDFs holds them) never split a word, as in Unicode's word boundaries (UAX #29): a run of them
+between two characters of a word stays inside it (``Brus\\u00adsels`` and ``Brus\\u2060sels`` are one word each,
+``Loyola``'s span is not cut). Anywhere else (at a word's edge, after punctuation, alone between spaces) they
+belong to no token, as white space does, so no token is invisible (an encoder's tokenizer drops them: such a
+token had no subword of its own). The zero-width space U+200B separates words, as UAX #29 has it (a word break
+in Thai, Khmer or Lao text), and is part of no token either. The few visible ``Cf`` characters (the Arabic
+number signs and the other prepended concatenation marks: :data:`VISIBLE_FORMAT_CHARACTERS`) are punctuation.
+
 **Bounded work on any text.** A run of more than :data:`LONGEST_RUN` characters without white space
 (no word or name is that long: an inlined image, a hex dump) is cut into pieces of at most that many
 characters, so time and memory grow linearly with the text (a single 10-million-character token took
@@ -40,19 +50,61 @@ import re
 import sys
 import unicodedata
 from functools import lru_cache
-from typing import Iterator, List, Pattern, Tuple
+from typing import Callable, Iterator, List, Pattern, Tuple
 
 SENTENCE_FINAL = {".", "!", "?"}
 #: the longest run of characters without white space that stays in one piece (see the module docstring)
 LONGEST_RUN = 1 << 16
 
 
-def _mark_ranges() -> str:
-    """A character-class body of every Unicode combining mark (categories ``M*``), as ranges."""
+#: the zero-width space: a word break (UAX #29), not one of the format characters that join a word
+ZERO_WIDTH_SPACE = "\u200b"
+
+
+def _is_mark(character: str) -> bool:
+    return unicodedata.category(character).startswith("M")
+
+
+#: the format characters (``Cf``) that are visible: signs drawn over the digits that follow them (Unicode's
+#: Prepended_Concatenation_Mark: the Arabic number signs, the end of ayah, ...); the tokenizer treats them as
+#: punctuation
+VISIBLE_FORMAT_CHARACTERS = frozenset(
+    map(chr, [*range(0x600, 0x606), 0x6DD, 0x70F, 0x890, 0x891, 0x8E2, 0x110BD, 0x110CD])
+)
+
+
+def _is_format(character: str) -> bool:
+    """Is ``character`` an invisible format character (``Cf`` but for the visible ones)?"""
+    return unicodedata.category(character) == "Cf" and character not in VISIBLE_FORMAT_CHARACTERS
+
+
+def _is_joining_format(character: str) -> bool:
+    return _is_format(character) and character != ZERO_WIDTH_SPACE
+
+
+def outside_every_token(character: str) -> bool:
+    """Is ``character`` one that no token starts or ends with: white space, or an invisible format character
+    (``Cf``, the zero-width space included)? Importers trim a span's edges of such characters."""
+    return character.isspace() or _is_format(character)
+
+
+@lru_cache(maxsize=1)
+def _format_characters() -> Pattern[str]:
+    return re.compile(f"[{_ranges(_is_format)}]+")
+
+
+def without_format_characters(word: str) -> str:
+    """``word`` without its invisible format characters (``Cf``): how dictionary matching compares words, so
+    ``Brus\\u00adsels`` in the text matches ``Brussels`` in a list of names (and the other way round)."""
+    return word if word.isascii() else _format_characters().sub("", word)
+
+
+def _ranges(belongs: Callable[[str], bool]) -> str:
+    """A character-class body of every character for which ``belongs`` is true, as ranges."""
     ranges: List[List[int]] = []
-    # every M* character lies below U+20000 or in the variation selectors supplement (U+E0100..U+E01EF)
+    # every M* and Cf character lies below U+20000 or in plane 14 (tags, variation selectors: U+E0001..U+E01EF)
     for code in list(range(0x20000)) + list(range(0xE0000, 0xE1000)):
-        if unicodedata.category(chr(code)).startswith("M"):
+        if belongs(chr(code)):
             if ranges and ranges[-1][1] == code - 1:
                 ranges[-1][1] = code
             else:
@@ -60,16 +112,24 @@ def _mark_ranges() -> str:
     return "".join(re.escape(chr(a)) if a == b else f"{re.escape(chr(a))}-{re.escape(chr(b))}" for a, b in ranges)
 
 
+def _mark_ranges() -> str:
+    """A character-class body of every Unicode combining mark (categories ``M*``), as ranges."""
+    return _ranges(_is_mark)
+
+
 @lru_cache(maxsize=1)
 def token_pattern() -> Pattern[str]:
-    """The compiled token pattern (built once, on first use: the mark table takes ~50 ms)."""
+    """The compiled token pattern (built once, on first use: the two tables take ~100 ms)."""
     mark = f"[{_mark_ranges()}]*"
+    joining_format = _ranges(_is_joining_format)
     letter = rf"[^\W\d_]{mark}"
     char = rf"\w{mark}"
     abbreviation = rf"(?:{letter}\.){{2,}}"
-    joiner = r"(?:['’\-]|(?<=\d)[.,](?=\d))"  # (?<=\d): the digit before any marks of its own
+    # (?<=\d): the digit before any marks of its own; invisible format characters join the word around them
+    joiner = rf"(?:['’\-]|(?<=\d)[.,](?=\d)|[{joining_format}]+)"
     word = rf"(?:{char})+(?:{joiner}(?:{char})+)*"
-    other = rf"[^\s]{mark}"  # punctuation, or marks after white space / at the start
+    # punctuation, or marks after white space / at the start; never a format character (no invisible token)
+    other = rf"[^\s{joining_format}{ZERO_WIDTH_SPACE}]{mark}"
     return re.compile(f"(?P<abbreviation>{abbreviation})|(?P<word>{word})|(?P<other>{other})")
 
 
@@ -135,8 +195,7 @@ def tokenize_text(text: str) -> Tuple[List[str], List[Tuple[int, int]], List[int
     return words, offsets, ends
 
 
-def _all_marks_covered() -> bool:  # pragma: no cover - used by the tests
-    pattern = re.compile(f"[{_mark_ranges()}]")
-    return all(
-        bool(pattern.match(chr(c))) == unicodedata.category(chr(c)).startswith("M") for c in range(sys.maxunicode + 1)
-    )
+def _all_covered(belongs: Callable[[str], bool]) -> bool:  # pragma: no cover - used by the tests
+    """Does the table of ``belongs`` hold every such character of Unicode (and nothing else)?"""
+    pattern = re.compile(f"[{_ranges(belongs)}]")
+    return all(bool(pattern.match(chr(c))) == belongs(chr(c)) for c in range(sys.maxunicode + 1))

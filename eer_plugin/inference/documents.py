@@ -89,6 +89,8 @@ def parse_input(data: Any) -> Tuple[Document, List[Tuple[int, int]], Optional[st
             raise InputError('"sentence_ends" goes with "tokens"; raw "text" is split into sentences by the tokenizer')
         words, offsets, ends = tokenize_text(text)
         if not words:
+            if text.strip():
+                raise InputError('"text" holds no word: only white space and invisible format characters')
             raise InputError('"text" is empty or only white space')
     else:
         words = data["tokens"]

@@ -7,6 +7,7 @@ import os
 import random
 import subprocess
 import sys
+import unicodedata
 from pathlib import Path
 
 import pytest
@@ -20,15 +21,17 @@ from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import read_jsonl
 from eer_plugin.corpus.tokenizer import tokenize_text
 
-# ß and SS both fold to "ss": case folding is more than lower()
-WORDS = ["a", "A", "b", "B", "c", "ß", "SS", "ss"]
+# ß and SS both fold to "ss": case folding is more than lower(); a soft hyphen or a bidi mark inside a word is
+# invisible: "b\u00ad" and "b" are the same word
+WORDS = ["a", "A", "b", "B", "c", "ß", "SS", "ss", "b\u00ad", "\u200eS\u00adS", "a\u2060a", "aa"]
 TYPES = ["PER", "LOC"]
 
 
 def brute_force(tokens, sentence_ends, entries, case_insensitive, stop, rule):
     """The specification, slowly: at each word, the longest listed form (after folding, without stop-listed
     and, under 'skip', ambiguous forms) ending within the sentence; then go on after it."""
-    fold = (lambda t: t.casefold()) if case_insensitive else (lambda t: t)
+    visible = lambda t: "".join(c for c in t if unicodedata.category(c) != "Cf")  # noqa: E731
+    fold = (lambda t: visible(t).casefold()) if case_insensitive else visible
     key = lambda words: tuple(fold(t) for t in words)  # noqa: E731
     stopped = {key(s) for s in stop}
     listings = {}
@@ -103,7 +106,9 @@ def test_ambiguous_forms_are_counted_under_either_rule():
 
 texts = st.lists(
     st.tuples(
-        st.sampled_from(["New", "York", "Times", "Merkel's", "U.S.", "3.5", "Zürich", "(", "."]),
+        st.sampled_from(
+            ["New", "York", "Times", "Merkel's", "U.S.", "3.5", "Zürich", "Zü\u00adrich", "Yo\u2060rk", "(", "."]
+        ),
         st.sampled_from([" ", "  ", "\n", "\t "]),
     ),
     min_size=1,
@@ -122,6 +127,7 @@ def test_character_offsets_equal_the_matched_text(text):
         ("Merkel", "PER"),
         ("U.S.", "LOC"),
         ("Zürich", "LOC"),
+        ("\u200eZ\u00adürich", "LOC"),  # the same form, as copied from a web page: a duplicate, not a second type
     ):
         matcher.add(tokenize_text(form)[0], label, source)
     words, offsets, ends = tokenize_text(text)
@@ -130,6 +136,11 @@ def test_character_offsets_equal_the_matched_text(text):
     for item in document.provenance or []:
         assert text[item["char_start"] : item["char_end"]] == item["text"]
         assert tokenize_text(item["text"])[0] == words[item["start"] : item["end"]]
+    plain = text.replace("\u00ad", "").replace("\u2060", "")  # the same matches without the invisible characters
+    plain_words = tokenize_text(plain)[0]
+    assert [(s, e, t) for s, e, t in document.spans] == [
+        (s, e, t) for s, e, t, _ in matcher.match(plain_words, tokenize_text(plain)[2])
+    ]
     Document.from_json(json.loads(json.dumps(document.to_json())))  # the format's own check agrees
 
 

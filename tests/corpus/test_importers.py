@@ -2,6 +2,7 @@
 fixtures/import/, round-tripped to the expected word spans, and every warning and error."""
 
 import json
+import unicodedata
 from pathlib import Path
 from typing import List, Tuple
 
@@ -21,7 +22,7 @@ from eer_plugin.corpus.importers import (
     read_ids,
     to_document,
 )
-from eer_plugin.corpus.tokenizer import tokenize_text
+from eer_plugin.corpus.tokenizer import VISIBLE_FORMAT_CHARACTERS, tokenize_text
 from eer_plugin.inference.chunking import LATENT_LABEL, chunk_document
 
 IMPORT = FIXTURES / "import"
@@ -198,6 +199,39 @@ def test_snap_warnings_name_document_and_span():
     ]
     assert report.snapped_spans == 2
     assert report.skipped == {"white-space spans": 1, "negative spans without a whole word": 1}
+
+
+FORMAT_CHARACTERS = [
+    chr(c)
+    for c in [*range(0x20000), *range(0xE0000, 0xE0080)]
+    if unicodedata.category(chr(c)) == "Cf" and chr(c) not in VISIBLE_FORMAT_CHARACTERS
+]
+
+
+@pytest.mark.parametrize("invisible", FORMAT_CHARACTERS, ids=lambda c: f"U+{ord(c):04X}")
+def test_invisible_format_characters_neither_split_nor_widen_an_entity(invisible):
+    """Every invisible format character (Unicode Cf): inside a name it stays inside its one word (the zero-width
+    space separates two), at the span's edges it is trimmed silently like white space, alone it is no span."""
+    c = invisible
+    text = f"Visit {c}Brus{c}sels{c} and{c} {c} Ghent."
+    report = ImportReport("test")
+    at, alone = text.index("Brus"), text.index(f" {c} ") + 1
+    doc = to_document(
+        raw(
+            text,
+            RawSpan(at - 1, at + 9, "LOC", "edges"),  # the invisible characters around the name inside the span
+            RawSpan(text.index("Ghent"), text.index("Ghent") + 5, "LOC", "plain"),
+            RawSpan(alone, alone + 1, "LOC", "alone"),
+        ),
+        tokenize_text,
+        report,
+    )
+    name = ["Brus", "sels"] if c == "\u200b" else [f"Brus{c}sels"]
+    assert doc.tokens == ["Visit", *name, "and", "Ghent", "."]
+    assert spans_text(doc) == [(" ".join(name), "LOC"), ("Ghent", "LOC")]
+    [warning] = report.warnings
+    assert warning.startswith(f"test:1: document 'd': span alone [{alone}, {alone + 1}) LOC ")
+    assert warning.endswith(" covers only white space and invisible format characters; skipped")
 
 
 def test_document_without_words_is_skipped_with_a_warning(tmp_path):

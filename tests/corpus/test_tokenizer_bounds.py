@@ -10,8 +10,10 @@ from work_counter import peak_memory
 import eer_plugin.corpus.tokenizer as tokenizer
 from eer_plugin.corpus.tokenizer import tokenize_text
 
-# letters, digits, joiners, sentence ends, an abbreviation's parts, a combining mark, clitics, white space
-ALPHABET = list("aBc1.,'’-US \n\txé9!?st") + ["\u0301", "\u00a0", "\u2028"]
+# letters, digits, joiners, sentence ends, an abbreviation's parts, a combining mark, clitics, white space,
+# invisible format characters (a soft hyphen, a word joiner, a bidi mark) and the zero-width space
+ALPHABET = list("aBc1.,'’-US \n\txé9!?st") + ["\u0301", "\u00a0", "\u2028", "\u00ad", "\u2060", "\u200e", "\u200b"]
+INVISIBLE = re.compile("[\u00ad\u2060\u200e\u200b]")
 
 
 def random_texts(count, seed):
@@ -48,7 +50,9 @@ def test_a_longer_run_is_cut_into_pieces_with_exact_offsets(monkeypatch, limit):
         assert [text[start:end] for start, end in offsets] == words
         assert all(0 < end - start <= limit for start, end in offsets)
         assert all(a[1] <= b[0] for a, b in zip(offsets, offsets[1:]))
-        assert "".join(words) == re.sub(r"\s", "", text)  # every character outside white space, once
+        # every visible character outside white space, once; no token starts or ends with an invisible one
+        assert INVISIBLE.sub("", "".join(words)) == re.sub(r"\s", "", INVISIBLE.sub("", text))
+        assert not any(INVISIBLE.match(word[0]) or INVISIBLE.match(word[-1]) for word in words)
         assert ends == sorted(set(ends)) and (not words or ends[-1] == len(words))
 
 

@@ -18,6 +18,7 @@ from hypothesis import strategies as st
 from untrained_tagger import LABELS
 
 from eer_plugin.corpus.text import normalise
+from eer_plugin.corpus.tokenizer import tokenize_text
 
 TYPES = {label[2:] for label in LABELS if label != "O"}
 #: pieces of text: words, punctuation, and characters tokenizers treat specially
@@ -44,7 +45,7 @@ BAD_LINES = st.one_of(
     ),
 )
 GOOD_LINES = st.one_of(
-    TEXTS.filter(lambda t: not normalise(t).isspace()).map(lambda t: json.dumps({"id": "t", "text": t})),
+    TEXTS.filter(lambda t: tokenize_text(normalise(t))[0]).map(lambda t: json.dumps({"id": "t", "text": t})),
     st.lists(st.sampled_from(["John", "\u200b", "\ufeff", "\u0301", "\ufffd", "."]), min_size=1, max_size=30).map(
         lambda tokens: json.dumps({"id": 1, "tokens": tokens})
     ),
@@ -97,7 +98,7 @@ def test_a_generated_batch_tags_its_good_lines_as_alone_and_names_its_bad_lines(
             assert output["line"] == number and isinstance(output["error"], str) and "\n" not in output["error"]
 
 
-@given(texts=st.lists(TEXTS.filter(lambda t: t.strip()), min_size=1, max_size=4))
+@given(texts=st.lists(TEXTS.filter(lambda t: tokenize_text(normalise(t))[0]), min_size=1, max_size=4))
 @settings(max_examples=8, deadline=None, suppress_health_check=list(HealthCheck))
 def test_the_api_tags_generated_texts_exactly_one_by_one_and_batched(texts, tagger):
     batched = list(tagger.pipe(texts, batch_size=3))

@@ -273,6 +273,37 @@ def test_tokenizer_sentence_rule(text, sentences):
 
 
 def test_tokenizer_mark_table_is_every_combining_mark():
-    from eer_plugin.corpus.tokenizer import _all_marks_covered
+    from eer_plugin.corpus.tokenizer import _all_covered, _is_mark
 
-    assert _all_marks_covered()
+    assert _all_covered(_is_mark)
+
+
+def test_tokenizer_format_table_is_every_joining_format_character():
+    from eer_plugin.corpus.tokenizer import _all_covered, _is_joining_format
+
+    assert _all_covered(_is_joining_format)
+    assert _is_joining_format("\u00ad") and _is_joining_format("\U000e0041") and not _is_joining_format("\u200b")
+
+
+@pytest.mark.parametrize(
+    "text,words",
+    [
+        # inside a word: it stays one word (soft hyphen, word joiner, zero-width joiner and non-joiner, bidi mark)
+        ("Brus\u00adsels in Loy\u2060ola", ["Brus\u00adsels", "in", "Loy\u2060ola"]),
+        ("Pala\u200dcio Mi\u200c\u200eró", ["Pala\u200dcio", "Mi\u200c\u200eró"]),
+        ("Jose\u0301\u00adph 1\u00ad000", ["Jose\u0301\u00adph", "1\u00ad000"]),  # after a mark; between digits
+        ("क्\u200dष", ["क्\u200dष"]),  # a conjunct: virama, zero-width joiner, consonant
+        # at a word's edge, after punctuation or alone: part of no token
+        ("\ufeffThe \u200e\u2066Loyola\u2069\u00ad de\u2060.\u200b \u00ad \u2060", ["The", "Loyola", "de", "."]),
+        # the zero-width space separates words, as a space does
+        ("Loy\u200bola ภาษา\u200bไทย", ["Loy", "ola", "ภาษา", "ไทย"]),
+        ("\u200b\u00ad\u200b", []),
+        # the visible format characters (the Arabic number sign, the end of ayah) are punctuation
+        ("\u0600١٢٣ \u06dd", ["\u0600", "١٢٣", "\u06dd"]),
+    ],
+)
+def test_tokenizer_never_splits_a_word_at_an_invisible_format_character(text, words):
+    got, offsets, ends = tokenize_text(text)
+    assert got == words
+    assert [text[a:b] for a, b in offsets] == got
+    assert ends == ([len(words)] if words else [])

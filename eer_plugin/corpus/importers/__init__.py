@@ -6,9 +6,9 @@ completeness flag); :func:`to_document` then tokenizes the text with the word to
 predictor uses on raw text (passed in as ``tokenize``), so that predictions on the same text map
 back to the same characters, and maps the spans to words:
 
-* an **entity span** becomes the words it touches (white space around it is trimmed silently); when
-  its characters do not start and end exactly at word boundaries it is *snapped* to the covering
-  words with a warning naming the document, the span and both texts;
+* an **entity span** becomes the words it touches (white space and invisible format characters around it are
+  trimmed silently); when its characters do not start and end exactly at word boundaries it is *snapped* to
+  the covering words with a warning naming the document, the span and both texts;
 * a **negative span** (known to hold no entity, or no entity of one type) becomes the words lying
   wholly inside it, with a warning when it had to shrink (growing it could swallow an entity);
 * two entity spans that overlap after this (or a negative span overlapping an entity) are an
@@ -34,6 +34,7 @@ from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.importers.offsets import words_of
 from eer_plugin.corpus.importers.report import ImportReport, ShownIds
 from eer_plugin.corpus.text import normalise_text, normalise_value
+from eer_plugin.corpus.tokenizer import outside_every_token
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
 Tokenizer = Callable[[str], Tuple[List[str], List[Tuple[int, int]], List[int]]]
@@ -140,9 +141,11 @@ def _error(raw: RawDocument, message: str) -> AnnotationImportError:
 
 
 def _trim(text: str, start: int, end: int) -> Tuple[int, int]:
-    while start < end and text[start].isspace():
+    """``[start, end)`` without the white space and invisible format characters at its edges (no token holds
+    them there: :func:`~eer_plugin.corpus.tokenizer.outside_every_token`)."""
+    while start < end and outside_every_token(text[start]):
         start += 1
-    while end > start and text[end - 1].isspace():
+    while end > start and outside_every_token(text[end - 1]):
         end -= 1
     return start, end
 
@@ -220,7 +223,9 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
             )
         start, end = _trim(raw.text, span.start, span.end)
         if start == end:
-            report.warn(f"{raw.source}: document {raw.id!r}: {_describe(raw, span)} covers only white space; skipped")
+            blank = raw.text[span.start : span.end]
+            what = "white space" if blank.isspace() else "white space and invisible format characters"
+            report.warn(f"{raw.source}: document {raw.id!r}: {_describe(raw, span)} covers only {what}; skipped")
             report.skip("white-space spans")
             continue
         if span.negative:  # the words wholly inside (growing it could swallow an entity)
