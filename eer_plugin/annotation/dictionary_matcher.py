@@ -5,8 +5,10 @@ AllenNLP): dictionary forms as word lists, matched leftmost-longest.
 word and ends at a word (never inside one, never across a sentence end) is a span; the scan goes on after it.
 ``case_insensitive`` compares ``str.casefold`` forms; a form on the stop list (same folding) is never matched.
 Words are compared without their invisible format characters (soft hyphens, zero-width joiners, bidi marks:
-:func:`~eer_plugin.corpus.tokenizer.without_format_characters`), in the forms and in the text, so a name copied
-from a web page matches the plain text and the other way round; the span's offsets still index the text as it is.
+:func:`~eer_plugin.corpus.tokenizer.without_format_characters`) and in one Unicode normal form, in the forms and
+in the text, so a name copied from a web page matches the plain text, a composed ``José`` (NFC, as databases
+store it) the decomposed one (NFD, as macOS file names and some editors write it), and the other way round; the
+span's offsets still index the text as it is.
 
 **One form, two types** (the same folded form listed under different types, in one dictionary or across them):
 ``ambiguous="skip"`` (the default) matches it under no type, ``"first"`` keeps the first listing with a
@@ -18,6 +20,7 @@ id packed in one integer), the per-node and per-entry data in ``array``s: memory
 bytes per entry (``benchmarks/dictionary_speed.py``: one million entries, 318 MB at the peak of the build).
 """
 
+import unicodedata
 from array import array
 from typing import Dict, Iterable, List, Optional, Sequence, Tuple
 
@@ -48,10 +51,6 @@ class Matcher:
         self.case_insensitive = case_insensitive
         self.rule = ambiguous
         self.fold = str.casefold if case_insensitive else None
-        #: a word as it is compared: without format characters, case-folded under ``case_insensitive``
-        self.key = (
-            (lambda word: without_format_characters(word).casefold()) if case_insensitive else without_format_characters
-        )
         self.stop = {tuple(self._folded(form)) for form in stop_list}
         self.vocab: Dict[str, int] = {}
         self.edges: Dict[int, int] = {}
@@ -68,6 +67,14 @@ class Matcher:
         self.duplicates = 0
         self.stopped = 0
         self._forms: Dict[int, Tuple[str, ...]] = {}  # the form of each ambiguous node, for reports
+
+    def key(self, word: str) -> str:
+        """``word`` as it is compared: without invisible format characters, in one Unicode normal form (NFD) and
+        case-folded under ``case_insensitive`` (Unicode's canonical caseless match)."""
+        if word.isascii():
+            return self.fold(word) if self.fold else word
+        word = unicodedata.normalize("NFD", without_format_characters(word))
+        return unicodedata.normalize("NFD", word.casefold()) if self.fold else word
 
     def _folded(self, tokens: Sequence[str]) -> List[str]:
         return [self.key(t) for t in tokens]

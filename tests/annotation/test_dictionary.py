@@ -24,14 +24,16 @@ from eer_plugin.corpus.tokenizer import tokenize_text
 # ß and SS both fold to "ss": case folding is more than lower(); a soft hyphen or a bidi mark inside a word is
 # invisible: "b\u00ad" and "b" are the same word
 WORDS = ["a", "A", "b", "B", "c", "ß", "SS", "ss", "b\u00ad", "\u200eS\u00adS", "a\u2060a", "aa"]
+# composed and decomposed: the same word (and under folding, "Ǆ" and "ǆ" as well as "é" and "É")
+WORDS += ["é", "e\u0301", "É", "E\u0301", "ǰ", "j\u030c"]
 TYPES = ["PER", "LOC"]
 
 
 def brute_force(tokens, sentence_ends, entries, case_insensitive, stop, rule):
     """The specification, slowly: at each word, the longest listed form (after folding, without stop-listed
     and, under 'skip', ambiguous forms) ending within the sentence; then go on after it."""
-    visible = lambda t: "".join(c for c in t if unicodedata.category(c) != "Cf")  # noqa: E731
-    fold = (lambda t: visible(t).casefold()) if case_insensitive else visible
+    visible = lambda t: unicodedata.normalize("NFC", "".join(c for c in t if unicodedata.category(c) != "Cf"))  # noqa: E731
+    fold = (lambda t: unicodedata.normalize("NFC", visible(t).casefold())) if case_insensitive else visible
     key = lambda words: tuple(fold(t) for t in words)  # noqa: E731
     stopped = {key(s) for s in stop}
     listings = {}
