@@ -230,6 +230,36 @@ def test_a_binary_file_is_no_text_to_any_reader(reader, tmp_path):
     assert str(error.value).startswith(str(path))
 
 
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("reader", READERS)
+def test_random_bytes_with_few_nuls_are_binary_data_to_any_reader(reader, seed, tmp_path):
+    """Random bytes with fewer NULs than tell a binary file by themselves (a short binary file, an image) are
+    binary data, named as such: never "a file of mixed encodings" or a corpus of garbage words."""
+    import random
+
+    fixture, read = READERS[reader]
+    rng = random.Random(seed)
+    data = bytearray(rng.randrange(1, 256) for _ in range(rng.choice([300, 3000, 9000])))
+    for _ in range(rng.randrange(0, 8)):  # a few NULs, as a short binary file has
+        data[rng.randrange(len(data))] = 0
+    path = tmp_path / Path(fixture).name
+    path.write_bytes(bytes(data))
+    with pytest.raises(FormatError, match=r"holds binary data \(\d+ control bytes") as error:
+        read(path)
+    assert str(error.value).startswith(str(path))
+
+
+@pytest.mark.parametrize("escapes", [0, 30])
+def test_text_with_a_few_stray_control_characters_or_ansi_colours_is_text(escapes, tmp_path):
+    """Stray control characters (fewer than the binary rule's share) are text, replaced with a warning; ANSI
+    colour codes (ESC) of a saved terminal log do not count."""
+    from eer_plugin.corpus.formats.files import text_codec
+
+    lines = ["\x1b[31mParis\x1b[0m\tLOC" for _ in range(escapes)] + [f"word{i}\x07\tO" for i in range(15)]
+    lines += [f"filler{i}\tO" for i in range(200)]
+    assert text_codec("\n".join(lines).encode("utf-8"), "f.tsv") == "utf-8"
+
+
 #: bytes that no UTF-8 text holds alone: cp1252's right quote and en dash, latin-1's é, a lone continuation byte,
 #: the start of a 3-byte character cut short
 STRAY_BYTES = [b"\x92", b"\x96", b"\xe9", b"\x80", b"\xe2\x82"]

@@ -89,6 +89,12 @@ UTF16_NUL_SHARE = 0.9
 #: fewer NUL bytes than this in a file's head (and not in every other byte) are stray characters of text,
 #: for its lines to report
 UTF16_MIN_NULS = 8
+#: control bytes that text does not hold: C0 but for tab, line breaks and ESC (ANSI colours in a saved log), NUL
+#: counted apart; a file's head with at least BINARY_MIN_CONTROLS of them, making BINARY_CONTROL_SHARE of it,
+#: is binary data (random bytes: about 10%), not text with stray characters (replaced, with a warning)
+_BINARY_CONTROLS = bytes(c for c in range(1, 0x20) if c not in b"\t\n\x0b\x0c\r\x1b")
+BINARY_MIN_CONTROLS = 16
+BINARY_CONTROL_SHARE = 0.02
 
 
 def text_codec(head: bytes, path: PathLike, whole_file: bool = True) -> str:
@@ -126,13 +132,22 @@ def text_codec(head: bytes, path: PathLike, whole_file: bool = True) -> str:
                 f"-t utf-8 {path} > {Path(path).stem}.utf8{Path(path).suffix}",
                 path,
             )
-    if not whole_file or nuls < UTF16_MIN_NULS:
+    if not whole_file:
         return "utf-8"
-    raise FormatError(
-        f"holds NUL bytes ({nuls} in its first {len(sample)}), which no UTF-8 or latin-1 text has: not a "
-        f"text file, or UTF-32 text without a byte-order mark (convert that: iconv -f utf-32le -t utf-8 {path}, or utf-32be)",
-        path,
-    )
+    if nuls >= UTF16_MIN_NULS:
+        raise FormatError(
+            f"holds NUL bytes ({nuls} in its first {len(sample)}), which no UTF-8 or latin-1 text has: not a text "
+            f"file, or UTF-32 text without a byte-order mark (convert that: iconv -f utf-32le -t utf-8 {path}, or utf-32be)",
+            path,
+        )
+    controls = sum(sample.count(c) for c in _BINARY_CONTROLS)
+    if controls >= BINARY_MIN_CONTROLS and controls >= BINARY_CONTROL_SHARE * len(sample):
+        raise FormatError(
+            f"holds binary data ({controls} control bytes such as SOH or BEL in its first {len(sample)}), not "
+            "text: give the text file (UTF-8) that the command reads",
+            path,
+        )
+    return "utf-8"
 
 
 def _reads_as_utf16(sample: bytes, order: str) -> bool:
