@@ -43,6 +43,7 @@ from eer_plugin.common.errors import ArchiveError, check_cuda_device, one_line
 from eer_plugin.common.member_paths import path_problem
 from eer_plugin.common.outputs import replacing
 from eer_plugin.common.wording import counted
+from eer_plugin.corpus.formats.office import weights_file
 from eer_plugin.runtime.archive_contents import (  # noqa: F401  (CONFIG_NAME, _EXTRACTED_FROM: this module's names too)
     _EXTRACTED_FROM,
     CONFIG_NAME,
@@ -106,9 +107,23 @@ def _open(archive_path: PathLike) -> tarfile.TarFile:
     try:
         return tarfile.open(path, "r:*")
     except (tarfile.TarError, OSError, EOFError):
+        weights = _weights_file(path)
+        if weights is not None:  # a checkpoint's .th or an encoder's model.safetensors, given as the model
+            raise ArchiveError(
+                f"{archive_path}: {weights}, not a model archive (model.tar.gz): give the model.tar.gz that training "
+                "wrote beside it, or an exported model's directory"
+            ) from None
         raise ArchiveError(
             f"{archive_path}: not a model archive (model.tar.gz): not a tar file (gzip, bz2, xz or plain)"
         ) from None
+
+
+def _weights_file(path: Path) -> Optional[str]:
+    try:
+        with open(path, "rb") as handle:
+            return weights_file(handle.read(16), handle)
+    except OSError:
+        return None
 
 
 def safe_extract(archive_path: PathLike, destination: PathLike) -> None:

@@ -129,3 +129,37 @@ def test_a_model_archive_given_as_data_says_where_it_goes(archive, tmp_path):
     ):
         check_arguments(str(archive), str(tmp_path / "out.jsonl"), 8, str(documents))
     check_arguments(str(documents), str(tmp_path / "out.jsonl"), 8, str(archive))  # the right order passes
+
+
+def _weights(kind: str, path) -> None:
+    import torch
+
+    state = {"scorer.weight": torch.zeros(3, 2), "scorer.bias": torch.ones(3)}
+    if kind == "safetensors":
+        from safetensors.torch import save_file
+
+        save_file(state, str(path))
+    else:
+        torch.save(state, str(path), _use_new_zipfile_serialization=kind == "torch zip")
+
+
+@pytest.mark.parametrize(
+    "kind,name,what",
+    [
+        ("torch zip", "best.th", "PyTorch weights (a .th or .pt file"),
+        ("torch legacy", "model.pt", "PyTorch weights (a .th or .pt file"),
+        ("safetensors", "model.safetensors", "safetensors weights (model.safetensors"),
+    ],
+)
+def test_a_weights_file_given_as_data_says_where_a_model_goes(kind, name, what, tmp_path):
+    """A checkpoint's .th (torch.save's zip format, or its legacy pickle) or an encoder's model.safetensors given
+    to every reader is one line that names it and where a model goes: never "decompress it first" (a zip), a
+    mixed-encodings verdict or a column error on its bytes."""
+    path = tmp_path / name
+    _weights(kind, path)
+    for reader, read in _readers(tmp_path):
+        with pytest.raises(FormatError) as raised:
+            read(str(path))
+        message = str(raised.value)
+        assert message.startswith(f"{path}: {what}"), (reader, message)
+        assert "not data: a model goes where a MODEL is asked" in message, (reader, message)

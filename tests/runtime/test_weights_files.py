@@ -97,3 +97,27 @@ def test_missing_and_unreadable_paths_are_not_reasons(tmp_path):
     with pytest.raises(ArchiveError, match="cannot be read") as refused:
         load_weights(directory)
     assert "damaged" not in str(refused.value)
+
+
+@pytest.mark.parametrize("kind", ["torch zip", "torch legacy", "safetensors"])
+def test_a_weights_file_given_as_the_model_says_which_file_to_give(kind, tmp_path):
+    """best.th, a legacy torch file or an encoder's model.safetensors where a model archive is asked (predict,
+    evaluate, Tagger.load) is named as weights, with the file to give instead: not only "not a tar file"."""
+    from eer_plugin.api import Tagger
+    from eer_plugin.runtime.archive import extracted_archive
+
+    state = {"scorer.weight": torch.zeros(3, 2)}
+    path = tmp_path / ("model.safetensors" if kind == "safetensors" else "best.th")
+    if kind == "safetensors":
+        from safetensors.torch import save_file
+
+        save_file(state, str(path))
+    else:
+        torch.save(state, str(path), _use_new_zipfile_serialization=kind == "torch zip")
+    what = "safetensors weights" if kind == "safetensors" else "PyTorch weights (a .th or .pt file"
+    for load in (lambda: extracted_archive(str(path)).__enter__(), lambda: Tagger.load(str(path))):
+        with pytest.raises(ArchiveError) as raised:
+            load()
+        message = str(raised.value)
+        assert message.startswith(f"{path}: {what}"), message
+        assert "not a model archive (model.tar.gz): give the model.tar.gz that training wrote beside it" in message

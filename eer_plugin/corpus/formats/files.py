@@ -23,7 +23,7 @@ from typing import IO, Callable, Iterator, List, Optional, Tuple, Union
 from eer_plugin.common.errors import relative_paths_hint
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix, tar_member
+from eer_plugin.corpus.formats.office import other_program_fix, tar_fix, tar_member
 
 PathLike = Union[str, "os.PathLike[str]"]
 logger = logging.getLogger(__name__)
@@ -199,10 +199,10 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
 
 
 def _refuse_other_programs(head: bytes, source, path: PathLike) -> None:
-    """:class:`FormatError` with the fix for a file of another program (:func:`office_document`)."""
-    office = office_document(head, source, str(path))
-    if office is not None:
-        raise FormatError(office_fix(*office), path)
+    """:class:`FormatError` with the fix for a file of another program (:func:`other_program_fix`)."""
+    fix = other_program_fix(head, source, str(path))
+    if fix is not None:
+        raise FormatError(fix, path)
 
 
 def tar_first_member(path: PathLike) -> Optional[str]:
@@ -288,7 +288,7 @@ def _input_opener(path: PathLike) -> Tuple[Callable[..., IO], Optional[str]]:
     check_input_file(path)
     try:
         with open(path, "rb") as handle:
-            first = handle.read(8)
+            first = handle.read(16)
             _refuse_other_programs(first, handle, path)
     except STREAM_ERRORS as err:
         raise _stream_error(err, path, None) from None

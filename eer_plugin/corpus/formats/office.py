@@ -1,5 +1,6 @@
 """Files that are documents of other programs, not text: a spreadsheet, a word processor's document, a PDF, a
-tar archive (a model archive, ``model.tar.gz``, given where data is expected).
+tar archive (a model archive, ``model.tar.gz``, given where data is expected), a model's weights (a checkpoint's
+``.th``, ``model.safetensors``).
 
 A user with a spreadsheet of names gives ``names.xlsx`` to ``--dictionary``; one with reports gives
 ``report.pdf`` or ``report.docx`` as the documents to label or tag. Read as text these are zip archives or
@@ -71,6 +72,44 @@ def office_fix(what: str, sheet: bool) -> str:
         f"{what}, not a text file: save or export its text as plain text (.txt, UTF-8) and give that file (several "
         "documents: a folder of .txt files, one per document)"
     )
+
+
+def weights_file(head: bytes, source: Union[str, bytes, BinaryIO]) -> Optional[str]:
+    """What a model's weights file is (a PyTorch checkpoint or weights file, safetensors), from its first 16
+    bytes ``head`` and, for a zip archive, the member names of ``source``; None for anything else."""
+    size = int.from_bytes(head[:8], "little") if len(head) >= 10 else 0
+    if 2 <= size <= 1 << 30 and head[8:10] in (b'{"', b"{}"):  # safetensors: a header's length, then its JSON
+        return "safetensors weights (model.safetensors: an encoder's or an exported model's)"
+    if head.startswith(b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19"):  # torch.save's legacy pickled magic number
+        return "PyTorch weights (a .th or .pt file: a checkpoint or a model's weights)"
+    if not head.startswith(b"PK\x03\x04"):
+        return None
+    try:
+        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as archive:
+            names = archive.namelist()
+    except (zipfile.BadZipFile, OSError, KeyError, EOFError):
+        return None
+    if any(name == "data.pkl" or name.endswith("/data.pkl") for name in names):  # torch.save's zip format
+        return "PyTorch weights (a .th or .pt file: a checkpoint or a model's weights)"
+    return None
+
+
+def weights_fix(what: str) -> str:
+    """The message for a weights file given as data (:func:`weights_file`)."""
+    return (
+        f"{what}, not data: a model goes where a MODEL is asked (model.tar.gz, or an exported model's directory: "
+        "eer-ner predict MODEL INPUT ...), and the data as a text file"
+    )
+
+
+def other_program_fix(head: bytes, source: Union[str, bytes, BinaryIO], name: str = "") -> Optional[str]:
+    """The message for a file of another program given as data (a document: :func:`office_document`; a model's
+    weights: :func:`weights_file`), from its first 16 bytes ``head``; None for anything else."""
+    office = office_document(head, source, name)
+    if office is not None:
+        return office_fix(*office)
+    weights = weights_file(head, source)
+    return weights_fix(weights) if weights is not None else None
 
 
 #: the first member names of a model archive (``allennlp train``'s ``model.tar.gz``, eer-ner's archives)

@@ -21,7 +21,7 @@ from typing import Callable, Iterable, Iterator
 
 from eer_plugin.corpus.formats import FormatError, PathLike
 from eer_plugin.corpus.formats.files import check_input_file, tar_first_member
-from eer_plugin.corpus.formats.office import office_document, office_fix, tar_fix
+from eer_plugin.corpus.formats.office import other_program_fix, tar_fix
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 from eer_plugin.corpus.importers.values import as_id
 
@@ -49,9 +49,9 @@ def read(
         data = Path(path).read_bytes()
     except OSError as err:
         raise AnnotationImportError(f"cannot read file: {err.strerror or err}", path) from None
-    office = office_document(data[:8], data, str(path))
-    if office is not None:
-        raise AnnotationImportError(office_fix(*office), path)
+    fix = other_program_fix(data[:16], data, str(path))
+    if fix is not None:
+        raise AnnotationImportError(fix, path)
     member = tar_first_member(path)  # a model.tar.gz (a DocBin is gzip-compressed too)
     if member is not None:
         raise AnnotationImportError(tar_fix(member), path)
