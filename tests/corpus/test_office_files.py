@@ -163,3 +163,26 @@ def test_a_weights_file_given_as_data_says_where_a_model_goes(kind, name, what, 
         message = str(raised.value)
         assert message.startswith(f"{path}: {what}"), (reader, message)
         assert "not data: a model goes where a MODEL is asked" in message, (reader, message)
+
+
+IMAGES = {
+    "scan.png": (b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x10", "PNG"),
+    "scan.jpg": (b"\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01", "JPEG"),
+    "scan.gif": (b"GIF89a\x10\x00\x10\x00\x80\x00\x00", "GIF"),
+    "scan.tif": (b"II*\x00\x08\x00\x00\x00\x0e\x00", "TIFF"),
+    "scan.webp": (b"RIFF\x24\x00\x00\x00WEBPVP8 ", "WebP"),
+}
+
+
+@pytest.mark.parametrize("name", sorted(IMAGES))
+def test_an_image_given_as_data_says_it_needs_ocr(name, tmp_path):
+    """A scanned page (a short image file has too few control bytes to be called binary data) given to every
+    reader is named as an image with the OCR step: never a column error on its bytes."""
+    head, kind = IMAGES[name]
+    path = tmp_path / name
+    path.write_bytes(head + b"\x00\x01" * 20)
+    for reader, read in _readers(tmp_path):
+        with pytest.raises(FormatError) as raised:
+            read(str(path))
+        assert str(raised.value).startswith(f"{path}: an image ({kind}), not a text file: the text of a "), reader
+        assert "needs OCR first" in str(raised.value), reader

@@ -1,6 +1,6 @@
 """Files that are documents of other programs, not text: a spreadsheet, a word processor's document, a PDF, a
 tar archive (a model archive, ``model.tar.gz``, given where data is expected), a model's weights (a checkpoint's
-``.th``, ``model.safetensors``).
+``.th``, ``model.safetensors``), an image (a scanned page).
 
 A user with a spreadsheet of names gives ``names.xlsx`` to ``--dictionary``; one with reports gives
 ``report.pdf`` or ``report.docx`` as the documents to label or tag. Read as text these are zip archives or
@@ -102,12 +102,31 @@ def weights_fix(what: str) -> str:
     )
 
 
+#: first bytes of image formats -> their name (a scan or a photo of a page given as the text)
+_IMAGES = ((b"\x89PNG\r\n\x1a\n", "PNG"), (b"\xff\xd8\xff", "JPEG"), (b"GIF87a", "GIF"), (b"GIF89a", "GIF"),
+           (b"II*\x00", "TIFF"), (b"MM\x00*", "TIFF"))  # fmt: skip
+
+
+def image_file(head: bytes) -> Optional[str]:
+    """What image a file is from its first bytes ``head`` (PNG, JPEG, GIF, TIFF, WebP), or None."""
+    if head.startswith(b"RIFF") and head[8:12] == b"WEBP":
+        return "an image (WebP)"
+    return next((f"an image ({name})" for signature, name in _IMAGES if head.startswith(signature)), None)
+
+
 def other_program_fix(head: bytes, source: Union[str, bytes, BinaryIO], name: str = "") -> Optional[str]:
-    """The message for a file of another program given as data (a document: :func:`office_document`; a model's
-    weights: :func:`weights_file`), from its first 16 bytes ``head``; None for anything else."""
+    """The message for a file of another program given as data (a document: :func:`office_document`; an image:
+    :func:`image_file`; a model's weights: :func:`weights_file`), from its first 16 bytes ``head``; None for
+    anything else."""
     office = office_document(head, source, name)
     if office is not None:
         return office_fix(*office)
+    image = image_file(head)
+    if image is not None:
+        return (
+            f"{image}, not a text file: the text of a scanned or photographed page needs OCR first (e.g. "
+            "tesseract IMAGE OUT writes OUT.txt); give the text file (UTF-8)"
+        )
     weights = weights_file(head, source)
     return weights_fix(weights) if weights is not None else None
 
