@@ -82,10 +82,14 @@ def _is_joining_format(character: str) -> bool:
     return _is_format(character) and character != ZERO_WIDTH_SPACE
 
 
-def outside_every_token(character: str) -> bool:
-    """Is ``character`` one that no token starts or ends with: white space, or an invisible format character
-    (``Cf``, the zero-width space included)? Importers trim a span's edges of such characters."""
-    return character.isspace() or _is_format(character)
+def trim_span(text: str, start: int, end: int) -> Tuple[int, int]:
+    """``[start, end)`` of ``text`` without the characters at its edges that no token starts or ends with: white
+    space and invisible format characters (the zero-width space included). Importers trim a span with it."""
+    while start < end and (text[start].isspace() or _is_format(text[start])):
+        start += 1
+    while end > start and (text[end - 1].isspace() or _is_format(text[end - 1])):
+        end -= 1
+    return start, end
 
 
 @lru_cache(maxsize=1)

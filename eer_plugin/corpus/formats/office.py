@@ -74,6 +74,9 @@ def office_fix(what: str, sheet: bool) -> str:
     )
 
 
+_TORCH_WEIGHTS = "PyTorch weights (a .th or .pt file: a checkpoint or a model's weights)"
+
+
 def weights_file(head: bytes, source: Union[str, bytes, BinaryIO]) -> Optional[str]:
     """What a model's weights file is (a PyTorch checkpoint or weights file, safetensors), from its first 16
     bytes ``head`` and, for a zip archive, the member names of ``source``; None for anything else."""
@@ -81,7 +84,7 @@ def weights_file(head: bytes, source: Union[str, bytes, BinaryIO]) -> Optional[s
     if 2 <= size <= 1 << 30 and head[8:10] in (b'{"', b"{}"):  # safetensors: a header's length, then its JSON
         return "safetensors weights (model.safetensors: an encoder's or an exported model's)"
     if head.startswith(b"\x80\x02\x8a\nl\xfc\x9cF\xf9 j\xa8P\x19"):  # torch.save's legacy pickled magic number
-        return "PyTorch weights (a .th or .pt file: a checkpoint or a model's weights)"
+        return _TORCH_WEIGHTS
     if not head.startswith(b"PK\x03\x04"):
         return None
     try:
@@ -90,7 +93,7 @@ def weights_file(head: bytes, source: Union[str, bytes, BinaryIO]) -> Optional[s
     except (zipfile.BadZipFile, OSError, KeyError, EOFError):
         return None
     if any(name == "data.pkl" or name.endswith("/data.pkl") for name in names):  # torch.save's zip format
-        return "PyTorch weights (a .th or .pt file: a checkpoint or a model's weights)"
+        return _TORCH_WEIGHTS
     return None
 
 

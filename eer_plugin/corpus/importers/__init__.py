@@ -34,7 +34,7 @@ from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.importers.offsets import words_of
 from eer_plugin.corpus.importers.report import ImportReport, ShownIds
 from eer_plugin.corpus.text import normalise_text, normalise_value
-from eer_plugin.corpus.tokenizer import outside_every_token
+from eer_plugin.corpus.tokenizer import trim_span
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
 Tokenizer = Callable[[str], Tuple[List[str], List[Tuple[int, int]], List[int]]]
@@ -140,16 +140,6 @@ def _error(raw: RawDocument, message: str) -> AnnotationImportError:
     return AnnotationImportError(f"document {raw.id!r}: {message}", raw.path or raw.source, raw.line)
 
 
-def _trim(text: str, start: int, end: int) -> Tuple[int, int]:
-    """``[start, end)`` without the white space and invisible format characters at its edges (no token holds
-    them there: :func:`~eer_plugin.corpus.tokenizer.outside_every_token`)."""
-    while start < end and outside_every_token(text[start]):
-        start += 1
-    while end > start and outside_every_token(text[end - 1]):
-        end -= 1
-    return start, end
-
-
 def _snap(raw, span, words_in, start, end, starts, ends, action: str, empty: str, report) -> Optional[Tuple[int, int]]:
     """Word range ``(first, last + 1)`` of ``words_in``, warning when it does not match the span's
     characters exactly; None (with a warning) when ``words_in`` is empty."""
@@ -221,7 +211,7 @@ def to_document(raw: RawDocument, tokenize: Tokenizer, report: ImportReport) -> 
                 f"{'negative span' if span.negative else 'span'} {span.ref} [{span.start}, {span.end}) is out of "
                 f"range: the text has {len(raw.text)} characters (offsets are characters, end exclusive)",
             )
-        start, end = _trim(raw.text, span.start, span.end)
+        start, end = trim_span(raw.text, span.start, span.end)
         if start == end:
             blank = raw.text[span.start : span.end]
             what = "white space" if blank.isspace() else "white space and invisible format characters"
