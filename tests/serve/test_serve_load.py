@@ -16,11 +16,15 @@ pytestmark = pytest.mark.integration
 requests = pytest.importorskip("requests")
 pytest.importorskip("fastapi", reason="the serve extra is not installed: bash scripts/setup_label_studio.sh")
 
-#: the long request: one task of this many words (the tiny model, max_length 24: about 1,000 model calls; 300
-#: words took under 3 s on 2 idle cores, too short to send anything while it ran; 91 s beside a training)
-LONG_WORDS = 2_000
+#: how long the long request should hold the model: its words are sized from a measured request of
+#: CALIBRATION_WORDS (a fixed 2,000 words took 91 s beside a training, but under 3 s on an idle AVX-512 machine,
+#: which ended it before anything could be sent beside it)
+LONG_S = 15.0
+CALIBRATION_WORDS = 400
+#: the long request's words, whatever the machine: at least this many, at most MAX_WORDS
+LEAST_WORDS = 2_000
 #: the server's --max-words
-MAX_WORDS = 4_000
+MAX_WORDS = 40_000
 #: more requests than the model's routes have threads (eer_plugin.serve.app.MODEL_THREADS, 40)
 QUEUED = 42
 #: how long /health and /setup may take while predictions wait (they waited for the long request before: 208 s
@@ -45,14 +49,23 @@ def timed(method, url: str, **kwargs):
     return answer, time.monotonic() - started
 
 
-def long_text(words: int = LONG_WORDS) -> str:
+def long_text(words: int) -> str:
     return " ".join(itertools.islice(itertools.cycle(" ".join(TEXTS).split()), words))
 
 
-def test_a_short_request_is_answered_while_a_long_one_runs(backend):
+@pytest.fixture(scope="module")
+def long_words(backend) -> int:
+    """The words of a request that holds this machine's model for about LONG_S seconds, measured here."""
+    timed("POST", backend.url + "/predict", json=tasks(TEXTS[0]))  # the first call's set-up, not counted
+    answer, took = timed("POST", backend.url + "/predict", json=tasks(long_text(CALIBRATION_WORDS)))
+    assert answer.status_code == 200, answer.text
+    return min(MAX_WORDS, max(LEAST_WORDS, round(CALIBRATION_WORDS * LONG_S / took)))
+
+
+def test_a_short_request_is_answered_while_a_long_one_runs(backend, long_words):
     short, _ = timed("POST", backend.url + "/predict", json=tasks(TEXTS[0]))
     assert short.status_code == 200, short.text
-    text = long_text()
+    text = long_text(long_words)
     with concurrent.futures.ThreadPoolExecutor(1) as pool:
         long = pool.submit(timed, "POST", backend.url + "/predict", json=tasks(text))
         time.sleep(3)
@@ -67,10 +80,9 @@ def test_a_short_request_is_answered_while_a_long_one_runs(backend):
     assert found and all(r["value"]["text"] == text[r["value"]["start"] : r["value"]["end"]] for r in found)
 
 
-def test_health_and_setup_answer_at_once_while_predictions_wait_for_the_model(backend):
+def test_health_and_setup_answer_at_once_while_predictions_wait_for_the_model(backend, long_words):
     with concurrent.futures.ThreadPoolExecutor(QUEUED + 1) as pool:
-        # the longest request the server takes (--max-words): it holds the model for many calls, even on a fast machine
-        waiting = [pool.submit(timed, "POST", backend.url + "/predict", json=tasks(long_text(MAX_WORDS)))]
+        waiting = [pool.submit(timed, "POST", backend.url + "/predict", json=tasks(long_text(long_words)))]
         time.sleep(3)  # the long request has the model: all the others wait for it, or for a thread
         waiting += [pool.submit(timed, "POST", backend.url + "/predict", json=tasks("Paris.")) for _ in range(QUEUED)]
         time.sleep(1)
@@ -97,11 +109,11 @@ def test_a_request_of_more_words_than_the_limit_is_a_413_naming_it(backend):
     assert requests.post(backend.url + "/predict", json=tasks(TEXTS[1]), timeout=60).status_code == 200
 
 
-def test_a_stopped_server_ends_after_the_model_call_under_way_not_the_long_request(archive, tmp_path):
+def test_a_stopped_server_ends_after_the_model_call_under_way_not_the_long_request(archive, long_words, tmp_path):
     served = Backend(str(archive), tmp_path / "work", "", "--max-words", str(MAX_WORDS))
     try:
         with concurrent.futures.ThreadPoolExecutor(1) as pool:
-            long = pool.submit(timed, "POST", served.url + "/predict", json=tasks(long_text()))
+            long = pool.submit(timed, "POST", served.url + "/predict", json=tasks(long_text(long_words)))
             time.sleep(3)
             assert not long.done(), long.result()[0].text[:300]
             served.process.send_signal(signal.SIGTERM)  # as Ctrl-C, or a service manager's stop
