@@ -143,3 +143,23 @@ def test_a_truncated_or_edited_file_names_its_line(bench, tmp_path, capsys):
         (tmp_path / "bad.jsonl").write_text(content + "\n")
         with pytest.raises(RecordsError, match=message):
             read_records(tmp_path / "bad.jsonl")
+
+
+def test_saving_a_directory_without_runs_says_that_nothing_was_saved(bench, tmp_path, capsys):
+    """A mistyped or empty OUTDIR is said to hold nothing, and the records file is left as it was (before: "0
+    finished runs ... saved")."""
+    _, _, outdir = bench
+    records = tmp_path / "records.jsonl"
+    assert main(["save", str(outdir), str(records)]) == 0
+    kept = records.read_bytes()
+    capsys.readouterr()
+    (tmp_path / "empty").mkdir()
+    for given, said in [("empty", "holds no finished run nor data statistics"), ("bench-typo", "is no directory")]:
+        assert main(["save", str(tmp_path / given), str(records)]) == 0
+        assert capsys.readouterr().out == (
+            f"records: nothing saved: {tmp_path / given} {said} (give the directory eer-benchmark -o wrote); "
+            f"{records} is as it was\n"
+        )
+        assert records.read_bytes() == kept
+    assert main(["save", str(tmp_path / "empty"), str(tmp_path / "new.jsonl")]) == 0
+    assert not (tmp_path / "new.jsonl").exists()

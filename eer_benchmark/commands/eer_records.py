@@ -37,7 +37,14 @@ def run(args: argparse.Namespace) -> None:
     if args.action == "save":
         found = save(args.outdir, args.file)
         finished = sum(DONE in files for files in found.values())
-        print(f"records: {counted(finished, 'finished run')} of {args.outdir} saved in {args.file}")
+        if found:
+            print(f"records: {counted(finished, 'finished run')} of {args.outdir} saved in {args.file}")
+        else:  # a mistyped OUTDIR said "0 finished runs ... saved" before, as if it had worked
+            what = "no finished run nor data statistics" if args.outdir.is_dir() else "is no directory"
+            print(
+                f"records: nothing saved: {args.outdir} {'holds ' if args.outdir.is_dir() else ''}{what} (give the "
+                f"directory eer-benchmark -o wrote); {args.file} is as it was"
+            )
     elif args.file.exists():  # no records yet: nothing to restore
         written = restore(args.file, args.outdir)
         print(f"records: {counted(len(written), 'file')} restored from {args.file} into {args.outdir}")
