@@ -15,7 +15,7 @@ from eer_plugin.corpus.formats import FORMATS
 
 
 def tag_scheme(value: str) -> str:
-    """``auto`` or a tag scheme name (IOB1, BIO/IOB2, BIOUL/BILOU), as argparse ``type``."""
+    """``auto`` or a tag scheme name (IOB1, BIO/IOB2, BIOUL/BILOU, BIOES/IOBES), as argparse ``type``."""
     if value == "auto":
         return value
     try:
@@ -49,8 +49,9 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
         type=tag_scheme,
         default_from=(formats.iter_documents, "encoding"),
         metavar="SCHEME",
-        help="tag scheme of CoNLL files (default %(default)s: BIOUL if L-/U- occur, IOB1 if a chunk starts with I- "
-        "after O or another type, else BIO), IOB1, BIO (alias IOB2) or BIOUL (--encoding: its old name)",
+        help="tag scheme of CoNLL files (default %(default)s: BIOUL if L-/U- occur, BIOES if S-/E- do, IOB1 if a "
+        "chunk starts with I- after O or another type, else BIO), IOB1, BIO (alias IOB2), BIOUL or BIOES (alias "
+        "IOBES) (--encoding: its old name)",
     )
     add_option(
         group,

@@ -7,7 +7,7 @@
     eer-simulate {ee,nns,random,gold,dictionary} INPUT OUTPUT.jsonl [--budget M] [--learning-curve] [--coverage c]
         [--complete-documents D] [--max-per-document N] [--keep-probability p] [--recall r] [--precision p]
         [--max-fp-length L] [--seed S] [--variant all|short|shortest]
-        [--format auto|conll|ontonotes|jsonl] [--tag-scheme auto|IOB1|BIO|BIOUL]
+        [--format auto|conll|ontonotes|jsonl] [--tag-scheme auto|IOB1|BIO|BIOUL|BIOES]
         [--sentences-per-document K] [--tag-column N] [--file-encoding auto|latin-1|...]
 
 Reads INPUT (gold documents), simulates the scenario, applies the train-data variant and writes

@@ -1,5 +1,7 @@
-"""Tag schemes: BILUO tags over entity types, conversions from IOB1 / IOB2 (BIO) / BIOUL input,
+"""Tag schemes: BILUO tags over entity types, conversions from IOB1 / IOB2 (BIO) / BIOUL / BIOES input,
 spans <-> tags, and the grammar of valid BILUO sequences used by the constrained CRF.
+
+BIOES (alias IOBES: flair's and many toolkits' output) is BIOUL with ``S-`` for ``U-`` and ``E-`` for ``L-``.
 
 Spans are ``(start, end, type)`` with ``end`` exclusive, over whatever unit the tags are over
 (words or subwords).
@@ -21,8 +23,21 @@ if TYPE_CHECKING:
 Span = Tuple[int, int, str]
 
 OUTSIDE = "O"
-ENCODINGS = ("IOB1", "BIO", "BIOUL")
-_ENCODING_ALIASES = {"IOB1": "IOB1", "BIO": "BIO", "IOB2": "BIO", "BIOUL": "BIOUL", "BILOU": "BIOUL", "BILUO": "BIOUL"}
+ENCODINGS = ("IOB1", "BIO", "BIOUL", "BIOES")
+_ENCODING_ALIASES = {
+    "IOB1": "IOB1",
+    "BIO": "BIO",
+    "IOB2": "BIO",
+    "BIOUL": "BIOUL",
+    "BILOU": "BIOUL",
+    "BILUO": "BIOUL",
+    "BIOES": "BIOES",
+    "IOBES": "BIOES",
+}
+#: the prefixes each scheme writes, besides ``O``
+PREFIXES = {"IOB1": "BI", "BIO": "BI", "BIOUL": "BILU", "BIOES": "BIES"}
+#: BIOES's prefixes as BIOUL's: single ``S-`` is ``U-``, end ``E-`` is ``L-``
+_AS_BIOUL = {"S": "U", "E": "L"}
 
 
 class TagSequenceError(ValueError):
@@ -34,11 +49,12 @@ class TagSequenceError(ValueError):
 
 
 def normalize_encoding(encoding: str) -> str:
-    """Returns the canonical name (``IOB1``, ``BIO`` or ``BIOUL``) of an encoding name or alias."""
+    """Returns the canonical name (``IOB1``, ``BIO``, ``BIOUL`` or ``BIOES``) of an encoding name or alias."""
     key = encoding.upper().replace("-", "")
     if key not in _ENCODING_ALIASES:
         raise ValueError(
-            f"unknown tag encoding {encoding!r}; expected one of IOB1, BIO (alias IOB2), BIOUL (alias BILOU, BILUO)"
+            f"unknown tag encoding {encoding!r}; expected one of IOB1, BIO (alias IOB2), BIOUL (alias BILOU, BILUO), "
+            "BIOES (alias IOBES)"
         )
     return _ENCODING_ALIASES[key]
 
@@ -46,7 +62,7 @@ def normalize_encoding(encoding: str) -> str:
 def _split(tag: str, position: int) -> Tuple[str, Optional[str]]:
     if tag == OUTSIDE:
         return OUTSIDE, None
-    if len(tag) < 3 or tag[1] != "-" or tag[0] not in "BILU":
+    if len(tag) < 3 or tag[1] != "-" or tag[0] not in "BILUSE":
         raise TagSequenceError(f"tag {tag!r} at position {position} is not 'O' nor of the form X-TYPE", position)
     return tag[0], tag[2:]
 
@@ -67,14 +83,15 @@ def tags_to_spans(tags: Sequence[str], encoding: str) -> List[Span]:
 
     for i, tag in enumerate(tags):
         prefix, label = _split(tag, i)
-        if encoding in ("IOB1", "BIO") and prefix in ("L", "U"):
+        if prefix != OUTSIDE and prefix not in PREFIXES[encoding]:
             raise TagSequenceError(f"tag {tag!r} at position {i} is not allowed in {encoding}", i)
+        prefix = _AS_BIOUL.get(prefix, prefix)
         if prefix == OUTSIDE:
-            if encoding == "BIOUL" and current is not None:
+            if encoding in ("BIOUL", "BIOES") and current is not None:
                 raise TagSequenceError(f"entity {current} opened at {start} is not closed before 'O' at {i}", i)
             close(i)
         elif prefix == "B":
-            if encoding == "BIOUL" and current is not None:
+            if encoding in ("BIOUL", "BIOES") and current is not None:
                 raise TagSequenceError(f"entity {current} opened at {start} is not closed before {tag!r} at {i}", i)
             # (IOB1 reserves B- for an entity right after one of the same type; a B- elsewhere is
             # accepted there too, as every IOB1 reader does.)
@@ -83,7 +100,7 @@ def tags_to_spans(tags: Sequence[str], encoding: str) -> List[Span]:
         elif prefix == "I":
             if current == label:
                 continue
-            if encoding in ("BIO", "BIOUL"):
+            if encoding != "IOB1":
                 raise TagSequenceError(
                     f"tag {tag!r} at position {i} cannot continue {tags[i - 1] if i else 'the start'}", i
                 )
@@ -100,7 +117,7 @@ def tags_to_spans(tags: Sequence[str], encoding: str) -> List[Span]:
                 raise TagSequenceError(f"entity {current} opened at {start} is not closed before {tag!r} at {i}", i)
             spans.append((i, i + 1, label))
     if current is not None:
-        if encoding == "BIOUL":
+        if encoding in ("BIOUL", "BIOES"):
             raise TagSequenceError(f"entity {current} opened at {start} is not closed at the end", len(tags))
         close(len(tags))
     return spans
@@ -129,7 +146,7 @@ def biluo_to_spans(tags: Sequence[str]) -> List[Span]:
 
 
 def to_biluo(tags: Sequence[str], encoding: str) -> List[str]:
-    """Converts a tag sequence in ``encoding`` (IOB1, BIO/IOB2 or BIOUL) into BILUO."""
+    """Converts a tag sequence in ``encoding`` (IOB1, BIO/IOB2, BIOUL or BIOES) into BILUO."""
     return spans_to_biluo(tags_to_spans(tags, encoding), len(tags))
 
 
@@ -147,15 +164,25 @@ def i_chunk_starts(tags: Sequence[str]) -> List[int]:
     return starts
 
 
+def ending_scheme(tag: str) -> Optional[str]:
+    """``BIOUL`` for an ``L-``/``U-`` tag, ``BIOES`` for an ``S-``/``E-`` tag, else None: the tags that only
+    one scheme writes."""
+    if len(tag) > 2 and tag[1] == "-":
+        return "BIOUL" if tag[0] in "LU" else "BIOES" if tag[0] in "SE" else None
+    return None
+
+
 def detect_encoding(sentences: Iterable[Sequence[str]]) -> str:
-    """Guesses the encoding of a corpus from its tags: ``BIOUL`` if any ``L-``/``U-`` occurs,
-    ``IOB1`` if some entity starts with ``I-`` (after ``O``, another type, or at a sentence start;
-    see :func:`i_chunk_starts`), otherwise ``BIO`` (a corpus with no entity starting in ``I-`` reads
+    """Guesses the encoding of a corpus from its tags: ``BIOUL`` if ``L-``/``U-`` occurs first, ``BIOES`` if
+    ``S-``/``E-`` does, ``IOB1`` if some entity starts with ``I-`` (after ``O``, another type, or at a sentence
+    start; see :func:`i_chunk_starts`), otherwise ``BIO`` (a corpus with no entity starting in ``I-`` reads
     the same in IOB1 and BIO)."""
     saw_iob1 = False
     for tags in sentences:
-        if any(tag[:2] in ("L-", "U-") for tag in tags):
-            return "BIOUL"
+        for tag in tags:
+            scheme = ending_scheme(tag)
+            if scheme is not None:
+                return scheme
         saw_iob1 = saw_iob1 or bool(i_chunk_starts(tags))
     return "IOB1" if saw_iob1 else "BIO"
 

@@ -69,7 +69,7 @@ class PartialDocumentReader(DatasetReader):
     format : str
         ``auto`` (by file name/content), ``conll``, ``ontonotes`` or ``jsonl`` (partial annotations).
     tag_scheme : str
-        Tag scheme of CoNLL files: ``auto``, ``IOB1``, ``BIO``/``IOB2`` or ``BIOUL`` (``encoding`` is
+        Tag scheme of CoNLL files: ``auto``, ``IOB1``, ``BIO``/``IOB2``, ``BIOUL`` or ``BIOES`` (``encoding`` is
         its old name, still accepted). The reader logs the scheme, character encoding and documents it
         settles on for every file it reads (see :func:`~eer_plugin.corpus.formats.read_conll`).
     sentences_per_document : int, optional

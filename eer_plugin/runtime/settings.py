@@ -119,7 +119,7 @@ SETTINGS: Tuple[Setting, ...] = (
     Setting(
         "EER_TAG_SCHEME",
         "auto",
-        "tag scheme of column files: auto, IOB1, IOB2 or BIOUL (eer-inspect shows what auto picks)",
+        "tag scheme of column files: auto, IOB1, IOB2, BIOUL or BIOES (eer-inspect shows what auto picks)",
         DATA,
     ),
     Setting(

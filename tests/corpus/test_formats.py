@@ -151,11 +151,11 @@ def test_conll_i_tag_that_cannot_continue(tmp_path):
 
 def test_conll_malformed_tag(tmp_path):
     path = write(tmp_path, "tag.txt", "EU B-ORG\nrejects X-PER\n")
-    raises_at(path, 2, "expected a tag 'O' or B-/I-/L-/U-TYPE", read_conll, path)
+    raises_at(path, 2, "expected a tag 'O' or B-/I-/L-/U-/S-/E-TYPE", read_conll, path)
 
 
 def test_conll_unknown_encoding():
-    raises_at(CONLL2003, None, "unknown tag encoding 'BIOES'", read_conll, CONLL2003, encoding="BIOES")
+    raises_at(CONLL2003, None, "unknown tag encoding 'BMES'", read_conll, CONLL2003, encoding="BMES")
 
 
 def test_conll_non_utf8_bytes_read_as_latin1_with_a_warning(tmp_path, caplog):

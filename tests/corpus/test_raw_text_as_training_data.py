@@ -81,12 +81,14 @@ def test_training_data_beside_it_still_reads_and_short_bad_conll_lines_keep_thei
     assert read_documents(str(good))[0].spans == [(0, 1, "PER")]
     conll = tmp_path / "bad.txt"
     conll.write_text("John NNP B-NP PERSON\n")
-    with pytest.raises(FormatError, match="in column 4 of 4 \\(the last\\), got 'PERSON'$"):
+    # the tag hints (another column holds tags; a bare type), not the raw-text one
+    with pytest.raises(FormatError, match="in column 4 of 4 \\(the last\\), got 'PERSON'; if column 3 holds the tags"):
         read_documents(str(conll))
     for line, column in (("John NNP B-NP PERSON\n", "column 2 of 4"), ("U.S. NNP I-NP Inc.\n", "column 2 of 4")):
         conll.write_text(line)  # a tag column given by number, counted from 1 in the message
-        with pytest.raises(FormatError, match=f"in {column}, got '(NNP)'$"):
+        with pytest.raises(FormatError, match=f"in {column}, got 'NNP'; if column 3 holds the tags") as info:
             read_documents(str(conll), tag_column=1)
+        assert "raw text" not in str(info.value) and str(info.value).endswith("(I-NNP): one entity per run of a type")
     conll.write_text("Paris NNP B-NP I-LOC\nTitle\n")  # one word after the first line: a token without its tag
     with pytest.raises(FormatError, match="expected 4 columns \\(as on line 1\\), got 1: 'Title'$"):
         read_documents(str(conll))

@@ -83,7 +83,7 @@ def test_eer_dictionary_with_its_two_files_swapped_says_so(tmp_path, capsys):
     output = tmp_path / "labelled.jsonl"
     err = run_command(eer_dictionary.main, [names, output, "--dictionary", docs], capsys)
     assert err == (
-        f"eer-dictionary: error: {names}:1: expected a tag 'O' or B-/I-/L-/U-TYPE in column 4 of 4 (the last), got "
+        f"eer-dictionary: error: {names}:1: expected a tag 'O' or B-/I-/L-/U-/S-/E-TYPE in column 4 of 4 (the last), got "
         "'PER'; a dictionary of names ('surface form<TAB>TYPE' per line) given as INPUT? Give the documents as INPUT "
         "and the dictionary with --dictionary FILE"
     )

@@ -22,7 +22,9 @@ class Sentence:
         self.lines: List[int] = []
 
 
-_TAG_PATTERN = re.compile(r"^(O|[BILU]-\S+)$")
+_TAG_PATTERN = re.compile(r"^(O|[BILUSE]-\S+)$")
+#: what a tag names in an error: the forms the schemes write (IOB1, BIO, BIOUL, BIOES)
+TAG_FORMS = "'O' or B-/I-/L-/U-/S-/E-TYPE"
 #: a first token line of at least this many columns whose last is no tag reads as a line of plain text
 PROSE_WORDS = 5
 #: ... as does a shorter one whose "tag" is a word that ends a sentence ("Angela Merkel visited Paris.")
@@ -72,6 +74,42 @@ def _space_hint(text: str) -> str:
     return ""
 
 
+_JOINED = re.compile(r"[BILUSEM][_:.=]\S")
+_LOWER_PREFIX = re.compile(r"[bilusem]-\S")
+_TYPE_FIRST = re.compile(r"\S+[-_][BILUSE]")
+_BARE_TYPE = re.compile(r"[A-Za-z][\w.]*")
+
+
+def _tag_hint(tag: str, fields: List[str], tag_column: int, first_line: bool) -> str:
+    """The fix for a tag column value that no scheme reads: on the file's first token line (later, the lines
+    before held tags in that column), another column of the line that holds a tag; and the tag written in
+    another shape (the prefix joined with ``_``, lower case, after the type; BMES's ``M-``; a bare type, IO
+    tagging; the digit 0 for ``O``); "" when neither is recognised."""
+    chosen = tag_column % len(fields)
+    others = [j for j, f in enumerate(fields) if first_line and j not in (0, chosen) and _TAG_PATTERN.match(f)]
+    fixes = []
+    if others:
+        fixes.append(f"if column {others[-1] + 1} holds the tags, read it with tag_column / --tag-column {others[-1]}")
+    if len(tag) == 2 and tag[0] in "BILUSE" and tag[1] == "-":
+        fixes.append(f"{tag} names no entity type after its prefix")
+    elif tag == "0":
+        fixes.append("that is the digit zero: outside tags are the letter O")
+    elif tag.startswith("M-"):
+        fixes.append("M- is BMES's middle tag, I- in BIOES: replace M- with I- and the file reads as BIOES")
+    elif _JOINED.fullmatch(tag[:3]):
+        fixes.append(f"the prefix is joined to the type by {tag[1]!r}: write {tag[0]}-{tag[2:]} in the file")
+    elif _LOWER_PREFIX.fullmatch(tag[:3]):
+        fixes.append(f"the prefix is lower case: write {tag[0].upper()}-{tag[2:]} in the file")
+    elif _TYPE_FIRST.fullmatch(tag):
+        fixes.append(f"the prefix follows the type: write {tag[-1]}-{tag[:-2]} in the file")
+    elif _BARE_TYPE.fullmatch(tag):
+        fixes.append(
+            "a type without a prefix (IO tagging, 'PER PER O') reads as IOB1 once each such tag is written "
+            f"I-TYPE (I-{tag}): one entity per run of a type"
+        )
+    return "".join(f"; {'or ' if i else ''}{fix}" for i, fix in enumerate(fixes))
+
+
 def _column_name(column: int, count: int) -> str:
     """``--tag-column`` as a reader counts: ``column 4 of 4 (the last)``."""
     number = column + 1 if column >= 0 else count + column + 1
@@ -106,10 +144,10 @@ def column_parts(lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: i
             seen = f"a line of {len(fields)} words is plain text, not CoNLL (one word per line)"
             looks_like, seen = _looks_like(text, fields, seen, tag) if number == columns[1] else (None, "")
             raise FormatError(
-                f"expected a tag 'O' or B-/I-/L-/U-TYPE in {_column_name(tag_column, len(fields))}, got {tag!r}",
+                f"expected a tag {TAG_FORMS} in {_column_name(tag_column, len(fields))}, got {tag!r}",
                 path,
                 number,
-                hint=_hint(looks_like, seen),
+                hint=_hint(looks_like, seen) or _tag_hint(tag, fields, tag_column, number == columns[1]),
                 looks_like=looks_like,
             )
         if sentence is None:

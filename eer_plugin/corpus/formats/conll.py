@@ -1,6 +1,7 @@
 """CoNLL column files: one token per line, the tag in the last column (or ``tag_column``), blank
 lines between sentences, optional ``-DOCSTART-`` lines between documents. Covers CoNLL-2003
-(English/German, IOB1), CoNLL-2002 (Spanish/Dutch, IOB2), WNUT and any ``token ... tag`` file."""
+(English/German, IOB1), CoNLL-2002 (Spanish/Dutch, IOB2), WNUT and any ``token ... tag`` file, in IOB1, BIO,
+BIOUL or BIOES tags."""
 
 import dataclasses
 import logging
@@ -8,7 +9,7 @@ from pathlib import Path
 from typing import Iterable, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.common.wording import counted
-from eer_plugin.core.tags import TagSequenceError, i_chunk_starts, normalize_encoding, tags_to_spans
+from eer_plugin.core.tags import TagSequenceError, ending_scheme, i_chunk_starts, normalize_encoding, tags_to_spans
 from eer_plugin.corpus.documents import Document, Span
 from eer_plugin.corpus.formats.columns import DOCSTART, Sentence, column_parts
 from eer_plugin.corpus.formats.decoding import decoded_lines
@@ -37,7 +38,7 @@ class ConllReading:
     #: the codec the file was decoded with, and why (``auto: valid UTF-8``, ``given``, ...)
     file_encoding: str
     file_encoding_reason: str
-    #: ``IOB1``, ``BIO`` or ``BIOUL``, and why (``given`` or what ``auto`` saw)
+    #: ``IOB1``, ``BIO``, ``BIOUL`` or ``BIOES``, and why (``given`` or what ``auto`` saw)
     tag_scheme: str
     tag_scheme_reason: str
     #: ``docstart`` (``-DOCSTART-`` lines delimit the documents) or ``grouped`` (``group_size`` sentences each)
@@ -49,8 +50,8 @@ class ConllReading:
     #: and ``(line, tag, previous tag or None at a sentence start)`` of the first :data:`FIRST_I_STARTS`
     i_starts: int
     first_i_starts: List[Tuple[int, str, Optional[str]]]
-    #: line of the first ``L-``/``U-`` tag (None: none)
-    first_biluo_line: Optional[int] = None
+    #: line of the first tag only BIOUL or BIOES writes (``L-``/``U-``, ``S-``/``E-``; None: none)
+    first_ending_line: Optional[int] = None
 
     def log_lines(self, path: PathLike) -> List[Tuple[int, str]]:
         """``(logging level, message)``: the scheme, the character encoding and the documents, one line
@@ -122,8 +123,8 @@ def conll_documents(
         one holding only white space, such as the lone TAB of WNUT files) ends a sentence.
     encoding :
         ``auto`` (guessed over the whole file with :func:`~eer_plugin.core.tags.detect_encoding`:
-        BIOUL if any ``L-``/``U-`` occurs, IOB1 if an entity starts with ``I-``, otherwise BIO),
-        or ``IOB1``, ``BIO``/``IOB2`` or ``BIOUL``/``BILOU``.
+        BIOUL if ``L-``/``U-`` occurs first, BIOES if ``S-``/``E-`` does, IOB1 if an entity starts with ``I-``,
+        otherwise BIO), or ``IOB1``, ``BIO``/``IOB2``, ``BIOUL``/``BILOU`` or ``BIOES``/``IOBES``.
     sentences_per_document :
         How many consecutive sentences make one document when the file has no ``-DOCSTART-``
         line at all (CoNLL-2002 Spanish, WNUT). None means
@@ -169,7 +170,7 @@ def conll_documents(
         survey.sentences,
         survey.i_starts,
         survey.first_i_starts,
-        survey.first_biluo,
+        survey.first_ending[0] if survey.first_ending else None,
     )
     return _documents(lines, path, tag_column, reading), reading
 
@@ -184,10 +185,11 @@ class _Survey:
     docstart: bool = False
     sentences: int = 0
     #: chunks that start with ``I-`` (conlleval's rule), the first :data:`FIRST_I_STARTS` of them (line, tag,
-    #: previous tag or None at a sentence start), the line of the first ``L-``/``U-`` tag, any entity tag at all
+    #: previous tag or None at a sentence start), the line and scheme of the first tag only one scheme writes
+    #: (``L-``/``U-``: BIOUL, ``S-``/``E-``: BIOES), any entity tag at all
     i_starts: int = 0
     first_i_starts: List[Tuple[int, str, Optional[str]]] = dataclasses.field(default_factory=list)
-    first_biluo: Optional[int] = None
+    first_ending: Optional[Tuple[int, str]] = None
     tagged: bool = False
 
     def count(self, sentence: Sentence) -> None:
@@ -196,9 +198,10 @@ class _Survey:
         self.i_starts += len(starts)
         for i in starts[: FIRST_I_STARTS - len(self.first_i_starts)]:
             self.first_i_starts.append((sentence.lines[i], sentence.tags[i], sentence.tags[i - 1] if i else None))
-        if self.first_biluo is None:
-            self.first_biluo = next(
-                (line for line, tag in zip(sentence.lines, sentence.tags) if tag[:2] in ("L-", "U-")), None
+        if self.first_ending is None:
+            self.first_ending = next(
+                ((line, ending_scheme(tag)) for line, tag in zip(sentence.lines, sentence.tags) if ending_scheme(tag)),
+                None,
             )
         self.tagged = self.tagged or any(tag != "O" for tag in sentence.tags)
 
@@ -236,8 +239,9 @@ def _scheme(encoding: str, survey: _Survey) -> Tuple[str, str]:
     """The tag scheme (``encoding`` as given, or what ``auto`` makes of the survey) and why."""
     if encoding != "auto":
         return encoding, "given"
-    if survey.first_biluo is not None:
-        return "BIOUL", f"auto: L-/U- tags, first on line {survey.first_biluo}"
+    if survey.first_ending is not None:
+        line, scheme = survey.first_ending
+        return scheme, f"auto: {'L-/U-' if scheme == 'BIOUL' else 'S-/E-'} tags, first on line {line}"
     if survey.i_starts:
         starts = "1 chunk starts" if survey.i_starts == 1 else f"{survey.i_starts} chunks start"
         return "IOB1", f"auto: {starts} with I- after O or another type, first on line {survey.first_i_starts[0][0]}"
