@@ -26,7 +26,7 @@ from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime import config_overrides
 from eer_plugin.runtime.custom_code import config_items
-from eer_plugin.runtime.settings import environment_hyperparameters_error, unset_defaults
+from eer_plugin.runtime.settings import environment_hyperparameters_error, environment_values_error, unset_defaults
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
 #: directory names under which a config name means the packaged one (the checkout's layout)
@@ -167,7 +167,7 @@ def install() -> None:
     def from_file(cls, params_file, params_overrides="", ext_vars=None):
         config = resolve_config(params_file)
         training_config = config.endswith((".jsonnet", ".libsonnet"))  # an archive's config.json is not checked
-        refused = environment_hyperparameters_error(config) if training_config else None
+        refused = (environment_values_error() or environment_hyperparameters_error(config)) if training_config else None
         if refused:
             raise UserError(f"{params_file}: {refused}")
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults

@@ -30,9 +30,11 @@ bundled fixtures are never used unless you name them (``scripts/demo.sh`` and th
 import dataclasses
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from eer_plugin.core.tags import normalize_encoding
 from eer_plugin.corpus import strict_json
 
 #: the approaches of ``common.libsonnet``'s ``experiment(approach, variant)``
@@ -53,7 +55,9 @@ class Setting:
     group: str
     #: a hyperparameter's config key (what ``-o`` sets); "" for an environment setting
     path: str = ""
-    #: how a hyperparameter's text becomes its config value: int, seed (int, "" none), number, flag, text, epochs, ratio_init
+    #: how a hyperparameter's text becomes its config value: int, seed (int, "" none), number, flag, text, epochs,
+    #: ratio_init; what an environment setting's text must be (:func:`environment_values_error`): int, count
+    #: (a whole number of at least 1; "" where that is the default), tag_scheme, text
     kind: str = "text"
     #: the approaches whose configs hold the hyperparameter (the others do not read it)
     approaches: Tuple[str, ...] = APPROACHES
@@ -121,6 +125,7 @@ SETTINGS: Tuple[Setting, ...] = (
         "auto",
         "tag scheme of column files: auto, IOB1, IOB2, BIOUL or BIOES (eer-inspect shows what auto picks)",
         DATA,
+        kind="tag_scheme",
     ),
     Setting(
         "EER_FILE_ENCODING",
@@ -133,8 +138,9 @@ SETTINGS: Tuple[Setting, ...] = (
         "",
         "column files without -DOCSTART-: sentences grouped per document; empty: 10",
         DATA,
+        kind="count",
     ),
-    Setting("EER_TAG_COLUMN", "-1", "column of the tags in column files (-1: the last)", DATA),
+    Setting("EER_TAG_COLUMN", "-1", "column of the tags in column files (-1: the last)", DATA, kind="int"),
     Setting(
         "EER_ENCODER",
         "all-MiniLM-L6-v2",
@@ -146,6 +152,7 @@ SETTINGS: Tuple[Setting, ...] = (
         "512",
         "subwords per chunk, bookends included (the encoder's input length; both readers)",
         MODEL,
+        kind="int",
     ),
     Setting(
         "EER_PRECISION",
@@ -282,8 +289,8 @@ SETTINGS: Tuple[Setting, ...] = (
         "trainer.dropout_seed",
         "seed",
     ),
-    Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING),
-    Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING),
+    Setting("EER_SEED", "0", "random, numpy and torch seed", TRAINING, kind="int"),
+    Setting("EER_CUDA_DEVICE", "-1", "GPU index, -1 for the CPU", TRAINING, kind="int"),
     Setting(
         "EER_CHECKPOINT_SECONDS",
         "",
@@ -305,6 +312,7 @@ SETTINGS: Tuple[Setting, ...] = (
         "100",
         "CBL-LSTM: word embedding size (a property of the EER_WORD_VECTORS file: they must match)",
         BASELINES,
+        kind="count",
     ),
 )
 
@@ -352,6 +360,36 @@ def overrides(values: Mapping[str, str], approach: str, variant: str) -> Dict[st
         if path is not None and setting.name in values:
             result[path] = setting.value(values[setting.name], approach, variant)
     return result
+
+
+def environment_values_error(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
+    """The error for environment settings whose text the configs cannot use (``EER_SEED=x``: jsonnet's
+    ``std.parseInt`` said only "x is not a base 10 integer"): one line naming each with what it must be;
+    None when all are usable. Ranges that need the encoder or the machine are checked where those are known."""
+    environ = os.environ if environ is None else environ
+    wrong = []
+    for setting in SETTINGS:
+        text = environ.get(setting.name)
+        if setting.is_hyperparameter or text is None or setting.kind == "text":
+            continue
+        if setting.kind == "tag_scheme":
+            if text != "auto":
+                try:
+                    normalize_encoding(text)
+                except ValueError:
+                    wrong.append(f"{setting.name}={text!r}: expected auto, IOB1, IOB2, BIOUL or BIOES (or an alias)")
+            continue
+        if setting.kind == "count" and text == "" == setting.default:
+            continue
+        number = int(text) if re.fullmatch(r"-?[0-9]+", text) else None  # what jsonnet's std.parseInt reads
+        if number is None or (setting.kind == "count" and number < 1):
+            least = " of at least 1" if setting.kind == "count" else ""
+            default = f"such as its default {setting.default}" if setting.default else "or empty for its default"
+            wrong.append(f"{setting.name}={text!r}: expected a whole number{least}, {default}")
+    if not wrong:
+        return None
+    unset = "unset it for its default" if len(wrong) == 1 else "unset a setting for its default"
+    return "; ".join(wrong) + f" ({unset}; eer-ner eer-settings lists every setting)"
 
 
 def environment_hyperparameters_error(config: str, environ: Optional[Mapping[str, str]] = None) -> Optional[str]:

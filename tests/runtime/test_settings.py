@@ -20,6 +20,7 @@ from eer_plugin.runtime.settings import (
     SETTINGS,
     config_approach,
     config_defaults,
+    environment_values_error,
     overrides,
     unset_defaults,
 )
@@ -168,3 +169,40 @@ def test_a_hyperparameter_in_the_environment_stops_training_with_the_override_to
     (tmp_path / "config.json").write_text("{}")
     monkeypatch.setenv("EER_EPOCHS", "3")
     assert Params.from_file(str(tmp_path / "config.json")).as_dict() == {}
+
+
+#: for each kind of environment setting: texts the configs cannot use, and texts they can
+UNUSABLE = {
+    "int": ["x", "1.5", "1e3", " 7", "+3", "", "0x10", "٣"],
+    "count": ["0", "-2", "ten", "2.0"],
+    "tag_scheme": ["BMES", "IO", "bio2", ""],
+}
+USABLE = {"int": ["0", "-1", "512", "007"], "count": ["1", "10"], "tag_scheme": ["auto", "IOB1", "iobes", "BIO"]}
+
+
+def test_an_environment_setting_the_configs_cannot_use_is_named_before_jsonnet_runs(monkeypatch, tmp_path, capsys):
+    """Before, jsonnet's std.parseInt said only "eer_short.jsonnet: x is not a base 10 integer" (EER_SEED=x,
+    EER_MAX_LENGTH=abc, ...), and a tag scheme or group size of 0 waited for a column file to be read."""
+    checked = [s for s in ENVIRONMENT if s.kind != "text"]
+    assert {s.kind for s in checked} == set(UNUSABLE) and len(checked) == 7  # every one the configs parse
+    for setting in checked:
+        for text in USABLE[setting.kind] + ([""] if setting.default == "" else []):
+            assert environment_values_error({setting.name: text}) is None, (setting.name, text)
+        for text in UNUSABLE[setting.kind]:
+            if text == "" and setting.default == "":
+                continue
+            monkeypatch.setenv(setting.name, text)
+            with pytest.raises(UserError) as error:
+                Params.from_file("eer_short.jsonnet")
+            assert str(error.value).startswith(f"eer_short.jsonnet: {setting.name}={text!r}: expected "), error.value
+            assert str(error.value).endswith("(unset it for its default; eer-ner eer-settings lists every setting)")
+            monkeypatch.delenv(setting.name)
+    monkeypatch.setenv("EER_SEED", "x")
+    monkeypatch.setenv("EER_MAX_LENGTH", "abc")
+    assert cli.main(["train", "eer_short.jsonnet", "-s", str(tmp_path / "out")]) == 1
+    assert not (tmp_path / "out").exists()
+    assert capsys.readouterr().err.strip().splitlines()[-1] == (
+        "error: eer_short.jsonnet: EER_MAX_LENGTH='abc': expected a whole number, such as its default 512; "
+        "EER_SEED='x': expected a whole number, such as its default 0 (unset a setting for its default; eer-ner "
+        "eer-settings lists every setting)"
+    )
