@@ -4,8 +4,9 @@ For every file (CoNLL columns, OntoNotes, partial JSON lines) it prints the char
 tag scheme used and why, the documents (from ``-DOCSTART-`` lines or grouped sentences), sentences,
 tokens, entity spans per type (conlleval's rule), chunks that start with ``I-`` after ``O`` or
 another type, the longest sentence and document in words and in the encoder's subword tokens beside
-the chunk size, and the subword entity ratio of the complete documents (the number EER's
-``entity_ratio`` band is about), then warnings with the option that changes what they are about.
+the chunk size, the words the encoder sees only as its unknown subword, and the subword entity ratio of
+the complete documents (the number EER's ``entity_ratio`` band is about), then warnings with the option
+that changes what they are about.
 ``--json`` prints one JSON object per file instead. A file that does not parse prints its file,
 line and reason; the command then exits with status 1 after the other files.
 The counting is in :mod:`eer_plugin.corpus.inspection`.

@@ -172,17 +172,27 @@ def warnings(report: Dict[str, Any]) -> List[str]:
 
 class SubwordCounts:
     """The longest sentence and document in subword tokens (without the two bookends) beside a chunk's
-    ``max_length - 2`` content positions, and how many sentences do not fit in one chunk (the reader cuts those
-    at word boundaries), one document at a time (:meth:`add`; :meth:`result`)."""
+    ``max_length - 2`` content positions, how many sentences do not fit in one chunk (the reader cuts those
+    at word boundaries), and, given the tokenizer's ``unknown_id``, the words that reach the encoder only as
+    that unknown subword (``[UNK]``: characters outside its vocabulary, or words it drops, such as invisible
+    ones), one document at a time (:meth:`add`; :meth:`result`)."""
 
-    def __init__(self, tokenize_words: Callable[[List[str]], List[List[int]]], max_length: int = 512) -> None:
-        self.tokenize_words, self.budget = tokenize_words, max_length - 2
+    def __init__(
+        self,
+        tokenize_words: Callable[[List[str]], List[List[int]]],
+        max_length: int = 512,
+        unknown_id: Optional[int] = None,
+    ) -> None:
+        self.tokenize_words, self.budget, self.unknown_id = tokenize_words, max_length - 2, unknown_id
         self.longest_sentence: Dict[str, Any] = {"subwords": 0, "document": None}
         self.longest_document: Dict[str, Any] = {"subwords": 0, "document": None}
         self.too_long = 0
+        self.words = 0
+        self.unknown: Dict[str, Any] = {"words": 0, "first": None}
 
     def add(self, doc: Document) -> None:
-        pieces = [len(p) for p in self.tokenize_words(doc.tokens)]
+        ids = self.tokenize_words(doc.tokens)
+        pieces = [len(p) for p in ids]
         for start, end in doc.sentences():
             length = sum(pieces[start:end])
             self.too_long += length > self.budget
@@ -190,11 +200,37 @@ class SubwordCounts:
                 self.longest_sentence = {"subwords": length, "document": doc.id, "source": doc.source}
         if sum(pieces) > self.longest_document["subwords"]:
             self.longest_document = {"subwords": sum(pieces), "document": doc.id, "source": doc.source}
+        self.words += len(ids)
+        if self.unknown_id is not None:
+            unknown = [i for i, p in enumerate(ids) if p == [self.unknown_id]]
+            self.unknown["words"] += len(unknown)
+            if unknown and self.unknown["first"] is None:
+                word = doc.tokens[unknown[0]]
+                self.unknown["first"] = {"word": word, "position": unknown[0], "document": doc.id, "source": doc.source}
 
     def result(self) -> Dict[str, Any]:
-        return {
+        result = {
             "chunk_subwords": self.budget,
             "longest_sentence_subwords": self.longest_sentence,
             "longest_document_subwords": self.longest_document,
             "sentences_over_chunk": self.too_long,
         }
+        if self.unknown_id is not None:
+            result["unknown_words"] = self.unknown
+        return result
+
+    def warnings(self, encoder: str) -> List[str]:
+        """What deserves a look in the subword counts: words that reach ``encoder`` only as its unknown subword."""
+        count, first = self.unknown["words"], self.unknown["first"]
+        if not count:
+            return []
+        word = first["word"]
+        codes = " ".join(f"U+{ord(char):04X}" for char in word[:4]) + (" ..." if len(word) > 4 else "")
+        shown = f"'{word}' ({codes})" if word.isprintable() else codes  # an invisible word by its code points
+        return [
+            f"{count} of {self.words} words ({count / self.words:.1%}) reach{'es' if count == 1 else ''} {encoder} only as its unknown "
+            f"subword (its tokenizer has none for their characters, or drops them), first {shown} at word "
+            f"{first['position']} of document {first['document']} ({first['source']}): the model tags such a word "
+            "from its neighbours alone; replace or remove the characters, or choose an encoder whose vocabulary "
+            "covers them (--encoder)"
+        ]

@@ -140,6 +140,7 @@ def inspect_files(
             continue
         if counting is not None:
             report.update(counting.result(report["complete_documents"]))
+            report["warnings"].extend(counting.subwords.warnings(encoder))
         yield path, report, None
 
 
@@ -150,7 +151,8 @@ class _SubwordReport:
 
     def __init__(self, reader: PartialDocumentReader, encoder: str, source: str) -> None:
         self.reader, self.encoder = reader, {"name": encoder, "from": source}
-        self.subwords = SubwordCounts(reader.tokenize_words, reader.max_length)
+        unknown = reader.tokenizer.unk_token_id if reader.subwords is not None else None
+        self.subwords = SubwordCounts(reader.tokenize_words, reader.max_length, unknown)
         self.complete = ratio_estimate.RatioCounts("complete documents")
 
     def add(self, doc: Document) -> None:

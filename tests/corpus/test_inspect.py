@@ -356,3 +356,67 @@ def plan_data_of(entry, **changes):
         "scenarios": [{"name": "EE", "type": "ee"}],
         "approaches": ["eer_short"],
     }
+
+
+def test_words_the_encoder_sees_only_as_unknown_are_counted_and_the_first_is_named(tmp_path, capsys):
+    """Words whose characters the default encoder's tokenizer has no subword for (symbols outside its vocabulary)
+    or drops (invisible format characters, a lone combining mark) reach the model as [UNK]: eer-inspect counts
+    them, as the tokenizer itself decides for each word, and names the first by its code points."""
+    import random
+
+    from transformers import AutoTokenizer
+
+    from eer_plugin.runtime.encoders import DEFAULT_ENCODER, resolve_model_name
+
+    pool = [
+        "Paris",
+        "John",
+        "visited",
+        "\u200b",
+        "\u00ad",
+        "\u2060\u2060",
+        "\ufeff",
+        "\u0301",
+        "☃",
+        "🙂",
+        "Zürich",
+        "3.5",
+    ]
+    draw = random.Random(7)
+    documents = [
+        {"id": f"d{n}", "tokens": [draw.choice(pool) for _ in range(draw.randint(1, 12))], "spans": []}
+        for n in range(40)
+    ]
+    path = tmp_path / "words.jsonl"
+    path.write_text("".join(json.dumps(d) + "\n" for d in documents), encoding="utf-8")
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_name(DEFAULT_ENCODER))
+    unknown = [
+        (d["id"], i, word)
+        for d in documents
+        for i, word in enumerate(d["tokens"])
+        if tokenizer.tokenize(word) in ([], [tokenizer.unk_token])
+    ]
+    assert {w for _, _, w in unknown} >= {"\u200b", "\ufeff", "☃"} and "Paris" not in {w for _, _, w in unknown}
+    (report,) = inspect_data.run(parse(inspect_data, path, "--json"))
+    words = sum(len(d["tokens"]) for d in documents)
+    first_id, position, word = unknown[0]
+    assert report["unknown_words"] == {
+        "words": len(unknown),
+        "first": {
+            "word": word,
+            "position": position,
+            "document": first_id,
+            "source": f"{path}:{int(first_id[1:]) + 1}",
+        },
+    }
+    codes = " ".join(f"U+{ord(c):04X}" for c in word)
+    shown = f"'{word}' ({codes})" if word.isprintable() else codes
+    assert report["warnings"][-1].startswith(
+        f"{len(unknown)} of {words} words ({len(unknown) / words:.1%}) reach all-MiniLM-L6-v2 only as its unknown "
+        f"subword (its tokenizer has none for their characters, or drops them), first {shown} at word {position} of "
+        f"document {first_id} ({path}:{int(first_id[1:]) + 1})"
+    )
+    clean = tmp_path / "clean.jsonl"
+    clean.write_text(json.dumps({"id": "a", "tokens": ["Paris", "Zürich"], "spans": []}) + "\n", encoding="utf-8")
+    (report,) = inspect_data.run(parse(inspect_data, clean, "--json"))
+    assert report["unknown_words"]["words"] == 0 and not any("unknown subword" in w for w in report["warnings"])
