@@ -13,7 +13,8 @@ checkpointer, the archive checks, and the subcommands ``eer-simulate``, ``tune-o
     eer-ner evaluate runs/eer/model.tar.gz test.txt
 
 The commands of :data:`LIGHT_COMMANDS` (``eer-dictionary``, ``eer-import``, ...) need neither AllenNLP nor
-torch: ``eer-ner`` runs them through their own ``main`` without importing either.
+torch: ``eer-ner`` runs them through their own ``main`` without importing either; so is ``eer-ner`` alone or
+``eer-ner --help``, the commands by purpose (:mod:`eer_plugin.commands.overview`).
 
 ``python -m eer_plugin.cli`` does the same. An error caused by the input
 (:class:`eer_plugin.common.errors.UserError`: a missing or unsafe archive, an unknown entity type, ...)
@@ -49,6 +50,11 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     arguments = list(sys.argv[1:] if argv is None else argv)
     terminate_as_interrupt()  # a command stopped by SIGTERM or SIGHUP removes its temporary files, as after Ctrl-C
     try:
+        if arguments in ([], ["-h"], ["--help"]):  # the commands by purpose, without AllenNLP's 7 s start
+            from eer_plugin.commands.overview import overview
+
+            print(overview())
+            return 0
         if arguments and arguments[0] in LIGHT_COMMANDS and "--include-package" not in arguments:
             from eer_plugin.commands import subcommand
 

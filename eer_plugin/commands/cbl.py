@@ -11,13 +11,14 @@ import argparse
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.commands.overrides import check_overrides
-from eer_plugin.training.cbl_rounds import run_cbl_file
 
 NAME = "cbl"
 DESCRIPTION = "Train the CBL baseline (Mayhew et al. 2019): binary relabelling rounds, then the final tagger."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from eer_plugin.training.cbl_rounds import run_cbl_file  # here: importing the command imports no torch
+
     parser.add_argument("param_path", help="a cbl_*.jsonnet config (training config + a 'cbl' block)")
     parser.add_argument("-s", "--serialization-dir", required=True, help="directory for the rounds and the final model")
     add_option(
@@ -38,6 +39,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def cbl_from_args(args: argparse.Namespace) -> dict:
+    from eer_plugin.training.cbl_rounds import run_cbl_file
+
     check_overrides(args.overrides)
     return run_cbl_file(
         args.param_path,

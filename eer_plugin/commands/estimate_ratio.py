@@ -20,7 +20,6 @@ from eer_plugin.annotation.simulators import VARIANTS
 from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.data import corpus_counts
 from eer_plugin.runtime.encoders import DEFAULT_ENCODER
 
 NAME = "eer-estimate-ratio"
@@ -28,10 +27,11 @@ DESCRIPTION = (
     "Estimate EER's entity_ratio (rho) and ratio_margin (gamma) from completely annotated documents: the share "
     "of entity subword tags under the encoder's tokenizer, with a bootstrap interval over documents."
 )
-ESTIMATE = corpus_counts.estimate_ratio
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
+    from eer_plugin.data.corpus_counts import estimate_ratio as estimate  # here: the command imports no AllenNLP
+
     parser.add_argument(
         "data",
         help="corpus whose complete documents are counted: partial .jsonl (is_complete), or gold CoNLL/OntoNotes",
@@ -52,7 +52,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         parser,
         "--variant",
         choices=VARIANTS,
-        default_from=(ESTIMATE, "partial_variant"),
+        default_from=(estimate, "partial_variant"),
         help="training-data variant applied to the partial documents (default %(default)s)",
     )
     reader_options.add_max_length_argument(parser)
@@ -65,22 +65,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
         parser,
         "--confidence",
         type=float,
-        default_from=(ESTIMATE, "confidence"),
+        default_from=(estimate, "confidence"),
         help="interval level (default %(default)s)",
     )
     add_option(
         parser,
         "--resamples",
         type=int,
-        default_from=(ESTIMATE, "resamples"),
+        default_from=(estimate, "resamples"),
         help="bootstrap resamples (default %(default)s)",
     )
-    add_option(parser, "--seed", type=int, default_from=(ESTIMATE, "seed"), help="bootstrap seed (default %(default)s)")
+    add_option(parser, "--seed", type=int, default_from=(estimate, "seed"), help="bootstrap seed (default %(default)s)")
     add_option(
         parser,
         "--min-margin",
         type=float,
-        default_from=(ESTIMATE, "min_margin"),
+        default_from=(estimate, "min_margin"),
         help="smallest suggested ratio_margin (default %(default)s)",
     )
     parser.add_argument("--output", metavar="JSON", help="also write the whole estimate as JSON")
@@ -89,6 +89,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> dict:
+    from eer_plugin.data import corpus_counts
+
     result = corpus_counts.estimate_ratio(
         args.data,
         args.encoder,

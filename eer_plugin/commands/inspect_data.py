@@ -20,7 +20,6 @@ from typing import Any, Dict
 from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.common.errors import shortened
 from eer_plugin.corpus.documents import DocumentError
-from eer_plugin.data import corpus_counts
 from eer_plugin.runtime.encoders import DEFAULT_ENCODER
 
 NAME = "eer-inspect"
@@ -52,6 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def run(args: argparse.Namespace) -> list:
+    from eer_plugin.data import corpus_counts  # here: importing the command imports no AllenNLP
+
     reports, failed = [], 0
     files = corpus_counts.inspect_files(
         args.files, args.encoder, args.encoder != NO_ENCODER, args.max_length, reader_options.reader_options(args)

@@ -27,6 +27,8 @@ _UNREGISTERED: List[Tuple[str, str, Callable]] = []
 _REGISTERING = [False]
 #: name -> ``main`` of every command defined (:func:`main_of`)
 _MAINS: Dict[str, Callable[..., int]] = {}
+#: name -> description of every command defined, in the order defined (:func:`descriptions`)
+_DESCRIPTIONS: Dict[str, str] = {}
 
 
 def define(
@@ -82,11 +84,17 @@ def define(
         return status_of(add_arguments(argparse.ArgumentParser(prog=prog, description=description)).parse_args(argv))
 
     _MAINS[name] = main
+    _DESCRIPTIONS[name] = description
     if register:
         _UNREGISTERED.append((name, description, add_subparser))
         if _REGISTERING[0]:
             register_all()
     return run_or_exit, main
+
+
+def descriptions() -> Dict[str, str]:
+    """Name -> description of every command defined so far (the modules imported), in the order defined."""
+    return dict(_DESCRIPTIONS)
 
 
 def main_of(name: str) -> Callable[..., int]:

@@ -8,7 +8,6 @@ from typing import Dict
 
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
-from eer_plugin.training import o_cost_search
 
 NAME = "tune-o-cost"
 DESCRIPTION = "Tune the decoding O-cost of a trained (Raw) model on dev F1 (the Raw+CD baseline)."
@@ -18,7 +17,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     parser.add_argument("archive_file", help="trained model archive (model.tar.gz)")
     parser.add_argument("dev_file", help="gold dev data (any format the model's reader reads)")
     parser.add_argument("--test-file", help="gold test data: report test metrics with the tuned cost")
-    search = o_cost_search.tune_o_cost
+    from eer_plugin.training.o_cost_search import tune_o_cost as search  # here: the command imports no torch
+
     add_option(
         parser,
         "--n-calls",
@@ -54,6 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 
 
 def tune_o_cost(args: argparse.Namespace) -> Dict:
+    from eer_plugin.training import o_cost_search
+
     report, report_path, output = o_cost_search.tune_o_cost(
         args.archive_file,
         args.dev_file,
