@@ -11,7 +11,6 @@ benchmark beside this package) register through the ``eer_ner.plugins`` entry po
 """
 
 import warnings
-from importlib.metadata import entry_points
 
 from eer_plugin import patches
 from eer_plugin.commands import (  # noqa: F401
@@ -42,13 +41,5 @@ warnings.filterwarnings(
 )
 patches.install()
 
-#: the entry point group of packages that add to the plugin (this repository's benchmark, ``eer_benchmark``,
-#: registers ``eer-benchmark`` and ``eer-records`` through it); eer_plugin itself never imports them
-PLUGIN_GROUP = "eer_ner.plugins"
-for _point in entry_points(group=PLUGIN_GROUP):
-    try:
-        _point.load()
-    except ModuleNotFoundError as error:  # installed without that package (a wheel of eer_plugin alone)
-        if error.name is None or error.name.split(".")[0] != _point.value.split(".")[0]:
-            raise
+subcommand.load_plugins()  # the packages that add commands (subcommand.PLUGIN_GROUP)
 subcommand.register_all()  # every command module imported above (and any imported later)

@@ -7,7 +7,6 @@ overview names every command ``eer-ner`` registers, once."""
 import importlib
 import shutil
 import textwrap
-from importlib.metadata import entry_points
 from typing import Dict, List, Tuple
 
 from eer_plugin.commands import subcommand
@@ -56,8 +55,6 @@ ALLENNLP_COMMANDS = (
     "push-to-hf",
     "test-install",
 )
-#: the plugins' entry point group (:data:`eer_plugin.allennlp_plugin.PLUGIN_GROUP`, which imports AllenNLP)
-PLUGIN_GROUP = "eer_ner.plugins"
 NAME_WIDTH = 20
 
 
@@ -65,11 +62,7 @@ def commands() -> Dict[str, str]:
     """Name -> description of every command of eer-ner: its own, the plugins' and the wrapped ones."""
     for module in COMMAND_MODULES:
         importlib.import_module(module)
-    for point in entry_points(group=PLUGIN_GROUP):
-        try:
-            point.load()
-        except ModuleNotFoundError:  # installed without that package: its commands are not there either
-            continue
+    subcommand.load_plugins()
     return {**WRAPPED, **subcommand.descriptions()}
 
 

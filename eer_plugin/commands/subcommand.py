@@ -15,6 +15,7 @@ the plugin's excepthook (status 1). A command line argparse cannot parse is argp
 
 import argparse
 import sys
+from importlib.metadata import entry_points
 from typing import Callable, Dict, List, Optional, Tuple, Type
 
 from eer_plugin.common.errors import INPUT_ERROR, print_error, report, terminate_as_interrupt
@@ -90,6 +91,22 @@ def define(
         if _REGISTERING[0]:
             register_all()
     return run_or_exit, main
+
+
+#: the entry point group of packages that add commands (this repository's benchmark, ``eer_benchmark``, registers
+#: ``eer-benchmark`` and ``eer-records`` through it; ``eer-ner serve`` too); eer_plugin itself never imports them
+PLUGIN_GROUP = "eer_ner.plugins"
+
+
+def load_plugins() -> None:
+    """Imports the modules of :data:`PLUGIN_GROUP` (their commands are then defined); one whose package is not
+    installed (a wheel of eer_plugin alone) is skipped, any other failure raises."""
+    for point in entry_points(group=PLUGIN_GROUP):
+        try:
+            point.load()
+        except ModuleNotFoundError as error:
+            if error.name is None or error.name.split(".")[0] != point.value.split(".")[0]:
+                raise
 
 
 def descriptions() -> Dict[str, str]:
