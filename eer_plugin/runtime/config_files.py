@@ -26,7 +26,8 @@ from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime import config_overrides
 from eer_plugin.runtime.custom_code import config_items
-from eer_plugin.runtime.settings import environment_hyperparameters_error, environment_values_error, unset_defaults
+from eer_plugin.runtime.settings import unset_defaults
+from eer_plugin.runtime.settings_environment import environment_hyperparameters_error, environment_values_error
 
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
 #: directory names under which a config name means the packaged one (the checkout's layout)

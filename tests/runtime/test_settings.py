@@ -20,10 +20,10 @@ from eer_plugin.runtime.settings import (
     SETTINGS,
     config_approach,
     config_defaults,
-    environment_values_error,
     overrides,
     unset_defaults,
 )
+from eer_plugin.runtime.settings_environment import environment_values_error
 
 CONFIGS = sorted(CONFIG_DIR.glob("*.jsonnet"))
 
