@@ -36,6 +36,8 @@ _ENCODING_ALIASES = {
 }
 #: the prefixes each scheme writes, besides ``O``
 PREFIXES = {"IOB1": "BI", "BIO": "BI", "BIOUL": "BILU", "BIOES": "BIES"}
+#: every entity tag prefix of the schemes (``BILUES``)
+TAG_PREFIXES = "".join(dict.fromkeys("".join(PREFIXES.values())))
 #: BIOES's prefixes as BIOUL's: single ``S-`` is ``U-``, end ``E-`` is ``L-``
 _AS_BIOUL = {"S": "U", "E": "L"}
 
@@ -62,7 +64,7 @@ def normalize_encoding(encoding: str) -> str:
 def _split(tag: str, position: int) -> Tuple[str, Optional[str]]:
     if tag == OUTSIDE:
         return OUTSIDE, None
-    if len(tag) < 3 or tag[1] != "-" or tag[0] not in "BILUSE":
+    if len(tag) < 3 or tag[1] != "-" or tag[0] not in TAG_PREFIXES:
         raise TagSequenceError(f"tag {tag!r} at position {position} is not 'O' nor of the form X-TYPE", position)
     return tag[0], tag[2:]
 

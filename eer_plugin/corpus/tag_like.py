@@ -11,8 +11,8 @@ per type, naming the first place it appears.
 import re
 from typing import Optional, Set
 
-#: the prefixes of BIO, BILUO/BIOUL and BIOES tags
-TAG_PREFIXES = "BILUES"
+from eer_plugin.core.tags import TAG_PREFIXES  # the prefixes of BIO, BIOUL and BIOES tags
+
 _TAG_LIKE = re.compile(rf"^[{TAG_PREFIXES}]-(\S.*)$", re.DOTALL)
 
 

@@ -5,6 +5,7 @@ and what a first line that is no CoNLL line seems to be (a dictionary of names, 
 import re
 from typing import Iterable, Iterator, List, Optional, Tuple, Union
 
+from eer_plugin.core.tags import TAG_PREFIXES
 from eer_plugin.corpus.documents import RAW_TEXT_FIX
 from eer_plugin.corpus.formats.files import FormatError, PathLike
 
@@ -22,7 +23,7 @@ class Sentence:
         self.lines: List[int] = []
 
 
-_TAG_PATTERN = re.compile(r"^(O|[BILUSE]-\S+)$")
+_TAG_PATTERN = re.compile(rf"^(O|[{TAG_PREFIXES}]-\S+)$")
 #: what a tag names in an error: the forms the schemes write (IOB1, BIO, BIOUL, BIOES)
 TAG_FORMS = "'O' or B-/I-/L-/U-/S-/E-TYPE"
 #: a first token line of at least this many columns whose last is no tag reads as a line of plain text
@@ -74,9 +75,9 @@ def _space_hint(text: str) -> str:
     return ""
 
 
-_JOINED = re.compile(r"[BILUSEM][_:.=]\S")
-_LOWER_PREFIX = re.compile(r"[bilusem]-\S")
-_TYPE_FIRST = re.compile(r"\S+[-_][BILUSE]")
+_JOINED = re.compile(rf"[{TAG_PREFIXES}M][_:.=]\S")  # M: BMES's middle
+_LOWER_PREFIX = re.compile(rf"[{TAG_PREFIXES.lower()}m]-\S")
+_TYPE_FIRST = re.compile(rf"\S+[-_][{TAG_PREFIXES}]")
 _BARE_TYPE = re.compile(r"[A-Za-z][\w.]*")
 
 
@@ -90,7 +91,7 @@ def _tag_hint(tag: str, fields: List[str], tag_column: int, first_line: bool) ->
     fixes = []
     if others:
         fixes.append(f"if column {others[-1] + 1} holds the tags, read it with tag_column / --tag-column {others[-1]}")
-    if len(tag) == 2 and tag[0] in "BILUSE" and tag[1] == "-":
+    if len(tag) == 2 and tag[0] in TAG_PREFIXES and tag[1] == "-":
         fixes.append(f"{tag} names no entity type after its prefix")
     elif tag == "0":
         fixes.append("that is the digit zero: outside tags are the letter O")

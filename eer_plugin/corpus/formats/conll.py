@@ -199,10 +199,8 @@ class _Survey:
         for i in starts[: FIRST_I_STARTS - len(self.first_i_starts)]:
             self.first_i_starts.append((sentence.lines[i], sentence.tags[i], sentence.tags[i - 1] if i else None))
         if self.first_ending is None:
-            self.first_ending = next(
-                ((line, ending_scheme(tag)) for line, tag in zip(sentence.lines, sentence.tags) if ending_scheme(tag)),
-                None,
-            )
+            schemes = ((line, ending_scheme(tag)) for line, tag in zip(sentence.lines, sentence.tags))
+            self.first_ending = next(((line, scheme) for line, scheme in schemes if scheme), None)
         self.tagged = self.tagged or any(tag != "O" for tag in sentence.tags)
 
 
