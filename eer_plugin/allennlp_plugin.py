@@ -13,23 +13,7 @@ benchmark beside this package) register through the ``eer_ner.plugins`` entry po
 import warnings
 
 from eer_plugin import patches
-from eer_plugin.commands import (  # noqa: F401
-    cbl,
-    dictionary,
-    eer_export,
-    eer_import,
-    eer_settings,
-    estimate_ratio,
-    evaluate_checks,
-    export_model,
-    inspect_data,
-    shard,
-    simulate,
-    split,
-    subcommand,
-    train,
-    tune_o_cost,
-)
+from eer_plugin.commands import evaluate_checks, subcommand, train  # noqa: F401  (the wrapped AllenNLP commands)
 from eer_plugin.data import reader  # noqa: F401
 from eer_plugin.models import sns, tagger  # noqa: F401
 from eer_plugin.predictors import tagger as _predictor  # noqa: F401
@@ -41,5 +25,5 @@ warnings.filterwarnings(
 )
 patches.install()
 
-subcommand.load_plugins()  # the packages that add commands (subcommand.PLUGIN_GROUP)
+subcommand.define_all()  # eer-ner's command modules and the packages that add commands (subcommand.PLUGIN_GROUP)
 subcommand.register_all()  # every command module imported above (and any imported later)

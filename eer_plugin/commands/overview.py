@@ -4,7 +4,6 @@ own listing took 7 s and began "Run AllenNLP"). The descriptions are the command
 importing a command module only defines its arguments. ``tests/commands/test_overview.py`` checks that the
 overview names every command ``eer-ner`` registers, once."""
 
-import importlib
 import shutil
 import textwrap
 from typing import Dict, List, Tuple
@@ -13,21 +12,6 @@ from eer_plugin.commands import subcommand
 
 #: what eer-ner is, under the usage line
 PURPOSE = "Train named-entity taggers from partially annotated text with the Expected Entity Ratio (EER) loss."
-#: the modules of eer-ner's own commands (the commands that wrap AllenNLP's are :data:`WRAPPED`)
-COMMAND_MODULES = (
-    "eer_plugin.commands.cbl",
-    "eer_plugin.commands.dictionary",
-    "eer_plugin.commands.eer_export",
-    "eer_plugin.commands.eer_import",
-    "eer_plugin.commands.eer_settings",
-    "eer_plugin.commands.estimate_ratio",
-    "eer_plugin.commands.export_model",
-    "eer_plugin.commands.inspect_data",
-    "eer_plugin.commands.shard",
-    "eer_plugin.commands.simulate",
-    "eer_plugin.commands.split",
-    "eer_plugin.commands.tune_o_cost",
-)
 #: AllenNLP's commands that eer-ner runs with its own checks and outputs (their modules import AllenNLP)
 WRAPPED = {
     "train": "Train a tagger from a config: a packaged one by name (eer_short.jsonnet, raw_shortest.jsonnet, ...) "
@@ -60,9 +44,7 @@ NAME_WIDTH = 20
 
 def commands() -> Dict[str, str]:
     """Name -> description of every command of eer-ner: its own, the plugins' and the wrapped ones."""
-    for module in COMMAND_MODULES:
-        importlib.import_module(module)
-    subcommand.load_plugins()
+    subcommand.define_all()
     return {**WRAPPED, **subcommand.descriptions()}
 
 

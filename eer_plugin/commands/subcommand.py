@@ -14,6 +14,7 @@ options, a bad plan) are printed by :func:`print_error` (the one printer, from
 the plugin's excepthook (status 1). A command line argparse cannot parse is argparse's usage error (2)."""
 
 import argparse
+import importlib
 import sys
 from importlib.metadata import entry_points
 from typing import Callable, Dict, List, Optional, Tuple, Type
@@ -93,6 +94,22 @@ def define(
     return run_or_exit, main
 
 
+#: the modules of eer-ner's own commands (each defines its commands with :func:`define`; the ones that wrap
+#: AllenNLP's commands, ``train`` and ``evaluate``, import AllenNLP and are imported by the plugin itself)
+COMMAND_MODULES = (
+    "eer_plugin.commands.cbl",
+    "eer_plugin.commands.dictionary",
+    "eer_plugin.commands.eer_export",
+    "eer_plugin.commands.eer_import",
+    "eer_plugin.commands.eer_settings",
+    "eer_plugin.commands.estimate_ratio",
+    "eer_plugin.commands.export_model",
+    "eer_plugin.commands.inspect_data",
+    "eer_plugin.commands.shard",
+    "eer_plugin.commands.simulate",
+    "eer_plugin.commands.split",
+    "eer_plugin.commands.tune_o_cost",
+)
 #: the entry point group of packages that add commands (this repository's benchmark, ``eer_benchmark``, registers
 #: ``eer-benchmark`` and ``eer-records`` through it; ``eer-ner serve`` too); eer_plugin itself never imports them
 PLUGIN_GROUP = "eer_ner.plugins"
@@ -107,6 +124,14 @@ def load_plugins() -> None:
         except ModuleNotFoundError as error:
             if error.name is None or error.name.split(".")[0] != point.value.split(".")[0]:
                 raise
+
+
+def define_all() -> None:
+    """Imports every command module (:data:`COMMAND_MODULES`) and the plugins' (:func:`load_plugins`): their
+    commands are then defined. Imports no AllenNLP."""
+    for module in COMMAND_MODULES:
+        importlib.import_module(module)
+    load_plugins()
 
 
 def descriptions() -> Dict[str, str]:
