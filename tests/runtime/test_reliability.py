@@ -486,7 +486,9 @@ def test_eer_ner_command_runs_allennlp_with_the_plugin_from_any_directory(tmp_pa
         [str(executable), "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
     )
     assert listing.returncode == 0, listing.stderr[-2000:]
-    commands = {line.split()[0] for line in listing.stdout.splitlines() if line.startswith("    ") and line.split()}
+    # the overview: "  NAME  description" under each purpose, then AllenNLP's other commands by name
+    lines = listing.stdout.splitlines()
+    commands = {line.split()[0].rstrip(",") for line in lines if line[:2] == "  " and line[2:3].strip()}
     assert {"train", "evaluate", "predict", "eer-simulate", "tune-o-cost", "cbl", "eer-benchmark"} <= commands
     simulate = subprocess.run(
         [str(executable), "eer-simulate", "--help"], capture_output=True, text=True, cwd=tmp_path, env=env, timeout=300
