@@ -34,12 +34,17 @@ _ENCODING_ALIASES = {
     "BIOES": "BIOES",
     "IOBES": "BIOES",
 }
+#: the schemes and their aliases, as messages list them
+ENCODING_NAMES = "IOB1, BIO (alias IOB2), BIOUL (alias BILOU, BILUO), BIOES (alias IOBES)"
 #: the prefixes each scheme writes, besides ``O``
 PREFIXES = {"IOB1": "BI", "BIO": "BI", "BIOUL": "BILU", "BIOES": "BIES"}
 #: every entity tag prefix of the schemes (``BILUES``)
 TAG_PREFIXES = "".join(dict.fromkeys("".join(PREFIXES.values())))
 #: BIOES's prefixes as BIOUL's: single ``S-`` is ``U-``, end ``E-`` is ``L-``
 _AS_BIOUL = {"S": "U", "E": "L"}
+#: BIOUL's prefixes as BIOES's, and as BIO's (single and end become begin and inside)
+_AS_BIOES = {bioul: bioes for bioes, bioul in _AS_BIOUL.items()}
+_AS_BIO = {"U": "B", "L": "I"}
 
 
 class TagSequenceError(ValueError):
@@ -54,10 +59,7 @@ def normalize_encoding(encoding: str) -> str:
     """Returns the canonical name (``IOB1``, ``BIO``, ``BIOUL`` or ``BIOES``) of an encoding name or alias."""
     key = encoding.upper().replace("-", "")
     if key not in _ENCODING_ALIASES:
-        raise ValueError(
-            f"unknown tag encoding {encoding!r}; expected one of IOB1, BIO (alias IOB2), BIOUL (alias BILOU, BILUO), "
-            "BIOES (alias IOBES)"
-        )
+        raise ValueError(f"unknown tag encoding {encoding!r}; expected one of {ENCODING_NAMES}")
     return _ENCODING_ALIASES[key]
 
 
@@ -140,6 +142,29 @@ def spans_to_biluo(spans: Iterable[Span], length: int, fill: str = OUTSIDE) -> L
             tags[start + 1 : end - 1] = [f"I-{label}"] * (end - start - 2)
             tags[end - 1] = f"L-{label}"
     return tags
+
+
+def spans_to_tags(spans: Iterable[Span], length: int, encoding: str) -> List[str]:
+    """Encodes non-overlapping spans as tags of ``encoding`` (IOB1, BIO/IOB2, BIOUL or BIOES, or an alias):
+    :func:`tags_to_spans` of the result in ``encoding`` gives the spans back. IOB1 writes ``B-`` only where an
+    entity directly follows one of its type. The prefix alone is rewritten, so a type that holds ``L-`` or
+    ``U-`` (``NATIONAL-PARK``) stays as it was."""
+    encoding = normalize_encoding(encoding)
+    tags = spans_to_biluo(spans, length)
+    if encoding == "BIOUL":
+        return tags
+    written = []
+    for i, tag in enumerate(tags):
+        prefix, label = tag[0], tag[2:]
+        if encoding == "BIOES":
+            prefix = _AS_BIOES.get(prefix, prefix)
+        else:
+            prefix = _AS_BIO.get(prefix, prefix)
+            if encoding == "IOB1" and prefix == "B":
+                follows_its_type = i > 0 and tags[i - 1][0] in "LU" and tags[i - 1][2:] == label
+                prefix = "B" if follows_its_type else "I"
+        written.append(tag if tag == OUTSIDE else f"{prefix}-{label}")
+    return written
 
 
 def biluo_to_spans(tags: Sequence[str]) -> List[Span]:

@@ -23,7 +23,10 @@ input only: the normalised text that the character offsets index) and ``spans`` 
 text only) and ``probability``: the CRF marginal probability that exactly this subword span is an
 entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the one
 forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
-document is written as CoNLL lines ``word tag`` (BIO) with blank lines between sentences.
+document is written as CoNLL lines ``word tag`` with blank lines between sentences, in BIO or the ``tag_scheme``
+given (``'{"output_format": "conll", "tag_scheme": "BIOES"}'``: IOB1, BIO, BIOUL, BIOES or an alias); an entity
+that crosses a sentence end is written as one entity in each sentence, so every sentence reads back in its
+scheme.
 
 **Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.corpus.text`): lone surrogates
 (``"\\ud800"``) and control characters become U+FFFD, one for one, so offsets still index the input.
@@ -55,6 +58,7 @@ from allennlp.models import Model
 from allennlp.predictors import Predictor
 
 from eer_plugin.common.errors import UserError, one_line, shortened
+from eer_plugin.core.tags import ENCODING_NAMES, biluo_to_spans, normalize_encoding, spans_to_tags
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
@@ -71,6 +75,8 @@ from eer_plugin.inference.documents import (  # noqa: F401
 from eer_plugin.inference.precision import TAGGING_PRECISIONS, set_tagging_precision
 
 OUTPUT_FORMATS = ("json", "conll")
+#: the tag scheme of CoNLL output unless ``tag_scheme`` says otherwise (JSON output's ``tags`` are BILUO)
+CONLL_TAG_SCHEME = "BIO"
 #: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
 _LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
@@ -80,15 +86,31 @@ class PredictorArgumentError(UserError, ValueError):
 
 
 def check_predictor_args(
-    output_format: str = "json", chunk_batch_size: Optional[int] = None, precision: Optional[str] = None, **unknown: Any
+    output_format: str = "json",
+    chunk_batch_size: Optional[int] = None,
+    precision: Optional[str] = None,
+    tag_scheme: Optional[str] = None,
+    **unknown: Any,
 ) -> None:
     """:class:`PredictorArgumentError` unless these are valid ``eer_tagger`` arguments."""
     if unknown:
         raise PredictorArgumentError(
             f"unknown argument(s) {', '.join(map(repr, sorted(unknown)))}; the eer_tagger predictor takes "
-            f"output_format ('json' or 'conll'), chunk_batch_size (an integer, at least 1) and precision "
-            f"({', '.join(map(repr, TAGGING_PRECISIONS))})"
+            f"output_format ('json' or 'conll'), tag_scheme (of CoNLL output, default {CONLL_TAG_SCHEME}), "
+            f"chunk_batch_size (an integer, at least 1) and precision ({', '.join(map(repr, TAGGING_PRECISIONS))})"
         )
+    if tag_scheme is not None:
+        if output_format != "conll":
+            raise PredictorArgumentError(
+                f'tag_scheme {describe(tag_scheme)} is the tag scheme of CoNLL output: add "output_format": '
+                '"conll" (JSON output\'s tags are BILUO, and its spans need no scheme)'
+            )
+        try:
+            normalize_encoding(tag_scheme)
+        except (ValueError, AttributeError):  # AttributeError: not a string
+            raise PredictorArgumentError(
+                f"tag_scheme {describe(tag_scheme)} is not a tag scheme; expected one of {ENCODING_NAMES}"
+            ) from None
     if precision is not None and precision not in TAGGING_PRECISIONS:
         raise PredictorArgumentError(
             f"precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))}, got {describe(precision)}"
@@ -143,8 +165,9 @@ class DocumentTaggerPredictor(Predictor):
         output_format: str = "json",
         chunk_batch_size: Optional[int] = None,
         precision: Optional[str] = None,
+        tag_scheme: Optional[str] = None,
     ) -> None:
-        check_predictor_args(output_format, chunk_batch_size, precision)
+        check_predictor_args(output_format, chunk_batch_size, precision, tag_scheme)
         if not hasattr(model, "chunk_entities") or not hasattr(dataset_reader, "chunk"):
             raise UserError(
                 f"the eer_tagger predictor tags with an eer-ner tagger (model eer_tagger, reader eer_documents); this "
@@ -156,6 +179,7 @@ class DocumentTaggerPredictor(Predictor):
         if precision is not None:  # e.g. --predictor-args '{"precision": "int8"}'
             set_tagging_precision(model, model.text_field_embedder, precision, next(model.parameters()).device)
         self.output_format = output_format
+        self.tag_scheme = normalize_encoding(tag_scheme or CONLL_TAG_SCHEME)
         self.chunk_batch_size = chunk_batch_size
         #: line numbers (or None) of the inputs that gave error records
         self.failed_lines: List[Optional[int]] = []
@@ -257,9 +281,11 @@ class DocumentTaggerPredictor(Predictor):
         if "error" in outputs:
             return f"# error: line {outputs['line']}, id {outputs['id']!r}: {outputs['error']}\n\n"
         lines, start = [], 0
-        bio = [tag.replace("L-", "I-").replace("U-", "B-") for tag in outputs["tags"]]
-        for end in outputs["sentence_ends"]:
-            lines.extend(f"{w} {t}" for w, t in zip(outputs["tokens"][start:end], bio[start:end]))
+        spans = biluo_to_spans(outputs["tags"])
+        for end in outputs["sentence_ends"]:  # each sentence's tags from the spans cut at its ends
+            inside = [(max(b, start) - start, min(e, end) - start, t) for b, e, t in spans if b < end and e > start]
+            tags = spans_to_tags(inside, end - start, self.tag_scheme)
+            lines.extend(f"{w} {t}" for w, t in zip(outputs["tokens"][start:end], tags))
             lines.append("")
             start = end
         return "\n".join(lines) + "\n"

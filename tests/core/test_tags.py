@@ -10,6 +10,7 @@ from eer_plugin.core.tags import (
     detect_encoding,
     normalize_encoding,
     spans_to_biluo,
+    spans_to_tags,
     tags_to_spans,
     to_biluo,
 )
@@ -84,3 +85,39 @@ def test_bad_spans_and_encodings():
         spans_to_biluo([(2, 5, "PER")], 4)
     with pytest.raises(ValueError, match="unknown tag encoding"):
         normalize_encoding("BMES")
+
+
+def _span_sets(length, types, start=0):
+    """Every set of non-overlapping spans over positions ``start..length``."""
+    if start >= length:
+        yield []
+        return
+    yield from _span_sets(length, types, start + 1)
+    for end in range(start + 1, length + 1):
+        for label in types:
+            for rest in _span_sets(length, types, end):
+                yield [(start, end, label), *rest]
+
+
+@pytest.mark.parametrize("encoding", ["IOB1", "BIO", "IOB2", "BIOUL", "BILOU", "BIOES", "IOBES"])
+def test_spans_written_in_any_scheme_read_back_as_themselves(encoding):
+    """Every span set over up to 5 positions and three types, two of which hold ``L-`` / ``U-`` (a prefix rewrite by
+    string replacement turned ``NATIONAL-PARK`` into ``NATIONAI-PARK``), written in ``encoding`` and read back."""
+    types, checked = ("A", "NATIONAL-PARK", "EU-UL-X"), 0
+    for length in range(6):
+        for spans in _span_sets(length, types):
+            tags = spans_to_tags(spans, length, encoding)
+            assert tags_to_spans(tags, encoding) == spans, (spans, tags)
+            assert all(tag == "O" or tag[2:] in types for tag in tags), tags
+            checked += 1
+    assert checked == 2640
+
+
+def test_each_scheme_writes_its_own_prefixes():
+    spans = [(0, 1, "A"), (1, 3, "A"), (4, 7, "B")]
+    assert spans_to_tags(spans, 7, "BIOUL") == ["U-A", "B-A", "L-A", "O", "B-B", "I-B", "L-B"]
+    assert spans_to_tags(spans, 7, "BIOES") == ["S-A", "B-A", "E-A", "O", "B-B", "I-B", "E-B"]
+    assert spans_to_tags(spans, 7, "BIO") == ["B-A", "B-A", "I-A", "O", "B-B", "I-B", "I-B"]
+    assert spans_to_tags(spans, 7, "IOB1") == ["I-A", "B-A", "I-A", "O", "I-B", "I-B", "I-B"]
+    with pytest.raises(ValueError, match="unknown tag encoding 'BMES'"):
+        spans_to_tags(spans, 7, "BMES")

@@ -134,6 +134,8 @@ def _args(archive, source, output, **changes) -> argparse.Namespace:
         (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
         (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
         (dict(predictor_args='{"precision": "int4"}'), "precision must be one of 'fp32', 'bf16', 'auto', 'int8'"),
+        (dict(predictor_args='{"output_format": "conll", "tag_scheme": "BMES"}'), 'tag_scheme "BMES" is not a tag'),
+        (dict(predictor_args='{"tag_scheme": "BIOES"}'), 'is the tag scheme of CoNLL output: add "output_format"'),
         (dict(predictor_args='{"output_format": '), "--predictor-args"),
         (dict(predictor_args='{"output_format": "json", "output_format": "conll"}'), 'repeated key "output_format"'),
         (
@@ -158,7 +160,14 @@ def test_predict_command_checks_its_arguments_before_loading_the_model(
     assert archive.stat().st_size == size and not (tmp_path / "out.jsonl").exists()
 
 
-@pytest.mark.parametrize("predictor_args", ['{"precision": "int8"}', '{"precision": "fp32", "output_format": "conll"}'])
+@pytest.mark.parametrize(
+    "predictor_args",
+    [
+        '{"precision": "int8"}',
+        '{"precision": "fp32", "output_format": "conll"}',
+        '{"output_format": "conll", "tag_scheme": "BIOES"}',
+    ],
+)
 def test_the_documented_predictor_args_pass_the_early_check(predictor_args, archive, tmp_path, monkeypatch):
     """docs/use-a-model.md: ``--predictor-args '{"precision": "int8"}'`` reaches the model (it was refused as unknown)."""
     from allennlp.commands import predict

@@ -307,3 +307,56 @@ def test_tokenizer_never_splits_a_word_at_an_invisible_format_character(text, wo
     assert got == words
     assert [text[a:b] for a, b in offsets] == got
     assert ends == ([len(words)] if words else [])
+
+
+def _cut_at_sentence_ends(spans, sentence_ends):
+    starts = [0, *sentence_ends[:-1]]
+    return [
+        (max(b, s), min(e, t), label) for s, t in zip(starts, sentence_ends) for b, e, label in spans if b < t and e > s
+    ]
+
+
+@pytest.mark.parametrize("scheme", ["BIO", "IOB1", "BIOUL", "BIOES", "IOBES"])
+def test_conll_output_in_each_tag_scheme_reads_back_to_the_predicted_spans(scheme, predictor, tmp_path):
+    """CoNLL output in the ``tag_scheme`` asked for reads back (eer-ner's own column reader, told the scheme) to the
+    spans of the JSON output; an entity across a sentence end comes back as one entity in each sentence."""
+    from eer_plugin.core.tags import biluo_to_spans
+    from eer_plugin.corpus.formats.conll import read_conll
+
+    conll = predictor.__class__(predictor._model, predictor._dataset_reader, output_format="conll", tag_scheme=scheme)
+    out = predictor.predict_json({"id": "d", "text": TEXT})
+    across = {  # an entity of a type holding "L-" and "U-" across the first sentence end, then one of a sentence
+        "id": "x",
+        "tokens": ["New", "York", "City", "Hall", "met", "Paris", "."],
+        "sentence_ends": [2, 5, 7],
+        "tags": ["B-NATIONAL-UNIT", "I-NATIONAL-UNIT", "L-NATIONAL-UNIT", "O", "O", "U-LOC", "O"],
+    }
+    for document in (out, across):
+        spans = biluo_to_spans(document["tags"])
+        assert document is across or len(spans) >= 5
+        path = tmp_path / f"{document['id']}.conll"
+        path.write_text(conll.dump_line(document))
+        (read,) = read_conll(path, encoding=scheme, sentences_per_document=len(document["sentence_ends"]))
+        assert read.tokens == document["tokens"] and read.sentence_ends == document["sentence_ends"]
+        assert read.spans == _cut_at_sentence_ends(spans, document["sentence_ends"]), path.read_text()
+    assert read.spans == [(0, 2, "NATIONAL-UNIT"), (2, 3, "NATIONAL-UNIT"), (5, 6, "LOC")]
+
+
+@pytest.mark.parametrize(
+    "arguments,message",
+    [
+        (dict(tag_scheme="BIOES"), 'tag_scheme "BIOES" is the tag scheme of CoNLL output: add "output_format"'),
+        (dict(output_format="conll", tag_scheme="BMES"), 'tag_scheme "BMES" is not a tag scheme; expected one of IOB1'),
+        (dict(output_format="conll", tag_scheme="bio "), 'tag_scheme "bio " is not a tag scheme'),
+        (dict(output_format="conll", tag_scheme=3), "tag_scheme 3 is not a tag scheme"),
+        (dict(output_format="conll", tag_scheme=["BIO"]), 'tag_scheme ["BIO"] is not a tag scheme'),
+    ],
+)
+def test_a_tag_scheme_that_cannot_be_written_is_refused(arguments, message, predictor):
+    from eer_plugin.predictors.tagger import PredictorArgumentError, check_predictor_args
+
+    with pytest.raises(PredictorArgumentError) as refused:
+        check_predictor_args(**arguments)
+    assert str(refused.value).startswith(message), str(refused.value)
+    with pytest.raises(PredictorArgumentError):
+        predictor.__class__(predictor._model, predictor._dataset_reader, **arguments)
