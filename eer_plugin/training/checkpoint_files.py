@@ -144,13 +144,28 @@ def read_checkpoint(model_path: str, training_path: str, epochs: int, batches: i
     if problem:
         raise UnusableCheckpoint(model_path, problem)
     saved = training_state.get(FINGERPRINT_KEY)
-    if saved is not None and saved != fingerprint(model_state):
+    files = (_file_identity(model_path), _file_identity(training_path), saved)
+    if saved is not None and _AGREED.get((model_path, training_path)) != files and saved != fingerprint(model_state):
         raise UnusableCheckpoint(
             model_path,
             f"does not hold the weights saved with {os.path.basename(training_path)} (written by another save: "
             "the pair does not belong together)",
         )
+    _AGREED[(model_path, training_path)] = files
     return model_state, training_state
+
+
+#: ``(model path, training path) -> (their identities, the fingerprint)`` of the pairs whose weights this process
+#: found to agree with their fingerprint: ``--recover`` checks the checkpoint before training and loads it to
+#: resume, and the second read hashes the weights again only when either file has changed
+_AGREED: Dict[Tuple[str, str], Tuple] = {}
+
+
+def _file_identity(path: str) -> Tuple[int, int, int, int]:
+    """Device, inode, size and modification time of ``path``: an atomic write makes a new file, a write in place
+    a new time or size."""
+    status = os.stat(path)
+    return status.st_dev, status.st_ino, status.st_size, status.st_mtime_ns
 
 
 # ----------------------------------------------------------------------------------------- the run's model

@@ -89,6 +89,34 @@ def test_an_intact_checkpoint_is_read_whole(tmp_path):
         assert torch.equal(model_state["w"], torch.ones(2, 3)) and training_state["epochs_completed"] == 1
 
 
+def test_a_pair_read_again_unchanged_is_hashed_once_and_a_changed_one_again(tmp_path, monkeypatch):
+    """``--recover`` reads the checkpoint to check it, then again to resume: the weights are hashed once. A file
+    replaced since (an atomic save, or a write in place with its new time) is hashed again, and refused when its
+    weights are not the pair's."""
+    model_path, training_path = _save(tmp_path)
+    later, latest = _states(value=2.0)[0], _states(value=3.0)[0]
+    hashed = []
+    real = checkpoint_files.fingerprint
+    monkeypatch.setattr(checkpoint_files, "fingerprint", lambda state: hashed.append(1) or real(state))
+    for _ in range(3):
+        checkpoint_files.read_checkpoint(str(model_path), str(training_path), 1, 0, mmap=True)
+    assert len(hashed) == 1
+    torch.save(later, tmp_path / "other.th")
+    os.replace(tmp_path / "other.th", model_path)  # an atomic save: a new file
+    with pytest.raises(UnusableCheckpoint, match="does not hold the weights saved with"):
+        checkpoint_files.read_checkpoint(str(model_path), str(training_path), 1, 0)
+    assert len(hashed) == 2
+    monkeypatch.setattr(checkpoint_files, "fingerprint", real)
+    _save(tmp_path)
+    checkpoint_files.read_checkpoint(str(model_path), str(training_path), 1, 0)
+    status = model_path.stat()
+    torch.save(latest, model_path)  # in place: the same file, as long, written later
+    os.utime(model_path, ns=(status.st_atime_ns, status.st_mtime_ns + 1))
+    assert model_path.stat().st_ino == status.st_ino and model_path.stat().st_size == status.st_size
+    with pytest.raises(UnusableCheckpoint, match="does not hold the weights saved with"):
+        checkpoint_files.read_checkpoint(str(model_path), str(training_path), 1, 0)
+
+
 def _lock(monkeypatch, path: Path) -> None:
     """``path`` unreadable (mode 000; for root, who reads it anyway, the modules that read a run's files refuse it)."""
     os.chmod(path, 0)
