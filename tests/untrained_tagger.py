@@ -5,18 +5,27 @@ give many predicted spans, so no training run is needed. The fixtures ``archive`
 
 import json
 from pathlib import Path
+from typing import Sequence
 
 import torch
 
-LABELS = ["O"] + [f"{p}-{t}" for t in ("PER", "LOC") for p in "BILU"]
+
+def labels(types: Sequence[str]) -> list:
+    """The BILUO labels of entity ``types``, in the model's order."""
+    return ["O"] + [f"{p}-{t}" for t in types for p in "BILU"]
+
+
+LABELS = labels(("PER", "LOC"))
 TEXT = (
     "John Smith visited New York. He met the mayor of London! Then he left the U.S. for good; "
     "prices rose 3.5 percent. Angela Merkel and Emmanuel Macron met in Paris, Berlin and Rome."
 )
 
 
-def build_archive(directory: Path, encoder: str, max_length: int = 24, o_cost: float = -2.0) -> Path:
-    """``model.tar.gz`` of an untrained ``eer_tagger`` (PER, LOC) on ``encoder``, chunks of ``max_length``."""
+def build_archive(
+    directory: Path, encoder: str, max_length: int = 24, o_cost: float = -2.0, types: Sequence[str] = ("PER", "LOC")
+) -> Path:
+    """``model.tar.gz`` of an untrained ``eer_tagger`` (entity ``types``) on ``encoder``, chunks of ``max_length``."""
     from allennlp.common import Params
     from allennlp.data import Vocabulary
     from allennlp.models import Model
@@ -24,7 +33,7 @@ def build_archive(directory: Path, encoder: str, max_length: int = 24, o_cost: f
 
     directory.mkdir(parents=True, exist_ok=True)
     vocab = Vocabulary(non_padded_namespaces=["labels"])
-    vocab.add_tokens_to_namespace(LABELS, "labels")
+    vocab.add_tokens_to_namespace(labels(types), "labels")
     config = {
         "dataset_reader": {"type": "eer_documents", "model_name": encoder, "max_length": max_length},
         "model": {

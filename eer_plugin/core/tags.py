@@ -167,6 +167,12 @@ def spans_to_tags(spans: Iterable[Span], length: int, encoding: str) -> List[str
     return written
 
 
+def one_word_type(label: str) -> str:
+    """The entity type ``label`` as formats whose types are one word write it (a CoNLL tag column, a brat ``.ann``
+    line): its spaces as ``_`` (``Product Name``, a label of an annotation tool, is ``Product_Name``)."""
+    return label.replace(" ", "_")
+
+
 def biluo_to_spans(tags: Sequence[str]) -> List[Span]:
     """Decodes valid BILUO tags into spans."""
     return tags_to_spans(tags, "BIOUL")

@@ -49,7 +49,7 @@ Python API and the exported model (no AllenNLP) tag through too.
 
 import json
 import sys
-from typing import Any, List, Optional, Sequence, Tuple
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import torch
 from allennlp.common.util import JsonDict
@@ -58,7 +58,7 @@ from allennlp.models import Model
 from allennlp.predictors import Predictor
 
 from eer_plugin.common.errors import UserError, one_line, shortened
-from eer_plugin.core.tags import ENCODING_NAMES, biluo_to_spans, normalize_encoding, spans_to_tags
+from eer_plugin.core.tags import ENCODING_NAMES, biluo_to_spans, normalize_encoding, one_word_type, spans_to_tags
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
@@ -125,6 +125,23 @@ def check_predictor_args(
         )
 
 
+def column_types(types: Sequence[str]) -> Dict[str, str]:
+    """``{type: one word}`` for the entity types that hold spaces (:func:`~eer_plugin.core.tags.one_word_type`),
+    said once on stderr; :class:`UserError` when two types would be written alike."""
+    written = {label: one_word_type(label) for label in types}
+    alike = [(a, b) for a in types for b in types if a < b and written[a] == written[b]]
+    if alike:
+        raise UserError(
+            f"the model's entity types {alike[0][0]!r} and {alike[0][1]!r} would both be {written[alike[0][0]]!r} in "
+            "CoNLL output, whose tags are one word (spaces become _): use JSON output"
+        )
+    renamed = {label: word for label, word in written.items() if word != label}
+    if renamed:
+        shown = ", ".join(f"{label!r} is written {word!r}" for label, word in renamed.items())
+        print(f"eer_tagger: CoNLL tags are one word, so entity type {shown}", file=sys.stderr, flush=True)
+    return renamed
+
+
 def check_encoder_fits(model: Model, dataset_reader: DatasetReader) -> None:
     """:class:`UserError` when the reader's subwords cannot go through the model's transformer (a ``config.json``
     whose reader names another encoder than the model's): refused at load, not as an ``IndexError`` per document."""
@@ -180,6 +197,8 @@ class DocumentTaggerPredictor(Predictor):
             set_tagging_precision(model, model.text_field_embedder, precision, next(model.parameters()).device)
         self.output_format = output_format
         self.tag_scheme = normalize_encoding(tag_scheme or CONLL_TAG_SCHEME)
+        #: type -> how CoNLL output writes it (one word)
+        self.column_types = column_types(model.scheme.entity_types) if output_format == "conll" else {}
         self.chunk_batch_size = chunk_batch_size
         #: line numbers (or None) of the inputs that gave error records
         self.failed_lines: List[Optional[int]] = []
@@ -283,7 +302,11 @@ class DocumentTaggerPredictor(Predictor):
         lines, start = [], 0
         spans = biluo_to_spans(outputs["tags"])
         for end in outputs["sentence_ends"]:  # each sentence's tags from the spans cut at its ends
-            inside = [(max(b, start) - start, min(e, end) - start, t) for b, e, t in spans if b < end and e > start]
+            inside = [
+                (max(b, start) - start, min(e, end) - start, self.column_types.get(t, t))
+                for b, e, t in spans
+                if b < end and e > start
+            ]
             tags = spans_to_tags(inside, end - start, self.tag_scheme)
             lines.extend(f"{w} {t}" for w, t in zip(outputs["tokens"][start:end], tags))
             lines.append("")

@@ -212,3 +212,17 @@ def test_bad_outputs_and_options_touch_nothing(case, predictions, tmp_path, caps
     error = capsys.readouterr().err
     assert error.startswith("error: ") and len(error.splitlines()) == 1, error
     assert predictions.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
+
+
+def test_two_types_brat_would_write_alike_are_refused_before_anything_is_written(tmp_path):
+    source = tmp_path / "p.jsonl"
+    spans = [{"type": "A B", "start": 0, "end": 1, "probability": 0.5}]
+    source.write_text(
+        json.dumps({"id": "x", "tokens": ["a", "b"], "spans": spans, "sentence_ends": [2]})
+        + "\n"
+        + json.dumps({"id": "y", "tokens": ["a", "b"], "spans": [dict(spans[0], type="A_B")], "sentence_ends": [2]})
+        + "\n"
+    )
+    with pytest.raises(PredictionsError, match="entity types 'A B' and 'A_B' would both be 'A_B' in brat") as info:
+        export("brat", source, tmp_path / "brat")
+    assert info.value.line == 2 and sorted(p.name for p in tmp_path.iterdir()) == ["p.jsonl"]

@@ -664,3 +664,56 @@ def test_the_failure_summary_says_what_became_of_the_other_lines():
     assert failure_summary([4], 1, "d.jsonl") == "the one input line of d.jsonl failed (line 4); nothing was tagged"
     many = failure_summary(list(range(1, 31)), 40, "d.jsonl")
     assert many.endswith("19, 20, ...); the other 10 were tagged") and "21" not in many
+
+
+@pytest.mark.integration
+def test_types_with_spaces_and_tag_like_parts_survive_conll_output_and_the_brat_loop(tiny_encoder, tmp_path):
+    """A model whose types hold a space (a Label Studio label), ``L-`` and ``U-`` (``NATIONAL-PARK``,
+    ``EU-UNIT``): CoNLL output in BIOES writes each type whole, spaces as ``_`` (said once on stderr), and reads
+    back through the column reader; the JSON output exported to brat and imported again gives the types as they
+    were."""
+    from untrained_tagger import TEXT, build_archive
+
+    from eer_plugin.core.tags import biluo_to_spans
+    from eer_plugin.corpus.formats.conll import read_conll
+
+    types = ("Product Name", "NATIONAL-PARK", "EU-UNIT")
+    archive = build_archive(tmp_path / "model", tiny_encoder, types=types)
+    source = tmp_path / "docs.jsonl"
+    source.write_text(json.dumps({"id": "a", "text": TEXT}) + "\n")
+    tagged, conll = tmp_path / "tagged.jsonl", tmp_path / "tagged.conll"
+    as_json = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", tagged, "--silent")
+    assert as_json.returncode == 0, as_json.stderr[-2000:]
+    args = json.dumps({"output_format": "conll", "tag_scheme": "BIOES"})
+    as_conll = eer_ner(
+        "predict",
+        archive,
+        source,
+        "--predictor",
+        "eer_tagger",
+        "--output-file",
+        conll,
+        "--silent",
+        "--predictor-args",
+        args,
+    )
+    assert as_conll.returncode == 0, as_conll.stderr[-2000:]
+    assert as_conll.stderr.count("entity type 'Product Name' is written 'Product_Name'") == 1, as_conll.stderr
+    (document,) = [json.loads(line) for line in tagged.read_text().splitlines()]
+    predicted = biluo_to_spans(document["tags"])
+    assert {label for _, _, label in predicted} == set(types), predicted  # every type is predicted somewhere
+    (read,) = read_conll(conll, encoding="BIOES", sentences_per_document=len(document["sentence_ends"]))
+    starts = [0, *document["sentence_ends"][:-1]]
+    assert read.spans == [
+        (max(b, s), min(e, t), label.replace(" ", "_"))
+        for s, t in zip(starts, document["sentence_ends"])
+        for b, e, label in predicted
+        if b < t and e > s
+    ]
+    exported = eer_ner("eer-export", "brat", tagged, tmp_path / "brat")
+    assert exported.returncode == 0, exported.stderr
+    assert (tmp_path / "brat" / "visual.conf").read_text() == "[labels]\nProduct_Name | Product Name\n"
+    imported = eer_ner("eer-import", "brat", tmp_path / "brat", tmp_path / "back.jsonl")
+    assert imported.returncode == 0, imported.stderr
+    (back,) = [json.loads(line) for line in (tmp_path / "back.jsonl").read_text().splitlines()]
+    assert [tuple(span) for span in back["spans"]] == [(s["start"], s["end"], s["type"]) for s in document["spans"]]

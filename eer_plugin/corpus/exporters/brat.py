@@ -12,6 +12,11 @@ longer than file systems take (:data:`NAME_MAX` bytes) is an error.
 A span whose text holds a line break is written as one fragment and its covered text with the
 line breaks as spaces (brat draws it across the lines).
 
+A brat type is one word (the ``.ann`` line separates it from the offsets by a space): an entity type with spaces
+(``Product Name``, a label of an annotation tool) is written with ``_`` (``Product_Name``), and ``visual.conf``
+gives it its name back, which brat shows and ``eer-import brat`` reads
+(:mod:`eer_plugin.corpus.importers.brat`); two types that would be written alike are an error.
+
 The directory is written whole or not at all: built under a temporary name beside it, then renamed.
 It must not exist yet (or be empty), so no earlier annotation is ever overwritten.
 """
@@ -19,11 +24,13 @@ It must not exist yet (or be empty), so no earlier annotation is ever overwritte
 import os
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import Iterable
+from typing import Dict, Iterable
 
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
+from eer_plugin.core.tags import one_word_type
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
+from eer_plugin.corpus.importers.brat import VISUAL_CONF
 
 #: the most bytes of one file name (each part of a path) that Linux, macOS and Windows file systems take
 NAME_MAX = 255
@@ -65,11 +72,25 @@ def file_stem(document: PredictedDocument) -> str:
     return document.id
 
 
+def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
+    """Adds the document's types to ``types`` (brat's form -> the type) and raises :class:`PredictionsError` when
+    two types share a brat form."""
+    for span in document.spans:
+        written = types.setdefault(one_word_type(span.type), span.type)
+        if written != span.type:
+            raise PredictionsError(
+                f"entity types {written!r} and {span.type!r} would both be {one_word_type(span.type)!r} in brat, whose types "
+                "are one word (spaces become _); export this model's predictions in another format",
+                document.path,
+                document.line,
+            )
+
+
 def annotation_file(document: PredictedDocument) -> str:
     lines = []
     for number, span in enumerate(document.spans, start=1):
         covered = " ".join(document.text[span.start : span.end].splitlines())
-        lines.append(f"T{number}\t{span.type} {span.start} {span.end}\t{covered}")
+        lines.append(f"T{number}\t{one_word_type(span.type)} {span.start} {span.end}\t{covered}")
         lines.append(f"#{number}\tAnnotatorNotes T{number}\tprobability {rounded(span.probability)}")
     return "".join(line + "\n" for line in lines)
 
@@ -81,18 +102,21 @@ def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
     temporary = temporary_name(os.path.abspath(path))
     try:
         root = Path(temporary)
-        types = set()
+        types: Dict[str, str] = {}  # brat's form -> the type
         for document in documents:
             stem = file_stem(document)
+            check_types(types, document)
             (root / stem).parent.mkdir(parents=True, exist_ok=True)
             with open(root / f"{stem}.txt", "w", encoding="utf-8", newline="") as out:
                 out.write(document.text)
             with open(root / f"{stem}.ann", "w", encoding="utf-8", newline="") as out:
                 out.write(annotation_file(document))
-            types.update(s.type for s in document.spans)
         (root / "annotation.conf").write_text(
             "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n"
         )
+        renamed = {written: label for written, label in sorted(types.items()) if written != label}
+        if renamed:  # brat shows, and eer-import reads, each type by its own name
+            (root / VISUAL_CONF).write_text("[labels]\n" + "".join(f"{w} | {t}\n" for w, t in renamed.items()))
         if os.path.isdir(path):
             os.rmdir(path)  # the empty directory the check allowed
         os.replace(temporary, path)

@@ -16,18 +16,28 @@
 
 The document id is the ``.ann`` path relative to the directory, without the suffix
 (``news/doc1``). brat has no completeness flag: use ``--complete`` or ``--complete-ids``.
+
+A brat type is one word. Where the directory's ``visual.conf`` names a type (``Product_Name | Product Name``,
+what ``eer-export brat`` writes for a type with spaces) by itself with spaces for its ``_``, the type is read
+by that name, so an exported type comes back as it was; other display names (``PER | Person``) change nothing.
 """
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Dict, Iterator
 
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 
 #: more digits than any character offset has (and beyond 4300 Python refuses to convert them)
 MAX_OFFSET_DIGITS = 18
+#: brat's display settings, beside the documents; its ``[labels]`` give types their names
+VISUAL_CONF = "visual.conf"
 _T_LINE = re.compile(r"^(?P<id>T\S*)\t(?P<type>\S+) (?P<offsets>[0-9]+ [0-9]+(?:;[0-9]+ [0-9]+)*)(?:\t(?P<text>.*))?$")
+
+
+#: a T line whose type holds spaces (written by hand or by another tool)
+_SPACED_TYPE = re.compile(r"^T\S*\t(?P<type>\S+(?: \S+)+) [0-9]+ [0-9]+(?:;[0-9]+ [0-9]+)*(?:\t.*)?$")
 
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[RawDocument]:
@@ -41,8 +51,29 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         files, root = [root], root.parent
     else:
         raise AnnotationImportError("expected a brat directory (X.txt + X.ann files) or an .ann file", root)
+    names = spaced_names(root / VISUAL_CONF, file_encoding)
     for ann in files:
-        yield _read_pair(ann, root, report, file_encoding)
+        document = _read_pair(ann, root, report, file_encoding)
+        for span in document.spans:
+            span.label = names.get(span.label, span.label)
+        yield document
+
+
+def spaced_names(visual_conf: Path, file_encoding: str = AUTO_FILE_ENCODING) -> Dict[str, str]:
+    """``{brat type: its name}`` for the ``[labels]`` lines of ``visual_conf`` (if there is one) whose first
+    display name is the type with spaces for its ``_`` (``Product_Name | Product Name``)."""
+    if not visual_conf.is_file():
+        return {}
+    names, section = {}, None
+    for line in decode_file(visual_conf, file_encoding).splitlines():
+        line = line.strip()
+        if line.startswith("[") and line.endswith("]"):
+            section = line[1:-1].strip()
+        elif section == "labels" and "|" in line and not line.startswith("#"):
+            written, name = (part.strip() for part in line.split("|")[:2])
+            if name != written and name.replace(" ", "_") == written:
+                names[written] = name
+    return names
 
 
 def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) -> RawDocument:
@@ -59,8 +90,16 @@ def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) 
             continue  # A, M, R, E, N, *, # lines and blank lines
         match = _T_LINE.match(line)
         if not match:
+            spaced = _SPACED_TYPE.match(line)
+            hint = (
+                f" (the type {spaced['type']!r} holds a space, which brat types cannot: write it "
+                f"{spaced['type'].replace(' ', '_')!r}, and name it in visual.conf's [labels])"
+                if spaced
+                else ""
+            )
             raise AnnotationImportError(
-                f"document {doc_id!r}: expected a text-bound annotation 'T<id><TAB><type> <start> <end><TAB><text>', got {line!r}",
+                f"document {doc_id!r}: expected a text-bound annotation 'T<id><TAB><type> <start> <end><TAB><text>', "
+                f"got {line!r}{hint}",
                 ann,
                 number,
             )
