@@ -352,3 +352,24 @@ def test_eer_ner_train_takes_good_values_of_the_checked_settings(tiny_env, tmp_p
     run = tmp_path / "run"
     assert cli.main(["train", "eer_short.jsonnet", "-s", str(run), "-o", json.dumps(overrides)]) == 0
     assert (run / "model.tar.gz").exists()
+
+
+def test_the_commands_reader_options_take_what_the_reader_takes(capsys):
+    """``eer-inspect``, ``eer-estimate-ratio`` and ``eer-simulate`` build the reader (or read the corpus) from
+    ``--tag-column``, ``--file-encoding`` and ``--max-length``: argparse refuses what the reader's rules refuse,
+    naming the option (not ``dataset_reader.tag_column``, a key the command line has none of)."""
+    import argparse
+
+    from eer_plugin.commands.reader_options import add_max_length_argument, add_reader_arguments
+
+    parser = argparse.ArgumentParser(prog="eer-inspect")
+    add_reader_arguments(parser)
+    add_max_length_argument(parser)
+    bad = [("--tag-column", "0"), ("--tag-column", "last"), ("--file-encoding", "rot13"), ("--file-encoding", "utf9")]
+    for option, text in bad + [("--max-length", "2"), ("--max-length", "-5"), ("--max-length", "many")]:
+        with pytest.raises(SystemExit):
+            parser.parse_args([option, text])
+        assert f"argument {option}: expected " in capsys.readouterr().err
+    args = parser.parse_args(["--tag-column", "2", "--file-encoding", "latin-1", "--max-length", "3"])
+    assert (args.tag_column, args.file_encoding, args.max_length) == (2, "latin-1", 3)
+    assert parser.parse_args([]).file_encoding == "auto"
