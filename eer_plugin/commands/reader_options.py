@@ -6,12 +6,13 @@ entries use too: ``--format``, ``--tag-scheme``, ``--sentences-per-document``, `
 training reader. No AllenNLP here (``--max-length`` reads the reader's default when it is added)."""
 
 import argparse
-from typing import Any, Dict
+from typing import Any, Callable, Dict
 
 from eer_plugin.commands.defaults import add_option
 from eer_plugin.core.tags import normalize_encoding
 from eer_plugin.corpus import formats
 from eer_plugin.corpus.formats import FORMATS
+from eer_plugin.runtime.setting_values import RULES, Rule
 
 
 def tag_scheme(value: str) -> str:
@@ -22,6 +23,22 @@ def tag_scheme(value: str) -> str:
         return normalize_encoding(value)
     except ValueError as err:
         raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def ruled(rule: Rule, convert: Callable[[str], Any] = str) -> Callable[[str], Any]:
+    """An argparse ``type``: the option's text ``convert``-ed, refused unless ``rule`` (the reader's rule of the same
+    setting, :mod:`eer_plugin.runtime.setting_values`) takes it."""
+
+    def parse(text: str) -> Any:
+        try:
+            value = convert(text)
+        except ValueError:
+            value = text
+        if not rule.takes(value):
+            raise argparse.ArgumentTypeError(f"expected {rule.expected}, got {text!r}")
+        return value
+
+    return parse
 
 
 def positive_int(value: str) -> int:
@@ -65,7 +82,7 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
     add_option(
         group,
         "--tag-column",
-        type=int,
+        type=ruled(RULES["dataset_reader.tag_column"], int),
         default_from=(formats.iter_documents, "tag_column"),
         metavar="N",
         help="CoNLL files: column of the tag, 0-based (default %(default)s: the last)",
@@ -73,6 +90,7 @@ def add_reader_arguments(parser: argparse.ArgumentParser, what: str = "the corpu
     add_option(
         group,
         "--file-encoding",
+        type=ruled(RULES["dataset_reader.file_encoding"]),
         default_from=(formats.iter_documents, "file_encoding"),
         metavar="CODEC",
         help=f"character encoding of {what} (default %(default)s: UTF-8; a column file that is not valid UTF-8 is "
@@ -101,12 +119,12 @@ def reader_parameters(args: argparse.Namespace) -> Dict[str, Any]:
 
 def add_max_length_argument(parser: argparse.ArgumentParser) -> None:
     """``--max-length``: the subwords per chunk of the training reader (its default, ``EER_MAX_LENGTH``'s)."""
-    from eer_plugin.data.reader import PartialDocumentReader  # AllenNLP: only for the commands that chunk
+    from eer_plugin.data.reader import MAX_LENGTH, PartialDocumentReader  # AllenNLP: only for the commands that chunk
 
     add_option(
         parser,
         "--max-length",
-        type=int,
+        type=ruled(MAX_LENGTH, int),
         default_from=(PartialDocumentReader, "max_length"),
         help="subwords per chunk, bookends included (EER_MAX_LENGTH; default %(default)s)",
     )

@@ -34,8 +34,23 @@ _ENCODING_ALIASES = {
     "BIOES": "BIOES",
     "IOBES": "BIOES",
 }
-#: the schemes and their aliases, as messages list them
-ENCODING_NAMES = "IOB1, BIO (alias IOB2), BIOUL (alias BILOU, BILUO), BIOES (alias IOBES)"
+
+
+def _scheme_names() -> str:
+    """``IOB1, BIO (alias IOB2), ...``: the schemes and their aliases as messages list them."""
+    named = []
+    for scheme in ENCODINGS:
+        aliases = [alias for alias, name in _ENCODING_ALIASES.items() if name == scheme and alias != scheme]
+        named.append(scheme + (f" (alias {', '.join(aliases)})" if aliases else ""))
+    return ", ".join(named)
+
+
+SCHEME_NAMES = _scheme_names()
+#: a tag scheme setting (``EER_TAG_SCHEME``, ``--tag-scheme``, ``dataset_reader.tag_scheme``) that leaves the scheme to
+#: the tags of each column file
+AUTO_SCHEME = "auto"
+#: what a tag scheme setting may be, as messages say it
+SCHEME_SETTINGS = f"{AUTO_SCHEME}, or one of {SCHEME_NAMES} in any case"
 #: the prefixes each scheme writes, besides ``O``
 PREFIXES = {"IOB1": "BI", "BIO": "BI", "BIOUL": "BILU", "BIOES": "BIES"}
 #: every entity tag prefix of the schemes (``BILUES``)
@@ -57,10 +72,21 @@ class TagSequenceError(ValueError):
 
 def normalize_encoding(encoding: str) -> str:
     """Returns the canonical name (``IOB1``, ``BIO``, ``BIOUL`` or ``BIOES``) of an encoding name or alias."""
-    key = encoding.upper().replace("-", "")
+    key = _alias_key(encoding)
     if key not in _ENCODING_ALIASES:
-        raise ValueError(f"unknown tag encoding {encoding!r}; expected one of {ENCODING_NAMES}")
+        raise ValueError(f"unknown tag encoding {encoding!r}; expected one of {SCHEME_NAMES}")
     return _ENCODING_ALIASES[key]
+
+
+def is_scheme_setting(value) -> bool:
+    """Whether ``value`` is a tag scheme setting: ``auto`` or a scheme's name or alias (:data:`SCHEME_SETTINGS`)."""
+    return value == AUTO_SCHEME or _alias_key(value) in _ENCODING_ALIASES
+
+
+def _alias_key(name) -> Optional[str]:
+    """The key of a scheme's name or alias in ``_ENCODING_ALIASES`` (any case, hyphens left out); None for a value
+    that is no text."""
+    return name.upper().replace("-", "") if isinstance(name, str) else None
 
 
 def _split(tag: str, position: int) -> Tuple[str, Optional[str]]:

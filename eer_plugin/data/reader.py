@@ -13,11 +13,13 @@ from allennlp.nn import util
 
 from eer_plugin.annotation.simulators import variant as apply_variant
 from eer_plugin.common.errors import SettingError, relative_paths_hint
+from eer_plugin.core.tags import AUTO_SCHEME, normalize_encoding
 from eer_plugin.corpus.documents import DataFileError, Document
 from eer_plugin.corpus.formats import FormatError, iter_documents
-from eer_plugin.inference.chunking import Chunk, chunk_document
+from eer_plugin.inference.chunking import MIN_CHUNK_LENGTH, Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.encoders import check_encoder, loading_error
+from eer_plugin.runtime.setting_values import check_arguments, number
 
 logger = logging.getLogger(__name__)
 
@@ -25,6 +27,8 @@ logger = logging.getLogger(__name__)
 WORDS = "words"
 #: text of the bookend positions in word-level mode
 BOOKEND = "@@bookend@@"
+#: what ``max_length`` must be (the encoder's tokenizer may allow fewer subwords: :class:`SubwordTokenizer` says so)
+MAX_LENGTH = number(MIN_CHUNK_LENGTH, integer=True, note="subwords per chunk, bookends included; EER_MAX_LENGTH")
 
 
 @TokenIndexer.register("eer_transformer")
@@ -58,7 +62,10 @@ class EncoderEmbedder(PretrainedTransformerEmbedder):
 class PartialDocumentReader(DatasetReader):
     """Reads whole documents and yields one instance per chunk of at most ``max_length`` subwords.
 
-    Registered as ``eer_documents``.
+    Registered as ``eer_documents``. Every setting is checked when the reader is built: a value it cannot use (a tag
+    scheme or file encoding that does not exist, a format, variant or number out of its set) is one
+    :class:`SettingError` line naming ``dataset_reader.<setting>`` and what it must be
+    (:mod:`eer_plugin.runtime.setting_values`), not an error when the first file is read.
 
     Parameters
     ----------
@@ -111,15 +118,16 @@ class PartialDocumentReader(DatasetReader):
         **kwargs,
     ) -> None:
         super().__init__(manual_distributed_sharding=True, manual_multiprocess_sharding=True, **kwargs)
-        if variant not in ("all", "short", "shortest"):
-            raise SettingError(f"dataset_reader.variant must be 'all', 'short' or 'shortest', got {variant!r}")
+        # each setting refused now, not when the first file is read (runtime.setting_values)
+        check_arguments("dataset_reader", locals(), {"max_length": MAX_LENGTH})
         self.model_name = model_name
-        if "auto" not in (encoding, tag_scheme) and encoding != tag_scheme:
+        if AUTO_SCHEME not in (encoding, tag_scheme) and normalize_encoding(encoding) != normalize_encoding(tag_scheme):
             raise SettingError(
-                f"tag_scheme {tag_scheme!r} and its old name encoding {encoding!r} disagree; give tag_scheme only"
+                f"dataset_reader.tag_scheme {tag_scheme!r} and its old name dataset_reader.encoding {encoding!r} "
+                "disagree; give tag_scheme only"
             )
         self.format = format
-        self.tag_scheme = tag_scheme if tag_scheme != "auto" else encoding
+        self.tag_scheme = tag_scheme if tag_scheme != AUTO_SCHEME else encoding
         self.tag_column = tag_column
         self.sentences_per_document = sentences_per_document
         self.variant = variant
@@ -130,7 +138,9 @@ class PartialDocumentReader(DatasetReader):
         self.word_level = model_name == WORDS
         if self.word_level:
             if token_indexers is None:
-                raise SettingError("model_name 'words' needs token_indexers (e.g. a single_id indexer)")
+                raise SettingError(
+                    "dataset_reader.model_name 'words' needs dataset_reader.token_indexers (e.g. a single_id indexer)"
+                )
             self.subwords = None
             self.tokenizer = None
             self.bookends = (0, 0)

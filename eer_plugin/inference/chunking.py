@@ -22,6 +22,8 @@ logger = logging.getLogger(__name__)
 
 #: subword tag of a position whose tag is not observed
 LATENT_LABEL = "_"
+#: the fewest positions of a chunk: the two bookends and a word
+MIN_CHUNK_LENGTH = 3
 
 
 @dataclasses.dataclass
@@ -143,8 +145,8 @@ def chunk_document(
     ``sentence_level`` makes every sentence its own chunk (the SNS baseline's input).
     """
     budget = max_length - 2
-    if budget < 1:
-        raise ValueError(f"max_length must be at least 3, got {max_length}")
+    if max_length < MIN_CHUNK_LENGTH:
+        raise ValueError(f"max_length must be at least {MIN_CHUNK_LENGTH}, got {max_length}")
     observe = doc.is_complete if observe_unmarked is None else observe_unmarked
     word_pieces = tokenize(doc.tokens)
     for w, pieces in enumerate(word_pieces):

@@ -31,7 +31,7 @@ from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import Document
-from eer_plugin.inference.chunking import Chunk
+from eer_plugin.inference.chunking import MIN_CHUNK_LENGTH, Chunk
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast, set_tagging_precision
 from eer_plugin.inference.subwords import SubwordTokenizer
@@ -158,9 +158,9 @@ def read_settings(directory: Path) -> Dict[str, Any]:
     for key, value in numbers:
         if not strict_json.is_number(value):
             raise ArchiveError(f"{path}: {key!r} is {value!r}, not a finite number: the export is damaged; {FIX}")
-    if settings["max_length"] < 3:
+    if settings["max_length"] < MIN_CHUNK_LENGTH:
         raise ArchiveError(
-            f"{path}: 'max_length' is {settings['max_length']}, a chunk needs at least 3 subwords (two bookends and a "
+            f"{path}: 'max_length' is {settings['max_length']}, a chunk needs at least {MIN_CHUNK_LENGTH} subwords (two bookends and a "
             f"word): the export is damaged; {FIX}"
         )
     try:

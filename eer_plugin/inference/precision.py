@@ -28,10 +28,13 @@ import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from eer_plugin.common.errors import SettingError
+from eer_plugin.runtime.setting_values import checked, one_of
 
 PRECISIONS = ("fp32", "bf16", "auto")
 #: what a model loaded for tagging may run its encoder in: :data:`PRECISIONS` and ``int8`` (CPU only)
 TAGGING_PRECISIONS = PRECISIONS + ("int8",)
+#: what a model's ``precision`` must be
+PRECISION = one_of(PRECISIONS, "EER_PRECISION; auto: bf16 where the machine computes it natively, else fp32")
 logger = logging.getLogger(__name__)
 
 
@@ -90,10 +93,10 @@ def resolve_precision(precision: str, device: torch.device) -> str:
     return chosen
 
 
-def check_precision(precision: str) -> str:
-    if precision not in PRECISIONS:
-        raise SettingError(f"precision must be one of {PRECISIONS} (EER_PRECISION), got {precision!r}")
-    return precision
+def check_precision(precision: str, key: str = "precision") -> str:
+    """``precision``, or a :class:`SettingError` naming ``key`` (``model.precision``) unless :data:`PRECISION` takes
+    it."""
+    return checked(key, precision, PRECISION)
 
 
 def encoder_autocast(precision: str, device: torch.device) -> ContextManager:

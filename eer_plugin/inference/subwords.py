@@ -17,7 +17,7 @@ import torch
 
 from eer_plugin.common.errors import SettingError
 from eer_plugin.corpus.documents import Document
-from eer_plugin.inference.chunking import Chunk, chunk_document
+from eer_plugin.inference.chunking import MIN_CHUNK_LENGTH, Chunk, chunk_document
 from eer_plugin.runtime.encoders import loading_error
 
 
@@ -41,11 +41,11 @@ class SubwordTokenizer:
             raise SettingError(f"{name}: expected one start and one end special token, got {bookends}")
         self.bookends = (bookends[0], bookends[1])
         self.max_length = min(max_length, self.tokenizer.model_max_length)
-        if self.max_length < 3:  # two bookends and a word; else every document fails when it is chunked
+        if self.max_length < MIN_CHUNK_LENGTH:  # two bookends and a word; else every document fails when chunked
             raise SettingError(
                 f"{name}: chunks of at most {self.max_length} subwords (max_length {max_length}, the tokenizer's "
-                f"model_max_length {self.tokenizer.model_max_length}); a chunk needs at least 3: set EER_MAX_LENGTH "
-                "(subwords per chunk, bookends included) to 3 or more, 512 for BERT-sized encoders"
+                f"model_max_length {self.tokenizer.model_max_length}); a chunk needs at least {MIN_CHUNK_LENGTH}: set EER_MAX_LENGTH "
+                f"(subwords per chunk, bookends included) to {MIN_CHUNK_LENGTH} or more, 512 for BERT-sized encoders"
             )
         pad = self.tokenizer.pad_token_id
         #: the padding id of :meth:`tensorize` (0 for a tokenizer without a padding token, as in AllenNLP)

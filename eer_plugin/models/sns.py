@@ -11,6 +11,7 @@ spans. The paper ran SNS on sentences (it is O(n^2)): use the reader with ``sent
 Predictions are word spans per chunk, scored by the same word-level span F1 as the tagger.
 """
 
+import dataclasses
 import random
 from typing import Any, Dict, List, Optional
 
@@ -20,14 +21,15 @@ from allennlp.models import Model
 from allennlp.modules import TextFieldEmbedder
 from allennlp.training.metrics import Average
 
-from eer_plugin.common.errors import SettingError
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
-from eer_plugin.core.tags import OUTSIDE
-from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
-from eer_plugin.models.tagger import NO_ENTITY_TYPES, WordSpanF1
+from eer_plugin.models.tagger import WordSpanF1, model_entity_types
+from eer_plugin.runtime.setting_values import RULES, check_arguments
+
+#: ``entity_ratio`` of the span model: rho as the CRF tagger's, or null
+OPTIONAL_RATIO = dataclasses.replace(RULES["model.entity_ratio"], null="no partial-precision-estimated metric")
 
 
 @Model.register("sns_tagger")
@@ -74,12 +76,9 @@ class SpanNegativeSampling(Model):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
-        if entity_types is None:
-            labels = vocab.get_token_to_index_vocabulary(label_namespace)
-            entity_types = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
-        if not entity_types:  # a span classifier of O alone: a loss of 0 and a model that finds nothing
-            raise SettingError(NO_ENTITY_TYPES.format(what=f"the vocabulary namespace {label_namespace!r}"))
-        self.entity_types = list(entity_types)
+        check_arguments("model", locals(), {"entity_ratio": OPTIONAL_RATIO})  # each refused now, not at the first batch
+        # no entity type: a span classifier of O alone, a loss of 0 and a model that finds nothing
+        self.entity_types = model_entity_types(vocab, label_namespace, entity_types)
         self.label_index = {label: i + 1 for i, label in enumerate(self.entity_types)}  # 0 is O
         self.text_field_embedder = text_field_embedder
         drop_unused_pooler(text_field_embedder)  # no parameter without a gradient (DDP needs that)
@@ -94,7 +93,7 @@ class SpanNegativeSampling(Model):
         self.max_width = max_width
         self.negative_rate = negative_rate
         self.rng = random.Random(seed)
-        self.precision = check_precision(precision)
+        self.precision = check_precision(precision, "model.precision")
         self.span_f1 = WordSpanF1(self.entity_types)
         self.partial_span = PartialSpanMetric(entity_ratio=entity_ratio)  # partially annotated dev data
         self.span_loss = Average()

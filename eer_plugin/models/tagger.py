@@ -39,12 +39,12 @@ from eer_plugin.core.ratio_control import (
 )
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme
-from eer_plugin.corpus.strict_json import is_number
 from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.inference.decoding import SpanDecoder
 from eer_plugin.inference.precision import check_precision, encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
+from eer_plugin.runtime.setting_values import Rule, check_arguments, checked
 
 logger = logging.getLogger(__name__)
 
@@ -87,13 +87,23 @@ class WordSpanF1(Metric):
         self.counts = SpanCounts()
 
 
-def _finite_float(value: Any, name: str) -> float:
-    """``value`` as a float, or :class:`SettingError` unless it is a finite number (jsonnet writes a whole number such as 1e308
-    as an int of 309 digits, which decoding could not subtract from float scores)."""
-    if not is_number(value):
-        shown = repr(value) if len(repr(value)) <= 40 else repr(value)[:37] + "..."
-        raise SettingError(f"model.{name} must be a finite number, got {shown}")
-    return float(value)
+def model_entity_types(vocab: Vocabulary, label_namespace: str, entity_types: Optional[List[str]]) -> List[str]:
+    """The entity types of a model of the labels in ``vocab``'s ``label_namespace``: ``entity_types`` as given,
+    distinct names holding every type of the labels (one they lacked was a ``ValueError`` of the CRF tagger's
+    scheme, a ``KeyError`` at the span model's first batch), or by default every type of the labels, sorted.
+    :class:`SettingError` for others, and for none at all (:data:`NO_ENTITY_TYPES`)."""
+    labels = vocab.get_token_to_index_vocabulary(label_namespace)
+    found = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
+    rule = Rule(
+        f"a list of distinct entity types holding every type of the training data's tags ({', '.join(found)})",
+        lambda v: isinstance(v, list) and all(isinstance(t, str) and t for t in v) and len(set(v)) == len(v)
+        and set(found) <= set(v),
+        null="those types, sorted",
+    )  # fmt: skip
+    types = found if checked("model.entity_types", entity_types, rule) is None else list(entity_types)
+    if not types:
+        raise SettingError(NO_ENTITY_TYPES.format(what=f"the vocabulary namespace {label_namespace!r}"))
+    return types
 
 
 @Model.register("eer_tagger")
@@ -169,12 +179,10 @@ class EERTagger(Model, SpanDecoder):
         **kwargs,
     ) -> None:
         super().__init__(vocab, **kwargs)
+        check_arguments("model", locals())  # each setting refused now, not at the first batch (runtime.setting_values)
         self.label_namespace = label_namespace
         labels = vocab.get_token_to_index_vocabulary(label_namespace)
-        if entity_types is None:
-            entity_types = sorted({label[2:] for label in labels if label not in (OUTSIDE, LATENT_LABEL)})
-        if not entity_types:
-            raise SettingError(NO_ENTITY_TYPES.format(what=f"the vocabulary namespace {label_namespace!r}"))
+        entity_types = model_entity_types(vocab, label_namespace, entity_types)
         self.scheme = BiluoScheme(entity_types)
         # vocabulary index -> scheme index, or LATENT for "_"
         codes = torch.full((max(labels.values(), default=0) + 1,), LATENT, dtype=torch.long)  # a file may skip indices
@@ -215,8 +223,8 @@ class EERTagger(Model, SpanDecoder):
         self.per_sequence_ratio = per_sequence_ratio
         self.ratio_counts_bookends = ratio_counts_bookends
         self.train_constraints = train_constraints
-        self.precision = check_precision(precision)
-        self.o_cost = _finite_float(o_cost, "o_cost")
+        self.precision = check_precision(precision, "model.precision")
+        self.o_cost = float(o_cost)  # jsonnet writes 1e308 as an int of 309 digits
         #: False skips the marginals behind the ``rho_hat`` metric when no tags are given (prediction)
         self.track_rho_hat = True
         self.span_f1 = WordSpanF1(entity_types)

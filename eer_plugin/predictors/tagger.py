@@ -58,7 +58,7 @@ from allennlp.models import Model
 from allennlp.predictors import Predictor
 
 from eer_plugin.common.errors import UserError, one_line, shortened
-from eer_plugin.core.tags import ENCODING_NAMES, biluo_to_spans, normalize_encoding, one_word_type, spans_to_tags
+from eer_plugin.core.tags import SCHEME_NAMES, biluo_to_spans, normalize_encoding, one_word_type, spans_to_tags
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
@@ -107,9 +107,9 @@ def check_predictor_args(
             )
         try:
             normalize_encoding(tag_scheme)
-        except (ValueError, AttributeError):  # AttributeError: not a string
+        except ValueError:
             raise PredictorArgumentError(
-                f"tag_scheme {describe(tag_scheme)} is not a tag scheme; expected one of {ENCODING_NAMES}"
+                f"tag_scheme {describe(tag_scheme)} is not a tag scheme; expected one of {SCHEME_NAMES}"
             ) from None
     if precision is not None and precision not in TAGGING_PRECISIONS:
         raise PredictorArgumentError(

@@ -54,7 +54,8 @@ class Setting:
     path: str = ""
     #: how a hyperparameter's text becomes its config value: int, seed (int, "" none), number, flag, text, epochs,
     #: ratio_init; what an environment setting's text must be (:func:`eer_plugin.runtime.settings_environment.environment_values_error`): int, count
-    #: (a whole number of at least 1; "" where that is the default), tag_scheme, text
+    #: (a whole number of at least 1; "" where that is the default), tag_scheme, seconds (a JSON number of seconds above
+    #: 0, or ""), text
     kind: str = "text"
     #: the approaches whose configs hold the hyperparameter (the others do not read it)
     approaches: Tuple[str, ...] = APPROACHES
@@ -293,6 +294,7 @@ SETTINGS: Tuple[Setting, ...] = (
         "",
         "also checkpoint inside an epoch, at most this many seconds apart (empty: at each epoch's end only)",
         TRAINING,
+        kind="seconds",
     ),
     _H(
         "EER_CBL_ROUND_EPOCHS",

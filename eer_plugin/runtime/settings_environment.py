@@ -8,14 +8,28 @@ import os
 import re
 from typing import Any, Dict, Mapping, Optional
 
-from eer_plugin.core.tags import normalize_encoding
+from eer_plugin.core.tags import SCHEME_SETTINGS, is_scheme_setting
+from eer_plugin.corpus import strict_json
+from eer_plugin.runtime.setting_values import RULES
 from eer_plugin.runtime.settings import HYPERPARAMETERS, SETTINGS, config_approach
+
+#: the rule of the config key that ``EER_CHECKPOINT_SECONDS`` (the kind ``seconds``) fills
+SECONDS = RULES["trainer.checkpointer.save_every_num_seconds"]
+
+
+def _json(text: str) -> Any:
+    """The JSON value of ``text``, or None where it is no JSON (what jsonnet's ``std.parseJson`` cannot read)."""
+    try:
+        return strict_json.loads(text)
+    except ValueError:
+        return None
 
 
 def environment_values_error(environ: Optional[Mapping[str, str]] = None) -> Optional[str]:
     """The error for environment settings whose text the configs cannot use (``EER_SEED=x``: jsonnet's
-    ``std.parseInt`` said only "x is not a base 10 integer"): one line naming each with what it must be;
-    None when all are usable. Ranges that need the encoder or the machine are checked where those are known."""
+    ``std.parseInt`` said only "x is not a base 10 integer"; ``EER_CHECKPOINT_SECONDS=0``, a checkpoint after every
+    batch): one line naming each with what it must be; None when all are usable. Ranges that need the encoder or the
+    machine are checked where those are known."""
     environ = os.environ if environ is None else environ
     wrong = []
     for setting in SETTINGS:
@@ -23,13 +37,14 @@ def environment_values_error(environ: Optional[Mapping[str, str]] = None) -> Opt
         if setting.is_hyperparameter or text is None or setting.kind == "text":
             continue
         if setting.kind == "tag_scheme":
-            if text != "auto":
-                try:
-                    normalize_encoding(text)
-                except ValueError:
-                    wrong.append(f"{setting.name}={text!r}: expected auto, IOB1, IOB2, BIOUL or BIOES (or an alias)")
+            if not is_scheme_setting(text):
+                wrong.append(f"{setting.name}={text!r}: expected {SCHEME_SETTINGS}")
             continue
-        if setting.kind == "count" and text == "" == setting.default:
+        if setting.kind in ("count", "seconds") and text == "" == setting.default:
+            continue
+        if setting.kind == "seconds":  # the configs' std.parseJson: a JSON number
+            if not SECONDS.test(_json(text)):
+                wrong.append(f"{setting.name}={text!r}: expected {SECONDS.expected}, or empty for its default")
             continue
         number = int(text) if re.fullmatch(r"-?[0-9]+", text) else None  # what jsonnet's std.parseInt reads
         if number is None or (setting.kind == "count" and number < 1):

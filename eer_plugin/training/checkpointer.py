@@ -60,6 +60,7 @@ from allennlp.training.trainer import Trainer, TrainerCheckpoint
 
 from eer_plugin.common import atomic
 from eer_plugin.common.wording import counted
+from eer_plugin.runtime.setting_values import check_arguments
 from eer_plugin.training import checkpoint_files, epoch_state
 from eer_plugin.training.checkpoint_files import (
     FINGERPRINT_KEY,
@@ -137,6 +138,8 @@ class AtomicCheckpointer(Checkpointer):
         keep_most_recent_by_count: Optional[int] = 2,
         keep_most_recent_by_age: Optional[int] = None,
     ) -> None:
+        # each refused now, not when the first checkpoint is written (runtime.setting_values)
+        check_arguments("trainer.checkpointer", locals())
         super().__init__(
             serialization_dir,
             save_completed_epochs=save_completed_epochs,

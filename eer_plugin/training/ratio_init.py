@@ -22,6 +22,7 @@ from allennlp.training.callbacks import TrainerCallback
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.common.errors import SettingError
 from eer_plugin.core.calibration import Calibration, RatioBatch, calibrate_outside_shift
+from eer_plugin.runtime.setting_values import check_arguments
 from eer_plugin.training.rng_states import rng_states, set_rng_states
 
 logger = logging.getLogger(__name__)
@@ -63,6 +64,7 @@ class RatioInitCallback(TrainerCallback):
 
     def __init__(self, serialization_dir: str, sample_chunks: int = 128, tolerance: float = 1e-3) -> None:
         super().__init__(serialization_dir)
+        check_arguments("trainer.callbacks[eer_ratio_init]", locals())
         self.sample_chunks = sample_chunks
         self.tolerance = tolerance
         self.result: Optional[Calibration] = None

@@ -3,9 +3,9 @@ traceback (a ``ZeroDivisionError`` for a batch size of 0, a ``TypeError`` for a 
 are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the setting and the fix.
 
 * ``-o`` must be a JSON(net) object (``'{"trainer.num_epochs": 5}'``);
-* ``trainer.num_epochs`` and every data loader's batch size are integers of at least 1;
-* the numbers of :data:`NUMBER_RANGES` are in range (``model.entity_ratio`` in (0, 1), ``model.ratio_margin`` and
-  ``model.ratio_loss_weight`` at least 0, ``model.dropout`` a probability, the learning rate above 0, ...);
+* the values of :data:`~eer_plugin.runtime.setting_values.RULES` are what their rules take (``model.entity_ratio`` in
+  (0, 1), ``model.dropout`` a probability, ``dataset_reader.tag_scheme`` a tag scheme, the learning rate above 0,
+  ...): the rules the classes check when they are built, checked here before ``-s`` is created;
 * every key of ``model`` and ``dataset_reader`` is an argument of the registered class (misspelt keys are
   named with the closest argument);
 * ``-s`` is an empty or new directory that can be written (unless ``--recover`` / ``--force``); one that holds
@@ -22,11 +22,12 @@ import os
 import typing
 from typing import Any, Dict, Iterator, Tuple
 
-from eer_plugin.common.errors import UserError, check_cuda_device
+from eer_plugin.common.errors import SettingError, UserError, check_cuda_device
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.corpus.strict_json import is_integer, is_number
 from eer_plugin.runtime.custom_code import config_items
+from eer_plugin.runtime.setting_values import RULES
 
 
 def _overrides(text: str) -> Dict[str, Any]:
@@ -49,78 +50,44 @@ def _overrides(text: str) -> Dict[str, Any]:
     return value
 
 
-def _is_count(value: Any) -> bool:
-    return is_integer(value) and value >= 1
-
-
-def _is_seed(value: Any) -> bool:
-    """A seed NumPy takes (``numpy.random.seed``: 0 to 2**32 - 1; -1 is a traceback from inside AllenNLP)."""
-    return is_integer(value) and 0 <= value < 2**32
-
-
-#: ``(config path, test, what is expected)`` of the numbers a run cannot use (absent: not checked; null: refused
-#: unless the setting's :data:`NULLABLE`)
-NUMBER_RANGES = (
-    ("model.entity_ratio", lambda v: is_number(v) and 0 < v < 1, "a number in (0, 1) (the expected share of entity subwords)"),
-    ("model.ratio_margin", lambda v: is_number(v) and v >= 0, "a number of at least 0"),
-    ("model.ratio_loss_weight", lambda v: is_number(v) and v >= 0, "a number of at least 0 (0: no ratio loss)"),
-    ("model.dropout", lambda v: is_number(v) and 0 <= v < 1, "a probability in [0, 1)"),
-    ("model.price_rate", lambda v: is_number(v) and v >= 0, "a number of at least 0"),
-    ("model.price_penalty", lambda v: is_number(v) and v > 0, "a number above 0"),
-    ("model.o_cost", is_number, "a finite number"),
-    ("trainer.optimizer.lr", lambda v: is_number(v) and v > 0, "a learning rate above 0"),
-    ("trainer.min_steps", lambda v: is_integer(v) and v >= 0, "an integer of at least 0 (0: the epochs decide)"),
-    ("trainer.patience", lambda v: is_integer(v) and v >= 1, "an integer of at least 1, or null (never stop early)"),
-    ("trainer.grad_norm", lambda v: is_number(v) and v > 0, "a number above 0, or null (no clipping)"),
-    ("trainer.num_gradient_accumulation_steps", _is_count, "an integer of at least 1 (batches per optimizer step)"),
-    ("trainer.checkpointer.save_every_num_seconds", lambda v: is_number(v) and v > 0, "a number of seconds above 0, or null"),
-    ("trainer.checkpointer.save_every_num_batches", _is_count, "an integer of at least 1, or null"),
-    ("trainer.checkpointer.keep_most_recent_by_count", _is_count, "an integer of at least 1 (the run resumes from and ends with its last checkpoint), or null (keep every checkpoint)"),
-    ("trainer.checkpointer.keep_most_recent_by_age", lambda v: is_number(v) and v > 0, "a number of seconds above 0, or null"),
-    *((seed, _is_seed, "an integer in [0, 2**32 - 1] (EER_SEED), or null") for seed in ("random_seed", "numpy_seed", "pytorch_seed")),
-)  # fmt: skip
-#: the settings of :data:`NUMBER_RANGES` whose null means something (never stop early, no clipping, keep all, ...)
-NULLABLE = {
-    "trainer.patience",
-    "trainer.grad_norm",
-    "trainer.checkpointer.save_every_num_seconds",
-    "trainer.checkpointer.save_every_num_batches",
-    "trainer.checkpointer.keep_most_recent_by_count",
-    "trainer.checkpointer.keep_most_recent_by_age",
-    "random_seed",
-    "numpy_seed",
-    "pytorch_seed",
-}
 _ABSENT = object()
 
 
 def _value_at(config: Dict[str, Any], path: str) -> Any:
-    """The value at the dotted ``path`` (a list's items by their index), or :data:`_ABSENT`."""
+    """The value at the dotted ``path`` (a list's items by their index, or ``callbacks[eer_ratio_init]``: the first
+    item of the list ``callbacks`` of that type), or :data:`_ABSENT`."""
     value: Any = config
     for key in path.split("."):
+        key, _, of_type = key.rstrip("]").partition("[")
         if isinstance(value, dict) and key in value:
             value = value[key]
         elif isinstance(value, list) and key.isdigit() and int(key) < len(value):
             value = value[int(key)]
         else:
             return _ABSENT
+        if of_type:
+            items = value if isinstance(value, list) else []
+            value = next((i for i in items if isinstance(i, dict) and i.get("type") == of_type), _ABSENT)
     return value
 
 
-def _number_problems(config: Dict[str, Any]) -> Iterator[str]:
-    """One line for each number of :data:`NUMBER_RANGES` out of range, and for each learning rate of the
-    optimizer's parameter groups (``trainer.optimizer.parameter_groups.0.1.lr``: the heads' rate) that is not above 0."""
-    for path, test, expected in NUMBER_RANGES:
-        value = _value_at(config, path)
-        if value is _ABSENT or value is None and path in NULLABLE:
-            continue
-        if not test(value):
-            yield f"{path} must be {expected}, got {value!r}"
+def _rule_problems(config: Dict[str, Any]) -> Iterator[str]:
+    """One line for each value of :data:`~eer_plugin.runtime.setting_values.RULES` that its rule refuses (the
+    validation reader's by the reader's rules too, each learning rate of the optimizer's parameter groups by the
+    learning rate's: ``trainer.optimizer.parameter_groups.0.1.lr`` is the heads' rate)."""
+    checks = [
+        (path, rule)
+        for key, rule in RULES.items()
+        for path in ((key, "validation_" + key) if key.startswith("dataset_reader.") else (key,))
+    ]
     groups = _value_at(config, "trainer.optimizer.parameter_groups")
-    for index, group in enumerate(groups if isinstance(groups, list) else []):
-        lr = _value_at(group, "1.lr") if isinstance(group, list) else _ABSENT
-        if lr is not _ABSENT and not (is_number(lr) and lr > 0):
-            yield f"trainer.optimizer.parameter_groups.{index}.1.lr must be a learning rate above 0, got {lr!r}"
+    for index in range(len(groups) if isinstance(groups, list) else 0):
+        checks.append((f"trainer.optimizer.parameter_groups.{index}.1.lr", RULES["trainer.optimizer.lr"]))
+    for path, rule in checks:
+        value = _value_at(config, path)
+        problem = rule.problem(path, value) if value is not _ABSENT else None
+        if problem:
+            yield problem
 
 
 def _arguments(registrable, config: Dict[str, Any]) -> Tuple[str, Dict[str, Any]]:
@@ -219,21 +186,6 @@ def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
         raise UserError(f"-s {directory}: cannot write in {parent}; choose a directory you can write to")
 
 
-def check_environment() -> None:
-    """The environment settings the configs parse as numbers (a bad value would be a jsonnet error)."""
-    seconds = os.environ.get("EER_CHECKPOINT_SECONDS", "").strip()
-    if seconds:
-        try:
-            value = float(seconds)
-        except ValueError:
-            value = float("nan")
-        if not value > 0 or value == float("inf"):
-            raise UserError(
-                f"EER_CHECKPOINT_SECONDS must be a number of seconds above 0 (how often to checkpoint inside an "
-                f"epoch), got {seconds!r}; unset it to checkpoint at each epoch's end only"
-            )
-
-
 def check_training_data(config: Dict[str, Any]) -> None:
     """:class:`DataFileError` naming the training file when it holds no annotated entity as the config's reader reads
     it (every document without one, or none left by the short/shortest variant): a tagger would have no entity type
@@ -280,24 +232,14 @@ def check_training_arguments(
     from allennlp.models import Model
 
     _overrides(overrides)
-    check_environment()
     check_serialization_dir(serialization_dir, recover, force)
-    try:
+    try:  # refuses the EER_* variables the config cannot use (runtime.settings_environment), in one line
         config = Params.from_file(param_path, overrides).as_dict(quiet=True)
+    except UserError:
+        raise
     except Exception:  # noqa: BLE001  (a config that does not evaluate: AllenNLP's own one-line error follows)
         return
-    trainer = config.get("trainer") or {}
-    if "num_epochs" in trainer and not _is_count(trainer["num_epochs"]):
-        raise UserError(f"trainer.num_epochs must be an integer of at least 1, got {trainer['num_epochs']!r}")
-    for loader in ("data_loader", "validation_data_loader"):
-        settings = config.get(loader) or {}
-        for where, holder in ((loader, settings), (f"{loader}.batch_sampler", settings.get("batch_sampler") or {})):
-            if isinstance(holder, dict) and "batch_size" in holder and not _is_count(holder["batch_size"]):
-                raise UserError(f"{where}.batch_size must be an integer of at least 1, got {holder['batch_size']!r}")
-    for problem in _number_problems(config):
-        raise UserError(problem)
-    if "cuda_device" in trainer:
-        check_cuda_device(trainer["cuda_device"], "trainer.cuda_device (EER_CUDA_DEVICE)")
+    arguments = {}
     for part, registrable in (("model", Model), ("dataset_reader", DatasetReader)):
         settings = config.get(part) or {}
         kind, known = _arguments(registrable, settings) if isinstance(settings, dict) else ("", {})
@@ -309,6 +251,13 @@ def check_training_arguments(
                 + (f" (did you mean {part}.{close[0]}?)" if close else "")
                 + f"; its settings are {', '.join(sorted(known))}"
             )
+        arguments[part] = (settings, known)
+    for problem in _rule_problems(config):
+        raise SettingError(problem)
+    trainer = config.get("trainer") or {}
+    if "cuda_device" in trainer:
+        check_cuda_device(trainer["cuda_device"], "trainer.cuda_device (EER_CUDA_DEVICE)")
+    for part, (settings, known) in arguments.items():
         for key, value in settings.items():
             expected = _type_problem(value, known.get(key)) if key != "type" else ""
             if expected:

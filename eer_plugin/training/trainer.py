@@ -42,6 +42,7 @@ import torch
 from allennlp.training import GradientDescentTrainer, Trainer
 
 from eer_plugin.common.errors import UserError
+from eer_plugin.runtime.setting_values import check_arguments
 
 logger = logging.getLogger(__name__)
 
@@ -208,7 +209,9 @@ class EERTrainer(GradientDescentTrainer):
     ) -> Trainer:
         """``min_steps``: the least number of optimizer steps of the run (0 = epochs decide);
         ``deterministic``: deterministic kernels (:func:`make_deterministic`); ``dropout_seed``: torch
-        reseeded now that the model is built (:func:`reseed_dropout`; None: the run's own stream)."""
+        reseeded now that the model is built (:func:`reseed_dropout`; None: the run's own stream). Each is checked
+        first (:mod:`eer_plugin.runtime.setting_values`)."""
+        check_arguments("trainer", locals())
         if deterministic:
             make_deterministic()
         if dropout_seed is not None:

@@ -170,6 +170,8 @@ def test_conll_non_utf8_bytes_read_as_latin1_with_a_warning(tmp_path, caplog):
     assert read_conll(path, file_encoding="latin-1")[0].tokens[2] == "Jos\u00e9"
     assert read_documents(path, file_encoding="latin-1")[0].tokens[2] == "Jos\u00e9"
     raises_at(path, None, "unknown file encoding 'klingon'", read_conll, path, file_encoding="klingon")
+    for codec in ("rot13", "hex", "base64"):  # codecs Python knows that decode no bytes to text: a traceback before
+        raises_at(path, None, f"unknown file encoding '{codec}'; expected 'auto' or the name of a text codec", read_conll, path, file_encoding=codec)  # fmt: skip
 
 
 def test_conll2002_latin1_distribution(tmp_path, caplog):

@@ -338,23 +338,50 @@ def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, t
     assert len(err.splitlines()) == 1
 
 
-def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tiny_env, tmp_path, monkeypatch):
-    """Each number a run reads (:data:`NUMBER_RANGES`) against generated values: a value out of range (or of the
-    wrong type, or null where null means nothing) is one line naming the setting, what is expected and the value;
-    one in range passes. Every path is a real setting of the EER config (a misspelt path would check nothing), but
-    for the few the configs leave at AllenNLP's default."""
-    import json
+#: the numbers of RULES that the packaged configs leave at their class's default (no key to find in them), and the
+#: config whose classes take them
+DEFAULTED = {
+    **dict.fromkeys(
+        (
+            "dataset_reader.sentences_per_document",
+            "model.o_cost",
+            "trainer.num_gradient_accumulation_steps",
+            "trainer.checkpointer.save_every_num_seconds",
+            "trainer.checkpointer.save_every_num_batches",
+            "trainer.checkpointer.keep_most_recent_by_age",
+            "data_loader.batch_size",
+            "validation_data_loader.batch_size",
+            "validation_data_loader.batch_sampler.batch_size",
+        ),
+        "eer_short.jsonnet",
+    ),
+    "model.hidden_dim": "sns_short.jsonnet",
+}
 
+
+def _override(config: dict, path: str, value) -> dict:
+    """The ``-o`` that sets ``path``: dotted, or an object of its own where the config has no object to set it in
+    (``validation_data_loader``)."""
+    top, _, rest = path.partition(".")
+    if not rest or top in config:
+        return {path: value}
+    nested = value
+    for key in reversed(rest.split(".")):
+        nested = {key: nested}
+    return {top: nested}
+
+
+def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tiny_env, tmp_path, monkeypatch):
+    """Each number a run reads (a rule of :data:`RULES` with bounds) against generated values, in the config of the
+    EER tagger or of the span model: a value out of range (or of the wrong type, or null where null means nothing) is
+    one line naming the setting, what is expected and the value; one in range passes. Every path is a real setting of
+    a packaged config (a misspelt path would check nothing), but for the few the configs leave at their default
+    (:data:`DEFAULTED`). The first refused value of each goes through ``check_training_arguments`` whole."""
     from allennlp.common import Params
     from conftest import FIXTURES
 
-    from eer_plugin.training.settings_checks import (
-        _ABSENT,
-        NULLABLE,
-        NUMBER_RANGES,
-        _value_at,
-        check_training_arguments,
-    )
+    from eer_plugin.runtime.setting_values import RULES
+    from eer_plugin.training.settings_checks import _ABSENT, _rule_problems, _value_at, check_training_arguments
 
     monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
@@ -377,27 +404,31 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
     monkeypatch.setattr(
         params, "evaluate_snippet", lambda filename, snippet, ext_vars=None: json.dumps(json.loads(snippet))
     )
-    config = Params.from_file("eer_short.jsonnet", '{"model.ratio_control": "bind"}').as_dict(quiet=True)
-    for path, test, expected in NUMBER_RANGES:
-        assert _value_at(config, path) is not _ABSENT or path.rsplit(".", 1)[1] in (
-            "o_cost",
-            "num_gradient_accumulation_steps",
-            "save_every_num_seconds",
-            "save_every_num_batches",
-            "keep_most_recent_by_age",
-        ), path
-        taken = refused = 0
+    bind = '{"model.ratio_control": "bind"}'
+    configs = {name: Params.from_file(name, bind if name == "eer_short.jsonnet" else "").as_dict(quiet=True) for name in ("eer_short.jsonnet", "sns_short.jsonnet")}  # fmt: skip
+    numbers = {path: rule for path, rule in RULES.items() if rule.bounds is not None and "[" not in path}
+    assert len(numbers) >= 30
+    for path, rule in numbers.items():
+        holders = [name for name, config in configs.items() if _value_at(config, path) is not _ABSENT]
+        assert holders or path in DEFAULTED, path
+        config = holders[0] if holders else DEFAULTED[path]
+        taken, refused = [], []
         for value in (-1, -0.5, 0, 0.2, 1, 1.5, 7, "0.1", True, [1], 10**400, None):  # 10**400: no float holds it
-            overrides = json.dumps({path: value})
-            if test(value) or value is None and path in NULLABLE:
-                check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
-                taken += 1
-                continue
-            with pytest.raises(UserError) as raised:
-                check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
-            assert str(raised.value) == f"{path} must be {expected}, got {value!r}"
-            refused += 1
-        assert taken and refused >= 3, path  # "0.1", True and [1] at least
+            overrides = {
+                **(json.loads(bind) if config == "eer_short.jsonnet" else {}),
+                **_override(configs[config], path, value),
+            }
+            problems = list(_rule_problems(Params.from_file(config, json.dumps(overrides)).as_dict(quiet=True)))
+            if rule.takes(value):
+                assert problems == [], (path, value)
+                taken.append(value)
+            else:
+                assert problems == [f"{path} must be {rule.describe()}, got {value!r}"], (path, value)
+                refused.append((overrides, value))
+        assert taken and len(refused) >= 3, path  # "0.1", True and [1] at least
+        with pytest.raises(UserError) as raised:
+            check_training_arguments(config, json.dumps(refused[0][0]), str(tmp_path / "run"))
+        assert str(raised.value) == f"{path} must be {rule.describe()}, got {refused[0][1]!r}"
     for group_lr in (-1, 0, "fast", None):  # the heads' rate, in the optimizer's parameter groups
         overrides = json.dumps({"trainer.optimizer.parameter_groups.0.1.lr": group_lr})
         with pytest.raises(UserError, match=r"^trainer\.optimizer\.parameter_groups\.0\.1\.lr must be a learning rate"):

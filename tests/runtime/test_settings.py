@@ -175,16 +175,22 @@ def test_a_hyperparameter_in_the_environment_stops_training_with_the_override_to
 UNUSABLE = {
     "int": ["x", "1.5", "1e3", " 7", "+3", "", "0x10", "٣"],
     "count": ["0", "-2", "ten", "2.0"],
-    "tag_scheme": ["BMES", "IO", "bio2", ""],
+    "tag_scheme": ["BMES", "IO", "bio2", "", "Auto"],
+    "seconds": ["0", "-5", "abc", "inf", " "],
 }
-USABLE = {"int": ["0", "-1", "512", "007"], "count": ["1", "10"], "tag_scheme": ["auto", "IOB1", "iobes", "BIO"]}
+USABLE = {
+    "int": ["0", "-1", "512", "007"],
+    "count": ["1", "10"],
+    "tag_scheme": ["auto", "IOB1", "iobes", "BIO"],
+    "seconds": ["600", "0.5", "1e3"],
+}
 
 
 def test_an_environment_setting_the_configs_cannot_use_is_named_before_jsonnet_runs(monkeypatch, tmp_path, capsys):
     """Before, jsonnet's std.parseInt said only "eer_short.jsonnet: x is not a base 10 integer" (EER_SEED=x,
     EER_MAX_LENGTH=abc, ...), and a tag scheme or group size of 0 waited for a column file to be read."""
     checked = [s for s in ENVIRONMENT if s.kind != "text"]
-    assert {s.kind for s in checked} == set(UNUSABLE) and len(checked) == 7  # every one the configs parse
+    assert {s.kind for s in checked} == set(UNUSABLE) and len(checked) == 8  # every one the configs parse
     for setting in checked:
         for text in USABLE[setting.kind] + ([""] if setting.default == "" else []):
             assert environment_values_error({setting.name: text}) is None, (setting.name, text)

@@ -196,8 +196,14 @@ def _both_encoders(name):
             ArchiveError,
             "the encoder its config.json names, /no/such/encoder: no such directory",
         ),
-        (lambda c: c["dataset_reader"].update(max_length=2), ArchiveError, "chunks of at most 2 subwords"),
-        (lambda c: c["dataset_reader"].update(max_length=-5), ArchiveError, "chunks of at most -5 subwords"),
+        *(
+            (
+                lambda c, n=n: c["dataset_reader"].update(max_length=n),
+                ArchiveError,
+                rf"dataset_reader\.max_length must be an integer of at least 3 .*, got {n}\)",
+            )
+            for n in (2, -5)
+        ),
     ],
 )
 def test_an_edited_archive_is_one_line_at_load_not_an_error_per_document(edit, error, message, archive, tmp_path):

@@ -93,15 +93,23 @@ def test_the_training_loss_is_summed_on_in_the_trainers_order():
     assert seen[-1] == straight and resumed not in epoch_state._SUMS
 
 
-@pytest.mark.parametrize("value", ["abc", "0", "-5", "inf", "nan"])
+@pytest.mark.parametrize("value", ["abc", "0", "-5", "inf", "nan", "NaN", "1e400", "  ", "null", '"600"', "1_000"])
 def test_a_bad_checkpoint_interval_is_one_line_naming_it(value, monkeypatch):
-    from eer_plugin.training.settings_checks import check_environment
+    """Checked with the other environment settings before the config is evaluated (its std.parseJson said only
+    "parse error"), by the rule of the key it fills (trainer.checkpointer.save_every_num_seconds)."""
+    from allennlp.common import Params
 
     monkeypatch.setenv("EER_CHECKPOINT_SECONDS", value)
-    with pytest.raises(UserError, match=rf"EER_CHECKPOINT_SECONDS must be a number of seconds above 0 .*got '{value}'"):
-        check_environment()
-    monkeypatch.setenv("EER_CHECKPOINT_SECONDS", "600")
-    check_environment()
+    with pytest.raises(UserError) as raised:
+        Params.from_file("eer_short.jsonnet")
+    assert str(raised.value).startswith(
+        f"eer_short.jsonnet: EER_CHECKPOINT_SECONDS={value!r}: expected a number of seconds above 0, or empty for its "
+        "default ("
+    ) and "\n" not in str(raised.value)
+    for good, seconds in (("600", 600), (" 0.5 ", 0.5), ("1e3", 1000)):
+        monkeypatch.setenv("EER_CHECKPOINT_SECONDS", good)
+        config = Params.from_file("eer_short.jsonnet").as_dict()
+        assert config["trainer"]["checkpointer"]["save_every_num_seconds"] == seconds
 
 
 def test_the_checkpoint_interval_reaches_every_packaged_config(monkeypatch, tmp_path, capsys):
@@ -121,4 +129,5 @@ def test_the_checkpoint_interval_reaches_every_packaged_config(monkeypatch, tmp_
     monkeypatch.setenv("EER_CHECKPOINT_SECONDS", "ten minutes")
     assert cli.main(["train", "eer_short.jsonnet", "-s", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
-    assert "EER_CHECKPOINT_SECONDS must be a number of seconds above 0" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "error: eer_short.jsonnet: EER_CHECKPOINT_SECONDS='ten minutes': expected a number of seconds above 0" in err

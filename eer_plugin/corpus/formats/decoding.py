@@ -16,11 +16,13 @@ from typing import Iterable, Iterator, List, Optional, Tuple
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.formats.files import (
     AUTO_FILE_ENCODING,
+    FILE_ENCODINGS,
     SNIFF_BYTES,
     FormatError,
     PathLike,
     compression,
     input_blocks,
+    is_file_encoding,
     marked_codec,
     text_codec,
 )
@@ -138,14 +140,9 @@ def _is_utf8_beyond_ascii(path: PathLike) -> bool:
 def codec_of(path: PathLike, file_encoding: str = AUTO_FILE_ENCODING) -> str:
     """The codec that reads ``path``: the given ``file_encoding``, or for ``auto`` the one its first bytes name
     (:func:`~eer_plugin.corpus.formats.files.text_codec`); an unknown codec is a :class:`FormatError`."""
-    codec = text_codec(_first_block(path), path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
-    try:
-        codecs.lookup(codec)
-    except LookupError:
-        raise FormatError(
-            f"unknown file encoding {file_encoding!r}; expected 'auto' or a codec name such as utf-8 or latin-1", path
-        ) from None
-    return codec
+    if not is_file_encoding(file_encoding):
+        raise FormatError(f"unknown file encoding {file_encoding!r}; expected {FILE_ENCODINGS}", path)
+    return text_codec(_first_block(path), path) if file_encoding == AUTO_FILE_ENCODING else file_encoding
 
 
 def _first_block(path: PathLike) -> bytes:

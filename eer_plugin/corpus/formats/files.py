@@ -61,6 +61,19 @@ LOOKS_LIKE = ("dictionary", "raw text")
 
 #: ``file_encoding`` value that reads UTF-8 and falls back to latin-1 for column files that are not valid UTF-8
 AUTO_FILE_ENCODING = "auto"
+#: what a file encoding setting (``file_encoding``, ``--file-encoding``, ``EER_FILE_ENCODING``) may be, as messages say it
+FILE_ENCODINGS = f"{AUTO_FILE_ENCODING!r} or the name of a text codec such as utf-8 or latin-1"
+
+
+def is_file_encoding(value) -> bool:
+    """Whether ``value`` is a file encoding setting: ``auto`` or a codec that Python knows and that decodes bytes to
+    text (not ``rot13``, ``hex`` or ``base64``, which it knows too)."""
+    if value == AUTO_FILE_ENCODING:
+        return True
+    try:
+        return isinstance(value, str) and getattr(codecs.lookup(value), "_is_text_encoding", True)
+    except LookupError:
+        return False
 
 
 #: the first bytes of compressed files and what opens them as a stream (None: named, not read)
