@@ -344,9 +344,9 @@ def test_documented_predict_command(archive, tmp_path):
     before = source.read_bytes()
     same = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", source, "--silent")
     assert same.returncode == 1 and source.read_bytes() == before
-    assert same.stderr.strip().startswith("error: --output-file") and "Traceback" not in same.stderr
+    assert same.stderr.strip().startswith("eer-ner predict: error: --output-file") and "Traceback" not in same.stderr
     silent = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--silent")
-    assert silent.returncode == 1 and silent.stderr.startswith("error: --silent without --output-file")
+    assert silent.returncode == 1 and silent.stderr.startswith("eer-ner predict: error: --silent without --output-file")
 
 
 @pytest.mark.integration
@@ -560,7 +560,7 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err[-3000:]
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
-        "interrupted (Ctrl-C): every output is written whole"
+        "eer-ner predict: interrupted (Ctrl-C): every output is written whole"
     )
     assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
     assert (

@@ -67,7 +67,11 @@ def test_a_tag_the_model_lacks_names_the_file_and_line(command, archive, tmp_pat
         )
         status, lines, err = _run(argv, capsys)
         assert status == 1 and "Traceback" not in err, err[-3000:]
-        assert len(lines) == 1 and lines[0].startswith(f"error: {path}:{line}: ") and expected in lines[0], (
+        assert (
+            len(lines) == 1
+            and lines[0].startswith(f"eer-ner {command}: error: {path}:{line}: ")
+            and expected in lines[0]
+        ), (
             lines,
             line,
         )
