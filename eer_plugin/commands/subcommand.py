@@ -11,9 +11,9 @@ Errors, one convention for every command: the exceptions a command expects (bad 
 options, a bad plan) are printed by :func:`print_error` (the one printer, :mod:`eer_plugin.common.errors`) as
 one line that names the command as argparse's usage errors do, ``PROG: error: <message>`` (``eer-ner
 eer-split: error: ...``, ``allennlp eer-split: error: ...``, or ``main``'s ``prog``), and the command exits with
-status 1; a :class:`~eer_plugin.common.errors.UserError` that a command does not expect is printed the same way
-by ``eer-ner``'s handler or the plugin's excepthook (status 1). A command line argparse cannot parse is
-argparse's usage error (2). The parser puts its ``prog`` in the arguments (``args.prog``), for a command that
+status 1; so is any :class:`~eer_plugin.common.errors.UserError` a command does not list (and whatever else
+:func:`~eer_plugin.common.errors.report` knows: a full disk, AllenNLP's ``ConfigurationError``), however the
+command was started. A command line argparse cannot parse is argparse's usage error (2). The parser puts its ``prog`` in the arguments (``args.prog``), for a command that
 prints an error line of its own (``eer-inspect``'s files that do not parse)."""
 
 import argparse
@@ -65,8 +65,8 @@ def define(
             if report(err, prog) is None:  # the one printer (a full disk, ...), else the error's own line
                 print_error(err, prog)
             sys.exit(INPUT_ERROR)
-        except (OSError, RecursionError, MemoryError, ValueError) as err:
-            status = report(err, prog)  # the one printer: a full disk, the output policy's errors, ...
+        except Exception as err:  # noqa: BLE001  (the one printer decides: a bug keeps its traceback)
+            status = report(err, prog)  # any UserError, AllenNLP's ConfigurationError, a full disk, ...
             if status is None:
                 raise
             sys.exit(status)
