@@ -58,6 +58,7 @@ def run_benchmark(
     columns: Sequence[str] = (),
     corpora: Sequence[str] = (),
     echo: Callable[[str], None] = print,
+    prog: str = "eer-benchmark",
     **runner_options,
 ) -> int:
     """Runs the plan at ``plan_path`` into ``output_dir`` (``runner_options``: of :class:`Runner`; ``shard``
@@ -66,7 +67,7 @@ def run_benchmark(
     ``docs/results.md`` (``paper``, ``commands`` (default: the ``eer-benchmark`` command line), ``notes``,
     ``checks``, ``columns``: ``DATASET=PAPER_COLUMN`` items, ``corpora``: ``PLAN=OUTDIR`` items of further corpora
     rendered as sections of the page). Returns the exit status: 0, 1 (a run failed) or 130
-    (interrupted: finished runs are kept). A bad plan is a :class:`~eer_benchmark.plan.runs.PlanError`, a bad
+    (interrupted: finished runs are kept; its line names the command, ``prog``). A bad plan is a :class:`~eer_benchmark.plan.runs.PlanError`, a bad
     selection or docs argument a :class:`UserError`."""
     plan = load_plan(
         plan_path, check_files=not report_only
@@ -105,7 +106,7 @@ def run_benchmark(
             runner.run_units([unit for _, unit in selected])
         except KeyboardInterrupt:
             print(
-                "eer-benchmark: interrupted; finished runs are kept and interrupted trainings continue from their latest checkpoint: run the same command to continue",
+                f"{prog}: interrupted; finished runs are kept and interrupted trainings continue from their latest checkpoint: run the same command to continue",
                 file=sys.stderr,
             )
             return 130

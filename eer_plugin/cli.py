@@ -22,7 +22,13 @@ is one line on stderr and exit status 1, and so is a missing input file; Ctrl-C 
 safe (status 130), and so is SIGTERM (status 143) or SIGHUP (129) in any command (the model commands, ``train``, the
 data commands alike: :func:`eer_plugin.common.errors.terminate_as_interrupt`), a closed pipe
 (``eer-ner eer-inspect FILE | head -2``) ends quietly (status 141), a full disk is one line
-(:func:`eer_plugin.common.errors.report`, the one printer).
+(:func:`eer_plugin.common.errors.report`, the one printer). Every such line names the command as argparse's usage
+errors do (:func:`command_name`), AllenNLP's ``train``, ``evaluate`` and ``predict`` as eer-ner's own::
+
+    eer-ner eer-split: error: data.jsonl: no such file (relative paths start in /home/me)
+    eer-ner train: error: config 'missing.jsonnet' not found: ...
+    eer-ner eer-split: error: unrecognized arguments: --bogus      (argparse's, status 2)
+    eer-ner predict: interrupted (Ctrl-C): every output is written whole or not at all, ...
 """
 
 import importlib
@@ -44,10 +50,17 @@ LIGHT_COMMANDS = {
 }
 
 
+def command_name(arguments: Sequence[str]) -> str:
+    """``eer-ner NAME`` for the command line ``eer-ner NAME ...``, as argparse names the subcommand in its usage
+    errors (its ``prog``); ``eer-ner`` before a command is named (``eer-ner --version``)."""
+    return f"eer-ner {arguments[0]}" if arguments and not arguments[0].startswith("-") else "eer-ner"
+
+
 def main(argv: Optional[Sequence[str]] = None) -> int:
     from eer_plugin.common.errors import INPUT_ERROR, print_error, relative_paths_hint, report, terminate_as_interrupt
 
     arguments = list(sys.argv[1:] if argv is None else argv)
+    name = command_name(arguments)  # what every error line starts with: "eer-ner train: error: ..."
     terminate_as_interrupt()  # a command stopped by SIGTERM or SIGHUP removes its temporary files, as after Ctrl-C
     try:
         if arguments in ([], ["-h"], ["--help"]):  # the commands by purpose, without AllenNLP's 7 s start
@@ -59,7 +72,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
             from eer_plugin.commands import subcommand
 
             importlib.import_module(LIGHT_COMMANDS[arguments[0]])
-            return subcommand.main_of(arguments[0])(arguments[1:], prog=f"eer-ner {arguments[0]}")
+            return subcommand.main_of(arguments[0])(arguments[1:], prog=name)
         from allennlp.commands import main as allennlp_main
 
         import eer_plugin.allennlp_plugin  # noqa: F401  (registers every component and subcommand of the plugin)
@@ -67,12 +80,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         sys.argv = ["eer-ner", *arguments]  # AllenNLP's parser reads sys.argv
         allennlp_main(prog="eer-ner")
     except FileNotFoundError as error:  # AllenNLP's cached_path: e.g. a predict input file that is not there
-        print_error(f"{error}{relative_paths_hint(error.filename)}")
+        print_error(f"{error}{relative_paths_hint(error.filename)}", name)
         return INPUT_ERROR
     except BaseException as error:  # noqa: BLE001  (the one printer decides; anything else keeps its traceback)
         if isinstance(error, SystemExit):
             raise
-        status = report(error)
+        status = report(error, name)
         if status is None:
             raise
         return status

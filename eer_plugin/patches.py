@@ -43,7 +43,7 @@ PATCHES: Tuple[Patch, ...] = (
     ),
     Patch(
         ("sys.excepthook",),
-        "an uncaught UserError is one 'error: ...' line (exit status 1), not a traceback",
+        "an uncaught UserError is one 'PROG: error: ...' line (exit status 1), not a traceback",
         "eer_plugin.runtime.errors:install_excepthook",
     ),
     Patch(

@@ -53,6 +53,7 @@ def run_benchmark(args: argparse.Namespace) -> int:
         threads=args.threads,
         retries=args.retries,
         keep_checkpoints=args.keep_checkpoints,
+        prog=getattr(args, "prog", "eer-benchmark"),
     )
 
 
@@ -158,26 +159,25 @@ DESCRIPTION = (
 )
 
 # as `python -m eer_benchmark.commands.benchmark` the module below registers it (one module object, as the plugin's)
-# a bad plan, selection or docs argument: one "eer-benchmark: error: ..." line, exit status 1
+# a bad plan, selection or docs argument: one "eer-ner eer-benchmark: error: ..." line (its prog), exit status 1
 run_or_exit, _main = subcommand.define(
     "eer-benchmark",
     DESCRIPTION,
     add_arguments,
     run_benchmark,
     (PlanError, UserError),
-    named_errors=True,
     returns_status=True,
     register=__name__ != "__main__",
 )
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Optional[Sequence[str]] = None, prog: str = "eer-benchmark") -> int:
     """The exit status of the command on ``argv``: 0, 1 (a run failed) or 130 (interrupted); a bad plan or
-    selection prints one line and exits with status 1."""
-    return _main(None if argv is None else list(argv), "eer-benchmark")
+    selection prints one line naming ``prog`` and exits with status 1."""
+    return _main(None if argv is None else list(argv), prog)
 
 
 if __name__ == "__main__":  # pragma: no cover
     from eer_benchmark.commands.benchmark import main as registered_main  # one module object, as the plugin's
 
-    sys.exit(registered_main())
+    sys.exit(registered_main(prog="python -m eer_benchmark.commands.benchmark"))

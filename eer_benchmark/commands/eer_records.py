@@ -3,7 +3,7 @@ records of a benchmark directory kept in one JSON-lines file across sessions (``
 written and read by ``benchmarks/results.sh``).
 
 The arguments only; the records are :mod:`eer_benchmark.run.records`. A records file that cannot be read
-is one ``eer-records: error: ...`` line naming its line, and exit status 1. ``python -m
+is one ``eer-ner eer-records: error: ...`` line (the command's prog) naming its line, and exit status 1. ``python -m
 eer_benchmark.run.records`` (the entry scripts used before this command) runs this command.
 """
 
@@ -51,7 +51,7 @@ def run(args: argparse.Namespace) -> None:
 
 
 run_or_exit, _main = subcommand.define(
-    NAME, DESCRIPTION, add_arguments, run, (RecordsError,), named_errors=True, register=__name__ != "__main__"
+    NAME, DESCRIPTION, add_arguments, run, (RecordsError,), register=__name__ != "__main__"
 )
 
 

@@ -78,6 +78,4 @@ def run(args: argparse.Namespace) -> dictionary.Summary:
     return summary
 
 
-run_or_exit, main = subcommand.define(
-    NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError), named_errors=True
-)
+run_or_exit, main = subcommand.define(NAME, DESCRIPTION, add_arguments, run, (DocumentError, OutputError))

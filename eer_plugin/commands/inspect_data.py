@@ -8,7 +8,8 @@ the chunk size, the words the encoder sees only as its unknown subword, and the 
 the complete documents (the number EER's ``entity_ratio`` band is about), then warnings with the option
 that changes what they are about.
 ``--json`` prints one JSON object per file instead. A file that does not parse prints its file,
-line and reason; the command then exits with status 1 after the other files.
+line and reason, one ``eer-ner eer-inspect: error: FILE:LINE: ...`` line (``--json``: its object); the command then
+exits with status 1 after the other files.
 The counting is in :mod:`eer_plugin.corpus.inspection`.
 """
 
@@ -18,7 +19,7 @@ import sys
 from typing import Any, Dict
 
 from eer_plugin.commands import reader_options, subcommand
-from eer_plugin.common.errors import shortened
+from eer_plugin.common.errors import print_error
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.runtime.encoders import DEFAULT_ENCODER
 
@@ -57,13 +58,13 @@ def run(args: argparse.Namespace) -> list:
     files = corpus_counts.inspect_files(
         args.files, args.encoder, args.encoder != NO_ENCODER, args.max_length, reader_options.reader_options(args)
     )
-    for path, report, error in files:
+    for _, report, error in files:
         if error is not None:
             failed += 1
-            print(
-                json.dumps(report) if args.json else f"== {path} ==\nerror: {shortened(str(error))}",
-                file=sys.stdout if args.json else sys.stderr,
-            )
+            if args.json:
+                print(json.dumps(report))
+            else:  # the error names the file and line: one line of the command's form, as its other errors
+                print_error(error, getattr(args, "prog", NAME))
         else:
             print(json.dumps(report) if args.json else describe(report))
         reports.append(report)

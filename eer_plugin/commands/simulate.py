@@ -136,7 +136,6 @@ run_or_exit, _main = subcommand.define(
     add_arguments,
     run,
     (DocumentError, simulators.SimulationError, UsageError, OutputError, OSError),
-    named_errors=True,
     register=__name__ != "__main__",
 )
 

@@ -8,10 +8,13 @@ Importing a command module imports no AllenNLP: :func:`define` only lists the co
 AllenNLP) makes the listed commands AllenNLP subcommands; a command defined after that is registered at once.
 
 Errors, one convention for every command: the exceptions a command expects (bad input files, bad
-options, a bad plan) are printed by :func:`print_error` (the one printer, from
-:mod:`eer_plugin.runtime.errors`) as one line, and the command exits with status 1; a
-:class:`~eer_plugin.common.errors.UserError` that a command does not expect is printed the same way by
-the plugin's excepthook (status 1). A command line argparse cannot parse is argparse's usage error (2)."""
+options, a bad plan) are printed by :func:`print_error` (the one printer, :mod:`eer_plugin.common.errors`) as
+one line that names the command as argparse's usage errors do, ``PROG: error: <message>`` (``eer-ner
+eer-split: error: ...``, ``allennlp eer-split: error: ...``, or ``main``'s ``prog``), and the command exits with
+status 1; so is any :class:`~eer_plugin.common.errors.UserError` a command does not list (and whatever else
+:func:`~eer_plugin.common.errors.report` knows: a full disk, AllenNLP's ``ConfigurationError``), however the
+command was started. A command line argparse cannot parse is argparse's usage error (2). The parser puts its ``prog`` in the arguments (``args.prog``), for a command that
+prints an error line of its own (``eer-inspect``'s files that do not parse)."""
 
 import argparse
 import importlib
@@ -39,32 +42,31 @@ def define(
     add_arguments: Callable[[argparse.ArgumentParser], argparse.ArgumentParser],
     run: Callable[[argparse.Namespace], object],
     errors: Tuple[Type[BaseException], ...] = (),
-    named_errors: bool = False,
     returns_status: bool = False,
     register: bool = True,
 ):
     """Defines subcommand ``name`` (registered with AllenNLP by :func:`register_all`) and returns
     ``(run_or_exit, main)``.
 
-    ``errors``: the expected exceptions, printed by :func:`print_error` (with the command's name when
-    ``named_errors``), then exit status 1 (:data:`INPUT_ERROR`). ``returns_status``: ``run`` returns the exit
-    status (``main`` returns it too). ``register=False`` (a module run as ``__main__``, which the
-    plugin import registers under its own name) only builds ``main``.
+    ``errors``: the expected exceptions, printed by :func:`print_error` under the command's ``prog``
+    (``args.prog``: ``eer-ner NAME`` / ``allennlp NAME``, or ``main``'s), then exit status 1 (:data:`INPUT_ERROR`).
+    ``returns_status``: ``run`` returns the exit status (``main`` returns it too). ``register=False`` (a module run
+    as ``__main__``, which the plugin import registers under its own name) only builds ``main``.
     """
 
     def status_of(args: argparse.Namespace) -> int:
-        named = name if named_errors else None
+        prog = getattr(args, "prog", name)  # the parser's (set_defaults below): "eer-ner NAME", main's prog
         terminate_as_interrupt()  # SIGTERM / SIGHUP stop it as Ctrl-C does, however it was started
         try:
             result = run(args)
         except (KeyboardInterrupt, BrokenPipeError) as err:  # before ``errors``: a closed pipe is an OSError too
-            sys.exit(report(err, named))
+            sys.exit(report(err, prog))
         except errors as err:
-            if report(err, named) is None:  # the one printer (a full disk, ...), else the error's own line
-                print_error(err, named)
+            if report(err, prog) is None:  # the one printer (a full disk, ...), else the error's own line
+                print_error(err, prog)
             sys.exit(INPUT_ERROR)
-        except (OSError, RecursionError, MemoryError, ValueError) as err:
-            status = report(err, named)  # the one printer: a full disk, the output policy's errors, ...
+        except Exception as err:  # noqa: BLE001  (the one printer decides: a bug keeps its traceback)
+            status = report(err, prog)  # any UserError, AllenNLP's ConfigurationError, a full disk, ...
             if status is None:
                 raise
             sys.exit(status)
@@ -78,12 +80,14 @@ def define(
     def add_subparser(self, parser: argparse._SubParsersAction) -> argparse.ArgumentParser:
         subparser = parser.add_parser(self.name, description=description, help=description)
         add_arguments(subparser)
-        subparser.set_defaults(func=run_or_exit)
+        subparser.set_defaults(func=run_or_exit, prog=subparser.prog)  # "eer-ner NAME", "allennlp NAME"
         return subparser
 
     def main(argv: Optional[List[str]] = None, prog: str = name) -> int:
         """The command on ``argv`` without the ``allennlp`` front end (run it as ``allennlp NAME``)."""
-        return status_of(add_arguments(argparse.ArgumentParser(prog=prog, description=description)).parse_args(argv))
+        parser = add_arguments(argparse.ArgumentParser(prog=prog, description=description))
+        parser.set_defaults(prog=prog)
+        return status_of(parser.parse_args(argv))
 
     _MAINS[name] = main
     _DESCRIPTIONS[name] = description

@@ -7,12 +7,19 @@ is one line written by :func:`print_error` and exit status 1 (:data:`INPUT_ERROR
 argparse cannot parse is argparse's own usage message and status 2. Uncaught, a :class:`UserError` is
 printed the same way by the excepthook that the AllenNLP plugin installs
 (:func:`eer_plugin.runtime.errors.install_excepthook`).
+
+One form for every line that ends a command, argparse's: the command as argparse names it in its usage errors
+(its ``prog``: ``eer-ner eer-split``, ``allennlp train``, ``python -m eer_plugin.commands.simulate``), then
+``error: <message>`` for an error (``eer-ner eer-split: error: data.jsonl: no such file ...``, beside argparse's
+``eer-ner eer-split: error: unrecognized arguments: --bogus``), or how it was stopped
+(``eer-ner train: interrupted (Ctrl-C): ...``); a closed pipe ends quietly. :func:`command_name` names the
+running command where no parser said it.
 """
 
 import os
 import signal
 import sys
-from typing import Optional
+from typing import Collection, Optional
 
 from eer_plugin.common.wording import counted
 
@@ -71,10 +78,21 @@ def one_line(text) -> str:
     return " ".join(str(text).split())
 
 
+def command_name(commands: Collection[str] = ()) -> str:
+    """The running command as argparse names it in its usage errors: the program, argparse's own default ``prog``
+    (the file name of ``sys.argv[0]``: ``allennlp``, ``tag.py``), then ``sys.argv[1]`` when that is one of its
+    subcommands ``commands`` (``allennlp train``)."""
+    import argparse
+
+    program = argparse.ArgumentParser(add_help=False).prog or "python"
+    return f"{program} {sys.argv[1]}" if len(sys.argv) > 1 and sys.argv[1] in commands else program
+
+
 def print_error(error: BaseException, command: Optional[str] = None) -> None:
-    """The one error printer: ``error: <message>`` (``<command>: error: <message>`` with ``command``, as
-    argparse writes it) on stderr, :func:`shortened`."""
-    print(f"{command + ': ' if command else ''}error: {shortened(str(error))}", file=sys.stderr)
+    """The one error printer: ``<command>: error: <message>`` on stderr, as argparse writes its usage errors,
+    :func:`shortened`; ``command``: the command as its parser names it (``eer-ner eer-split``), the program
+    (:func:`command_name`) unless given."""
+    print(f"{command or command_name()}: error: {shortened(str(error))}", file=sys.stderr)
 
 
 def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:
@@ -184,9 +202,12 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
     a subcommand's ``main``, ``python -m``): prints the error's one line (none for a closed pipe) and returns the
     exit status, or returns None for an error that is not the user's (a bug: its traceback is shown).
 
+    Each line starts with ``command`` (the program, :func:`command_name`, unless given), as argparse's usage errors:
+
     * :class:`UserError` (the output policy's ``OutputError`` is one) and AllenNLP's ``ConfigurationError``:
-      ``error: <message>`` on one line, status 1;
-    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, status 130; SIGTERM or SIGHUP in a command
+      ``<command>: error: <message>`` on one line, status 1;
+    * Ctrl-C (``KeyboardInterrupt``): one line saying the data is safe, ``<command>: interrupted (Ctrl-C): ...``
+      (no ``error:``: nothing in the input was wrong), status 130; SIGTERM or SIGHUP in a command
       that :func:`terminate_as_interrupt` set up (:class:`Terminated`, or AllenNLP's ``SigTermReceived`` of the
       ``allennlp`` command): the same, status 143 (129 after SIGHUP);
     * a closed pipe (``BrokenPipeError``, ``eer-ner eer-inspect FILE | head -2``): quiet, status 141, as Unix tools;
@@ -197,6 +218,7 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
 
     if os.environ.get("EER_TRACEBACK", "") not in ("", "0"):
         return None
+    command = command or command_name()
     if isinstance(error, UserError):
         print_error(error, command)
         return INPUT_ERROR
@@ -205,10 +227,10 @@ def report(error: BaseException, command: Optional[str] = None) -> Optional[int]
         return INPUT_ERROR
     if isinstance(error, Terminated) or _is_allennlp_sigterm(error):
         signum = getattr(error, "signum", signal.SIGTERM)
-        print(f"{command + ': ' if command else ''}{Terminated(signum).message}", file=sys.stderr)
+        print(f"{command}: {Terminated(signum).message}", file=sys.stderr)
         return 128 + signum
     if isinstance(error, KeyboardInterrupt):
-        print(f"\n{command + ': ' if command else ''}{INTERRUPTED_MESSAGE}", file=sys.stderr)
+        print(f"\n{command}: {INTERRUPTED_MESSAGE}", file=sys.stderr)
         return INTERRUPTED
     if isinstance(error, BrokenPipeError):
         _silence_stdout()

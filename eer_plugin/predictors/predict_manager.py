@@ -22,8 +22,9 @@ For predictors that declare ``reports_bad_lines = True`` (the ``eer_tagger`` pre
 * every loaded line gets its 1-based line number in the input (``LINE_KEY`` in the JSON object,
   blank lines counted); a line that is not valid UTF-8 becomes an error record (the predictor
   answers every bad line with one, see :mod:`eer_plugin.predictors.tagger`), and after the last
-  line, when any line failed, the manager prints to stderr how many of how many lines of which input
-  failed and what became of the others (:func:`failure_summary`), and exits with status 1;
+  line, when any line failed, the manager raises a :class:`UserError` saying how many of how many lines of
+  which input failed and what became of the others (:func:`failure_summary`): the command's last line,
+  ``eer-ner predict: error: ...``, and exit status 1, as every input error;
 * stdout gets the output JSON lines themselves (no ``input``/``prediction`` prefixes, no internal
   keys), unless ``--silent``.
 
@@ -159,7 +160,7 @@ def _line_label(input_file: str) -> str:
 
 
 def failure_summary(failed: list, documents: int, input_file: str) -> str:
-    """The last stderr line of a run in which the lines ``failed`` (their numbers, None when unknown) of the
+    """The error (the last stderr line) of a run in which the lines ``failed`` (their numbers, None when unknown) of the
     ``documents`` non-blank input lines gave error records: how many, which, and what became of the others."""
     count = len(failed)
     unit = _line_label(input_file).rsplit(" ", 1)[1]  # "line", or "document" for a folder's files
@@ -340,5 +341,4 @@ class LineReportingPredictManager(allennlp_predict._PredictManager):
                 else:
                     os.remove(self._temporary)
         if self._reports() and failed is not None and len(failed) > before:
-            print(f"eer_tagger: {failure_summary(failed[before:], self._documents, self._input_file)}", file=sys.stderr)
-            raise SystemExit(1)
+            raise UserError(failure_summary(failed[before:], self._documents, self._input_file))

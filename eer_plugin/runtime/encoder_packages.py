@@ -30,7 +30,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import List, Optional, Sequence
 
-from eer_plugin.common.errors import UserError
+from eer_plugin.common.errors import UserError, print_error
 from eer_plugin.common.member_paths import path_problem
 
 logger = logging.getLogger(__name__)
@@ -273,7 +273,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         print(mpnet_path())
     except EncoderPackageError as err:
-        print(f"error: {err}", file=sys.stderr)
+        print_error(err, "python -m eer_plugin.runtime.encoder_packages")
         return 1
     return 0
 

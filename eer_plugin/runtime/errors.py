@@ -2,8 +2,9 @@
 entity type check (the root, :class:`~eer_plugin.common.errors.UserError`, and the printer are
 :mod:`eer_plugin.common.errors`).
 
-Uncaught, a :class:`UserError` is printed as one line, ``error: <message>``, instead of a traceback (exit
-status 1): :func:`install_excepthook` (installed with the AllenNLP patches, :mod:`eer_plugin.patches`) wraps
+Uncaught, a :class:`UserError` is printed as one line, ``PROG: error: <message>``, instead of a traceback (exit
+status 1), ``PROG`` the command as argparse names it in its usage errors (``allennlp train``, ``allennlp
+evaluate``: :func:`running_command`): :func:`install_excepthook` (installed with the AllenNLP patches, :mod:`eer_plugin.patches`) wraps
 ``sys.excepthook`` with :func:`eer_plugin.common.errors.report`, the one printer (also of Ctrl-C, a closed pipe, a
 full disk, input nested too deeply, memory exhausted); every other exception keeps its full traceback. Set
 ``EER_TRACEBACK=1`` to see the traceback of these too.
@@ -14,16 +15,31 @@ import re
 import sys
 from typing import Iterable, List, Optional
 
-from eer_plugin.common.errors import UserError, one_line, print_error, report  # noqa: F401  (report: the one printer)
+from eer_plugin.common.errors import (  # noqa: F401  (report: the one printer)
+    UserError,
+    command_name,
+    one_line,
+    print_error,
+    report,
+)
 
 
 class UnknownEntityTypeError(UserError):
     """Evaluation data with an entity type that the model was not trained on."""
 
 
+def running_command() -> str:
+    """The command this process runs, as argparse names it: ``allennlp train`` for ``allennlp train ...`` (its
+    second argument an AllenNLP subcommand: the plugin's, ``train``, ``evaluate``, ``predict``, ...), else the
+    program (a script: ``tag.py``)."""
+    registry = sys.modules.get("allennlp.commands.subcommand")  # imported already where a subcommand runs
+    commands = registry.Subcommand.list_available() if registry is not None else ()
+    return command_name(commands)
+
+
 def _excepthook(previous):
     def hook(kind, value, traceback):
-        if report(value) is not None:
+        if report(value, running_command()) is not None:
             return  # the interpreter then exits with status 1 (the statuses of report() need eer-ner's main)
         previous(kind, value, traceback)
 

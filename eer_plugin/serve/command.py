@@ -115,4 +115,4 @@ run_or_exit, main = subcommand.define(
 if __name__ == "__main__":  # pragma: no cover
     import sys
 
-    sys.exit(main())
+    sys.exit(main(prog="python -m eer_plugin.serve.command"))

@@ -96,7 +96,7 @@ def encoder_settings(path: str) -> Dict[str, str]:
 
 
 def failure_reason(log: Path, tail: int = 65536) -> str:
-    """Why a training process failed, as one line from the end of its ``log``: the last ``error: ...`` line the
+    """Why a training process failed, as one line from the end of its ``log``: the last ``PROG: error: ...`` line the
     one error printer wrote (a user error), else the last line (a traceback's exception), else "no output"."""
     try:
         with open(log, "rb") as handle:
@@ -104,7 +104,7 @@ def failure_reason(log: Path, tail: int = 65536) -> str:
             lines = [line.strip() for line in handle.read().decode("utf-8", "replace").splitlines() if line.strip()]
     except OSError as error:
         return f"its log cannot be read ({error.strerror or error})"
-    errors = [line for line in lines if re.match(r"^([\w.-]+: )?error: ", line)]
+    errors = [line for line in lines if re.match(r"^([\w.-]+( [\w.-]+){0,2}: )?error: ", line)]  # "eer-ner train: "
     return errors[-1] if errors else lines[-1] if lines else "no output"
 
 

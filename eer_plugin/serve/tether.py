@@ -13,7 +13,7 @@ server holds. The process learns that the server ended
 * on every system: a thread of it reads the pipe, which gives end-of-file as soon as the system has closed the
   server's end, however the server ended.
 
-Either way it writes one ``error:`` line to its log and kills its process group (itself and its own children) with
+Either way it writes one ``eer-ner train: error: ...`` line (the form of every command's errors) to its log and kills its process group (itself and its own children) with
 SIGKILL: never a ``KeyboardInterrupt``, on which AllenNLP's ``train`` would archive its best epoch so far as
 ``model.tar.gz``, a half-trained model that looks finished. The server's own SIGTERM
 (:meth:`eer_plugin.serve.models.Trainer.stop`, when it shuts down) ends it the same way.
@@ -36,6 +36,8 @@ PR_SET_PDEATHSIG = 1
 ENDED = "the eer-ner serve that started this training (pid {parent}) ended"
 STOPPED = "eer-ner serve (pid {parent}) stopped this training as it shut down"
 _ending = threading.Lock()
+#: the command the process runs, as its error lines name it (:func:`eer_plugin.cli.command_name`)
+_command = ["eer-ner"]
 
 
 @contextlib.contextmanager
@@ -73,12 +75,12 @@ def _death_signal() -> bool:
 
 
 def end(why: str) -> None:
-    """Ends this process and its process group: ``why`` as an ``error:`` line on stderr (the training's log), then
-    SIGKILL."""
+    """Ends this process and its process group: ``why`` as an error line of its command (``eer-ner train: error:
+    ...``) on stderr (the training's log), then SIGKILL."""
     if not _ending.acquire(blocking=False):  # the other way of learning it is ending the process already
         return
     with contextlib.suppress(OSError):  # os.write: no buffered stream, which a signal may have interrupted mid-write
-        os.write(2, f"error: {why}; it stops unfinished, without a model.tar.gz\n".encode())
+        os.write(2, f"{_command[0]}: error: {why}; it stops unfinished, without a model.tar.gz\n".encode())
     if os.getpgrp() == os.getpid():  # the leader of its own group (tethered's new session): its children too
         os.killpg(os.getpgrp(), signal.SIGKILL)
     os.kill(os.getpid(), signal.SIGKILL)
@@ -105,9 +107,12 @@ def tie(fd: int, parent: int) -> None:
 
 def main(argv: Optional[List[str]] = None) -> int:
     """``FD PID ARGS...``: :func:`tie`, then ``eer-ner ARGS``."""
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    tie(int(arguments[0]), int(arguments[1]))
+    from eer_plugin.cli import command_name
     from eer_plugin.cli import main as eer_ner
+
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    _command[0] = command_name(arguments[2:])
+    tie(int(arguments[0]), int(arguments[1]))
 
     return eer_ner(arguments[2:])
 

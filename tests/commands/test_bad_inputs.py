@@ -9,6 +9,7 @@ hypothesis: a few examples in the default run, larger sweeps under ``integration
 import argparse
 import json
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -32,9 +33,10 @@ def snapshot(directory: Path) -> dict:
 
 
 def one_line_error(err: str, *names: str) -> None:
-    """``err`` is one ``error:`` line (plus optional ``warning:`` lines) naming each of ``names``, no traceback."""
-    assert "Traceback" not in err, err
-    errors = [line for line in err.splitlines() if "error:" in line]
+    """``err`` is one ``NAME: error:`` line (the command's name, as argparse's usage errors; plus optional
+    ``warning:`` lines) naming each of ``names``, no traceback."""
+    assert "Traceback" not in err and "error:" in err, err
+    errors = [line for line in err.splitlines() if re.match(r"[\w-]+: error: ", line)]
     assert len(errors) == 1, err
     assert all(name in errors[0] for name in names), err
 

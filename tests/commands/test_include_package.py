@@ -65,7 +65,9 @@ def test_a_package_that_is_not_there_is_one_line_for_every_command(tmp_path, mon
             status, lines, err = _cli([*command, "--include-package", package], capsys)
             assert status == 1 and len(lines) == 1 and "Traceback" not in err, (command, package, err[-2000:])
             head = package.split(".")[0] if not package.startswith("eer_plugin.") else package
-            assert lines[0].startswith(f"error: --include-package {package}: no module named {head!r}"), lines
+            assert lines[0].startswith(
+                f"eer-ner {command[0]}: error: --include-package {package}: no module named {head!r}"
+            ), lines
             assert "check the name, or install the package" in lines[0]
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
@@ -80,7 +82,10 @@ def test_a_package_that_raises_while_imported_is_one_line_naming_where(tmp_path,
             status, lines, err = _cli([*command, "--include-package", package], capsys)
             assert status == 1 and len(lines) == 1 and "Traceback" not in err, (command, package, err[-2000:])
             line = lines[0]
-            assert line.startswith(f"error: --include-package {package}: importing it failed") and says in line, line
+            assert (
+                line.startswith(f"eer-ner {command[0]}: error: --include-package {package}: importing it failed")
+                and says in line
+            ), line
             assert str(tmp_path) in line and f"leave out --include-package {package}" in line, line
             for name in [m for m in sys.modules if m.startswith(("raising_", "package_"))]:
                 del sys.modules[name]
@@ -114,5 +119,5 @@ def test_the_eer_ner_process_says_it_in_one_line(tmp_path):
         )
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         assert done.returncode == 1 and len(lines) == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
-        assert lines[0].startswith(f"error: --include-package {package}: ")
+        assert lines[0].startswith(f"eer-ner train: error: --include-package {package}: ")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["raising_here.py"]

@@ -77,7 +77,7 @@ def test_light_commands_import_neither_allennlp_nor_torch(tmp_path):
     )
     result = json.loads(done.stdout.strip().splitlines()[-1])
     assert result == {"statuses": [0, 1], "imported": []}, done.stderr
-    assert done.stderr.count("\n") == 1 and "eer-dictionary: error:" in done.stderr, done.stderr
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("eer-ner eer-dictionary: error: "), done.stderr
     subprocess.run(
         [sys.executable, "-m", "eer_plugin.cli", "eer-dictionary", str(docs), str(full), "--dictionary", str(names)]
         + ["--include-package", "eer_plugin"],

@@ -16,7 +16,10 @@ BAD_OVERRIDES = ["{bad", "{", "[1, 2]", "1", '"text"', "null", '{"a": }', "{a: b
 def _cli(argv, capsys):
     from eer_plugin import cli
 
-    status = cli.main([str(a) for a in argv])
+    try:
+        status = cli.main([str(a) for a in argv])
+    except SystemExit as exit:  # the plugin's own subcommands (cbl) exit with their status
+        status = exit.code
     err = capsys.readouterr().err
     return status, [line for line in err.splitlines() if line.strip()], err
 
@@ -30,7 +33,10 @@ def test_overrides_that_are_no_json_object_are_one_line_before_loading(command, 
             argv = ["cbl", tmp_path / "cbl.jsonnet", "-s", tmp_path / "run", "-o", value]
         status, lines, err = _cli(argv, capsys)
         assert status == 1 and len(lines) == 1 and "Traceback" not in err, (value, err[-2000:])
-        assert lines[0].startswith("error: -o/--overrides ") and "config.json" not in lines[0], (value, lines)
+        assert lines[0].startswith(f"eer-ner {command}: error: -o/--overrides ") and "config.json" not in lines[0], (
+            value,
+            lines,
+        )
         assert len(lines[0]) < 1200, lines[0]
     assert not (tmp_path / "run").exists()
 
@@ -46,7 +52,11 @@ def test_an_evaluate_batch_size_below_one_or_beyond_any_index_is_one_line(tmp_pa
     for value in ["0", "-1", str(2**63), str(10**20)]:
         argv = ["evaluate", tmp_path / "model.tar.gz", tmp_path / "test.txt", f"--batch-size={value}"]
         status, lines, err = _cli(argv, capsys)
-        assert status == 1 and lines == [lines[0]] and lines[0].startswith(f"error: --batch-size {value}: "), err
+        assert (
+            status == 1
+            and lines == [lines[0]]
+            and lines[0].startswith(f"eer-ner evaluate: error: --batch-size {value}: ")
+        ), err
 
 
 def test_evaluate_needs_data_and_one_output_per_data_file(tmp_path, capsys):

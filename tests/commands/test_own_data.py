@@ -274,7 +274,10 @@ def test_own_data_without_dev_set_from_any_directory(tmp_path, tiny_encoder):
     ):
         failed = _run(args, work, env)
         assert failed.returncode == 1 and "Traceback" not in failed.stderr, failed.stderr[-3000:]
-        assert failed.stderr.strip().splitlines()[-1].startswith("error: ") and "missing." in failed.stderr
+        assert (
+            failed.stderr.strip().splitlines()[-1].startswith(f"eer-ner {args[0]}: error: ")
+            and "missing." in failed.stderr
+        )
 
 
 @pytest.mark.integration

@@ -177,7 +177,8 @@ def test_a_stopped_command_says_so_in_one_line_and_leaves_its_outputs_as_they_we
     err = stderr_path.read_text()
     assert process.returncode == 128 + signum, err[-3000:]
     assert "Traceback" not in err, err[-3000:]
-    assert err.strip().splitlines()[-1].startswith(f"{WHAT[signum]}: every output is written whole"), err[-3000:]
+    said = f"eer-ner {command}: {WHAT[signum]}: every output is written whole"  # named as its errors are
+    assert err.strip().splitlines()[-1].startswith(said), err[-3000:]
     for name in outputs:
         assert (tmp_path / name).read_bytes() == OLD, name
     left = _temporary_files(tmp_path)

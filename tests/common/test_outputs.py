@@ -150,7 +150,7 @@ def test_a_read_only_output_is_left_as_it_is(command, mode, tmp_path):
     (tmp_path / "out.jsonl").write_text("kept on purpose\n")
     (tmp_path / "out.jsonl").chmod(mode)
     shown = _eer_ner(WRITERS[command], tmp_path, user=True)
-    errors = [line for line in shown.stderr.splitlines() if "error:" in line]
+    errors = [line for line in shown.stderr.splitlines() if line.startswith(f"eer-ner {command}: error: ")]
     assert shown.returncode == 1 and len(errors) == 1 and "out.jsonl is read-only" in errors[0], shown.stderr
     assert (tmp_path / "out.jsonl").read_text() == "kept on purpose\n" and "Traceback" not in shown.stderr
     assert not [p for p in os.listdir(tmp_path) if outputs.TEMPORARY_MARK in p]
@@ -176,8 +176,8 @@ def test_sigterm_mid_write_leaves_the_old_output_and_no_temporary_file(command, 
         time.sleep(0.05)
     process.send_signal(signal.SIGTERM)
     _, err = process.communicate(timeout=120)
-    # the line names the command where its other errors do (eer-simulate, eer-dictionary)
-    assert process.returncode == 143 and err.strip().splitlines()[-1].removeprefix(f"{command}: ") == (
+    # the line names the command as its errors and argparse's usage errors do
+    assert process.returncode == 143 and err.strip().splitlines()[-1] == f"eer-ner {command}: " + (
         "terminated (SIGTERM): every output is written whole or not at all, so the files this run was writing are "
         "as they were before it (predict --output-file: run it again with --resume to continue; training: --recover)"
     ), err[-2000:]

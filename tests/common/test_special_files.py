@@ -7,6 +7,7 @@ device is refused before it is opened (no wait on a writer, no endless read), co
 the first bytes. The printer (``eer_plugin/runtime/errors.py:report``): Ctrl-C, a closed pipe, a full disk,
 deep nesting and exhausted memory are one line (or, for the pipe, none), never a traceback."""
 
+import argparse
 import bz2
 import errno
 import gzip
@@ -24,7 +25,15 @@ import pytest
 from conftest import FIXTURES, eer_ner
 
 from eer_plugin.common import outputs
-from eer_plugin.common.errors import BROKEN_PIPE, INTERRUPTED, TERMINATED, Terminated, UserError, report
+from eer_plugin.common.errors import (
+    BROKEN_PIPE,
+    INTERRUPTED,
+    TERMINATED,
+    Terminated,
+    UserError,
+    command_name,
+    report,
+)
 from eer_plugin.common.outputs import OutputError, check_outputs, writing
 from eer_plugin.corpus.formats import FormatError, read_conll, read_documents
 
@@ -244,11 +253,20 @@ def test_a_damaged_gzip_input_is_one_error(tmp_path):
         (UserError("bad"), 1, "error: bad"),
     ],
 )
-def test_the_printer_gives_one_line_and_the_status(error, status, shown, capsys, monkeypatch):
+def test_the_printer_gives_one_line_naming_the_command_and_the_status(error, status, shown, capsys, monkeypatch):
+    """Every line starts with the command as argparse's usage errors name it; ``error:`` for an input error."""
     monkeypatch.delenv("EER_TRACEBACK", raising=False)
-    assert report(error) == status
+    assert report(error, "eer-ner eer-split") == status
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith(shown), err
+    assert len(err.splitlines()) == 1 and err.startswith(f"eer-ner eer-split: {shown}"), err
+
+
+def test_without_a_command_the_line_names_the_program_as_argparse_does(capsys, monkeypatch):
+    monkeypatch.delenv("EER_TRACEBACK", raising=False)
+    monkeypatch.setattr(sys, "argv", ["/somewhere/bin/allennlp", "train", "x.jsonnet"])
+    assert command_name() == "allennlp" and command_name({"evaluate", "train"}) == "allennlp train"
+    assert argparse.ArgumentParser().prog == "allennlp"  # what argparse's usage errors start with
+    assert report(UserError("bad")) == 1 and capsys.readouterr().err == "allennlp: error: bad\n"
 
 
 def test_the_printer_leaves_bugs_their_traceback(monkeypatch):
@@ -301,7 +319,7 @@ def test_simulate_writes_special_outputs(output, tmp_path):
     assert "Traceback" not in shown.stderr, shown.stderr
     if output == "/dev/full":
         assert shown.returncode == 1 and shown.stderr.strip().splitlines()[-1].startswith(
-            "eer-simulate: error: /dev/full: cannot write to it (No space left on device)"
+            "eer-ner eer-simulate: error: /dev/full: cannot write to it (No space left on device)"
         ), shown.stderr
         return
     assert shown.returncode == 0, shown.stderr

@@ -109,7 +109,7 @@ def test_an_importer_refuses_a_type_that_is_no_name_naming_file_and_line(format,
     for bad, expected in [*BAD_TYPES.items(), *((v, "the type must be a string") for v in NOT_STRINGS.values())]:
         path = _export(format, bad, tmp_path)
         status, err, out = _import(format, path, capsys)
-        errors = [line for line in err.splitlines() if "error:" in line]
+        errors = [line for line in err.splitlines() if line.startswith("eer-import: error: ")]
         assert status == 1 and len(errors) == 1 and "Traceback" not in err, (format, bad, err)
         if format == "prodigy binary reject" and expected == "no entity type":
             expected = "must be (start, end) or (start, end, type)"

@@ -133,7 +133,7 @@ def test_bad_predictions_are_one_error_naming_the_line(lines, message, tmp_path,
     source.write_text("\n".join(lines) + "\n")
     with pytest.raises(SystemExit):
         eer_export.main(["prodigy", str(source), str(tmp_path / "out.jsonl")])
-    assert capsys.readouterr().err.startswith("error: ") and not (tmp_path / "out.jsonl").exists()
+    assert capsys.readouterr().err.startswith("eer-export: error: ") and not (tmp_path / "out.jsonl").exists()
     with pytest.raises(PredictionsError, match=message):
         read_predictions(source)
 
@@ -210,7 +210,7 @@ def test_bad_outputs_and_options_touch_nothing(case, predictions, tmp_path, caps
     with pytest.raises(SystemExit):
         eer_export.main(argv)
     error = capsys.readouterr().err
-    assert error.startswith("error: ") and len(error.splitlines()) == 1, error
+    assert error.startswith("eer-export: error: ") and len(error.splitlines()) == 1, error
     assert predictions.read_bytes() == before and sorted(p.name for p in tmp_path.iterdir()) == ["keep.txt"]
 
 

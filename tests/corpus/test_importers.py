@@ -541,7 +541,7 @@ def test_cli_errors_leave_no_output(tmp_path, capsys):
     bad = jsonl(tmp_path, "bad.jsonl", [{"id": 1, "text": "Paris.", "label": [[0, 9, "LOC"]]}])
     with pytest.raises(SystemExit):
         run_cli("doccano", bad, out)
-    assert f"error: {bad}:1: document '1': span label[0] [0, 9) is out of range" in capsys.readouterr().err
+    assert f"eer-import: error: {bad}:1: document '1': span label[0] [0, 9) is out of range" in capsys.readouterr().err
     assert not out.exists() and not list(tmp_path.glob("*.tmp"))
 
 
@@ -559,7 +559,7 @@ def test_complete_ids_that_name_no_document_are_named_by_their_line(ids, line, n
     with pytest.raises(SystemExit):
         run_cli("doccano", IMPORT / "doccano.jsonl", out, "--complete-ids", path)
     assert capsys.readouterr().err.strip() == (
-        f"error: {path}:{line}: 1 id names no document of {IMPORT / 'doccano.jsonl'}: {named}; list the export's "
+        f"eer-import: error: {path}:{line}: 1 id names no document of {IMPORT / 'doccano.jsonl'}: {named}; list the export's "
         "document ids, one per line (no header)"
     )
     assert not out.exists()
@@ -576,7 +576,7 @@ def test_complete_ids_that_name_no_id_at_all_are_an_error_and_nothing_is_written
         run_cli("doccano", IMPORT / "doccano.jsonl", out, "--complete-ids", path)
     err = capsys.readouterr().err.strip()
     assert err == (
-        f"error: {path}: --complete-ids names no document id (the file is empty, or only blank lines and # "
+        f"eer-import: error: {path}: --complete-ids names no document id (the file is empty, or only blank lines and # "
         "comments); list the ids of the complete documents, one per line, or leave out --complete-ids"
     )
     assert out.read_text() == "kept\n"

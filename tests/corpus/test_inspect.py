@@ -236,7 +236,7 @@ def test_inspect_command_broken_file_exits_1_after_the_others(tiny_encoder, caps
         inspect_data.main([str(INSPECT / "broken.txt"), str(INSPECT / "iob2.txt"), "--encoder", "none"])
     assert exit_.value.code == 1
     out, err = capsys.readouterr()
-    assert f"error: {INSPECT / 'broken.txt'}:6: expected a tag" in err
+    assert f"eer-inspect: error: {INSPECT / 'broken.txt'}:6: expected a tag" in err
     assert (
         "tag scheme          BIO (auto: every chunk starts with B-)" in out
         and "entity spans        6 (LOC 3, ORG 1, PER 2)" in out

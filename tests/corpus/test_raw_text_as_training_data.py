@@ -68,7 +68,7 @@ def test_eer_inspect_prints_the_fix_and_fails(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         inspect_data.run(args)
     assert info.value.code == 1
-    assert f"error: {path}:1: a line of raw text" in capsys.readouterr().err
+    assert f"eer-inspect: error: {path}:1: a line of raw text" in capsys.readouterr().err
 
 
 def test_training_data_beside_it_still_reads_and_short_bad_conll_lines_keep_their_message(tmp_path):

@@ -44,7 +44,7 @@ def _one_line_error(format, path, capsys, *options) -> str:
     out.write_text("previous\n")
     status = _status(eer_import.main, [format, path, out, *options])
     err = capsys.readouterr().err
-    errors = [line for line in err.splitlines() if line.startswith("error:")]
+    errors = [line for line in err.splitlines() if line.startswith("eer-import: error:")]
     assert status == 1 and len(errors) == 1 and "Traceback" not in err, err
     assert errors[0].count(str(path)) == 1, errors[0]
     assert out.read_text() == "previous\n"  # nothing written
@@ -101,7 +101,7 @@ def test_a_region_without_a_label_in_a_complete_document_is_an_error(how, tmp_pa
     options = [how] if how == "--complete" else [how, str(ids)]
     error = _one_line_error("label-studio", path, capsys, *options)
     assert error == (
-        f"error: {path}:2: document '2': region result 'r1' of annotation 1 [0, 4) 'Anna' has no label, and the "
+        f"eer-import: error: {path}:2: document '2': region result 'r1' of annotation 1 [0, 4) 'Anna' has no label, and the "
         "document is complete: its words would be taught as O (no entity); label the region or delete it"
     )
     with pytest.raises(AnnotationImportError, match="has no label, and the document is complete"):
@@ -118,7 +118,7 @@ def test_labels_that_are_no_list_are_an_error_saying_a_list_of_one_label(labels,
     error = _one_line_error("label-studio", path, capsys)
     example = f"['{labels}']" if isinstance(labels, str) else "['PER']"
     assert error.startswith(
-        f"error: {path}:2: document '2': result 'r1' of annotation 1: value.labels must be a list of one label, such "
+        f"eer-import: error: {path}:2: document '2': result 'r1' of annotation 1: value.labels must be a list of one label, such "
         f"as {example}, got {labels!r} (Label Studio writes a list"
     ), error
 
@@ -139,7 +139,7 @@ def test_a_region_with_several_labels_says_a_span_takes_one_type(labels, annotat
     error = _one_line_error("label-studio", path, capsys, "--annotators", annotators)
     shown = ", ".join(repr(x) for x in labels[:5]) + (", ..." if len(labels) > 5 else "")
     assert error == (
-        f"error: {path}:2: document '2': result 'r1' of annotation 1 carries {len(labels)} labels ({shown}) on one "
+        f"eer-import: error: {path}:2: document '2': result 'r1' of annotation 1 carries {len(labels)} labels ({shown}) on one "
         'region; a span takes one type: keep one label on the region (the labelling config\'s choice="multiple" '
         "allows several)"
     )
@@ -168,10 +168,10 @@ FORMATS = ["doccano", "doccano entities", "prodigy", "prodigy binary reject"]
 def test_a_list_where_a_span_takes_one_label_is_an_error_saying_so(format, label, tmp_path, capsys):
     path = _export(format, label, tmp_path)
     status, err, out = _import(format, path, capsys)
-    [error] = [line for line in err.splitlines() if line.startswith("error:")]
+    [error] = [line for line in err.splitlines() if line.startswith("eer-import: error:")]
     assert status == 1 and out.read_text() == "previous\n"
     assert (
-        error.startswith(f"error: {path}:2: document ")
+        error.startswith(f"eer-import: error: {path}:2: document ")
         and (
             f"the type must be a string (the label's name), got {label!r} (a list of labels? a span takes one type: give "
             "one label's name)"
@@ -226,7 +226,7 @@ def test_brat_takes_one_type_per_span_by_its_shape(tmp_path, capsys):
     for line in ("T1\tPER ORG 0 4\tAnna", "T1\t 0 4\tAnna", "T1\t0 4\tAnna"):
         ann = write(tmp_path, "b/e.ann", line + "\n")
         error = _one_line_error("brat", ann, capsys)
-        assert error.startswith(f"error: {ann}:1: document 'e': expected a text-bound annotation"), error
+        assert error.startswith(f"eer-import: error: {ann}:1: document 'e': expected a text-bound annotation"), error
 
 
 # ------------------------------------------------------------ 2. a region whose words are not the task's text there

@@ -186,9 +186,9 @@ def test_a_misshaped_tag_names_its_line_and_the_rewrite_in_every_reader_and_comm
         out = tmp_path / "out.jsonl"
         commands = [
             (simulate.main, ["ee", str(path), str(out), "--budget", "5"], "eer-simulate: error"),
-            (split.main, [str(path), str(out), str(tmp_path / "dev.jsonl")], "error"),
+            (split.main, [str(path), str(out), str(tmp_path / "dev.jsonl")], "eer-split: error"),
         ]
-        for main, argv, name in commands:  # name: how the command's errors start
+        for main, argv, name in commands:  # name: how the command's errors start (main's prog, then error:)
             with pytest.raises(SystemExit) as exit_:
                 main(argv)
             err = capsys.readouterr().err.strip()

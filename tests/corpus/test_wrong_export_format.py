@@ -61,7 +61,7 @@ def test_an_export_under_the_wrong_format_is_one_line_naming_the_right_one(forma
         eer_import.main([format, str(path), str(output)])
     assert exit.value.code == 1
     err = capsys.readouterr().err.strip()
-    assert len(err.splitlines()) == 1 and err.startswith("error: "), err
+    assert len(err.splitlines()) == 1 and err.startswith("eer-import: error: "), err
     assert __import__("re").search(message, err), err
     assert output.read_text() == "the previous import\n" and sorted(p.name for p in tmp_path.iterdir()) == sorted(
         [output.name] + ([path.name] if export in made else [])

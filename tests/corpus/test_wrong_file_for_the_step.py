@@ -102,5 +102,5 @@ def test_eer_split_of_a_dictionary_names_the_step_and_writes_nothing(tmp_path, c
     names = tmp_path / "names.csv"
     names.write_text(DICTIONARIES["names.csv"], encoding="utf-8")
     err = run_command(split.main, [names, tmp_path / "train.jsonl", tmp_path / "dev.jsonl"], capsys)
-    assert err.startswith(f"error: {names}:1: ") and err.endswith(DICTIONARY_FIX)
+    assert err.startswith(f"eer-split: error: {names}:1: ") and err.endswith(DICTIONARY_FIX)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["names.csv"]

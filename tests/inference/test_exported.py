@@ -130,7 +130,10 @@ def test_a_non_empty_directory_is_replaced_only_with_force(archive, exported, tm
     with pytest.raises(SystemExit):
         export(archive, target)
     error = capsys.readouterr().err
-    assert f"error: {target}: exists and is not empty" in error and "pass --force to replace it" in error
+    assert (
+        error.startswith(f"eer-export-model: error: {target}: exists and is not empty")
+        and "pass --force to replace it" in error
+    )
     assert os.listdir(target) == ["notes.txt"]
     export(archive, target, "--force")
     assert sorted(os.listdir(target)) == ["eer_tagger.json", "encoder", "model.safetensors"]
@@ -157,7 +160,7 @@ def test_force_never_replaces_the_directory_holding_the_model_being_exported(arc
                 export(source, target, "--force")
             error = capsys.readouterr().err.strip()
             assert error == (
-                f"error: {target}: holds the model being exported ({source}); the export would replace it and "
+                f"eer-export-model: error: {target}: holds the model being exported ({source}); the export would replace it and "
                 "delete the model; choose a new directory for the export"
             )
             assert sorted(str(p.relative_to(tmp_path)) for p in tmp_path.rglob("*")) == before
@@ -169,7 +172,9 @@ def test_a_transformers_model_given_to_export_is_named_before_loading(tiny_encod
     with pytest.raises(SystemExit):
         export(tiny_encoder, tmp_path / "out")
     error = capsys.readouterr().err.strip()
-    assert error.startswith(f"error: {tiny_encoder}: the directory of a transformers model (its config.json has ")
+    assert error.startswith(
+        f"eer-export-model: error: {tiny_encoder}: the directory of a transformers model (its config.json has "
+    )
     assert len(error.splitlines()) == 1 and not (tmp_path / "out").exists()
 
 

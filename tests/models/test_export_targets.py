@@ -51,7 +51,7 @@ def test_an_export_never_replaces_a_part_of_the_model_or_its_encoder(run, tiny_e
                 continue  # the archive's own directory: "holds the model being exported"
             status, lines, err = _cli(["eer-export-model", model, target, "--force"], capsys)
             assert status == 1 and len(lines) == 1 and "Traceback" not in err, (model, target, err[-2000:])
-            assert lines[0].startswith(f"error: {target}: ") and "choose a" in lines[0], lines
+            assert lines[0].startswith(f"eer-ner eer-export-model: error: {target}: ") and "choose a" in lines[0], lines
             assert _snapshot(run, encoder) == before, (model, target)
         if model == run:  # then the archive beside it, as train leaves it
             with tarfile.open(run / "model.tar.gz", "w:gz") as packed:

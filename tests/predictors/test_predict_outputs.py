@@ -19,7 +19,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from eer_plugin.common.errors import UserError
+from eer_plugin.common.errors import UserError, report
 
 PREVIOUS = b'{"id": "old", "tokens": ["kept"]}\n'
 
@@ -35,8 +35,8 @@ def manager(predictor, source, output, batch_size=2, print_to_console=False):
 def run_manager(predictor, source, output, batch_size=2) -> int:
     try:
         manager(predictor, source, output, batch_size).run()
-    except SystemExit as exit:
-        return exit.code
+    except UserError as error:  # some lines failed: the command's error line, status 1
+        return report(error, "eer-ner predict")
     return 0
 
 
@@ -239,7 +239,7 @@ def test_a_run_stopped_half_way_leaves_the_previous_output(predictor, tmp_path, 
 
 def test_stdout_gets_json_lines_without_internal_keys(predictor, tmp_path, capsys):
     (tmp_path / "in.jsonl").write_text('{"id": "a", "text": "John Smith ."}\n\nnot json\n')
-    with pytest.raises(SystemExit):
+    with pytest.raises(UserError, match="1 of 2 input lines"):
         manager(predictor, tmp_path / "in.jsonl", None, print_to_console=True).run()
     lines = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
     assert [r["id"] for r in lines] == ["a", None] and lines[1]["line"] == 3
@@ -288,7 +288,7 @@ def test_resume_keeps_the_killed_runs_lines_and_tags_the_rest(predictor, tmp_pat
         '{"id": "d2", "text": "Paris 2 .", "kept": 2}\n{"id": "cut'
     )  # killed mid-line
     (tmp_path / f".out.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
-    with pytest.raises(SystemExit):  # the kept error record still counts
+    with pytest.raises(UserError, match=" failed "):  # the kept error record still counts
         predict._PredictManager(
             predictor, str(tmp_path / "in.jsonl"), str(tmp_path / "out.jsonl"), 2, False, False, resume=True
         ).run()
@@ -353,9 +353,9 @@ def test_documented_predict_command(archive, tmp_path):
     before = source.read_bytes()
     same = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--output-file", source, "--silent")
     assert same.returncode == 1 and source.read_bytes() == before
-    assert same.stderr.strip().startswith("error: --output-file") and "Traceback" not in same.stderr
+    assert same.stderr.strip().startswith("eer-ner predict: error: --output-file") and "Traceback" not in same.stderr
     silent = eer_ner("predict", archive, source, "--predictor", "eer_tagger", "--silent")
-    assert silent.returncode == 1 and silent.stderr.startswith("error: --silent without --output-file")
+    assert silent.returncode == 1 and silent.stderr.startswith("eer-ner predict: error: --silent without --output-file")
 
 
 @pytest.mark.integration
@@ -504,7 +504,7 @@ def test_a_line_longer_than_the_limit_is_an_error_record_read_in_bounded_memory(
     (tmp_path / "in.jsonl").write_text(
         '{"id": "a", "text": "Paris ."}\n' + '{"text": "' + "x" * 1000 + '"}\n{"id": "c", "text": "Rome ."}\n'
     )
-    with pytest.raises(SystemExit):
+    with pytest.raises(UserError, match=" failed "):
         _tag_into(predictor, tmp_path / "in.jsonl", tmp_path / "out.jsonl")
     out = records(tmp_path / "out.jsonl")
     assert [r["id"] for r in out] == ["a", None, "c"] and "a line longer than 64 characters" in out[1]["error"]
@@ -569,7 +569,7 @@ def test_ctrl_c_during_predict_is_one_line_and_keeps_the_old_output(archive, tmp
     _, err = process.communicate(timeout=120)
     assert process.returncode == 130, err[-3000:]
     assert "Traceback" not in err and err.strip().splitlines()[-1].startswith(
-        "interrupted (Ctrl-C): every output is written whole"
+        "eer-ner predict: interrupted (Ctrl-C): every output is written whole"
     )
     assert (tmp_path / "out.jsonl").read_bytes() == PREVIOUS
     assert (
@@ -604,11 +604,13 @@ def test_predict_tags_a_folder_of_text_files_one_record_per_file(predictor, tmp_
     assert "no such file" in out[5]["error"]
     err = capsys.readouterr().err
     assert f"folder {folder} document 4, id 'b/e.txt': " in err
-    assert f"3 of 6 input documents of {folder} failed (documents 4, 5, 6); the other 3 were tagged" in err
+    assert err.endswith(
+        f"eer-ner predict: error: 3 of 6 input documents of {folder} failed (documents 4, 5, 6); the other 3 were tagged\n"
+    )
 
     kept = "".join(json.dumps(r) + "\n" for r in out[:2])  # a killed run that wrote two records
     (tmp_path / f".again.jsonl.eer-tmp-{dead_pid()}-0badc0de").write_text(kept)
-    with pytest.raises(SystemExit):
+    with pytest.raises(UserError, match=" failed "):
         predict._PredictManager(
             predictor, str(folder), str(tmp_path / "again.jsonl"), 2, False, False, resume=True
         ).run()

@@ -126,7 +126,7 @@ def test_merge_refuses_incomplete_or_misordered_outputs(tmp_path, capsys):
     before = parts[0].read_bytes()
     with pytest.raises(SystemExit):
         shard.merge_main([manifest, str(parts[0]), *map(str, parts)])
-    assert "error:" in capsys.readouterr().err and parts[0].read_bytes() == before
+    assert capsys.readouterr().err.startswith("eer-merge: error: ") and parts[0].read_bytes() == before
     with pytest.raises(SystemExit):
         shard.merge_main([str(source), str(tmp_path / "out.jsonl"), *map(str, parts)])
     assert "not a shard manifest" in capsys.readouterr().err

@@ -119,7 +119,10 @@ def test_evaluate_and_predict_name_the_override(override, says, archive, tmp_pat
         status = cli.main([str(a) for a in argv] + ["-o", json.dumps(override)])
         lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
         assert status == 1 and len(lines) == 1 and says in lines[0], (argv[0], lines)
-        assert lines[0].startswith(f"error: -o/--overrides {json.dumps(override)}: ") and "edited" not in lines[0]
+        assert (
+            lines[0].startswith(f"eer-ner {argv[0]}: error: -o/--overrides {json.dumps(override)}: ")
+            and "edited" not in lines[0]
+        )
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl"]
 
 

@@ -128,7 +128,8 @@ def _cli(argv, capsys):
     except SystemExit as ended:  # the plugin's own AllenNLP subcommands exit with their status
         status = ended.code
     err = capsys.readouterr().err
-    return status, [line for line in err.splitlines() if line.startswith("error:") or "Traceback" in line], err
+    named = f"eer-ner {argv[0]}: error:"  # the form of every command's error line
+    return status, [line for line in err.splitlines() if line.startswith(named) or "Traceback" in line], err
 
 
 @pytest.mark.integration  # loads every command or model once per case
@@ -140,7 +141,7 @@ def test_train_refuses_a_broken_encoder_before_making_its_directory(broken, tmp_
         status, lines, err = _cli(["train", "eer_short.jsonnet", "-s", run], capsys)
         assert status == 1 and len(lines) == 1, (name, err[-2000:])
         _one_line_naming(lines[0], path, defects)
-        assert lines[0].startswith(f"error: EER_ENCODER {path}: ") and not run.exists(), (name, lines)
+        assert lines[0].startswith(f"eer-ner train: error: EER_ENCODER {path}: ") and not run.exists(), (name, lines)
 
 
 @pytest.mark.integration  # loads every command or model once per case
@@ -183,7 +184,7 @@ def test_an_archive_whose_encoder_is_broken_names_the_archive_the_directory_and_
         assert "must be where it was" in message
         for argv in (["evaluate", edited, data], ["predict", edited, data, "--predictor", "eer_tagger"]):
             status, lines, err = _cli(argv, capsys)
-            assert status == 1 and lines == [f"error: {message}"], (name, argv[0], err[-2000:])
+            assert status == 1 and lines == [f"eer-ner {argv[0]}: error: {message}"], (name, argv[0], err[-2000:])
 
 
 def test_an_encoder_cache_that_cannot_hold_the_assembled_encoders_is_one_line(tmp_path, monkeypatch):

@@ -80,7 +80,11 @@ def test_commands_refuse_an_archive_of_another_model_in_one_line(command, archiv
     }[command]
     shown = eer_ner(command, *argv, capture_output=True, text=True)
     assert shown.returncode == 1 and "Traceback" not in shown.stderr, shown.stderr[-3000:]
-    assert shown.stderr.strip().splitlines()[-1].startswith(f"error: {path}: its config.json does not build its model")
+    assert (
+        shown.stderr.strip()
+        .splitlines()[-1]
+        .startswith(f"eer-ner {command}: error: {path}: its config.json does not build its model")
+    )
 
 
 def test_non_finite_archive_weights_are_refused(archive, tmp_path):
@@ -334,7 +338,9 @@ def test_a_run_that_failed_on_its_data_is_named_when_it_is_run_again(tiny_env, t
     monkeypatch.delenv("EER_DEV_DATA")
     assert cli.main(["train", "eer_short.jsonnet", "-s", "model"]) == 1
     err = capsys.readouterr().err.strip()
-    assert err.startswith("error: -s model holds a run without a checkpoint (") and "Add --force" in err, err
+    assert (
+        err.startswith("eer-ner train: error: -s model holds a run without a checkpoint (") and "Add --force" in err
+    ), err
     assert len(err.splitlines()) == 1
 
 

@@ -208,7 +208,7 @@ def test_an_environment_setting_the_configs_cannot_use_is_named_before_jsonnet_r
     assert cli.main(["train", "eer_short.jsonnet", "-s", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
     assert capsys.readouterr().err.strip().splitlines()[-1] == (
-        "error: eer_short.jsonnet: EER_MAX_LENGTH='abc': expected a whole number, such as its default 512; "
+        "eer-ner train: error: eer_short.jsonnet: EER_MAX_LENGTH='abc': expected a whole number, such as its default 512; "
         "EER_SEED='x': expected a whole number, such as its default 0 (unset a setting for its default; eer-ner "
         "eer-settings lists every setting)"
     )

@@ -35,7 +35,7 @@ def test_the_predict_command_refuses_an_export_before_writing(exported, tmp_path
     )
     assert status == 1
     err = capsys.readouterr().err.strip().splitlines()
-    assert err[-1].startswith(f"error: {exported}: an exported model") and len(err) == 1
+    assert err[-1].startswith(f"eer-ner predict: error: {exported}: an exported model") and len(err) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["docs.jsonl"]
 
 

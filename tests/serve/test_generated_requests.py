@@ -157,17 +157,20 @@ def test_every_generated_config_fits_a_model_that_knows_its_label_values():
 @pytest.mark.parametrize(
     "log, reason",
     [
-        ("$ eer-ner train ...\nloading\nerror: trainer.num_epochs: expected an integer\n", "error: trainer.num_epochs"),
+        (
+            "$ eer-ner train ...\nloading\neer-ner train: error: trainer.num_epochs: expected an integer\n",
+            "eer-ner train: error: trainer.num_epochs",
+        ),
         (
             "$ x\nTraceback (most recent call last):\n  File ...\nRuntimeError: CUDA out of memory\n",
             "RuntimeError: CUDA",
         ),
-        ("$ x\ntrain: error: argument -o: invalid\n\n\n", "train: error: argument -o"),
-        ("error: first\nmore output\nerror: second\nlast line\n", "error: second"),
+        ("$ x\neer-ner train: error: argument -o: invalid\n\n\n", "eer-ner train: error: argument -o"),
+        ("eer-ner train: error: first\nmore output\nerror: second\nlast line\n", "error: second"),
         ("", "no output"),
         ("\n \n", "no output"),
         ("x" * 100_000 + "\nKilled\n", "Killed"),
-        (b"\xff\xfe junk\nerror: caf\xc3\xa9\n", "error: caf\u00e9"),
+        (b"\xff\xfe junk\neer-ner train: error: caf\xc3\xa9\n", "eer-ner train: error: caf\u00e9"),
     ],
 )
 def test_a_failed_training_says_why_in_one_line(tmp_path, log, reason):

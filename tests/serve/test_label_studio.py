@@ -294,7 +294,7 @@ def test_a_killed_server_takes_its_training_with_it_and_a_new_one_takes_over(lab
             os.kill(pid, signal.SIGKILL)
     said = (run / "train.log").read_text().splitlines()[-1]
     assert said == (
-        f"error: the eer-ner serve that started this training (pid {backend.process.pid}) ended; it stops "
+        f"eer-ner train: error: the eer-ner serve that started this training (pid {backend.process.pid}) ended; it stops "
         "unfinished, without a model.tar.gz"
     )
     assert not (run / "model" / "model.tar.gz").exists() and not (work / "state.json").exists()

@@ -152,7 +152,7 @@ def test_eer_ner_train_stops_with_one_line_naming_the_setting(
     status = cli.main(["train", "eer_short.jsonnet", "-s", str(tmp_path / "run"), "-o", json.dumps(run)])
     err = capsys.readouterr().err
     assert "Traceback" not in err
-    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    lines = [line for line in err.splitlines() if line.startswith("eer-ner train: error: ")]
     assert status == 1 and len(lines) == 1 and message in lines[0], err[-2000:]
     # no checkpoint was written: a run again with the fix needs --force or a new directory, as the message of
     # check_serialization_dir says (nothing to --recover)
@@ -196,8 +196,10 @@ def test_training_data_without_an_entity_is_one_line_naming_the_file(
     for config in ("eer_short.jsonnet", "raw_all.jsonnet", "sns_all.jsonnet"):
         assert cli.main(["train", config, "-s", str(tmp_path / "run")]) == 1
         err = capsys.readouterr().err
-        lines = [line for line in err.splitlines() if line.startswith("error: ")]
-        assert len(lines) == 1 and lines[0].startswith(f"error: {data}: no annotated entity in "), err[-2000:]
+        lines = [line for line in err.splitlines() if line.startswith("eer-ner train: error: ")]
+        assert len(lines) == 1 and lines[0].startswith(f"eer-ner train: error: {data}: no annotated entity in "), err[
+            -2000:
+        ]
         assert "Traceback" not in err and not (tmp_path / "run").exists()  # stopped before -s was created
 
 

@@ -46,7 +46,7 @@ def test_search_settings_it_cannot_run_with_are_one_line_before_the_model_loads(
         status, err = _cli(argv, capsys)
         lines = [line for line in err.splitlines() if line.strip()]
         assert status == 1 and len(lines) == 1 and "Traceback" not in err, (option, value, err)
-        assert lines[0].startswith("error: --") and option in lines[0], (option, value, lines)
+        assert lines[0].startswith("eer-ner tune-o-cost: error: --") and option in lines[0], (option, value, lines)
     assert sorted(os.listdir(tmp_path)) == ["dev.txt"]
 
 

@@ -345,7 +345,10 @@ def test_recover_resumes_from_a_usable_checkpoint_or_stops_in_one_line(
         message = str(raised.value)
         assert "\n" not in message and str(directory / expected.file) in message and expected.fix in message, message
         capsys.readouterr()
-        assert report(raised.value) == 1 and capsys.readouterr().err == f"error: {message}\n"
+        assert (
+            report(raised.value, "eer-ner train") == 1
+            and capsys.readouterr().err == f"eer-ner train: error: {message}\n"
+        )
         after = _contents(directory)
         # nothing removed or changed (the run's log gets the lines of the attempt when it built the model)
         assert {k: v for k, v in after.items() if k != "out.log"} == {k: v for k, v in before.items() if k != "out.log"}
@@ -429,7 +432,7 @@ def test_eer_ner_train_recover_is_one_line_at_the_command_line(sweep_env, tmp_pa
     done = eer_ner(*command, capture_output=True, text=True, timeout=1200)  # it starts AllenNLP: slow on a busy CPU
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-3000:]
     last = done.stderr.strip().splitlines()[-1]
-    assert last.startswith(f"error: {directory / M2}: incomplete") and "--force" in last, last
+    assert last.startswith(f"eer-ner train: error: {directory / M2}: incomplete") and "--force" in last, last
     assert _contents(directory) == before
 
 
