@@ -293,7 +293,7 @@ def test_eer_ner_train_refuses_a_bad_tag_scheme_in_one_line_and_trains_nothing(t
     done = eer_ner("train", "eer_short.jsonnet", "-s", run, "-o", overrides, capture_output=True, text=True)
     lines = done.stderr.strip().splitlines()
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr[-2000:]
-    assert lines[-1].startswith("error: dataset_reader.tag_scheme must be auto, or one of IOB1, ")
+    assert lines[-1].startswith("eer-ner train: error: dataset_reader.tag_scheme must be auto, or one of IOB1, ")
     assert lines[-1].endswith(", got 'BMES'") and len([line for line in lines if "error" in line]) == 1
     assert _no_model(run)
 
@@ -323,9 +323,9 @@ def test_eer_ner_train_refuses_a_model_or_callback_setting_and_trains_nothing(
     run = tmp_path / "run"
     status = cli.main(["train", "eer_short.jsonnet", "-s", str(run), "-o", json.dumps({"trainer.num_epochs": 1, **overrides})])  # fmt: skip
     err = capsys.readouterr().err
-    lines = [line for line in err.splitlines() if line.startswith("error: ")]
+    lines = [line for line in err.splitlines() if "error: " in line]
     assert status == 1 and "Traceback" not in err and len(lines) == 1, err[-2000:]
-    assert lines[0].startswith(f"error: {message}"), lines[0]
+    assert lines[0].startswith(f"eer-ner train: error: {message}"), lines[0]
     assert _no_model(run)
 
 

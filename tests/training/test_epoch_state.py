@@ -130,4 +130,7 @@ def test_the_checkpoint_interval_reaches_every_packaged_config(monkeypatch, tmp_
     assert cli.main(["train", "eer_short.jsonnet", "-s", str(tmp_path / "out")]) == 1
     assert not (tmp_path / "out").exists()
     err = capsys.readouterr().err
-    assert "error: eer_short.jsonnet: EER_CHECKPOINT_SECONDS='ten minutes': expected a number of seconds above 0" in err
+    assert (
+        "eer-ner train: error: eer_short.jsonnet: EER_CHECKPOINT_SECONDS='ten minutes': expected a number of seconds above 0"
+        in err
+    )
