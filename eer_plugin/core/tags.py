@@ -194,8 +194,9 @@ def spans_to_tags(spans: Iterable[Span], length: int, encoding: str) -> List[str
 
 
 def one_word_type(label: str) -> str:
-    """The entity type ``label`` as formats whose types are one word write it (a CoNLL tag column, a brat ``.ann``
-    line): its spaces as ``_`` (``Product Name``, a label of an annotation tool, is ``Product_Name``)."""
+    """The entity type ``label`` as a format whose types are one word writes it (a CoNLL tag column): its spaces as
+    ``_`` (``Product Name``, a label of an annotation tool, is ``Product_Name``). brat takes fewer characters still
+    (``eer_plugin.corpus.brat_names.storage_form``)."""
     return label.replace(" ", "_")
 
 

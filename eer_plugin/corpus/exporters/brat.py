@@ -12,10 +12,15 @@ longer than file systems take (:data:`NAME_MAX` bytes) is an error.
 A span whose text holds a line break is written as one fragment and its covered text with the
 line breaks as spaces (brat draws it across the lines).
 
-A brat type is one word (the ``.ann`` line separates it from the offsets by a space): an entity type with spaces
-(``Product Name``, a label of an annotation tool) is written with ``_`` (``Product_Name``), and ``visual.conf``
-gives it its name back, which brat shows and ``eer-import brat`` reads
-(:mod:`eer_plugin.corpus.importers.brat`); two types that would be written alike are an error.
+A brat type is one word of letters, digits, ``_`` and ``-`` (brat stores no other character of a type declared in
+``annotation.conf``): an entity type with spaces (``Product Name``, a label of an annotation tool) is written with
+``_`` (``Product_Name``), one with other characters as :func:`eer_plugin.corpus.brat_names.storage_form` writes it
+(``A:B`` -> ``A_B``, ``Ünïcode`` -> ``Unicode``, ``人名`` -> ``u4EBAu540D``), and ``visual.conf`` gives it its name
+back, which brat shows and ``eer-import brat`` reads (:mod:`eer_plugin.corpus.importers.brat`). Refused, naming the
+predictions line, before the directory appears: two types that would be written alike, a type that ``visual.conf``
+cannot name (``|``, a leading ``!``, ``<...>``: :func:`~eer_plugin.corpus.brat_names.name_problem`), and one that
+no importer takes (white space at its ends, or inside other than a space:
+:func:`~eer_plugin.corpus.documents.type_problem`).
 
 The directory is written whole or not at all: built under a temporary name beside it, then renamed.
 It must not exist yet (or be empty), so no earlier annotation is ever overwritten.
@@ -27,10 +32,10 @@ from pathlib import Path, PurePosixPath
 from typing import Dict, Iterable
 
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
-from eer_plugin.core.tags import one_word_type
+from eer_plugin.corpus.brat_names import VISUAL_CONF, name_problem, storage_form
+from eer_plugin.corpus.documents import type_problem
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
-from eer_plugin.corpus.importers.brat import VISUAL_CONF
 
 #: the most bytes of one file name (each part of a path) that Linux, macOS and Windows file systems take
 NAME_MAX = 255
@@ -74,13 +79,28 @@ def file_stem(document: PredictedDocument) -> str:
 
 def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
     """Adds the document's types to ``types`` (brat's form -> the type) and raises :class:`PredictionsError` when
-    two types share a brat form."""
+    two types share a brat form or ``visual.conf`` cannot name a type."""
     for span in document.spans:
-        written = types.setdefault(one_word_type(span.type), span.type)
+        form = storage_form(span.type)
+        if types.get(form) == span.type:
+            continue
+        if type_problem(span.type):  # white space that no importer takes
+            raise PredictionsError(type_problem(span.type), document.path, document.line)
+        problem = name_problem(span.type) if form != span.type else None
+        if problem:
+            raise PredictionsError(
+                f"entity type {span.type!r} cannot be named in brat: it would be written {form!r} (brat's types are "
+                f"letters, digits, _ and -), and visual.conf, which would give it its name back, {problem}; rename "
+                "the type in the predictions file or export them in another format",
+                document.path,
+                document.line,
+            )
+        written = types.setdefault(form, span.type)
         if written != span.type:
             raise PredictionsError(
-                f"entity types {written!r} and {span.type!r} would both be {one_word_type(span.type)!r} in brat, whose types "
-                "are one word (spaces become _); export this model's predictions in another format",
+                f"entity types {written!r} and {span.type!r} would both be {form!r} in brat, whose types are letters, "
+                "digits, _ and - only (spaces and other characters become _); rename one in the predictions file or "
+                "export them in another format",
                 document.path,
                 document.line,
             )
@@ -90,7 +110,7 @@ def annotation_file(document: PredictedDocument) -> str:
     lines = []
     for number, span in enumerate(document.spans, start=1):
         covered = " ".join(document.text[span.start : span.end].splitlines())
-        lines.append(f"T{number}\t{one_word_type(span.type)} {span.start} {span.end}\t{covered}")
+        lines.append(f"T{number}\t{storage_form(span.type)} {span.start} {span.end}\t{covered}")
         lines.append(f"#{number}\tAnnotatorNotes T{number}\tprobability {rounded(span.probability)}")
     return "".join(line + "\n" for line in lines)
 
@@ -112,11 +132,13 @@ def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
             with open(root / f"{stem}.ann", "w", encoding="utf-8", newline="") as out:
                 out.write(annotation_file(document))
         (root / "annotation.conf").write_text(
-            "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n"
+            "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n",
+            encoding="utf-8",
         )
         renamed = {written: label for written, label in sorted(types.items()) if written != label}
-        if renamed:  # brat shows, and eer-import reads, each type by its own name
-            (root / VISUAL_CONF).write_text("[labels]\n" + "".join(f"{w} | {t}\n" for w, t in renamed.items()))
+        if renamed:  # brat shows, and eer-import reads, each type by its own name (brat reads its files as UTF-8)
+            labels = "".join(f"{w} | {t}\n" for w, t in renamed.items())
+            (root / VISUAL_CONF).write_text("[labels]\n" + labels, encoding="utf-8")
         if os.path.isdir(path):
             os.rmdir(path)  # the empty directory the check allowed
         os.replace(temporary, path)

@@ -17,22 +17,25 @@
 The document id is the ``.ann`` path relative to the directory, without the suffix
 (``news/doc1``). brat has no completeness flag: use ``--complete`` or ``--complete-ids``.
 
-A brat type is one word. Where the directory's ``visual.conf`` names a type (``Product_Name | Product Name``,
-what ``eer-export brat`` writes for a type with spaces) by itself with spaces for its ``_``, the type is read
-by that name, so an exported type comes back as it was; other display names (``PER | Person``) change nothing.
+A brat type is one word of letters, digits, ``_`` and ``-`` (:mod:`eer_plugin.corpus.brat_names`). Where the
+directory's ``visual.conf`` names a type by a first display name that ``eer-export brat`` writes as that type
+(``Product_Name | Product Name``, ``A_B | A:B``, ``Unicode | Ünïcode``), the type is read by that name, so an
+exported type comes back as it was; other display names (``PER | Person``) change nothing. ``visual.conf`` is read
+as brat reads it (comments, ``-`` separators, macros, a leading ``!``, indentation); where brat would not read it at
+all (an undefined ``<macro>``) the import is refused naming the line. ``annotation.conf`` is not read: the ``.ann``
+lines hold the types (its aliases and ``!`` abstract types name no span).
 """
 
 import re
 from pathlib import Path
-from typing import Dict, Iterator
+from typing import Iterator
 
+from eer_plugin.corpus.brat_names import VISUAL_CONF, storage_form, type_names
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 
 #: more digits than any character offset has (and beyond 4300 Python refuses to convert them)
 MAX_OFFSET_DIGITS = 18
-#: brat's display settings, beside the documents; its ``[labels]`` give types their names
-VISUAL_CONF = "visual.conf"
 _T_LINE = re.compile(r"^(?P<id>T\S*)\t(?P<type>\S+) (?P<offsets>[0-9]+ [0-9]+(?:;[0-9]+ [0-9]+)*)(?:\t(?P<text>.*))?$")
 
 
@@ -51,29 +54,12 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         files, root = [root], root.parent
     else:
         raise AnnotationImportError("expected a brat directory (X.txt + X.ann files) or an .ann file", root)
-    names = spaced_names(root / VISUAL_CONF, file_encoding)
+    names = type_names(root / VISUAL_CONF, file_encoding)
     for ann in files:
         document = _read_pair(ann, root, report, file_encoding)
         for span in document.spans:
             span.label = names.get(span.label, span.label)
         yield document
-
-
-def spaced_names(visual_conf: Path, file_encoding: str = AUTO_FILE_ENCODING) -> Dict[str, str]:
-    """``{brat type: its name}`` for the ``[labels]`` lines of ``visual_conf`` (if there is one) whose first
-    display name is the type with spaces for its ``_`` (``Product_Name | Product Name``)."""
-    if not visual_conf.is_file():
-        return {}
-    names, section = {}, None
-    for line in decode_file(visual_conf, file_encoding).splitlines():
-        line = line.strip()
-        if line.startswith("[") and line.endswith("]"):
-            section = line[1:-1].strip()
-        elif section == "labels" and "|" in line and not line.startswith("#"):
-            written, name = (part.strip() for part in line.split("|")[:2])
-            if name != written and name.replace(" ", "_") == written:
-                names[written] = name
-    return names
 
 
 def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) -> RawDocument:
@@ -93,7 +79,7 @@ def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) 
             spaced = _SPACED_TYPE.match(line)
             hint = (
                 f" (the type {spaced['type']!r} holds a space, which brat types cannot: write it "
-                f"{spaced['type'].replace(' ', '_')!r}, and name it in visual.conf's [labels])"
+                f"{storage_form(spaced['type'])!r}, and name it in visual.conf's [labels])"
                 if spaced
                 else ""
             )
