@@ -9,6 +9,7 @@ word is observed ``O``, as in gold data).
 
 import dataclasses
 import difflib
+import unicodedata
 from bisect import bisect_left, bisect_right
 from typing import List, Optional, Sequence, Tuple
 
@@ -288,8 +289,13 @@ def type_problem(label: str) -> str:
             f"entity type {label!r} has white space at its start or end, which would make it another type than "
             f"{label.strip()!r}; remove it"
         )
-    if any(c.isspace() and c != " " for c in label):
-        return f"entity type {label!r} holds a tab or a line break; a type is a name on one line"
+    others = sorted({c for c in label if c.isspace() and c != " "})
+    if others:
+        which = ", ".join(f"U+{ord(c):04X} {unicodedata.name(c, 'white space')}" for c in others)
+        return (
+            f"entity type {label!r} holds white space other than a space ({which}): a tab or a line break would split "
+            "one line of output, and one that looks like a space would be a type of its own; write a plain space"
+        )
     return ""
 
 

@@ -135,8 +135,8 @@ def test_the_named_examples(tmp_path, capsys):
         "a<b>c": "reads '<b>' as a macro",
         "<EMPTY>": "reads '<EMPTY>' as an empty name",
         " PER": "white space at its start or end",
-        "P\tER": "tab or a line break",
-        "P\u2028ER": "tab or a line break",
+        "P\tER": "white space other than a space",
+        "P\u2028ER": "white space other than a space",
     }.items():
         exported, errors = round_trip(tmp_path, capsys, "PER", label)
         assert exported == 1 and len(errors) == 1 and why in errors[0] and repr(label) in errors[0], (label, errors)

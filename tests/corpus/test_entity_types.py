@@ -23,10 +23,12 @@ BAD_TYPES = {
     " PER": "white space at its start or end",
     "\u00a0PER": "white space at its start or end",
     "PER\n": "white space at its start or end",
-    "P\tER": "tab or a line break",
-    "P\nER": "tab or a line break",
-    "P\u2028ER": "tab or a line break",
-    "P\r\nER": "tab or a line break",
+    "P\tER": "white space other than a space",
+    "P\nER": "white space other than a space",
+    "P\u2028ER": "white space other than a space",
+    "P\r\nER": "white space other than a space",
+    "P\u00a0ER": "U+00A0 NO-BREAK SPACE",
+    "P\u2003ER": "U+2003 EM SPACE",
 }
 #: a type that is not a string, in an annotation tool's export
 NOT_STRINGS = {"integer": 7, "list": ["PER"], "object": {"name": "PER"}, "true": True, "float": 1.5}
