@@ -77,6 +77,30 @@ def test_every_hyperparameter_is_a_literal_at_its_key_with_the_tables_default(co
     assert held >= 7  # CBL-LSTM's has no rho, gamma, encoder rate or grammar switches
 
 
+def test_the_eer_config_writes_the_taggers_own_defaults():
+    """jsonnet cannot read Python's constants, so the EER config's model literals (rho, gamma, lambda_u, the ratio
+    control, eta, c, dropout, the ablation flags) are copies: each is the ``eer_tagger`` constructor's default, which
+    for the maths' settings is :mod:`eer_plugin.core.ranges`' (the table's defaults are read from there too)."""
+    import inspect
+
+    from eer_plugin.core import ranges
+    from eer_plugin.models.tagger import EERTagger
+
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(EERTagger.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    model = evaluated(CONFIG_DIR / "eer_short.jsonnet")["model"]
+    written = {key: value for key, value in model.items() if key in defaults and key != "precision"}  # EER_PRECISION
+    assert {key: defaults[key] for key in written} == written and len(written) >= 10, written
+    assert {key: defaults[key] for key in ranges.RANGES if key in defaults} == {
+        key: getattr(ranges, "DEFAULT_" + key.upper()) for key in ranges.RANGES if key in defaults
+    }
+    table = {s.path: s.value(s.default, "eer", "short") for s in HYPERPARAMETERS if s.path.startswith("model.")}
+    assert {path: defaults[path[len("model.") :]] for path in table} == table
+
+
 def test_per_variant_defaults_stay_expressible():
     epochs = {c.name: evaluated(c)["trainer"]["num_epochs"] for c in CONFIGS}
     assert (
