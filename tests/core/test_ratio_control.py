@@ -217,14 +217,11 @@ def write_estimate(path, rho=0.105, gamma=0.02):
 
 
 def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
-    import json
 
     from eer_plugin.training import ratio_overrides
 
     given = '{"trainer.num_epochs": 2}'  # the user's own -o stays
-    merged = json.loads(
-        ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), given, "eer_short.jsonnet")
-    )
+    merged = ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), given, "eer_short.jsonnet")
     assert merged == {
         "trainer.num_epochs": 2,
         "model.entity_ratio": 0.105,
@@ -232,25 +229,22 @@ def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
         "model.ratio_control": "bind",
     }
     # a config whose model has no ratio control gets rho and gamma only (Raw's ratio settings, as before)
-    raw = json.loads(
-        ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), "", "raw_short.jsonnet")
-    )
+    raw = ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), "", "raw_short.jsonnet")
     assert raw == {"model.entity_ratio": 0.105, "model.ratio_margin": 0.02}
 
 
 def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_ratio(tmp_path):
-    import json
 
     from eer_plugin.common.errors import UserError
     from eer_plugin.training import ratio_overrides
 
     estimate = write_estimate(tmp_path / "ratio.json")
     given = '{"model": {"entity_ratio": 0.105, "ratio_control": "fixed"}}'  # the same rho: no conflict
-    merged = json.loads(ratio_overrides.apply_ratio_estimate(estimate, given, "eer_short.jsonnet"))
+    merged = ratio_overrides.apply_ratio_estimate(estimate, given, "eer_short.jsonnet")
     assert merged == {"model": {"entity_ratio": 0.105, "ratio_control": "fixed", "ratio_margin": 0.02}}
     with pytest.raises(UserError, match="gives model.entity_ratio=0.105 but your -o sets model.entity_ratio=0.2"):
         ratio_overrides.apply_ratio_estimate(estimate, '{"model.entity_ratio": 0.2}', "eer_short.jsonnet")
-    with pytest.raises(UserError, match="-o/--overrides is no JSON"):
+    with pytest.raises(UserError, match="^-o/--overrides {not json: not valid JSON"):
         ratio_overrides.apply_ratio_estimate(estimate, "{not json", "eer_short.jsonnet")
 
 
