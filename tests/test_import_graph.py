@@ -74,6 +74,7 @@ CORE_MODULES = {
     "spans",
     "span_sampling",
     "ratio_control",
+    "ranges",  # the defaults and ranges of the loss's and the control's settings, declared once (no torch)
     "scan",
     "crf_paths",  # which recursion (sequential, scan, fused) the CRF runs on a device
     "fused",  # the CRF's recursions as Triton kernels (Triton imported on first use only)

@@ -8,11 +8,11 @@ from typing import Any, List, Optional, Tuple
 
 from eer_benchmark.plan.approaches import FAMILIES, split_approach
 from eer_benchmark.plan.scenario import Dataset, Scenario
+from eer_plugin.core.ranges import RATIO_CONTROLS  # noqa: F401  (the ratio grid's controls: the tagger's own)
 
 GOLD_SCENARIO = "gold"  # directory of the gold approaches' runs (they ignore the scenario)
-#: the ratio grid's controls (``EER_RATIO_CONTROL``); a grid band trained with ``bind`` is kept with the
-#: ablation setting of that name (``<dataset>/ablations/binding-ratio-control/...``) and is the same run as it
-RATIO_CONTROLS = ("fixed", "bind")
+#: a grid band of the ratio grid's controls (``EER_RATIO_CONTROL``, :data:`RATIO_CONTROLS`) trained with ``bind`` is
+#: kept with the ablation setting of that name (``<dataset>/ablations/binding-ratio-control/...``): the same run
 BIND_SLUG = "binding-ratio-control"
 ABLATIONS_DIR = "ablations"  # <dataset>/ablations/<setting>/<scenario>/...: the ablation study's runs
 

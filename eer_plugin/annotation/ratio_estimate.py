@@ -24,6 +24,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import numpy as np
 
 from eer_plugin.annotation.bootstrap import resampled_sums
+from eer_plugin.core.ranges import RANGES
 from eer_plugin.core.tags import OUTSIDE
 
 DEFAULT_RESAMPLES = 10_000
@@ -197,6 +198,10 @@ def read_suggestion(path: str) -> Dict[str, float]:
     }
     if not all(strict_json.is_number(v) for v in values.values()):
         raise ValueError(f"{path}: no 'suggested' entity_ratio and ratio_margin numbers in it ({fix})")
-    if not (0 <= values["entity_ratio"] <= 1 and values["ratio_margin"] >= 0):
-        raise ValueError(f"{path}: suggested entity_ratio must be in [0, 1] and ratio_margin >= 0, got {values}")
+    for key, value in values.items():  # the ranges the model takes them in (core.ranges), in the same words
+        problem = RANGES[key].problem(key, value)
+        if problem:
+            raise ValueError(
+                f"{path}: suggested {problem}: no model trains with it; give rho and gamma with -o instead"
+            )
     return {key: float(value) for key, value in values.items()}

@@ -41,11 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
 def cbl_from_args(args: argparse.Namespace) -> dict:
     from eer_plugin.training.cbl_rounds import run_cbl_file
 
-    check_overrides(args.overrides)
     return run_cbl_file(
         args.param_path,
         args.serialization_dir,
-        args.overrides,
+        check_overrides(args.overrides),  # read once: Params.from_file takes it as it is
         getattr(args, "include_package", None) or [],
         recover=args.recover,
         force=args.force,

@@ -66,12 +66,13 @@ def _checked(original):
         outputs += [("--predictions-output-file", path) for path in _files(args.predictions_output_file)]
         check_outputs(inputs, outputs)
         check_cuda_device(args.cuda_device)
-        check_overrides(args.overrides)
+        overrides = check_overrides(args.overrides)  # read once: load_archive takes it as it is
         if args.batch_size is not None and not 1 <= args.batch_size <= sys.maxsize:  # 0 fell back to the config's
             raise UserError(f"--batch-size {args.batch_size}: give a number of instances from 1 to {sys.maxsize}")
         auto_names = getattr(args, "auto_names", None) or "NONE"
         _check_counts(args, auto_names)
         args = copy.copy(args)
+        args.overrides = overrides
         with contextlib.ExitStack() as stack:
             args.output_file = _staged(stack, args.output_file, auto_names not in ("METRICS", "ALL"))
             args.predictions_output_file = _staged(

@@ -54,7 +54,8 @@ def _checked(original):
         check_arguments(args.input_file, args.output_file, args.batch_size, args.archive_file, args.weights_file)
         check_predictor_name(args.predictor)
         check_cuda_device(getattr(args, "cuda_device", -1))
-        check_overrides(getattr(args, "overrides", None))
+        if hasattr(args, "overrides"):  # read once: load_archive takes it as it is
+            args.overrides = check_overrides(args.overrides)
         check = getattr(_predictor_class(args.predictor), "check_predictor_args", None)
         if check is not None and args.predictor_args.strip():
             try:

@@ -15,6 +15,8 @@ import argparse
 from allennlp.commands.subcommand import Subcommand
 from allennlp.commands.train import Train
 
+from eer_plugin.commands.overrides import check_overrides
+from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE
 from eer_plugin.training.ratio_overrides import apply_ratio_estimate
 from eer_plugin.training.settings_checks import check_training_arguments
 
@@ -33,6 +35,8 @@ class TrainWithRatioEstimate(Train):
         train = subparser.get_default("func")
 
         def train_with_estimate(args: argparse.Namespace):
+            # -o read once, here: the estimate, the checks and AllenNLP's Params.from_file take it as it is
+            args.overrides = check_overrides(args.overrides, example=TRAINING_EXAMPLE)
             if args.ratio_estimate:
                 args.overrides = apply_ratio_estimate(args.ratio_estimate, args.overrides, args.param_path)
             check_training_arguments(args.param_path, args.overrides, args.serialization_dir, args.recover, args.force)

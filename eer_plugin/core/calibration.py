@@ -19,6 +19,7 @@ import torch
 
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.losses import expected_entity_counts
+from eer_plugin.core.ranges import ENTITY_RATIO
 
 
 class RatioBatch(NamedTuple):
@@ -73,10 +74,10 @@ def calibrate_outside_shift(
     ``rho_hat(b)`` is monotone, so a bracket ``[low, high]`` with ``rho_hat(low) >= target >=
     rho_hat(high)`` is found by doubling, then narrowed by the Illinois variant of regula falsi
     (superlinear, and never leaves the bracket): about 8 evaluations of the sample's marginals
-    instead of about 25 for bisection. ``target_ratio`` must lie strictly between 0 and 1.
+    instead of about 25 for bisection. ``target_ratio`` is a ``rho``: strictly between 0 and 1
+    (:data:`~eer_plugin.core.ranges.ENTITY_RATIO`).
     """
-    if not 0.0 < target_ratio < 1.0:
-        raise ValueError(f"the target entity ratio must be in (0, 1), got {target_ratio}")
+    ENTITY_RATIO.check("target_ratio", target_ratio)
 
     def excess(shift: float) -> float:  # rho_hat(b) - rho: positive while b is too small
         return sample_ratio(crf, batches, entity_mask, outside_index, shift) - target_ratio

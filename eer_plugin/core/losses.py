@@ -8,7 +8,8 @@ with ``rho`` the expected entity ratio (``entity_ratio``), ``gamma`` its margin 
 (``ratio_margin``) and ``rho_hat`` the model's expected fraction of non-``O`` tags, computed exactly
 from CRF tag marginals and estimated on a mini-batch (Monte-Carlo over the data set). The full
 objective is ``L_p + lambda_u * L_u`` with ``lambda_u`` the ``ratio_loss_weight``.
-Paper defaults: ``rho = 0.15``, ``gamma = 0.05``, ``lambda_u = 10``.
+Paper defaults: ``rho = 0.15``, ``gamma = 0.05``, ``lambda_u = 10`` (declared with their ranges in
+:mod:`eer_plugin.core.ranges`).
 """
 
 from typing import NamedTuple, Optional, Tuple
@@ -16,10 +17,7 @@ from typing import NamedTuple, Optional, Tuple
 import torch
 
 from eer_plugin.core.crf import ConstrainedCRF
-
-DEFAULT_ENTITY_RATIO = 0.15  # rho
-DEFAULT_RATIO_MARGIN = 0.05  # gamma
-DEFAULT_RATIO_LOSS_WEIGHT = 10.0  # lambda_u
+from eer_plugin.core.ranges import DEFAULT_ENTITY_RATIO, DEFAULT_RATIO_LOSS_WEIGHT, DEFAULT_RATIO_MARGIN
 
 
 def expected_entity_counts(marginals: torch.Tensor, mask: torch.Tensor, entity_mask: torch.Tensor) -> torch.Tensor:

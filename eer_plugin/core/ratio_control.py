@@ -34,48 +34,37 @@ continues exactly; under distributed training each batch's ratio is taken over a
 every worker holds the same price.
 """
 
-import math
 from typing import Optional
 
 import torch
 
 from eer_plugin.core.losses import BandConstraint, band_sides, expected_entity_counts, next_running_ratio
-
-#: eta: the multipliers' step per unit of ratio outside the band, per training batch (nats per entity tag)
-DEFAULT_PRICE_RATE = 1.0
-#: c: the price's immediate slope per unit of ratio outside the band (nats per entity tag)
-DEFAULT_PRICE_PENALTY = 10.0
-#: m: the running ratio's decay per batch (0.9: about the last 10 batches)
-DEFAULT_MOMENTUM = 0.9
-#: the ratio controls a tagger accepts: the paper's fixed weight alone, or with the band held
-RATIO_CONTROLS = ("fixed", "bind")
-
-
-def _finite(value) -> bool:
-    """Whether ``value`` is a finite ``int`` or ``float`` (not a bool, None or string, not NaN or infinite; not a whole
-    number too large for a float, as jsonnet writes ``1e999``)."""
-    if isinstance(value, bool) or not isinstance(value, (int, float)):
-        return False
-    try:
-        return math.isfinite(value)
-    except OverflowError:
-        return False
+from eer_plugin.core.ranges import (
+    DEFAULT_MOMENTUM,
+    DEFAULT_PRICE_PENALTY,
+    DEFAULT_PRICE_RATE,
+    ENTITY_RATIO,
+    MOMENTUM,
+    PRICE_PENALTY,
+    PRICE_RATE,
+    RATIO_CONTROLS,
+    RATIO_LOSS_WEIGHT,
+    RATIO_MARGIN,
+)
 
 
 def check_ratio_loss(entity_ratio: float, ratio_margin: float, ratio_loss_weight: float) -> None:
-    """``ValueError`` for a band or weight the EER loss cannot use: ``rho`` outside (0, 1),
-    ``gamma`` or ``lambda_u`` below 0 (a negative weight maximises the ratio loss), or any of them not a finite
-    number (null, a string)."""
-    if not (_finite(entity_ratio) and 0 < entity_ratio < 1):
-        raise ValueError(f"entity_ratio (rho) must be a number in (0, 1), got {entity_ratio!r}")
-    if not (_finite(ratio_margin) and ratio_margin >= 0):
-        raise ValueError(f"ratio_margin (gamma) must be a number of at least 0, got {ratio_margin!r}")
-    if not (_finite(ratio_loss_weight) and ratio_loss_weight >= 0):
-        raise ValueError(f"ratio_loss_weight (lambda_u) must be a number of at least 0, got {ratio_loss_weight!r}")
+    """``ValueError`` for a band or weight the EER loss cannot use: each outside its range of
+    :mod:`eer_plugin.core.ranges` (``rho`` in (0, 1), ``gamma`` and ``lambda_u`` at least 0: a negative weight
+    maximises the ratio loss), or not a finite number (null, a string, NaN, an infinity)."""
+    ENTITY_RATIO.check("entity_ratio", entity_ratio)
+    RATIO_MARGIN.check("ratio_margin", ratio_margin)
+    RATIO_LOSS_WEIGHT.check("ratio_loss_weight", ratio_loss_weight)
 
 
 def check_ratio_control(control: str) -> str:
-    if control not in RATIO_CONTROLS:
+    """``control``, or a ``ValueError`` unless it is one of :data:`~eer_plugin.core.ranges.RATIO_CONTROLS`."""
+    if type(control) is not str or control not in RATIO_CONTROLS:
         raise ValueError(f"ratio_control must be one of {', '.join(RATIO_CONTROLS)}, got {control!r}")
     return control
 
@@ -107,16 +96,11 @@ class EntityPrice(torch.nn.Module):
         momentum: float = DEFAULT_MOMENTUM,
     ) -> None:
         super().__init__()
-        if not (_finite(entity_ratio) and 0.0 <= entity_ratio <= 1.0):
-            raise ValueError(f"entity_ratio (rho) must be in [0, 1], got {entity_ratio!r}")
-        if not (_finite(ratio_margin) and ratio_margin >= 0):
-            raise ValueError(f"ratio_margin (gamma) must be >= 0, got {ratio_margin!r}")
-        if not (_finite(price_rate) and price_rate >= 0):
-            raise ValueError(f"price_rate (eta) must be a finite number >= 0, got {price_rate!r}")
-        if not (_finite(price_penalty) and price_penalty > 0):
-            raise ValueError(f"price_penalty (c) must be a finite number > 0, got {price_penalty!r}")
-        if not (_finite(momentum) and 0.0 <= momentum < 1.0):
-            raise ValueError(f"momentum must be in [0, 1), got {momentum!r}")
+        ENTITY_RATIO.check("entity_ratio", entity_ratio)  # the ranges of core.ranges, as the tagger's rules
+        RATIO_MARGIN.check("ratio_margin", ratio_margin)
+        PRICE_RATE.check("price_rate", price_rate)
+        PRICE_PENALTY.check("price_penalty", price_penalty)
+        MOMENTUM.check("momentum", momentum)
         self.low = entity_ratio - ratio_margin
         self.high = entity_ratio + ratio_margin
         self.price_rate = price_rate

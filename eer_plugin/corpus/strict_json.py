@@ -21,29 +21,15 @@ Callers add the file and line (``FILE:LINE: repeated key "spans" ...``). :class:
 
 import dataclasses
 import json
-import math
 import re
 import sys
 from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple
 
+# whether a parsed JSON value is an integer / a finite number: the tests of the settings' ranges, read here too
+from eer_plugin.core.ranges import is_integer, is_number  # noqa: F401
+
 #: a run of more digits than Python converts to an int (``sys.get_int_max_str_digits()``, 4300 by default)
 _LONG_DIGITS = re.compile("(?<![0-9])[0-9]{%d,}" % (sys.get_int_max_str_digits() + 1))  # tried at a run's start only
-
-
-def is_integer(value: Any) -> bool:
-    """Whether a parsed JSON value is an integer: an ``int`` and never a ``bool`` (``true`` is an ``int`` in Python),
-    never a float such as ``1.0``."""
-    return isinstance(value, int) and not isinstance(value, bool)
-
-
-def is_number(value: Any) -> bool:
-    """Whether a parsed JSON value is a finite number: an ``int`` or ``float``, never a ``bool``, never ``NaN`` or
-    ``Infinity`` (which Python's parser reads as floats, as it reads ``1e999``), never a whole number too large for a
-    float (``1`` and 400 zeros: as ``1e400``, no computation can use it)."""
-    try:
-        return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    except OverflowError:
-        return False
 
 
 class JsonError(ValueError):

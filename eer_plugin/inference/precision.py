@@ -28,13 +28,13 @@ import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from eer_plugin.common.errors import SettingError
-from eer_plugin.runtime.setting_values import checked, one_of
+from eer_plugin.runtime.setting_values import PRECISIONS, RULES, checked
 
-PRECISIONS = ("fp32", "bf16", "auto")
 #: what a model loaded for tagging may run its encoder in: :data:`PRECISIONS` and ``int8`` (CPU only)
 TAGGING_PRECISIONS = PRECISIONS + ("int8",)
-#: what a model's ``precision`` must be
-PRECISION = one_of(PRECISIONS, "EER_PRECISION; auto: bf16 where the machine computes it natively, else fp32")
+#: what a model's ``precision`` must be: the rule of the settings table (the models check it with their other
+#: settings, ``eer-ner train`` before it builds them)
+PRECISION = RULES["model.precision"]
 logger = logging.getLogger(__name__)
 
 

@@ -22,7 +22,7 @@ from allennlp.modules import TextFieldEmbedder
 from allennlp.training.metrics import Average
 
 from eer_plugin.core.span_sampling import enumerate_spans, greedy_decode, sample_negatives
-from eer_plugin.inference.precision import check_precision, encoder_autocast
+from eer_plugin.inference.precision import encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.models.tagger import WordSpanF1, model_entity_types
@@ -93,7 +93,7 @@ class SpanNegativeSampling(Model):
         self.max_width = max_width
         self.negative_rate = negative_rate
         self.rng = random.Random(seed)
-        self.precision = check_precision(precision, "model.precision")
+        self.precision = precision  # checked above (RULES' model.precision)
         self.span_f1 = WordSpanF1(self.entity_types)
         self.partial_span = PartialSpanMetric(entity_ratio=entity_ratio)  # partially annotated dev data
         self.span_loss = Average()

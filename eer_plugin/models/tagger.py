@@ -22,26 +22,21 @@ from allennlp.training.metrics import Average, Metric
 
 from eer_plugin.common.errors import SettingError
 from eer_plugin.core.crf import LATENT, ConstrainedCRF
-from eer_plugin.core.losses import (
+from eer_plugin.core.losses import eer_objective, expected_entity_ratio
+from eer_plugin.core.ranges import (
     DEFAULT_ENTITY_RATIO,
-    DEFAULT_RATIO_LOSS_WEIGHT,
-    DEFAULT_RATIO_MARGIN,
-    eer_objective,
-    expected_entity_ratio,
-)
-from eer_plugin.core.ratio_control import (
     DEFAULT_PRICE_PENALTY,
     DEFAULT_PRICE_RATE,
-    EntityPrice,
-    batch_ratio,
-    check_ratio_control,
-    check_ratio_loss,
+    DEFAULT_RATIO_CONTROL,
+    DEFAULT_RATIO_LOSS_WEIGHT,
+    DEFAULT_RATIO_MARGIN,
 )
+from eer_plugin.core.ratio_control import EntityPrice, batch_ratio
 from eer_plugin.core.spans import SpanCounts
 from eer_plugin.core.tags import OUTSIDE, BiluoScheme
 from eer_plugin.inference.chunking import LATENT_LABEL
 from eer_plugin.inference.decoding import SpanDecoder
-from eer_plugin.inference.precision import check_precision, encoder_autocast
+from eer_plugin.inference.precision import encoder_autocast
 from eer_plugin.models.encoder_pooler import drop_unused_pooler
 from eer_plugin.models.partial_metrics import PartialSpanMetric, evaluation_metrics
 from eer_plugin.runtime.setting_values import Rule, check_arguments, checked
@@ -167,7 +162,7 @@ class EERTagger(Model, SpanDecoder):
         entity_ratio: float = DEFAULT_ENTITY_RATIO,
         ratio_margin: float = DEFAULT_RATIO_MARGIN,
         ratio_loss_weight: float = DEFAULT_RATIO_LOSS_WEIGHT,
-        ratio_control: str = "fixed",
+        ratio_control: str = DEFAULT_RATIO_CONTROL,
         price_rate: float = DEFAULT_PRICE_RATE,
         price_penalty: float = DEFAULT_PRICE_PENALTY,
         per_sequence_ratio: bool = False,
@@ -204,26 +199,23 @@ class EERTagger(Model, SpanDecoder):
         self.crf = ConstrainedCRF(
             self.scheme.allowed_transitions(), self.scheme.allowed_start(), self.scheme.allowed_end()
         )
-        try:  # the maths' checks name the setting; a config's mistake is one line (SettingError), not a traceback
-            check_ratio_loss(entity_ratio, ratio_margin, ratio_loss_weight)
-            self.ratio_control = check_ratio_control(ratio_control)
-            if ratio_control == "bind" and not ratio_loss_weight:
-                raise ValueError(
-                    "ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold"
-                )
-            #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight
-            self.entity_price = (
-                EntityPrice(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
+        # rho, gamma, lambda_u, the control, eta and c were checked above by the rules built from core.ranges
+        if ratio_control == "bind" and not ratio_loss_weight:
+            raise SettingError(
+                "model.ratio_control 'bind' needs the EER loss (ratio_loss_weight > 0); use 'fixed' for Raw/Gold"
             )
-        except ValueError as error:
-            raise SettingError(f"model.{error}") from None
+        self.ratio_control = ratio_control
+        #: the binding control's state (a buffer: saved in checkpoints), or None for the paper's fixed weight
+        self.entity_price = (
+            EntityPrice(entity_ratio, ratio_margin, price_rate, price_penalty) if ratio_control == "bind" else None
+        )
         self.entity_ratio = float(entity_ratio)
         self.ratio_margin = float(ratio_margin)
         self.ratio_loss_weight = float(ratio_loss_weight)  # jsonnet writes 1e30 as an int of 31 digits
         self.per_sequence_ratio = per_sequence_ratio
         self.ratio_counts_bookends = ratio_counts_bookends
         self.train_constraints = train_constraints
-        self.precision = check_precision(precision, "model.precision")
+        self.precision = precision  # checked above (RULES' model.precision)
         self.o_cost = float(o_cost)  # jsonnet writes 1e308 as an int of 309 digits
         #: False skips the marginals behind the ``rho_hat`` metric when no tags are given (prediction)
         self.track_rho_hat = True

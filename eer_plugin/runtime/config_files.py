@@ -153,7 +153,7 @@ def _refuse_custom_code(config: str, values: dict) -> None:
 def install() -> None:
     """Wraps ``Params.from_file`` and jsonnet's ``evaluate_file`` in AllenNLP (idempotent)."""
     from allennlp.common import params as params_module
-    from allennlp.common.params import Params, parse_overrides
+    from allennlp.common.params import Params, parse_overrides, with_overrides
 
     if getattr(Params.from_file, "eer_configs", False):
         return
@@ -172,33 +172,34 @@ def install() -> None:
         if refused:
             raise UserError(f"{params_file}: {refused}")
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
-        values = config_overrides.parsed(params_overrides, lambda text: parse_overrides(text, ext_vars))
+        # text is evaluated here, once; a command's -o arrives read already (config_overrides.Overrides)
+        values = config_overrides.parsed(params_overrides, parse_overrides, ext_vars=ext_vars)
         model_config = not training_config and _is_model_config(config)
-        try:
-            params = original(cls, config, values, ext_vars)
-        except ValueError as error:  # AllenNLP's with_overrides: a key the config lacks, or under a replaced object
-            named = _model_config_name(config) if model_config else str(params_file)
-            unapplied = config_overrides.unapplied_error(error, params_overrides, values, _read(config), named)
-            if unapplied is None:
-                raise
-            raise unapplied from None
+        try:  # the file alone, evaluated once: AllenNLP's own from_file would read the overrides a second time
+            params = original(cls, config, "", ext_vars)
         except RuntimeError as error:
             if str(error).startswith(("RUNTIME ERROR", "STATIC ERROR")):
                 if model_config:
                     raise _model_config_error(config, error) from None
                 raise _jsonnet_error(str(params_file), error) from None
             raise
+        file_config = params.as_dict(quiet=True)
+        if values:
+            try:
+                params = cls(with_overrides(file_config, values))
+            except ValueError as error:  # a key the config lacks, or one under an object the same -o replaces
+                named = _model_config_name(config) if model_config else str(params_file)
+                unapplied = config_overrides.unapplied_error(error, params_overrides, values, file_config, named)
+                if unapplied is None:
+                    raise
+                raise unapplied from None
         if training_config:
             check_data_paths(str(params_file), params.as_dict(quiet=True))
         elif model_config:
             _refuse_custom_code(config, params.as_dict(quiet=True))
             if values:  # a part that does not build with them names them, not the archive (archive_contents)
-                config_overrides.record(params, params_overrides, values, _read(config))
+                config_overrides.record(params, params_overrides, values, file_config)
         return params
-
-    def _read(config: str) -> dict:
-        """The config file as it is, without overrides (for the messages about them)."""
-        return original(Params, config, "", unset_defaults()).as_dict(quiet=True)
 
     from_file.eer_configs = True  # type: ignore[attr-defined]
     from_file.__doc__ = original.__doc__

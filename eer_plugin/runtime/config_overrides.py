@@ -16,39 +16,63 @@ from typing import Any, Callable, Dict, List, Optional
 
 from eer_plugin.common.errors import UserError, one_line, shortened
 from eer_plugin.runtime.encoders import EncoderError
+from eer_plugin.runtime.settings import unset_defaults
 
 #: the option, as the commands name it
 OPTION = "-o/--overrides"
 EXAMPLE = """-o '{"model.o_cost": 1.5}'"""
+#: the example of a training's ``-o``
+TRAINING_EXAMPLE = """-o '{"trainer.num_epochs": 5}'"""
 #: the top-level keys a model's config is read for, besides its own (``load_archive``, ``evaluate``)
 MODEL_CONFIG_KEYS = ("dataset_reader", "validation_dataset_reader", "model", "data_loader", "validation_data_loader")
 #: the attribute of a Params read with overrides: what they change (kept by ``Params.duplicate``, a deep copy)
 MARK = "eer_overrides"
 
 
-def parsed(overrides: Any, parse: Callable[[str], Any], what: str = OPTION) -> Dict[str, Any]:
-    """``overrides`` (jsonnet text, or a dict) as the JSON object of config keys it must be (``parse``: AllenNLP's
-    ``parse_overrides``), or a :class:`UserError` with the value and an example; ``{}`` when empty."""
+class Overrides(dict):
+    """An ``-o`` read once: the JSON object of config keys it evaluates to, which keeps the ``text`` the user gave for
+    the messages about it. A command reads its ``-o`` text once, when it checks it (:func:`parsed`), and hands this
+    on: every later reader (``eer-ner train``'s checks, ``Params.from_file``, ``load_archive``) takes it as it is,
+    where each of them evaluated the text with jsonnet again."""
+
+    def __init__(self, values: Dict[str, Any], text: str) -> None:
+        super().__init__(values)
+        self.text = text
+
+
+def parsed(
+    overrides: Any,
+    parse: Callable[..., Any],
+    what: str = OPTION,
+    ext_vars: Optional[Dict[str, Any]] = None,
+    example: str = EXAMPLE,
+) -> Overrides:
+    """``overrides`` as the JSON object of config keys it must be (an :class:`Overrides`, which is returned as it is;
+    ``{}`` when empty), or a :class:`UserError` with the value and an example. Text is evaluated once, by ``parse``
+    (AllenNLP's ``parse_overrides``) with ``ext_vars`` (default: the environment settings' defaults, as the configs
+    get them: :func:`eer_plugin.runtime.settings.unset_defaults`); ``example``: the one the message gives."""
+    if isinstance(overrides, Overrides):
+        return overrides
     if isinstance(overrides, dict) or not overrides:
-        return dict(overrides or {})
+        return Overrides(dict(overrides or {}), json.dumps(overrides) if overrides else "")
     text = shortened(one_line(overrides), 120)
     try:
-        value = parse(overrides)
+        value = parse(overrides, unset_defaults() if ext_vars is None else ext_vars)
     except Exception as error:  # noqa: BLE001  (jsonnet's RuntimeError, json's ValueError: the value is wrong)
         reason = one_line(str(error).replace("RUNTIME ERROR: ", "").replace("STATIC ERROR: ", ""))[:200]
         raise UserError(
-            f"{what} {text}: not valid JSON ({reason}); give config keys and values, e.g. {EXAMPLE}"
+            f"{what} {text}: not valid JSON ({reason}); give config keys and values, e.g. {example}"
         ) from None
     if not isinstance(value, dict):
         raise UserError(
-            f"{what} {text}: a JSON {type(value).__name__}, not an object of config keys and values, e.g. {EXAMPLE}"
+            f"{what} {text}: a JSON {type(value).__name__}, not an object of config keys and values, e.g. {example}"
         )
-    return value
+    return Overrides(value, overrides)
 
 
 def shown(overrides: Any) -> str:
     """The overrides as the user typed them (or as JSON), one line, at most 200 characters."""
-    text = overrides if isinstance(overrides, str) else json.dumps(overrides)
+    text = getattr(overrides, "text", None) or (overrides if isinstance(overrides, str) else json.dumps(overrides))
     return shortened(one_line(text), 200)
 
 

@@ -6,36 +6,31 @@ it is built (:func:`checked`): a value it cannot use is a :class:`~eer_plugin.co
 naming the key as the config writes it, the value and what it must be, not a failure when the first file is read or
 the first batch runs. ``eer-ner train`` checks the config's values against the same :data:`RULES` before anything is
 built (:mod:`eer_plugin.training.settings_checks`); an ``EER_*`` variable that fills one of these keys is checked with
-its rule before the config is evaluated (:mod:`eer_plugin.runtime.settings_environment`). The allowed sets are those of
-the modules that use the values (the tag schemes of :mod:`eer_plugin.core.tags`, the formats and file encodings of
-:mod:`eer_plugin.corpus.formats`, the variants of :mod:`eer_plugin.annotation.simulators`)."""
+its rule before the config is evaluated (:mod:`eer_plugin.runtime.settings_environment`). The allowed sets and ranges
+are those of the modules that use the values, declared there once (the tag schemes of :mod:`eer_plugin.core.tags`, the
+ranges and choices of the EER objective and the binding ratio control of :mod:`eer_plugin.core.ranges`, which the maths
+checks with the same words, the formats and file encodings of :mod:`eer_plugin.corpus.formats`, the variants of
+:mod:`eer_plugin.annotation.simulators`); the precisions of a model's encoder (:data:`PRECISIONS`) are declared here:
+:mod:`eer_plugin.inference.precision`, which runs them, is a layer above."""
 
 import dataclasses
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.simulators import VARIANTS
 from eer_plugin.common.errors import SettingError
+from eer_plugin.core.ranges import (
+    ENTITY_RATIO,
+    PRICE_PENALTY,
+    PRICE_RATE,
+    RATIO_CONTROLS,
+    RATIO_LOSS_WEIGHT,
+    RATIO_MARGIN,
+    Bounds,
+    is_integer,
+)
 from eer_plugin.core.tags import SCHEME_SETTINGS, is_scheme_setting
 from eer_plugin.corpus.formats import FORMATS
 from eer_plugin.corpus.formats.files import FILE_ENCODINGS, is_file_encoding
-from eer_plugin.corpus.strict_json import is_integer, is_number
-
-
-@dataclasses.dataclass(frozen=True)
-class Bounds:
-    """The range of a number setting: ``low`` / ``high`` (None: no such end), each taken unless ``*_open``."""
-
-    low: Optional[float] = None
-    high: Optional[float] = None
-    low_open: bool = False
-    high_open: bool = False
-    integer: bool = False
-
-    def hold(self, value: Any) -> bool:
-        if not (is_integer(value) if self.integer else is_number(value)):
-            return False
-        above = self.low is None or (value > self.low if self.low_open else value >= self.low)
-        return above and (self.high is None or (value < self.high if self.high_open else value <= self.high))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -65,11 +60,10 @@ class Rule:
         return None if self.takes(value) else f"{key} must be {self.describe()}, got {value!r}"
 
 
-def _shown(value: float) -> str:
-    """An end of a range as a message writes it: ``0``, ``0.5``, ``2**32 - 1``."""
-    if is_integer(value) and value > 2**16 and (value + 1) & value == 0:
-        return f"2**{value.bit_length()} - 1"
-    return str(int(value)) if float(value).is_integer() else str(value)
+def ranged(bounds: Bounds, null: Optional[str] = None) -> Rule:
+    """The rule of a number in the range ``bounds`` (its :attr:`~eer_plugin.core.ranges.Bounds.expected` is what the
+    message says), or null when ``null`` says what null means."""
+    return Rule(bounds.expected, bounds.holds, null, bounds)
 
 
 def number(
@@ -84,14 +78,9 @@ def number(
     null: Optional[str] = None,
 ) -> Rule:
     """A number (``integer``: a whole one) in a range: ``a number in (0, 1)``, ``an integer of at least 1``, ``a
-    number above 0``; ``what`` names it (``a probability``), ``note`` says what it is."""
-    bounds = Bounds(low, high, low_open, high_open, integer)
-    what = what or ("an integer" if integer else "a number")
-    if low is not None and high is not None:
-        what += f" in {'(' if low_open else '['}{_shown(low)}, {_shown(high)}{')' if high_open else ']'}"
-    elif low is not None:
-        what += f" {'above' if low_open else 'of at least'} {_shown(low)}"
-    return Rule(what + (f" ({note})" if note else ""), bounds.hold, null, bounds)
+    number above 0``; ``what`` names it (``a probability``), ``note`` says what it is. The settings of the maths
+    declare their ranges in :mod:`eer_plugin.core.ranges` (:func:`ranged`)."""
+    return ranged(Bounds(low, high, low_open, high_open, integer, what, note=note), null)
 
 
 def one_of(choices: Sequence[Any], note: str = "") -> Rule:
@@ -111,6 +100,8 @@ def _seed(variable: str) -> Rule:
     return number(0, 2**32 - 1, integer=True, note=variable, null="")
 
 
+#: the precisions of a model's encoder (:mod:`eer_plugin.inference.precision` runs them; tagging alone also int8)
+PRECISIONS = ("fp32", "bf16", "auto")
 TAG_SCHEME = Rule(f"{SCHEME_SETTINGS} (EER_TAG_SCHEME)", is_scheme_setting)
 _COUNT = number(1, integer=True)
 
@@ -139,13 +130,17 @@ RULES: Dict[str, Rule] = {
     "dataset_reader.assume_complete": FLAG,
     "dataset_reader.sentence_level": FLAG,
     "dataset_reader.file_encoding": Rule(f"{FILE_ENCODINGS} (EER_FILE_ENCODING)", is_file_encoding),
-    # the models eer_tagger and sns_tagger (precision: inference/precision.py's PRECISION)
-    "model.entity_ratio": number(0, 1, low_open=True, high_open=True, note="the expected share of entity subwords"),
-    "model.ratio_margin": number(0),
-    "model.ratio_loss_weight": number(0, note="0: no ratio loss"),
+    # the models eer_tagger and sns_tagger; the EER objective's and the binding control's ranges are core.ranges'
+    "model.entity_ratio": ranged(ENTITY_RATIO),
+    "model.ratio_margin": ranged(RATIO_MARGIN),
+    "model.ratio_loss_weight": ranged(RATIO_LOSS_WEIGHT),
+    "model.ratio_control": one_of(RATIO_CONTROLS),  # core.ratio_control.check_ratio_control says the same
     "model.dropout": number(0, 1, high_open=True, what="a probability"),
-    "model.price_rate": number(0),
-    "model.price_penalty": number(0, low_open=True),
+    "model.price_rate": ranged(PRICE_RATE),
+    "model.price_penalty": ranged(PRICE_PENALTY),
+    "model.precision": one_of(
+        PRECISIONS, "EER_PRECISION; auto: bf16 where the machine computes it natively, else fp32"
+    ),
     "model.o_cost": number(what="a finite number"),
     "model.per_sequence_ratio": FLAG,
     "model.ratio_counts_bookends": FLAG,

@@ -15,7 +15,9 @@ data, overrides for the hyperparameters):
   runner turns a run's values into overrides (:func:`overrides`). Set as an environment variable, a
   hyperparameter is refused with the ``-o`` that replaces it (:func:`eer_plugin.runtime.settings_environment.environment_hyperparameters_error`).
 
-Generated from the table: the ext-var defaults (:func:`unset_defaults`), the overrides of a benchmark
+The defaults of the EER objective's hyperparameters (rho, gamma, lambda_u, the ratio control) are not written here
+but read from the maths' one declaration of them (:mod:`eer_plugin.core.ranges`), which the tagger's constructor
+takes too. Generated from the table: the ext-var defaults (:func:`unset_defaults`), the overrides of a benchmark
 run, the listing of ``eer-ner train --help`` and ``eer-ner eer-settings`` (:func:`eer_plugin.runtime.settings_help.settings_help`) and
 the table of ``docs/configs.md`` (checked by ``tests/test_docs.py``). A test evaluates every packaged
 config and checks that each hyperparameter's literal sits at its path with the table's default, and
@@ -32,6 +34,12 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from eer_plugin.core.ranges import (
+    DEFAULT_ENTITY_RATIO,
+    DEFAULT_RATIO_CONTROL,
+    DEFAULT_RATIO_LOSS_WEIGHT,
+    DEFAULT_RATIO_MARGIN,
+)
 from eer_plugin.corpus import strict_json
 
 #: the approaches of ``common.libsonnet``'s ``experiment(approach, variant)``
@@ -160,7 +168,7 @@ SETTINGS: Tuple[Setting, ...] = (
     ),
     _H(
         "EER_ENTITY_RATIO",
-        "0.15",
+        f"{DEFAULT_ENTITY_RATIO:g}",  # the maths' default (core.ranges)
         "rho: expected share of entity subwords (eer-estimate-ratio measures it)",
         MODEL,
         "model.entity_ratio",
@@ -169,7 +177,7 @@ SETTINGS: Tuple[Setting, ...] = (
     ),
     _H(
         "EER_RATIO_MARGIN",
-        "0.05",
+        f"{DEFAULT_RATIO_MARGIN:g}",  # the maths' default (core.ranges)
         "gamma: the ratio hinge's tolerance around rho",
         MODEL,
         "model.ratio_margin",
@@ -178,7 +186,7 @@ SETTINGS: Tuple[Setting, ...] = (
     ),
     _H(
         "EER_RATIO_LOSS_WEIGHT",
-        "10",
+        f"{DEFAULT_RATIO_LOSS_WEIGHT:g}",  # the maths' default (core.ranges)
         "lambda_u: weight of the ratio term (0: plain partial likelihood)",
         MODEL,
         "model.ratio_loss_weight",
@@ -187,7 +195,7 @@ SETTINGS: Tuple[Setting, ...] = (
     ),
     _H(
         "EER_RATIO_CONTROL",
-        "fixed",
+        DEFAULT_RATIO_CONTROL,
         "fixed: the paper's weight lambda_u alone; bind: the band [rho - gamma, rho + gamma] held as a constraint (train --ratio-estimate turns it on)",
         MODEL,
         "model.ratio_control",

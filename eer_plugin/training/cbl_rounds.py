@@ -27,7 +27,7 @@ import logging
 import shutil
 import time
 from pathlib import Path
-from typing import List, Optional
+from typing import Any, Dict, List, Optional, Union
 
 import torch
 from allennlp.commands.train import train_model
@@ -119,13 +119,13 @@ def train_or_resume(params: Params, directory: Path, include_package: List[str],
 def run_cbl_file(
     param_path: str,
     serialization_dir: str,
-    overrides: str = "",
+    overrides: Union[str, Dict[str, Any]] = "",
     include_package: Optional[List[str]] = None,
     recover: bool = False,
     force: bool = False,
 ) -> dict:
-    """``allennlp cbl``: :func:`run_cbl` on the config file ``param_path`` with the JSON ``overrides``; a missing
-    config file is a :class:`UserError`."""
+    """``allennlp cbl``: :func:`run_cbl` on the config file ``param_path`` with the ``overrides`` (JSON text, or as
+    ``eer-ner cbl`` read them); a missing config file is a :class:`UserError`."""
     if not Path(param_path).is_file():
         raise UserError(f"{param_path}: no such config file")
     params = Params.from_file(param_path, overrides)

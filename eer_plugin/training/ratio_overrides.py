@@ -3,6 +3,7 @@
 (``model.entity_ratio``, ``model.ratio_margin``) and the binding control on (``model.ratio_control: bind``) unless
 the overrides set it; an override with a different rho or gamma is a conflict (:class:`UserError`)."""
 
+import copy
 import json
 import logging
 from typing import Any, Dict, Tuple
@@ -11,6 +12,7 @@ from allennlp.common.params import parse_overrides
 
 from eer_plugin.annotation.ratio_estimate import read_suggestion
 from eer_plugin.common.errors import UserError
+from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE, Overrides, parsed
 from eer_plugin.runtime.settings import BY_NAME, config_approach
 
 logger = logging.getLogger(__name__)
@@ -30,18 +32,15 @@ def _lookup(overrides: Dict[str, Any], path: str) -> Tuple[Dict[str, Any], str]:
     return overrides, path
 
 
-def apply_ratio_estimate(path: str, overrides: str, config: str) -> str:
-    """The ``-o`` overrides ``overrides`` (JSON(net) text) with the estimate at ``path`` added for ``config``:
-    rho, gamma and the binding control (unless ``overrides`` sets one); a :class:`UserError` for a bad
-    estimate or an override that sets another rho or gamma."""
+def apply_ratio_estimate(path: str, overrides: Any, config: str) -> Overrides:
+    """The ``-o`` overrides ``overrides`` (as ``eer-ner train`` read them, or JSON(net) text) with the estimate at
+    ``path`` added for ``config``: rho, gamma and the binding control (unless ``overrides`` sets one); a
+    :class:`UserError` for a bad estimate or an override that sets another rho or gamma."""
     try:
         suggestion = read_suggestion(path)
     except ValueError as error:
         raise UserError(f"--ratio-estimate {error}") from None
-    try:
-        merged = parse_overrides(overrides) if overrides else {}
-    except Exception as error:  # noqa: BLE001 - jsonnet's and json's errors alike
-        raise UserError(f"-o/--overrides is no JSON(net) object: {error}") from None
+    merged = copy.deepcopy(dict(parsed(overrides, parse_overrides, example=TRAINING_EXAMPLE)))
     approach, _ = config_approach(config)
     chosen: Dict[str, Any] = {}
     for key, value in suggestion.items():
@@ -61,4 +60,4 @@ def apply_ratio_estimate(path: str, overrides: str, config: str) -> str:
         if name not in holder:
             holder[name] = chosen[control] = "bind"
     logger.info("ratio from %s: %s", path, ", ".join(f"{k}={v}" for k, v in chosen.items()))
-    return json.dumps(merged)
+    return Overrides(merged, json.dumps(merged))

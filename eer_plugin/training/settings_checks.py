@@ -2,7 +2,7 @@
 traceback (a ``ZeroDivisionError`` for a batch size of 0, a ``TypeError`` for a misspelt ``-o`` key, ...)
 are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the setting and the fix.
 
-* ``-o`` must be a JSON(net) object (``'{"trainer.num_epochs": 5}'``);
+* ``-o`` must be a JSON(net) object (``'{"trainer.num_epochs": 5}'``), read once (:func:`~eer_plugin.runtime.config_overrides.parsed`);
 * the values of :data:`~eer_plugin.runtime.setting_values.RULES` are what their rules take (``model.entity_ratio`` in
   (0, 1), ``model.dropout`` a probability, ``dataset_reader.tag_scheme`` a tag scheme, the learning rate above 0,
   ...): the rules the classes check when they are built, checked here before ``-s`` is created;
@@ -26,29 +26,9 @@ from eer_plugin.common.errors import SettingError, UserError, check_cuda_device
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.corpus.strict_json import is_integer, is_number
+from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE, parsed
 from eer_plugin.runtime.custom_code import config_items
 from eer_plugin.runtime.setting_values import RULES
-
-
-def _overrides(text: str) -> Dict[str, Any]:
-    from allennlp.common.params import parse_overrides
-
-    if not text:
-        return {}
-    try:
-        value = parse_overrides(text)
-    except Exception as error:  # noqa: BLE001 - jsonnet's and json's errors alike
-        raise UserError(
-            f"-o/--overrides {text!r} is no JSON(net) object ({str(error).strip().splitlines()[-1]}); "
-            "give one such as '{\"trainer.num_epochs\": 5}'"
-        ) from None
-    if not isinstance(value, dict):
-        raise UserError(
-            f"-o/--overrides {text!r} is a {type(value).__name__}, not a JSON object; give one such as "
-            "'{\"trainer.num_epochs\": 5}'"
-        )
-    return value
-
 
 _ABSENT = object()
 
@@ -224,14 +204,16 @@ def check_training_data(config: Dict[str, Any]) -> None:
 
 
 def check_training_arguments(
-    param_path: str, overrides: str, serialization_dir: str, recover: bool = False, force: bool = False
+    param_path: str, overrides: Any, serialization_dir: str, recover: bool = False, force: bool = False
 ) -> None:
-    """:class:`UserError` for the first setting of ``eer-ner train`` that cannot work (see the module docstring)."""
+    """:class:`UserError` for the first setting of ``eer-ner train`` that cannot work (see the module docstring);
+    ``overrides``: the ``-o`` as ``eer-ner train`` read it (text is read here, once)."""
     from allennlp.common import Params
+    from allennlp.common.params import parse_overrides
     from allennlp.data import DatasetReader
     from allennlp.models import Model
 
-    _overrides(overrides)
+    overrides = parsed(overrides, parse_overrides, example=TRAINING_EXAMPLE)
     check_serialization_dir(serialization_dir, recover, force)
     try:  # refuses the EER_* variables the config cannot use (runtime.settings_environment), in one line
         config = Params.from_file(param_path, overrides).as_dict(quiet=True)

@@ -226,10 +226,10 @@ def _signature_with_budget() -> inspect.Signature:
     ``FromParams`` (which reads the signature) builds every ``Lazy`` argument exactly as for ``gradient_descent``."""
     parent = inspect.signature(GradientDescentTrainer.from_partial_objects.__func__)  # (cls, model, ...)
     parameters = [p for p in parent.parameters.values() if p.kind != inspect.Parameter.VAR_KEYWORD]
+    own = inspect.signature(EERTrainer.from_partial_objects.__func__).parameters  # defaults declared once, there
     ours = [
-        inspect.Parameter("min_steps", inspect.Parameter.KEYWORD_ONLY, default=0, annotation=int),
-        inspect.Parameter("deterministic", inspect.Parameter.KEYWORD_ONLY, default=False, annotation=bool),
-        inspect.Parameter("dropout_seed", inspect.Parameter.KEYWORD_ONLY, default=None, annotation=Optional[int]),
+        own[name].replace(kind=inspect.Parameter.KEYWORD_ONLY)
+        for name in ("min_steps", "deterministic", "dropout_seed")
     ]
     keyword = [p for p in parameters if p.kind == inspect.Parameter.KEYWORD_ONLY]
     positional = [p for p in parameters if p.kind != inspect.Parameter.KEYWORD_ONLY]

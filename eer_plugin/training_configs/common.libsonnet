@@ -54,7 +54,8 @@ local head_parameters = {
   sns: ['^classifier\\.'],
 };
 
-// The CRF tagger of every tagging approach; ratio_loss_weight 0 = plain (partial) likelihood.
+// The CRF tagger of every tagging approach; ratio_loss_weight 0 = plain (partial) likelihood. The EER literals are
+// eer_tagger's own defaults (rho .. c: eer_plugin/core/ranges.py), copied, as jsonnet reads no Python; a test checks them.
 local tagger(partial) = {
   type: 'eer_tagger',
   text_field_embedder: embedder,

@@ -8,6 +8,7 @@ import torch
 
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.losses import BandConstraint, band_penalty, band_term, eer_objective, expected_entity_ratio
+from eer_plugin.core.ranges import RANGES
 from eer_plugin.core.ratio_control import EntityPrice, batch_ratio, check_ratio_control
 from eer_plugin.core.tags import BiluoScheme
 
@@ -73,12 +74,66 @@ def test_the_multipliers_follow_the_running_ratio():
 
 
 def test_arguments_are_checked():
-    with pytest.raises(ValueError, match="ratio_control must be one of fixed, bind"):
+    with pytest.raises(ValueError, match="^ratio_control must be one of fixed, bind, got 'adaptive'$"):
         check_ratio_control("adaptive")
-    with pytest.raises(ValueError, match="gamma"):
+    with pytest.raises(ValueError, match=r"^ratio_margin must be a number of at least 0 \(gamma: "):
         EntityPrice(0.15, -0.1)
-    with pytest.raises(ValueError, match="momentum"):
+    with pytest.raises(ValueError, match=r"^momentum must be a number in \[0, 1\) \(m: "):
         EntityPrice(0.15, 0.05, momentum=1.0)
+
+
+def _core_checks():
+    """Each setting of :data:`RANGES` -> the maths' checks that take it (a function of the value), the others at
+    their defaults: the EER loss's (:func:`check_ratio_loss`) and the binding control's (:class:`EntityPrice`)."""
+    from eer_plugin.core.ratio_control import check_ratio_loss
+
+    loss = {"entity_ratio": 0.15, "ratio_margin": 0.05, "ratio_loss_weight": 10.0}
+    price = {"entity_ratio": 0.15, "ratio_margin": 0.05}
+    checks = {name: [] for name in RANGES}
+    for name in loss:
+        checks[name].append(lambda value, name=name: check_ratio_loss(**{**loss, name: value}))
+    for name in ("entity_ratio", "ratio_margin", "price_rate", "price_penalty", "momentum"):
+        checks[name].append(lambda value, name=name: EntityPrice(**{**price, name: value}))
+    return checks
+
+
+@pytest.mark.parametrize("name", list(RANGES))
+def test_every_range_is_checked_at_its_edges_in_the_one_wording(name):
+    """From the one declaration of each range (:mod:`eer_plugin.core.ranges`): every check of the maths that takes
+    the setting refuses each value just outside an end, an open end, NaN, the infinities, a bool, a string and null
+    with the range's own line, and takes each value just inside (tests/runtime/test_constructor_settings.py probes the
+    registered classes' rules at the same edges)."""
+    import setting_edges
+
+    bounds = RANGES[name]
+    checks = _core_checks()[name]
+    assert checks, name
+    for check in checks:
+        for value in setting_edges.outside(bounds):
+            with pytest.raises(ValueError) as raised:
+                check(value)
+            assert str(raised.value) == bounds.problem(name, value), str(raised.value)
+        for value in setting_edges.inside(bounds):
+            check(value)
+    assert bounds.symbol and f"({bounds.symbol}: " in bounds.expected
+
+
+def test_the_ranges_and_defaults_are_the_papers():
+    """One range per setting, the default inside it: rho in (0, 1), gamma and lambda_u at least 0, eta at least 0,
+    c above 0, m in [0, 1)."""
+    from eer_plugin.core import ranges
+
+    assert [b.expected.split(f" ({b.symbol}: ")[0] for b in RANGES.values()] == [
+        "a number in (0, 1)",
+        "a number of at least 0",
+        "a number of at least 0",
+        "a number of at least 0",
+        "a number above 0",
+        "a number in [0, 1)",
+    ]
+    for name, bounds in RANGES.items():
+        assert bounds.holds(getattr(ranges, "DEFAULT_" + name.upper())), name
+    assert ranges.DEFAULT_RATIO_CONTROL in ranges.RATIO_CONTROLS
 
 
 def test_batch_ratio_is_the_expected_entity_ratio():
@@ -162,14 +217,11 @@ def write_estimate(path, rho=0.105, gamma=0.02):
 
 
 def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
-    import json
 
     from eer_plugin.training import ratio_overrides
 
     given = '{"trainer.num_epochs": 2}'  # the user's own -o stays
-    merged = json.loads(
-        ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), given, "eer_short.jsonnet")
-    )
+    merged = ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), given, "eer_short.jsonnet")
     assert merged == {
         "trainer.num_epochs": 2,
         "model.entity_ratio": 0.105,
@@ -177,25 +229,22 @@ def test_ratio_estimate_sets_rho_gamma_and_the_binding_control(tmp_path):
         "model.ratio_control": "bind",
     }
     # a config whose model has no ratio control gets rho and gamma only (Raw's ratio settings, as before)
-    raw = json.loads(
-        ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), "", "raw_short.jsonnet")
-    )
+    raw = ratio_overrides.apply_ratio_estimate(write_estimate(tmp_path / "ratio.json"), "", "raw_short.jsonnet")
     assert raw == {"model.entity_ratio": 0.105, "model.ratio_margin": 0.02}
 
 
 def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_ratio(tmp_path):
-    import json
 
     from eer_plugin.common.errors import UserError
     from eer_plugin.training import ratio_overrides
 
     estimate = write_estimate(tmp_path / "ratio.json")
     given = '{"model": {"entity_ratio": 0.105, "ratio_control": "fixed"}}'  # the same rho: no conflict
-    merged = json.loads(ratio_overrides.apply_ratio_estimate(estimate, given, "eer_short.jsonnet"))
+    merged = ratio_overrides.apply_ratio_estimate(estimate, given, "eer_short.jsonnet")
     assert merged == {"model": {"entity_ratio": 0.105, "ratio_control": "fixed", "ratio_margin": 0.02}}
     with pytest.raises(UserError, match="gives model.entity_ratio=0.105 but your -o sets model.entity_ratio=0.2"):
         ratio_overrides.apply_ratio_estimate(estimate, '{"model.entity_ratio": 0.2}', "eer_short.jsonnet")
-    with pytest.raises(UserError, match="-o/--overrides is no JSON"):
+    with pytest.raises(UserError, match="^-o/--overrides {not json: not valid JSON"):
         ratio_overrides.apply_ratio_estimate(estimate, "{not json", "eer_short.jsonnet")
 
 
@@ -205,7 +254,15 @@ def test_ratio_estimate_keeps_a_control_the_user_set_and_refuses_a_conflicting_r
         (None, "no such file"),
         ("{not json", "unreadable JSON"),
         ('{"ratio": 0.1}', "no 'suggested' entity_ratio and ratio_margin"),
-        ('{"suggested": {"entity_ratio": 1.5, "ratio_margin": 0.1}}', "must be in \\[0, 1\\]"),
+        (
+            '{"suggested": {"entity_ratio": 1.5, "ratio_margin": 0.1}}',
+            "suggested entity_ratio must be a number in \\(0, 1\\)",
+        ),
+        (
+            '{"suggested": {"entity_ratio": 0, "ratio_margin": 0.1}}',
+            "suggested entity_ratio must be a number in \\(0, 1\\)",
+        ),
+        ('{"suggested": {"entity_ratio": 0.1, "ratio_margin": -0.1}}', "suggested ratio_margin must be a number of at"),
         ('{"suggested": {"entity_ratio": true, "ratio_margin": 0.1}}', "no 'suggested'"),
     ],
 )
@@ -249,18 +306,18 @@ def test_train_with_a_ratio_estimate_binds_the_estimated_band(tiny_env, monkeypa
 @pytest.mark.parametrize(
     "rho, gamma, weight, named",
     [
-        (0.0, 0.05, 10, "entity_ratio (rho)"),
-        (1.0, 0.05, 10, "entity_ratio (rho)"),
-        (float("nan"), 0.05, 10, "entity_ratio (rho)"),
-        (0.15, -0.01, 10, "ratio_margin (gamma)"),
-        (0.15, float("inf"), 10, "ratio_margin (gamma)"),
-        (0.15, 0.05, -1, "ratio_loss_weight (lambda_u)"),
-        (0.15, 0.05, float("nan"), "ratio_loss_weight (lambda_u)"),
+        (0.0, 0.05, 10, "entity_ratio must be a number in (0, 1) (rho: "),
+        (1.0, 0.05, 10, "entity_ratio must be a number in (0, 1) (rho: "),
+        (float("nan"), 0.05, 10, "entity_ratio must be a number in (0, 1) (rho: "),
+        (0.15, -0.01, 10, "ratio_margin must be a number of at least 0 (gamma: "),
+        (0.15, float("inf"), 10, "ratio_margin must be a number of at least 0 (gamma: "),
+        (0.15, 0.05, -1, "ratio_loss_weight must be a number of at least 0 (lambda_u: "),
+        (0.15, 0.05, float("nan"), "ratio_loss_weight must be a number of at least 0 (lambda_u: "),
     ],
 )
 def test_a_band_or_weight_the_loss_cannot_use_is_refused(rho, gamma, weight, named):
     from eer_plugin.core.ratio_control import check_ratio_loss
 
     check_ratio_loss(0.15, 0.0, 0.0)  # Raw's weight 0 and a band of width 0 are fine
-    with pytest.raises(ValueError, match=re.escape(named)):
+    with pytest.raises(ValueError, match="^" + re.escape(named)):
         check_ratio_loss(rho, gamma, weight)

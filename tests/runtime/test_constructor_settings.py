@@ -5,15 +5,16 @@ naming the key as the config writes it and the value; every good value is still 
 ``eer-ner train`` with such an ``-o`` stops with that line and trains nothing."""
 
 import json
-import math
 from typing import Any, Callable, Dict, List, Optional, Sequence
 
 import pytest
+import setting_edges
 from conftest import FIXTURES, eer_ner
 
 from eer_plugin.common.errors import SettingError, UserError
 from eer_plugin.core import tags
-from eer_plugin.core.ratio_control import RATIO_CONTROLS
+from eer_plugin.core.ranges import RANGES, RATIO_CONTROLS
+from eer_plugin.models.sns import OPTIONAL_RATIO
 from eer_plugin.runtime.setting_values import RULES, Rule
 
 #: a value of every JSON type: each setting's wrong types are among them
@@ -36,18 +37,17 @@ class Setting:
         bounds = self.rule.bounds if self.rule is not None else None
         if bounds is None:  # the JSON types the good values are not of
             values = [v for v in JSON_VALUES if type(v) not in {type(g) for g in self.good}]
-        else:  # no number; just outside each end, an open end itself, numbers no float computation can use
-            values = [True, "7", [1], {"a": 1}, None, math.nan, math.inf, -math.inf]
-            step = 1 if bounds.integer else 1e-9
-            if bounds.low is not None:
-                values += [bounds.low - step] + ([bounds.low] if bounds.low_open else [])
-            if bounds.high is not None:
-                values += [bounds.high + step] + ([bounds.high] if bounds.high_open else [])
-            values += [1.5, 2.0] if bounds.integer else [10**400]
+        else:  # generated from the range's one declaration: no number, not finite, just outside each end
+            values = setting_edges.outside(bounds)
         for choice in self.near:  # unknown choices and near misses: another case, a letter less or more, a space
             values += [choice.upper(), choice.title(), choice.lower(), choice[:-1], choice + "x", " " + choice]
         values += self.extra + ["nonsense"] * bool(self.near)
         return [v for v in _unique(values) if not any(_same(v, g) for g in self.good)]
+
+    def good_values(self) -> List[Any]:
+        """The good values given, and those just inside each end of a range (the end itself where it is taken)."""
+        bounds = self.rule.bounds if self.rule is not None else None
+        return _unique(self.good + (setting_edges.inside(bounds) if bounds is not None else []))
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -69,6 +69,8 @@ def _refused(build: Callable[[Any], Any], setting: Setting, value: Any) -> None:
     assert isinstance(raised.value, UserError) and isinstance(raised.value, ValueError)
     assert message.startswith(f"{setting.key} ") and " must be " in message, message
     assert message.endswith(f"got {value!r}") and "\n" not in message, message
+    if setting.rule is not None and setting.rule.expected:  # the rule's own line, word for word
+        assert message == setting.rule.problem(setting.key, value), message
 
 
 def _sweep(build: Callable[[str, Any], Any], settings: Sequence[Setting]) -> int:
@@ -79,7 +81,7 @@ def _sweep(build: Callable[[str, Any], Any], settings: Sequence[Setting]) -> int
         assert len(bad) >= 5, setting.key
         for value in bad:
             _refused(lambda v, s=setting: build(s.name, v), setting, value)
-        for value in setting.good:
+        for value in setting.good_values():
             build(setting.name, value)
         refused += len(bad)
     return refused
@@ -164,7 +166,7 @@ SPAN_MODEL = MODELS + [
     Setting("model.negative_rate", [0, 0.35, 2]),
     Setting("model.hidden_dim", [1, 256]),
     Setting("model.seed", [0, -1, 2**40]),
-    Setting("model.entity_ratio", [None, 0.01, 0.15]),
+    Setting("model.entity_ratio", [None, 0.01, 0.15], rule=OPTIONAL_RATIO),  # rho, or null: no estimated precision
 ]
 
 
@@ -249,8 +251,28 @@ def test_the_sweeps_cover_every_rule_of_an_eer_ner_class():
     allennlp = {"trainer.optimizer.lr", "trainer.patience", "trainer.grad_norm", "trainer.num_epochs"}
     allennlp |= {"trainer.num_gradient_accumulation_steps", "random_seed", "numpy_seed", "pytorch_seed"}
     allennlp |= {key for key in RULES if "batch_size" in key}
-    swept = {s.key for s in SWEPT} - {"model.entity_types", "model.precision", "model.ratio_control"}
+    swept = {s.key for s in SWEPT} - {"model.entity_types"}  # the types of the data: no rule of the table
     assert set(RULES) - allennlp == swept
+
+
+def test_the_ratio_settings_rules_are_the_maths_own_ranges():
+    """The rules of rho, gamma, lambda_u, eta and c are built from the ranges the maths declares and checks
+    (:mod:`eer_plugin.core.ranges`): the same range object, the same line but for the key's ``model.``, at every
+    edge (tests/core/test_ratio_control.py probes the maths' checks with the same edges)."""
+    from eer_plugin.core.ratio_control import check_ratio_control
+
+    held = [name for name in RANGES if f"model.{name}" in RULES]
+    assert held == ["entity_ratio", "ratio_margin", "ratio_loss_weight", "price_rate", "price_penalty"]
+    for name in held:
+        rule, bounds = RULES[f"model.{name}"], RANGES[name]
+        assert rule.bounds is bounds and rule.null is None
+        for value in setting_edges.outside(bounds):
+            assert rule.problem(f"model.{name}", value) == f"model.{bounds.problem(name, value)}"
+        assert all(rule.takes(v) and bounds.holds(v) for v in setting_edges.inside(bounds))
+    assert RULES["model.ratio_control"].choices == RATIO_CONTROLS
+    with pytest.raises(ValueError) as raised:
+        check_ratio_control("adaptive")
+    assert f"model.{raised.value}" == RULES["model.ratio_control"].problem("model.ratio_control", "adaptive")
 
 
 def _config_at(key: str, value: Any) -> Dict[str, Any]:

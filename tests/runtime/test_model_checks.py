@@ -244,8 +244,8 @@ def test_a_gpu_index_without_a_gpu_is_one_line(archive, exported):
 @pytest.mark.parametrize(
     "overrides,message",
     [
-        ("[1, 2]", "is a list, not a JSON object"),
-        ('{"a": ', "is no JSON(net) object"),
+        ("[1, 2]", ": a JSON list, not an object of config keys and values, e.g. -o '{\"trainer.num_epochs\": 5}'"),
+        ('{"a": ', '-o/--overrides {"a":: not valid JSON ('),
         ('{"trainer.num_epochs": 0}', "trainer.num_epochs must be an integer of at least 1, got 0"),
         ('{"trainer.num_epochs": -3}', "trainer.num_epochs must be an integer of at least 1, got -3"),
         ('{"trainer.num_epochs": "x"}', "trainer.num_epochs must be an integer of at least 1, got 'x'"),

@@ -77,6 +77,77 @@ def test_every_hyperparameter_is_a_literal_at_its_key_with_the_tables_default(co
     assert held >= 7  # CBL-LSTM's has no rho, gamma, encoder rate or grammar switches
 
 
+def test_the_eer_config_writes_the_taggers_own_defaults():
+    """jsonnet cannot read Python's constants, so the EER config's model literals (rho, gamma, lambda_u, the ratio
+    control, eta, c, dropout, the ablation flags) are copies: each is the ``eer_tagger`` constructor's default, which
+    for the maths' settings is :mod:`eer_plugin.core.ranges`' (the table's defaults are read from there too)."""
+    import inspect
+
+    from eer_plugin.core import ranges
+    from eer_plugin.models.tagger import EERTagger
+
+    defaults = {
+        name: p.default
+        for name, p in inspect.signature(EERTagger.__init__).parameters.items()
+        if p.default is not inspect.Parameter.empty
+    }
+    model = evaluated(CONFIG_DIR / "eer_short.jsonnet")["model"]
+    written = {key: value for key, value in model.items() if key in defaults and key != "precision"}  # EER_PRECISION
+    assert {key: defaults[key] for key in written} == written and len(written) >= 10, written
+    assert {key: defaults[key] for key in ranges.RANGES if key in defaults} == {
+        key: getattr(ranges, "DEFAULT_" + key.upper()) for key in ranges.RANGES if key in defaults
+    }
+    table = {s.path: s.value(s.default, "eer", "short") for s in HYPERPARAMETERS if s.path.startswith("model.")}
+    assert {path: defaults[path[len("model.") :]] for path in table} == table
+
+
+#: environment setting -> the argument of the reader (eer_documents) or the span model it fills in the configs
+FILLED = {
+    "EER_ENCODER": "dataset_reader.model_name",
+    "EER_MAX_LENGTH": "dataset_reader.max_length",
+    "EER_TAG_SCHEME": "dataset_reader.tag_scheme",
+    "EER_FILE_ENCODING": "dataset_reader.file_encoding",
+    "EER_TAG_COLUMN": "dataset_reader.tag_column",
+    "EER_SEED": "model.seed",
+}
+
+
+def test_the_classes_defaults_are_the_tables():
+    """A class built from a config that leaves a key out takes the same value as the packaged configs, which read the
+    table's default: the reader's and the span model's arguments that an environment setting fills, and the trainer's
+    min_steps, deterministic and dropout_seed (hyperparameters). The one difference, left as it is and named here: a
+    model's ``precision`` is ``fp32`` when a config has none, where the packaged configs give ``EER_PRECISION``
+    (default ``auto``)."""
+    import inspect
+
+    from eer_plugin.data.reader import PartialDocumentReader
+    from eer_plugin.models.sns import SpanNegativeSampling
+    from eer_plugin.runtime.settings import BY_NAME
+    from eer_plugin.training.trainer import EERTrainer
+
+    def defaults(function) -> dict:
+        return {n: p.default for n, p in inspect.signature(function).parameters.items() if p.default is not p.empty}
+
+    classes = {
+        "dataset_reader": defaults(PartialDocumentReader.__init__),
+        "model": defaults(SpanNegativeSampling.__init__),
+        "trainer": defaults(EERTrainer.from_partial_objects),
+    }
+    pairs = {
+        path: int(BY_NAME[name].default) if BY_NAME[name].kind == "int" else BY_NAME[name].default
+        for name, path in FILLED.items()
+    }
+    own = ("trainer.min_steps", "trainer.deterministic", "trainer.dropout_seed")  # the rest are AllenNLP's
+    pairs.update({s.path: s.value(s.default, "eer", "short") for s in HYPERPARAMETERS if s.path in own})
+    held = {
+        path: classes[path.split(".")[0]][path.split(".")[1]]
+        for path in pairs
+        if path.split(".")[1] in classes[path.split(".")[0]]
+    }
+    assert held == {path: pairs[path] for path in held} and len(held) == len(FILLED) + 3, held
+    assert BY_NAME["EER_PRECISION"].default == "auto" != defaults(SpanNegativeSampling.__init__)["precision"]
+
+
 def test_per_variant_defaults_stay_expressible():
     epochs = {c.name: evaluated(c)["trainer"]["num_epochs"] for c in CONFIGS}
     assert (

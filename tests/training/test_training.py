@@ -66,7 +66,7 @@ def test_calibration_rejects_impossible_targets():
     mask = torch.ones(1, 4, dtype=torch.bool)
     batch = [RatioBatch(torch.zeros(1, 4, scheme.num_tags), mask, mask)]
     for target in (0.0, 1.0, -0.1):
-        with pytest.raises(ValueError, match="target entity ratio"):
+        with pytest.raises(ValueError, match=r"^target_ratio must be a number in \(0, 1\) \(rho: "):
             calibrate_outside_shift(crf, batch, scheme.entity_mask(), scheme.outside_index, target)
     with pytest.raises(ValueError, match="no counted position"):
         sample_ratio(crf, [RatioBatch(batch[0].emissions, mask, mask & False)], scheme.entity_mask(), 0)
