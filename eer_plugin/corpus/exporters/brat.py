@@ -84,8 +84,9 @@ def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
         form = storage_form(span.type)
         if types.get(form) == span.type:
             continue
-        if type_problem(span.type):  # white space that no importer takes
-            raise PredictionsError(type_problem(span.type), document.path, document.line)
+        unreadable = type_problem(span.type)  # white space that no importer takes
+        if unreadable:
+            raise PredictionsError(unreadable, document.path, document.line)
         problem = name_problem(span.type) if form != span.type else None
         if problem:
             raise PredictionsError(
