@@ -95,7 +95,7 @@ class Document:
                 raise DocumentError(
                     f"{where}document {self.id!r}: span ({start}, {end}, {label}) overlaps the span before it"
                 )
-            if not label.strip() or label == "O":
+            if no_entity_type(label):
                 raise DocumentError(f"{where}document {self.id!r}: span ({start}, {end}) has no entity type")
             problem = type_problem(label)
             if problem:
@@ -108,7 +108,7 @@ class Document:
         span_ends = [e for _, e, _ in self.spans]
         for negative in self.negative_spans:
             start, end = negative[0], negative[1]
-            if len(negative) not in (2, 3) or len(negative) == 3 and (not negative[2].strip() or negative[2] == "O"):
+            if len(negative) not in (2, 3) or len(negative) == 3 and no_entity_type(negative[2]):
                 raise DocumentError(
                     f"{where}document {self.id!r}: negative span {negative} must be (start, end) or (start, end, type)"
                 )
@@ -277,6 +277,11 @@ def clashing_span(negative: Tuple, spans: Sequence[Span], span_ends: Sequence[in
         return index if index < len(spans) and spans[index][0] < negative[1] else None
     index = bisect_left(spans, tuple(negative))
     return index if index < len(spans) and spans[index] == tuple(negative) else None
+
+
+def no_entity_type(label: str) -> bool:
+    """True when ``label`` names no entity type: blank, or ``O`` (the tag of the words outside every entity)."""
+    return not label.strip() or label == "O"
 
 
 def type_problem(label: str) -> str:

@@ -10,7 +10,10 @@ Each document becomes a text with character spans:
 * a token prediction (pre-split ``tokens``) gets the text of its tokens joined by one space, its
   sentences by a line break; importing it gives the same words when the tokenizer keeps each token
   whole (CoNLL-style tokens do; ``U.S.-based`` would be split);
-* error records (``{"line": 7, "error": ...}``) are skipped and counted.
+* error records (``{"line": 7, "error": ...}``) are skipped and counted;
+* a span's type is refused, naming the line and the span, where every importer would refuse it
+  (:func:`span_type_problem`: not a string, blank or ``O``, white space at its ends or other than a space
+  inside), so that no format writes a type that ``eer-import`` cannot read back; nothing is written then.
 
 Document ids must be unique (the importers refuse an id twice); an empty id becomes
 ``<file stem>-<line>``, as the importers name documents without an id. Formats (module, what it
@@ -25,6 +28,7 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.outputs import writing
+from eer_plugin.corpus.documents import json_repr, no_entity_type, type_problem
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
 from eer_plugin.corpus.strict_json import is_integer
@@ -71,6 +75,27 @@ def _word_offsets(text: str, tokens: Sequence[str], path: PathLike, line: int) -
     return offsets
 
 
+#: why a type is refused: ``eer-import`` would refuse it, so the export would not import back
+_NOT_IMPORTED = "eer-import refuses such a type, so the export would not import back"
+
+
+def span_type_problem(label: Any) -> str:
+    """What is wrong with a predicted span's type, or "": exactly what every importer refuses
+    (:meth:`eer_plugin.corpus.documents.Document.validate`), so that every export imports back. A type must be a
+    string, not blank nor ``O`` (:func:`~eer_plugin.corpus.documents.no_entity_type`), and without white space at
+    its ends or white space other than a space inside (:func:`~eer_plugin.corpus.documents.type_problem`). A type
+    named like a tag (``B-PER``) is a name: the importers take it, with a warning (:mod:`eer_plugin.corpus.tag_like`)."""
+    if not isinstance(label, str):
+        return f"the type must be a string (an entity type's name), got {json_repr(label)}; {_NOT_IMPORTED}"
+    if no_entity_type(label):
+        return (
+            f"type {label!r} is no entity type (blank, or O: the tag of words outside every entity); {_NOT_IMPORTED}: "
+            "remove the span from the predictions file"
+        )
+    problem = type_problem(label)
+    return f"{problem} ({_NOT_IMPORTED})" if problem else ""
+
+
 def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDocument:
     tokens, spans, ends = record.get("tokens"), record.get("spans"), record.get("sentence_ends")
     if not (isinstance(tokens, list) and isinstance(spans, list) and isinstance(ends, list)):
@@ -96,10 +121,11 @@ def _document(record: Dict[str, Any], path: PathLike, line: int) -> PredictedDoc
             start, end, label, probability = span["start"], span["end"], span["type"], float(span["probability"])
         except (KeyError, TypeError, ValueError, OverflowError):
             raise PredictionsError(f"spans[{index}] needs start, end, type and probability", path, line) from None
-        if not all(is_integer(x) for x in (start, end)) or not isinstance(label, str) or not label:
-            raise PredictionsError(
-                f"spans[{index}]: start and end must be word indices, type a non-empty string", path, line
-            )
+        if not all(is_integer(x) for x in (start, end)):
+            raise PredictionsError(f"spans[{index}]: start and end must be word indices", path, line)
+        problem = span_type_problem(label)
+        if problem:
+            raise PredictionsError(f"spans[{index}]: {problem}", path, line)
         if not 0.0 <= probability <= 1.0:
             raise PredictionsError(
                 f"spans[{index}]: probability must be between 0 and 1, got {probability}", path, line

@@ -17,10 +17,10 @@ A brat type is one word of letters, digits, ``_`` and ``-`` (brat stores no othe
 ``_`` (``Product_Name``), one with other characters as :func:`eer_plugin.corpus.brat_names.storage_form` writes it
 (``A:B`` -> ``A_B``, ``Ünïcode`` -> ``Unicode``, ``人名`` -> ``u4EBAu540D``), and ``visual.conf`` gives it its name
 back, which brat shows and ``eer-import brat`` reads (:mod:`eer_plugin.corpus.importers.brat`). Refused, naming the
-predictions line, before the directory appears: two types that would be written alike, a type that ``visual.conf``
-cannot name (``|``, a leading ``!``, ``<...>``: :func:`~eer_plugin.corpus.brat_names.name_problem`), and one that
-no importer takes (white space at its ends, or inside other than a space:
-:func:`~eer_plugin.corpus.documents.type_problem`).
+predictions line, before the directory appears: two types that would be written alike, and a type that
+``visual.conf`` cannot name (``|``, a leading ``!``, ``<...>``: :func:`~eer_plugin.corpus.brat_names.name_problem`).
+A type that no importer takes (white space at its ends, or inside other than a space) is refused for every format
+by the predictions reader (:func:`eer_plugin.corpus.exporters.span_type_problem`).
 
 The directory is written whole or not at all: built under a temporary name beside it, then renamed.
 It must not exist yet (or be empty), so no earlier annotation is ever overwritten.
@@ -33,7 +33,6 @@ from typing import Dict, Iterable
 
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 from eer_plugin.corpus.brat_names import VISUAL_CONF, name_problem, storage_form
-from eer_plugin.corpus.documents import type_problem
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
 
@@ -84,9 +83,6 @@ def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
         form = storage_form(span.type)
         if types.get(form) == span.type:
             continue
-        unreadable = type_problem(span.type)  # white space that no importer takes
-        if unreadable:
-            raise PredictionsError(unreadable, document.path, document.line)
         problem = name_problem(span.type) if form != span.type else None
         if problem:
             raise PredictionsError(
