@@ -171,13 +171,12 @@ class Tagger:
             )
         if isinstance(cuda_device, bool) or not isinstance(cuda_device, int):
             raise TypeError(f"Tagger.load: cuda_device must be an integer (-1: the CPU), got {_shown(cuda_device)}")
-        from eer_plugin.inference.precision import TAGGING_PRECISIONS
+        from eer_plugin.common.errors import SettingError
+        from eer_plugin.runtime.setting_values import tagging_precision_problem
 
-        if precision is not None and (not isinstance(precision, str) or precision not in TAGGING_PRECISIONS):
-            raise ValueError(
-                f"Tagger.load: precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))} (None: the "
-                f"model's own), got {_shown(precision)}"
-            )
+        problem = tagging_precision_problem(precision, "cpu" if cuda_device < 0 else f"cuda:{cuda_device}")
+        if problem is not None:  # before anything loads (int8 on a GPU too)
+            raise SettingError(f"Tagger.load: {problem}")
         check_not_a_transformers_model(path)
         if is_export(path):
             return cls(

@@ -318,6 +318,6 @@ def test_a_precision_the_tagger_lacks_is_one_clear_error_before_anything_loads(a
         with pytest.raises(ValueError) as raised:
             Tagger.load(path, precision=precision)
         assert str(raised.value) == (
-            "Tagger.load: precision must be one of 'fp32', 'bf16', 'auto', 'int8' (None: the model's own), "
-            f"got {type(precision).__name__} {precision!r}"
-        )
+            "Tagger.load: precision must be one of fp32, bf16, auto, int8 (fp32: float32; bf16: bfloat16; auto: bf16 "
+            f"where native, else fp32; int8: quantized, CPU only), or null (the model's own), got {precision!r}"
+        )  # the one line of every entry point (tests/inference/test_tagging_precision.py)

@@ -148,6 +148,23 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
     assert set(COMPARED_SETTINGS) <= {s.name for s in SETTINGS}
 
 
+def test_the_settings_table_of_the_docs_gives_each_cbl_setting_its_default_and_range():
+    """docs/configs.md's hyperparameters' table has a row for each key of the ``cbl`` block, with the default and the
+    range of its one declaration (eer_plugin/annotation/cbl.py), said as ``allennlp cbl`` says it when it refuses a
+    value."""
+    from eer_plugin.annotation.cbl import DEFAULTS, RANGES
+
+    rows = {
+        cells[0].strip("`"): cells
+        for line in (REPO / "docs" / "configs.md").read_text().splitlines()
+        for cells in [[cell.strip() for cell in line.split("|")[1:-1]]]
+        if len(cells) == 4
+    }
+    for key, bounds in RANGES.items():
+        _, _, default, meaning = rows[f"cbl.{key}"]
+        assert default == str(DEFAULTS[key]) and meaning.startswith(bounds.expected), (key, default, meaning)
+
+
 def test_the_guide_is_what_the_report_csv_says():
     """Every number of "Which approach should I use?" (docs/which-approach.md, linked from the README) comes from
     docs/results/results.csv (and the paper's numbers): the region between its markers is exactly what the renderer

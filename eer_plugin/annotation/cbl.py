@@ -13,17 +13,58 @@ The meta-algorithm (the rounds of ``allennlp cbl``, :mod:`eer_plugin.training.cb
    (its entity probability clipped to ``clip``, 0.5 in their code).
 3. Train the final tagger on the full tag set with these weights.
 
+The four settings of ``allennlp cbl``'s ``cbl`` block are declared once below, each with its range and its default
+(:data:`RANGES`, :data:`DEFAULTS`, the ranges as :class:`~eer_plugin.core.ranges.Bounds`, as the EER objective's): a
+ratio ``b`` in (0, 1) (0 relabels nothing, 1 every word; the paper's 0.2 for CoNLL is the gold ratio + 0.05), a step
+in (0, 1) (0 would never reach ``b``; a step past ``b`` is one round), a clip in [0, 1] (0 keeps every weight 1, the
+Raw view; 1 lets a weight drop to ``1 - p``; above 1 or below 0 a weight would leave [0, 1]) and the epochs of a
+round, at least 1. :func:`block_settings` checks a config's block against them (``allennlp cbl`` before it writes
+anything), and :func:`ratio_schedule` and :func:`relabel` check their arguments with the same words.
+
 A weight ``w`` on an unannotated word is soft evidence for the CRF: the word's tags contribute
 ``w`` for ``O`` and ``1 - w`` for every entity tag to the partial likelihood (``w = 1``: observed
 ``O``, the Raw baseline; ``w = 0``: observed "some entity tag").
 """
 
 import math
-from typing import List, Sequence, Tuple
+from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
+from eer_plugin.common.errors import SettingError
+from eer_plugin.common.wording import not_a_setting
+from eer_plugin.core.ranges import Bounds
 from eer_plugin.corpus.documents import Document
 
 BINARY_TYPE = "ENT"
+
+#: b: the entity ratio the rounds relabel up to (Mayhew et al.: the gold ratio + 0.05, 0.2 on CoNLL)
+ENTITY_RATIO = Bounds(0, 1, low_open=True, high_open=True, symbol="b", note="the share of entity words to reach")
+#: the rise of the target ratio per round (0.02 in Mayhew et al.'s code); 0 would never reach b
+STEP = Bounds(0, 1, low_open=True, high_open=True, note="the target ratio's rise per round")
+#: an unannotated word's O weight is 1 - min(p, clip) (0.5 in their code); 0: every weight 1, the Raw view
+CLIP = Bounds(0, 1, note="an unannotated word's O weight is 1 - min(p, clip)")
+#: the training epochs of every binary round
+ROUND_EPOCHS = Bounds(1, integer=True, note="epochs of each binary round")
+#: the keys of the ``cbl`` block -> their ranges
+RANGES: Dict[str, Bounds] = {"entity_ratio": ENTITY_RATIO, "step": STEP, "clip": CLIP, "round_epochs": ROUND_EPOCHS}
+#: the keys of the ``cbl`` block -> the value a block that leaves one out gets (the packaged configs write the same)
+DEFAULTS: Dict[str, Any] = {"entity_ratio": 0.2, "step": 0.02, "clip": 0.5, "round_epochs": 5}
+
+
+def block_settings(block: Any) -> Dict[str, Any]:
+    """The settings of a config's ``cbl`` block, each left out at its :data:`DEFAULTS`; a :class:`SettingError`, one
+    line naming the key (``cbl.step``), the value and what it must be, for a value out of its range (another type,
+    NaN, null, ...), a key that is none of them or a block that is no object."""
+    if not isinstance(block, Mapping):
+        raise SettingError(f"cbl must be an object of the settings {', '.join(RANGES)}, got {block!r}")
+    unknown = sorted(str(key) for key in block if key not in RANGES)
+    if unknown:
+        raise SettingError(not_a_setting("cbl", unknown[0], list(RANGES), "the cbl block"))
+    values = {**DEFAULTS, **block}
+    for key, bounds in RANGES.items():
+        problem = bounds.problem(f"cbl.{key}", values[key])
+        if problem is not None:
+            raise SettingError(problem)
+    return values
 
 
 def annotated_words(doc: Document) -> List[bool]:
@@ -39,9 +80,10 @@ def annotated_ratio(docs: Sequence[Document]) -> float:
 
 
 def ratio_schedule(start: float, target: float, step: float = 0.02) -> List[float]:
-    """Target ratios ``start + step, start + 2 step, ...`` up to and including ``target``."""
-    if step <= 0:
-        raise ValueError(f"step must be positive, got {step}")
+    """Target ratios ``start + step, start + 2 step, ...`` up to and including ``target`` (:data:`ENTITY_RATIO`,
+    :data:`STEP`: a ``ValueError`` otherwise)."""
+    ENTITY_RATIO.check("entity_ratio", target)
+    STEP.check("step", step)
     if target <= start:
         return [target]
     count = math.ceil((target - start) / step - 1e-9)
@@ -72,8 +114,9 @@ def relabel(
     ``k = round(target_ratio * words) - annotated words`` (at least 0), so that annotated plus
     relabelled entity words are ``target_ratio`` of all words; the others get ``1 - min(p, clip)``.
     Annotated words keep weight 1 (their tags are observed anyway). Ties break by document, then
-    word order, so the result is deterministic.
+    word order, so the result is deterministic. ``clip``: :data:`CLIP` (a ``ValueError`` otherwise).
     """
+    CLIP.check("clip", clip)
     total = sum(len(d.tokens) for d in docs)
     candidates = []
     weights: List[List[float]] = []

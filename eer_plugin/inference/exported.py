@@ -25,7 +25,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 import torch
 
-from eer_plugin.common.errors import ArchiveError, check_cuda_device, one_line
+from eer_plugin.common.errors import ArchiveError, SettingError, check_cuda_device, one_line
 from eer_plugin.core.crf import ConstrainedCRF
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
@@ -37,6 +37,7 @@ from eer_plugin.inference.precision import check_precision, encoder_autocast, se
 from eer_plugin.inference.subwords import SubwordTokenizer
 from eer_plugin.runtime.custom_code import ENCODER_CODE_FILES, asks_for_custom_code
 from eer_plugin.runtime.encoders import EncoderError
+from eer_plugin.runtime.setting_values import tagging_precision_problem
 
 FORMAT = "eer-ner exported tagger"
 FORMAT_VERSION = 1
@@ -219,6 +220,9 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         from safetensors.torch import load_file
         from transformers import AutoConfig, AutoModel
 
+        problem = tagging_precision_problem(precision, device)
+        if problem is not None:  # before anything is read (int8 on a GPU too)
+            raise SettingError(problem)
         check_cuda_device(device, "device")
         directory = Path(directory)
         settings = read_settings(directory)

@@ -28,10 +28,13 @@ import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from eer_plugin.common.errors import SettingError
-from eer_plugin.runtime.setting_values import PRECISIONS, RULES, checked
+from eer_plugin.runtime.setting_values import (  # noqa: F401  (TAGGING_PRECISIONS: public here too)
+    RULES,
+    TAGGING_PRECISIONS,
+    checked,
+    tagging_precision_problem,
+)
 
-#: what a model loaded for tagging may run its encoder in: :data:`PRECISIONS` and ``int8`` (CPU only)
-TAGGING_PRECISIONS = PRECISIONS + ("int8",)
 #: what a model's ``precision`` must be: the rule of the settings table (the models check it with their other
 #: settings, ``eer-ner train`` before it builds them)
 PRECISION = RULES["model.precision"]
@@ -148,19 +151,19 @@ def quantize_encoder(encoder: torch.nn.Module, full_range: Optional[bool] = None
 
 
 def set_tagging_precision(
-    model: torch.nn.Module, encoder: torch.nn.Module, precision: str, device: torch.device
+    model: torch.nn.Module, encoder: torch.nn.Module, precision: Optional[str], device: torch.device
 ) -> None:
     """Sets the precision a loaded ``model`` (with a ``precision`` attribute and the module ``encoder``)
-    tags in: one of :data:`TAGGING_PRECISIONS`. ``int8`` quantizes ``encoder`` (:func:`quantize_encoder`)
-    and runs it without autocast; it needs the CPU (``ValueError`` otherwise)."""
-    if precision not in TAGGING_PRECISIONS:
-        raise SettingError(f"precision must be one of {TAGGING_PRECISIONS}, got {precision!r}")
+    tags in: one of :data:`TAGGING_PRECISIONS` (None: the model's own, left as it is), checked by the one check of
+    every entry point (:func:`~eer_plugin.runtime.setting_values.tagging_precision_problem`, a :class:`SettingError`).
+    ``int8`` quantizes ``encoder`` (:func:`quantize_encoder`) and runs it without autocast; it needs the CPU."""
+    problem = tagging_precision_problem(precision, device)
+    if problem is not None:
+        raise SettingError(problem)
+    if precision is None:
+        return
     if precision != "int8":
         model.precision = precision
         return
-    if device.type != "cpu":
-        raise ValueError(
-            f"precision 'int8' (dynamic quantization) runs on the CPU only, not on {device}; use fp32 or bf16 there"
-        )
     quantize_encoder(encoder)
     model.precision = "fp32"

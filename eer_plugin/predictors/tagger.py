@@ -73,6 +73,7 @@ from eer_plugin.inference.documents import (  # noqa: F401
     tag_documents,
 )
 from eer_plugin.inference.precision import TAGGING_PRECISIONS, set_tagging_precision
+from eer_plugin.runtime.setting_values import tagging_precision_problem
 
 OUTPUT_FORMATS = ("json", "conll")
 #: the tag scheme of CoNLL output unless ``tag_scheme`` says otherwise (JSON output's ``tags`` are BILUO)
@@ -111,10 +112,9 @@ def check_predictor_args(
             raise PredictorArgumentError(
                 f"tag_scheme {describe(tag_scheme)} is not a tag scheme; expected one of {SCHEME_NAMES}"
             ) from None
-    if precision is not None and precision not in TAGGING_PRECISIONS:
-        raise PredictorArgumentError(
-            f"precision must be one of {', '.join(map(repr, TAGGING_PRECISIONS))}, got {describe(precision)}"
-        )
+    problem = tagging_precision_problem(precision)  # the device's part: set_tagging_precision, once it is known
+    if problem is not None:
+        raise PredictorArgumentError(problem)
     if output_format not in OUTPUT_FORMATS:
         raise PredictorArgumentError(f"output_format must be 'json' or 'conll', got {describe(output_format)}")
     if chunk_batch_size is not None and (

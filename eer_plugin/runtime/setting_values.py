@@ -10,14 +10,16 @@ its rule before the config is evaluated (:mod:`eer_plugin.runtime.settings_envir
 are those of the modules that use the values, declared there once (the tag schemes of :mod:`eer_plugin.core.tags`, the
 ranges and choices of the EER objective and the binding ratio control of :mod:`eer_plugin.core.ranges`, which the maths
 checks with the same words, the formats and file encodings of :mod:`eer_plugin.corpus.formats`, the variants of
-:mod:`eer_plugin.annotation.simulators`); the precisions of a model's encoder (:data:`PRECISIONS`) are declared here:
-:mod:`eer_plugin.inference.precision`, which runs them, is a layer above."""
+:mod:`eer_plugin.annotation.simulators`); the precisions of a model's encoder (:data:`PRECISIONS`) and of a model
+loaded for tagging (:data:`TAGGING_PRECISIONS`, one check with one line wherever a model is loaded for tagging:
+:func:`tagging_precision_problem`) are declared here: :mod:`eer_plugin.inference.precision`, which runs them, is a
+layer above."""
 
 import dataclasses
 from typing import Any, Callable, Dict, Mapping, Optional, Sequence, Tuple
 
 from eer_plugin.annotation.simulators import VARIANTS
-from eer_plugin.common.errors import SettingError
+from eer_plugin.common.errors import SettingError, shortened
 from eer_plugin.core.ranges import (
     ENTITY_RATIO,
     PRICE_PENALTY,
@@ -100,10 +102,32 @@ def _seed(variable: str) -> Rule:
     return number(0, 2**32 - 1, integer=True, note=variable, null="")
 
 
-#: the precisions of a model's encoder (:mod:`eer_plugin.inference.precision` runs them; tagging alone also int8)
-PRECISIONS = ("fp32", "bf16", "auto")
 TAG_SCHEME = Rule(f"{SCHEME_SETTINGS} (EER_TAG_SCHEME)", is_scheme_setting)
 _COUNT = number(1, integer=True)
+
+#: the precisions of a model's encoder (:mod:`eer_plugin.inference.precision` runs them; tagging alone also int8)
+PRECISIONS = ("fp32", "bf16", "auto")
+#: what a model loaded for tagging may run its encoder in (``Tagger.load``, ``ExportedTagger.load``, the ``eer_tagger``
+#: predictor's ``precision``): :data:`PRECISIONS` and ``int8``; chosen at load, never stored in a model
+TAGGING_PRECISIONS = PRECISIONS + ("int8",)
+_TAGGING_MEANINGS = "fp32: float32; bf16: bfloat16; auto: bf16 where native, else fp32; int8: quantized, CPU only"
+#: what a tagging precision must be, wherever a model is loaded for tagging (:func:`tagging_precision_problem`)
+TAGGING_PRECISION = dataclasses.replace(one_of(TAGGING_PRECISIONS, _TAGGING_MEANINGS), null="the model's own")
+
+
+def tagging_precision_problem(precision: Any, device: Any = None, key: str = "precision") -> Optional[str]:
+    """The one line for a ``precision`` (the argument ``key``) that a model loaded for tagging on ``device``
+    (``cpu``, ``cuda:0``, a ``torch.device``; None: not known yet) cannot run in: ``precision must be one of fp32,
+    bf16, auto, int8 (fp32: float32; ...; int8: quantized, CPU only), or null (the model's own), got 'FP32'``; on a
+    GPU ``int8`` is refused with the choices there. None when it can. The one check of ``Tagger.load``,
+    ``ExportedTagger.load``, the ``eer_tagger`` predictor and :func:`~eer_plugin.inference.precision.set_tagging_precision`,
+    each raising its own error class with its own prefix."""
+    rule = TAGGING_PRECISION
+    if precision == "int8" and device is not None and str(device).split(":")[0] != "cpu":
+        rule = dataclasses.replace(one_of(PRECISIONS, f"on {device}: int8 runs on the CPU only"), null=rule.null)
+    problem = rule.problem(key, precision)
+    return None if problem is None else shortened(problem)  # a long value: its start and end
+
 
 #: config key -> its rule: every setting a registered class of eer-ner checks when it is built, and the settings of
 #: AllenNLP's classes that ``eer-ner train`` checks before it builds them (the learning rates, ``trainer.patience``, ...)

@@ -17,6 +17,7 @@ data, overrides for the hyperparameters):
 
 The defaults of the EER objective's hyperparameters (rho, gamma, lambda_u, the ratio control) are not written here
 but read from the maths' one declaration of them (:mod:`eer_plugin.core.ranges`), which the tagger's constructor
+takes too; CBL's epochs per round from CBL's (:data:`eer_plugin.annotation.cbl.DEFAULTS`), which ``allennlp cbl``
 takes too. Generated from the table: the ext-var defaults (:func:`unset_defaults`), the overrides of a benchmark
 run, the listing of ``eer-ner train --help`` and ``eer-ner eer-settings`` (:func:`eer_plugin.runtime.settings_help.settings_help`) and
 the table of ``docs/configs.md`` (checked by ``tests/test_docs.py``). A test evaluates every packaged
@@ -34,6 +35,7 @@ import os
 from pathlib import Path
 from typing import Any, Dict, Mapping, Optional, Tuple
 
+from eer_plugin.annotation import cbl
 from eer_plugin.core.ranges import (
     DEFAULT_ENTITY_RATIO,
     DEFAULT_RATIO_CONTROL,
@@ -306,7 +308,7 @@ SETTINGS: Tuple[Setting, ...] = (
     ),
     _H(
         "EER_CBL_ROUND_EPOCHS",
-        "5",
+        str(cbl.DEFAULTS["round_epochs"]),  # CBL's default (annotation.cbl)
         "epochs of each CBL binary round",
         BASELINES,
         "cbl.round_epochs",

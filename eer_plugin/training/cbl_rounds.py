@@ -136,16 +136,16 @@ def run_cbl(
     params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False
 ) -> dict:
     """The binary rounds, then the final tagger, into ``serialization_dir`` (new or empty; ``recover``:
-    continue the interrupted run there; ``force``: replace what is there)."""
+    continue the interrupted run there; ``force``: replace what is there). The ``cbl`` block's settings are checked
+    first (:func:`eer_plugin.annotation.cbl.block_settings`: a bad value is one line, and nothing is written or
+    removed)."""
     out = Path(serialization_dir).resolve()  # the rounds' data paths in their configs: the same however -s is spelt
-    state = prepare_directory(out, recover, force)
     fingerprint = hashlib.sha256(json.dumps(params.as_flat_dict(), sort_keys=True, default=str).encode()).hexdigest()
-    settings = params.pop("cbl")
-    entity_ratio = settings.pop_float("entity_ratio", 0.2)
-    step = settings.pop_float("step", 0.02)
-    clip = settings.pop_float("clip", 0.5)
-    round_epochs = settings.pop_int("round_epochs", 5)
-    settings.assert_empty("cbl")
+    block = params.pop("cbl")
+    # checked against their one declaration before anything is written (--force would remove the run there first)
+    settings = cbl.block_settings(block.as_dict(quiet=True) if isinstance(block, Params) else block)
+    entity_ratio, step, clip, round_epochs = (settings[key] for key in ("entity_ratio", "step", "clip", "round_epochs"))
+    state = prepare_directory(out, recover, force)
 
     reader_params = params.get("dataset_reader").duplicate()
     reader: DatasetReader = DatasetReader.from_params(reader_params)

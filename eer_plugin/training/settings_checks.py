@@ -16,14 +16,13 @@ are one :class:`~eer_plugin.runtime.errors.UserError` line each, naming the sett
 """
 
 import copy
-import difflib
 import inspect
 import os
 import typing
 from typing import Any, Dict, Iterator, Tuple
 
 from eer_plugin.common.errors import SettingError, UserError, check_cuda_device
-from eer_plugin.common.wording import counted
+from eer_plugin.common.wording import counted, not_a_setting
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.corpus.strict_json import is_integer, is_number
 from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE, parsed
@@ -227,12 +226,7 @@ def check_training_arguments(
         kind, known = _arguments(registrable, settings) if isinstance(settings, dict) else ("", {})
         unknown = sorted(k for k in settings if k != "type" and known and k not in known)
         if unknown:
-            close = difflib.get_close_matches(unknown[0], known, n=1)
-            raise UserError(
-                f"{part}.{unknown[0]} is not a setting of the {part.replace('_', ' ')} {kind!r}"
-                + (f" (did you mean {part}.{close[0]}?)" if close else "")
-                + f"; its settings are {', '.join(sorted(known))}"
-            )
+            raise UserError(not_a_setting(part, unknown[0], sorted(known), f"the {part.replace('_', ' ')} {kind!r}"))
         arguments[part] = (settings, known)
     for problem in _rule_problems(config):
         raise SettingError(problem)

@@ -133,7 +133,7 @@ def _args(archive, source, output, **changes) -> argparse.Namespace:
         (dict(predictor_args='{"output_format": "xml"}'), "output_format must be 'json' or 'conll'"),
         (dict(predictor_args='{"chunk_batch_size": 0}'), "chunk_batch_size must be an integer of at least 1"),
         (dict(predictor_args='{"output_fromat": "conll"}'), "unknown argument(s) 'output_fromat'"),
-        (dict(predictor_args='{"precision": "int4"}'), "precision must be one of 'fp32', 'bf16', 'auto', 'int8'"),
+        (dict(predictor_args='{"precision": "int4"}'), "precision must be one of fp32, bf16, auto, int8 ("),
         (dict(predictor_args='{"output_format": "conll", "tag_scheme": "BMES"}'), 'tag_scheme "BMES" is not a tag'),
         (dict(predictor_args='{"tag_scheme": "BIOES"}'), 'is the tag scheme of CoNLL output: add "output_format"'),
         (dict(predictor_args='{"output_format": '), "--predictor-args"),

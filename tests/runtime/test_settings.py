@@ -101,6 +101,22 @@ def test_the_eer_config_writes_the_taggers_own_defaults():
     assert {path: defaults[path[len("model.") :]] for path in table} == table
 
 
+def test_the_cbl_configs_write_cbls_own_defaults():
+    """The ``cbl`` block of every CBL config (common.libsonnet's literals: jsonnet cannot read Python's constants) is
+    :data:`eer_plugin.annotation.cbl.DEFAULTS`, the values ``allennlp cbl`` gives a block that leaves a key out, each in
+    its declared range; the table's EER_CBL_ROUND_EPOCHS default is read from there too."""
+    from eer_plugin.annotation import cbl
+    from eer_plugin.runtime.settings import BY_NAME
+
+    blocks = {config.name: evaluated(config).get("cbl") for config in CONFIGS}
+    held = {name: block for name, block in blocks.items() if block is not None}
+    assert sorted(held) == [c.name for c in CONFIGS if c.name.startswith("cbl_")] and len(held) == 6
+    for name, block in held.items():
+        assert block == cbl.DEFAULTS and all(type(block[k]) is type(v) for k, v in cbl.DEFAULTS.items()), name
+        assert cbl.block_settings(block) == cbl.DEFAULTS
+    assert BY_NAME["EER_CBL_ROUND_EPOCHS"].default == str(cbl.DEFAULTS["round_epochs"])
+
+
 #: environment setting -> the argument of the reader (eer_documents) or the span model it fills in the configs
 FILLED = {
     "EER_ENCODER": "dataset_reader.model_name",

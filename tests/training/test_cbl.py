@@ -4,8 +4,10 @@ import json
 from pathlib import Path
 
 import pytest
+import setting_edges
 
 from eer_plugin.annotation import cbl
+from eer_plugin.common.errors import SettingError
 from eer_plugin.corpus.documents import Document
 
 
@@ -18,8 +20,119 @@ def docs():
 def test_ratio_schedule_steps_to_the_target():
     assert cbl.ratio_schedule(0.05, 0.2, 0.02) == pytest.approx([0.07, 0.09, 0.11, 0.13, 0.15, 0.17, 0.19, 0.2])
     assert cbl.ratio_schedule(0.3, 0.2) == [0.2]
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"^step must be a number in \(0, 1\) \(the target ratio's rise per round\), got 0$"):  # fmt: skip
         cbl.ratio_schedule(0.1, 0.2, 0)
+    with pytest.raises(ValueError, match=r"^entity_ratio must be a number in \(0, 1\) .*, got 1.5$"):
+        cbl.ratio_schedule(0.1, 1.5)
+    with pytest.raises(ValueError, match=r"^clip must be a number in \[0, 1\] .*, got 2$"):
+        cbl.relabel(docs(), [[0.5] * 10] * 2, 0.3, clip=2)
+
+
+# ------------------------------------------------------------------------------------------ the cbl block's settings
+@pytest.mark.parametrize("key", list(cbl.RANGES))
+def test_each_setting_of_the_cbl_block_is_refused_at_the_edges_of_its_one_range(key):
+    """The values just outside the declared range (tests/setting_edges.py: another JSON type, NaN, infinities, each
+    end's neighbour) are one line naming ``cbl.<key>``, the value and the range; those just inside and the default are
+    taken, the other settings at their defaults."""
+    bounds = cbl.RANGES[key]
+    for value in setting_edges.outside(bounds):
+        with pytest.raises(SettingError) as raised:
+            cbl.block_settings({key: value})
+        assert str(raised.value) == f"cbl.{bounds.problem(key, value)}" == f"cbl.{key} must be {bounds.expected}, got {value!r}"  # fmt: skip
+    for value in setting_edges.inside(bounds) + [cbl.DEFAULTS[key]]:
+        assert cbl.block_settings({key: value}) == {**cbl.DEFAULTS, key: value}
+
+
+@pytest.mark.parametrize(
+    "block, line",
+    [
+        (
+            {"entity_ratio": 1.5},
+            "cbl.entity_ratio must be a number in (0, 1) (b: the share of entity words to reach), got 1.5",
+        ),  # fmt: skip
+        (
+            {"entity_ratio": -1},
+            "cbl.entity_ratio must be a number in (0, 1) (b: the share of entity words to reach), got -1",
+        ),  # fmt: skip
+        ({"step": 0}, "cbl.step must be a number in (0, 1) (the target ratio's rise per round), got 0"),
+        (
+            {"clip": 2},
+            "cbl.clip must be a number in [0, 1] (an unannotated word's O weight is 1 - min(p, clip)), got 2",
+        ),  # fmt: skip
+        (
+            {"round_epochs": 0},
+            "cbl.round_epochs must be an integer of at least 1 (epochs of each binary round), got 0",
+        ),  # fmt: skip
+        (
+            {"round_epochs": 2.0},
+            "cbl.round_epochs must be an integer of at least 1 (epochs of each binary round), got 2.0",
+        ),  # fmt: skip
+        ({"step": "0.02"}, "cbl.step must be a number in (0, 1) (the target ratio's rise per round), got '0.02'"),
+        (
+            {"clip": float("nan")},
+            "cbl.clip must be a number in [0, 1] (an unannotated word's O weight is 1 - min(p, clip)), got nan",
+        ),  # fmt: skip
+        (
+            {"steps": 0.1},
+            "cbl.steps is not a setting of the cbl block (did you mean cbl.step?); its settings are entity_ratio, step, clip, round_epochs",
+        ),  # fmt: skip
+        (5, "cbl must be an object of the settings entity_ratio, step, clip, round_epochs, got 5"),
+    ],
+)
+def test_a_bad_cbl_block_is_one_line(block, line):
+    with pytest.raises(SettingError) as raised:
+        cbl.block_settings(block)
+    assert str(raised.value) == line
+
+
+def test_the_defaults_are_in_their_ranges_and_fill_what_a_block_leaves_out():
+    assert set(cbl.DEFAULTS) == set(cbl.RANGES)
+    assert all(cbl.RANGES[key].holds(value) for key, value in cbl.DEFAULTS.items())
+    assert cbl.block_settings({}) == cbl.DEFAULTS
+    assert cbl.block_settings({"step": 0.05}) == {**cbl.DEFAULTS, "step": 0.05}
+
+
+BAD_RUNS = [{"cbl.entity_ratio": 1.5}, {"cbl.step": 0}, {"cbl.clip": 2}, {"cbl.round_epochs": 0}, {"cbl.step": "x"}]
+
+
+@pytest.mark.parametrize("overrides", BAD_RUNS, ids=lambda o: json.dumps(o))
+def test_a_bad_cbl_setting_stops_the_run_before_the_serialization_directory_gets_a_file(overrides, tmp_path):
+    """A new directory is not created; a run already there is neither removed by --force nor touched by --recover."""
+    from conftest import REPO
+
+    from eer_plugin.training.cbl_rounds import run_cbl_file
+
+    config = str(REPO / "training_configs" / "cbl_bert_all.jsonnet")
+    ((key, value),) = overrides.items()
+    expected = f"{key} must be {cbl.RANGES[key[4:]].expected}, got {value!r}"
+    with pytest.raises(SettingError) as raised:
+        run_cbl_file(config, str(tmp_path / "new"), json.dumps(overrides))
+    assert str(raised.value) == expected and not (tmp_path / "new").exists()
+    held = tmp_path / "held"
+    (held / "round_0").mkdir(parents=True)
+    (held / "round_0" / "best.th").write_bytes(b"weights")
+    for options in ({"force": True}, {"recover": True}):
+        with pytest.raises(SettingError):
+            run_cbl_file(config, str(held), json.dumps(overrides), **options)
+        assert [p.relative_to(held).as_posix() for p in held.rglob("*")] == ["round_0", "round_0/best.th"]
+
+
+def test_eer_ner_cbl_says_a_bad_setting_in_one_line_and_writes_nothing(tmp_path, capsys):
+    from conftest import REPO
+
+    from eer_plugin import cli
+
+    config = REPO / "training_configs" / "cbl_lstm_short.jsonnet"
+    try:
+        status = cli.main(["cbl", str(config), "-s", str(tmp_path / "run"), "-o", '{"cbl": {"clip": -0.5}}'])
+    except SystemExit as exit:
+        status = exit.code
+    lines = [line for line in capsys.readouterr().err.splitlines() if line.strip()]
+    assert status == 1 and lines == [
+        "eer-ner cbl: error: cbl.clip must be a number in [0, 1] (an unannotated word's O weight is 1 - min(p, clip)), "
+        "got -0.5"
+    ]
+    assert not (tmp_path / "run").exists()
 
 
 @pytest.mark.parametrize("target", [0.15, 0.3, 0.5])
@@ -69,7 +182,8 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     assert len(list((tmp_path / "cbl" / "final").glob("metrics_epoch_*.json"))) == 1
     (budget,) = budgets  # the final tagger only: its one epoch is 7 batches long, the data cycled
     assert budget[0] == 7 and budget[1] < 7 == budget[2]
-    assert len(log["rounds"]) == len(cbl.ratio_schedule(log["annotated_ratio"], 0.2, 0.02)) >= 2
+    defaults = cbl.DEFAULTS
+    assert len(log["rounds"]) == len(cbl.ratio_schedule(log["annotated_ratio"], defaults["entity_ratio"], defaults["step"])) >= 2  # fmt: skip
     assert json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())["total_seconds"] > 0
     final = tmp_path / "cbl" / "round_1_train.jsonl"
     weights = [w for line in final.read_text().splitlines() for w in json.loads(line)["o_weights"]]
