@@ -181,7 +181,7 @@ Equiv\tArg1:<ENTITY>, Arg2:<ENTITY>, <REL-TYPE>:symmetric-transitive
 """
 
 VISUAL_CONF = """[ labels ]
-a_b | a:b
+a_b|a:b
 [labels]
 # a_b | a:b
 !Org | Organisation | Org
@@ -201,8 +201,9 @@ a_b\tbgColor:#ffccaa
 
 def test_a_hand_written_brat_configuration_is_read_as_brat_reads_it(tmp_path, capsys):
     """annotation.conf names no span (its aliases, ``!`` and macros change nothing); visual.conf's ``[labels]`` as
-    brat reads them: comments, a section brat does not know, ``!``, indentation, separators, macros, the last line
-    of a type, ``<EMPTY>``, names after a tab; a type in an ``.ann`` line is read as it is written."""
+    brat reads them: comments, a section brat does not know, ``!``, indentation (a line under another names nothing:
+    brat's labels are the top level's), separators, macros, the last line of a type, ``<EMPTY>``, names after a tab;
+    a type in an ``.ann`` line is read as it is written."""
     text = "Anna met Acme at Ulm for X and Y in Paris"
     write(tmp_path / "b" / "x.txt", text)
     types = ["Org", "Product_Name", "Tagged_Thing", "Unicode", "X_Y", "PER", "_tag", "a_b", "A|B"]
@@ -213,7 +214,7 @@ def test_a_hand_written_brat_configuration_is_read_as_brat_reads_it(tmp_path, ca
     write(tmp_path / "b" / "visual.conf", VISUAL_CONF)
     assert status(eer_import.main, "brat", tmp_path / "b", tmp_path / "out.jsonl") == 0, capsys.readouterr().err
     (document,) = read_jsonl(tmp_path / "out.jsonl")
-    expected = ["Org", "Product Name", "Tagged Thing", "Ünïcode", "X_Y", "PER", "#tag", "a_b", "A|B"]
+    expected = ["Org", "Product_Name", "Tagged Thing", "Ünïcode", "X_Y", "PER", "#tag", "a_b", "A|B"]
     assert [label for _, _, label in document.spans] == expected
 
 
