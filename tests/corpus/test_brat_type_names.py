@@ -18,6 +18,7 @@ from conftest import eer_ner
 
 from eer_plugin.commands import eer_export, eer_import
 from eer_plugin.corpus.brat_names import storage_form
+from eer_plugin.corpus.exporters.brat import PALETTE, SPAN_DEFAULT
 from eer_plugin.corpus.formats import read_jsonl
 
 #: characters that brat's files may read specially, and letters and signs of other scripts
@@ -64,8 +65,8 @@ def check_brat_takes(directory: Path, types) -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9_-]+", e) and not re.fullmatch(r"-+", e) for e in entities), entities
     written = [line.split("\t")[1].split(" ")[0] for line in (directory / "d.ann").read_text().splitlines()[::2]]
     assert set(written) == set(entities) and len(entities) == len(set(types))
-    visual = directory / "visual.conf"
-    labels = visual.read_text(encoding="utf-8").splitlines()[1:] if visual.exists() else []
+    visual = directory / "visual.conf"  # [labels], then [drawing]
+    labels = visual.read_text(encoding="utf-8").split("[drawing]")[0].splitlines()[1:]
     shown = {}
     for line in labels:
         form, name = (term.strip() for term in line.split("|"))
@@ -124,9 +125,9 @@ def test_the_named_examples(tmp_path, capsys):
     }
     for label, form in expected.items():
         assert round_trip(tmp_path, capsys, label) == (0, [])
-        visual = tmp_path / "brat" / "visual.conf"
-        assert (visual.read_text(encoding="utf-8") if visual.exists() else None) == (
-            f"[labels]\n{form} | {label}\n" if form else None
+        drawing = f"[drawing]\n{SPAN_DEFAULT}\n{form or label}\tbgColor:{PALETTE[0]}\n"
+        assert (tmp_path / "brat" / "visual.conf").read_text(encoding="utf-8") == (
+            f"[labels]\n{form} | {label}\n{drawing}" if form else f"[labels]\n{drawing}"
         )
     for label, why in {
         "A|B": "separates a type's names by '|'",

@@ -8,9 +8,12 @@ type differently, and a file brat would not read is refused, naming its line, on
 
 brat parses every section of the file alike (``__parse_configs``: ``[labels]`` splits names from settings at a tab,
 the others at white space), so a ``[drawing]`` or ``[options]`` line it cannot parse drops the whole file too; only
-the top-level lines of ``[labels]`` name types (``get_labels``). :func:`brat_sections` reads a file by brat's rules.
+the top-level lines of ``[labels]`` name types (``get_labels``). ``eer-export brat`` writes the ``[labels]`` and the
+``[drawing]`` that brat expects (without ``[drawing]`` it warns "missing section"), which :func:`brat_sections`, a
+reading that follows brat's rules, parses without a warning, and whose names come back through the import.
 """
 
+import json
 import random
 import re
 from pathlib import Path, PurePosixPath
@@ -18,7 +21,9 @@ from typing import Dict, List, Tuple
 
 import pytest
 
-from eer_plugin.corpus.brat_names import label_lines
+from eer_plugin.commands import eer_export
+from eer_plugin.corpus.brat_names import label_lines, storage_form
+from eer_plugin.corpus.exporters.brat import PALETTE, SPAN_DEFAULT, visual_conf
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, brat
 
 #: brat's reserved names (projectconfig.py ``reserved_config_name``)
@@ -319,3 +324,50 @@ def test_generated_files_are_read_as_brat_parses_them(tmp_path):
         assert label_lines(conf) == expected, text
         read += 1
     assert read > 100 and refused > 100, (read, refused)
+
+
+# -- the exported visual.conf -----------------------------------------------------------------------------------------
+
+
+def export(tmp_path: Path, ids_and_types: List[Tuple[str, List[str]]], out: str = "brat") -> Path:
+    records = [
+        {
+            "id": doc_id,
+            "tokens": [f"w{i}" for i in range(len(types))],
+            "spans": [{"type": t, "start": i, "end": i + 1, "probability": 0.5} for i, t in enumerate(types)],
+            "sentence_ends": [len(types)],
+        }
+        for doc_id, types in ids_and_types
+    ]
+    source = write(tmp_path / f"{out}.jsonl", "".join(json.dumps(r) + "\n" for r in records))
+    assert eer_export.main(["brat", str(source), str(tmp_path / out)]) == 0
+    return tmp_path / out
+
+
+TYPES = ["PER", "Product Name", "a:b", "Ünïcode", "人名", "-", "SPAN_DEFAULT", "ORG", "LOC", "x=y", "C++", "#tag"]
+
+
+def test_the_exported_visual_conf_parses_as_brat_parses_it_and_comes_back(tmp_path):
+    out = export(tmp_path, [("news/d1", TYPES[:7]), ("d2", TYPES[7:])])
+    text = (out / "visual.conf").read_text(encoding="utf-8")
+    sections, warnings = brat_sections(text)
+    assert warnings == [] and set(sections) == {"general", "labels", "drawing"} and sections["general"] == []
+    forms = sorted(storage_form(t) for t in TYPES)
+    assert brat_labels(sections) == {storage_form(t): [t] for t in TYPES if storage_form(t) != t}
+    drawing = {names[0]: settings for _, names, settings in sections["drawing"]}
+    assert drawing.pop("SPAN_DEFAULT") == {"fgColor": ["black"], "bgColor": ["lightgreen"], "borderColor": ["darken"]}
+    drawn = [f for f in forms if f != "SPAN_DEFAULT"]  # a type written SPAN_DEFAULT is drawn by the default
+    assert drawing == {f: {"bgColor": [PALETTE[n % len(PALETTE)]]} for n, f in enumerate(drawn)}
+    assert len({drawing[f]["bgColor"][0] for f in drawn[: len(PALETTE)]}) == len(PALETTE)  # ten types, ten colours
+    assert labels_of(out) == {"news/d1": TYPES[:7], "d2": TYPES[7:]}  # the names come back, in the subdirectory too
+    again = export(tmp_path, [("d2", TYPES[7:]), ("news/d1", TYPES[:7])], "again")
+    assert (again / "visual.conf").read_text(encoding="utf-8") == text  # the same types, the same file
+
+
+def test_an_export_of_types_brat_takes_as_they_are_draws_them(tmp_path):
+    out = export(tmp_path, [("d", ["PER", "ORG"])])
+    assert (out / "visual.conf").read_text(encoding="utf-8") == (
+        f"[labels]\n[drawing]\n{SPAN_DEFAULT}\nORG\tbgColor:{PALETTE[0]}\nPER\tbgColor:{PALETTE[1]}\n"
+    )
+    assert brat_sections((out / "visual.conf").read_text(encoding="utf-8"))[1] == []
+    assert visual_conf({}) == f"[labels]\n[drawing]\n{SPAN_DEFAULT}\n"  # no type: brat's default alone
