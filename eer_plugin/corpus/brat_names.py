@@ -48,7 +48,12 @@ _MACRO_DEFINITION = re.compile(r"^<([a-zA-Z_-]+)>=\s*(.*?)\s*$")
 _MACRO = re.compile(r"<.*?>")
 #: a ``[labels]`` line: its indentation, its names (to a tab) and its settings (after the tab)
 _LABELS_LINE = re.compile(r"^(\s*)([^\t]+)(?:\t(.*))?$")
+#: a line of any other section: names to white space, then settings
+_SPACED_LINE = re.compile(r"^(\s*)(\S+)(?:\s+(.*))?$")
+#: a setting ``KEY:VALUE`` (values separated by ``|``), a key with its repetition (``Arg``, ``Arg?``, ``Arg{1-2}``)
 _ARGUMENT = re.compile(r"^(\S*?):(\S*)$")
+_KEY = re.compile(r"^(\S+?)(\{\S+\}|\?|\*|\+|)$")
+_REPEAT = re.compile(r"^\{(\d+)(?:-(\d+))?\}$")
 
 
 def _stored_character(character: str) -> str:
@@ -104,41 +109,63 @@ def _brat_storage_form(term: str) -> str:
 def label_lines(visual_conf: Path, file_encoding: str = AUTO_FILE_ENCODING) -> Dict[str, List[str]]:
     """``{brat type: its names}`` of the ``[labels]`` of ``visual_conf``, read as brat reads them (comments,
     separators, macros, ``!``, indentation; the last line of a type wins); :class:`AnnotationImportError`
-    naming the line where brat would not read the file at all."""
+    naming the line where brat would not read the file at all. brat parses every section alike (``[drawing]``,
+    ``[options]``, one it does not know, the lines above the first), and a line it cannot parse in any of them
+    makes it drop the whole file, so each is checked; only ``[labels]`` names types."""
     labels: Dict[str, List[str]] = {}
-    section, macros, depths = "general", {}, set()
+    section, state = "general", {}  # a section's macros and {depth: settings} (brat's per-section parse)
     for number, line in enumerate(decode_file(visual_conf, file_encoding).split("\n"), start=1):
         header = _SECTION.match(line)
         if header:
             section = header.group(1)
             continue
-        if section != "labels" or not line.strip() or _COMMENT.match(line) or _SEPARATOR.match(line):
+        if not line.strip() or _COMMENT.match(line) or _SEPARATOR.match(line):
             continue
+        macros, depths = state.setdefault(section, ({}, {}))
         definition = _MACRO_DEFINITION.match(line)
         if definition and f"<{definition.group(1)}>" not in RESERVED:
             macros[f"<{definition.group(1)}>"] = definition.group(2)
             continue
         for macro, value in macros.items():
             line = line.replace(macro, value)
-        problem = _unread_line(line, depths, definition is not None)
+        indent, names, arguments = _split_line(line, section)
+        problem = _unread_line(line, section, (indent, names, arguments), depths, definition is not None)
         if problem:
             what, fix = problem
+            where = f"[{section}]" if section != "general" else "a line above the first [section]"
             raise AnnotationImportError(
-                f"[labels] {what}, so brat does not read this visual.conf (it shows its default labels); {fix}",
+                f"{where} {what}, so brat does not read this visual.conf (it shows its default labels); {fix}",
                 visual_conf,
                 number,
             )
-        indent, terms, _ = _LABELS_LINE.match(line).groups()
-        depths.add(len(indent))
-        names = [term.strip() for term in terms.split("|") if term.strip()]
-        names = [name[1:] if name.startswith("!") else name for name in names]
-        labels[_brat_storage_form(names[0])] = names[1:]
+        if section == "labels" and not indent:  # brat's labels are those of the top level (get_labels)
+            names = [name[1:] if name.startswith("!") else name for name in names]
+            labels[_brat_storage_form(names[0])] = names[1:]
     return labels
 
 
-def _unread_line(line: str, depths: Set[int], reserved_definition: bool) -> Optional[Tuple[str, str]]:
-    """``(why brat would not read the [labels] line, the fix)`` of ``line`` (its macros expanded), or None:
-    ``depths`` are the indentations of the lines above."""
+def _split_line(line: str, section: str) -> Tuple[str, List[str], List[str]]:
+    """``(indentation, names, settings)`` of a line as brat splits it: names to a tab in ``[labels]``, to white
+    space elsewhere, or to a tab where a setting would hold white space otherwise (brat's reading of older files)."""
+    for pattern in (_LABELS_LINE if section == "labels" else _SPACED_LINE, _LABELS_LINE):
+        parts = pattern.match(line)
+        indent, terms, settings = parts.groups() if parts else ("", "", None)
+        arguments = [a.strip() for a in (settings or "").split(",") if a.strip()]
+        if "\t" not in line or not any(re.search(r"\s", a) for a in arguments):
+            break
+    return indent, [term.strip() for term in terms.split("|") if term.strip()], arguments
+
+
+def _unread_line(
+    line: str,
+    section: str,
+    parts: Tuple[str, List[str], List[str]],
+    depths: Dict[int, List[str]],
+    reserved_definition: bool,
+) -> Optional[Tuple[str, str]]:
+    """``(why brat would not read the line, the fix)`` of ``line`` (its macros expanded; ``parts`` as
+    :func:`_split_line` gives them), or None. ``depths`` holds the settings of the last line read at each indentation
+    (a line's ``<INHERIT>`` takes those of its parent); a line read adds its own."""
     if reserved_definition:
         return f"redefines {line.split('=')[0]}, a name brat reserves", "name the macro otherwise"
     undefined = [m for m in _MACRO.findall(line) if m not in RESERVED]
@@ -147,15 +174,50 @@ def _unread_line(line: str, depths: Set[int], reserved_definition: bool) -> Opti
             f"uses {undefined[0]!r}, which is no macro defined above it (<NAME>=...) nor a name brat reserves",
             "define the macro or write the name without '<...>'",
         )
-    parts = _LABELS_LINE.match(line)
-    if not parts or not [term for term in parts.group(2).split("|") if term.strip()]:
+    indent, names, arguments = parts
+    if not names:
         return "has a line without a name", "remove the line"
-    indent, _, arguments = parts.groups()
     if indent and len(indent) - 1 not in depths:
         return "indents a line more than one deeper than the lines above it", "indent it less"
-    bad = [a.strip() for a in (arguments or "").split(",") if a.strip() and not _ARGUMENT.match(a.strip())]
-    if bad:
+    if "<INHERIT>" in arguments and not indent:
+        return "has <INHERIT> on a line indented under none", "indent it under the line to inherit from"
+    arguments = [b for a in arguments for b in (depths.get(len(indent) - 1, []) if a == "<INHERIT>" else [a])]
+    bad = _argument_problem(arguments)
+    if bad and section == "labels" and not _ARGUMENT.match(bad[0]):
         return f"has {bad[0]!r} after a tab, where brat reads KEY:VALUE settings", "separate the names by ' | '"
+    if bad:
+        return f"has the setting {bad[0]!r}, which brat does not read ({bad[1]})", "write it KEY:VALUE"
+    depths[len(indent)] = arguments
+    return None
+
+
+def _argument_problem(arguments: List[str]) -> Optional[Tuple[str, str]]:
+    """``(the setting, what is wrong)`` of the first ``KEY:VALUE`` setting that brat cannot read, or None."""
+    keys: Set[str] = set()
+    for argument in arguments:
+        parts = _ARGUMENT.match(argument)
+        if not parts:
+            return argument, "no KEY:VALUE"
+        key, values = parts.groups()
+        if key in RESERVED:
+            continue
+        counted = _KEY.match(key)
+        if not counted:
+            return argument, "an empty key"
+        key, repeat = counted.groups()
+        limits = _REPEAT.match(repeat) if repeat.startswith("{") else None
+        if repeat.startswith("{") and (not limits or int(limits[1]) == 0 and not limits[2]):
+            return argument, "a count other than {N} or {MIN-MAX}, N > 0"
+        if limits and limits[2] and int(limits[1]) > int(limits[2]):
+            return argument, "a range whose minimum is above its maximum"
+        most = int(limits[2] or limits[1]) if limits else (1 if repeat in ("", "?") else 2)
+        if most > 1 and key[-1].isdigit():
+            return argument, "a key ending in a digit cannot repeat"
+        if key in keys:
+            return argument, f"{key!r} given twice"
+        if any(not value.strip() for value in values.split("|")):
+            return argument, "an empty value"
+        keys.add(key)
     return None
 
 

@@ -18,6 +18,7 @@ from conftest import eer_ner
 
 from eer_plugin.commands import eer_export, eer_import
 from eer_plugin.corpus.brat_names import storage_form
+from eer_plugin.corpus.exporters.brat import PALETTE, SPAN_DEFAULT
 from eer_plugin.corpus.formats import read_jsonl
 
 #: characters that brat's files may read specially, and letters and signs of other scripts
@@ -64,8 +65,8 @@ def check_brat_takes(directory: Path, types) -> None:
     assert all(re.fullmatch(r"[A-Za-z0-9_-]+", e) and not re.fullmatch(r"-+", e) for e in entities), entities
     written = [line.split("\t")[1].split(" ")[0] for line in (directory / "d.ann").read_text().splitlines()[::2]]
     assert set(written) == set(entities) and len(entities) == len(set(types))
-    visual = directory / "visual.conf"
-    labels = visual.read_text(encoding="utf-8").splitlines()[1:] if visual.exists() else []
+    visual = directory / "visual.conf"  # [labels], then [drawing]
+    labels = visual.read_text(encoding="utf-8").split("[drawing]")[0].splitlines()[1:]
     shown = {}
     for line in labels:
         form, name = (term.strip() for term in line.split("|"))
@@ -126,9 +127,9 @@ def test_the_named_examples(tmp_path, capsys):
     }
     for label, form in expected.items():
         assert round_trip(tmp_path, capsys, label) == (0, [])
-        visual = tmp_path / "brat" / "visual.conf"
-        assert (visual.read_text(encoding="utf-8") if visual.exists() else None) == (
-            f"[labels]\n{form} | {label}\n" if form else None
+        drawing = f"[drawing]\n{SPAN_DEFAULT}\n{form or label}\tbgColor:{PALETTE[0]}\n"
+        assert (tmp_path / "brat" / "visual.conf").read_text(encoding="utf-8") == (
+            f"[labels]\n{form} | {label}\n{drawing}" if form else f"[labels]\n{drawing}"
         )
     for label, why in {
         "A|B": "separates a type's names by '|'",
@@ -183,7 +184,7 @@ Equiv\tArg1:<ENTITY>, Arg2:<ENTITY>, <REL-TYPE>:symmetric-transitive
 """
 
 VISUAL_CONF = """[ labels ]
-a_b | a:b
+a_b|a:b
 [labels]
 # a_b | a:b
 !Org | Organisation | Org
@@ -203,8 +204,9 @@ a_b\tbgColor:#ffccaa
 
 def test_a_hand_written_brat_configuration_is_read_as_brat_reads_it(tmp_path, capsys):
     """annotation.conf names no span (its aliases, ``!`` and macros change nothing); visual.conf's ``[labels]`` as
-    brat reads them: comments, a section brat does not know, ``!``, indentation, separators, macros, the last line
-    of a type, ``<EMPTY>``, names after a tab; a type in an ``.ann`` line is read as it is written."""
+    brat reads them: comments, a section brat does not know, ``!``, indentation (a line under another names nothing:
+    brat's labels are the top level's), separators, macros, the last line of a type, ``<EMPTY>``, names after a tab;
+    a type in an ``.ann`` line is read as it is written."""
     text = "Anna met Acme at Ulm for X and Y in Paris"
     write(tmp_path / "b" / "x.txt", text)
     types = ["Org", "Product_Name", "Tagged_Thing", "Unicode", "X_Y", "PER", "_tag", "a_b", "A|B"]
@@ -215,7 +217,7 @@ def test_a_hand_written_brat_configuration_is_read_as_brat_reads_it(tmp_path, ca
     write(tmp_path / "b" / "visual.conf", VISUAL_CONF)
     assert status(eer_import.main, "brat", tmp_path / "b", tmp_path / "out.jsonl") == 0, capsys.readouterr().err
     (document,) = read_jsonl(tmp_path / "out.jsonl")
-    expected = ["Org", "Product Name", "Tagged Thing", "Ünïcode", "X_Y", "PER", "#tag", "a_b", "A|B"]
+    expected = ["Org", "Product_Name", "Tagged Thing", "Ünïcode", "X_Y", "PER", "#tag", "a_b", "A|B"]
     assert [label for _, _, label in document.spans] == expected
 
 

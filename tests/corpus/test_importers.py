@@ -623,11 +623,13 @@ def test_readme_walk_import_estimate_train(tmp_path, tiny_env, monkeypatch, caps
 
 def test_brat_types_take_the_names_visual_conf_gives_them_with_spaces(tmp_path):
     """``Product_Name | Product Name`` (what eer-export writes for a type with spaces) names the type; a display
-    name that is more than the type with spaces (``PER | Person``), another section, a comment: nothing changes."""
+    name that is more than the type with spaces (``PER | Person``), another section (where brat splits names from
+    settings at white space, so ``Other_Kind | Other Kind`` there would make it drop the file), a comment: nothing
+    changes."""
     write(tmp_path, "b/x.txt", "Jimi sold Acme Rocket Fuel\n")
     write(tmp_path, "b/x.ann", "T1\tPER 0 4\tJimi\nT2\tProduct_Name 10 21\tAcme Rocket\nT3\tOther_Kind 22 26\tFuel\n")
     conf = "[labels]\nPER | Person | P\nProduct_Name | Product Name\n# Other_Kind | Other Kind\n[drawing]\n"
-    write(tmp_path, "b/visual.conf", conf + "Other_Kind | Other Kind\n")
+    write(tmp_path, "b/visual.conf", conf + "Other_Kind|Other:Kind\tbgColor:#ffccaa\n")
     (document,), _ = import_documents("brat", tmp_path / "b", tokenize_text)
     assert document.spans == [(0, 1, "PER"), (2, 4, "Product Name"), (4, 5, "Other_Kind")]
 

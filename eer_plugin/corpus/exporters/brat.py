@@ -1,5 +1,5 @@
-"""brat standoff: a new directory with ``<id>.txt`` + ``<id>.ann`` per document and an
-``annotation.conf`` declaring the entity types (copy it into brat's data directory as a collection)::
+"""brat standoff: a new directory with ``<id>.txt`` + ``<id>.ann`` per document, an ``annotation.conf`` declaring
+the entity types and a ``visual.conf`` showing them (copy it into brat's data directory as a collection)::
 
     T1	ORG 0 2	EU
     #1	AnnotatorNotes T1	probability 0.91
@@ -15,12 +15,15 @@ line breaks as spaces (brat draws it across the lines).
 A brat type is one word of letters, digits, ``_`` and ``-`` (brat stores no other character of a type declared in
 ``annotation.conf``): an entity type with spaces (``Product Name``, a label of an annotation tool) is written with
 ``_`` (``Product_Name``), one with other characters as :func:`eer_plugin.corpus.brat_names.storage_form` writes it
-(``A:B`` -> ``A_B``, ``Ünïcode`` -> ``Unicode``, ``人名`` -> ``u4EBAu540D``), and ``visual.conf`` gives it its name
-back, which brat shows and ``eer-import brat`` reads (:mod:`eer_plugin.corpus.importers.brat`). Refused, naming the
-predictions line, before the directory appears: two types that would be written alike, and a type that
-``visual.conf`` cannot name (``|``, a leading ``!``, ``<...>``: :func:`~eer_plugin.corpus.brat_names.name_problem`).
-A type that no importer takes (white space at its ends, or inside other than a space) is refused for every format
-by the predictions reader (:func:`eer_plugin.corpus.exporters.span_type_problem`).
+(``A:B`` -> ``A_B``, ``Ünïcode`` -> ``Unicode``, ``人名`` -> ``u4EBAu540D``), and ``visual.conf``'s ``[labels]`` gives
+it its name back, which brat shows and ``eer-import brat`` reads (:mod:`eer_plugin.corpus.importers.brat`). Its
+``[drawing]`` (which brat expects, warning where it is missing) holds brat's usual span default and a colour of
+:data:`PALETTE` for each type, in the order of the written types. Both files sit at the top of the directory, so brat
+uses them for the documents in its subdirectories too. Refused, naming the predictions line, before the directory
+appears: two types that would be written alike, and a type that ``visual.conf`` cannot name (``|``, a leading ``!``,
+``<...>``: :func:`~eer_plugin.corpus.brat_names.name_problem`). A type that no importer takes (white space at its
+ends, or inside other than a space) is refused for every format by the predictions reader
+(:func:`eer_plugin.corpus.exporters.span_type_problem`).
 
 The directory is written whole or not at all: built under a temporary name beside it, then renamed.
 It must not exist yet (or be empty), so no earlier annotation is ever overwritten.
@@ -38,6 +41,11 @@ from eer_plugin.corpus.formats import PathLike
 
 #: the most bytes of one file name (each part of a path) that Linux, macOS and Windows file systems take
 NAME_MAX = 255
+#: the background colours of the types in brat, light under black text, taken in turn by the written types in order
+#: (the 11th takes the first colour again; a type written ``SPAN_DEFAULT`` is drawn by the default)
+PALETTE = ("#8fb2ff", "#ffccaa", "#f1f447", "#95dfff", "#c7f08f", "#e0b8ff", "#ffb3c6", "#9ee6c8", "#ffd966", "#d9c3a5")
+#: brat's drawing of a span whose type has no line of its own (the default of brat's example configurations)
+SPAN_DEFAULT = "SPAN_DEFAULT\tfgColor:black, bgColor:lightgreen, borderColor:darken"
 
 
 def check_output_directory(path: PathLike) -> None:
@@ -103,6 +111,17 @@ def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
             )
 
 
+def visual_conf(types: Dict[str, str]) -> str:
+    """``visual.conf`` for ``types`` (brat's form -> the type): ``[labels]`` names each type written otherwise by the
+    type (``a_b | a:b``), ``[drawing]`` gives brat's span default and each type its :data:`PALETTE` colour (a type
+    written ``SPAN_DEFAULT`` is drawn by the default)."""
+    written = sorted(types)
+    labels = "".join(f"{form} | {types[form]}\n" for form in written if form != types[form])
+    drawn = [form for form in written if form != "SPAN_DEFAULT"]
+    colours = "".join(f"{form}\tbgColor:{PALETTE[number % len(PALETTE)]}\n" for number, form in enumerate(drawn))
+    return f"[labels]\n{labels}[drawing]\n{SPAN_DEFAULT}\n{colours}"
+
+
 def annotation_file(document: PredictedDocument) -> str:
     lines = []
     for number, span in enumerate(document.spans, start=1):
@@ -132,10 +151,8 @@ def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
             "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n",
             encoding="utf-8",
         )
-        renamed = {written: label for written, label in sorted(types.items()) if written != label}
-        if renamed:  # brat shows, and eer-import reads, each type by its own name (brat reads its files as UTF-8)
-            labels = "".join(f"{w} | {t}\n" for w, t in renamed.items())
-            (root / VISUAL_CONF).write_text("[labels]\n" + labels, encoding="utf-8")
+        # brat shows, and eer-import reads, each type by its own name (brat reads its files as UTF-8)
+        (root / VISUAL_CONF).write_text(visual_conf(types), encoding="utf-8")
         if os.path.isdir(path):
             os.rmdir(path)  # the empty directory the check allowed
         os.replace(temporary, path)

@@ -17,18 +17,22 @@
 The document id is the ``.ann`` path relative to the directory, without the suffix
 (``news/doc1``). brat has no completeness flag: use ``--complete`` or ``--complete-ids``.
 
-A brat type is one word of letters, digits, ``_`` and ``-`` (:mod:`eer_plugin.corpus.brat_names`). Where the
-directory's ``visual.conf`` names a type by a first display name that ``eer-export brat`` writes as that type
-(``Product_Name | Product Name``, ``A_B | A:B``, ``Unicode | Ünïcode``), the type is read by that name, so an
-exported type comes back as it was; other display names (``PER | Person``) change nothing. ``visual.conf`` is read
-as brat reads it (comments, ``-`` separators, macros, a leading ``!``, indentation); where brat would not read it at
-all (an undefined ``<macro>``) the import is refused naming the line. ``annotation.conf`` is not read: the ``.ann``
-lines hold the types (its aliases and ``!`` abstract types name no span).
+A brat type is one word of letters, digits, ``_`` and ``-`` (:mod:`eer_plugin.corpus.brat_names`). A document's
+``visual.conf`` is the one brat uses for it: the nearest, in the document's own directory or the first directory above
+it that has one, up to the imported directory (brat looks further up, to its installation directory, and falls back
+to its own defaults; a ``visual.conf`` above the imported directory is not read). Where that file names a type by a
+first display name that ``eer-export brat`` writes as that type (``Product_Name | Product Name``, ``A_B | A:B``,
+``Unicode | Ünïcode``), the type is read by that name, so an exported type comes back as it was; other display names
+(``PER | Person``) change nothing. ``visual.conf`` is read as brat reads it (comments, ``-`` separators, macros, a
+leading ``!``, indentation, every section parsed, ``[labels]`` read); where brat would not read it at all (an
+undefined ``<macro>``, a ``[drawing]`` setting that is no ``KEY:VALUE``) the import is refused naming the line, when a
+document uses that file (brat does not fall back to a ``visual.conf`` further up). ``annotation.conf`` is not read:
+the ``.ann`` lines hold the types (its aliases and ``!`` abstract types name no span).
 """
 
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Dict, Iterator, Optional
 
 from eer_plugin.corpus.brat_names import VISUAL_CONF, storage_form, type_names
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
@@ -54,12 +58,29 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
         files, root = [root], root.parent
     else:
         raise AnnotationImportError("expected a brat directory (X.txt + X.ann files) or an .ann file", root)
-    names = type_names(root / VISUAL_CONF, file_encoding)
+    nearest: Dict[Path, Optional[Path]] = {}  # a directory -> the visual.conf of its documents
+    names: Dict[Optional[Path], Dict[str, str]] = {None: {}}  # a visual.conf -> its type names (read when used)
     for ann in files:
+        if ann.parent not in nearest:
+            nearest[ann.parent] = nearest_visual_conf(ann.parent, root)
+        conf = nearest[ann.parent]
+        if conf not in names:
+            names[conf] = type_names(conf, file_encoding)
         document = _read_pair(ann, root, report, file_encoding)
         for span in document.spans:
-            span.label = names.get(span.label, span.label)
+            span.label = names[conf].get(span.label, span.label)
         yield document
+
+
+def nearest_visual_conf(directory: Path, root: Path) -> Optional[Path]:
+    """The ``visual.conf`` that brat uses for the documents of ``directory`` (``root`` or below it): the file so named
+    in it, else in the nearest directory above it, up to ``root``; None when there is none."""
+    parts = directory.relative_to(root).parts
+    for depth in range(len(parts), -1, -1):
+        conf = root.joinpath(*parts[:depth], VISUAL_CONF)
+        if conf.is_file():
+            return conf
+    return None
 
 
 def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) -> RawDocument:
