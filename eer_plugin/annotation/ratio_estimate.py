@@ -24,7 +24,7 @@ from typing import Dict, Iterable, List, Optional, Sequence
 import numpy as np
 
 from eer_plugin.annotation.bootstrap import resampled_sums
-from eer_plugin.core.ranges import RANGES
+from eer_plugin.core.ranges import RANGES, is_number
 from eer_plugin.core.tags import OUTSIDE
 
 DEFAULT_RESAMPLES = 10_000
@@ -196,7 +196,7 @@ def read_suggestion(path: str) -> Dict[str, float]:
     values = {
         key: suggested.get(key) if isinstance(suggested, dict) else None for key in ("entity_ratio", "ratio_margin")
     }
-    if not all(strict_json.is_number(v) for v in values.values()):
+    if not all(is_number(v) for v in values.values()):
         raise ValueError(f"{path}: no 'suggested' entity_ratio and ratio_margin numbers in it ({fix})")
     for key, value in values.items():  # the ranges the model takes them in (core.ranges), in the same words
         problem = RANGES[key].problem(key, value)

@@ -14,7 +14,7 @@ from bisect import bisect_left, bisect_right
 from typing import List, Optional, Sequence, Tuple
 
 from eer_plugin.common.errors import UserError
-from eer_plugin.corpus.strict_json import is_integer
+from eer_plugin.core.ranges import is_integer
 
 Span = Tuple[int, int, str]  # (start, end exclusive, entity type), in words
 

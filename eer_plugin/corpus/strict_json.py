@@ -25,9 +25,6 @@ import re
 import sys
 from typing import IO, Any, Iterable, Iterator, List, Optional, Tuple
 
-# whether a parsed JSON value is an integer / a finite number: the tests of the settings' ranges, read here too
-from eer_plugin.core.ranges import is_integer, is_number  # noqa: F401
-
 #: a run of more digits than Python converts to an int (``sys.get_int_max_str_digits()``, 4300 by default)
 _LONG_DIGITS = re.compile("(?<![0-9])[0-9]{%d,}" % (sys.get_int_max_str_digits() + 1))  # tried at a run's start only
 

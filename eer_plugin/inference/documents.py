@@ -16,13 +16,13 @@ import json
 import unicodedata
 from typing import Any, Callable, Dict, Iterator, List, NamedTuple, Optional, Sequence, Tuple
 
+from eer_plugin.core.ranges import is_integer
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import spans_to_biluo
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats.decoding import decode_file
 from eer_plugin.corpus.formats.files import FormatError, text_files
 from eer_plugin.corpus.importers.shapes import DESCRIPTIONS, IMPORTED_KINDS, kind_of
-from eer_plugin.corpus.strict_json import is_integer
 from eer_plugin.corpus.tokenizer import tokenize_text
 from eer_plugin.inference.chunking import Chunk
 

@@ -27,6 +27,7 @@ import torch
 
 from eer_plugin.common.errors import ArchiveError, SettingError, check_cuda_device, one_line
 from eer_plugin.core.crf import ConstrainedCRF
+from eer_plugin.core.ranges import is_number
 from eer_plugin.core.spans import Span
 from eer_plugin.core.tags import BiluoScheme
 from eer_plugin.corpus import strict_json
@@ -157,7 +158,7 @@ def read_settings(directory: Path) -> Dict[str, Any]:
         (key, settings.get(key)) for key in ("entity_ratio", "ratio_margin") if key in settings
     ]
     for key, value in numbers:
-        if not strict_json.is_number(value):
+        if not is_number(value):
             raise ArchiveError(f"{path}: {key!r} is {value!r}, not a finite number: the export is damaged; {FIX}")
     if settings["max_length"] < MIN_CHUNK_LENGTH:
         raise ArchiveError(
@@ -214,7 +215,7 @@ class ExportedTagger(torch.nn.Module, SpanDecoder):
         cls, directory: Union[str, Path], device: Union[str, torch.device] = "cpu", precision: Optional[str] = None
     ) -> "ExportedTagger":
         """Reads an export (see the module docstring) onto ``device``, in evaluation mode; ``precision``
-        (:data:`~eer_plugin.inference.precision.TAGGING_PRECISIONS`, ``int8`` on the CPU) overrides the
+        (:data:`~eer_plugin.runtime.setting_values.TAGGING_PRECISIONS`, ``int8`` on the CPU) overrides the
         exported encoder precision (None: keep it)."""
         from safetensors import SafetensorError
         from safetensors.torch import load_file

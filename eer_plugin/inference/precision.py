@@ -10,13 +10,13 @@ an archive trained on one machine is not slowed down on another. Only the encode
 output is cast back to float32 before the tag scorer, so the CRF, the losses and the marginals are
 always computed in float32 or better.
 
-For tagging only (not training) there is also ``int8`` (:data:`TAGGING_PRECISIONS`,
-:func:`set_tagging_precision`): dynamic quantization of the encoder's linear layers
-(``torch.ao.quantization.quantize_dynamic``: int8 weights with one scale per output channel,
-activations quantized per batch, over the full 8 bits where the CPU's int8 dot product cannot overflow:
-:func:`cpu_has_vnni`), on the CPU; the tag scorer and the CRF stay in float32. It is chosen when a model
-is loaded for tagging (``Tagger.load(path, precision="int8")``, ``ExportedTagger.load``, the
-``eer_tagger`` predictor's ``precision`` argument) and never stored in a model.
+For tagging only (not training) there is also ``int8``
+(:data:`~eer_plugin.runtime.setting_values.TAGGING_PRECISIONS`, :func:`set_tagging_precision`): dynamic
+quantization of the encoder's linear layers (``torch.ao.quantization.quantize_dynamic``: int8 weights with one
+scale per output channel, activations quantized per batch, over the full 8 bits where the CPU's int8 dot product
+cannot overflow: :func:`cpu_has_vnni`), on the CPU; the tag scorer and the CRF stay in float32. It is chosen when a
+model is loaded for tagging (``Tagger.load(path, precision="int8")``, ``ExportedTagger.load``, the ``eer_tagger``
+predictor's ``precision`` argument) and never stored in a model.
 """
 
 import contextlib
@@ -28,12 +28,7 @@ import torch
 from torch.ao.nn.quantized.dynamic import Linear as DynamicLinear
 
 from eer_plugin.common.errors import SettingError
-from eer_plugin.runtime.setting_values import (  # noqa: F401  (TAGGING_PRECISIONS: public here too)
-    RULES,
-    TAGGING_PRECISIONS,
-    checked,
-    tagging_precision_problem,
-)
+from eer_plugin.runtime.setting_values import RULES, checked, tagging_precision_problem
 
 #: what a model's ``precision`` must be: the rule of the settings table (the models check it with their other
 #: settings, ``eer-ner train`` before it builds them)
@@ -154,8 +149,9 @@ def set_tagging_precision(
     model: torch.nn.Module, encoder: torch.nn.Module, precision: Optional[str], device: torch.device
 ) -> None:
     """Sets the precision a loaded ``model`` (with a ``precision`` attribute and the module ``encoder``)
-    tags in: one of :data:`TAGGING_PRECISIONS` (None: the model's own, left as it is), checked by the one check of
-    every entry point (:func:`~eer_plugin.runtime.setting_values.tagging_precision_problem`, a :class:`SettingError`).
+    tags in: one of :data:`~eer_plugin.runtime.setting_values.TAGGING_PRECISIONS` (None: the model's own, left as it
+    is), checked by the one check of every entry point
+    (:func:`~eer_plugin.runtime.setting_values.tagging_precision_problem`, a :class:`SettingError`).
     ``int8`` quantizes ``encoder`` (:func:`quantize_encoder`) and runs it without autocast; it needs the CPU."""
     problem = tagging_precision_problem(precision, device)
     if problem is not None:

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Dict, Iterator, List, Sequence
 
 from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
+from eer_plugin.core.ranges import is_integer
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats.files import SNIFF_BYTES, FormatError, check_input_file, text_codec
 from eer_plugin.inference.documents import output_mismatch
@@ -165,7 +166,7 @@ def read_manifest(path: str) -> Dict:
             isinstance(entry, dict)
             and isinstance(entry.get("file"), str)
             and isinstance(entry.get("sha256", ""), str)  # manifests of eer-shard before fingerprints have none
-            and all(strict_json.is_integer(entry.get(key)) and entry[key] >= 0 for key in ("first_line", "documents"))
+            and all(is_integer(entry.get(key)) and entry[key] >= 0 for key in ("first_line", "documents"))
             and entry["first_line"] >= 1
         ):
             raise ShardError(

@@ -72,8 +72,8 @@ from eer_plugin.inference.documents import (  # noqa: F401
     parse_input,
     tag_documents,
 )
-from eer_plugin.inference.precision import TAGGING_PRECISIONS, set_tagging_precision
-from eer_plugin.runtime.setting_values import tagging_precision_problem
+from eer_plugin.inference.precision import set_tagging_precision
+from eer_plugin.runtime.setting_values import TAGGING_PRECISIONS, tagging_precision_problem
 
 OUTPUT_FORMATS = ("json", "conll")
 #: the tag scheme of CoNLL output unless ``tag_scheme`` says otherwise (JSON output's ``tags`` are BILUO)
@@ -167,7 +167,7 @@ def _reason(error: Exception) -> str:
 class DocumentTaggerPredictor(Predictor):
     """See the module docstring. ``chunk_batch_size``: chunks per model forward in
     :meth:`predict_batch_json` (default: the number of documents in the call). ``precision``: the
-    encoder's precision for tagging (:data:`~eer_plugin.inference.precision.TAGGING_PRECISIONS`;
+    encoder's precision for tagging (:data:`~eer_plugin.runtime.setting_values.TAGGING_PRECISIONS`;
     ``int8`` quantizes it, CPU only); None keeps the model's."""
 
     #: tells :class:`LineReportingPredictManager` to number the lines and set the exit status

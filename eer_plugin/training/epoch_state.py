@@ -30,7 +30,7 @@ import weakref
 from collections import Counter
 from typing import Any, Dict, Optional
 
-from eer_plugin.corpus.strict_json import is_number
+from eer_plugin.core.ranges import is_number
 
 logger = logging.getLogger(__name__)
 

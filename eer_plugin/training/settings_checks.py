@@ -23,8 +23,8 @@ from typing import Any, Dict, Iterator, Tuple
 
 from eer_plugin.common.errors import SettingError, UserError, check_cuda_device
 from eer_plugin.common.wording import counted, not_a_setting
+from eer_plugin.core.ranges import is_integer, is_number
 from eer_plugin.corpus.documents import DataFileError
-from eer_plugin.corpus.strict_json import is_integer, is_number
 from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE, parsed
 from eer_plugin.runtime.custom_code import config_items
 from eer_plugin.runtime.setting_values import RULES

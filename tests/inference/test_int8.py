@@ -17,12 +17,12 @@ from eer_plugin.api import as_predict_input
 from eer_plugin.inference.documents import parse_input
 from eer_plugin.inference.exported import ExportedTagger
 from eer_plugin.inference.precision import (
-    TAGGING_PRECISIONS,
     FullRangeDynamicLinear,
     cpu_has_vnni,
     quantize_encoder,
     set_tagging_precision,
 )
+from eer_plugin.runtime.setting_values import TAGGING_PRECISIONS
 
 #: the layer int8 tagging puts in place of each of the encoder's linear layers on this CPU
 INT8_LINEAR = FullRangeDynamicLinear if cpu_has_vnni() else DynamicLinear

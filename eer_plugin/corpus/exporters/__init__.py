@@ -28,10 +28,10 @@ from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.outputs import writing
+from eer_plugin.core.ranges import is_integer
 from eer_plugin.corpus.documents import json_repr, no_entity_type, type_problem
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
-from eer_plugin.corpus.strict_json import is_integer
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
 FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}

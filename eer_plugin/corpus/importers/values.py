@@ -4,9 +4,9 @@ alternative keys holds the annotation."""
 import json
 from typing import Dict, List, Optional, Sequence
 
+from eer_plugin.core.ranges import is_integer
 from eer_plugin.corpus.formats import PathLike
 from eer_plugin.corpus.importers import AnnotationImportError
-from eer_plugin.corpus.strict_json import is_integer
 
 
 def _integral(value) -> bool:
