@@ -20,8 +20,10 @@ What needs the command line (``-s``, ``--recover``, ``--force``) is ``eer-ner tr
 (:mod:`eer_plugin.training.settings_checks`). AllenNLP is imported inside the functions only.
 """
 
+import contextlib
 import copy
 import inspect
+import logging
 import typing
 from typing import Any, Dict, Iterator, Set, Tuple
 
@@ -143,6 +145,19 @@ def _check_encoder(where: str, name: str, tokenizers: Set[str]) -> None:
         )
 
 
+@contextlib.contextmanager
+def _quiet() -> Iterator[None]:
+    """No INFO lines while the checks build a reader and read a file (AllenNLP logs each parameter of the reader, the
+    reader each file's encoding): the run logs them when it builds its own, into its ``out.log``, and a check run
+    beside a finished run's log handlers adds nothing to that log. Warnings still show."""
+    previous = logging.root.manager.disable
+    logging.disable(max(previous, logging.INFO))
+    try:
+        yield
+    finally:
+        logging.disable(previous)
+
+
 def check_training_data(config: Dict[str, Any]) -> None:
     """:class:`DataFileError` naming the training file when it holds no annotated entity as the config's reader reads
     it (every document without one, or none left by the short/shortest variant): a tagger would have no entity type
@@ -154,19 +169,20 @@ def check_training_data(config: Dict[str, Any]) -> None:
     path, settings = config.get("train_data_path"), config.get("dataset_reader")
     if not isinstance(path, str) or "://" in path or not isinstance(settings, dict):
         return
-    try:
-        reader = DatasetReader.from_params(Params(copy.deepcopy(settings)))
-    except UserError:
-        raise
-    except Exception:  # noqa: BLE001  (AllenNLP reports a reader it cannot build itself, in one line)
-        return
-    if not hasattr(reader, "iter_documents"):
-        return
-    documents = 0
-    for document in reader.iter_documents(path):
-        if document.spans:
+    with _quiet():
+        try:
+            reader = DatasetReader.from_params(Params(copy.deepcopy(settings)))
+        except UserError:
+            raise
+        except Exception:  # noqa: BLE001  (AllenNLP reports a reader it cannot build itself, in one line)
             return
-        documents += 1
+        if not hasattr(reader, "iter_documents"):
+            return
+        documents = 0
+        for document in reader.iter_documents(path):
+            if document.spans:
+                return
+            documents += 1
     variant = getattr(reader, "variant", "all")
     kept = (
         f"of the documents the {variant!r} variant keeps (it drops those without annotation)"
