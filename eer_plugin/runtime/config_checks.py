@@ -1,6 +1,7 @@
-"""The checks of an evaluated training config, wherever one is read: ``Params.from_file`` of a ``.jsonnet`` config
-(:mod:`eer_plugin.runtime.config_files`), through which ``eer-ner train``, ``allennlp train --include-package
-eer_plugin``, ``cbl`` and every other reader of a training config go, before ``train`` creates its serialization
+"""The checks of an evaluated training config, wherever one is read: ``Params.from_file`` of a training config
+(``.jsonnet`` or JSON, not a model's ``config.json``: :mod:`eer_plugin.runtime.config_files`), through which
+``eer-ner train``, ``allennlp train --include-package eer_plugin``, ``cbl`` and every other reader of a training config
+go, before ``train`` creates its serialization
 directory. Settings AllenNLP would answer with a traceback (a ``ZeroDivisionError`` for a batch size of 0, a
 ``TypeError`` for a value of the wrong type or a misspelt key, ...) are one
 :class:`~eer_plugin.common.errors.UserError` line each, naming the setting and the fix:
@@ -29,8 +30,8 @@ from typing import Any, Dict, Iterator, Set, Tuple
 
 from eer_plugin.common.errors import SettingError, UserError, check_cuda_device
 from eer_plugin.common.wording import counted, not_a_setting
-from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.core.ranges import is_integer, is_number
+from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime.custom_code import config_items
 from eer_plugin.runtime.encoders import WORDS, check_encoder, encoder_source, is_local_path, is_offline, load_tokenizer
 from eer_plugin.runtime.setting_values import RULES

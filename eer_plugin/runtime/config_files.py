@@ -172,14 +172,14 @@ def install() -> None:
 
     def from_file(cls, params_file, params_overrides="", ext_vars=None):
         config = resolve_config(params_file)
-        training_config = config.endswith((".jsonnet", ".libsonnet"))  # an archive's config.json is not checked
-        refused = (environment_values_error() or environment_hyperparameters_error(config)) if training_config else None
+        jsonnet = config.endswith((".jsonnet", ".libsonnet"))  # reads EER_* variables; plain JSON reads none
+        refused = (environment_values_error() or environment_hyperparameters_error(config)) if jsonnet else None
         if refused:
             raise UserError(f"{params_file}: {refused}")
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
         # text is evaluated here, once; a command's -o arrives read already (config_overrides.Overrides)
         values = config_overrides.parsed(params_overrides, parse_overrides, ext_vars=ext_vars)
-        model_config = not training_config and _is_model_config(config)
+        model_config = not jsonnet and _is_model_config(config)
         try:  # the file alone, evaluated once: AllenNLP's own from_file would read the overrides a second time
             params = original(cls, config, "", ext_vars)
         except RuntimeError as error:
@@ -198,8 +198,10 @@ def install() -> None:
                 if unapplied is None:
                     raise
                 raise unapplied from None
-        if training_config:  # before train creates its serialization directory (runtime.config_checks)
-            evaluated = params.as_dict(quiet=True)
+        evaluated = params.as_dict(quiet=True)
+        # a training config, .jsonnet or .json (not a model's config.json): checked before train creates its
+        # serialization directory (runtime.config_checks)
+        if not model_config and "train_data_path" in evaluated:
             check_data_paths(str(params_file), evaluated)
             check_training_config(evaluated)
         elif model_config:

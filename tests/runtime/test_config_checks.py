@@ -1,4 +1,4 @@
-"""A training config is checked where it is read: ``Params.from_file`` of a ``.jsonnet`` config
+"""A training config is checked where it is read: ``Params.from_file`` of a training config (``.jsonnet`` or JSON)
 (``eer_plugin/runtime/config_checks.py``). Plain ``allennlp train --include-package eer_plugin`` outside the repository
 (AllenNLP's own ``train``: it builds its parser before it imports the plugin, so ``eer-ner train``'s subcommand is not
 the one that runs), ``eer-ner train`` and ``cbl`` stop with the same one line naming the key, before ``-s`` is
@@ -127,6 +127,36 @@ def test_a_models_config_is_not_checked_as_a_training_config(tmp_path):
     assert Params.from_file(str(tmp_path / "config.json")).as_dict() == config
 
 
+def test_a_training_config_written_as_json_is_checked_the_same(training_env, tmp_path, capsys):
+    """A training config in plain JSON (the EER config evaluated and saved, as a user may keep one): the same one
+    line from ``Params.from_file`` and from ``eer-ner train``, before ``-s``; a file named ``config.json`` without a
+    model beside it is a training config too."""
+    from allennlp.common import Params
+
+    from eer_plugin import cli
+
+    evaluated = Params.from_file("eer_short.jsonnet").as_dict(quiet=True)
+    expected = RULES["model.entity_ratio"].problem("model.entity_ratio", "x")
+    for name in ("eer_short.json", "config.json"):
+        config = tmp_path / name
+        config.write_text(json.dumps(evaluated))
+        assert Params.from_file(str(config)).as_dict(quiet=True) == evaluated  # as given: no error
+        with pytest.raises(SettingError) as raised:
+            Params.from_file(str(config), {"model.entity_ratio": "x"})
+        assert str(raised.value) == expected
+        config.write_text(json.dumps({**evaluated, "model": {**evaluated["model"], "entity_ration": 0.1}}))
+        with pytest.raises(UserError, match=r"^model\.entity_ration is not a setting of the model 'eer_tagger'"):
+            Params.from_file(str(config))
+        run = tmp_path / f"run-{name}"
+        try:
+            status = cli.main(["train", str(config), "-s", str(run)])
+        except SystemExit as ended:  # the plugin's own subcommands exit with their status
+            status = ended.code
+        err = capsys.readouterr().err
+        assert status == 1 and "eer-ner train: error: model.entity_ration is not a setting" in err, err[-2000:]
+        assert not run.exists()
+
+
 def test_cbl_and_eer_ner_train_give_the_line_before_making_their_directory(training_env, tmp_path, capsys):
     from eer_plugin import cli
 
@@ -195,3 +225,28 @@ def test_plain_allennlp_train_outside_the_repository_gives_one_line(training_env
         assert proc.returncode == 1 and len(lines) == 1, (overrides, proc.stderr[-3000:])
         assert lines[0] == said or lines[0].startswith(said + "; "), (overrides, lines)  # "; its settings are ..."
         assert not run.exists(), overrides
+
+
+def test_cbl_finds_a_packaged_config_by_name_from_any_directory(training_env, tmp_path, monkeypatch, capsys):
+    """``eer-ner cbl cbl_bert_shortest`` outside the repository reads the packaged config (as ``train`` does): its
+    settings are checked (the bad ``-o`` is the line); a name that is neither a file nor packaged is the one
+    "not found" line; neither makes ``-s``."""
+    from eer_plugin import cli
+
+    monkeypatch.chdir(tmp_path)
+    assert not (tmp_path / "cbl_bert_shortest.jsonnet").exists()
+    expected = RULES["model.entity_ratio"].problem("model.entity_ratio", "x")
+    for name, said in (
+        ("cbl_bert_shortest", expected),
+        ("cbl_bert_shortest.jsonnet", expected),
+        ("no_such_config.jsonnet", "config 'no_such_config.jsonnet' not found"),
+    ):
+        run = tmp_path / "run"
+        try:
+            status = cli.main(["cbl", name, "-s", str(run), "-o", '{"model.entity_ratio": "x"}'])
+        except SystemExit as ended:
+            status = ended.code
+        err = capsys.readouterr().err
+        lines = [line for line in err.splitlines() if "error:" in line or "Traceback" in line]
+        assert status == 1 and len(lines) == 1 and lines[0].startswith(f"eer-ner cbl: error: {said}"), err[-2000:]
+        assert not run.exists()
