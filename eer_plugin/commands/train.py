@@ -18,7 +18,7 @@ from allennlp.commands.train import Train
 from eer_plugin.commands.overrides import check_overrides
 from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE
 from eer_plugin.training.ratio_overrides import apply_ratio_estimate
-from eer_plugin.training.settings_checks import check_training_arguments
+from eer_plugin.training.settings_checks import check_serialization_dir
 
 
 @Subcommand.register("train", exist_ok=True)
@@ -39,7 +39,8 @@ class TrainWithRatioEstimate(Train):
             args.overrides = check_overrides(args.overrides, example=TRAINING_EXAMPLE)
             if args.ratio_estimate:
                 args.overrides = apply_ratio_estimate(args.ratio_estimate, args.overrides, args.param_path)
-            check_training_arguments(args.param_path, args.overrides, args.serialization_dir, args.recover, args.force)
+            check_serialization_dir(args.serialization_dir, args.recover, args.force)
+            # the config's own checks run where AllenNLP's train reads it, once (runtime.config_checks)
             return train(args)
 
         subparser.set_defaults(func=train_with_estimate)

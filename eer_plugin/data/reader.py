@@ -18,13 +18,11 @@ from eer_plugin.corpus.documents import DataFileError, Document
 from eer_plugin.corpus.formats import FormatError, iter_documents
 from eer_plugin.inference.chunking import MIN_CHUNK_LENGTH, Chunk, chunk_document
 from eer_plugin.inference.subwords import SubwordTokenizer
-from eer_plugin.runtime.encoders import check_encoder, loading_error
+from eer_plugin.runtime.encoders import WORDS, check_encoder, loading_error
 from eer_plugin.runtime.setting_values import check_arguments, number
 
 logger = logging.getLogger(__name__)
 
-#: ``model_name`` that turns subword tokenization off (one position per word)
-WORDS = "words"
 #: text of the bookend positions in word-level mode
 BOOKEND = "@@bookend@@"
 #: what ``max_length`` must be (the encoder's tokenizer may allow fewer subwords: :class:`SubwordTokenizer` says so)

@@ -18,7 +18,7 @@ import torch
 from eer_plugin.common.errors import SettingError
 from eer_plugin.corpus.documents import Document
 from eer_plugin.inference.chunking import MIN_CHUNK_LENGTH, Chunk, chunk_document
-from eer_plugin.runtime.encoders import loading_error
+from eer_plugin.runtime.encoders import load_tokenizer
 
 
 class SubwordTokenizer:
@@ -27,13 +27,8 @@ class SubwordTokenizer:
     ``model_max_length``."""
 
     def __init__(self, path: str, name: str = "", max_length: int = 512) -> None:
-        from transformers import AutoTokenizer
-
         name = name or path
-        try:
-            self.tokenizer = AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
-        except Exception as error:  # noqa: BLE001  (transformers' OSError, ValueError, ... of files that are not there or not read)
-            raise loading_error(name, path, error, "tokenizer") from None
+        self.tokenizer = load_tokenizer(path, name)
         if not self.tokenizer.is_fast:
             raise SettingError(f"{name}: a fast tokenizer is needed (word alignment); give an encoder that has one")
         bookends = self.tokenizer.build_inputs_with_special_tokens([])

@@ -14,7 +14,11 @@ config, so that:
   written to ``os.environ``); a hyperparameter set as an environment variable (``EER_RATIO_LOSS_WEIGHT``),
   which no config reads, stops a training config with the ``-o`` to give instead;
 * a missing config, or a config error (a required setting not set, a bad value), is one
-  :class:`~eer_plugin.common.errors.UserError` line instead of a traceback.
+  :class:`~eer_plugin.common.errors.UserError` line instead of a traceback;
+* a training config, once evaluated with its overrides, names data files that are there and passes
+  :func:`~eer_plugin.runtime.config_checks.check_training_config` (unknown keys, the rules' values, the encoders,
+  the training data), so that every command that reads one (``eer-ner train``, ``allennlp train --include-package
+  eer_plugin``, ``cbl``) stops with the same one line before it creates its serialization directory.
 """
 
 import functools
@@ -25,6 +29,7 @@ from typing import List, Union
 from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
 from eer_plugin.runtime import config_overrides
+from eer_plugin.runtime.config_checks import check_training_config
 from eer_plugin.runtime.custom_code import config_items
 from eer_plugin.runtime.settings import unset_defaults
 from eer_plugin.runtime.settings_environment import environment_hyperparameters_error, environment_values_error
@@ -167,14 +172,14 @@ def install() -> None:
 
     def from_file(cls, params_file, params_overrides="", ext_vars=None):
         config = resolve_config(params_file)
-        training_config = config.endswith((".jsonnet", ".libsonnet"))  # an archive's config.json is not checked
-        refused = (environment_values_error() or environment_hyperparameters_error(config)) if training_config else None
+        jsonnet = config.endswith((".jsonnet", ".libsonnet"))  # reads EER_* variables; plain JSON reads none
+        refused = (environment_values_error() or environment_hyperparameters_error(config)) if jsonnet else None
         if refused:
             raise UserError(f"{params_file}: {refused}")
         ext_vars = {**unset_defaults(), **(ext_vars or {})}  # the environment wins over the defaults
         # text is evaluated here, once; a command's -o arrives read already (config_overrides.Overrides)
         values = config_overrides.parsed(params_overrides, parse_overrides, ext_vars=ext_vars)
-        model_config = not training_config and _is_model_config(config)
+        model_config = not jsonnet and _is_model_config(config)
         try:  # the file alone, evaluated once: AllenNLP's own from_file would read the overrides a second time
             params = original(cls, config, "", ext_vars)
         except RuntimeError as error:
@@ -193,8 +198,12 @@ def install() -> None:
                 if unapplied is None:
                     raise
                 raise unapplied from None
-        if training_config:
-            check_data_paths(str(params_file), params.as_dict(quiet=True))
+        evaluated = params.as_dict(quiet=True)
+        # a training config, .jsonnet or .json (not a model's config.json): checked before train creates its
+        # serialization directory (runtime.config_checks)
+        if not model_config and "train_data_path" in evaluated:
+            check_data_paths(str(params_file), evaluated)
+            check_training_config(evaluated)
         elif model_config:
             _refuse_custom_code(config, params.as_dict(quiet=True))
             if values:  # a part that does not build with them names them, not the archive (archive_contents)

@@ -26,7 +26,7 @@ def asks_for_custom_code(data: Any) -> bool:
 def config_items(value: Any, path: str = "") -> Iterator[Tuple[str, str, Any]]:
     """``(dotted path, key, value)`` of every key in nested dicts and lists (a config as a dict): the one walk of a
     whole config, also for the data files (:mod:`eer_plugin.runtime.config_files`) and the encoders
-    (:mod:`eer_plugin.training.settings_checks`) a training config names."""
+    (:mod:`eer_plugin.runtime.config_checks`) a training config names."""
     if isinstance(value, dict):
         for key, item in value.items():
             where = f"{path}.{key}" if path else str(key)

@@ -26,6 +26,8 @@ MINILM_ALIASES = ("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", 
 
 #: the package's default encoder (the packaged copy; no download)
 DEFAULT_ENCODER = MINILM_ALIASES[0]
+#: the ``model_name`` of a word-level reader (word vectors, no encoder: CBL-LSTM)
+WORDS = "words"
 
 
 def minilm_path() -> str:
@@ -207,3 +209,14 @@ def loading_error(name: str, path: str, error: BaseException, part: str, where: 
         f"({one_line(error)[:200]})",
         where,
     )
+
+
+def load_tokenizer(path: str, name: str):
+    """The fast tokenizer transformers loads from ``path`` (a local directory or a model id) for the encoder
+    ``name``, never running code shipped with it; its refusal is :func:`loading_error`'s one line."""
+    from transformers import AutoTokenizer
+
+    try:
+        return AutoTokenizer.from_pretrained(path, use_fast=True, trust_remote_code=False)
+    except Exception as error:  # noqa: BLE001  (transformers' OSError, ValueError, ... of files that are not there or not read)
+        raise loading_error(name, path, error, "tokenizer") from None

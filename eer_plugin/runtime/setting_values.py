@@ -4,8 +4,8 @@ A constructor argument that a config, an ``-o`` override or an ``EER_*`` variabl
 ``model.dropout``, ``trainer.checkpointer.keep_most_recent_by_count``, ...) is checked by the class that takes it when
 it is built (:func:`checked`): a value it cannot use is a :class:`~eer_plugin.common.errors.SettingError`, one line
 naming the key as the config writes it, the value and what it must be, not a failure when the first file is read or
-the first batch runs. ``eer-ner train`` checks the config's values against the same :data:`RULES` before anything is
-built (:mod:`eer_plugin.training.settings_checks`); an ``EER_*`` variable that fills one of these keys is checked with
+the first batch runs. Every reading of a training config checks its values against the same :data:`RULES` before
+anything is built (:mod:`eer_plugin.runtime.config_checks`); an ``EER_*`` variable that fills one of these keys is checked with
 its rule before the config is evaluated (:mod:`eer_plugin.runtime.settings_environment`). The allowed sets and ranges
 are those of the modules that use the values, declared there once (the tag schemes of :mod:`eer_plugin.core.tags`, the
 ranges and choices of the EER objective and the binding ratio control of :mod:`eer_plugin.core.ranges`, which the maths
@@ -130,7 +130,7 @@ def tagging_precision_problem(precision: Any, device: Any = None, key: str = "pr
 
 
 #: config key -> its rule: every setting a registered class of eer-ner checks when it is built, and the settings of
-#: AllenNLP's classes that ``eer-ner train`` checks before it builds them (the learning rates, ``trainer.patience``, ...)
+#: AllenNLP's classes that a training config is checked for before they are built (the learning rates, ``trainer.patience``, ...)
 RULES: Dict[str, Rule] = {
     # the dataset reader eer_documents (dataset_reader.* and validation_dataset_reader.*); max_length: the reader's own
     "dataset_reader.model_name": Rule(

@@ -41,6 +41,7 @@ from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.inference.decoding import batches, tensorize_chunks
 from eer_plugin.runtime.archive import load_model_archive, training_finished
+from eer_plugin.runtime.config_files import resolve_config
 
 logger = logging.getLogger(__name__)
 
@@ -125,10 +126,9 @@ def run_cbl_file(
     force: bool = False,
 ) -> dict:
     """``allennlp cbl``: :func:`run_cbl` on the config file ``param_path`` with the ``overrides`` (JSON text, or as
-    ``eer-ner cbl`` read them); a missing config file is a :class:`UserError`."""
-    if not Path(param_path).is_file():
-        raise UserError(f"{param_path}: no such config file")
-    params = Params.from_file(param_path, overrides)
+    ``eer-ner cbl`` read them). ``param_path`` is a file or a packaged config by name (``cbl_bert_shortest``) from any
+    directory; neither is :func:`~eer_plugin.runtime.config_files.resolve_config`'s one line."""
+    params = Params.from_file(resolve_config(param_path), overrides)
     return run_cbl(params, serialization_dir, include_package or [], recover=recover, force=force)
 
 

@@ -3,7 +3,9 @@
 fifth time (AllenNLP's own parse of the object it was given, as JSON text), and AllenNLP's ``train`` twice more;
 ``evaluate`` read it in its check, in ``load_archive``'s ``Params.from_file`` twice, and read the model's
 ``config.json`` a second time for the messages about the override. Now the command reads the text once, when it
-checks it, and hands on what it read (:class:`eer_plugin.runtime.config_overrides.Overrides`)."""
+checks it, and hands on what it read (:class:`eer_plugin.runtime.config_overrides.Overrides`). The config file itself
+was evaluated twice by ``eer-ner train`` (its checks, then AllenNLP's ``train``): now once, its checks inside the one
+``Params.from_file``."""
 
 import json
 from collections import Counter
@@ -56,7 +58,8 @@ def test_train_reads_its_overrides_once(estimate, reads, tiny_env, tmp_path, mon
         argv += ["--ratio-estimate", str(path)]
     assert cli.main(argv) == 0
     assert reads["snippets"] == [text]  # once, where it was read as one for each reader
-    assert reads["files"]["eer_short.jsonnet"] == 2  # the config: train's checks, then AllenNLP's train
+    # the config once: its checks run inside the Params.from_file of AllenNLP's train (runtime.config_checks)
+    assert reads["files"]["eer_short.jsonnet"] == 1
     (params,) = trained
     assert params["trainer"]["num_epochs"] == 1 and params["model"]["dropout"] == 0.1
     assert params["model"]["ratio_margin"] == 0.02

@@ -286,10 +286,10 @@ def _config_at(key: str, value: Any) -> Dict[str, Any]:
 
 
 def test_train_checks_the_same_rules_before_it_builds_anything():
-    """``eer-ner train``'s check of the config before anything is built (``settings_checks``) reads the same rules:
-    the first bad value of each swept setting is one line naming it there too (the validation reader's as such);
-    AllenNLP's ``from_params`` raised a ``TypeError`` traceback for the wrong types before the class saw them."""
-    from eer_plugin.training.settings_checks import _rule_problems
+    """The check of a training config wherever it is read, before anything is built (``runtime.config_checks``, in
+    ``Params.from_file``), reads the same rules: the first bad value of each swept setting is one line naming it there
+    too (the validation reader's as such); AllenNLP's ``from_params`` raised a ``TypeError`` traceback for the wrong types before the class saw them."""
+    from eer_plugin.runtime.config_checks import _rule_problems
 
     for setting in (s for s in SWEPT if s.key in RULES):
         value = setting.bad()[0]

@@ -4,7 +4,8 @@
   archive loader every command shares (``predict``, ``evaluate``, ``eer-export-model``, ``Tagger.load``);
 * an export with missing or edited encoder files, non-finite weights or a non-finite ``o_cost``;
 * non-finite weights in an archive; a GPU index without a GPU;
-* training settings AllenNLP would answer with a traceback (``eer_plugin/training/settings_checks.py``)."""
+* training settings AllenNLP would answer with a traceback, checked wherever a training config is read
+  (``eer_plugin/runtime/config_checks.py``), and ``-s`` (``eer_plugin/training/settings_checks.py``)."""
 
 import io
 import json
@@ -277,18 +278,26 @@ def test_a_gpu_index_without_a_gpu_is_one_line(archive, exported):
     ],
 )
 def test_training_settings_that_cannot_work_are_one_line_before_anything_is_built(
-    overrides, message, tiny_env, tmp_path, monkeypatch
+    overrides, message, tiny_env, monkeypatch
 ):
     from conftest import FIXTURES
 
-    from eer_plugin.training.settings_checks import check_training_arguments
-
     monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    check_training_arguments("eer_short.jsonnet", "", str(tmp_path / "run"))  # the settings as given work
+    read_config("eer_short.jsonnet", "")  # the settings as given work
     with pytest.raises(UserError, match=message.replace("(", r"\(").replace(")", r"\)").replace("?", r"\?")):
-        check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
-    assert not (tmp_path / "run").exists()
+        read_config("eer_short.jsonnet", overrides)
+
+
+def read_config(config: str, overrides: str):
+    """What every training command does before it builds anything: ``-o`` read once (``eer-ner train``'s example in
+    its message), then the config read with it by ``Params.from_file``, which checks it (``runtime.config_checks``)."""
+    from allennlp.common import Params
+
+    from eer_plugin.commands.overrides import check_overrides
+    from eer_plugin.runtime.config_overrides import TRAINING_EXAMPLE
+
+    return Params.from_file(config, check_overrides(overrides, example=TRAINING_EXAMPLE))
 
 
 def test_a_serialization_directory_that_holds_files_is_one_line(tmp_path):
@@ -377,41 +386,31 @@ def _override(config: dict, path: str, value) -> dict:
     return {top: nested}
 
 
-def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tiny_env, tmp_path, monkeypatch):
+def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(
+    tiny_env, configs_evaluated_once, monkeypatch
+):
     """Each number a run reads (a rule of :data:`RULES` with bounds) against generated values, in the config of the
     EER tagger or of the span model: a value out of range (or of the wrong type, or null where null means nothing) is
     one line naming the setting, what is expected and the value; one in range passes. Every path is a real setting of
     a packaged config (a misspelt path would check nothing), but for the few the configs leave at their default
-    (:data:`DEFAULTED`). The first refused value of each goes through ``check_training_arguments`` whole."""
-    from allennlp.common import Params
+    (:data:`DEFAULTED`). The values are set on the evaluated config as ``Params.from_file`` sets an ``-o``; the first
+    refused value of each goes through ``Params.from_file`` whole (the one line its checks give)."""
+    from allennlp.common import params
+    from allennlp.common.params import with_overrides
     from conftest import FIXTURES
 
+    from eer_plugin.runtime.config_checks import _ABSENT, _rule_problems, _value_at
     from eer_plugin.runtime.setting_values import RULES
-    from eer_plugin.training.settings_checks import _ABSENT, _rule_problems, _value_at, check_training_arguments
 
     monkeypatch.setenv("EER_TRAIN_DATA", str(FIXTURES / "partial_tiny.jsonl"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    # the config file evaluates to the same JSON for every override (same file, same environment): once, not 110
-    # times (30 s of this test on a 2-core AVX2 machine); the overrides are still merged by Params.from_file
-    from allennlp.common import params
-
-    evaluated = {}
-    evaluate_file = params.evaluate_file
-
-    def evaluate_once(filename, ext_vars=None):
-        key = (filename, json.dumps(ext_vars, sort_keys=True))
-        if key not in evaluated:
-            evaluated[key] = evaluate_file(filename, ext_vars=ext_vars)
-        return evaluated[key]
-
-    monkeypatch.setattr(params, "evaluate_file", evaluate_once)
     # the overrides are JSON (json.dumps below), which jsonnet evaluates to itself: 58 ms a call with the
-    # environment as external variables, 220 calls
+    # environment as external variables, one call per setting
     monkeypatch.setattr(
         params, "evaluate_snippet", lambda filename, snippet, ext_vars=None: json.dumps(json.loads(snippet))
     )
     bind = '{"model.ratio_control": "bind"}'
-    configs = {name: Params.from_file(name, bind if name == "eer_short.jsonnet" else "").as_dict(quiet=True) for name in ("eer_short.jsonnet", "sns_short.jsonnet")}  # fmt: skip
+    configs = {name: read_config(name, bind if name == "eer_short.jsonnet" else "").as_dict(quiet=True) for name in ("eer_short.jsonnet", "sns_short.jsonnet")}  # fmt: skip
     numbers = {path: rule for path, rule in RULES.items() if rule.bounds is not None and "[" not in path}
     assert len(numbers) >= 30
     for path, rule in numbers.items():
@@ -424,7 +423,7 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
                 **(json.loads(bind) if config == "eer_short.jsonnet" else {}),
                 **_override(configs[config], path, value),
             }
-            problems = list(_rule_problems(Params.from_file(config, json.dumps(overrides)).as_dict(quiet=True)))
+            problems = list(_rule_problems(with_overrides(configs[config], overrides)))
             if rule.takes(value):
                 assert problems == [], (path, value)
                 taken.append(value)
@@ -433,15 +432,12 @@ def test_every_number_range_refuses_what_it_cannot_use_and_takes_what_it_can(tin
                 refused.append((overrides, value))
         assert taken and len(refused) >= 3, path  # "0.1", True and [1] at least
         with pytest.raises(UserError) as raised:
-            check_training_arguments(config, json.dumps(refused[0][0]), str(tmp_path / "run"))
+            read_config(config, json.dumps(refused[0][0]))
         assert str(raised.value) == f"{path} must be {rule.describe()}, got {refused[0][1]!r}"
     for group_lr in (-1, 0, "fast", None):  # the heads' rate, in the optimizer's parameter groups
         overrides = json.dumps({"trainer.optimizer.parameter_groups.0.1.lr": group_lr})
         with pytest.raises(UserError, match=r"^trainer\.optimizer\.parameter_groups\.0\.1\.lr must be a learning rate"):
-            check_training_arguments("eer_short.jsonnet", overrides, str(tmp_path / "run"))
-    check_training_arguments(
-        "eer_short.jsonnet", '{"trainer.optimizer.parameter_groups.0.1.lr": 0.01}', str(tmp_path / "run")
-    )
+            read_config("eer_short.jsonnet", overrides)
+    read_config("eer_short.jsonnet", '{"trainer.optimizer.parameter_groups.0.1.lr": 0.01}')
     with pytest.raises(UserError, match=r"^trainer\.cuda_device \(EER_CUDA_DEVICE\) 7: "):
-        check_training_arguments("eer_short.jsonnet", '{"trainer.cuda_device": 7}', str(tmp_path / "run"))
-    assert not (tmp_path / "run").exists()
+        read_config("eer_short.jsonnet", '{"trainer.cuda_device": 7}')
