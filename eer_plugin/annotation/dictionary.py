@@ -29,10 +29,12 @@ them): ``ambiguous="skip"`` (the default) matches it under no type, ``"first"`` 
 the summary, never silent. The same form with the same type twice keeps the first listing's source
 (counted as a duplicate).
 
-**Types.** A type is a name without white space, not ``O``. A type listed on one line only in dictionaries
-of at least :data:`TYPO_CHECK_ENTRIES` entries is almost always a typo (``PRE`` for ``PER``): a warning names
-its file and line (a warning, not an error: a rare type can be real); beyond :data:`TYPO_WARNINGS` such types (a
-column of ids read as types), the others are counted in one warning.
+**Types.** A type is an entity type name under the rule of every reader
+(:func:`~eer_plugin.corpus.documents.type_problem`): not ``O``, white space at its ends dropped, a plain space inside
+kept (``Product Name``, an annotation tool's label), other white space inside refused. A type listed on one line only
+in dictionaries of at least :data:`TYPO_CHECK_ENTRIES` entries is almost always a typo (``PRE`` for ``PER``): a
+warning names its file and line (a warning, not an error: a rare type can be real); beyond :data:`TYPO_WARNINGS`
+such types (a column of ids read as types), the others are counted in one warning.
 When the input documents already carry spans, a dictionary type none of them uses gets a warning too.
 
 **Input documents.** JSON lines with ``"text"`` (raw text: tokenized, character offsets kept; optional

@@ -18,7 +18,7 @@ from tqdm import tqdm
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.documents import unknown_keys_message
+from eer_plugin.corpus.documents import no_entity_type, type_problem, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError
 from eer_plugin.corpus.formats.files import stream_lines, uncompressed_name
 from eer_plugin.corpus.formats.spreadsheet import is_workbook, workbook_rows
@@ -31,6 +31,7 @@ PROPAGATE_SOURCE = "propagate"
 #: keys of a JSON-lines dictionary entry
 DICTIONARY_JSON_KEYS = ("text", "type")
 DICTIONARY_EXAMPLE = '{"text": "New York", "type": "LOC"}'
+#: one word without white space: a dictionary's name, and what a type cell looks like when a CSV delimiter is chosen
 _TYPE = re.compile(r"^[^\s]+$")
 #: CSV dictionaries: the delimiters tried, how many first lines choose one; a header row's type cell (CSV or TSV)
 CSV_DELIMITERS = (",", ";")
@@ -132,10 +133,13 @@ def dictionary_lines(path: str, notes: Optional[List[str]] = None) -> Iterator[T
         form, label = form.strip(), label.strip()
         if not form:
             raise DictionaryError(f"empty surface form (type {label!r}): expected a name before its type", path, number)
-        if not label or not _TYPE.match(label) or label == "O":
+        if no_entity_type(label):
             raise DictionaryError(
-                f"bad type {label!r} for {form!r}: expected a type name without white space, not 'O'", path, number
+                f"bad type {label!r} for {form!r}: expected an entity type name, not 'O'", path, number
             )
+        problem = type_problem(label)  # the one rule of every reader: a plain space inside is kept (Product Name)
+        if problem:
+            raise DictionaryError(f"bad type for {form!r}: {problem}", path, number)
         yield number, form, label
 
 
