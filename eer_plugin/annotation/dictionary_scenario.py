@@ -28,6 +28,7 @@ from typing import Dict, List, Sequence, Tuple
 
 from eer_plugin.annotation.dictionary_matcher import Matcher
 from eer_plugin.annotation.simulators import SimulationError, Stats, _annotated, _copy, _stats
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document
 
 #: the coverage ``eer-simulate dictionary`` uses when none is given
@@ -129,7 +130,7 @@ def dictionary_with_complete_documents(
     ``complete_spans`` and ``complete_ids``."""
     if not 1 <= complete_documents <= len(docs):
         raise SimulationError(
-            f"complete_documents must be between 1 and the corpus's {len(docs)} documents, got {complete_documents}"
+            f"complete_documents must be between 1 and the corpus's {counted(len(docs), 'document')}, got {complete_documents}"
         )
     chosen = sorted(random.Random(f"complete-documents-{seed}").sample(range(len(docs)), complete_documents))
     chosen_set = set(chosen)

@@ -18,6 +18,7 @@ from collections import defaultdict
 from fractions import Fraction
 from typing import Dict, List, Sequence, Set, Tuple
 
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, Span
 
 #: EE budgets of the paper's learning curves
@@ -126,9 +127,9 @@ def exploratory_expert(
         output.append(_annotated(document, kept))
     if kept_total < budget:
         raise CorpusSimulationError(
-            f"the corpus supplies only {kept_total} of the budget of {budget} spans "
+            f"the corpus supplies only {kept_total} of the budget of {counted(budget, 'span')} "
             f"(keep probability {keep_probability}, at most {max_per_document} per document, "
-            f"{sum(len(d.spans) for d in docs)} gold spans in {len(docs)} documents)"
+            f"{counted(sum(len(d.spans) for d in docs), 'gold span')} in {counted(len(docs), 'document')})"
         )
     return output, _stats(docs, output, kept_total, 0)
 
@@ -157,7 +158,7 @@ def ee_with_complete_documents(
         raise SimulationError(f"complete_documents must be at least 1, got {complete_documents}")
     if complete_documents > len(docs):
         raise CorpusSimulationError(
-            f"complete_documents is {complete_documents}, but the corpus has only {len(docs)} documents"
+            f"complete_documents is {complete_documents}, but the corpus has only {counted(len(docs), 'document')}"
         )
     rng = random.Random(f"complete-documents-{seed}")
     chosen = sorted(rng.sample(range(len(docs)), complete_documents))
@@ -167,7 +168,7 @@ def ee_with_complete_documents(
     remaining = budget - complete_spans
     if remaining < 0:
         raise CorpusSimulationError(
-            f"the {complete_documents} complete documents hold {complete_spans} spans, more than the budget of {budget}"
+            f"the {counted(complete_documents, 'complete document')} hold {counted(complete_spans, 'span')}, more than the budget of {budget}"
         )
     others = [d for i, d in enumerate(docs) if i not in chosen_set]
     if remaining > 0:

@@ -8,6 +8,7 @@ import random
 from typing import List, Sequence, Set, Tuple
 
 from eer_plugin.common.outputs import check_outputs, spooling, writing
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError
 from eer_plugin.corpus.formats import iter_documents
 from eer_plugin.corpus.formats.jsonl import jsonl_line
@@ -25,7 +26,7 @@ def dev_indices(
     if documents < 2 or not pool:
         what = "complete documents (--complete-only)" if complete_only and documents >= 2 else "documents"
         raise DocumentError(
-            f"cannot split {documents} documents: need at least 2 documents and 1 of the {what} for dev"
+            f"cannot split {counted(documents, 'document')}: need at least 2 documents and 1 of the {what} for dev"
         )
     wanted = min(max(1, round(dev_fraction * documents)), len(pool), documents - 1)
     random.Random(seed).shuffle(pool)

@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import IO, Dict, Iterator, List, Sequence
 
 from eer_plugin.common.outputs import check_outputs, remove_stale_temporaries, replacing, writing
+from eer_plugin.common.wording import counted
 from eer_plugin.core.ranges import is_integer
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats.files import SNIFF_BYTES, FormatError, check_input_file, text_codec
@@ -82,7 +83,7 @@ def shard_starts(documents: int, shards: int) -> List[int]:
         raise ShardError(f"--shards must be at least 1, got {shards}")
     if shards > max(documents, 1):
         raise ShardError(
-            f"--shards {shards} is more than the {documents} documents of the input: use at most {max(documents, 1)}"
+            f"--shards {shards} is more than the {counted(documents, 'document')} of the input: use at most {max(documents, 1)}"
         )
     return [(k * documents) // shards for k in range(shards)]
 

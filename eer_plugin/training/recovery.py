@@ -213,7 +213,7 @@ def vocabulary_difference(vocab, directory: str) -> Optional[str]:
         here = repr(mine[first]) if first < len(mine) else "nothing"
         return (
             f"{path}: holds another vocabulary than the training data gives now (entry {first}: {there} there, "
-            f"{here} now; {len(theirs)} entries there, {len(mine)} now): the data changed since the run began, or "
+            f"{here} now; {counted(len(theirs), 'entry', 'entries')} there, {len(mine)} now): the data changed since the run began, or "
             "the file is damaged"
         )
     return None

@@ -151,7 +151,7 @@ def test_split_by_document_is_seeded_and_documented():
     assert len(dev_split.split_documents(_docs(2), 0.9)[0]) == 1  # at least one document stays for training
     with pytest.raises(DocumentError, match="between 0 and 1"):
         dev_split.split_documents(docs, 1.0)
-    with pytest.raises(DocumentError, match="cannot split 1 documents"):
+    with pytest.raises(DocumentError, match="cannot split 1 document:"):
         dev_split.split_documents(_docs(1), 0.5)
 
 

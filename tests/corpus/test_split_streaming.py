@@ -68,6 +68,6 @@ def test_a_bad_line_late_in_the_input_leaves_the_earlier_outputs(tmp_path):
 
 def test_too_few_documents_is_the_error_it_was_and_writes_nothing(tmp_path):
     data = _write(tmp_path, "jsonl", 1, name="one.jsonl")
-    with pytest.raises(DocumentError, match="one.jsonl: cannot split 1 documents"):
+    with pytest.raises(DocumentError, match="one.jsonl: cannot split 1 document:"):
         split_file(data, str(tmp_path / "train.jsonl"), str(tmp_path / "dev.jsonl"))
     assert sorted(os.listdir(tmp_path)) == ["one.jsonl"]
