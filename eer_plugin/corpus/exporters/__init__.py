@@ -18,7 +18,8 @@ Each document becomes a text with character spans:
 Document ids must be unique (the importers refuse an id twice); an empty id becomes
 ``<file stem>-<line>``, as the importers name documents without an id. Formats (module, what it
 writes): ``doccano`` (JSONL), ``label-studio`` (JSON tasks with ``predictions``), ``prodigy``
-(JSONL tasks with ``spans`` and ``tokens``), ``brat`` (a directory of ``.txt`` + ``.ann``).
+(JSONL tasks with ``spans``, ``tokens`` and each document's own hashes), ``brat`` (a directory of ``.txt`` +
+``.ann``).
 """
 
 import dataclasses

@@ -20,22 +20,31 @@ an error naming what it looks like (a doccano line, this package's JSON lines), 
 (:mod:`eer_plugin.corpus.importers.shapes`); so is a task without ``answer`` (no annotator saw it: Prodigy's input,
 such as ``eer-ner eer-export prodigy``'s pre-annotations, whose spans are a model's guesses).
 
-Tasks of the same input (same ``_input_hash``, else the same text) are merged into one document
-(binary decisions on one sentence, or a manual pass and binary ones). The document id is
-``meta.id`` or ``id`` when present, else ``_input_hash``, else ``<file stem>-<line>``.
+The document id is ``meta.id`` or ``id`` when present, else ``_input_hash``, else ``<file stem>-<line>``.
+Tasks of one input and one document are merged into one document, where its first task stands (binary decisions
+on one sentence, a manual pass and binary ones, the answers of several annotators): tasks of the same input (the
+same ``_input_hash``, else the same text) that name the same document id (``meta.id`` / ``id``), or name none.
+Tasks of one input that name different ids are different documents: ``eer-export prodigy`` writes a document id
+into each task's ``meta`` (and, since it writes hashes, an ``_input_hash`` of its own to each document), so
+documents with the same text exported before that, which Prodigy hashed alike, stay apart. Every merge is reported:
+one warning per file naming the documents merged and their lines.
 """
 
 import dataclasses
 import hashlib
 from pathlib import Path
-from typing import Dict, Iterator, List, Optional
+from typing import Dict, Iterator, List, Optional, Tuple
 
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, json_lines
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
+from eer_plugin.corpus.importers.report import SHOWN_IDS
 from eer_plugin.corpus.importers.shapes import PRODIGY_KEYS, kind_of, text_problem, written_by
 from eer_plugin.corpus.importers.values import as_id, check_offsets
 
 BINARY_VIEW = "ner"
+#: the lines of a merged document named in the merge warning
+SHOWN_LINES = 5
 
 
 def _char_offsets(span: dict, index: int, task: dict, doc_id: str, path: PathLike, line: int):
@@ -75,11 +84,20 @@ class _Task:
     """One line's task, checked: its document (key, id, text), its answer and view, where it stands."""
 
     task: dict
+    #: its input: ``_input_hash``, else the text
     key: object
     doc_id: str
     answer: str
     binary: bool
     number: int
+    #: the document id that the task names (``meta.id`` / ``id``), None when it names none
+    named: Optional[str] = None
+
+    @property
+    def document(self) -> Tuple[object, Optional[str]]:
+        """What the tasks of one document share: the input (a digest of the text where there is no hash) and the
+        id the task names."""
+        return (_digest(self.key) if isinstance(self.key, str) else self.key), self.named
 
     @property
     def skipped(self) -> Optional[str]:
@@ -126,7 +144,9 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
             number,
         )
     meta = task.get("meta") if isinstance(task.get("meta"), dict) else {}
-    doc_id = as_id(meta.get("id", task.get("id", task.get("_input_hash"))), f"{stem}-{number}", path, number)
+    given = meta.get("id", task.get("id"))  # the document id the task names
+    named = given is not None and given != ""
+    doc_id = as_id(given if named else task.get("_input_hash"), f"{stem}-{number}", path, number)
     if "answer" not in task:  # read as a manual accept, unchecked pre-annotations would be a complete document
         raise AnnotationImportError(
             f"document {doc_id!r}: no 'answer', so no annotator saw this task: Prodigy's input (with a model's "
@@ -141,7 +161,7 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
             f"document {doc_id!r}: answer must be accept, reject or ignore, got {answer!r}", path, number
         )
     key = task.get("_input_hash", task["text"])
-    checked = _Task(task, key, doc_id, answer, task.get("_view_id") == BINARY_VIEW, number)
+    checked = _Task(task, key, doc_id, answer, task.get("_view_id") == BINARY_VIEW, number, doc_id if named else None)
     if checked.skipped is None and (isinstance(key, bool) or not isinstance(key, (int, str))):
         raise AnnotationImportError(  # Prodigy's hashes are integers
             f"document {doc_id!r}: '_input_hash' must be an integer (Prodigy's hash of the input), got {key!r}",
@@ -154,12 +174,15 @@ def _task(number: int, task: object, path: PathLike, stem: str) -> _Task:
 @dataclasses.dataclass
 class _Merged:
     """What the tasks of one document make of it beside its first task: the first task's line and a digest of its
-    text, whether a manual accept makes it complete, the spans of its later tasks."""
+    text, whether a manual accept makes it complete, its id, the spans and lines of its later tasks."""
 
     line: int
     text: bytes
     complete: bool
+    #: the document's id (its first task's), for the merge warning
+    doc_id: str
     later: List[RawSpan] = dataclasses.field(default_factory=list)
+    later_lines: List[int] = dataclasses.field(default_factory=list)
 
 
 def _digest(value: str) -> bytes:
@@ -168,17 +191,17 @@ def _digest(value: str) -> bytes:
 
 def _merge(path: PathLike, report: ImportReport, file_encoding: str, stem: str) -> Dict[object, _Merged]:
     """The first pass: every task checked (and the skipped ones counted), and of each document (keyed by its
-    ``_input_hash``, or a digest of its text), what its tasks make of it (:class:`_Merged`): no text is kept."""
+    ``_input_hash``, or a digest of its text, and the id it names: :attr:`_Task.document`), what its tasks make of it
+    (:class:`_Merged`): no text is kept. The documents merged from several tasks are one warning."""
     merged: Dict[object, _Merged] = {}
     for number, line in json_lines(path, file_encoding, AnnotationImportError):
         task = _task(number, line, path, stem)
         if task.skipped:
             report.skip(task.skipped)
             continue
-        key = _digest(task.key) if isinstance(task.key, str) else task.key
-        first = merged.get(key)
+        first = merged.get(task.document)
         if first is None:
-            first = merged[key] = _Merged(number, _digest(task.task["text"]), False)
+            first = merged[task.document] = _Merged(number, _digest(task.task["text"]), False, task.doc_id)
         elif first.text != _digest(task.task["text"]):
             raise AnnotationImportError(
                 f"document {task.doc_id!r}: same _input_hash as line {first.line} but another text", path, number
@@ -187,7 +210,29 @@ def _merge(path: PathLike, report: ImportReport, file_encoding: str, stem: str) 
         spans = task.spans(path)
         if first.line != number:
             first.later.extend(spans)
+            first.later_lines.append(number)
+    _warn_merged(merged, path, report)
     return merged
+
+
+def _warn_merged(merged: Dict[object, _Merged], path: PathLike, report: ImportReport) -> None:
+    """One warning naming the documents merged from several tasks (the first
+    :data:`~eer_plugin.corpus.importers.report.SHOWN_IDS` of them, each with its id and lines), none when no document
+    was."""
+    groups = [m for m in merged.values() if m.later_lines]
+    if not groups:
+        return
+    shown = []
+    for m in groups[:SHOWN_IDS]:
+        lines = [m.line, *m.later_lines]
+        more = f" and {len(lines) - SHOWN_LINES} more" if len(lines) > SHOWN_LINES else ""
+        shown.append(f"{m.doc_id!r} (lines {', '.join(map(str, lines[:SHOWN_LINES]))}{more})")
+    more = f" and {len(groups) - SHOWN_IDS} more" if len(groups) > SHOWN_IDS else ""
+    tasks = sum(1 + len(m.later_lines) for m in groups)
+    report.warn(
+        f"{path}: {counted(tasks, 'task')} merged into {counted(len(groups), 'document')} (tasks of one input and one "
+        f"document id are answers on one document, their spans taken together): {', '.join(shown)}{more}"
+    )
 
 
 def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_ENCODING) -> Iterator[RawDocument]:
@@ -198,7 +243,7 @@ def read(path: PathLike, report: ImportReport, file_encoding: str = AUTO_FILE_EN
     merged = _merge(path, report, file_encoding, stem)
     for number, line in json_lines(path, file_encoding, AnnotationImportError):
         task = _task(number, line, path, stem)
-        first = None if task.skipped else merged[_digest(task.key) if isinstance(task.key, str) else task.key]
+        first = None if task.skipped else merged[task.document]
         if first is None or first.line != number:  # skipped, or merged into the document of its first task
             continue
         text = task.task["text"]
