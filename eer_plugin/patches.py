@@ -73,7 +73,8 @@ PATCHES: Tuple[Patch, ...] = (
     Patch(
         ("allennlp.training.util.create_serialization_dir", "allennlp.data.Vocabulary.save_to_files"),
         "--recover checks the directory before anything is written (a damaged or missing checkpoint, config, "
-        "vocabulary or best.th, a finished run: one line); a saved vocabulary is never overwritten with another",
+        "vocabulary or best.th, a finished run: one line); a saved vocabulary is never overwritten with another; a "
+        "CBL config given to train is one line pointing at cbl",
         "eer_plugin.training.recovery:install",
     ),
     Patch(

@@ -151,8 +151,8 @@ def test_the_settings_tables_of_the_docs_name_every_setting_its_key_and_default(
 def test_the_settings_table_of_the_docs_gives_each_cbl_setting_its_default_and_range():
     """docs/configs.md's hyperparameters' table has a row for each key of the ``cbl`` block, with the default and the
     range of its one declaration (eer_plugin/annotation/cbl.py), said as ``allennlp cbl`` says it when it refuses a
-    value."""
-    from eer_plugin.annotation.cbl import DEFAULTS, RANGES
+    value, and the step's row the most rounds a run plans."""
+    from eer_plugin.annotation.cbl import DEFAULTS, MAX_ROUNDS, RANGES
 
     rows = {
         cells[0].strip("`"): cells
@@ -163,6 +163,7 @@ def test_the_settings_table_of_the_docs_gives_each_cbl_setting_its_default_and_r
     for key, bounds in RANGES.items():
         _, _, default, meaning = rows[f"cbl.{key}"]
         assert default == str(DEFAULTS[key]) and meaning.startswith(bounds.expected), (key, default, meaning)
+    assert f"A run plans at most {MAX_ROUNDS} rounds (`MAX_ROUNDS`" in rows["cbl.step"][3]  # the limit of its plan
 
 
 def test_the_guide_is_what_the_report_csv_says():

@@ -19,7 +19,9 @@ ratio ``b`` in (0, 1) (0 relabels nothing, 1 every word; the paper's 0.2 for CoN
 in (0, 1) (0 would never reach ``b``; a step past ``b`` is one round), a clip in [0, 1] (0 keeps every weight 1, the
 Raw view; 1 lets a weight drop to ``1 - p``; above 1 or below 0 a weight would leave [0, 1]) and the epochs of a
 round, at least 1. :func:`block_settings` checks a config's block against them (``allennlp cbl`` before it writes
-anything), and :func:`ratio_schedule` and :func:`relabel` check their arguments with the same words.
+anything), and :func:`ratio_schedule` and :func:`relabel` check their arguments with the same words. A run plans at
+most :data:`MAX_ROUNDS` rounds (:func:`round_plan`, once the training data's annotated ratio is known, also before
+anything is written): a smaller ``step`` is one line with the round count and the step that fits.
 
 A weight ``w`` on an unannotated word is soft evidence for the CRF: the word's tags contribute
 ``w`` for ``O`` and ``1 - w`` for every entity tag to the partial likelihood (``w = 1``: observed
@@ -30,7 +32,7 @@ import math
 from typing import Any, Dict, List, Mapping, Sequence, Tuple
 
 from eer_plugin.common.errors import SettingError
-from eer_plugin.common.wording import not_a_setting
+from eer_plugin.common.wording import counted, not_a_setting
 from eer_plugin.core.ranges import Bounds
 from eer_plugin.corpus.documents import Document
 
@@ -48,6 +50,9 @@ ROUND_EPOCHS = Bounds(1, integer=True, note="epochs of each binary round")
 RANGES: Dict[str, Bounds] = {"entity_ratio": ENTITY_RATIO, "step": STEP, "clip": CLIP, "round_epochs": ROUND_EPOCHS}
 #: the keys of the ``cbl`` block -> the value a block that leaves one out gets (the packaged configs write the same)
 DEFAULTS: Dict[str, Any] = {"entity_ratio": 0.2, "step": 0.02, "clip": 0.5, "round_epochs": 5}
+#: the most binary rounds a run plans (:func:`round_plan`): each trains a model for ``round_epochs`` epochs, so a tiny
+#: ``step`` (1e-6: tens of thousands of rounds) would train for days; the default step reaches any ratio within it
+MAX_ROUNDS = 50
 
 
 def block_settings(block: Any) -> Dict[str, Any]:
@@ -79,15 +84,42 @@ def annotated_ratio(docs: Sequence[Document]) -> float:
     return sum(sum(annotated_words(d)) for d in docs) / max(words, 1)
 
 
+def round_count(start: float, target: float, step: float = 0.02) -> int:
+    """How many target ratios :func:`ratio_schedule` gives (computed, not listed: a tiny ``step`` gives billions)."""
+    ENTITY_RATIO.check("entity_ratio", target)
+    STEP.check("step", step)
+    return 1 if target <= start else math.ceil((target - start) / step - 1e-9)
+
+
 def ratio_schedule(start: float, target: float, step: float = 0.02) -> List[float]:
     """Target ratios ``start + step, start + 2 step, ...`` up to and including ``target`` (:data:`ENTITY_RATIO`,
     :data:`STEP`: a ``ValueError`` otherwise)."""
-    ENTITY_RATIO.check("entity_ratio", target)
-    STEP.check("step", step)
+    count = round_count(start, target, step)
     if target <= start:
         return [target]
-    count = math.ceil((target - start) / step - 1e-9)
     return [min(start + step * (i + 1), target) for i in range(count)]
+
+
+def _rounded_up(value: float) -> float:
+    """``value`` rounded up to two significant digits (a step to suggest: never below ``value``)."""
+    digits = 1 - math.floor(math.log10(value))
+    return math.ceil(value * 10**digits) / 10**digits
+
+
+def round_plan(start: float, settings: Mapping[str, Any]) -> List[float]:
+    """The target ratios of a run from the training data's annotated ratio ``start`` with the ``cbl`` block's
+    ``settings`` (:func:`block_settings`); a :class:`SettingError`, one line with the round count, the step and the
+    least step that plans :data:`MAX_ROUNDS` or fewer, when ``cbl.step`` plans more."""
+    target, step = settings["entity_ratio"], settings["step"]
+    count = round_count(start, target, step)
+    if count > MAX_ROUNDS:
+        least, epochs = _rounded_up((target - start) / MAX_ROUNDS), counted(settings["round_epochs"], "epoch")
+        raise SettingError(
+            f"cbl.step {step!r} plans {count} binary rounds (from the training data's annotated ratio {start:.4f} to "
+            f"cbl.entity_ratio {target!r}), each training a model for {epochs}: a run plans at most {MAX_ROUNDS}; "
+            f"give a cbl.step of at least {least:g} (the default is {DEFAULTS['step']})"
+        )
+    return ratio_schedule(start, target, step)
 
 
 def binary(doc: Document) -> Document:

@@ -17,12 +17,14 @@ DESCRIPTION = "Train the CBL baseline (Mayhew et al. 2019): binary relabelling r
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    from eer_plugin.annotation.cbl import DEFAULTS, RANGES
+    from eer_plugin.annotation.cbl import DEFAULTS, MAX_ROUNDS, RANGES
     from eer_plugin.training.cbl_rounds import run_cbl_file  # here: importing the command imports no torch
 
     parser.add_argument("param_path", help="a cbl_*.jsonnet config (training config + a 'cbl' block)")
-    parser.epilog = "The settings of the config's cbl block (checked before anything is written): " + "; ".join(
-        f"cbl.{key}: {bounds.expected}, default {DEFAULTS[key]}" for key, bounds in RANGES.items()
+    parser.epilog = (
+        "The settings of the config's cbl block (checked before anything is written): "
+        + "; ".join(f"cbl.{key}: {bounds.expected}, default {DEFAULTS[key]}" for key, bounds in RANGES.items())
+        + f". A run plans at most {MAX_ROUNDS} rounds (a smaller cbl.step is refused, with the step that fits)."
     )
     parser.add_argument("-s", "--serialization-dir", required=True, help="directory for the rounds and the final model")
     add_option(

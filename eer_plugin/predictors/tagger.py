@@ -73,7 +73,7 @@ from eer_plugin.inference.documents import (  # noqa: F401
     tag_documents,
 )
 from eer_plugin.inference.precision import set_tagging_precision
-from eer_plugin.runtime.setting_values import TAGGING_PRECISIONS, tagging_precision_problem
+from eer_plugin.runtime.setting_values import TAGGING_PRECISION, tagging_precision_problem
 
 OUTPUT_FORMATS = ("json", "conll")
 #: the tag scheme of CoNLL output unless ``tag_scheme`` says otherwise (JSON output's ``tags`` are BILUO)
@@ -98,7 +98,7 @@ def check_predictor_args(
         raise PredictorArgumentError(
             f"unknown argument(s) {', '.join(map(repr, sorted(unknown)))}; the eer_tagger predictor takes "
             f"output_format ('json' or 'conll'), tag_scheme (of CoNLL output, default {CONLL_TAG_SCHEME}), "
-            f"chunk_batch_size (an integer, at least 1) and precision ({', '.join(map(repr, TAGGING_PRECISIONS))})"
+            f"chunk_batch_size (an integer, at least 1) and precision ({TAGGING_PRECISION.describe()})"
         )
     if tag_scheme is not None:
         if output_format != "conll":

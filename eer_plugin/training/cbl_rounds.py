@@ -9,7 +9,10 @@ serialization directory ``<serialization dir>/final`` (``final/model.tar.gz`` wo
 ``allennlp evaluate``/``predict`` like any other model).
 ``cbl_rounds.json`` logs every round (target ratio, relabelled words, seconds) and the total wall
 time (written atomically, as every file of the rounds). See :mod:`eer_plugin.annotation.cbl` for the
-relabelling rules.
+relabelling rules. A config without a ``cbl`` block, a bad setting of it, an ``-s`` that does not suit ``recover`` /
+``force`` and a plan of more than :data:`~eer_plugin.annotation.cbl.MAX_ROUNDS` rounds (the training data, read once,
+give its start) are each one line before ``-s`` is created or anything in it removed; the run prints its plan, then
+each round as it starts (``CBL round 2 of 3 (round_1): ...``).
 
 Resume (``recover``): after every round ``cbl_state.json`` keeps the rounds done, the relabelled weights and
 the log. An interrupted run continues from there: the first unfinished round (or the final tagger) goes on
@@ -37,11 +40,12 @@ from allennlp.data import DatasetReader
 from eer_plugin.annotation import cbl
 from eer_plugin.common.atomic import atomic_write_text
 from eer_plugin.common.errors import UserError
+from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document
 from eer_plugin.corpus.formats import write_jsonl
 from eer_plugin.inference.decoding import batches, tensorize_chunks
 from eer_plugin.runtime.archive import load_model_archive, training_finished
-from eer_plugin.runtime.config_files import resolve_config
+from eer_plugin.runtime.config_files import packaged_configs, resolve_config
 
 logger = logging.getLogger(__name__)
 
@@ -64,9 +68,9 @@ def word_entity_probabilities(model, reader, docs: List[Document], batch_size: i
     return probabilities
 
 
-def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
-    """Checks ``out`` for a new run (``force``: remove what is there) or a resumed one; returns the saved
-    state of a resumed run (None: nothing finished yet, or a new run)."""
+def check_directory(out: Path, recover: bool, force: bool) -> None:
+    """A :class:`UserError` when ``out`` cannot take a new run (``force``: what is there would be replaced) or a resumed
+    one; reads ``out``, changes nothing."""
     if recover and force:
         raise UserError(
             "--recover continues the run in the serialization directory and --force replaces it: give one of them"
@@ -74,14 +78,22 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
     if out.exists() and not out.is_dir():
         raise UserError(f"{out} is a file, not a serialization directory: choose another -s")
     holds = out.is_dir() and any(out.iterdir())
-    if force and out.exists():
-        shutil.rmtree(out)
-    elif recover and not holds:
+    if force:
+        return
+    if recover and not holds:
         raise UserError(f"{out}: nothing to recover (no CBL run there); leave out --recover to start one")
-    elif holds and not recover:
+    if holds and not recover:
         raise UserError(
             f"{out} already holds files (a CBL run?): add --recover to continue that run, --force to replace it, or choose a new -s directory"
         )
+
+
+def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
+    """Checks ``out`` for a new run (``force``: remove what is there) or a resumed one (:func:`check_directory`);
+    returns the saved state of a resumed run (None: nothing finished yet, or a new run)."""
+    check_directory(out, recover, force)
+    if force and out.exists():
+        shutil.rmtree(out)
     out.mkdir(parents=True, exist_ok=True)
     if not recover or not (out / STATE).is_file():
         return None
@@ -93,6 +105,21 @@ def prepare_directory(out: Path, recover: bool, force: bool) -> Optional[dict]:
         raise UserError(
             f"{out / STATE}: the CBL state is damaged ({error}); use --force to start the run again"
         ) from None
+
+
+def cbl_settings(params: Params, config: str) -> Dict[str, Any]:
+    """The settings of the ``cbl`` block that :func:`run_cbl` pops from ``params`` (the config ``config``), checked
+    (:func:`eer_plugin.annotation.cbl.block_settings`); a :class:`UserError` naming the config and the fix when it has
+    no such block (a config of another approach, ``eer_short``, given to ``cbl``)."""
+    if "cbl" not in params:
+        packaged = ", ".join(name[: -len(".jsonnet")] for name in packaged_configs() if name.startswith("cbl_"))
+        raise UserError(
+            f"{config} has no cbl block, so it is no CBL config (cbl trains its binary relabelling rounds, then the "
+            f"final tagger): give a packaged CBL config ({packaged}), or add to yours a top-level block "
+            f'"cbl": {json.dumps(cbl.DEFAULTS)} (a key left out gets the value shown)'
+        )
+    block = params.pop("cbl")
+    return cbl.block_settings(block.as_dict(quiet=True) if isinstance(block, Params) else block)
 
 
 def has_checkpoint(directory: Path) -> bool:
@@ -129,36 +156,37 @@ def run_cbl_file(
     ``eer-ner cbl`` read them). ``param_path`` is a file or a packaged config by name (``cbl_bert_shortest``) from any
     directory; neither is :func:`~eer_plugin.runtime.config_files.resolve_config`'s one line."""
     params = Params.from_file(resolve_config(param_path), overrides)
-    return run_cbl(params, serialization_dir, include_package or [], recover=recover, force=force)
+    return run_cbl(params, serialization_dir, include_package or [], recover=recover, force=force, config=param_path)
 
 
 def run_cbl(
-    params: Params, serialization_dir: str, include_package: List[str], recover: bool = False, force: bool = False
+    params: Params,
+    serialization_dir: str,
+    include_package: List[str],
+    recover: bool = False,
+    force: bool = False,
+    config: str = "the config",
 ) -> dict:
     """The binary rounds, then the final tagger, into ``serialization_dir`` (new or empty; ``recover``:
-    continue the interrupted run there; ``force``: replace what is there). The ``cbl`` block's settings are checked
-    first (:func:`eer_plugin.annotation.cbl.block_settings`: a bad value is one line, and nothing is written or
-    removed)."""
+    continue the interrupted run there; ``force``: replace what is there). Before anything is written or removed,
+    each a :class:`UserError` line: ``params`` (the config ``config``) has a ``cbl`` block of good settings
+    (:func:`cbl_settings`), ``-s`` suits ``recover`` and ``force`` (:func:`check_directory`), and the rounds
+    planned from the training data (read here, once) are at most :data:`~eer_plugin.annotation.cbl.MAX_ROUNDS`
+    (:func:`eer_plugin.annotation.cbl.round_plan`)."""
     out = Path(serialization_dir).resolve()  # the rounds' data paths in their configs: the same however -s is spelt
     fingerprint = hashlib.sha256(json.dumps(params.as_flat_dict(), sort_keys=True, default=str).encode()).hexdigest()
-    block = params.pop("cbl")
-    # checked against their one declaration before anything is written (--force would remove the run there first)
-    settings = cbl.block_settings(block.as_dict(quiet=True) if isinstance(block, Params) else block)
+    settings = cbl_settings(params, config)
     entity_ratio, step, clip, round_epochs = (settings[key] for key in ("entity_ratio", "step", "clip", "round_epochs"))
-    state = prepare_directory(out, recover, force)
+    check_directory(out, recover, force)  # the command line's own errors before the data are read
 
     reader_params = params.get("dataset_reader").duplicate()
     reader: DatasetReader = DatasetReader.from_params(reader_params)
     docs = reader.read_documents(params.get("train_data_path"))  # type: ignore[attr-defined]
     weights = [[1.0] * len(d.tokens) for d in docs]  # round 0: every unannotated word is O (Raw)
-    schedule = cbl.ratio_schedule(cbl.annotated_ratio(docs), entity_ratio, step)
-    log = {
-        "entity_ratio": entity_ratio,
-        "step": step,
-        "clip": clip,
-        "annotated_ratio": cbl.annotated_ratio(docs),
-        "rounds": [],
-    }
+    annotated = cbl.annotated_ratio(docs)
+    schedule = cbl.round_plan(annotated, settings)  # a plan of too many rounds: refused before -s is touched
+    state = prepare_directory(out, recover, force)
+    log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": annotated, "rounds": []}
     done, started = 0, time.time()
     if state is not None:  # resumed: the finished rounds' weights, log and seconds
         if state.get("config") != fingerprint or [len(row) for row in state["weights"]] != [
@@ -169,13 +197,12 @@ def run_cbl(
             )
         done, weights, log = state["rounds_done"], state["weights"], state["log"]
         started -= state["seconds"]
-    logger.info(
-        "CBL: %d documents, annotated ratio %.4f, %d rounds to %.2f (%d done)",
-        len(docs),
-        log["annotated_ratio"],
-        len(schedule),
-        entity_ratio,
-        done,
+    # printed: under eer-ner nothing shows INFO lines before the first round's training sets up the log handlers
+    rounds = f"{counted(len(schedule), 'binary round')} of {counted(round_epochs, 'epoch')}"
+    print(
+        f"CBL: {counted(len(docs), 'document')}, annotated ratio {annotated:.4f}: {rounds} to the ratio "
+        f"{entity_ratio:g} in steps of {step:g}, then the final tagger" + (f" ({done} done)" if done else ""),
+        flush=True,
     )
 
     def with_weights(documents, binary: bool) -> List[Document]:
@@ -190,6 +217,7 @@ def run_cbl(
             continue
         round_started = time.time()
         round_dir = out / f"round_{k}"
+        print(f"CBL round {k + 1} of {len(schedule)} ({round_dir.name}): target ratio {target:.3f}", flush=True)
         data = out / f"round_{k}_train.jsonl"
         write_jsonl(with_weights(docs, binary=True), data)
         round_params = params.duplicate()
@@ -216,8 +244,10 @@ def run_cbl(
         }
         log["rounds"].append(entry)
         logger.info(
-            "CBL round %d: target ratio %.3f, %d words relabelled as entities (%.0f s)",
-            k,
+            "CBL round %d of %d (%s): target ratio %.3f, %d words relabelled as entities (%.0f s)",
+            k + 1,
+            len(schedule),
+            round_dir.name,
             target,
             hard,
             entry["seconds"],

@@ -28,6 +28,9 @@ It also wraps ``Vocabulary.save_to_files``: a directory that already holds a voc
 the same and is never overwritten with another one (:func:`vocabulary_difference`: the training data changed since
 the run began, or the file is damaged; the tags of a checkpoint mean what that vocabulary says). A checkpoint that
 belongs to another model is found when the model is built (the checkpointer's load).
+
+The same wrapper refuses a CBL config given to ``train``, recovered or not
+(:func:`~eer_plugin.training.settings_checks.check_not_cbl_config`).
 """
 
 import logging
@@ -37,6 +40,7 @@ from typing import Dict, Optional
 from eer_plugin.common.wording import counted
 from eer_plugin.runtime.archive import CONFIG_NAME, training_finished
 from eer_plugin.training.checkpoint_files import START_AGAIN, CheckpointError, best_weights_source, unreadable
+from eer_plugin.training.settings_checks import check_not_cbl_config
 
 logger = logging.getLogger(__name__)
 
@@ -236,6 +240,7 @@ def _guarded_save(original):
 
 def _checked_serialization_dir(original):
     def create_serialization_dir(params, serialization_dir, recover: bool, force: bool) -> None:
+        check_not_cbl_config(params)  # a CBL config given to train: before --force removes anything
         if recover and not force:
             check_recovery(params, serialization_dir)
         original(params, serialization_dir, recover, force)

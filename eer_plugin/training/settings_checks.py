@@ -7,6 +7,11 @@ before its first checkpoint (bad data: ``config.json``, ``out.log``) is named as
 config (unknown keys, the values of the rules, the encoder, the training data) is checked where every training
 config is read, in ``Params.from_file`` (:mod:`eer_plugin.runtime.config_checks`), so that plain ``allennlp train
 --include-package eer_plugin`` and ``cbl`` check the same, and the config is evaluated once.
+
+A CBL config (one with a top-level ``cbl`` block) given to ``train`` is one line pointing at ``eer-ner cbl``
+(:func:`check_not_cbl_config`), before ``-s`` is created or anything in it removed: it runs where every training
+creates its serialization directory (:mod:`eer_plugin.training.recovery`), so ``allennlp train`` and ``train_model``
+say it too (AllenNLP's own answer came after ``-s`` was written: ``Extra parameters passed to TrainModel``).
 """
 
 import os
@@ -37,3 +42,14 @@ def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
         parent = os.path.dirname(parent)
     if not os.access(parent, os.W_OK | os.X_OK):
         raise UserError(f"-s {directory}: cannot write in {parent}; choose a directory you can write to")
+
+
+def check_not_cbl_config(params) -> None:
+    """A :class:`UserError` when the training config ``params`` (``Params`` or a dict) has a top-level ``cbl`` block:
+    a CBL config, whose rounds ``train`` does not run."""
+    if "cbl" in params:
+        raise UserError(
+            "the config has a top-level cbl block, so it is a CBL config: its binary relabelling rounds and final "
+            "tagger are trained by eer-ner cbl CONFIG -s DIR (allennlp cbl in the repository root), not by train; to "
+            "train one tagger, give a config without a cbl block (eer_short, raw_short, ...)"
+        )

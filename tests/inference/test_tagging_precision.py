@@ -154,3 +154,24 @@ def test_predict_refuses_a_bad_precision_in_predictor_args_before_loading(value,
         predict._predict(_args(archive, tmp_path / "in.jsonl", str(tmp_path / "out.jsonl"), predictor_args=given))
     assert str(raised.value) == f"--predictor-args {given}: {tagging_precision_problem(value)}"
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_an_unknown_predictor_argument_lists_the_precisions_in_the_one_wording(archive, tmp_path, monkeypatch):
+    """A misspelt ``precison`` names the predictor's arguments, the precision with what it must be as the one line
+    says it (no quoted ``'fp32'`` list of its own), in ``check_predictor_args`` and in ``eer-ner predict``."""
+    from allennlp.commands import predict
+    from predictors.test_predict_outputs import _args
+
+    from eer_plugin.predictors.tagger import PredictorArgumentError, check_predictor_args
+
+    with pytest.raises(PredictorArgumentError) as raised:
+        check_predictor_args(precison="fp32")
+    line = str(raised.value)
+    assert line.startswith("unknown argument(s) 'precison'; the eer_tagger predictor takes ")
+    assert line.endswith(f" and precision ({TAGGING_PRECISION.describe()})") and "'fp32'" not in line
+    monkeypatch.setattr(predict, "_get_predictor", lambda args: pytest.fail("the model was loaded"), raising=True)
+    (tmp_path / "in.jsonl").write_text('{"text": "Paris ."}\n')
+    given = json.dumps({"precison": "fp32"})
+    with pytest.raises(UserError) as raised:
+        predict._predict(_args(archive, tmp_path / "in.jsonl", str(tmp_path / "out.jsonl"), predictor_args=given))
+    assert str(raised.value) == f"--predictor-args {given}: {line}" and not (tmp_path / "out.jsonl").exists()

@@ -157,7 +157,7 @@ def test_binary_collapses_types():
 
 
 @pytest.mark.integration
-def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
+def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path, capsys):
     from allennlp.common import Params
     from allennlp.models.archival import load_archive
     from conftest import REPO, hyper
@@ -184,6 +184,18 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     assert budget[0] == 7 and budget[1] < 7 == budget[2]
     defaults = cbl.DEFAULTS
     assert len(log["rounds"]) == len(cbl.ratio_schedule(log["annotated_ratio"], defaults["entity_ratio"], defaults["step"])) >= 2  # fmt: skip
+    # the plan, then each round as it starts, on stdout (under eer-ner no log line shows before the first training)
+    rounds = len(log["rounds"])
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("CBL")]
+    assert said[0] == (
+        f"CBL: 4 documents, annotated ratio {log['annotated_ratio']:.4f}: {rounds} binary rounds of 1 epoch to the "
+        "ratio 0.2 in steps of 0.02, then the final tagger"
+    )
+    started = [
+        f"CBL round {k + 1} of {rounds} (round_{k}): target ratio {entry['target_ratio']:.3f}"
+        for k, entry in enumerate(log["rounds"])
+    ]
+    assert said[1:-1] == started
     assert json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())["total_seconds"] > 0
     final = tmp_path / "cbl" / "round_1_train.jsonl"
     weights = [w for line in final.read_text().splitlines() for w in json.loads(line)["o_weights"]]
