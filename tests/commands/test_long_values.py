@@ -64,7 +64,7 @@ def test_an_error_quoting_a_long_value_is_one_short_line(command, what, characte
     "command, argv, name, content",
     [
         ("dictionary", ["docs.jsonl", "out.jsonl", "--dictionary", "IN"], "names.tsv", "a" * LONG + "\tB\tC\n"),
-        ("dictionary", ["docs.jsonl", "out.jsonl", "--dictionary", "IN"], "names.tsv", "a\t" + "T " * LONG + "\n"),
+        ("dictionary", ["docs.jsonl", "out.jsonl", "--dictionary", "IN"], "names.tsv", "a\t" + "T\u00a0" * LONG + "\n"),
         ("import", ["doccano", "docs.jsonl", "out.jsonl", "--complete-ids", "IN"], "ids.txt", "x" * LONG + "\n"),
         (
             "import",
