@@ -1,17 +1,23 @@
 """A user's document ids survive our own round trips. Label Studio: ``eer-export label-studio`` writes each
 task's ``data.eer_id``, Label Studio keeps it (and numbers the tasks itself), ``eer-import label-studio`` names the
 document by it (before: by Label Studio's task number, so every id was new), and so do ``--complete-ids`` and the
-Label Studio backend's training, by one rule (the real Label Studio: tests/serve/test_label_studio.py). Ids are
-generated: unicode, numeric-looking strings; an id twice is refused."""
+Label Studio backend's training, by one rule (the real Label Studio: tests/serve/test_label_studio.py). CoNLL: a
+document's ``# id = ...`` line after its ``-DOCSTART-`` line, as ``eer-ner predict`` writes it, is its id when read
+back (the predict side is tests/predictors/test_conll_documents.py). Ids are generated: unicode, numeric-looking
+strings, white space, line breaks, quotes; an id twice is refused."""
 
 import json
 import random
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from test_same_text import through_label_studio, write_predictions
 
 from eer_plugin.commands import eer_export, eer_import
-from eer_plugin.corpus.formats import read_jsonl
+from eer_plugin.corpus.formats import FormatError, read_conll, read_jsonl
+from eer_plugin.corpus.formats.columns import comment_id, id_comment
+from eer_plugin.corpus.formats.conll import conll_documents
 from eer_plugin.corpus.importers import AnnotationImportError, import_documents
 from eer_plugin.corpus.importers.label_studio import document_id
 from eer_plugin.corpus.tokenizer import tokenize_text
@@ -158,3 +164,59 @@ def test_training_names_documents_by_our_ids_and_finds_the_complete_ones(tmp_pat
     assert status == 201, body
     assert [(d.id, d.is_complete) for d in started["documents"]] == [("Zürich-α", False), ("007", True), ("9", True)]
     assert started["complete"] == 2
+
+
+# ------------------------------------------------------------------------------------------- CoNLL: # id = lines
+ID_TEXT = st.text(st.characters(codec="utf-8"), max_size=12) | st.sampled_from(FIXED_IDS + [" d1", '"q"', "a\nb"])
+
+
+@given(doc_id=ID_TEXT)
+@settings(max_examples=300, deadline=None)
+def test_an_id_comment_is_one_line_that_reads_back_to_the_id(doc_id):
+    line = id_comment(doc_id)
+    assert len(line.splitlines()) == 1 and line.startswith("# id = ")
+    assert comment_id(line[len("# id =") :], "f", 1) == doc_id
+
+
+def conll(tmp_path, text, name="out.conll"):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_documents_read_back_with_the_ids_of_their_id_lines(seed, tmp_path):
+    ids = generated_ids(seed) + [" padded ", 'say "hi"', "two\nlines", "x\u2028y"]
+    random.Random(seed).shuffle(ids)
+    blocks = [f"-DOCSTART- O\n{id_comment(i)}\n\nw{n} O\n.  O\n\nx{n} B-PER\n\n" for n, i in enumerate(ids)]
+    blocks.insert(3, "-DOCSTART- O\n\nunnamed O\n\n")  # no id: named by the file and its index
+    documents, reading = conll_documents(conll(tmp_path, "".join(blocks)))
+    read = [(d.id, d.tokens) for d in documents]
+    expected = [(i, [f"w{n}", ".", f"x{n}"]) for n, i in enumerate(ids)]
+    assert read == expected[:3] + [("out-03", ["unnamed"])] + expected[3:]
+    assert (reading.documents, reading.ids, reading.documents_from) == (len(ids) + 1, len(ids), "docstart")
+
+
+@pytest.mark.parametrize(
+    "text, line, message",
+    [
+        ("-DOCSTART- O\n# id = a\n\nx O\n\n-DOCSTART- O\n# id = a\n\ny O\n", 7, "document id 'a' already used by the"),
+        ("-DOCSTART- O\n# id = out-1\n\nx O\n\n-DOCSTART- O\n\ny O\n", 6, "document id 'out-1' already used by"),
+        ("# id = a\n-DOCSTART- O\n\nx O\n", 1, "'# id =' names the document that a -DOCSTART- line opens"),
+        ("-DOCSTART- O\n\nx O\n# id = a\ny O\n", 4, "put it after that line, before the document's first token"),
+        ("-DOCSTART- O\n# id = a\n\n# id = b\nx O\n", 4, "a second '# id =' line for the document of line 1"),
+        ('-DOCSTART- O\n# id = "a\n\nx O\n', 2, "no JSON string"),
+        ("-DOCSTART- O\n# id =\n\nx O\n", 2, "'# id =' names no id"),
+    ],
+)
+def test_an_id_line_that_cannot_name_its_document_is_an_error_naming_its_line(text, line, message, tmp_path):
+    with pytest.raises(FormatError, match=message) as info:
+        read_conll(conll(tmp_path, text))
+    assert info.value.line == line
+
+
+def test_a_hash_token_is_still_a_token_and_four_columns_take_an_id_too(tmp_path):
+    (document,) = read_conll(conll(tmp_path, "-DOCSTART- O\n# id = d\n\n# O\n# B-PER\nid O\n"))
+    assert (document.id, document.tokens, document.spans) == ("d", ["#", "#", "id"], [(1, 2, "PER")])
+    (document,) = read_conll(conll(tmp_path, "-DOCSTART- -X- -X- O\n# id = d 1\n\nEU NNP B-NP B-ORG\n"))
+    assert (document.id, document.tokens, document.spans) == ("d 1", ["EU"], [(0, 1, "ORG")])
