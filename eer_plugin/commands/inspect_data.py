@@ -84,6 +84,8 @@ def describe(report: Dict[str, Any]) -> str:
         "json_lines": "one per JSON line",
         "begin_document": "from '#begin document' parts",
     }[report["documents_from"]]
+    if report.get("named_documents"):
+        origin += f", {report['named_documents']} named by '# id =' lines"
     lines.append(f"documents           {report['documents']} ({origin}; {report['complete_documents']} complete)")
     lines.append(f"sentences           {report['sentences']}")
     lines.append(f"tokens              {report['tokens']}")

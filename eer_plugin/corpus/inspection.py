@@ -68,7 +68,11 @@ def _reading(
                 {"line": line, "tag": tag, "after": previous or "sentence start"}
                 for line, tag, previous in reading.first_i_starts
             ],
+            named_documents=reading.ids,
+            error_records=reading.error_records,
         )
+        if reading.error_records:
+            report["error_records_skipped"] = reading.error_records_skipped()
     elif format == "jsonl":
         docs, (codec, why) = jsonl_documents(path, file_encoding)
         report.update(
@@ -151,6 +155,8 @@ def warnings(report: Dict[str, Any]) -> List[str]:
             f"{counted(report['documents'], 'document')} of {counted(report['group_size'], 'sentence')}; grouping changes chunking, the EE simulator's per-document budget and the "
             "ratio estimate (choose the size with --sentences-per-document)"
         )
+    if report.get("error_records"):
+        messages.append(report["error_records_skipped"])
     stray = report.get("i_starts", 0)
     # IOB1 starts nearly every chunk with I- (B- only between two entities of one type); here most start with B-
     if (

@@ -23,10 +23,12 @@ input only: the normalised text that the character offsets index) and ``spans`` 
 text only) and ``probability``: the CRF marginal probability that exactly this subword span is an
 entity of this type (:meth:`ConstrainedCRF.path_log_marginals`, exact, from the one
 forward-backward pass of its chunk). With ``--predictor-args '{"output_format": "conll"}'`` each
-document is written as CoNLL lines ``word tag`` with blank lines between sentences, in BIO or the ``tag_scheme``
-given (``'{"output_format": "conll", "tag_scheme": "BIOES"}'``: IOB1, BIO, BIOUL, BIOES or an alias); an entity
+document is written as CoNLL lines: ``-DOCSTART- O``, its id on a comment line ``# id = ...`` when it has one
+(:mod:`eer_plugin.corpus.formats.columns`: as it is, or as a JSON string where it would not read back so), a blank
+line, then ``word tag`` lines with a blank line after each sentence, in BIO or the ``tag_scheme`` given
+(``'{"output_format": "conll", "tag_scheme": "BIOES"}'``: IOB1, BIO, BIOUL, BIOES or an alias); an entity
 that crosses a sentence end is written as one entity in each sentence, so every sentence reads back in its
-scheme.
+scheme, and eer-ner's CoNLL reader reads back the documents, their boundaries and ids.
 
 **Text** is normalised as everywhere in eer-ner (:mod:`eer_plugin.corpus.text`): lone surrogates
 (``"\\ud800"``) and control characters become U+FFFD, one for one, so offsets still index the input.
@@ -60,6 +62,7 @@ from allennlp.predictors import Predictor
 from eer_plugin.common.errors import UserError, one_line, shortened
 from eer_plugin.core.tags import SCHEME_NAMES, biluo_to_spans, normalize_encoding, one_word_type, spans_to_tags
 from eer_plugin.corpus import strict_json
+from eer_plugin.corpus.formats.columns import DOCSTART_LINE, id_comment
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 from eer_plugin.inference.decoding import tensorize_chunks
@@ -299,7 +302,9 @@ class DocumentTaggerPredictor(Predictor):
             return json.dumps(outputs, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n"
         if "error" in outputs:
             return f"# error: line {outputs['line']}, id {outputs['id']!r}: {outputs['error']}\n\n"
-        lines, start = [], 0
+        doc_id = outputs.get("id")
+        lines = [DOCSTART_LINE] + ([id_comment(doc_id)] if doc_id not in (None, "") else []) + [""]
+        start = 0
         spans = biluo_to_spans(outputs["tags"])
         for end in outputs["sentence_ends"]:  # each sentence's tags from the spans cut at its ends
             inside = [

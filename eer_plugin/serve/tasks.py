@@ -22,9 +22,10 @@ annotation: a task is *complete* when the annotation the importer keeps (the fir
 
 import json
 import math
-from typing import Any, Dict, Iterable, List, Optional, Sequence
+from typing import Any, Dict, List, Optional, Sequence
 
-from eer_plugin.corpus.importers.label_studio import annotation_key
+from eer_plugin.corpus.importers import AnnotationImportError
+from eer_plugin.corpus.importers.label_studio import annotation_key, document_id
 from eer_plugin.serve.label_config import LabelConfig
 
 #: the choice an annotator ticks to say that every entity of the task is marked (case-insensitive)
@@ -114,9 +115,18 @@ def is_complete(task: Dict[str, Any]) -> bool:
     return False
 
 
-def complete_ids(tasks: Iterable[Dict[str, Any]]) -> List[str]:
-    """The ids (as the importer names documents) of the complete tasks."""
-    return [str(task["id"]) for task in tasks if task.get("id") is not None and is_complete(task)]
+def complete_ids(tasks: Sequence[Dict[str, Any]]) -> List[str]:
+    """The ids of the complete tasks, as the importer names their documents from ``tasks`` in this order (the
+    export it imports): :func:`~eer_plugin.corpus.importers.label_studio.document_id`, ``data.eer_id`` else the task
+    id. A task whose id the importer refuses is left out: the import's error names it, with its line."""
+    ids = []
+    for index, task in enumerate(tasks):
+        if isinstance(task, dict) and is_complete(task):
+            try:
+                ids.append(document_id(task, index))
+            except AnnotationImportError:
+                continue
+    return ids
 
 
 def unannotated(tasks: Sequence[Dict[str, Any]]) -> List[Dict[str, Any]]:

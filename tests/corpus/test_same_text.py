@@ -108,11 +108,10 @@ def through_the_tool(format: str, path: Path) -> Path:
 
 
 def expected(format: str, documents) -> List[Tuple[str, List[str], Spans]]:
-    """``(id, words, spans)`` of each document as imported: our ids, in the export's order, but Label Studio's task
-    ids and brat's order of file names (a brat collection is a directory: brat lists its files by name)."""
+    """``(id, words, spans)`` of each document as imported: our ids (Label Studio's too: its tasks keep
+    ``data.eer_id``), in the export's order, but brat's order of file names (a brat collection is a directory: brat
+    lists its files by name)."""
     rows = [(doc_id, tokenize_text(text)[0], sorted(spans)) for doc_id, text, spans in documents]
-    if format == "label-studio":
-        return [(str(number), words, spans) for number, (_, words, spans) in enumerate(rows, start=1)]
     return sorted(rows, key=lambda row: row[0] + ".ann") if format == "brat" else rows
 
 

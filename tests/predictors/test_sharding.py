@@ -13,6 +13,7 @@ from inference.test_exported import assert_same_outputs
 from test_predict_outputs import run_manager
 
 from eer_plugin.commands import shard
+from eer_plugin.corpus.formats import read_conll
 from eer_plugin.inference.sharding import ShardError, merge_outputs, shard_starts, shift_error_line, split_input
 
 
@@ -104,6 +105,13 @@ def test_sharded_prediction_merged_is_the_unsharded_prediction(output_format, ar
     merged = (tmp_path / "merged.out").read_bytes()
     if output_format == "conll":
         assert merged == whole
+        tagged = []  # the ids of the input lines that were tagged, in order
+        for line in filter(bytes.strip, source.read_bytes().splitlines()):
+            try:
+                tagged.append(json.loads(line.decode())["id"])
+            except ValueError:  # the line that is no JSON, the one that is no UTF-8: error records
+                continue
+        assert [d.id for d in read_conll(tmp_path / "merged.out")] == tagged and len(tagged) == 6
     else:
         assert_same_outputs(list(map(json.loads, whole.splitlines())), list(map(json.loads, merged.splitlines())))
     assert (b'"line": 4,' if output_format == "json" else b"# error: line 4,") in whole  # numbered in the whole input

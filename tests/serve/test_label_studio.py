@@ -188,6 +188,48 @@ def test_predict_annotate_train_rank_restart_inside_label_studio(label_studio, a
         stop(restarted.process)
 
 
+def test_our_document_ids_survive_a_real_label_studio(label_studio, tmp_path):
+    """``eer-export label-studio`` -> a project's import -> annotations -> its JSON export -> ``eer-import
+    label-studio``: Label Studio numbers the tasks itself but keeps ``data.eer_id``, so every document comes back
+    under our id (before: under Label Studio's task number), and the backend's complete ids are the importer's."""
+    from eer_plugin.commands import eer_export, eer_import
+    from eer_plugin.corpus.formats import read_jsonl
+    from eer_plugin.corpus.tokenizer import tokenize_text
+    from eer_plugin.serve import tasks
+    from eer_plugin.serve.client import LabelStudioClient
+
+    ls = api(label_studio)
+    ids = ["Zürich-α", "007", "2", "news/a b.txt"]
+    lines = []
+    for number, doc_id in enumerate(ids):  # eer-ner predict's output for raw text, without spans
+        text = TEXTS[number % len(TEXTS)]
+        tokens, _, ends = tokenize_text(text)
+        lines.append({"id": doc_id, "text": text, "tokens": tokens, "sentence_ends": ends, "spans": []})
+    (tmp_path / "p.jsonl").write_text("".join(json.dumps(line, ensure_ascii=False) + "\n" for line in lines))
+    assert eer_export.main(["label-studio", str(tmp_path / "p.jsonl"), str(tmp_path / "tasks.json")]) == 0
+    project = ls("POST", "/api/projects", json={"title": "our ids", "label_config": CONFIG})["id"]
+    ls("POST", f"/api/projects/{project}/import", json=json.loads((tmp_path / "tasks.json").read_text()))
+    listed = ls("GET", "/api/tasks", params={"project": project, "page_size": 100})["tasks"]
+    assert sorted(t["data"]["eer_id"] for t in listed) == sorted(ids)  # our "2" may be a task's number: no matter
+    complete = {"from_name": "complete", "to_name": "text", "type": "choices", "value": {"choices": ["complete"]}}
+    for number, found in enumerate(listed):  # each task's first word a PER, every other task complete
+        word = found["data"]["text"].split()[0]
+        start = found["data"]["text"].index(word)
+        value = {"start": start, "end": start + len(word), "text": word, "labels": ["PER"]}
+        span = {"from_name": "label", "to_name": "text", "type": "labels", "value": value}
+        ls("POST", f"/api/tasks/{found['id']}/annotations", json={"result": [span, complete] if number % 2 else [span]})
+    exported = LabelStudioClient(label_studio, TOKEN).export(project)
+    (tmp_path / "export.json").write_text(json.dumps(exported, ensure_ascii=False))
+    assert eer_import.main(["label-studio", str(tmp_path / "export.json"), str(tmp_path / "imported.jsonl")]) == 0
+    documents = read_jsonl(tmp_path / "imported.jsonl")
+    assert sorted(d.id for d in documents) == sorted(ids) and len(documents) == len(listed)
+    by_id = {d.id: d for d in documents}
+    assert all(
+        by_id[line["id"]].tokens == line["tokens"] and by_id[line["id"]].spans == [(0, 1, "PER")] for line in lines
+    )
+    assert sorted(tasks.complete_ids(exported)) == sorted(t["data"]["eer_id"] for t in listed[1::2])
+
+
 def test_twenty_concurrent_predict_requests_of_ten_tasks(archive, tmp_path):
     backend = Backend(str(archive), tmp_path / "work")
     try:

@@ -11,8 +11,8 @@ Each span is a ``labels`` result with its CRF probability as ``score``; the pred
 is the lowest span probability (Label Studio can sort tasks by it: least certain first), absent
 without spans. ``from_name`` / ``to_name`` must be the names of the project's ``Labels`` and
 ``Text`` tags. The text is ``data.text`` (``$text``), our document id ``data.eer_id``: Label Studio
-numbers the tasks itself on import (the importer, :mod:`eer_plugin.corpus.importers.label_studio`,
-names a document by its task id).
+numbers the tasks itself on import but keeps their data, and the importer
+(:mod:`eer_plugin.corpus.importers.label_studio`) names a document by its ``data.eer_id``, so the ids come back.
 """
 
 import json

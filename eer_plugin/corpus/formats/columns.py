@@ -1,7 +1,20 @@
-"""The lines of a CoNLL column file (:mod:`eer_plugin.corpus.formats.conll`): its sentences and ``-DOCSTART-``
-lines in file order, each token line checked (the same number of columns as the first, a tag in the tag column),
-and what a first line that is no CoNLL line seems to be (a dictionary of names, plain text), with the fix."""
+"""The lines of a CoNLL column file (:mod:`eer_plugin.corpus.formats.conll`): its sentences, ``-DOCSTART-`` lines
+and the two comment lines of ``eer-ner predict``'s CoNLL output (a document's ``# id = ...``, an error record) in
+file order, each token line checked (the same number of columns as the first, a tag in the tag column), and what a
+first line that is no CoNLL line seems to be (a dictionary of names, plain text), with the fix.
 
+A document's id travels on a comment line after its ``-DOCSTART-`` line and before its first token (blank lines
+may come between), as ``eer-ner predict`` writes each document::
+
+    -DOCSTART- O
+    # id = report-17
+
+    Angela B-PER
+
+The id stands as it is, or as a JSON string where it would not read back as it is (:func:`id_comment`); the
+writer's rule and the reader's (:func:`comment_id`) are both here. Only there is ``# id =`` a comment."""
+
+import json
 import re
 from typing import Iterable, Iterator, List, Optional, Tuple, Union
 
@@ -10,6 +23,48 @@ from eer_plugin.corpus.documents import RAW_TEXT_FIX
 from eer_plugin.corpus.formats.files import FormatError, PathLike
 
 DOCSTART = "-DOCSTART-"
+#: the line that opens each document of ``eer-ner predict``'s CoNLL output: ``-DOCSTART-`` and the tag ``O``, in
+#: the two columns of its token lines (CoNLL-2003 writes ``-DOCSTART- -X- -X- O`` in its four)
+DOCSTART_LINE = f"{DOCSTART} O"
+#: what starts the comment line that names a document's id (``# id = d1``)
+ID_COMMENT = "# id ="
+_ID_LINE = re.compile(r"[ \t]*# id =(.*)")
+#: an error record of ``eer-ner predict``'s CoNLL output: an input line it could not tag (no document: skipped)
+ERROR_RECORD = re.compile(r"[ \t]*# error: line (?:\d+|None), id ")
+#: the line breaks that JSON leaves as they are, escaped in an id written as a JSON string
+_JSON_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+
+
+def id_comment(doc_id: str) -> str:
+    """The comment line (without its line end) that names the document ``doc_id``: ``# id = d1``, the id as it is,
+    or as a JSON string (``# id = " d1"``) where it would not read back as it is: empty, with white space at its
+    ends, holding a line break of any reader (``str.splitlines``'s), or starting with ``"``."""
+    text = str(doc_id)
+    if text and text == text.strip() and not text.startswith('"') and len(text.splitlines()) == 1:
+        return f"{ID_COMMENT} {text}"
+    return f"{ID_COMMENT} " + json.dumps(text, ensure_ascii=False).translate(_JSON_LINE_BREAKS)
+
+
+def comment_id(value: str, path: PathLike, line: int) -> str:
+    """The id that a ``# id =`` line names (``value``: the rest of the line), read as :func:`id_comment` writes
+    it; nothing, or a ``"`` that starts no JSON string, is a :class:`FormatError` naming the line."""
+    value = value.strip()
+    if not value:
+        raise FormatError("'# id =' names no id: write the document's id after it, or delete the line", path, line)
+    if not value.startswith('"'):
+        return value
+    try:
+        parsed = json.loads(value)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, str):
+        raise FormatError(
+            f"'# id =' gives {value[:60]}, no JSON string: an id in double quotes is one, as eer-ner predict writes an "
+            "id with white space at its ends or a line break; fix its quotes, or write the id without them",
+            path,
+            line,
+        )
+    return parsed
 
 
 class Sentence:
@@ -21,6 +76,28 @@ class Sentence:
         self.tokens: List[str] = []
         self.tags: List[str] = []
         self.lines: List[int] = []
+
+
+class IdComment:
+    """A ``# id = ...`` line after a ``-DOCSTART-`` line: the id of the document that line opens."""
+
+    __slots__ = ("line", "value")
+
+    def __init__(self, line: int, value: str) -> None:
+        self.line, self.value = line, value
+
+
+class ErrorRecord:
+    """An error record of ``eer-ner predict``'s CoNLL output (:data:`ERROR_RECORD`): an input line it could not tag."""
+
+    __slots__ = ("line",)
+
+    def __init__(self, line: int) -> None:
+        self.line = line
+
+
+#: what :func:`column_parts` yields: a ``-DOCSTART-`` line (its number), a sentence, an id, an error record
+Part = Union[int, Sentence, IdComment, ErrorRecord]
 
 
 _TAG_PATTERN = re.compile(rf"^(O|[{TAG_PREFIXES}]-\S+)$")
@@ -117,20 +194,43 @@ def _column_name(column: int, count: int) -> str:
     return f"column {number} of {count}" + (" (the last)" if number == count else "")
 
 
-def column_parts(lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: int) -> Iterator[Union[int, Sentence]]:
-    """The ``-DOCSTART-`` lines (their numbers) and the sentences of a column file, in file order, checking
-    columns and tag shapes."""
+def column_parts(lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: int) -> Iterator[Part]:
+    """The ``-DOCSTART-`` lines (their numbers), the sentences, the ``# id =`` lines after a ``-DOCSTART-`` line
+    (:class:`IdComment`) and ``eer-ner predict``'s error records (:class:`ErrorRecord`) of a column file, in file
+    order, checking columns and tag shapes. A ``# id =`` line elsewhere, which no token line it could be, is an
+    error saying where it belongs, as is a second one for a document."""
     sentence: Optional[Sentence] = None
     columns: Optional[Tuple[int, int]] = None  # (column count, line that set it)
+    header: Optional[int] = None  # the -DOCSTART- line while its document has no token yet
+    named: Optional[int] = None  # ... and the line of its id
     for number, text in lines:
         fields = text.split()
-        if not fields or fields[0] == DOCSTART:
+        record = bool(fields) and fields[0] == "#" and ERROR_RECORD.match(text) is not None
+        if not fields or fields[0] == DOCSTART or record:
             if sentence is not None:
                 yield sentence
             sentence = None
-            if fields:
+            if record:
+                yield ErrorRecord(number)
+            elif fields:
+                header, named = number, None
                 yield number
             continue
+        found = _ID_LINE.match(text) if fields[0] == "#" else None
+        if found and not (header is None and _token_line(fields, columns, tag_column)):
+            if header is None or named is not None:
+                raise FormatError(
+                    f"a second '# id =' line for the document of line {header} (the first is line {named})"
+                    if header is not None
+                    else f"'# id =' names the document that a {DOCSTART} line opens: put it after that line, before "
+                    "the document's first token",
+                    path,
+                    number,
+                )
+            named = number
+            yield IdComment(number, comment_id(found.group(1), path, number))
+            continue
+        header = None
         if columns is None:
             columns = _first_columns(text, fields, tag_column, path, number)
         elif len(fields) != columns[0]:
@@ -158,6 +258,16 @@ def column_parts(lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: i
         sentence.lines.append(number)
     if sentence is not None:
         yield sentence
+
+
+def _token_line(fields: List[str], columns: Optional[Tuple[int, int]], tag_column: int) -> bool:
+    """Whether ``fields`` make a token line of a file whose token lines have ``columns`` (None: none read yet)."""
+    return (
+        columns is not None
+        and len(fields) == columns[0]
+        and -len(fields) <= tag_column < len(fields)
+        and _TAG_PATTERN.match(fields[tag_column]) is not None
+    )
 
 
 def _first_columns(text: str, fields: List[str], tag_column: int, path: PathLike, number: int) -> Tuple[int, int]:

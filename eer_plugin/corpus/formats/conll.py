@@ -1,17 +1,18 @@
 """CoNLL column files: one token per line, the tag in the last column (or ``tag_column``), blank
-lines between sentences, optional ``-DOCSTART-`` lines between documents. Covers CoNLL-2003
-(English/German, IOB1), CoNLL-2002 (Spanish/Dutch, IOB2), WNUT and any ``token ... tag`` file, in IOB1, BIO,
-BIOUL or BIOES tags."""
+lines between sentences, optional ``-DOCSTART-`` lines between documents, each optionally followed by its
+document's id (``# id = d1``: :mod:`~eer_plugin.corpus.formats.columns`). Covers CoNLL-2003
+(English/German, IOB1), CoNLL-2002 (Spanish/Dutch, IOB2), WNUT, ``eer-ner predict``'s CoNLL output and any
+``token ... tag`` file, in IOB1, BIO, BIOUL or BIOES tags."""
 
 import dataclasses
 import logging
 from pathlib import Path
-from typing import Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.core.tags import TagSequenceError, ending_scheme, i_chunk_starts, normalize_encoding, tags_to_spans
 from eer_plugin.corpus.documents import Document, Span
-from eer_plugin.corpus.formats.columns import DOCSTART, Sentence, column_parts
+from eer_plugin.corpus.formats.columns import DOCSTART, ErrorRecord, IdComment, Part, Sentence, column_parts
 from eer_plugin.corpus.formats.decoding import decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 
@@ -29,6 +30,9 @@ class _ConllDocument:
     def __init__(self, line: int) -> None:
         self.line = line
         self.sentences: List[Sentence] = []
+        #: the id its ``# id =`` line names, and that line
+        self.id: Optional[str] = None
+        self.id_line = 0
 
 
 @dataclasses.dataclass
@@ -52,6 +56,11 @@ class ConllReading:
     first_i_starts: List[Tuple[int, str, Optional[str]]]
     #: line of the first tag only BIOUL or BIOES writes (``L-``/``U-``, ``S-``/``E-``; None: none)
     first_ending_line: Optional[int] = None
+    #: documents named by a ``# id =`` line (the others are ``<file stem>-<index>``)
+    ids: int = 0
+    #: ``eer-ner predict``'s error records (input lines it could not tag) skipped, and the line of the first
+    error_records: int = 0
+    first_error_record: Optional[int] = None
 
     def log_lines(self, path: PathLike) -> List[Tuple[int, str]]:
         """``(logging level, message)``: the scheme, the character encoding and the documents, one line
@@ -61,10 +70,11 @@ class ConllReading:
             (logging.INFO, f"{path}: character encoding {self.file_encoding} ({self.file_encoding_reason})"),
         ]
         if self.documents_from == "docstart":
+            named = f", {self.ids} named by '# id =' lines" if self.ids else ""
             lines.append(
                 (
                     logging.INFO,
-                    f"{path}: {counted(self.documents, 'document')} from {DOCSTART} lines ({counted(self.sentences, 'sentence')})",
+                    f"{path}: {counted(self.documents, 'document')} from {DOCSTART} lines ({counted(self.sentences, 'sentence')}{named})",
                 )
             )
         else:
@@ -85,7 +95,16 @@ class ConllReading:
                     "--sentences-per-document to choose the size)",
                 )
             )
+        if self.error_records:
+            lines.append((logging.WARNING, f"{path}: {self.error_records_skipped()}"))
         return lines
+
+    def error_records_skipped(self) -> str:
+        """What became of the file's error records (the log's and ``eer-inspect``'s warning)."""
+        return (
+            f"{counted(self.error_records, 'error record')} of eer-ner predict skipped, first on line "
+            f"{self.first_error_record} (input lines it could not tag: no documents here)"
+        )
 
 
 def read_conll(path: PathLike, **options) -> List[Document]:
@@ -141,8 +160,12 @@ def conll_documents(
     and a ``-DOCSTART-`` followed by no token at the end of the file is dropped with a warning
     (an empty document elsewhere is an error).
     Every token line must have the same number of columns as the first one (``-DOCSTART-`` lines
-    are exempt: CoNLL-2002 Dutch writes ``-DOCSTART- -DOCSTART- O``). Documents get ids
-    ``<file stem>-<index>`` (zero-padded) and sources ``<file>:<line of their first line>``.
+    are exempt: CoNLL-2002 Dutch writes ``-DOCSTART- -DOCSTART- O``). A document gets the id that a
+    ``# id = ...`` line after its ``-DOCSTART-`` line names (:mod:`~eer_plugin.corpus.formats.columns`; as
+    ``eer-ner predict`` writes them), else ``<file stem>-<index>`` (zero-padded), and the source
+    ``<file>:<line of its first line>``; an id twice is an error naming both lines, raised when the reading
+    reaches the second. ``eer-ner predict``'s error records (``# error: line 7, ...``: input lines it could not
+    tag) are skipped, counted in the :class:`ConllReading` (a warning in the log).
 
     :func:`iter_conll` and :func:`read_conll` log, once per file, the tag scheme, the character encoding and the
     documents it settled on (one line each at INFO, with what ``auto`` saw), and a warning when sentences were
@@ -171,6 +194,9 @@ def conll_documents(
         survey.i_starts,
         survey.first_i_starts,
         survey.first_ending[0] if survey.first_ending else None,
+        survey.ids,
+        survey.error_records,
+        survey.first_error_record,
     )
     return _documents(lines, path, tag_column, reading), reading
 
@@ -191,6 +217,9 @@ class _Survey:
     first_i_starts: List[Tuple[int, str, Optional[str]]] = dataclasses.field(default_factory=list)
     first_ending: Optional[Tuple[int, str]] = None
     tagged: bool = False
+    ids: int = 0
+    error_records: int = 0
+    first_error_record: Optional[int] = None
 
     def count(self, sentence: Sentence) -> None:
         self.sentences += 1
@@ -204,7 +233,7 @@ class _Survey:
         self.tagged = self.tagged or any(tag != "O" for tag in sentence.tags)
 
 
-def _survey(parts: Iterable[Union[int, Sentence]], path: PathLike) -> _Survey:
+def _survey(parts: Iterable[Part], path: PathLike) -> _Survey:
     """The first pass: :class:`_Survey` of the file's parts (:func:`_parts`). A ``-DOCSTART-`` followed by no
     token is an error, but at the end of the file, where it is dropped with a warning."""
     survey = _Survey()
@@ -214,6 +243,13 @@ def _survey(parts: Iterable[Union[int, Sentence]], path: PathLike) -> _Survey:
         if isinstance(part, int):  # a -DOCSTART- line
             first_empty = first_empty or empty
             survey.documents, survey.docstart, empty = survey.documents + 1, True, part
+            continue
+        if isinstance(part, IdComment):
+            survey.ids += 1
+            continue
+        if isinstance(part, ErrorRecord):
+            survey.error_records += 1
+            survey.first_error_record = survey.first_error_record or part.line
             continue
         survey.documents = survey.documents or 1  # tokens before the first -DOCSTART-
         empty = None
@@ -249,23 +285,35 @@ def _scheme(encoding: str, survey: _Survey) -> Tuple[str, str]:
 def _documents(
     lines: Iterable[Tuple[int, str]], path: PathLike, tag_column: int, reading: ConllReading
 ) -> Iterator[Document]:
-    """The second pass: the documents, one at a time, ids ``<file stem>-<index>`` zero-padded to the count."""
-    parts = column_parts(lines, path, tag_column)
+    """The second pass: the documents, one at a time, with the ids their ``# id =`` lines name, else
+    ``<file stem>-<index>`` zero-padded to the count; an id twice is an error naming both lines."""
+    parts = (part for part in column_parts(lines, path, tag_column) if not isinstance(part, ErrorRecord))
     grouped = _grouped(parts, reading.group_size) if reading.group_size else _delimited(parts)
     stem = Path(path).name.split(".")[0] or "document"
     width = len(str(reading.documents - 1))
+    seen: Dict[str, int] = {}  # id -> the line that gave it
     for index, document in enumerate(grouped):
-        yield _to_document(document, f"{stem}-{index:0{width}d}", path, reading.tag_scheme).validate()
+        doc_id = document.id if document.id is not None else f"{stem}-{index:0{width}d}"
+        line = document.id_line or document.line
+        if doc_id in seen:
+            raise FormatError(f"document id {doc_id!r} already used by the document of line {seen[doc_id]}", path, line)
+        seen[doc_id] = line
+        yield _to_document(document, doc_id, path, reading.tag_scheme).validate()
 
 
-def _delimited(parts: Iterable[Union[int, Sentence]]) -> Iterator[_ConllDocument]:
-    """The documents that ``-DOCSTART-`` lines delimit (tokens before the first one make one too)."""
+def _delimited(parts: Iterable[Part]) -> Iterator[_ConllDocument]:
+    """The documents that ``-DOCSTART-`` lines delimit (tokens before the first one make one too), with the ids
+    that their ``# id =`` lines name."""
     document: Optional[_ConllDocument] = None
     for part in parts:
         if isinstance(part, int):
             if document is not None and document.sentences:
                 yield document
             document = _ConllDocument(part)
+            continue
+        if isinstance(part, IdComment):  # only after a -DOCSTART- line (column_parts)
+            if document is not None:
+                document.id, document.id_line = part.value, part.line
             continue
         document = document or _ConllDocument(part.lines[0])
         document.sentences.append(part)

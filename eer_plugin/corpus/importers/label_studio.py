@@ -25,8 +25,13 @@ A task::
   ``"union"`` the union of all of them (the same span twice counts once; overlapping spans from
   different annotators are an error naming both).
 
-The document id is the task ``id`` (else ``task-<index>``). Label Studio has no completeness flag:
-use ``--complete`` or ``--complete-ids``.
+The document id (:func:`document_id`, the one rule: the importer, ``--complete-ids`` and the ML backend's
+complete tasks) is ``data.eer_id`` where the task holds one: the id of the document that ``eer-ner eer-export
+label-studio`` wrote the task from, which Label Studio keeps in the task's data, so a corpus exported, annotated
+and imported keeps its ids; else the task ``id`` (Label Studio's number); else ``task-<index>``. Each is checked
+as every importer checks an id (:func:`~eer_plugin.corpus.importers.values.as_id`) and an id twice is an error
+(:func:`~eer_plugin.corpus.importers.imported_documents`). Messages name a task by Label Studio's number. Label
+Studio has no completeness flag: use ``--complete`` or ``--complete-ids``.
 """
 
 from typing import Any, Dict, Iterator, Optional, Tuple
@@ -41,17 +46,33 @@ from eer_plugin.corpus.importers.values import as_id, check_offsets, filled_keys
 ANNOTATORS = ("first", "union")
 #: the data key that holds a task's text unless told otherwise (else the data's only string)
 TEXT_KEY = "text"
+#: the data key of our own document id (``eer-ner eer-export label-studio`` writes it; Label Studio keeps it)
+ID_KEY = "eer_id"
 
 
-def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike, line: Optional[int]) -> str:
+def task_name(task: dict, index: int, path: PathLike, line: Optional[int] = None) -> str:
+    """How Label Studio names the export's task number ``index`` (from 0): its ``id``, else ``task-<index>``."""
+    return as_id(task.get("id"), f"task-{index}", path, line)
+
+
+def document_id(task: dict, index: int, path: PathLike = "", line: Optional[int] = None) -> str:
+    """The id of the document of the export's task number ``index`` (from 0): ``data.eer_id`` (:data:`ID_KEY`,
+    the id ``eer-ner eer-export label-studio`` wrote) where the task holds one, else :func:`task_name`. A value
+    that is no id is an :class:`AnnotationImportError` naming the task (``path``, ``line``)."""
+    data = task.get("data")
+    given = data.get(ID_KEY) if isinstance(data, dict) else None
+    return as_id(given, task_name(task, index, path, line), path, line, key=f"data.{ID_KEY}", unnamed="its task id")
+
+
+def _text(task: dict, text_key: Optional[str], task_id: str, path: PathLike, line: Optional[int]) -> str:
     data = task.get("data")
     if not isinstance(data, dict):
         hint = " (this looks like the JSON_MIN export; export 'JSON' instead)" if "text" in task else ""
-        raise AnnotationImportError(f"task {doc_id!r} has no 'data' object holding its text{hint}", path, line)
+        raise AnnotationImportError(f"task {task_id!r} has no 'data' object holding its text{hint}", path, line)
     if text_key is not None:
         if not isinstance(data.get(text_key), str):
             raise AnnotationImportError(
-                f"task {doc_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path, line
+                f"task {task_id!r}: data[{text_key!r}] is not a string (data keys: {sorted(data)})", path, line
             )
         return data[text_key]
     if isinstance(data.get(TEXT_KEY), str):
@@ -61,12 +82,12 @@ def _text(task: dict, text_key: Optional[str], doc_id: str, path: PathLike, line
         return data[strings[0]]
     if TEXT_KEY in data and not strings:  # not "which key?": the text is there, of another type
         raise AnnotationImportError(
-            f"task {doc_id!r}: data['text'] must be the task's text, a string, got {json_repr(data[TEXT_KEY])}",
+            f"task {task_id!r}: data['text'] must be the task's text, a string, got {json_repr(data[TEXT_KEY])}",
             path,
             line,
         )
     raise AnnotationImportError(
-        f"task {doc_id!r}: cannot tell which of data's keys {sorted(data)} holds the text; pass --text-key", path, line
+        f"task {task_id!r}: cannot tell which of data's keys {sorted(data)} holds the text; pass --text-key", path, line
     )
 
 
@@ -134,24 +155,25 @@ def task_document(
     """The document of the export's task number ``index`` (from 0), which starts on ``line``: its text and the
     spans of its annotations (``annotators``: the first or all of them); cancelled annotations are skipped and
     counted in ``report``. Its errors name the file and that line."""
-    doc_id = as_id(task.get("id"), f"task-{index}", path, line)
-    text = _text(task, text_key, doc_id, path, line)
-    raw = RawDocument(doc_id, text, source=f"{path}: task {doc_id}", line=line, path=str(path))
+    task_id = task_name(task, index, path, line)  # Label Studio's name of the task: what messages call it
+    doc_id = document_id(task, index, path, line)
+    text = _text(task, text_key, task_id, path, line)
+    raw = RawDocument(doc_id, text, source=f"{path}: task {task_id}", line=line, path=str(path))
     try:
         key = annotation_key(task)
     except ValueError as error:
-        raise AnnotationImportError(f"task {doc_id!r}: {error}", path, line) from None
+        raise AnnotationImportError(f"task {task_id!r}: {error}", path, line) from None
     annotations = task.get(key, [])
     if not isinstance(annotations, list):
-        raise AnnotationImportError(f"task {doc_id!r}: {key!r} must be a list", path, line)
+        raise AnnotationImportError(f"task {task_id!r}: {key!r} must be a list", path, line)
     kept = []
     for annotation in annotations:
         if not isinstance(annotation, dict):
-            raise AnnotationImportError(f"task {doc_id!r}: every annotation must be an object", path, line)
+            raise AnnotationImportError(f"task {task_id!r}: every annotation must be an object", path, line)
         cancelled = annotation.get("was_cancelled", False)
         if cancelled is not None and not isinstance(cancelled, bool):  # "false" is true: never read by truth
             raise AnnotationImportError(
-                f"task {doc_id!r}: annotation {annotation.get('id', '?')}: 'was_cancelled' must be true or false, "
+                f"task {task_id!r}: annotation {annotation.get('id', '?')}: 'was_cancelled' must be true or false, "
                 f"got {cancelled!r}",
                 path,
                 line,
@@ -168,14 +190,14 @@ def task_document(
         name = f"annotation {annotation.get('id', '?')}"
         results = annotation.get("result", [])
         if not isinstance(results, list):
-            raise AnnotationImportError(f"task {doc_id!r}: {name}: 'result' must be a list", path, line)
+            raise AnnotationImportError(f"task {task_id!r}: {name}: 'result' must be a list", path, line)
         for position, result in enumerate(results):
             if not isinstance(result, dict) or result.get("type") != "labels":
                 continue
             value = result.get("value")
             if not isinstance(value, dict) or not {"start", "end", "labels"} <= set(value):
                 raise AnnotationImportError(
-                    f"task {doc_id!r}: {name}: result {position} of type 'labels' needs value.start, value.end and value.labels",
+                    f"task {task_id!r}: {name}: result {position} of type 'labels' needs value.start, value.end and value.labels",
                     path,
                     line,
                 )
@@ -187,7 +209,7 @@ def task_document(
                 text,
                 start,
                 end,
-                f"{path}:{line}: task {doc_id!r}: {ref}" if line else f"{path}: task {doc_id!r}: {ref}",
+                f"{path}:{line}: task {task_id!r}: {ref}" if line else f"{path}: task {task_id!r}: {ref}",
                 report,
             )
             region = _region(value["labels"], RawSpan(start, end, None, ref), doc_id, path, line)

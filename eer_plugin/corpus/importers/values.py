@@ -25,11 +25,19 @@ def check_offsets(value, what: str, raw_id: str, path: PathLike, line: Optional[
     return int(value)
 
 
-def as_id(value, fallback: str, path: PathLike, line: Optional[int] = None) -> str:
+def as_id(
+    value,
+    fallback: str,
+    path: PathLike,
+    line: Optional[int] = None,
+    key: str = "id",
+    unnamed: str = "its file and line",
+) -> str:
     """A document's id: the export's ``value`` as text (a string, or an integer: ``3.0`` is ``3``), or ``fallback``
     (file and line) when it has none. Any other value (``true``, a list, an object, ``1.5``) is an error naming the
     document: written as text it would be an id no tool shows (``True``, ``[1]``), and ``--complete-ids`` could not
-    name it."""
+    name it. ``key``: how the error names the value (``data.eer_id``), ``unnamed``: what names a document without
+    it."""
     if value is None or value == "":
         return fallback
     if isinstance(value, str):
@@ -37,8 +45,8 @@ def as_id(value, fallback: str, path: PathLike, line: Optional[int] = None) -> s
     if _integral(value):
         return str(int(value))
     raise AnnotationImportError(
-        f"document {fallback}: its id must be a string or an integer, got {json.dumps(value)[:60]}; give it one of those "
-        "or leave it out (the document is then named by its file and line)",
+        f"document {fallback}: its {key} must be a string or an integer, got {json.dumps(value)[:60]}; give it one of "
+        f"those or leave it out (the document is then named by {unnamed})",
         path,
         line,
     )
