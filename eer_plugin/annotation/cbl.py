@@ -94,10 +94,8 @@ def round_count(start: float, target: float, step: float = 0.02) -> int:
 def ratio_schedule(start: float, target: float, step: float = 0.02) -> List[float]:
     """Target ratios ``start + step, start + 2 step, ...`` up to and including ``target`` (:data:`ENTITY_RATIO`,
     :data:`STEP`: a ``ValueError`` otherwise)."""
-    count = round_count(start, target, step)
-    if target <= start:
-        return [target]
-    return [min(start + step * (i + 1), target) for i in range(count)]
+    # a target at or below start: one round, whose min is the target
+    return [min(start + step * (i + 1), target) for i in range(round_count(start, target, step))]
 
 
 def _rounded_up(value: float) -> float:
