@@ -81,6 +81,14 @@ def storage_form(label: str) -> str:
     return "_" + form if form.strip("-") == "" else form
 
 
+def covered_text(text: str, start: int, end: int) -> str:
+    """The covered text of a ``T`` line for the characters ``[start, end)`` of ``text``, as ``eer-export brat`` writes
+    it: the characters with each line break (and the white space that ``str.splitlines`` breaks at) as one space, as
+    an ``.ann`` line holds no line break. ``eer-import brat`` takes it, or the characters as they are, as the
+    ``.txt`` file's text."""
+    return " ".join(text[start:end].splitlines())
+
+
 def name_problem(label: str) -> Optional[str]:
     """What ``visual.conf``'s ``[labels]`` does to the name ``label`` so that brat would show, and
     ``eer-import brat`` read, another name (``"separates a type's names by '|'"``), or None."""

@@ -33,6 +33,7 @@ from eer_plugin.core.ranges import is_integer
 from eer_plugin.corpus.documents import json_repr, no_entity_type, type_problem
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
+from eer_plugin.corpus.tokenizer import trim_span
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
 FORMAT_MODULES = {"doccano": "doccano", "label-studio": "label_studio", "prodigy": "prodigy", "brat": "brat"}
@@ -66,10 +67,12 @@ class PredictedDocument:
 
 
 def _word_offsets(text: str, tokens: Sequence[str], path: PathLike, line: int) -> List[Tuple[int, int]]:
+    """The character offsets of ``tokens`` in ``text``: each the next word, after characters that belong to no word
+    as the tokenizer cuts text (white space and invisible format characters: :func:`trim_span` leaves none)."""
     offsets, position = [], 0
     for index, token in enumerate(tokens):
         start = text.find(token, position)
-        if start < 0 or text[position:start].strip():
+        if start < 0 or len(set(trim_span(text, position, start))) > 1:
             raise PredictionsError(f"token {index} {token!r} is not the next word of the document's text", path, line)
         offsets.append((start, start + len(token)))
         position = start + len(token)

@@ -8,9 +8,10 @@ brat has no score field; each span's probability is its ``AnnotatorNotes`` note 
 mouse is over the span; the importer, :mod:`eer_plugin.corpus.importers.brat`, ignores notes). A
 document id with ``/`` becomes subdirectories (``news/d1`` -> ``news/d1.txt``), the way the importer
 names documents; an id that is no safe relative path (absolute, ``..``, empty parts) or that makes a file name
-longer than file systems take (:data:`NAME_MAX` bytes) is an error.
+longer than file systems take (:data:`NAME_MAX` bytes) is an error, and so are two ids whose files would clash (a file
+where another needs a directory: ``a`` and ``a.txt/b``; :func:`claim_paths`).
 A span whose text holds a line break is written as one fragment and its covered text with the
-line breaks as spaces (brat draws it across the lines).
+line breaks as spaces (brat draws it across the lines; :func:`~eer_plugin.corpus.brat_names.covered_text`).
 
 A brat type is one word of letters, digits, ``_`` and ``-`` (brat stores no other character of a type declared in
 ``annotation.conf``): an entity type with spaces (``Product Name``, a label of an annotation tool) is written with
@@ -32,10 +33,10 @@ It must not exist yet (or be empty), so no earlier annotation is ever overwritte
 import os
 import shutil
 from pathlib import Path, PurePosixPath
-from typing import Dict, Iterable
+from typing import Dict, Iterable, Tuple
 
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
-from eer_plugin.corpus.brat_names import VISUAL_CONF, name_problem, storage_form
+from eer_plugin.corpus.brat_names import VISUAL_CONF, covered_text, name_problem, storage_form
 from eer_plugin.corpus.exporters import PredictedDocument, PredictionsError, rounded
 from eer_plugin.corpus.formats import PathLike
 
@@ -84,6 +85,27 @@ def file_stem(document: PredictedDocument) -> str:
     return document.id
 
 
+def claim_paths(claimed: Dict[str, Tuple[bool, str]], stem: str, document: PredictedDocument) -> None:
+    """Adds the paths that the document's files need (``<stem>.txt``, ``<stem>.ann``, and each directory above them)
+    to ``claimed`` (path -> whether it is a directory, and what needs it: a document id and its line, or the
+    configuration) and raises :class:`PredictionsError` when one is already needed as the other kind (ids ``a`` and
+    ``a.txt/b``: ``a.txt`` would be a file and a directory; ``visual.conf/b``: the configuration's file)."""
+    parts = PurePosixPath(stem).parts
+    needed = [("/".join(parts[: depth + 1]), True) for depth in range(len(parts) - 1)]
+    needed += [(f"{stem}.txt", False), (f"{stem}.ann", False)]
+    here = f"document id {document.id!r} (line {document.line})"
+    for path, directory in needed:
+        other = claimed.setdefault(path, (directory, here))
+        if other[0] != directory:
+            kinds = ("a directory", "a file") if directory else ("a file", "a directory")
+            raise PredictionsError(
+                f"document id {document.id!r} needs {path!r} as {kinds[0]}, which {other[1]} needs as {kinds[1]} in "
+                'brat\'s directory of files; give one of the documents another "id" in the predict input',
+                document.path,
+                document.line,
+            )
+
+
 def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
     """Adds the document's types to ``types`` (brat's form -> the type) and raises :class:`PredictionsError` when
     two types share a brat form or ``visual.conf`` cannot name a type."""
@@ -125,7 +147,7 @@ def visual_conf(types: Dict[str, str]) -> str:
 def annotation_file(document: PredictedDocument) -> str:
     lines = []
     for number, span in enumerate(document.spans, start=1):
-        covered = " ".join(document.text[span.start : span.end].splitlines())
+        covered = covered_text(document.text, span.start, span.end)
         lines.append(f"T{number}\t{storage_form(span.type)} {span.start} {span.end}\t{covered}")
         lines.append(f"#{number}\tAnnotatorNotes T{number}\tprobability {rounded(span.probability)}")
     return "".join(line + "\n" for line in lines)
@@ -139,8 +161,10 @@ def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
     try:
         root = Path(temporary)
         types: Dict[str, str] = {}  # brat's form -> the type
+        claimed = dict.fromkeys(("annotation.conf", VISUAL_CONF), (False, "the configuration"))
         for document in documents:
             stem = file_stem(document)
+            claim_paths(claimed, stem, document)
             check_types(types, document)
             (root / stem).parent.mkdir(parents=True, exist_ok=True)
             with open(root / f"{stem}.txt", "w", encoding="utf-8", newline="") as out:

@@ -8,8 +8,9 @@
     #1	AnnotatorNotes T1	a note
 
 * ``T`` lines are entity spans: ``type start end`` in characters of the ``.txt`` (end exclusive),
-  then the covered text, which is checked against the ``.txt`` (a mismatch is a warning: the
-  offsets are then probably counted in another encoding or newline convention);
+  then the covered text, which is checked against the ``.txt`` (as it is, or with its line breaks as spaces, as
+  ``eer-export brat`` writes it; a mismatch is a warning: the offsets are then probably counted in another encoding
+  or newline convention). Offsets count a byte-order mark that starts the ``.txt``, as brat's do (:func:`brat_text`);
 * discontinuous spans (fragments ``start end;start end``) are reported and skipped;
 * every other line type (``A``/``M`` attributes, ``R`` relations, ``E`` events, ``N``
   normalizations, ``*`` equivalences, ``#`` notes) is ignored.
@@ -30,12 +31,15 @@ document uses that file (brat does not fall back to a ``visual.conf`` further up
 the ``.ann`` lines hold the types (its aliases and ``!`` abstract types name no span).
 """
 
+import codecs
 import re
 from pathlib import Path
-from typing import Dict, Iterator, Optional
+from typing import Dict, Iterator, Optional, Tuple
 
-from eer_plugin.corpus.brat_names import VISUAL_CONF, storage_form, type_names
+from eer_plugin.corpus.brat_names import VISUAL_CONF, covered_text, storage_form, type_names
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, PathLike, decode_file
+from eer_plugin.corpus.formats.decoding import decode_file_as
+from eer_plugin.corpus.formats.files import input_blocks
 from eer_plugin.corpus.importers import AnnotationImportError, ImportReport, RawDocument, RawSpan
 
 #: more digits than any character offset has (and beyond 4300 Python refuses to convert them)
@@ -83,11 +87,28 @@ def nearest_visual_conf(directory: Path, root: Path) -> Optional[Path]:
     return None
 
 
+def brat_text(txt: Path, file_encoding: str) -> str:
+    """The text of a ``.txt`` file as brat counts its offsets: as every reader decodes it (:func:`decode_file_as`), but
+    a UTF-8 byte-order mark at its start stays, as U+FEFF: brat's server decodes with Python's ``utf8`` codec, which
+    keeps the mark, so brat's offsets (and ``eer-export brat``'s, of a text that starts with one) count it."""
+    text, codec, _ = decode_file_as(txt, file_encoding)
+    if codecs.lookup(codec).name == "utf-8" and next(input_blocks(txt), b"").startswith(codecs.BOM_UTF8):
+        text = "\ufeff" + text
+    return text
+
+
+def covered(text: str, start: int, end: int) -> Tuple[str, ...]:
+    """The covered texts that a ``T`` line over ``[start, end)`` of ``text`` may hold without a warning: the characters
+    as they are, or with their line breaks as spaces, as ``eer-export brat`` writes them
+    (:func:`~eer_plugin.corpus.brat_names.covered_text`: an ``.ann`` line holds no line break)."""
+    return text[start:end], covered_text(text, start, end)
+
+
 def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) -> RawDocument:
     txt = ann.with_suffix(".txt")
     if not txt.exists():
         raise AnnotationImportError(f"no text file {txt.name} next to this annotation file", ann)
-    text = decode_file(txt, file_encoding)
+    text = brat_text(txt, file_encoding)
     doc_id = ann.relative_to(root).with_suffix("").as_posix()
     raw = RawDocument(doc_id, text, source=str(ann), path=str(ann))
     # split on LF only: CR / U+2028 may sit inside the covered text of a T line
@@ -126,7 +147,7 @@ def _read_pair(ann: Path, root: Path, report: ImportReport, file_encoding: str) 
             report.skip("discontinuous spans")
             continue
         start, end = fragments[0]
-        if match["text"] is not None and end <= len(text) and text[start:end] != match["text"]:
+        if match["text"] is not None and end <= len(text) and match["text"] not in covered(text, start, end):
             report.warn(
                 f"{ann}:{number}: document {doc_id!r}: {match['id']} text {match['text']!r} differs from the .txt "
                 f"characters [{start}, {end}) {text[start:end]!r} (offsets counted in another encoding or newline convention?)"
