@@ -70,12 +70,12 @@ def test_a_cbl_runs_checkpoints_add_up_over_its_rounds(tmp_path):
     run_dir = tmp_path / "seed0"
     start_attempt(run_dir, SETTINGS)
     started = json.loads(attempt_path(run_dir).read_text())["started"]
-    checkpoint(run_dir / "round_0", 3, started + 100)  # a finished round keeps its last checkpoint
-    checkpoint(run_dir / "round_1", 1, started + 150)
+    checkpoint(run_dir / "round_1", 3, started + 100)  # a finished round keeps its last checkpoint
+    checkpoint(run_dir / "round_2", 1, started + 150)
     assert latest_checkpoint(run_dir) == (4, 0, started + 150)
-    (run_dir / "cbl_state.json").write_text("{}")  # round 1 finished and relabelled later
+    (run_dir / "cbl_state.json").write_text("{}")  # round 2 finished and relabelled later
     os.utime(run_dir / "cbl_state.json", (started + 170, started + 170))
-    checkpoint(run_dir / "round_1", 3, started + 160)
+    checkpoint(run_dir / "round_2", 3, started + 160)
     epochs, kept = resume_point(run_dir, SETTINGS)
     assert epochs == 6 and abs(kept - 170.0) < 1e-6
     checkpoint(run_dir / "final", 2, started + 250)

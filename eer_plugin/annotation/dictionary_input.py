@@ -13,6 +13,7 @@ from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_message
 from eer_plugin.corpus.formats import FormatError, decode_file, detect_format, is_ontonotes_file, iter_documents
 from eer_plugin.corpus.formats.files import STREAM_ERRORS, open_text, text_files, uncompressed_name
+from eer_plugin.corpus.text import replaced_id_note
 from eer_plugin.corpus.tokenizer import tokenize_text
 
 #: keys of a raw-text input line
@@ -153,7 +154,8 @@ class InputDocuments:
                 self.without_words.append(f"{path}:{number}")
                 continue
             if doc_id in first_line:
-                raise DictionaryError(f"document id {doc_id!r} already used on line {first_line[doc_id]}", path, number)
+                first, note = first_line[doc_id], replaced_id_note(doc_id)
+                raise DictionaryError(f"document id {doc_id!r} already used on line {first}{note}", path, number)
             first_line[doc_id] = number
             self.kind = kind
             read[0].source = f"{path}:{number}"

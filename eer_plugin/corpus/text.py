@@ -11,6 +11,11 @@ keeps the length of the text, character offsets stay exact (importers' spans, th
 
 Normalising rather than rejecting means one stray byte never ends a corpus read or a predict batch;
 :func:`normalise_text` also returns how many characters were replaced, so callers can warn.
+
+Document ids are normalised too, so two ids that differ only in such characters (``"a\\u0000"`` and ``"a\\u0001"``)
+become one (``a\\ufffd``): every check of an id used twice (importers, readers, ``eer-dictionary``'s input, a folder's
+file names, ``eer-export``'s predictions) ends its error with :func:`replaced_id_note`, the one wording of why and the
+fix.
 """
 
 import re
@@ -43,3 +48,15 @@ def normalise_value(value: Any) -> Any:
     if isinstance(value, dict):
         return {normalise(k) if isinstance(k, str) else k: normalise_value(v) for k, v in value.items()}
     return value
+
+
+def replaced_id_note(doc_id: str) -> str:
+    """The end of the error of a document id used twice when ``doc_id`` holds U+FFFD (what every replaced character
+    becomes, so the two ids may have differed only there): why the ids are the same and the fix; "" otherwise."""
+    if REPLACEMENT not in doc_id:
+        return ""
+    return (
+        "; the id holds U+FFFD, which every control character and lone surrogate (NUL, ESC, \\ud800, ...) becomes "
+        "when read, so ids that differ only in such characters are the same id here: give the ids distinct printable "
+        "text"
+    )

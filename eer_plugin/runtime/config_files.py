@@ -18,13 +18,15 @@ config, so that:
 * a training config, once evaluated with its overrides, names data files that are there and passes
   :func:`~eer_plugin.runtime.config_checks.check_training_config` (unknown keys, the rules' values, the encoders,
   the training data), so that every command that reads one (``eer-ner train``, ``allennlp train --include-package
-  eer_plugin``, ``cbl``) stops with the same one line before it creates its serialization directory.
+  eer_plugin``, ``cbl``) stops with the same one line before it creates its serialization directory;
+* the ``Params`` it returns remember the config as the command named it (:func:`config_name`), so that a check made
+  later, on the params alone, can name the file (a CBL config given to ``train``).
 """
 
 import functools
 import os
 from pathlib import Path
-from typing import List, Union
+from typing import List, Optional, Union
 
 from eer_plugin.common.errors import UserError, relative_paths_hint
 from eer_plugin.corpus.documents import DataFileError
@@ -37,6 +39,14 @@ from eer_plugin.runtime.settings_environment import environment_hyperparameters_
 CONFIG_DIR = Path(__file__).resolve().parents[1] / "training_configs"
 #: directory names under which a config name means the packaged one (the checkout's layout)
 _PACKAGED_PREFIXES = (Path("."), Path("training_configs"))
+#: the attribute of a Params read from a file: the config as the command named it (kept by ``Params.duplicate``)
+SOURCE = "_eer_config_file"
+
+
+def config_name(params) -> Optional[str]:
+    """The config ``params`` were read from, as the command named it (``cbl_bert_short.jsonnet``, a path), when
+    ``Params.from_file`` read them; None for params built otherwise (``Params({...})`` in Python)."""
+    return getattr(params, SOURCE, None)
 
 
 def packaged_configs() -> List[str]:
@@ -208,6 +218,7 @@ def install() -> None:
             _refuse_custom_code(config, params.as_dict(quiet=True))
             if values:  # a part that does not build with them names them, not the archive (archive_contents)
                 config_overrides.record(params, params_overrides, values, file_config)
+        setattr(params, SOURCE, str(params_file))
         return params
 
     from_file.eer_configs = True  # type: ignore[attr-defined]

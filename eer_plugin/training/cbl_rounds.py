@@ -3,16 +3,18 @@
 
 The config is an ordinary training config of the ``eer_tagger`` plus a top-level ``cbl`` block:
 ``entity_ratio`` (the target ratio ``b``; the paper used 0.2 for CBL), ``step`` (0.02),
-``clip`` (0.5), ``round_epochs`` (epochs of every binary round). Each round is a plain AllenNLP
-training run in ``<serialization dir>/round_<k>``; the final full-tag-set model is an ordinary
-serialization directory ``<serialization dir>/final`` (``final/model.tar.gz`` works with
-``allennlp evaluate``/``predict`` like any other model).
-``cbl_rounds.json`` logs every round (target ratio, relabelled words, seconds) and the total wall
-time (written atomically, as every file of the rounds). See :mod:`eer_plugin.annotation.cbl` for the
-relabelling rules. A config without a ``cbl`` block, a bad setting of it, an ``-s`` that does not suit ``recover`` /
-``force`` and a plan of more than :data:`~eer_plugin.annotation.cbl.MAX_ROUNDS` rounds (the training data, read once,
-give its start) are each one line before ``-s`` is created or anything in it removed; the run prints its plan, then
-each round as it starts (``CBL round 2 of 3 (round_1): ...``).
+``clip`` (0.5), ``round_epochs`` (epochs of every binary round). The rounds are counted from 1 wherever a user
+sees them: round ``k`` of ``n`` is a plain AllenNLP training run in ``<serialization dir>/round_<k>`` (its data
+``round_<k>_train.jsonl``); the final full-tag-set model is an ordinary serialization directory
+``<serialization dir>/final`` (``final/model.tar.gz`` works with ``allennlp evaluate``/``predict`` like any other
+model). ``cbl_rounds.json`` holds the plan (``planned_rounds``, ``ratio_schedule``: each round's target ratio,
+``round_epochs``), written before the first round, then every round (``round``, its ``directory``, target ratio,
+relabelled words, seconds) and the total wall time (written atomically, as every file of the rounds). See
+:mod:`eer_plugin.annotation.cbl` for the relabelling rules. A config without a ``cbl`` block, a bad setting of it,
+an ``-s`` that does not suit ``recover`` / ``force`` and a plan of more than
+:data:`~eer_plugin.annotation.cbl.MAX_ROUNDS` rounds (the training data, read once, give its start) are each one line
+before ``-s`` is created or anything in it removed; the run prints its plan, then each round as it starts
+(``CBL round 2 of 3 (round_2): ...``).
 
 Resume (``recover``): after every round ``cbl_state.json`` keeps the rounds done, the relabelled weights and
 the log. An interrupted run continues from there: the first unfinished round (or the final tagger) goes on
@@ -21,7 +23,9 @@ its archived model relabels. Every round is seeded by its own config, so the res
 uninterrupted one's model; the state is refused when the config (``cbl`` block, settings, data paths) or the
 training data changed. A directory that holds a run is never overwritten unless ``force`` is given. After a
 resume, ``total_seconds`` counts the finished rounds and this invocation, not the interrupted round's work
-before the interruption (and ``final_seconds`` this invocation's part of the final tagger only).
+before the interruption (and ``final_seconds`` this invocation's part of the final tagger only). A run begun before
+the rounds were counted from 1 (its directories ``round_0``, ...; its state without ``first_round``) resumes in its
+own directories, its log's rounds renumbered from 1, each naming its directory (:func:`first_round_number`).
 """
 
 import hashlib
@@ -50,6 +54,26 @@ from eer_plugin.runtime.config_files import packaged_configs, resolve_config
 logger = logging.getLogger(__name__)
 
 STATE = "cbl_state.json"  #: the rounds done, the weights after them and the log (what a resumed run needs)
+LOG = "cbl_rounds.json"  #: the plan and the rounds, for the user
+FIRST_ROUND = 1  #: the number of the first round, printed, in the log and in its directory's name
+
+
+def first_round_number(out: Path, state: Optional[dict]) -> int:
+    """The number in the name of the first round's directory in ``out``: :data:`FIRST_ROUND`, or 0 for a run begun
+    when the directories were counted from 0 (its ``state`` has no ``first_round``; without a state, it made
+    ``round_0``)."""
+    if state is not None:
+        return state.get("first_round", 0)
+    return 0 if (out / "round_0").exists() else FIRST_ROUND
+
+
+def numbered_log(log: dict) -> dict:
+    """``log`` with its rounds counted from 1, each naming its directory: an older run's entries (no ``directory``)
+    counted from 0, the number of their directories."""
+    for entry in log["rounds"]:
+        if "directory" not in entry:
+            entry["directory"], entry["round"] = f"round_{entry['round']}", entry["round"] + 1
+    return log
 
 
 def word_entity_probabilities(model, reader, docs: List[Document], batch_size: int = 8) -> List[List[float]]:
@@ -186,8 +210,9 @@ def run_cbl(
     annotated = cbl.annotated_ratio(docs)
     schedule = cbl.round_plan(annotated, settings)  # a plan of too many rounds: refused before -s is touched
     state = prepare_directory(out, recover, force)
-    log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": annotated, "rounds": []}
-    done, started = 0, time.time()
+    plan = {"planned_rounds": len(schedule), "ratio_schedule": schedule, "round_epochs": round_epochs}
+    log = {"entity_ratio": entity_ratio, "step": step, "clip": clip, "annotated_ratio": annotated, **plan, "rounds": []}
+    done, started, first = 0, time.time(), first_round_number(out, state)
     if state is not None:  # resumed: the finished rounds' weights, log and seconds
         if state.get("config") != fingerprint or [len(row) for row in state["weights"]] != [
             len(d.tokens) for d in docs
@@ -195,8 +220,10 @@ def run_cbl(
             raise UserError(
                 f"{out / STATE}: the run there had another config, settings or training data; use --force to start again"
             )
-        done, weights, log = state["rounds_done"], state["weights"], state["log"]
+        done, weights = state["rounds_done"], state["weights"]
+        log = {**numbered_log(state["log"]), **plan}  # an older run's log gains the plan
         started -= state["seconds"]
+    atomic_write_text(str(out / LOG), json.dumps(log, indent=2))  # the plan, before the first round
     # printed: under eer-ner nothing shows INFO lines before the first round's training sets up the log handlers
     rounds = f"{counted(len(schedule), 'binary round')} of {counted(round_epochs, 'epoch')}"
     print(
@@ -216,9 +243,9 @@ def run_cbl(
         if k < done:
             continue
         round_started = time.time()
-        round_dir = out / f"round_{k}"
+        round_dir = out / f"round_{k + first}"
         print(f"CBL round {k + 1} of {len(schedule)} ({round_dir.name}): target ratio {target:.3f}", flush=True)
-        data = out / f"round_{k}_train.jsonl"
+        data = out / f"{round_dir.name}_train.jsonl"
         write_jsonl(with_weights(docs, binary=True), data)
         round_params = params.duplicate()
         round_params["train_data_path"] = str(data)
@@ -237,7 +264,8 @@ def run_cbl(
         probabilities = word_entity_probabilities(model, reader, docs)
         weights, hard = cbl.relabel(docs, probabilities, target, clip)
         entry = {
-            "round": k,
+            "round": k + 1,
+            "directory": round_dir.name,
             "target_ratio": target,
             "relabelled_entity_words": hard,
             "seconds": time.time() - round_started,
@@ -254,13 +282,14 @@ def run_cbl(
         )
         state = {
             "rounds_done": k + 1,
+            "first_round": first,
             "config": fingerprint,
             "weights": weights,
             "log": log,
             "seconds": time.time() - started,
         }
         atomic_write_text(str(out / STATE), json.dumps(state))
-        atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
+        atomic_write_text(str(out / LOG), json.dumps(log, indent=2))
 
     final_started = time.time()
     data = out / "final_train.jsonl"
@@ -270,6 +299,6 @@ def run_cbl(
     train_or_resume(params, out / "final", include_package, resume=recover and done == len(schedule))
     log["final_seconds"] = time.time() - final_started
     log["total_seconds"] = time.time() - started
-    atomic_write_text(str(out / "cbl_rounds.json"), json.dumps(log, indent=2))
+    atomic_write_text(str(out / LOG), json.dumps(log, indent=2))
     print(f"CBL: {len(schedule)} binary rounds + final model in {log['total_seconds']:.0f} s -> {out / 'final'}")
     return log

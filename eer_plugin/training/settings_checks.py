@@ -15,8 +15,10 @@ say it too (AllenNLP's own answer came after ``-s`` was written: ``Extra paramet
 """
 
 import os
+import shlex
 
 from eer_plugin.common.errors import UserError
+from eer_plugin.runtime.config_files import config_name
 
 
 def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
@@ -46,10 +48,13 @@ def check_serialization_dir(directory: str, recover: bool, force: bool) -> None:
 
 def check_not_cbl_config(params) -> None:
     """A :class:`UserError` when the training config ``params`` (``Params`` or a dict) has a top-level ``cbl`` block:
-    a CBL config, whose rounds ``train`` does not run."""
+    a CBL config, whose rounds ``train`` does not run. The line names the config file as the command named it when
+    ``Params.from_file`` read it (:func:`~eer_plugin.runtime.config_files.config_name`), else "the config"."""
     if "cbl" in params:
+        name = config_name(params)
         raise UserError(
-            "the config has a top-level cbl block, so it is a CBL config: its binary relabelling rounds and final "
-            "tagger are trained by eer-ner cbl CONFIG -s DIR (allennlp cbl in the repository root), not by train; to "
-            "train one tagger, give a config without a cbl block (eer_short, raw_short, ...)"
+            f"{name or 'the config'} has a top-level cbl block, so it is a CBL config: its binary relabelling rounds "
+            f"and final tagger are trained by eer-ner cbl {shlex.quote(name) if name else 'CONFIG'} -s DIR (allennlp "
+            "cbl in the repository root), not by train; to train one tagger, give a config without a cbl block "
+            "(eer_short, raw_short, ...)"
         )

@@ -1,6 +1,8 @@
 """CBL (constrained binary learning): the schedule, the relabelling step and an end-to-end run."""
 
 import json
+import random
+import shutil
 from pathlib import Path
 
 import pytest
@@ -192,12 +194,19 @@ def test_cbl_end_to_end_on_the_fixture(tiny_env, monkeypatch, tmp_path, capsys):
         "ratio 0.2 in steps of 0.02, then the final tagger"
     )
     started = [
-        f"CBL round {k + 1} of {rounds} (round_{k}): target ratio {entry['target_ratio']:.3f}"
-        for k, entry in enumerate(log["rounds"])
+        f"CBL round {k} of {rounds} (round_{k}): target ratio {entry['target_ratio']:.3f}"
+        for k, entry in enumerate(log["rounds"], start=1)
     ]
     assert said[1:-1] == started
-    assert json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())["total_seconds"] > 0
-    final = tmp_path / "cbl" / "round_1_train.jsonl"
+    # the record counts as the printed lines and the directories do, and holds the plan
+    record = json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())
+    assert record == log and record["total_seconds"] > 0
+    assert record["planned_rounds"] == rounds and record["round_epochs"] == 1
+    assert record["ratio_schedule"] == [entry["target_ratio"] for entry in log["rounds"]]
+    assert [(e["round"], e["directory"]) for e in log["rounds"]] == [(k, f"round_{k}") for k in range(1, rounds + 1)]
+    made = sorted(p.name for p in (tmp_path / "cbl").glob("round_*") if p.is_dir())
+    assert made == sorted(f"round_{k}" for k in range(1, rounds + 1))
+    final = tmp_path / "cbl" / "round_2_train.jsonl"
     weights = [w for line in final.read_text().splitlines() for w in json.loads(line)["o_weights"]]
     assert 0.0 in weights and min(weights) >= 0.0 and max(weights) <= 1.0
     model = load_archive(str(tmp_path / "cbl" / "final" / "model.tar.gz")).model
@@ -227,6 +236,78 @@ def test_cbl_lstm_word_level_on_the_fixture(tiny_env, monkeypatch, tmp_path):
     assert len(outputs) == len(instances)
 
 
+def as_older_run(directory: Path) -> None:
+    """``directory``, a CBL run stopped after some rounds, as eer-ner left it before the rounds were counted from 1:
+    directories and data ``round_0``, ... (their configs naming that data), the state without ``first_round``, the
+    log's rounds counted from 0 without their directories, and no plan in it."""
+    for number in sorted(int(p.name[6:]) for p in directory.glob("round_*") if p.is_dir()):
+        new, old = f"round_{number}", f"round_{number - 1}"
+        (directory / new).rename(directory / old)
+        (directory / f"{new}_train.jsonl").rename(directory / f"{old}_train.jsonl")
+        config = directory / old / "config.json"
+        config.write_text(config.read_text().replace(f"{new}_train.jsonl", f"{old}_train.jsonl"))
+    state = json.loads((directory / "cbl_state.json").read_text())
+    del state["first_round"]
+    for key in ("planned_rounds", "ratio_schedule", "round_epochs"):
+        del state["log"][key]
+    for entry in state["log"]["rounds"]:
+        entry["round"] -= 1
+        del entry["directory"]
+    (directory / "cbl_state.json").write_text(json.dumps(state))
+    (directory / "cbl_rounds.json").write_text(json.dumps(state["log"], indent=2))
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_an_older_runs_log_is_counted_from_1_each_round_naming_its_directory(seed):
+    """Generated logs of older runs (rounds counted from 0, the number of their directories): counted from 1, each
+    naming its directory; an entry already counted from 1 (a log renumbered before) is kept as it is."""
+    from eer_plugin.training.cbl_rounds import numbered_log
+
+    draw = random.Random(seed)
+    count = draw.randint(0, 8)
+    targets = [draw.random() for _ in range(count)]
+    older = {"entity_ratio": 0.2, "rounds": [{"round": k, "target_ratio": t} for k, t in enumerate(targets)]}
+    expected = [{"round": k + 1, "target_ratio": t, "directory": f"round_{k}"} for k, t in enumerate(targets)]
+    assert numbered_log(older)["rounds"] == expected
+    assert numbered_log(older)["rounds"] == expected  # once only
+
+
+def test_the_first_rounds_directory_is_round_1_unless_an_older_run_made_round_0(tmp_path):
+    from eer_plugin.training.cbl_rounds import FIRST_ROUND, first_round_number
+
+    assert FIRST_ROUND == 1 and first_round_number(tmp_path, None) == 1  # a new run, or one stopped in round 1
+    assert first_round_number(tmp_path, {"rounds_done": 2, "first_round": 1}) == 1
+    assert first_round_number(tmp_path, {"rounds_done": 2}) == 0  # an older run's state
+    (tmp_path / "round_0").mkdir()  # an older run stopped in its first round, before any state
+    assert first_round_number(tmp_path, None) == 0
+
+
+def test_the_plan_is_recorded_and_round_1_printed_before_the_first_round_trains(
+    tiny_env, monkeypatch, tmp_path, capsys
+):
+    """Stopped as the first round starts training (Ctrl-C), a run has printed its plan and "CBL round 1 of N
+    (round_1)", and its record holds the plan: the rounds planned, each one's target ratio, the epochs of each."""
+    from allennlp.common import Params
+    from conftest import REPO
+
+    from eer_plugin.training import cbl_rounds
+
+    def interrupted(params, directory, include_package, resume):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cbl_rounds, "train_or_resume", interrupted)
+    params = Params.from_file(str(REPO / "training_configs" / "cbl_bert_all.jsonnet"), '{"cbl.step": 0.06}')
+    with pytest.raises(KeyboardInterrupt):
+        cbl_rounds.run_cbl(params, str(tmp_path / "cbl"), ["eer_plugin"])
+    record = json.loads((tmp_path / "cbl" / "cbl_rounds.json").read_text())
+    plan = cbl.round_plan(record["annotated_ratio"], {**cbl.DEFAULTS, "step": 0.06})
+    assert record["planned_rounds"] == len(plan) >= 2 and record["ratio_schedule"] == plan and record["rounds"] == []
+    assert record["round_epochs"] == cbl.DEFAULTS["round_epochs"]
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("CBL")]
+    assert said[-1] == f"CBL round 1 of {len(plan)} (round_1): target ratio {plan[0]:.3f}"
+    assert (tmp_path / "cbl" / "round_1_train.jsonl").is_file() and not (tmp_path / "cbl" / "round_0_train.jsonl").exists()  # fmt: skip
+
+
 def test_a_cbl_run_never_overwrites_a_directory_without_force(tmp_path):
     from eer_plugin.common.errors import UserError
     from eer_plugin.training.cbl_rounds import prepare_directory
@@ -249,10 +330,12 @@ def test_a_cbl_run_never_overwrites_a_directory_without_force(tmp_path):
 
 
 @pytest.mark.integration
-def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, monkeypatch, tmp_path):
-    """Stopped twice (while relabelling after round 1, whose training had finished; then in the final
+def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, monkeypatch, tmp_path, capsys):
+    """Stopped twice (while relabelling after round 2, whose training had finished; then in the final
     tagger after its first epoch) and recovered each time, a CBL run ends with the uninterrupted run's
-    relabelling and final weights."""
+    relabelling and final weights. So does the same run stopped as a run of an older eer-ner left it (rounds and
+    their directories counted from 0, no plan in the record): it goes on in its own directories, its record counting
+    from 1."""
     import torch
     from allennlp.common import Params
     from conftest import REPO, hyper
@@ -286,13 +369,34 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
     out = tmp_path / "resumed"
     assert (
         json.loads((out / "cbl_state.json").read_text())["rounds_done"] == 1
-        and (out / "round_1" / "metrics.json").is_file()
+        and (out / "round_2" / "metrics.json").is_file()
     )
     with pytest.raises(UserError, match="--recover"):
         run("resumed")  # a new run does not overwrite it
     with pytest.raises(UserError, match="another config, settings or training data; use --force"):
         run("resumed", {"cbl.clip": 0.4}, recover=True)  # the finished round was relabelled with clip 0.5
     monkeypatch.setattr(cbl_rounds, "word_entity_probabilities", score)
+
+    older = tmp_path / "older"
+    shutil.copytree(out, older)
+    as_older_run(older)
+    capsys.readouterr()
+    resumed_older = run("older", recover=True)
+    said = [line for line in capsys.readouterr().out.splitlines() if line.startswith("CBL round")]
+    assert said == [  # round 2 relabels from its finished training, round 3 trains
+        f"CBL round {k} of 3 (round_{k - 1}): target ratio {whole['rounds'][k - 1]['target_ratio']:.3f}" for k in (2, 3)
+    ]
+    assert [(e["round"], e["directory"]) for e in resumed_older["rounds"]] == [(1, "round_0"), (2, "round_1"), (3, "round_2")]  # fmt: skip
+    assert json.loads((older / "cbl_rounds.json").read_text()) == resumed_older
+    assert resumed_older["planned_rounds"] == 3 and resumed_older["ratio_schedule"] == whole["ratio_schedule"]
+    assert sorted(p.name for p in older.glob("round_*") if p.is_dir()) == ["round_0", "round_1", "round_2"]
+    assert json.loads((older / "cbl_state.json").read_text())["first_round"] == 0
+    assert [r["relabelled_entity_words"] for r in resumed_older["rounds"]] == [
+        r["relabelled_entity_words"] for r in whole["rounds"]
+    ]
+    older_weights = torch.load(older / "final" / "best.th", weights_only=True)
+    whole_weights = torch.load(tmp_path / "whole" / "final" / "best.th", weights_only=True)
+    assert all(torch.equal(older_weights[k], whole_weights[k]) for k in whole_weights)
 
     def stops_in_the_final_tagger(self, trainer):
         save(self, trainer)
@@ -310,7 +414,7 @@ def test_an_interrupted_cbl_run_recovers_to_the_uninterrupted_model(tiny_env, mo
         r["relabelled_entity_words"] for r in whole["rounds"]
     ]
     assert len(whole["rounds"]) == 3 and resumed["total_seconds"] > 0
-    assert (out / "round_1_train.jsonl").read_text() == (tmp_path / "whole" / "round_1_train.jsonl").read_text()
+    assert (out / "round_2_train.jsonl").read_text() == (tmp_path / "whole" / "round_2_train.jsonl").read_text()
     weights = [torch.load(tmp_path / d / "final" / "best.th", weights_only=True) for d in ("whole", "resumed")]
     assert weights[0].keys() == weights[1].keys() and all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
     metrics = [json.loads((tmp_path / d / "final" / "metrics.json").read_text()) for d in ("whole", "resumed")]
@@ -322,7 +426,7 @@ def test_a_cbl_run_stopped_inside_an_epoch_of_a_round_recovers_to_the_uninterrup
     tiny_env, monkeypatch, tmp_path
 ):
     """Checkpoints inside epochs (EER_CHECKPOINT_SECONDS in the benchmark, here every 2 batches): stopped right after
-    one inside round 0's epoch and recovered, a CBL run ends with the uninterrupted run's relabelling, final weights
+    one inside round 1's epoch and recovered, a CBL run ends with the uninterrupted run's relabelling, final weights
     and the round's metrics, its training loss included (training/epoch_state.py)."""
     import torch
     from allennlp.common import Params
@@ -350,13 +454,13 @@ def test_a_cbl_run_stopped_inside_an_epoch_of_a_round_recovers_to_the_uninterrup
 
     def stops_inside_round_0(self, trainer):
         save(self, trainer)
-        if Path(self._serialization_dir).name == "round_0" and trainer._batches_in_epoch_completed == 2:
+        if Path(self._serialization_dir).name == "round_1" and trainer._batches_in_epoch_completed == 2:
             raise KeyboardInterrupt
 
     monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", stops_inside_round_0)
     with pytest.raises(KeyboardInterrupt):
         run("resumed")
-    assert (tmp_path / "resumed" / "round_0" / "model_state_e0_b2.th").is_file()
+    assert (tmp_path / "resumed" / "round_1" / "model_state_e0_b2.th").is_file()
     monkeypatch.setattr(AtomicCheckpointer, "save_checkpoint", save)
     resumed = run("resumed", recover=True)
     assert [r["relabelled_entity_words"] for r in resumed["rounds"]] == [
@@ -366,7 +470,7 @@ def test_a_cbl_run_stopped_inside_an_epoch_of_a_round_recovers_to_the_uninterrup
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 
     def training_metrics(directory):
-        metrics = json.loads((tmp_path / directory / "round_0" / "metrics.json").read_text())
+        metrics = json.loads((tmp_path / directory / "round_1" / "metrics.json").read_text())
         return {
             k: v for k, v in metrics.items() if k.startswith("training_") and "duration" not in k and "memory" not in k
         }

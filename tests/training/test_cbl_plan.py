@@ -8,6 +8,7 @@ import math
 import os
 import random
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -136,29 +137,49 @@ def test_a_config_without_a_cbl_block_is_one_line_before_the_serialization_direc
     assert str(raised.value) == line and _files(held) == HELD
 
 
-TRAIN_LINE = (
-    "the config has a top-level cbl block, so it is a CBL config: its binary relabelling rounds and final tagger are "
-    "trained by eer-ner cbl CONFIG -s DIR (allennlp cbl in the repository root), not by train; to train one tagger, "
-    "give a config without a cbl block (eer_short, raw_short, ...)"
-)
+def train_line(config: str = "", command: str = "") -> str:
+    """The line of a CBL config given to ``train``: ``config`` as the command named it ("": params not read from a
+    file), ``command`` the config as the suggested ``eer-ner cbl`` spells it (quoted for the shell)."""
+    return (
+        f"{config or 'the config'} has a top-level cbl block, so it is a CBL config: its binary relabelling rounds and "
+        f"final tagger are trained by eer-ner cbl {command or config or 'CONFIG'} -s DIR (allennlp cbl in the "
+        "repository root), not by train; to train one tagger, give a config without a cbl block (eer_short, "
+        "raw_short, ...)"
+    )
 
 
-def test_a_cbl_config_given_to_train_is_one_line_pointing_at_cbl(tiny_env, tmp_path, capsys):
+#: configs as a user names them: a packaged one by name (with and without .jsonnet), a file of the checkout
+NAMED = ["cbl_bert_short.jsonnet", "cbl_lstm_shortest", CBL_CONFIG]
+
+
+@pytest.mark.parametrize("config", NAMED)
+def test_a_cbl_config_given_to_train_is_one_line_naming_it_and_pointing_at_cbl(config, tiny_env, tmp_path, capsys):
     """``eer-ner train cbl_bert_short.jsonnet``: AllenNLP's own answer (``Extra parameters passed to TrainModel``)
     came after it had written ``config.json``, ``meta.json`` and ``out.log`` into ``-s``; now nothing is created, and
-    ``--force`` / ``--recover`` leave a held run as it is, also through ``train_model``."""
+    ``--force`` / ``--recover`` leave a held run as it is, also through ``train_model``. The line names the config
+    as it was given (before: "the config"), through the one check of every training."""
     from allennlp.commands.train import train_model
     from allennlp.common import Params
 
-    status, lines = _eer_ner(capsys, "train", "cbl_bert_short.jsonnet", "-s", str(tmp_path / "new"))
-    assert status == 1 and lines == [f"eer-ner train: error: {TRAIN_LINE}"] and not (tmp_path / "new").exists()
+    status, lines = _eer_ner(capsys, "train", config, "-s", str(tmp_path / "new"))
+    assert status == 1 and lines == [f"eer-ner train: error: {train_line(config)}"] and not (tmp_path / "new").exists()
     held = _held(tmp_path / "held")
-    status, lines = _eer_ner(capsys, "train", "cbl_bert_short.jsonnet", "-s", str(held), "--force")
-    assert status == 1 and lines == [f"eer-ner train: error: {TRAIN_LINE}"] and _files(held) == HELD
+    status, lines = _eer_ner(capsys, "train", config, "-s", str(held), "--force")
+    assert status == 1 and lines == [f"eer-ner train: error: {train_line(config)}"] and _files(held) == HELD
     for options in ({"force": True}, {"recover": True}):
         with pytest.raises(UserError) as raised:
-            train_model(Params.from_file(CBL_CONFIG), str(held), **options)
-        assert str(raised.value) == TRAIN_LINE and _files(held) == HELD
+            train_model(Params.from_file(config), str(held), **options)
+        assert str(raised.value) == train_line(config) and _files(held) == HELD
+    with pytest.raises(UserError) as raised:  # params built in Python: no file to name
+        train_model(Params(Params.from_file(config).as_dict()), str(held), force=True)
+    assert str(raised.value) == train_line() and _files(held) == HELD
+
+
+def test_a_config_name_the_shell_would_split_is_quoted_in_the_command_shown(tiny_env, tmp_path, capsys):
+    config = tmp_path / "my cbl's.jsonnet"
+    config.write_text(Path(CBL_CONFIG).read_text())  # its import of common.libsonnet: the packaged one
+    status, lines = _eer_ner(capsys, "train", str(config), "-s", str(tmp_path / "new"))
+    assert status == 1 and lines == [f"eer-ner train: error: {train_line(str(config), shlex.quote(str(config)))}"]
 
 
 @pytest.mark.integration  # starts AllenNLP's own command, once per case
@@ -181,12 +202,18 @@ def test_allennlp_in_the_repository_root_says_the_same_lines(tiny_env, tmp_path)
             ["cbl", CBL_CONFIG, "-o", json.dumps(TINY_STEP)],
             f"allennlp cbl: error: cbl.step 1e-06 plans {rounds} binary",
         ),
-        (["train", "cbl_bert_short.jsonnet"], f"allennlp train: error: {TRAIN_LINE}"),
+        (["train", "cbl_bert_short.jsonnet"], f"allennlp train: error: {train_line('cbl_bert_short.jsonnet')}"),
     ]
-    for index, (argv, said) in enumerate(cases):
+    elsewhere = tmp_path / "elsewhere"  # no .allennlp_plugins: the plugin by --include-package
+    elsewhere.mkdir()
+    plain = ["train", CBL_CONFIG, "--include-package", "eer_plugin"]
+    for index, (argv, said, cwd) in enumerate(
+        [(argv, said, REPO) for argv, said in cases]
+        + [(plain, f"allennlp train: error: {train_line(CBL_CONFIG)}", elsewhere)]  # fmt: skip
+    ):
         run = tmp_path / f"run{index}"
         proc = subprocess.run(
-            [str(allennlp), *argv, "-s", str(run)], cwd=REPO, env=env, capture_output=True, text=True, timeout=600
+            [str(allennlp), *argv, "-s", str(run)], cwd=cwd, env=env, capture_output=True, text=True, timeout=600
         )
         lines = [line for line in proc.stderr.splitlines() if "error:" in line or "Traceback" in line]
         assert proc.returncode == 1 and len(lines) == 1 and lines[0].startswith(said), (argv, proc.stderr[-3000:])

@@ -33,6 +33,7 @@ from eer_plugin.core.ranges import is_integer
 from eer_plugin.corpus.documents import json_repr, no_entity_type, type_problem
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
+from eer_plugin.corpus.text import replaced_id_note
 from eer_plugin.corpus.tokenizer import trim_span
 
 #: format name -> module (under ``eer_plugin.corpus.exporters``)
@@ -235,7 +236,7 @@ def predicted_documents(
         if document.id in seen:
             raise PredictionsError(
                 f"document id {document.id!r} is also the id of line {seen[document.id]}: the importers need unique ids; "
-                'give each predict input line its own "id"',
+                'give each predict input line its own "id"' + replaced_id_note(document.id),
                 path,
                 line,
             )

@@ -15,6 +15,7 @@ from eer_plugin.corpus.documents import Document, Span
 from eer_plugin.corpus.formats.columns import DOCSTART, ErrorRecord, IdComment, Part, Sentence, column_parts
 from eer_plugin.corpus.formats.decoding import decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
+from eer_plugin.corpus.text import replaced_id_note
 
 logger = logging.getLogger(__name__)
 
@@ -296,7 +297,11 @@ def _documents(
         doc_id = document.id if document.id is not None else f"{stem}-{index:0{width}d}"
         line = document.id_line or document.line
         if doc_id in seen:
-            raise FormatError(f"document id {doc_id!r} already used by the document of line {seen[doc_id]}", path, line)
+            raise FormatError(
+                f"document id {doc_id!r} already used by the document of line {seen[doc_id]}{replaced_id_note(doc_id)}",
+                path,
+                line,
+            )
         seen[doc_id] = line
         yield _to_document(document, doc_id, path, reading.tag_scheme).validate()
 

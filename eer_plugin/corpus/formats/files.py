@@ -18,12 +18,13 @@ import re
 import stat
 import zlib
 from pathlib import Path
-from typing import IO, Callable, Iterator, List, Optional, Tuple, Union
+from typing import IO, Callable, Dict, Iterator, List, Optional, Tuple, Union
 
 from eer_plugin.common.errors import relative_paths_hint
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.formats.office import other_program_fix, tar_fix, tar_member
+from eer_plugin.corpus.text import normalise, replaced_id_note
 
 PathLike = Union[str, "os.PathLike[str]"]
 logger = logging.getLogger(__name__)
@@ -186,7 +187,9 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
     ``.txt.gz``, ``.bz2``, ``.xz``) at any depth, sorted by path, the id being the path in the folder
     (``sub/b.txt``), and the paths in the folder of its other files; hidden files and folders (a leading
     ``.``) are left out of both. A folder without a ``.txt`` file is a :class:`FormatError` naming what it
-    holds. Read by ``eer-dictionary`` and ``predict``, each file as :func:`~eer_plugin.corpus.formats.decoding.decode_file` reads it."""
+    holds. An id is normalised as every id (:mod:`eer_plugin.corpus.text`: a name's control characters, and its bytes
+    that are no UTF-8, become U+FFFD); two files of one id are a :class:`FormatError` naming both. Read by
+    ``eer-dictionary`` and ``predict``, each file as :func:`~eer_plugin.corpus.formats.decoding.decode_file` reads it."""
     base = Path(root)
     files = sorted(
         p
@@ -197,10 +200,19 @@ def text_files(root: PathLike) -> Tuple[List[Tuple[str, Path]], List[str]]:
     )
     texts: List[Tuple[str, Path]] = []
     others: List[str] = []
+    named: Dict[str, str] = {}  # id -> the file's name in the folder
     for p in files:
         name = p.relative_to(base).as_posix()
         if uncompressed_name(p).suffix.lower() == ".txt":
-            texts.append((name, p))
+            doc_id = normalise(name)
+            if doc_id in named:
+                raise FormatError(
+                    f"the files {named[doc_id]!r} and {name!r} are both document {doc_id!r}"
+                    f"{replaced_id_note(doc_id)} (rename a file)",
+                    root,
+                )
+            named[doc_id] = name
+            texts.append((doc_id, p))
         else:
             others.append(name)
     if not texts:

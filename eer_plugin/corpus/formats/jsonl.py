@@ -12,7 +12,7 @@ from eer_plugin.corpus.documents import Document, DocumentError, unknown_keys_me
 from eer_plugin.corpus.formats.decoding import DecodedLines, decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
 from eer_plugin.corpus.tag_like import TagLikeTypes
-from eer_plugin.corpus.text import normalise_value
+from eer_plugin.corpus.text import normalise_value, replaced_id_note
 
 logger = logging.getLogger(__name__)
 
@@ -113,7 +113,10 @@ def _documents(lines: Iterable[Tuple[int, str]], path: PathLike) -> Iterator[Doc
             raise FormatError(str(err), path, number) from None
         if document.id in first_line:
             raise FormatError(
-                f"document id {document.id!r} already used on line {first_line[document.id]}", path, number
+                f"document id {document.id!r} already used on line {first_line[document.id]}"
+                + replaced_id_note(document.id),
+                path,
+                number,
             )
         first_line[document.id] = number
         _warn_tag_like(document, f"{path}:{number}", tag_like)

@@ -10,6 +10,7 @@ from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import RAW_TEXT_FIX, Document, Span
 from eer_plugin.corpus.formats.decoding import decoded_lines
 from eer_plugin.corpus.formats.files import AUTO_FILE_ENCODING, FormatError, PathLike
+from eer_plugin.corpus.text import replaced_id_note
 
 logger = logging.getLogger(__name__)
 
@@ -73,7 +74,8 @@ def ontonotes_documents(path_or_dir: PathLike, file_encoding: str = AUTO_FILE_EN
     for file in files:
         for document in _read_ontonotes_file(file, file_encoding):
             if document.id in seen:
-                raise FormatError(f"document {document.id!r} appears twice (first at {seen[document.id]})", file)
+                first, note = seen[document.id], replaced_id_note(document.id)
+                raise FormatError(f"document {document.id!r} appears twice (first at {first}){note}", file)
             seen[document.id] = str(document.source)
             yield document
 

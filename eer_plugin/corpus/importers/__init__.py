@@ -33,7 +33,7 @@ from eer_plugin.corpus.documents import Document, DocumentError, clashing_span, 
 from eer_plugin.corpus.formats import FormatError, PathLike, decode_file
 from eer_plugin.corpus.importers.offsets import words_of
 from eer_plugin.corpus.importers.report import ImportReport, ShownIds
-from eer_plugin.corpus.text import normalise_text, normalise_value
+from eer_plugin.corpus.text import normalise, normalise_text, normalise_value, replaced_id_note
 from eer_plugin.corpus.tokenizer import trim_span
 
 #: ``tokenize(text) -> (words, (start, end) character offsets of the words, sentence ends)``
@@ -343,13 +343,17 @@ def imported_documents(
     Studio; ``incorrect_spans_key`` for spaCy). Document ids must be unique: what stays in memory is each id's
     source, to refuse one twice.
     """
-    wanted = set(complete_ids) if complete_ids is not None else set()
+    # ids compared as they are written (normalised: a Label Studio, brat or spaCy id is raw until here)
+    wanted = {normalise(i) for i in complete_ids} if complete_ids is not None else set()
     seen: Dict[str, str] = {}
     not_complete = ShownIds()  # unannotated documents that --complete / --complete-ids would have made complete
     for raw in read_raw_documents(format, path, report, **options):
+        raw.id = normalise(raw.id)
         if raw.id in seen:
             raise AnnotationImportError(
-                f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}", path, raw.line
+                f"document id {raw.id!r} of {raw.source} is already used by {seen[raw.id]}{replaced_id_note(raw.id)}",
+                path,
+                raw.line,
             )
         seen[raw.id] = raw.source
         if (complete or raw.id in wanted) and raw.unannotated:
