@@ -3,11 +3,11 @@ of names and write the partial-annotation JSON lines ``train`` reads (the rules:
 :mod:`eer_plugin.annotation.dictionary`). This module only parses the arguments and prints the summary."""
 
 import argparse
-import sys
 
 from eer_plugin.annotation import dictionary
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
+from eer_plugin.common.errors import print_warning
 from eer_plugin.common.outputs import OutputError
 from eer_plugin.corpus.documents import DocumentError
 
@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> dictionary.Summary:
         progress=True,
     )
     for warning in summary.warnings:
-        print(f"warning: {warning}", file=sys.stderr)
+        print_warning(warning)
     print("\n".join(summary.lines()))
     return summary
 

@@ -11,10 +11,10 @@ that is an input, or two outputs that are one file, are refused before anything 
 """
 
 import argparse
-import sys
 
 from eer_plugin.commands import subcommand
 from eer_plugin.commands.defaults import add_option
+from eer_plugin.common.errors import print_warning
 from eer_plugin.common.outputs import OutputError
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.corpus.importers import IMPORT_FORMATS, AnnotationImportError, files, label_studio, spacy_docbin
@@ -94,7 +94,7 @@ def run(args: argparse.Namespace) -> dict:
         args.complete_output,
         args.report,
         args.file_encoding,
-        warn=lambda message: print(f"warning: {message}", file=sys.stderr),
+        warn=print_warning,
         annotators=args.annotators,
         text_key=args.text_key,
         incorrect_spans_key=args.incorrect_spans_key,

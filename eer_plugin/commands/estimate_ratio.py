@@ -14,11 +14,11 @@ DATA and of ``--partial`` files, in the training ``--variant``).
 
 import argparse
 import json
-import sys
 
 from eer_plugin.annotation.simulators import VARIANTS
 from eer_plugin.commands import reader_options, subcommand
 from eer_plugin.commands.defaults import add_option
+from eer_plugin.common.errors import print_warning
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.runtime.encoders import DEFAULT_ENCODER
 
@@ -130,7 +130,7 @@ def run(args: argparse.Namespace) -> dict:
         + "'"
     )
     for message in messages:
-        print(f"warning: {message}", file=sys.stderr)
+        print_warning(message)
     return result
 
 

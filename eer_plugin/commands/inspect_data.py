@@ -19,7 +19,7 @@ import sys
 from typing import Any, Dict
 
 from eer_plugin.commands import reader_options, subcommand
-from eer_plugin.common.errors import print_error
+from eer_plugin.common.errors import print_error, printable
 from eer_plugin.corpus.documents import DocumentError
 from eer_plugin.runtime.encoders import DEFAULT_ENCODER
 
@@ -120,7 +120,7 @@ def describe(report: Dict[str, Any]) -> str:
             else f"subword entity ratio n/a: no complete document ({encoder})"
         )
     lines.extend(f"warning: {message}" for message in report["warnings"])
-    return "\n".join(lines)
+    return "\n".join(printable(line) for line in lines)  # a file name or type with a line break stays on its line
 
 
 def _longest(item: Dict[str, Any], unit: str) -> str:

@@ -17,6 +17,7 @@ running command where no parser said it.
 """
 
 import os
+import re
 import signal
 import sys
 from typing import Collection, Optional
@@ -78,6 +79,24 @@ def one_line(text) -> str:
     return " ".join(str(text).split())
 
 
+#: characters a message must not print as they are: control characters (C0, DEL, C1: a line break, a carriage return
+#: or an ANSI escape in a file name would break the one line or recolour the terminal), the line and paragraph
+#: separators, and the bidirectional embeddings, overrides and isolates (they would reorder what the line shows)
+_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text) -> str:
+    """``text`` (a message naming a file or quoting the input) with each character of :data:`_UNPRINTABLE` written
+    as its Python escape (``\\n``, ``\\x1b``, ``\\u202e``), so that whatever a file name or a value holds, the
+    message prints as one line that shows what is there; every other character (letters of any script) stays."""
+    return _UNPRINTABLE.sub(lambda match: repr(match.group())[1:-1], str(text))
+
+
+def print_warning(message: str) -> None:
+    """The one warning printer of the commands: ``warning: <message>`` on stderr, :func:`printable`."""
+    print(f"warning: {printable(message)}", file=sys.stderr)
+
+
 def command_name(commands: Collection[str] = ()) -> str:
     """The running command as argparse names it in its usage errors: the program, argparse's own default ``prog``
     (the file name of ``sys.argv[0]``: ``allennlp``, ``tag.py``), then ``sys.argv[1]`` when that is one of its
@@ -90,9 +109,9 @@ def command_name(commands: Collection[str] = ()) -> str:
 
 def print_error(error: BaseException, command: Optional[str] = None) -> None:
     """The one error printer: ``<command>: error: <message>`` on stderr, as argparse writes its usage errors,
-    :func:`shortened`; ``command``: the command as its parser names it (``eer-ner eer-split``), the program
+    :func:`printable` and :func:`shortened`; ``command``: the command as its parser names it (``eer-ner eer-split``), the program
     (:func:`command_name`) unless given."""
-    print(f"{command or command_name()}: error: {shortened(str(error))}", file=sys.stderr)
+    print(f"{command or command_name()}: error: {shortened(printable(error))}", file=sys.stderr)
 
 
 def check_cuda_device(cuda_device, what: str = "--cuda-device") -> None:

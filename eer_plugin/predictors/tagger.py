@@ -59,7 +59,7 @@ from allennlp.data import DatasetReader, Instance
 from allennlp.models import Model
 from allennlp.predictors import Predictor
 
-from eer_plugin.common.errors import UserError, one_line, shortened
+from eer_plugin.common.errors import UserError, one_line, printable, shortened
 from eer_plugin.core.tags import SCHEME_NAMES, biluo_to_spans, normalize_encoding, one_word_type, spans_to_tags
 from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.formats.columns import DOCSTART_LINE, id_comment
@@ -236,7 +236,7 @@ class DocumentTaggerPredictor(Predictor):
         self.failed_lines.append(line)
         reason = shortened(reason)  # a message quoting a 1 MB key or word stays one readable line, in both places
         where = f"{self.line_label} {line}" if line is not None else "input"
-        print(f"eer_tagger: {where}, id {doc_id!r}: {reason}", file=sys.stderr, flush=True)
+        print(printable(f"eer_tagger: {where}, id {doc_id!r}: {reason}"), file=sys.stderr, flush=True)
         return {"line": line, "id": doc_id, "error": reason}
 
     # ------------------------------------------------------------------ prediction
