@@ -20,6 +20,7 @@ from typing import Dict, List, Sequence, Set, Tuple
 
 from eer_plugin.common.wording import counted
 from eer_plugin.corpus.documents import Document, Span
+from eer_plugin.corpus.tokenizer import tokenize_text
 
 #: EE budgets of the paper's learning curves
 learning_curve_budgets = (100, 500, 1000, 5000, 10000)
@@ -328,7 +329,8 @@ def variant(docs: Sequence[Document], name: str) -> List[Document]:
     * ``shortest``: as ``short``, and every document is cut after the sentence holding its last
       entity span (without one: its last negative span; a complete document with neither is kept
       whole). Negative spans past the cut are dropped and those crossing it are clipped (a part of
-      an entity-free span is entity-free); a typed one ``(start, end, type)`` is kept only whole.
+      an entity-free span is entity-free); a typed one ``(start, end, type)`` is kept only whole. A raw
+      ``text`` is cut before the first word dropped (:func:`_cut_text`).
 
     Returns new :class:`Document` objects; the input is not modified.
     """
@@ -359,4 +361,15 @@ def _cut_after_last_span(document: Document) -> Document:
             if n[0] < cut and (len(n) == 2 or n[1] <= cut)
         ],
         o_weights=None if document.o_weights is None else document.o_weights[:cut],
+        text=_cut_text(document, cut),
     )
+
+
+def _cut_text(document: Document, cut: int):
+    """The document's raw text up to its first word from ``cut`` on, so that the tokenizer's words of it are
+    the words kept (the whole text kept words that are no longer the document's: ``predict`` refused the line
+    as tokens that are not the words of its text); the text as it is where its words are not the document's."""
+    if document.text is None or cut == len(document.tokens):
+        return document.text
+    words, offsets, _ = tokenize_text(document.text)
+    return document.text[: offsets[cut][0]] if words == document.tokens else document.text

@@ -37,7 +37,8 @@ scheme, and eer-ner's CoNLL reader reads back the documents, their boundaries an
 (reading, tokenizing, tagging: any exception), gives an error record instead of a document,
 ``{"line": 7, "id": "doc7", "error": "..."}`` (``"id"`` null when unknown; in CoNLL output a line
 ``# error: line 7, id 'doc7': ...``), and the same message on stderr; the other lines are tagged
-as usual. Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
+as usual. In CoNLL output a document holding a token ``-DOCSTART-`` is an error record too, before it is tagged
+(:func:`~eer_plugin.corpus.formats.columns.token_problem`: a column reader would start a document there). Under ``allennlp predict`` (:class:`LineReportingPredictManager`) ``line`` is
 the line number in the input file (blank lines are skipped but counted) and the exit status is 1
 when any line failed, 0 otherwise.
 
@@ -60,9 +61,9 @@ from allennlp.models import Model
 from allennlp.predictors import Predictor
 
 from eer_plugin.common.errors import UserError, one_line, printable, shortened
-from eer_plugin.core.tags import SCHEME_NAMES, biluo_to_spans, normalize_encoding, one_word_type, spans_to_tags
+from eer_plugin.core.tags import SCHEME_NAMES, biluo_to_spans, normalize_encoding, one_word_type
 from eer_plugin.corpus import strict_json
-from eer_plugin.corpus.formats.columns import DOCSTART_LINE, id_comment
+from eer_plugin.corpus.formats.columns import document_lines, error_record, token_problem
 from eer_plugin.corpus.text import normalise_value
 from eer_plugin.corpus.tokenizer import SENTENCE_FINAL, tokenize_text  # noqa: F401  (public here too)
 from eer_plugin.inference.decoding import tensorize_chunks
@@ -254,6 +255,8 @@ class DocumentTaggerPredictor(Predictor):
                     raise InputError(data[ERROR_KEY])
                 fields = {k: v for k, v in data.items() if k != LINE_KEY} if isinstance(data, dict) else data
                 doc, offsets, text = parse_input(fields)
+                if self.output_format == "conll" and token_problem(doc.tokens):  # before any tagging
+                    raise InputError(token_problem(doc.tokens))
                 chunks = self.chunk(doc)
             except Exception as err:  # noqa: BLE001  (one bad input never ends the batch)
                 results[index] = self._error_record(data, _reason(err))
@@ -301,19 +304,6 @@ class DocumentTaggerPredictor(Predictor):
         if self.output_format == "json":
             return json.dumps(outputs, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n"
         if "error" in outputs:
-            return f"# error: line {outputs['line']}, id {outputs['id']!r}: {outputs['error']}\n\n"
-        doc_id = outputs.get("id")
-        lines = [DOCSTART_LINE] + ([id_comment(doc_id)] if doc_id not in (None, "") else []) + [""]
-        start = 0
-        spans = biluo_to_spans(outputs["tags"])
-        for end in outputs["sentence_ends"]:  # each sentence's tags from the spans cut at its ends
-            inside = [
-                (max(b, start) - start, min(e, end) - start, self.column_types.get(t, t))
-                for b, e, t in spans
-                if b < end and e > start
-            ]
-            tags = spans_to_tags(inside, end - start, self.tag_scheme)
-            lines.extend(f"{w} {t}" for w, t in zip(outputs["tokens"][start:end], tags))
-            lines.append("")
-            start = end
-        return "\n".join(lines) + "\n"
+            return error_record(outputs["line"], outputs["id"], outputs["error"])
+        tokens, ends, spans = outputs["tokens"], outputs["sentence_ends"], biluo_to_spans(outputs["tags"])
+        return document_lines(outputs.get("id"), tokens, ends, spans, self.tag_scheme, self.column_types)

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Dict, List, Optional
 
 import pytest
+from adversarial_documents import TYPES, documents_of, generated
 from test_same_text import through_the_tool
 
 from eer_plugin.commands import eer_export
@@ -39,91 +40,6 @@ from eer_plugin.corpus.exporters import EXPORT_FORMATS, PredictionsError, export
 from eer_plugin.corpus.formats import read_jsonl, write_jsonl
 from eer_plugin.corpus.importers import import_documents
 from eer_plugin.corpus.tokenizer import tokenize_text
-
-WORDS = [
-    *("Anna", "Paris", "U.S.", "don't", "Germany's", "3.5", "1,000", "O'Neill", "aujourd'hui", "ﬁne", "Ｆｕｌｌ"),
-    *(
-        "Jose\u0301",
-        "e\u0301cole",
-        "Zu\u0308rich",
-        "\u0301x",
-        "हिन्दी",
-        "ภาษาไทย",
-        "東京都に住んでいます",
-        "北京大学",
-        "한국어",
-    ),
-    *(
-        "👩\u200d💻",
-        "👍🏽",
-        "🇩🇪🇫🇷",
-        "❤️",
-        "👨\u200d👩\u200d👧",
-        "x\u20e3",
-        "שלום",
-        "مرحبا",
-        "\u200fעברית\u200f",
-        "\u202bRTL\u202c",
-    ),
-    *("...", "!?", "—", "«»", "(", ")", ".", "?", "!", "-", "''", "'", "’", "\u0600123"),
-    *("Brus\u00adsels", "a\u200db", "x\u2060y", "\ufeffbom", "zw\u200bsp"),
-]
-#: what stands between two words (or nothing): Unicode spaces, line and paragraph breaks, invisible characters
-SEPARATORS = [" "] * 4 + ["  ", "\t", "\n", "\r\n", "\r", "\n\n", "\u00a0", "\u2028", "\u2029", "\u3000", "\u2009"]
-SEPARATORS += ["\u200b", "\u0085", "\x0b", "\x0c", "\x1c", "\x1f", " \u200d ", "\u200e", ""]
-#: types every format writes and reads back (brat through visual.conf's names); a type named like a tag is warned
-TYPES = ["PER", "LOC", "Product Name", "a:b", "人名", "Ünïcode", "B-PER", "x-y_z", "E=mc2", "#tag", "Ö", "a b c"]
-IDS = ["Zürich-α", "人名-3", "007", "0", "1e3", "-1", "news/a b", "doc 🙂", " padded ", "a\nb", "x\u2028y", 'q"uote']
-IDS += [
-    "tab\there",
-    "שלום",
-    "Jose\u0301",
-    "José",
-    ".hidden",
-    "a.txt",
-    "deep/er/path",
-    12,
-    0,
-    "",
-    None,
-    "/abs",
-    "a/../b",
-]
-
-
-def generated(seed: int, count: int) -> List[dict]:
-    """``count`` documents: an id (unique as text, or none), a text, its words, their offsets and sentence ends
-    (:func:`tokenize_text`, as predict cuts it), spans over the words (first and last word, adjacent ones of one
-    type) and whether predict got the raw text (else its words, pre-split)."""
-    rng = random.Random(seed)
-    documents, used = [], set()
-    for number in range(count):
-        words = [rng.choice(WORDS) for _ in range(rng.choice([1, 1, 2, 3, 5, 8, 15]))]
-        if rng.random() < 0.03:
-            words.append("w" * rng.choice([300, 70_000]))  # beyond the tokenizer's longest run: cut in two
-        text = rng.choice(["", "", " ", "\n", "\ufeff", "\u200b", "\t"])
-        text += "".join(w + rng.choice(SEPARATORS) for w in words[:-1]) + words[-1]
-        text += rng.choice(["", "", " ", "\n", "\r\n", "\u2029", "\u200d"])
-        if rng.random() < 0.05:
-            text = rng.choice([" ", "\u200b\n", "\u00ad"])  # no word: predict's error record
-        doc_id = (
-            rng.choice(IDS) if rng.random() < 0.5 else "".join(rng.choices("aZ09-_.:#é漢🙂 /", k=rng.randint(1, 8)))
-        )
-        if doc_id not in (None, "") and str(doc_id) in used:
-            doc_id = f"{doc_id}~{number}"
-        used.add(str(doc_id))
-        tokens, offsets, ends = tokenize_text(text)
-        spans, start = [], 0
-        while start < len(tokens):
-            if rng.random() < 0.35:
-                end = min(len(tokens), start + rng.choice([1, 1, 2, 3]))
-                spans.append((start, end, rng.choice(TYPES)))
-                start = end  # the next may start right here: adjacent entities
-            else:
-                start += 1
-        raw = rng.random() < 0.8
-        documents.append(dict(id=doc_id, text=text, tokens=tokens, offsets=offsets, ends=ends, spans=spans, raw=raw))
-    return documents
 
 
 def write_predictions(documents: List[dict], path: Path, seed: int) -> Path:
@@ -393,24 +309,6 @@ def docbin_round_trip(spacy, DocBin, seed: int, count: int, tmp_path: Path) -> L
 
 
 # ------------------------------------------------------------------------------------- our JSON lines, eer-split
-def documents_of(seed: int, count: int) -> List[Document]:
-    """Generated training documents: partial or complete, negative spans (plain and typed) on words outside the
-    entities, the raw text kept or not."""
-    rng, documents = random.Random(seed), []
-    for number, d in enumerate(generated(seed, count)):
-        if not d["tokens"]:
-            continue
-        inside = {i for s, e, _ in d["spans"] for i in range(s, e)}
-        free = [i for i in range(len(d["tokens"])) if i not in inside]
-        negatives = [
-            (i, i + 1) + ((rng.choice(TYPES),) if rng.random() < 0.4 else ()) for i in free if rng.random() < 0.3
-        ]
-        doc_id = str(d["id"]) if d["id"] not in (None, "") else f"unnamed-{number}"
-        text = d["text"] if d["raw"] else None
-        documents.append(Document(doc_id, d["tokens"], d["ends"], d["spans"], rng.random() < 0.3, negatives, text=text))
-    return documents
-
-
 def fields(document: Document) -> tuple:
     d = document
     return d.id, d.tokens, d.sentence_ends, d.spans, d.is_complete, d.negative_spans, d.text

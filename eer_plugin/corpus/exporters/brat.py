@@ -9,7 +9,11 @@ mouse is over the span; the importer, :mod:`eer_plugin.corpus.importers.brat`, i
 document id with ``/`` becomes subdirectories (``news/d1`` -> ``news/d1.txt``), the way the importer
 names documents; an id that is no safe relative path (absolute, ``..``, empty parts) or that makes a file name
 longer than file systems take (:data:`NAME_MAX` bytes) is an error, and so are two ids whose files would clash (a file
-where another needs a directory: ``a`` and ``a.txt/b``; :func:`claim_paths`).
+where another needs a directory: ``a`` and ``a.txt/b``; :func:`claim_paths`). Every file and directory is created
+exclusively (:func:`new_file`, :func:`new_directory`), so none is ever overwritten or shared: on a file system that
+does not tell apart names that differ in case or Unicode normalisation (macOS, Windows), ids ``A`` and ``a`` (or
+``é`` composed and decomposed) are one error naming both (:func:`clash_error`), where the second document's files
+silently replaced the first's.
 A span whose text holds a line break is written as one fragment and its covered text with the
 line breaks as spaces (brat draws it across the lines; :func:`~eer_plugin.corpus.brat_names.covered_text`).
 
@@ -32,8 +36,9 @@ It must not exist yet (or be empty), so no earlier annotation is ever overwritte
 
 import os
 import shutil
+import unicodedata
 from pathlib import Path, PurePosixPath
-from typing import Dict, Iterable, Tuple
+from typing import Dict, Iterable, List, Tuple
 
 from eer_plugin.common.outputs import OutputError, fsync_directory, temporary_name
 from eer_plugin.corpus.brat_names import VISUAL_CONF, covered_text, name_problem, storage_form
@@ -85,15 +90,17 @@ def file_stem(document: PredictedDocument) -> str:
     return document.id
 
 
-def claim_paths(claimed: Dict[str, Tuple[bool, str]], stem: str, document: PredictedDocument) -> None:
+def claim_paths(claimed: Dict[str, Tuple[bool, str]], stem: str, document: PredictedDocument) -> List[str]:
     """Adds the paths that the document's files need (``<stem>.txt``, ``<stem>.ann``, and each directory above them)
     to ``claimed`` (path -> whether it is a directory, and what needs it: a document id and its line, or the
     configuration) and raises :class:`PredictionsError` when one is already needed as the other kind (ids ``a`` and
-    ``a.txt/b``: ``a.txt`` would be a file and a directory; ``visual.conf/b``: the configuration's file)."""
+    ``a.txt/b``: ``a.txt`` would be a file and a directory; ``visual.conf/b``: the configuration's file). Returns the
+    directories that no document needed before, parents first: the ones to create."""
     parts = PurePosixPath(stem).parts
     needed = [("/".join(parts[: depth + 1]), True) for depth in range(len(parts) - 1)]
     needed += [(f"{stem}.txt", False), (f"{stem}.ann", False)]
     here = f"document id {document.id!r} (line {document.line})"
+    new = [path for path, directory in needed if directory and path not in claimed]
     for path, directory in needed:
         other = claimed.setdefault(path, (directory, here))
         if other[0] != directory:
@@ -104,6 +111,42 @@ def claim_paths(claimed: Dict[str, Tuple[bool, str]], stem: str, document: Predi
                 document.path,
                 document.line,
             )
+    return new
+
+
+def new_file(path: Path, text: str) -> None:
+    """Writes ``text`` (UTF-8, line breaks as they are) to a file created exclusively: an error, never an
+    overwrite, where the file system already holds that name, in whatever case or normalisation."""
+    with open(path, "x", encoding="utf-8", newline="") as out:
+        out.write(text)
+
+
+def new_directory(path: Path) -> None:
+    """Creates the directory ``path``, an error where the file system already holds that name (another spelling of
+    it shares that directory, on a file system that does not tell them apart)."""
+    os.mkdir(path)
+
+
+def _folded(path: str) -> str:
+    """``path`` as a file system that does not tell apart case or Unicode normalisation sees it."""
+    return unicodedata.normalize("NFC", unicodedata.normalize("NFC", path).casefold())
+
+
+def clash_error(
+    error: OSError, root: Path, claimed: Dict[str, Tuple[bool, str]], needs: str, document
+) -> PredictionsError:
+    """The one line for a file or directory that could not be created exclusively (``error``) below ``root``: what
+    ``needs`` it and the document id (or the configuration) whose path the file system took for the same name."""
+    path = Path(os.path.relpath(str(error.filename), root)).as_posix()
+    others = [(p, claimant) for p, (_, claimant) in claimed.items() if p != path and _folded(p) == _folded(path)]
+    held = f"{others[0][1]} as {others[0][0]!r}" if others else "another document's file"
+    return PredictionsError(
+        f"{needs} needs {path!r}, which the file system already holds for {held}: it does not tell apart names that "
+        "differ only in case or Unicode normalisation (as on macOS and Windows), and one would overwrite the other; "
+        'give one of the documents another "id" in the predict input',
+        document.path,
+        document.line,
+    )
 
 
 def check_types(types: Dict[str, str], document: PredictedDocument) -> None:
@@ -162,21 +205,29 @@ def write(documents: Iterable[PredictedDocument], path: PathLike) -> None:
         root = Path(temporary)
         types: Dict[str, str] = {}  # brat's form -> the type
         claimed = dict.fromkeys(("annotation.conf", VISUAL_CONF), (False, "the configuration"))
+        os.mkdir(root)
+        last = None
         for document in documents:
             stem = file_stem(document)
-            claim_paths(claimed, stem, document)
+            directories = claim_paths(claimed, stem, document)
             check_types(types, document)
-            (root / stem).parent.mkdir(parents=True, exist_ok=True)
-            with open(root / f"{stem}.txt", "w", encoding="utf-8", newline="") as out:
-                out.write(document.text)
-            with open(root / f"{stem}.ann", "w", encoding="utf-8", newline="") as out:
-                out.write(annotation_file(document))
-        (root / "annotation.conf").write_text(
-            "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n",
-            encoding="utf-8",
+            try:
+                for directory in directories:
+                    new_directory(root / directory)
+                new_file(root / f"{stem}.txt", document.text)
+                new_file(root / f"{stem}.ann", annotation_file(document))
+            except (FileExistsError, IsADirectoryError, NotADirectoryError) as error:
+                raise clash_error(error, root, claimed, f"document id {document.id!r}", document) from None
+            last = document
+        annotation_conf = (
+            "[entities]\n" + "".join(t + "\n" for t in sorted(types)) + "[relations]\n[events]\n[attributes]\n"
         )
-        # brat shows, and eer-import reads, each type by its own name (brat reads its files as UTF-8)
-        (root / VISUAL_CONF).write_text(visual_conf(types), encoding="utf-8")
+        try:
+            new_file(root / "annotation.conf", annotation_conf)
+            # brat shows, and eer-import reads, each type by its own name (brat reads its files as UTF-8)
+            new_file(root / VISUAL_CONF, visual_conf(types))
+        except (FileExistsError, IsADirectoryError, NotADirectoryError) as error:
+            raise clash_error(error, root, claimed, "the configuration", last) from None
         if os.path.isdir(path):
             os.rmdir(path)  # the empty directory the check allowed
         os.replace(temporary, path)

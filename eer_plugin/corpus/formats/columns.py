@@ -12,13 +12,16 @@ may come between), as ``eer-ner predict`` writes each document::
     Angela B-PER
 
 The id stands as it is, or as a JSON string where it would not read back as it is (:func:`id_comment`); the
-writer's rule and the reader's (:func:`comment_id`) are both here. Only there is ``# id =`` a comment."""
+writer's rule and the reader's (:func:`comment_id`) are both here. Only there is ``# id =`` a comment. The writer
+of a whole document (:func:`document_lines`) and of an error record (:func:`error_record`) is here too, with what
+a column file cannot hold (:func:`token_problem`: a token ``-DOCSTART-``, which every reader takes for the start of
+a document; CoNLL has no escape): ``eer-ner predict`` makes such a document an error record."""
 
 import json
 import re
-from typing import Iterable, Iterator, List, Optional, Tuple, Union
+from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
-from eer_plugin.core.tags import TAG_PREFIXES
+from eer_plugin.core.tags import TAG_PREFIXES, Span, spans_to_tags
 from eer_plugin.corpus.documents import RAW_TEXT_FIX
 from eer_plugin.corpus.formats.files import FormatError, PathLike
 
@@ -33,6 +36,58 @@ _ID_LINE = re.compile(r"[ \t]*# id =(.*)")
 ERROR_RECORD = re.compile(r"[ \t]*# error: line (?:\d+|None), id ")
 #: the line breaks that JSON leaves as they are, escaped in an id written as a JSON string
 _JSON_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+#: every line break of any reader (``str.splitlines``'s), escaped in an error record's reason
+_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
+
+
+def token_problem(tokens: Sequence[str]) -> str:
+    """Why token lines cannot hold ``tokens`` so that a reader gives them back ("" when they can): a token
+    ``-DOCSTART-`` (every reader, eer-ner's too, starts a document at a line whose first column is it, and a
+    column file has no escape), an empty one or one holding white space (no column, or several)."""
+    for index, token in enumerate(tokens):
+        if token == DOCSTART:
+            return (
+                f'"tokens"[{index}] is {DOCSTART!r}, which CoNLL output cannot hold (a reader starts a new document '
+                'there): tag this line with JSON output ("output_format": "json"), or give the token another spelling'
+            )
+        if not token or token != "".join(token.split()):
+            return f'"tokens"[{index}] is {token!r}: a CoNLL token is one column, non-empty, without white space'
+    return ""
+
+
+def document_lines(
+    doc_id: object,
+    tokens: Sequence[str],
+    sentence_ends: Sequence[int],
+    spans: Iterable[Span],
+    tag_scheme: str,
+    types: Optional[Dict[str, str]] = None,
+) -> str:
+    """``eer-ner predict``'s CoNLL output of one document: :data:`DOCSTART_LINE`, its id's line
+    (:func:`id_comment`) unless ``doc_id`` is None or "", a blank line, then ``word tag`` lines in ``tag_scheme``
+    with a blank line after each sentence; a span across a sentence end is one entity in each sentence, so every
+    sentence reads back in its scheme. ``types``: how a type is written (one word). :class:`ValueError` when
+    :func:`token_problem` finds a token that would not read back."""
+    problem = token_problem(tokens)
+    if problem:
+        raise ValueError(problem)
+    lines = [DOCSTART_LINE] + ([id_comment(str(doc_id))] if doc_id not in (None, "") else []) + [""]
+    spans, types, start = list(spans), types or {}, 0
+    for end in sentence_ends:  # each sentence's tags from the spans cut at its ends
+        inside = [
+            (max(b, start) - start, min(e, end) - start, types.get(t, t)) for b, e, t in spans if b < end and e > start
+        ]
+        tags = spans_to_tags(inside, end - start, tag_scheme)
+        lines.extend(f"{w} {t}" for w, t in zip(tokens[start:end], tags))
+        lines.append("")
+        start = end
+    return "\n".join(lines) + "\n"
+
+
+def error_record(line: Optional[int], doc_id: object, reason: str) -> str:
+    """The error record of an input line ``eer-ner predict`` could not tag (:data:`ERROR_RECORD`), one comment line
+    and a blank line: the id as Python writes it (``repr``), a line break in ``reason`` escaped (``\\u2028``)."""
+    return f"# error: line {line}, id {doc_id!r}: {reason.translate(_LINE_BREAKS)}\n\n"
 
 
 def id_comment(doc_id: str) -> str:
