@@ -139,6 +139,18 @@ class _Origin:
         return self.line + line - 1, column + (self.column - 1 if line == 1 else 0)
 
 
+#: the line breaks that JSON leaves as they are inside strings, but at which ``str.splitlines`` (and JavaScript
+#: before ES2019) ends a line: U+0085, U+2028, U+2029
+_LINE_BREAKS_IN_STRINGS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
+
+
+def dumps(value: Any) -> str:
+    """``value`` as the JSON text of one line, the one writer of every JSON line eer-ner writes (training data,
+    predictions, exports, ids in comments): UTF-8 as it is (``ensure_ascii=False``), but U+0085, U+2028 and U+2029
+    escaped, so that a reader that splits lines with ``str.splitlines`` still reads one record per line."""
+    return json.dumps(value, ensure_ascii=False).translate(_LINE_BREAKS_IN_STRINGS)
+
+
 def loads(text: str) -> Any:
     """``json.loads(text)`` that refuses repeated keys and deep nesting (:class:`JsonError`)."""
     return _loads(text, _Origin())

@@ -257,8 +257,10 @@ def folder_input_lines(root: str) -> Iterator[str]:
     """A folder of ``.txt`` files as input lines, one ``{"id": path in the folder, "text": ...}`` per file in
     path order (:func:`~eer_plugin.corpus.formats.files.text_files`); a file that cannot be decoded is an
     :class:`UnreadableDocument` (its error record), the others are still tagged."""
+    from eer_plugin.corpus import strict_json
+
     for doc_id, path in text_files(root)[0]:
         try:
-            yield json.dumps({"id": doc_id, "text": decode_file(path)}, ensure_ascii=False) + "\n"
+            yield strict_json.dumps({"id": doc_id, "text": decode_file(path)}) + "\n"
         except FormatError as err:
             yield UnreadableDocument(err.reason, doc_id)

@@ -50,7 +50,6 @@ The input rules, the batching and the output are :mod:`eer_plugin.inference.docu
 Python API and the exported model (no AllenNLP) tag through too.
 """
 
-import json
 import sys
 from typing import Any, Dict, List, Optional, Sequence, Tuple
 
@@ -82,8 +81,6 @@ from eer_plugin.runtime.setting_values import TAGGING_PRECISION, tagging_precisi
 OUTPUT_FORMATS = ("json", "conll")
 #: the tag scheme of CoNLL output unless ``tag_scheme`` says otherwise (JSON output's ``tags`` are BILUO)
 CONLL_TAG_SCHEME = "BIO"
-#: characters that some JSON-lines readers (Python's ``str.splitlines``) take for line ends: escaped in the output
-_LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 class PredictorArgumentError(UserError, ValueError):
@@ -302,7 +299,7 @@ class DocumentTaggerPredictor(Predictor):
     # ------------------------------------------------------------------ output
     def dump_line(self, outputs: JsonDict) -> str:
         if self.output_format == "json":
-            return json.dumps(outputs, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n"
+            return strict_json.dumps(outputs) + "\n"
         if "error" in outputs:
             return error_record(outputs["line"], outputs["id"], outputs["error"])
         tokens, ends, spans = outputs["tokens"], outputs["sentence_ends"], biluo_to_spans(outputs["tags"])

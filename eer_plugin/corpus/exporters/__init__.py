@@ -24,12 +24,12 @@ writes): ``doccano`` (JSONL), ``label-studio`` (JSON tasks with ``predictions``)
 
 import dataclasses
 import importlib
-import json
 from pathlib import Path
 from typing import Any, Dict, Iterator, List, Optional, Sequence, Tuple
 
 from eer_plugin.common.outputs import writing
 from eer_plugin.core.ranges import is_integer
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import json_repr, no_entity_type, type_problem
 from eer_plugin.corpus.formats import AUTO_FILE_ENCODING, FormatError, PathLike, json_lines
 from eer_plugin.corpus.importers.shapes import DOCCANO_SPAN_KEYS
@@ -275,11 +275,10 @@ def lowest_probability(document: PredictedDocument) -> Optional[float]:
 
 
 #: characters that some JSON-lines readers take for line ends, escaped in the files written
-_LINE_SEPARATORS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 
 
 def write_json_lines(records, path: PathLike) -> None:
     """One JSON object per line (UTF-8), written atomically (:func:`eer_plugin.common.outputs.writing`)."""
     with writing(path) as out:
         for record in records:
-            out.write(json.dumps(record, ensure_ascii=False).translate(_LINE_SEPARATORS) + "\n")
+            out.write(strict_json.dumps(record) + "\n")

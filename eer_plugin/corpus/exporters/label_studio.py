@@ -15,10 +15,10 @@ numbers the tasks itself on import but keeps their data, and the importer
 (:mod:`eer_plugin.corpus.importers.label_studio`) names a document by its ``data.eer_id``, so the ids come back.
 """
 
-import json
 from typing import Iterable
 
 from eer_plugin.common.outputs import writing
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.exporters import PredictedDocument, lowest_probability, rounded
 from eer_plugin.corpus.formats import PathLike
 
@@ -52,6 +52,6 @@ def write(
     with writing(path) as out:  # a JSON list, one task per line, written as the documents come
         out.write("[\n")
         for number, document in enumerate(documents, start=1):
-            line = json.dumps(task(number, document, model_version, from_name, to_name), ensure_ascii=False)
+            line = strict_json.dumps(task(number, document, model_version, from_name, to_name))
             out.write(line if number == 1 else ",\n" + line)
         out.write("\n]\n")

@@ -22,6 +22,7 @@ import re
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 from eer_plugin.core.tags import TAG_PREFIXES, Span, spans_to_tags
+from eer_plugin.corpus import strict_json
 from eer_plugin.corpus.documents import RAW_TEXT_FIX
 from eer_plugin.corpus.formats.files import FormatError, PathLike
 
@@ -34,8 +35,6 @@ ID_COMMENT = "# id ="
 _ID_LINE = re.compile(r"[ \t]*# id =(.*)")
 #: an error record of ``eer-ner predict``'s CoNLL output: an input line it could not tag (no document: skipped)
 ERROR_RECORD = re.compile(r"[ \t]*# error: line (?:\d+|None), id ")
-#: the line breaks that JSON leaves as they are, escaped in an id written as a JSON string
-_JSON_LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\x85\u2028\u2029"}
 #: every line break of any reader (``str.splitlines``'s), escaped in an error record's reason
 _LINE_BREAKS = {ord(c): f"\\u{ord(c):04x}" for c in "\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"}
 
@@ -97,7 +96,7 @@ def id_comment(doc_id: str) -> str:
     text = str(doc_id)
     if text and text == text.strip() and not text.startswith('"') and len(text.splitlines()) == 1:
         return f"{ID_COMMENT} {text}"
-    return f"{ID_COMMENT} " + json.dumps(text, ensure_ascii=False).translate(_JSON_LINE_BREAKS)
+    return f"{ID_COMMENT} " + strict_json.dumps(text)
 
 
 def comment_id(value: str, path: PathLike, line: int) -> str:

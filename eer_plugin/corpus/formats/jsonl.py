@@ -1,7 +1,6 @@
 """Partial-annotation JSON lines: the format the simulators and importers write and the training
 reader consumes (see :meth:`eer_plugin.corpus.documents.Document.from_json`)."""
 
-import json
 import logging
 from typing import Dict, Iterable, Iterator, List, Tuple
 
@@ -187,4 +186,4 @@ def write_jsonl(documents: Iterable[Document], path: PathLike) -> int:
 
 def jsonl_line(document: Document) -> str:
     """The line of :func:`write_jsonl` for ``document``, validated (UTF-8 JSON, its line break included)."""
-    return json.dumps(document.validate().to_json(), ensure_ascii=False) + "\n"
+    return strict_json.dumps(document.validate().to_json()) + "\n"
