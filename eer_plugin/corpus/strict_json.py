@@ -1,4 +1,5 @@
-"""The one JSON parser of every file eer-ner reads as data (no AllenNLP import).
+"""The one JSON parser of every file eer-ner reads as data, and the one writer of a JSON line (:func:`dumps`; no
+AllenNLP import).
 
 Python's ``json`` keeps the *last* value of a key that an object repeats (``{"spans": [..], "spans": [..]}``
 silently loses the first list) and ends in a ``RecursionError`` on a line of deeply nested arrays. Every JSON

@@ -252,8 +252,9 @@ class DocumentTaggerPredictor(Predictor):
                     raise InputError(data[ERROR_KEY])
                 fields = {k: v for k, v in data.items() if k != LINE_KEY} if isinstance(data, dict) else data
                 doc, offsets, text = parse_input(fields)
-                if self.output_format == "conll" and token_problem(doc.tokens):  # before any tagging
-                    raise InputError(token_problem(doc.tokens))
+                problem = token_problem(doc.tokens) if self.output_format == "conll" else ""
+                if problem:  # before any tagging
+                    raise InputError(problem)
                 chunks = self.chunk(doc)
             except Exception as err:  # noqa: BLE001  (one bad input never ends the batch)
                 results[index] = self._error_record(data, _reason(err))

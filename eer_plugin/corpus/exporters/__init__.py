@@ -274,9 +274,6 @@ def lowest_probability(document: PredictedDocument) -> Optional[float]:
     return rounded(min(s.probability for s in document.spans)) if document.spans else None
 
 
-#: characters that some JSON-lines readers take for line ends, escaped in the files written
-
-
 def write_json_lines(records, path: PathLike) -> None:
     """One JSON object per line (UTF-8), written atomically (:func:`eer_plugin.common.outputs.writing`)."""
     with writing(path) as out:

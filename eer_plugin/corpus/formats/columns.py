@@ -17,7 +17,6 @@ of a whole document (:func:`document_lines`) and of an error record (:func:`erro
 a column file cannot hold (:func:`token_problem`: a token ``-DOCSTART-``, which every reader takes for the start of
 a document; CoNLL has no escape): ``eer-ner predict`` makes such a document an error record."""
 
-import json
 import re
 from typing import Dict, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
@@ -108,7 +107,7 @@ def comment_id(value: str, path: PathLike, line: int) -> str:
     if not value.startswith('"'):
         return value
     try:
-        parsed = json.loads(value)
+        parsed = strict_json.loads(value)
     except ValueError:
         parsed = None
     if not isinstance(parsed, str):
